@@ -1,0 +1,232 @@
+/* Whole-graph operations: op resolution, verification, topological sort and
+ * the shape/type inference driver. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "xcomp/graph.h"
+#include "xcomp/op.h"
+
+xc_status_t xc_graph_resolve_ops(xc_graph_t* g) {
+  char where[512];
+  for (int i = 0; i < g->num_nodes; i++) {
+    xc_node_t* n = g->nodes[i];
+    n->op = xc_op_lookup(n->domain, n->op_type);
+    if (!n->op)
+      return xc_error(XC_UNSUPPORTED, "%s: unknown op '%s%s%s'",
+                      xc_node_describe(n, where, sizeof where), n->domain,
+                      *n->domain ? "." : "", n->op_type);
+  }
+  return NULL;
+}
+
+static xc_status_t verify_node(const xc_node_t* n) {
+  const xc_op_def_t* op = n->op;
+  char where[512];
+  xc_node_describe(n, where, sizeof where);
+  if (!op) return xc_error(XC_UNSUPPORTED, "%s: unknown op", where);
+  if (n->num_inputs < op->min_inputs ||
+      (op->max_inputs >= 0 && n->num_inputs > op->max_inputs)) {
+    if (op->max_inputs < 0)
+      return xc_error(XC_INVALID_ARGUMENT, "%s: takes at least %d inputs, got %d",
+                      where, op->min_inputs, n->num_inputs);
+    return xc_error(XC_INVALID_ARGUMENT, "%s: takes %d to %d inputs, got %d", where,
+                    op->min_inputs, op->max_inputs, n->num_inputs);
+  }
+  if (n->num_outputs < op->min_outputs || n->num_outputs > op->max_outputs)
+    return xc_error(XC_INVALID_ARGUMENT, "%s: has %d to %d outputs, got %d", where,
+                    op->min_outputs, op->max_outputs, n->num_outputs);
+  for (int i = 0; i < op->min_inputs && i < n->num_inputs; i++)
+    if (!n->inputs[i] && !(op->max_inputs < 0))
+      return xc_error(XC_INVALID_ARGUMENT, "%s: required input %d is missing", where, i);
+  for (int i = 0; i < n->num_attrs; i++) {
+    const xc_attr_t* a = &n->attrs[i];
+    const xc_attr_def_t* d = xc_op_find_attr_def(op, a->name);
+    if (!d)
+      return xc_error(XC_UNSUPPORTED, "%s: unknown attribute '%s'", where, a->name);
+    bool ok = d->kind == a->kind ||
+              (d->kind == XC_ATTR_FLOAT && a->kind == XC_ATTR_INT);
+    if (!ok)
+      return xc_error(XC_INVALID_ARGUMENT, "%s: attribute '%s' must be %s, got %s",
+                      where, a->name, xc_attr_kind_name(d->kind),
+                      xc_attr_kind_name(a->kind));
+  }
+  if (op->attrs)
+    for (const xc_attr_def_t* d = op->attrs; d->name; d++)
+      if (d->required && !xc_node_find_attr(n, d->name))
+        return xc_error(XC_INVALID_ARGUMENT, "%s: missing required attribute '%s'",
+                        where, d->name);
+  return NULL;
+}
+
+xc_status_t xc_graph_verify(const xc_graph_t* g) {
+  char where[512];
+  /* defined[value id]: 1 once available (input, initializer, or produced). */
+  unsigned char* defined = calloc((size_t)g->num_values + 1, 1);
+  if (!defined) return xc_error_oom();
+  xc_status_t s = NULL;
+  for (int i = 0; i < g->num_values && !s; i++) {
+    xc_value_t* v = g->values[i];
+    if (v->id != i) s = xc_error(XC_INTERNAL, "value '%s' has a stale id", v->name);
+  }
+  for (int i = 0; i < g->num_inputs && !s; i++) {
+    xc_value_t* v = g->inputs[i];
+    if (v->producer || v->constant)
+      s = xc_error(XC_INVALID_ARGUMENT, "graph input '%s' is also produced or constant",
+                   v->name);
+    else if (v->rank < 0 || v->dtype == XC_DTYPE_UNDEFINED)
+      s = xc_error(XC_INVALID_ARGUMENT, "graph input '%s' has no type", v->name);
+    else if (defined[v->id])
+      s = xc_error(XC_INVALID_ARGUMENT, "graph input '%s' is listed twice", v->name);
+    else
+      defined[v->id] = 1;
+  }
+  for (int i = 0; i < g->num_initializers && !s; i++) {
+    xc_value_t* v = g->initializers[i];
+    const xc_tensor_t* t = v->constant;
+    if (!t) {
+      s = xc_error(XC_INVALID_ARGUMENT, "initializer '%s' has no data", v->name);
+      break;
+    }
+    bool match = t->dtype == v->dtype && t->rank == v->rank;
+    for (int d = 0; match && d < t->rank; d++)
+      match = !v->dims[d].sym && v->dims[d].value == t->dims[d];
+    if (!match)
+      s = xc_error(XC_INVALID_ARGUMENT, "initializer '%s': data does not match its type",
+                   v->name);
+    else if (v->producer)
+      s = xc_error(XC_INVALID_ARGUMENT, "initializer '%s' is also produced by a node",
+                   v->name);
+    defined[v->id] = 1;
+  }
+  for (int i = 0; i < g->num_nodes && !s; i++) {
+    const xc_node_t* n = g->nodes[i];
+    s = verify_node(n);
+    if (s) break;
+    for (int k = 0; k < n->num_inputs; k++) {
+      xc_value_t* v = n->inputs[k];
+      if (!v) continue;
+      if (!defined[v->id]) {
+        s = xc_error(XC_INVALID_ARGUMENT,
+                     "%s: input '%s' is used before it is defined (or in a cycle)",
+                     xc_node_describe(n, where, sizeof where), v->name);
+        break;
+      }
+    }
+    for (int k = 0; k < n->num_outputs && !s; k++) {
+      xc_value_t* v = n->outputs[k];
+      if (!v) continue;
+      if (v->producer != n || defined[v->id])
+        s = xc_error(XC_INVALID_ARGUMENT, "%s: output '%s' is defined more than once",
+                     xc_node_describe(n, where, sizeof where), v->name);
+      defined[v->id] = 1;
+    }
+  }
+  for (int i = 0; i < g->num_outputs && !s; i++)
+    if (!defined[g->outputs[i]->id])
+      s = xc_error(XC_INVALID_ARGUMENT, "graph output '%s' is never defined",
+                   g->outputs[i]->name);
+  free(defined);
+  return s;
+}
+
+xc_status_t xc_graph_toposort(xc_graph_t* g) {
+  int n = g->num_nodes;
+  if (n == 0) return NULL;
+  /* Kahn's algorithm, picking the lowest original index first (stable). */
+  int* pending = calloc((size_t)n, sizeof(int));
+  xc_node_t** order = malloc(sizeof(xc_node_t*) * (size_t)n);
+  int* users_count = calloc((size_t)g->num_values + 1, sizeof(int));
+  if (!pending || !order || !users_count) {
+    free(pending); free(order); free(users_count);
+    return xc_error_oom();
+  }
+  for (int i = 0; i < n; i++) g->nodes[i]->id = i;
+  for (int i = 0; i < n; i++) {
+    xc_node_t* nd = g->nodes[i];
+    for (int k = 0; k < nd->num_inputs; k++) {
+      xc_value_t* v = nd->inputs[k];
+      if (v && v->producer) pending[i]++;
+    }
+  }
+  /* Simple O(n^2)-worst scheme is too slow for big graphs; use a ready heap
+   * emulated by scanning from a moving cursor with a done bitmap. */
+  unsigned char* done = calloc((size_t)n, 1);
+  if (!done) { free(pending); free(order); free(users_count); return xc_error_oom(); }
+  int emitted = 0;
+  bool progress = true;
+  while (emitted < n && progress) {
+    progress = false;
+    for (int i = 0; i < n; i++) {
+      if (done[i] || pending[i]) continue;
+      xc_node_t* nd = g->nodes[i];
+      done[i] = 1;
+      order[emitted++] = nd;
+      progress = true;
+      /* Release consumers. */
+      for (int o = 0; o < nd->num_outputs; o++) {
+        xc_value_t* v = nd->outputs[o];
+        if (!v) continue;
+        for (int j = 0; j < n; j++) {
+          if (done[j]) continue;
+          xc_node_t* c = g->nodes[j];
+          for (int k = 0; k < c->num_inputs; k++)
+            if (c->inputs[k] == v) pending[j]--;
+        }
+      }
+    }
+  }
+  xc_status_t s = NULL;
+  if (emitted < n) {
+    char where[512];
+    for (int i = 0; i < n; i++)
+      if (!done[i]) {
+        s = xc_error(XC_INVALID_ARGUMENT, "graph has a cycle through %s",
+                     xc_node_describe(g->nodes[i], where, sizeof where));
+        break;
+      }
+  } else {
+    for (int i = 0; i < n; i++) {
+      g->nodes[i] = order[i];
+      order[i]->id = i;
+    }
+  }
+  free(pending); free(order); free(users_count); free(done);
+  return s;
+}
+
+xc_status_t xc_graph_infer(xc_graph_t* g) {
+  char where[512];
+  for (int i = 0; i < g->num_nodes; i++) {
+    xc_node_t* n = g->nodes[i];
+    if (!n->op) {
+      n->op = xc_op_lookup(n->domain, n->op_type);
+      if (!n->op)
+        return xc_error(XC_UNSUPPORTED, "%s: unknown op",
+                        xc_node_describe(n, where, sizeof where));
+    }
+    for (int k = 0; k < n->num_inputs; k++) {
+      xc_value_t* v = n->inputs[k];
+      if (v && v->rank < 0)
+        return xc_error(XC_INVALID_ARGUMENT, "%s: input '%s' has no known type",
+                        xc_node_describe(n, where, sizeof where), v->name);
+    }
+    if (!n->op->infer)
+      return xc_error(XC_UNSUPPORTED, "%s: op has no shape inference",
+                      xc_node_describe(n, where, sizeof where));
+    xc_status_t s = n->op->infer(g, n);
+    if (!s) s = xc_graph_take_error(g);
+    if (s) {
+      /* Messages from xc_node_error already name the node. */
+      if (strncmp(xc_status_message(s), "node '", 6) != 0)
+        s = xc_status_annotate(s, "%s", xc_node_describe(n, where, sizeof where));
+      return s;
+    }
+    for (int k = 0; k < n->num_outputs; k++) {
+      xc_value_t* v = n->outputs[k];
+      if (v && (v->rank < 0 || v->dtype == XC_DTYPE_UNDEFINED))
+        return xc_error(XC_INTERNAL, "%s: inference left output %d untyped",
+                        xc_node_describe(n, where, sizeof where), k);
+    }
+  }
+  return NULL;
+}
