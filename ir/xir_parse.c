@@ -893,9 +893,13 @@ static xc_status_t check_arity(parser_t* p, const xc_op_def_t* op, int ni,
     return err_at(p, line, col, "%s takes %d to %d inputs, got %d", op->name,
                   op->min_inputs, op->max_inputs, ni);
   }
-  if (no < op->min_outputs || no > op->max_outputs)
+  if (no < op->min_outputs || (op->max_outputs >= 0 && no > op->max_outputs)) {
+    if (op->max_outputs < 0)
+      return err_at(p, line, col, "%s has at least %d outputs, got %d", op->name,
+                    op->min_outputs, no);
     return err_at(p, line, col, "%s has %d to %d outputs, got %d", op->name,
                   op->min_outputs, op->max_outputs, no);
+  }
   if (op->max_inputs >= 0)
     for (int i = 0; i < op->min_inputs; i++)
       if (!ins[i])

@@ -271,7 +271,7 @@ static xc_status_t put_data(printer_t* p, const xc_tensor_t* t, size_t indent) {
   for (int64_t i = 0; i < t->numel; i++) {
     if (i) {
       put(p, ",");
-      if (column(p) > 90) {
+      if (t->numel > 16 && column(p) > 90) {
         put(p, "\n");
         for (size_t k = 0; k < indent; k++) put(p, " ");
       } else {
