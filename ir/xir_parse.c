@@ -19,6 +19,7 @@ typedef struct parser {
   xir_lexer_t lx;
   xir_token_t tok; /* current token */
   const char* file;
+  const char* prov_file; /* `file` in the graph's arena, for provenance */
   const char* base_dir;
   xc_graph_t* g;
   xc_arena_t* tmp; /* scratch strings, freed with the parser */
@@ -998,8 +999,11 @@ static xc_status_t parse_node_stmt(parser_t* p, lhs_item_t** lhs, int* lhs_cap,
   XC_RETURN_IF_ERROR(
       xc_graph_add_node(p->g, op_type, domain, NULL, nin, *ins, nout, outs, &n));
   n->op = op;
-  n->prov.file = xc_arena_strdup(p->g->arena, p->file);
-  if (!n->prov.file) return oom();
+  if (!p->prov_file) {
+    p->prov_file = xc_arena_strdup(p->g->arena, p->file);
+    if (!p->prov_file) return oom();
+  }
+  n->prov.file = p->prov_file;
   n->prov.line = line;
   n->prov.col = col;
   if (is_punct(p, '{')) XC_RETURN_IF_ERROR(parse_attrs(p, n));
