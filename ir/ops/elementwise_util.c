@@ -90,3 +90,20 @@ double xc_ew_round_half_even(double x) {
   if (diff > 0.5) return f + 1;
   return fmod(f, 2.0) == 0 ? f : f + 1;
 }
+
+void xc_ew_store_f8(xc_tensor_t* y, int64_t i, double v, bool saturate) {
+  uint8_t* p = (uint8_t*)y->data + i;
+  uint8_t sign = signbit(v) ? 0x80 : 0;
+  double a = fabs(v);
+  if (y->dtype == XC_F8E4M3FN) {
+    /* 464 is halfway between 448 (max) and the first unrepresentable step;
+     * ties go to 448 (even mantissa). */
+    *p = (!saturate && !isnan(v) && a > 464.0) ? (uint8_t)(sign | 0x7f) : xc_f64_to_f8e4m3fn(v);
+  } else if (isinf(v)) {
+    *p = (uint8_t)(sign | (saturate ? 0x7b : 0x7c));
+  } else {
+    /* 61440 is halfway between 57344 (max) and 65536; the tie rounds up
+     * (even mantissa) and overflows. */
+    *p = (!saturate && a >= 61440.0) ? (uint8_t)(sign | 0x7c) : xc_f64_to_f8e5m2(v);
+  }
+}

@@ -55,6 +55,12 @@ static inline int xc_ew_cmp_int(xc_dtype_t t, int64_t a, int64_t b) {
   return a < b ? -1 : a > b;
 }
 
+/* Stores v (already in double) into element i of an fp8 tensor y. With
+ * saturate, out-of-range values and infinities clamp to the largest finite
+ * value; without, values that round past it become NaN (e4m3fn, which has no
+ * infinity) or Inf (e5m2). */
+void xc_ew_store_f8(xc_tensor_t* y, int64_t i, double v, bool saturate);
+
 /* Round half to even, independent of the current rounding mode. */
 double xc_ew_round_half_even(double x);
 

@@ -657,27 +657,11 @@ static xc_status_t eval_clip(xc_eval_ctx_t* ctx) {
   return NULL;
 }
 
-/* Float -> fp8 without saturation: values that round past the largest
- * finite value become NaN (e4m3fn, which has no infinity) or Inf (e5m2). */
-static void store_f8(xc_tensor_t* y, int64_t i, double v, bool saturate) {
-  uint8_t* p = (uint8_t*)y->data + i;
-  double a = fabs(v);
-  uint8_t sign = signbit(v) ? 0x80 : 0;
-  if (y->dtype == XC_F8E4M3FN) {
-    if (!saturate && !isnan(v) && a > 464.0) *p = sign | 0x7f;
-    else *p = xc_f64_to_f8e4m3fn(v);
-  } else {
-    if (isinf(v)) *p = saturate ? (sign | 0x7b) : (sign | 0x7c);
-    else if (!saturate && a >= 61440.0) *p = sign | 0x7c;
-    else *p = xc_f64_to_f8e5m2(v);
-  }
-}
-
 static void cast_element(const xc_tensor_t* x, int64_t i, xc_tensor_t* y, bool saturate) {
   xc_dtype_t to = y->dtype;
   if (xc_dtype_is_float(x->dtype)) {
     double v = xc_tensor_get_f64(x, i);
-    if (to == XC_F8E4M3FN || to == XC_F8E5M2) store_f8(y, i, v, saturate);
+    if (to == XC_F8E4M3FN || to == XC_F8E5M2) xc_ew_store_f8(y, i, v, saturate);
     else xc_tensor_set_f64(y, i, v);
     return;
   }
@@ -693,7 +677,7 @@ static void cast_element(const xc_tensor_t* x, int64_t i, xc_tensor_t* y, bool s
     return;
   }
   double d = u ? (double)(uint64_t)v : (double)v;
-  if (to == XC_F8E4M3FN || to == XC_F8E5M2) store_f8(y, i, d, saturate);
+  if (to == XC_F8E4M3FN || to == XC_F8E5M2) xc_ew_store_f8(y, i, d, saturate);
   else xc_tensor_set_f64(y, i, d);
 }
 
