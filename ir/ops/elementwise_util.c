@@ -86,9 +86,8 @@ double xc_ew_round_half_even(double x) {
   if (!isfinite(x)) return x;
   double f = floor(x);
   double diff = x - f;
-  if (diff < 0.5) return f;
-  if (diff > 0.5) return f + 1;
-  return fmod(f, 2.0) == 0 ? f : f + 1;
+  double r = diff < 0.5 ? f : diff > 0.5 ? f + 1 : (fmod(f, 2.0) == 0 ? f : f + 1);
+  return copysign(r, x); /* -0.4 and -0.5 round to -0, as numpy does */
 }
 
 void xc_ew_store_f8(xc_tensor_t* y, int64_t i, double v, bool saturate) {
