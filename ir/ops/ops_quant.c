@@ -70,9 +70,16 @@ static xc_status_t infer_layout(const xc_node_t* n, const xc_value_t* x, const x
   return NULL;
 }
 
+/* Scalars and one-element vectors are interchangeable for per-tensor
+ * parameters (ONNX tests use both). */
+static bool is_single_value(const xc_value_t* v) {
+  return v->rank == 0 || (v->rank == 1 && !v->dims[0].sym && v->dims[0].value == 1);
+}
+
 static xc_status_t check_zero_point_shape(const xc_node_t* n, const xc_value_t* scale,
                                           const xc_value_t* zp) {
   if (!zp) return NULL;
+  if (is_single_value(zp) && is_single_value(scale)) return NULL;
   bool same = zp->rank == scale->rank;
   for (int d = 0; same && d < zp->rank; d++)
     if (!zp->dims[d].sym && !scale->dims[d].sym && zp->dims[d].value != scale->dims[d].value)
@@ -162,7 +169,7 @@ static xc_status_t kernel_layout(const xc_node_t* n, const xc_tensor_t* x,
                                  scale_map_t* m) {
   memset(m, 0, sizeof *m);
   m->block = xc_node_attr_int(n, "block_size");
-  if (zp) {
+  if (zp && !(zp->numel == 1 && scale->numel == 1 && zp->rank <= 1 && scale->rank <= 1)) {
     bool same = zp->rank == scale->rank;
     for (int d = 0; same && d < zp->rank; d++) same = zp->dims[d] == scale->dims[d];
     if (!same) return xc_node_error(n, XC_INVALID_ARGUMENT, "zero point shape differs from scale");

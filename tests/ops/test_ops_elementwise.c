@@ -538,7 +538,44 @@ static void test_known_elems(void) {
   xc_graph_destroy(g);
 }
 
+/* Symbolic shapes: x[batch,1] + y[3] -> [batch,3], then a comparison; the
+ * interpreter binds batch and checks the kernels against inference. */
+static void test_symbolic_broadcast(void) {
+  xc_graph_t* g;
+  CHECK_OK(xc_graph_create("t", &g));
+  xc_dim_t dx[2] = {xc_dim_var(g, "batch"), xc_dim_const(1)};
+  xc_dim_t dy[1] = {xc_dim_const(3)};
+  xc_value_t *x, *y, *sum, *cmp;
+  CHECK_OK(xc_graph_add_value(g, "x", XC_F32, 2, dx, &x));
+  CHECK_OK(xc_graph_add_value(g, "y", XC_F32, 1, dy, &y));
+  CHECK_OK(xc_graph_add_input(g, x));
+  CHECK_OK(xc_graph_add_input(g, y));
+  CHECK_OK(xc_graph_add_value(g, "sum", XC_DTYPE_UNDEFINED, -1, NULL, &sum));
+  CHECK_OK(xc_graph_add_value(g, "cmp", XC_DTYPE_UNDEFINED, -1, NULL, &cmp));
+  xc_node_t* n;
+  CHECK_OK(xc_graph_add_node(g, "Add", "", "add", 2, (xc_value_t*[]){x, y}, 1, &sum, &n));
+  CHECK_OK(xc_graph_add_node(g, "Less", "", "less", 2, (xc_value_t*[]){sum, x}, 1, &cmp, &n));
+  CHECK_OK(xc_graph_add_output(g, cmp));
+  CHECK_OK(xc_graph_resolve_ops(g));
+  CHECK_OK(xc_graph_verify(g));
+  CHECK_OK(xc_graph_infer(g));
+  char buf[64];
+  CHECK_STR(xc_value_describe(sum, buf, sizeof buf), "f32[batch,3]");
+  CHECK_STR(xc_value_describe(cmp, buf, sizeof buf), "bool[batch,3]");
+  xc_tensor_t* xt = tensor_f(XC_F32, 2, DIMS(2, 1), VALS(1, 2));
+  xc_tensor_t* yt = tensor_f(XC_F32, 1, DIMS(3), VALS(-1, 0, 1));
+  xc_tensor_t* out = NULL;
+  CHECK_OK(xc_interp_run(g, NULL, 2, (const xc_tensor_t* const[]){xt, yt}, &out));
+  /* x + y < x exactly where y < 0. */
+  check_tensor_i("symbolic", out, XC_BOOL, 2, DIMS(2, 3), IVALS(1, 0, 0, 1, 0, 0));
+  xc_tensor_destroy(out);
+  xc_tensor_destroy(xt);
+  xc_tensor_destroy(yt);
+  xc_graph_destroy(g);
+}
+
 int main(void) {
+  test_symbolic_broadcast();
   test_add_broadcast();
   test_half_rounding();
   test_integer_arithmetic();
