@@ -545,8 +545,6 @@ static xc_status_t unary_eval(xc_eval_ctx_t* ctx, ew_op_t op) {
       xc_tensor_set_i64(y, i, isinf(v) && ((v > 0 && detect_pos) || (v < 0 && detect_neg)));
     } else if (is_float) {
       xc_tensor_set_f64(y, i, float_unary(op, xc_tensor_get_f64(x, i)));
-    } else if (op == EW_ERF) {
-      xc_tensor_set_f64(y, i, erf(xc_tensor_get_f64(x, i)));
     } else {
       xc_tensor_set_i64(y, i, int_unary(op, x->dtype, xc_tensor_get_i64(x, i)));
     }
@@ -808,7 +806,7 @@ const xc_op_def_t xc_ops_elementwise[] = {
     UNARY("Reciprocal", NULL, XC_DT_FLOAT, infer_unary_float, eval_reciprocal, "1 / X"),
     UNARY("Exp", NULL, XC_DT_FLOAT, infer_unary_float, eval_exp, "e ** X"),
     UNARY("Log", NULL, XC_DT_FLOAT, infer_unary_float, eval_log, "natural logarithm"),
-    UNARY("Erf", NULL, XC_DT_NUMERIC, infer_unary_numeric, eval_erf, "error function"),
+    UNARY("Erf", NULL, XC_DT_FLOAT, infer_unary_float, eval_erf, "error function"),
     UNARY("Tanh", NULL, XC_DT_FLOAT, infer_unary_float, eval_tanh, "hyperbolic tangent"),
     UNARY("Sigmoid", NULL, XC_DT_FLOAT, infer_unary_float, eval_sigmoid, "1 / (1 + e ** -X)"),
     UNARY("Sin", NULL, XC_DT_FLOAT, infer_unary_float, eval_sin, "sine"),
