@@ -59,6 +59,13 @@ xc_status_t xc_ew_broadcast_shape(const xc_node_t* n, int count,
   return NULL;
 }
 
+xc_status_t xc_ew_require_inputs(const xc_eval_ctx_t* ctx, int count) {
+  for (int k = 0; k < count; k++)
+    if (k >= ctx->num_inputs || !ctx->inputs[k])
+      return xc_node_error(ctx->node, XC_INVALID_ARGUMENT, "input %d is missing", k);
+  return NULL;
+}
+
 void xc_ew_iter_init(xc_ew_iter_t* it, int rank, const int64_t* dims, int num_operands,
                      const xc_tensor_t* const* operands) {
   memset(it, 0, sizeof *it);

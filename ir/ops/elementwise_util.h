@@ -42,6 +42,10 @@ void xc_ew_iter_init(xc_ew_iter_t* it, int rank, const int64_t* dims, int num_op
 /* Moves to the next output element. */
 void xc_ew_iter_next(xc_ew_iter_t* it);
 
+/* Kernels may be called without prior inference (constant folding): fails
+ * unless inputs [0, count) are present. */
+xc_status_t xc_ew_require_inputs(const xc_eval_ctx_t* ctx, int count);
+
 /* True when the dtype is u64 (integer kernels must then compare and divide
  * unsigned; every other integer dtype fits int64 exactly). */
 static inline bool xc_ew_is_u64(xc_dtype_t t) { return t == XC_U64; }

@@ -92,6 +92,7 @@ static xc_status_t infer_act(xc_graph_t* g, xc_node_t* n, act_op_t op) {
 }
 
 static xc_status_t eval_act(xc_eval_ctx_t* ctx, act_op_t op) {
+  XC_RETURN_IF_ERROR(xc_ew_require_inputs(ctx, 1));
   const xc_tensor_t* x = ctx->inputs[0];
   act_params_t p;
   XC_RETURN_IF_ERROR(load_params(ctx->node, op, &p));
@@ -139,6 +140,7 @@ static xc_status_t infer_prelu(xc_graph_t* g, xc_node_t* n) {
 }
 
 static xc_status_t eval_prelu(xc_eval_ctx_t* ctx) {
+  XC_RETURN_IF_ERROR(xc_ew_require_inputs(ctx, 2));
   const xc_tensor_t* x = ctx->inputs[0];
   const xc_tensor_t* s = ctx->inputs[1];
   if (x->dtype != s->dtype)

@@ -402,6 +402,7 @@ static xc_status_t create_broadcast_output(xc_eval_ctx_t* ctx, int count, xc_dty
 }
 
 static xc_status_t binary_eval(xc_eval_ctx_t* ctx, ew_op_t op) {
+  XC_RETURN_IF_ERROR(xc_ew_require_inputs(ctx, 2));
   const xc_tensor_t* a = ctx->inputs[0];
   const xc_tensor_t* b = ctx->inputs[1];
   const xc_node_t* n = ctx->node;
@@ -527,6 +528,7 @@ static int64_t int_unary(ew_op_t op, xc_dtype_t t, int64_t x) {
 }
 
 static xc_status_t unary_eval(xc_eval_ctx_t* ctx, ew_op_t op) {
+  XC_RETURN_IF_ERROR(xc_ew_require_inputs(ctx, 1));
   const xc_tensor_t* x = ctx->inputs[0];
   xc_dtype_t out_dtype = op_is_predicate(op) ? XC_BOOL : x->dtype;
   XC_RETURN_IF_ERROR(xc_tensor_create(out_dtype, x->rank, x->dims, &ctx->outputs[0]));
@@ -553,6 +555,7 @@ static xc_status_t unary_eval(xc_eval_ctx_t* ctx, ew_op_t op) {
 }
 
 static xc_status_t variadic_eval(xc_eval_ctx_t* ctx, ew_op_t op) {
+  XC_RETURN_IF_ERROR(xc_ew_require_inputs(ctx, ctx->num_inputs > 0 ? ctx->num_inputs : 1));
   const xc_node_t* n = ctx->node;
   const xc_tensor_t* first = ctx->inputs[0];
   for (int k = 1; k < ctx->num_inputs; k++)
@@ -598,6 +601,7 @@ static xc_status_t variadic_eval(xc_eval_ctx_t* ctx, ew_op_t op) {
 }
 
 static xc_status_t eval_where(xc_eval_ctx_t* ctx) {
+  XC_RETURN_IF_ERROR(xc_ew_require_inputs(ctx, 3));
   const xc_tensor_t* c = ctx->inputs[0];
   const xc_tensor_t* x = ctx->inputs[1];
   const xc_tensor_t* z = ctx->inputs[2];
@@ -621,6 +625,7 @@ static xc_status_t eval_where(xc_eval_ctx_t* ctx) {
 }
 
 static xc_status_t eval_clip(xc_eval_ctx_t* ctx) {
+  XC_RETURN_IF_ERROR(xc_ew_require_inputs(ctx, 1));
   const xc_tensor_t* x = ctx->inputs[0];
   const xc_tensor_t* lo = ctx->num_inputs > 1 ? ctx->inputs[1] : NULL;
   const xc_tensor_t* hi = ctx->num_inputs > 2 ? ctx->inputs[2] : NULL;
@@ -680,6 +685,7 @@ static void cast_element(const xc_tensor_t* x, int64_t i, xc_tensor_t* y, bool s
 }
 
 static xc_status_t cast_eval(xc_eval_ctx_t* ctx, xc_dtype_t to) {
+  XC_RETURN_IF_ERROR(xc_ew_require_inputs(ctx, 1));
   const xc_tensor_t* x = ctx->inputs[0];
   bool saturate = xc_node_attr_int(ctx->node, "saturate") != 0;
   XC_RETURN_IF_ERROR(xc_tensor_create(to, x->rank, x->dims, &ctx->outputs[0]));
@@ -699,6 +705,7 @@ static xc_status_t eval_cast(xc_eval_ctx_t* ctx) {
 }
 
 static xc_status_t eval_castlike(xc_eval_ctx_t* ctx) {
+  XC_RETURN_IF_ERROR(xc_ew_require_inputs(ctx, 2));
   return cast_eval(ctx, ctx->inputs[1]->dtype);
 }
 

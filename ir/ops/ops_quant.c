@@ -227,6 +227,7 @@ static void integer_range(xc_dtype_t t, double* lo, double* hi) {
 }
 
 static xc_status_t eval_quantize(xc_eval_ctx_t* ctx) {
+  XC_RETURN_IF_ERROR(xc_ew_require_inputs(ctx, 2));
   const xc_node_t* n = ctx->node;
   const xc_tensor_t* x = ctx->inputs[0];
   const xc_tensor_t* scale = ctx->inputs[1];
@@ -261,6 +262,7 @@ static xc_status_t eval_quantize(xc_eval_ctx_t* ctx) {
 }
 
 static xc_status_t eval_dequantize(xc_eval_ctx_t* ctx) {
+  XC_RETURN_IF_ERROR(xc_ew_require_inputs(ctx, 2));
   const xc_node_t* n = ctx->node;
   const xc_tensor_t* x = ctx->inputs[0];
   const xc_tensor_t* scale = ctx->inputs[1];
@@ -298,6 +300,7 @@ static xc_status_t infer_dynamic_quantize(xc_graph_t* g, xc_node_t* n) {
 /* Follows the ONNX definition step by step in float32 arithmetic, so that
  * scale, zero point and every rounding tie agree with it exactly. */
 static xc_status_t eval_dynamic_quantize(xc_eval_ctx_t* ctx) {
+  XC_RETURN_IF_ERROR(xc_ew_require_inputs(ctx, 1));
   const xc_tensor_t* x = ctx->inputs[0];
   if (x->dtype != XC_F32)
     return xc_node_error(ctx->node, XC_INVALID_ARGUMENT, "input must be f32");

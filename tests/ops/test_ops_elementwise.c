@@ -427,6 +427,21 @@ static void test_bad_inputs(void) {
   RUN_ERR("unsupported dtype", "BitwiseAnd", NULL, 0, a, a);
   RUN_ERR("unsupported dtype", "BitShift", (test_attr_t[]){TA_S("direction", "LEFT")}, 1,
           TI(XC_I32, 0, NULL, IVALS(1)), TI(XC_I32, 0, NULL, IVALS(1)));
+  /* Kernels run without inference (as constant folding may) reject a
+   * missing input instead of crashing. */
+  xc_graph_t* g;
+  CHECK_OK(xc_graph_create("t", &g));
+  xc_value_t *x, *y;
+  CHECK_OK(xc_graph_add_value(g, "x", XC_F32, 0, NULL, &x));
+  CHECK_OK(xc_graph_add_value(g, "y", XC_DTYPE_UNDEFINED, -1, NULL, &y));
+  xc_node_t* n;
+  CHECK_OK(xc_graph_add_node(g, "Add", "", "add", 2, (xc_value_t*[]){x, NULL}, 1, &y, &n));
+  CHECK_OK(xc_graph_resolve_ops(g));
+  xc_tensor_t* out[1];
+  xc_tensor_t* one = TF(XC_F32, 0, NULL, VALS(1));
+  CHECK_ERR(xc_interp_eval_node(n, 2, (const xc_tensor_t* const[]){one, NULL}, out), "missing");
+  CHECK_ERR(xc_graph_infer(g), "missing");
+  xc_graph_destroy(g);
   release_all();
 }
 
