@@ -589,7 +589,66 @@ static void test_symbolic_broadcast(void) {
   xc_graph_destroy(g);
 }
 
+/* Every op of the three families on every dtype and a few arities and
+ * shapes: each run either succeeds (and then the interpreter has checked the
+ * kernel's result against inference) or fails with a message; none crashes
+ * (the sanitizer build checks memory). */
+static void test_dtype_sweep(void) {
+  static const char* const ops[] = {
+      "Add", "Sub", "Mul", "Div", "Mod", "Pow", "Equal", "Greater", "GreaterOrEqual", "Less",
+      "LessOrEqual", "And", "Or", "Xor", "BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitShift",
+      "Neg", "Abs", "Sqrt", "Reciprocal", "Exp", "Log", "Erf", "Tanh", "Sigmoid", "Sin", "Cos",
+      "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Floor", "Ceil",
+      "Round", "Sign", "IsNaN", "IsInf", "Not", "BitwiseNot", "Min", "Max", "Sum", "Mean",
+      "Where", "Clip", "Cast", "CastLike", "Relu", "LeakyRelu", "Elu", "Selu", "Celu",
+      "ThresholdedRelu", "HardSigmoid", "HardSwish", "Gelu", "Softplus", "Softsign", "Mish",
+      "Shrink", "PRelu", "QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear"};
+  const double vals[6] = {-2.5, 0, 1, 3, -1, 7};
+  int successes = 0;
+  for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++) {
+    const xc_op_def_t* def = xc_op_lookup("", ops[o]);
+    CHECK(def != NULL);
+    if (!def) continue;
+    test_attr_t attrs[1];
+    int nattrs = 0;
+    if (strcmp(ops[o], "Cast") == 0) attrs[nattrs++] = (test_attr_t)TA_I("to", 1);
+    if (strcmp(ops[o], "BitShift") == 0) attrs[nattrs++] = (test_attr_t)TA_S("direction", "LEFT");
+    int max_in = def->max_inputs < 0 ? 3 : def->max_inputs;
+    for (int dt = 1; dt < XC_DTYPE_COUNT; dt++) {
+      for (int nin = def->min_inputs; nin <= max_in; nin++) {
+        for (int shape = 0; shape < 2; shape++) {
+          const xc_tensor_t* ins[3];
+          for (int k = 0; k < nin; k++) {
+            /* shape 0: [2,3] then [3] then []; shape 1: all scalars. */
+            int rank = shape == 1 ? 0 : k == 0 ? 2 : k == 1 ? 1 : 0;
+            ins[k] = TF((xc_dtype_t)dt, rank, k == 0 ? DIMS(2, 3) : DIMS(3), vals);
+          }
+          xc_tensor_t* outs[3] = {0};
+          int nout = def->max_outputs;
+          xc_status_t st = run_node(ops[o], attrs, nattrs, nin, ins, nout, outs);
+          if (!st) successes++;
+          /* Failures are refusals of the input, never broken invariants. */
+          if (st && (xc_status_code(st) == XC_INTERNAL ||
+                     strstr(xc_status_message(st), "disagrees"))) {
+            fprintf(stderr, "%s on %s: %s\n", ops[o], xc_dtype_name((xc_dtype_t)dt),
+                    xc_status_message(st));
+            xc_test_failures++;
+          }
+          CHECK(st == NULL || xc_status_message(st)[0] != 0);
+          xc_status_free(st);
+          free_tensors(nout, outs);
+        }
+      }
+    }
+    release_all();
+  }
+  /* Sanity: most (op, dtype) pairs of the numeric ops are supported. */
+  fprintf(stderr, "dtype sweep: %d runs succeeded\n", successes);
+  CHECK(successes > 500);
+}
+
 int main(void) {
+  test_dtype_sweep();
   test_symbolic_broadcast();
   test_add_broadcast();
   test_half_rounding();
