@@ -64,6 +64,24 @@ static bool static_fold(ew_op_t op, int64_t a, int64_t b, int64_t* out) {
   }
 }
 
+/* Symbols stand for sizes (>= 0): a VAR, and sums, products, quotients,
+ * minima and maxima of non-negative terms are non-negative; a difference
+ * may not be. */
+static bool dim_nonnegative(xc_dim_t d) {
+  if (!d.sym) return d.value >= 0;
+  const xc_symexpr_t* e = d.sym;
+  switch (e->kind) {
+    case XC_SYM_CONST: return e->value >= 0;
+    case XC_SYM_VAR: return true;
+    case XC_SYM_ADD: case XC_SYM_MUL: case XC_SYM_FLOORDIV: case XC_SYM_CEILDIV:
+    case XC_SYM_MIN: case XC_SYM_MAX: {
+      xc_dim_t a = {0, e->a}, b = {0, e->b};
+      return dim_nonnegative(a) && dim_nonnegative(b);
+    }
+    default: return false;
+  }
+}
+
 /* Combines two known elements; false when the result is not expressible. */
 static bool fold_dim(xc_graph_t* g, ew_op_t op, xc_dim_t a, xc_dim_t b, xc_dim_t* out) {
   if (!a.sym && !b.sym) {
@@ -77,17 +95,24 @@ static bool fold_dim(xc_graph_t* g, ew_op_t op, xc_dim_t a, xc_dim_t b, xc_dim_t
     case EW_SUB: *out = xc_dim_sub(g, a, b); return true;
     case EW_MUL: *out = xc_dim_mul(g, a, b); return true;
     case EW_DIV:
-      /* Symbolic elements stand for sizes (>= 0), where truncation and
-       * floor division agree. */
-      if (b.sym || b.value <= 0 || (!a.sym && a.value < 0)) return false;
+      /* Truncation and floor division agree for a non-negative dividend. */
+      if (b.sym || b.value <= 0 || !dim_nonnegative(a)) return false;
       *out = xc_dim_floordiv(g, a, b);
       return true;
     case EW_MIN: *out = xc_dim_min(g, a, b); return true;
     case EW_MAX: *out = xc_dim_max(g, a, b); return true;
     case EW_EQ:
-      if (!xc_dim_equal(a, b)) return false;
-      *out = xc_dim_const(1);
-      return true;
+      if (xc_dim_equal(a, b)) {
+        *out = xc_dim_const(1);
+        return true;
+      }
+      /* A size never equals a negative constant (the -1 of Reshape). */
+      if ((!a.sym && a.value < 0 && dim_nonnegative(b)) ||
+          (!b.sym && b.value < 0 && dim_nonnegative(a))) {
+        *out = xc_dim_const(0);
+        return true;
+      }
+      return false;
     default: return false;
   }
 }

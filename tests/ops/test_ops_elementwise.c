@@ -501,29 +501,39 @@ static void test_known_elems(void) {
   CHECK_OK(xc_graph_add_value(g, "w", XC_DTYPE_UNDEFINED, -1, NULL, &w));
   CHECK_OK(xc_graph_add_value(g, "cast", XC_DTYPE_UNDEFINED, -1, NULL, &cast));
   CHECK_OK(xc_graph_add_value(g, "neg", XC_DTYPE_UNDEFINED, -1, NULL, &neg));
+  xc_value_t *two_c, *quot;
+  CHECK_OK(xc_graph_add_initializer(g, "two", tensor_i(XC_I64, 0, NULL, IVALS(2)), &two_c));
+  CHECK_OK(xc_graph_add_value(g, "quot", XC_DTYPE_UNDEFINED, -1, NULL, &quot));
   xc_node_t* n;
-  /* The constant -1 is compared with the static element only: eq = {?, 1};
-   * the symbolic one is unknown, so no elems for eq. */
+  /* A size (n) never equals -1, the static -1 does: eq = {0, 1}. */
   CHECK_OK(xc_graph_add_node(g, "Equal", "", "eq", 2, (xc_value_t*[]){in, minus1}, 1, &eq, &n));
   CHECK_OK(xc_graph_add_node(g, "Neg", "", "neg", 1, &in, 1, &neg, &n));
   CHECK_OK(xc_graph_add_node(g, "Cast", "", "cast", 1, &in, 1, &cast, &n));
   CHECK_OK(xc_node_set_int(g, n, "to", 6));
+  CHECK_OK(xc_graph_add_node(g, "Div", "", "div", 2, (xc_value_t*[]){neg, two_c}, 1, &quot, &n));
   CHECK_OK(xc_graph_add_output(g, eq));
   CHECK_OK(xc_graph_add_output(g, neg));
   CHECK_OK(xc_graph_add_output(g, cast));
+  CHECK_OK(xc_graph_add_output(g, quot));
   CHECK_OK(xc_graph_resolve_ops(g));
   CHECK_OK(xc_graph_verify(g));
   CHECK_OK(xc_graph_infer(g));
   char buf[64];
-  CHECK(eq->elems == NULL);
+  CHECK(eq->elems && xc_dim_print(eq->elems[0], buf, sizeof buf) && strcmp(buf, "0") == 0);
+  CHECK(eq->elems && xc_dim_print(eq->elems[1], buf, sizeof buf) && strcmp(buf, "1") == 0);
+  /* -n may be negative: dividing it (truncation) is not floor division, so
+   * the quotient stays unknown. */
+  CHECK(quot->elems == NULL);
   CHECK(neg->elems && xc_dim_print(neg->elems[1], buf, sizeof buf) &&
         strcmp(buf, "1") == 0);
   CHECK(cast->dtype == XC_I32 && cast->elems && xc_dim_print(cast->elems[0], buf, sizeof buf) &&
         strcmp(buf, "n") == 0);
   xc_tensor_t* data = tensor_i(XC_I64, 1, DIMS(2), IVALS(5, -1));
-  xc_tensor_t* res[3] = {0};
+  xc_tensor_t* res[4] = {0};
   CHECK_OK(xc_interp_run(g, NULL, 1, (const xc_tensor_t* const[]){data}, res));
-  free_tensors(3, res);
+  /* -5 / 2 truncates to -2; 1 / 2 to 0. */
+  check_tensor_i("neg div", res[3], XC_I64, 1, DIMS(2), IVALS(-2, 0));
+  free_tensors(4, res);
   xc_tensor_destroy(data);
   xc_graph_destroy(g);
 
