@@ -310,8 +310,10 @@ static xc_status_t infer_cast_to(xc_graph_t* g, xc_node_t* n, xc_dtype_t to) {
   if (count < 0 || !xc_dtype_is_int(to) || !xc_dtype_is_int(x->dtype) ||
       !input_elems(g, n, 0, count, &nx, &ex) || nx != count)
     return NULL;
+  /* Sizes are assumed to fit 32 bits, not 8 or 16. */
+  bool wide = xc_dtype_size(to) >= 4;
   for (int64_t i = 0; i < count; i++)
-    if (!ex[i].sym && !int_fits(to, ex[i].value)) return NULL;
+    if (ex[i].sym ? !wide : !int_fits(to, ex[i].value)) return NULL;
   return xc_value_set_elems(g, n->outputs[0], count, ex);
 }
 

@@ -537,6 +537,22 @@ static void test_known_elems(void) {
   xc_tensor_destroy(data);
   xc_graph_destroy(g);
 
+  /* A symbolic size is not assumed to fit 8 bits: Cast to u8 forgets it. */
+  CHECK_OK(xc_graph_create("t", &g));
+  xc_value_t *sz, *small;
+  CHECK_OK(xc_graph_add_value(g, "sz", XC_I64, 1, &two, &sz));
+  CHECK_OK(xc_graph_add_input(g, sz));
+  xc_dim_t es[2] = {xc_dim_var(g, "n"), xc_dim_const(4)};
+  CHECK_OK(xc_value_set_elems(g, sz, 2, es));
+  CHECK_OK(xc_graph_add_value(g, "small", XC_DTYPE_UNDEFINED, -1, NULL, &small));
+  CHECK_OK(xc_graph_add_node(g, "Cast", "", "c", 1, &sz, 1, &small, &n));
+  CHECK_OK(xc_node_set_int(g, n, "to", 2));
+  CHECK_OK(xc_graph_add_output(g, small));
+  CHECK_OK(xc_graph_resolve_ops(g));
+  CHECK_OK(xc_graph_infer(g));
+  CHECK(small->dtype == XC_U8 && small->elems == NULL);
+  xc_graph_destroy(g);
+
   /* Where over constant condition picks known elements. */
   CHECK_OK(xc_graph_create("t", &g));
   xc_value_t *cond, *x, *y;
