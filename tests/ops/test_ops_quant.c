@@ -157,7 +157,51 @@ static void test_dynamic_quantize(void) {
   release_all();
 }
 
+static void test_qlinear_matmul(void) {
+  /* A = a - 2 = [[0,2],[4,6]], B = b - 1 = [[0,2],[4,6]];
+   * A @ B = [[8,12],[24,44]]; 0.5 * 0.5 / 0.25 = 1; + 10. */
+  xc_tensor_t* a = TI(XC_U8, 2, DIMS(2, 2), IVALS(2, 4, 6, 8));
+  xc_tensor_t* b = TI(XC_U8, 2, DIMS(2, 2), IVALS(1, 3, 5, 7));
+  xc_tensor_t* half = TF(XC_F32, 0, NULL, VALS(0.5));
+  xc_tensor_t* quarter = TF(XC_F32, 0, NULL, VALS(0.25));
+  xc_tensor_t* azp = TI(XC_U8, 0, NULL, IVALS(2));
+  xc_tensor_t* bzp = TI(XC_U8, 0, NULL, IVALS(1));
+  xc_tensor_t* yzp = TI(XC_U8, 0, NULL, IVALS(10));
+  check_tensor_i("qlmm", RUN("QLinearMatMul", NULL, 0, a, half, azp, b, half, bzp, quarter, yzp),
+                 XC_U8, 2, DIMS(2, 2), IVALS(18, 22, 34, 54));
+  /* Saturation (not wraparound, see onnx/onnx#7835): scale 1 / 0.1 = 10
+   * gives [[80,120],[240,440]] -> int8 [[80,120],[127,127]]. */
+  xc_tensor_t* one = TF(XC_F32, 0, NULL, VALS(1));
+  xc_tensor_t* tenth = TF(XC_F32, 0, NULL, VALS(0.1));
+  xc_tensor_t* ai = TI(XC_I8, 2, DIMS(2, 2), IVALS(0, 2, 4, 6));
+  xc_tensor_t* bi = TI(XC_I8, 2, DIMS(2, 2), IVALS(0, 2, 4, 6));
+  xc_tensor_t* zi = TI(XC_I8, 0, NULL, IVALS(0));
+  check_tensor_i("qlmm sat", RUN("QLinearMatMul", NULL, 0, ai, one, zi, bi, one, zi, tenth, zi),
+                 XC_I8, 2, DIMS(2, 2), IVALS(80, 120, 127, 127));
+  /* Negative side saturates to -128: -A @ B. */
+  xc_tensor_t* an = TI(XC_I8, 2, DIMS(2, 2), IVALS(0, -2, -4, -6));
+  check_tensor_i("qlmm sat neg", RUN("QLinearMatMul", NULL, 0, an, one, zi, bi, one, zi, tenth, zi),
+                 XC_I8, 2, DIMS(2, 2), IVALS(-80, -120, -128, -128));
+  /* Per-row a_scale [1, 2]: row 1 doubles: [[8,12],[48,88]] + 10. */
+  xc_tensor_t* rows = TF(XC_F32, 1, DIMS(2), VALS(1, 2));
+  check_tensor_i("qlmm per-row", RUN("QLinearMatMul", NULL, 0, a, rows, azp, b, one, bzp, one, yzp),
+                 XC_U8, 2, DIMS(2, 2), IVALS(18, 22, 58, 98));
+  /* Batch broadcast [2,1,2] @ [2,2] -> [2,1,2]; rows [2,4]->A [0,2], [6,8]->A [4,6]. */
+  xc_tensor_t* a3 = TI(XC_U8, 3, DIMS(2, 1, 2), IVALS(2, 4, 6, 8));
+  check_tensor_i("qlmm batch", RUN("QLinearMatMul", NULL, 0, a3, half, azp, b, half, bzp, quarter, yzp),
+                 XC_U8, 3, DIMS(2, 1, 2), IVALS(18, 22, 34, 54));
+  /* 1-D a: [6,8] -> A [4,6] @ B -> [24,44] + 10. */
+  xc_tensor_t* a1 = TI(XC_U8, 1, DIMS(2), IVALS(6, 8));
+  check_tensor_i("qlmm 1-D", RUN("QLinearMatMul", NULL, 0, a1, half, azp, b, half, bzp, quarter, yzp),
+                 XC_U8, 1, DIMS(2), IVALS(34, 54));
+  xc_tensor_t* b3 = TI(XC_U8, 2, DIMS(3, 2), IVALS(1, 1, 1, 1, 1, 1));
+  RUN_ERR("inner dimensions", "QLinearMatMul", NULL, 0, a, half, azp, b3, half, bzp, quarter, yzp);
+  RUN_ERR("same dtype", "QLinearMatMul", NULL, 0, a, half, zi, b, half, bzp, quarter, yzp);
+  release_all();
+}
+
 int main(void) {
+  test_qlinear_matmul();
   test_quantize_per_tensor();
   test_quantize_axis_and_blocks();
   test_quantize_f8_and_errors();
