@@ -195,8 +195,8 @@ xc_status_t xc_npy_read_buffer(const void* data, size_t size, const char* what,
                     what, hlen, size - hstart);
   npy_header_t hdr;
   XC_RETURN_IF_ERROR(parse_header((const char*)b + hstart, hlen, what, &hdr));
-  xc_dtype_t dt;
-  bool big;
+  xc_dtype_t dt = XC_DTYPE_UNDEFINED;
+  bool big = false;
   XC_RETURN_IF_ERROR(descr_to_dtype(hdr.descr, what, &dt, &big));
   int64_t numel;
   xc_status_t s = xc_shape_numel(hdr.rank, hdr.dims, dt, &numel);
