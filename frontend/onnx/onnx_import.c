@@ -14,8 +14,6 @@
 #include "xcomp/onnx.h"
 #include "xcomp/op.h"
 
-#define XC_ONNX_MIN_OPSET 11
-#define XC_ONNX_MAX_OPSET 23
 
 /* ---- small helpers ------------------------------------------------------ */
 
@@ -410,12 +408,16 @@ static xc_status_t import_model(const Onnx__ModelProto* mp, xc_onnx_importer_t* 
     }
   }
   if (!found)
-    return xc_error(XC_INVALID_ARGUMENT, "%s: the model imports no opset of the default domain",
-                    im->what);
-  if (im->opset < XC_ONNX_MIN_OPSET || im->opset > XC_ONNX_MAX_OPSET)
+    return xc_error(XC_UNSUPPORTED,
+                    "%s: the model imports no opset of the default ONNX domain%s%s%s", im->what,
+                    mp->n_opset_import ? " (only '" : "",
+                    mp->n_opset_import && mp->opset_import[0]->domain
+                        ? mp->opset_import[0]->domain : "",
+                    mp->n_opset_import ? "')" : "");
+  if (im->opset < XC_ONNX_MIN_OPSET || im->opset > im->max_opset)
     return xc_error(XC_UNSUPPORTED, "%s: model opset %lld is not supported (xcomp supports "
-                    "opsets %d to %d)", im->what, (long long)im->opset, XC_ONNX_MIN_OPSET,
-                    XC_ONNX_MAX_OPSET);
+                    "opsets %d to %lld)", im->what, (long long)im->opset, XC_ONNX_MIN_OPSET,
+                    (long long)im->max_opset);
   im->gp = mp->graph;
   im->g->opset = im->opset;
   xc_status_t s = import_graph(im);
@@ -442,6 +444,7 @@ xc_status_t xc_onnx_import_buffer_ex(const void* data, size_t size, const char* 
   memset(&im, 0, sizeof im);
   im.what = what;
   im.allow_unknown_ops = opts && opts->allow_unknown_ops;
+  im.max_opset = opts && opts->max_opset > 0 ? opts->max_opset : XC_ONNX_MAX_OPSET;
   xc_status_t s = xc_graph_create(mp->graph && mp->graph->name && *mp->graph->name
                                       ? mp->graph->name : "main", &im.g);
   if (!s) s = xc_onnx_extdata_open(base_dir, &im.ext);

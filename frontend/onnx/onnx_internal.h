@@ -49,6 +49,7 @@ typedef struct xc_onnx_importer {
   const Onnx__GraphProto* gp;
   xc_onnx_extdata_t* ext;
   bool allow_unknown_ops;
+  int64_t max_opset;
 } xc_onnx_importer_t;
 
 /* A new value name "<base><suffix>" not yet used in the graph (arena). */

@@ -175,6 +175,11 @@ void xc_onnx_testcase_destroy(xc_onnx_testcase_t* tc) {
 }
 
 xc_status_t xc_onnx_testcase_load(const char* dir, xc_onnx_testcase_t** out) {
+  return xc_onnx_testcase_load_ex(dir, NULL, out);
+}
+
+xc_status_t xc_onnx_testcase_load_ex(const char* dir, const xc_onnx_import_options_t* opts,
+                                     xc_onnx_testcase_t** out) {
   *out = NULL;
   if (!is_dir(dir)) return xc_error(XC_NOT_FOUND, "%s: not a folder", dir);
   xc_onnx_testcase_t* tc = calloc(1, sizeof *tc);
@@ -191,7 +196,7 @@ xc_status_t xc_onnx_testcase_load(const char* dir, xc_onnx_testcase_t** out) {
     xc_onnx_testcase_destroy(tc);
     return xc_error_oom();
   }
-  xc_status_t s = xc_onnx_import_file(model, &tc->graph);
+  xc_status_t s = xc_onnx_import_file_ex(model, opts, &tc->graph);
   free(model);
   for (int n = 0; !s; n++) {
     char sub[64];

@@ -30,7 +30,15 @@ typedef struct xc_onnx_import_options {
    * only inspect a model). The graph is then toposorted but neither resolved
    * nor verified, and such nodes have op == NULL. */
   bool allow_unknown_ops;
+  /* Highest default-domain opset accepted; 0 = XC_ONNX_MAX_OPSET. Newer
+   * opsets mostly widen type constraints, but the IR only promises opset-23
+   * semantics, so accepting them is the caller's decision. */
+  int64_t max_opset;
 } xc_onnx_import_options_t;
+
+/* Default-domain opsets the importer accepts by default. */
+#define XC_ONNX_MIN_OPSET 11
+#define XC_ONNX_MAX_OPSET 23
 
 /* As above with options (NULL = defaults). */
 xc_status_t xc_onnx_import_file_ex(const char* path, const xc_onnx_import_options_t* opts,
