@@ -458,6 +458,9 @@ xc_status_t xc_onnx_import_buffer_ex(const void* data, size_t size, const char* 
   onnx__model_proto__free_unpacked(mp, NULL);
   if (s) {
     xc_graph_destroy(im.g);
+    /* Every message names the model file. */
+    if (strncmp(xc_status_message(s), what, strlen(what)) != 0)
+      s = xc_status_annotate(s, "%s", what);
     return s;
   }
   *out = im.g;

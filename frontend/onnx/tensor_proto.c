@@ -93,8 +93,8 @@ xc_status_t xc_onnx_tensor_from_proto(const Onnx__TensorProto* tp, const char* w
       return xc_error(XC_INVALID_ARGUMENT, "%s: both raw_data and a typed data field", what);
     if ((int64_t)tp->raw_data.len != nbytes)
       return xc_error(XC_INVALID_ARGUMENT,
-                      "%s: raw_data holds %zu bytes, its shape %s needs %lld", what,
-                      tp->raw_data.len, xc_dtype_name(dt), (long long)nbytes);
+                      "%s: raw_data holds %zu bytes; %lld %s elements need %lld", what,
+                      tp->raw_data.len, (long long)numel, xc_dtype_name(dt), (long long)nbytes);
     XC_RETURN_IF_ERROR(xc_tensor_create(dt, rank, tp->dims, out));
     if (nbytes) memcpy((*out)->data, tp->raw_data.data, (size_t)nbytes);
     if (dt == XC_BOOL) {
