@@ -1029,7 +1029,7 @@ const xc_op_def_t xc_ops_shape[] = {
      "Permutes axes (default: reversed)."},
     {"Concat", "", 1, -1, 1, 1, concat_attrs, XC_DT_ALL, infer_concat, eval_concat,
      "Joins inputs along axis."},
-    {"Split", "", 1, 2, 1, -1, split_attrs, XC_DT_ALL, infer_split, eval_split,
+    {"Split", "", 1, 2, 1, 1 << 16, split_attrs, XC_DT_ALL, infer_split, eval_split,
      "Splits along axis by sizes or into num_outputs near-equal parts."},
     {"Squeeze", "", 1, 2, 1, 1, NULL, XC_DT_ALL, infer_squeeze, eval_squeeze,
      "Removes size-1 axes."},
