@@ -466,6 +466,22 @@ static xc_status_t split_count(const xc_node_t* n, int* out) {
   return NULL;
 }
 
+/* Splitting a known vector (e.g. a Shape output) splits its known elements. */
+static xc_status_t split_elems(xc_graph_t* g, xc_node_t* n) {
+  int64_t ne, offset = 0;
+  const xc_dim_t* e;
+  if (n->inputs[0]->rank != 1 || !known_elems(g, n->inputs[0], &ne, &e)) return NULL;
+  for (int k = 0; k < n->num_outputs; k++) {
+    xc_value_t* v = n->outputs[k];
+    if (!v || !xc_dim_is_static(v->dims[0])) return NULL;
+    int64_t len = v->dims[0].value;
+    if (offset + len > ne) return NULL;
+    XC_RETURN_IF_ERROR(xc_value_set_elems(g, v, len, e + offset));
+    offset += len;
+  }
+  return NULL;
+}
+
 static xc_status_t infer_split(xc_graph_t* g, xc_node_t* n) {
   XC_RETURN_IF_ERROR(xc_infer_check_input(n, 0, XC_DT_ALL));
   xc_value_t* x = n->inputs[0];
@@ -497,7 +513,7 @@ static xc_status_t infer_split(xc_graph_t* g, xc_node_t* n) {
     if (known && xc_dim_is_static(sum) && xc_dim_is_static(d) && sum.value != d.value)
       return xc_node_error(n, XC_INVALID_ARGUMENT, "split sizes sum to %lld, dim is %lld",
                            (long long)sum.value, (long long)d.value);
-    return NULL;
+    return split_elems(g, n);
   }
   /* Even split; the last chunk is smaller when the dim does not divide. */
   xc_dim_t chunk = xc_dim_ceildiv(g, d, xc_dim_const(count));
@@ -509,7 +525,7 @@ static xc_status_t infer_split(xc_graph_t* g, xc_node_t* n) {
     dims[axis] = k == count - 1 ? last : chunk;
     XC_RETURN_IF_ERROR(sc_set_out(g, n, k, x->dtype, x->rank, dims));
   }
-  return NULL;
+  return split_elems(g, n);
 }
 
 static xc_status_t eval_split(xc_eval_ctx_t* ctx) {
@@ -585,8 +601,18 @@ static xc_status_t infer_squeeze(xc_graph_t* g, xc_node_t* n) {
   if (sc_in(n, 1)) {
     XC_RETURN_IF_ERROR(xc_infer_check_input(n, 1, XC_DT(XC_I64)));
     int64_t axes[SC_MAX_INTS], count;
-    if (!sc_static_ints(g, n->inputs[1], SC_MAX_INTS, &count, axes))
-      return xc_node_error(n, XC_UNSUPPORTED, "'axes' must be known at compile time");
+    if (!sc_static_ints(g, n->inputs[1], SC_MAX_INTS, &count, axes)) {
+      /* Axes known only at run time: the rank follows from their count,
+       * the surviving dims are unknown. */
+      int64_t len;
+      XC_RETURN_IF_ERROR(sc_vector_len(n, n->inputs[1], "axes", false, &len));
+      if (len > x->rank)
+        return xc_node_error(n, XC_INVALID_ARGUMENT, "%lld axes for rank %d", (long long)len,
+                             x->rank);
+      xc_dim_t dims[XC_MAX_RANK];
+      for (int i = 0; i < x->rank - len; i++) dims[i] = xc_dim_fresh(g, "squeeze");
+      return sc_set_out(g, n, 0, x->dtype, (int)(x->rank - len), dims);
+    }
     XC_RETURN_IF_ERROR(mark_axes(n, count, axes, x->rank, marked));
     for (int i = 0; i < x->rank; i++)
       if (marked[i] && xc_dim_is_static(x->dims[i]) && x->dims[i].value != 1)
@@ -638,8 +664,17 @@ static xc_status_t infer_unsqueeze(xc_graph_t* g, xc_node_t* n) {
   XC_RETURN_IF_ERROR(xc_infer_check_input(n, 1, XC_DT(XC_I64)));
   xc_value_t* x = n->inputs[0];
   int64_t axes[SC_MAX_INTS], count;
-  if (!sc_static_ints(g, n->inputs[1], SC_MAX_INTS, &count, axes))
-    return xc_node_error(n, XC_UNSUPPORTED, "'axes' must be known at compile time");
+  if (!sc_static_ints(g, n->inputs[1], SC_MAX_INTS, &count, axes)) {
+    /* Axes known only at run time: the rank follows from their count. */
+    int64_t len;
+    XC_RETURN_IF_ERROR(sc_vector_len(n, n->inputs[1], "axes", false, &len));
+    if (x->rank + len > XC_MAX_RANK)
+      return xc_node_error(n, XC_UNSUPPORTED, "output rank %lld too large",
+                           (long long)(x->rank + len));
+    xc_dim_t dims[XC_MAX_RANK];
+    for (int i = 0; i < x->rank + len; i++) dims[i] = xc_dim_fresh(g, "unsqueeze");
+    return sc_set_out(g, n, 0, x->dtype, (int)(x->rank + len), dims);
+  }
   int64_t r = x->rank + count;
   if (r > XC_MAX_RANK) return xc_node_error(n, XC_UNSUPPORTED, "output rank %lld too large", (long long)r);
   bool marked[XC_MAX_RANK];
