@@ -724,6 +724,101 @@ static void test_rearrange(void) {
   }
 }
 
+/* Absurd sizes and malformed inputs fail cleanly; empty tensors work. */
+static void test_bad_and_empty(void) {
+  {
+    xc_tensor_t* in[3] = {scalar_i64(0), scalar_i64(INT64_C(1) << 60), scalar_i64(1)};
+    op_t t = op_new("Range", 3, in, "rrr", 1);
+    CHECK_ERR(op_run(&t), "too large");
+    op_free(&t);
+  }
+  {
+    xc_tensor_t* in[2] = {iota(XC_F32, 1, I64S(2)), INTS(INT64_MAX)};
+    op_t t = op_new("Tile", 2, in, "rr", 1);
+    CHECK_ERR(op_run(&t), "bad repeat");
+    op_free(&t);
+  }
+  {
+    xc_tensor_t* in[2] = {iota(XC_F32, 1, I64S(2)), INTS(INT64_C(1) << 40, INT64_C(1) << 40, 2)};
+    op_t t = op_new("Expand", 2, in, "rr", 1);
+    CHECK_ERR(op_run(&t), "overflow");
+    op_free(&t);
+  }
+  {
+    xc_tensor_t* in[2] = {iota(XC_F32, 1, I64S(2)), INTS(INT64_MAX, INT64_MAX)};
+    op_t t = op_new("Pad", 2, in, "rr", 1);
+    CHECK_ERR(op_run(&t), "padding makes axis 0 negative");
+    op_free(&t);
+  }
+  {
+    xc_tensor_t* in[2] = {iota(XC_F32, 1, I64S(0)), INTS(1, 1)};
+    op_t t = op_new("Pad", 2, in, "rr", 1);
+    CHECK_OK(xc_node_set_string(t.g, t.n, "mode", "reflect"));
+    CHECK_ERR(op_run(&t), "cannot reflect-pad empty axis 0");
+    op_free(&t);
+  }
+  {
+    xc_tensor_t* in[2] = {iota(XC_F32, 1, I64S(0)), INTS(1, 2)};
+    op_t t = op_new("Pad", 2, in, "rc", 1);
+    CHECK_OK(op_run(&t));
+    CHECK_T(t.outs[0], XC_F32, 1, I64S(3), F64S(0, 0, 0));
+    op_free(&t);
+  }
+  {
+    xc_tensor_t* in[1] = {mk(XC_I16, 3, I64S(2, 0, 3), NULL)};
+    op_t t = op_new("Transpose", 1, in, "r", 1);
+    CHECK_OK(op_run(&t));
+    CHECK_T(t.outs[0], XC_I16, 3, I64S(3, 0, 2), NULL);
+    op_free(&t);
+  }
+  {
+    xc_tensor_t* in[2] = {iota(XC_F32, 2, I64S(3, 2)), ints(0, NULL)};
+    op_t t = op_new("Gather", 2, in, "rr", 1);
+    CHECK_OK(op_run(&t));
+    CHECK_T(t.outs[0], XC_F32, 2, I64S(0, 2), NULL);
+    op_free(&t);
+  }
+  {
+    xc_tensor_t* in[2] = {iota(XC_F32, 1, I64S(3)), mk(XC_F32, 1, I64S(2), F64S(1, 2))};
+    op_t t = op_new("Gather", 2, in, "rr", 1);
+    CHECK_ERR(op_infer(&t), "unsupported dtype f32");
+    op_free(&t);
+  }
+  {
+    xc_tensor_t* in[2] = {iota(XC_F32, 2, I64S(2, 2)), ints(3, I64S(1, 2, 3))};
+    op_t t = op_new("Reshape", 2, in, "rr", 1);
+    CHECK_OK(xc_node_set_int(t.g, t.n, "allowzero", 0));
+    CHECK_ERR(op_run(&t), "cannot reshape 4 elements into 6");
+    op_free(&t);
+  }
+  {
+    xc_tensor_t* in[2] = {iota(XC_F32, 2, I64S(2, 2)), mk(XC_I64, 2, I64S(1, 2), F64S(4, 1))};
+    op_t t = op_new("Reshape", 2, in, "rc", 1);
+    CHECK_ERR(op_infer(&t), "'shape' must be 1-D");
+    op_free(&t);
+  }
+  {
+    xc_tensor_t* in[3] = {iota(XC_F32, 1, I64S(4)), INTS(0, 1), INTS(2)};
+    op_t t = op_new("Slice", 3, in, "rcc", 1);
+    CHECK_ERR(op_infer(&t), "starts and ends differ in length");
+    op_free(&t);
+  }
+  {
+    op_t t = op_new("Constant", 0, NULL, NULL, 1);
+    CHECK_OK(xc_node_set_int(t.g, t.n, "value_int", 3));
+    CHECK_OK(xc_node_set_float(t.g, t.n, "value_float", 3));
+    CHECK_ERR(op_infer(&t), "sets both");
+    op_free(&t);
+  }
+  {
+    xc_tensor_t* in[1] = {iota(XC_F32, 4, I64S(1, 2, 3, 4))};
+    op_t t = op_new("Transpose", 1, in, "r", 1);
+    CHECK_OK(xc_node_set_ints(t.g, t.n, "perm", 4, I64S(0, 1, 2, 4)));
+    CHECK_ERR(op_infer(&t), "axis 4 out of range");
+    op_free(&t);
+  }
+}
+
 /* ---- symbolic shapes ---------------------------------------------------- */
 
 static xc_value_t* add_const(xc_graph_t* g, const char* name, xc_tensor_t* t) {
@@ -917,6 +1012,7 @@ int main(void) {
   test_pad();
   test_constants();
   test_rearrange();
+  test_bad_and_empty();
   test_symbolic_reshape_chain();
   test_symbolic_misc();
   test_symbolic_fresh();
