@@ -79,7 +79,8 @@ static xc_status_t infer_shape(xc_graph_t* g, xc_node_t* n) {
   shape_range(n, x->rank, &s, &e);
   xc_dim_t len = xc_dim_const(e - s);
   XC_RETURN_IF_ERROR(sc_set_out(g, n, 0, XC_I64, 1, &len));
-  return n->outputs[0] ? xc_value_set_elems(g, n->outputs[0], e - s, x->dims + s) : NULL;
+  if (!n->outputs[0]) return NULL;
+  return xc_value_set_elems(g, n->outputs[0], e - s, e > s ? x->dims + s : NULL);
 }
 
 static xc_status_t eval_shape(xc_eval_ctx_t* ctx) {

@@ -346,7 +346,10 @@ static xc_status_t infer_pad(xc_graph_t* g, xc_node_t* n) {
   if (known) {
     XC_RETURN_IF_ERROR(pad_amounts(n, x->rank, np, pads, va != NULL, na, axes, begin, end));
     for (int i = 0; i < x->rank; i++) {
-      dims[i] = xc_dim_add(g, x->dims[i], xc_dim_const(begin[i] + end[i]));
+      int64_t total;
+      if (!xc_add_i64(begin[i], end[i], &total))
+        return xc_node_error(n, XC_OUT_OF_RANGE, "pads of axis %d overflow", i);
+      dims[i] = xc_dim_add(g, x->dims[i], xc_dim_const(total));
       if (xc_dim_is_static(dims[i]) && dims[i].value < 0)
         return xc_node_error(n, XC_INVALID_ARGUMENT, "padding makes axis %d negative (%lld)", i,
                              (long long)dims[i].value);
@@ -506,7 +509,9 @@ static xc_status_t eval_space_to_depth(xc_eval_ctx_t* ctx) {
   if (H % b || W % b)
     return xc_node_error(ctx->node, XC_INVALID_ARGUMENT, "spatial dims not divisible by %lld",
                          (long long)b);
-  int64_t dims[4] = {x->dims[0], C * b * b, H / b, W / b};
+  int64_t dims[4] = {x->dims[0], 0, H / b, W / b};
+  if (!xc_mul_i64(C, b * b, &dims[1]))
+    return xc_node_error(ctx->node, XC_OUT_OF_RANGE, "channels overflow");
   xc_tensor_t* out;
   XC_RETURN_IF_ERROR(sc_new_output(ctx, 0, x->dtype, 4, dims, &out));
   int64_t o = 0;
@@ -577,7 +582,8 @@ static xc_status_t infer_one_hot(xc_graph_t* g, xc_node_t* n) {
   const xc_dim_t* e;
   if (xc_dtype_is_int(depth->dtype) && xc_value_known_elems(g, depth, &ne, &e) && ne == 1) {
     d = e[0];
-  } else if (depth->constant && depth->constant->numel == 1) {
+  } else if (depth->constant && depth->constant->numel == 1 &&
+             fabs(xc_tensor_get_f64(depth->constant, 0)) < 9.0e15) {
     d = xc_dim_const((int64_t)xc_tensor_get_f64(depth->constant, 0));
   } else {
     d = xc_dim_fresh(g, "depth");
