@@ -893,6 +893,51 @@ static void test_symbolic_reshape_chain(void) {
   xc_graph_destroy(g);
 }
 
+/* Reshape's -1 cancels common factors, and falls back to floordiv when the
+ * constants do not divide. */
+static void test_symbolic_reshape_minus_one(void) {
+  xc_graph_t* g;
+  CHECK_OK(xc_graph_create("m1", &g));
+  xc_dim_t xd[3] = {xc_dim_var(g, "batch"), xc_dim_var(g, "seq"), xc_dim_const(64)};
+  xc_dim_t yd[2] = {xc_dim_var(g, "batch"), xc_dim_const(6)};
+  xc_value_t *x, *y;
+  CHECK_OK(xc_graph_add_value(g, "x", XC_F32, 3, xd, &x));
+  CHECK_OK(xc_graph_add_value(g, "y", XC_F32, 2, yd, &y));
+  CHECK_OK(xc_graph_add_input(g, x));
+  CHECK_OK(xc_graph_add_input(g, y));
+  xc_value_t* shape = add_node(g, "Shape", 1, &x, "shape", NULL);
+  xc_value_t* sin[3] = {shape, add_const(g, "s0", INTS(0)), add_const(g, "e2", INTS(2))};
+  xc_value_t* lead = add_node(g, "Slice", 3, sin, "lead", NULL);
+  xc_value_t* cin[2] = {lead, add_const(g, "m1", INTS(-1))};
+  xc_node_t* cn;
+  xc_value_t* t1 = add_node(g, "Concat", 2, cin, "t1", &cn);
+  CHECK_OK(xc_node_set_int(g, cn, "axis", 0));
+  xc_value_t* r1in[2] = {x, t1};
+  xc_value_t* r1 = add_node(g, "Reshape", 2, r1in, "r1", NULL);
+  xc_value_t* r2in[2] = {x, add_const(g, "t2", INTS(4, -1))};
+  xc_value_t* r2 = add_node(g, "Reshape", 2, r2in, "r2", NULL);
+  xc_value_t* r3in[2] = {y, add_const(g, "t3", INTS(4, -1))};
+  xc_value_t* r3 = add_node(g, "Reshape", 2, r3in, "r3", NULL);
+  xc_value_t* outs[3] = {r1, r2, r3};
+  for (int i = 0; i < 3; i++) CHECK_OK(xc_graph_add_output(g, outs[i]));
+  CHECK_OK(xc_graph_resolve_ops(g));
+  CHECK_OK(xc_graph_infer(g));
+  char buf[256];
+  CHECK_STR(dims_str(r1, buf, sizeof buf), "f32[batch,seq,64]");
+  CHECK_STR(dims_str(r2, buf, sizeof buf), "f32[4,batch*seq*16]");
+  CHECK_EQ_INT(eval_dim(r3->dims[1], 2, 1), 3);
+  CHECK_EQ_INT(eval_dim(r2->dims[1], 2, 3), 96);
+  xc_tensor_t* in[2] = {iota(XC_F32, 3, I64S(2, 3, 64)), iota(XC_F32, 2, I64S(2, 6))};
+  xc_tensor_t* res[3] = {NULL};
+  CHECK_OK(xc_interp_run(g, NULL, 2, (const xc_tensor_t* const*)in, res));
+  CHECK_T(res[0], XC_F32, 3, I64S(2, 3, 64), NULL);
+  CHECK_T(res[1], XC_F32, 2, I64S(4, 96), NULL);
+  CHECK_T(res[2], XC_F32, 2, I64S(4, 3), NULL);
+  for (int i = 0; i < 3; i++) xc_tensor_destroy(res[i]);
+  for (int i = 0; i < 2; i++) xc_tensor_destroy(in[i]);
+  xc_graph_destroy(g);
+}
+
 /* Symbolic Slice / Range / Size / Split / Expand / Concat / Pad dims, checked by
  * running with two different bindings. */
 static void test_symbolic_misc(void) {
@@ -1015,6 +1060,7 @@ int main(void) {
   test_bad_and_empty();
   test_symbolic_reshape_chain();
   test_symbolic_misc();
+  test_symbolic_reshape_minus_one();
   test_symbolic_fresh();
   return xc_test_summary("test_ops_shape");
 }
