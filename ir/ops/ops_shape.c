@@ -174,8 +174,8 @@ static xc_status_t reshape_minus_one(xc_graph_t* g, const xc_node_t* n, int in_r
     }
     if (cancelled && num.count == 0 && den.count == 0)
       return xc_node_error(n, XC_INVALID_ARGUMENT,
-                           "cannot reshape %lld elements: not a multiple of %lld",
-                           (long long)num.c, (long long)den.c);
+                           "cannot reshape %lld elements: not a multiple of %lld", (long long)num.c,
+                           (long long)den.c);
   }
   /* out[skip] holds a placeholder 1, so the plain product is the divisor. */
   *result = xc_dim_floordiv(g, sc_dim_prod(g, 0, in_rank, in), sc_dim_prod(g, 0, out_rank, out));
@@ -203,8 +203,7 @@ static xc_status_t infer_reshape(xc_graph_t* g, xc_node_t* n) {
       dims[i] = e[i];
       if (!xc_dim_is_static(e[i])) continue;
       if (e[i].value == -1) {
-        if (neg >= 0)
-          return xc_node_error(n, XC_INVALID_ARGUMENT, "shape has more than one -1");
+        if (neg >= 0) return xc_node_error(n, XC_INVALID_ARGUMENT, "shape has more than one -1");
         neg = i;
         dims[i] = xc_dim_const(1);
       } else if (e[i].value < -1) {
@@ -222,17 +221,16 @@ static xc_status_t infer_reshape(xc_graph_t* g, xc_node_t* n) {
       }
     }
     if (allowzero && has_zero && neg >= 0)
-      return xc_node_error(n, XC_INVALID_ARGUMENT,
-                           "shape holds both 0 and -1 while allowzero=1");
+      return xc_node_error(n, XC_INVALID_ARGUMENT, "shape holds both 0 and -1 while allowzero=1");
     if (neg >= 0) {
-      XC_RETURN_IF_ERROR(reshape_minus_one(g, n, x->rank, x->dims, (int)len, dims, neg, &dims[neg]));
+      XC_RETURN_IF_ERROR(
+          reshape_minus_one(g, n, x->rank, x->dims, (int)len, dims, neg, &dims[neg]));
     } else {
       xc_dim_t pin = sc_dim_prod(g, 0, x->rank, x->dims);
       xc_dim_t pout = sc_dim_prod(g, 0, (int)len, dims);
       if (xc_dim_is_static(pin) && xc_dim_is_static(pout) && pin.value != pout.value)
-        return xc_node_error(n, XC_INVALID_ARGUMENT,
-                             "cannot reshape %lld elements into %lld", (long long)pin.value,
-                             (long long)pout.value);
+        return xc_node_error(n, XC_INVALID_ARGUMENT, "cannot reshape %lld elements into %lld",
+                             (long long)pin.value, (long long)pout.value);
     }
   }
   XC_RETURN_IF_ERROR(sc_set_out(g, n, 0, x->dtype, (int)len, dims));
@@ -256,8 +254,7 @@ static xc_status_t eval_reshape(xc_eval_ctx_t* ctx) {
       continue;
     }
     if (dims[i] < -1)
-      return xc_node_error(n, XC_INVALID_ARGUMENT, "invalid target dim %lld",
-                           (long long)dims[i]);
+      return xc_node_error(n, XC_INVALID_ARGUMENT, "invalid target dim %lld", (long long)dims[i]);
     if (dims[i] == 0 && !allowzero) {
       if (i >= x->rank)
         return xc_node_error(n, XC_INVALID_ARGUMENT,
@@ -456,9 +453,8 @@ static xc_status_t split_count(const xc_node_t* n, int* out) {
   if (xc_node_has_attr(n, "num_outputs")) {
     int64_t k = xc_node_attr_int(n, "num_outputs");
     if (k != n->num_outputs)
-      return xc_node_error(n, XC_INVALID_ARGUMENT,
-                           "num_outputs = %lld but the node has %d outputs", (long long)k,
-                           n->num_outputs);
+      return xc_node_error(n, XC_INVALID_ARGUMENT, "num_outputs = %lld but the node has %d outputs",
+                           (long long)k, n->num_outputs);
     if (sc_in(n, 1))
       return xc_node_error(n, XC_INVALID_ARGUMENT,
                            "num_outputs and the 'split' input are exclusive");
@@ -560,8 +556,8 @@ static xc_status_t eval_split(xc_eval_ctx_t* ctx) {
     int64_t chunk = (d + count - 1) / count;
     for (int k = 0; k < count; k++) sizes[k] = k == count - 1 ? d - chunk * (count - 1) : chunk;
     if (sizes[count - 1] < 0)
-      s = xc_node_error(n, XC_INVALID_ARGUMENT, "cannot split dim %lld into %d parts",
-                        (long long)d, count);
+      s = xc_node_error(n, XC_INVALID_ARGUMENT, "cannot split dim %lld into %d parts", (long long)d,
+                        count);
   }
   int64_t outer = sc_prod(0, axis, x->dims), inner = sc_prod(axis + 1, x->rank, x->dims);
   int64_t offset = 0;
@@ -641,7 +637,8 @@ static xc_status_t eval_squeeze(xc_eval_ctx_t* ctx) {
   bool marked[XC_MAX_RANK];
   if (ctx->num_inputs > 1 && ctx->inputs[1]) {
     int64_t axes[SC_MAX_INTS], count;
-    XC_RETURN_IF_ERROR(sc_tensor_ints(ctx->node, ctx->inputs[1], "axes", SC_MAX_INTS, &count, axes));
+    XC_RETURN_IF_ERROR(
+        sc_tensor_ints(ctx->node, ctx->inputs[1], "axes", SC_MAX_INTS, &count, axes));
     XC_RETURN_IF_ERROR(mark_axes(ctx->node, count, axes, x->rank, marked));
     for (int i = 0; i < x->rank; i++)
       if (marked[i] && x->dims[i] != 1)
@@ -677,7 +674,8 @@ static xc_status_t infer_unsqueeze(xc_graph_t* g, xc_node_t* n) {
     return sc_set_out(g, n, 0, x->dtype, (int)(x->rank + len), dims);
   }
   int64_t r = x->rank + count;
-  if (r > XC_MAX_RANK) return xc_node_error(n, XC_UNSUPPORTED, "output rank %lld too large", (long long)r);
+  if (r > XC_MAX_RANK)
+    return xc_node_error(n, XC_UNSUPPORTED, "output rank %lld too large", (long long)r);
   bool marked[XC_MAX_RANK];
   XC_RETURN_IF_ERROR(mark_axes(n, count, axes, (int)r, marked));
   xc_dim_t dims[XC_MAX_RANK];
@@ -778,7 +776,7 @@ static xc_dim_t slice_len(xc_graph_t* g, xc_dim_t d, int64_t start, int64_t end,
   if (step > ((int64_t)1 << 62)) step = (int64_t)1 << 62;
   if (step < -((int64_t)1 << 62)) step = -((int64_t)1 << 62);
   if (step > 0) {
-    xc_dim_t s = start < 0 ? xc_dim_max(g, xc_dim_add(g, d, xc_dim_const(start)), zero)
+    xc_dim_t s = start < 0    ? xc_dim_max(g, xc_dim_add(g, d, xc_dim_const(start)), zero)
                  : start == 0 ? zero
                               : xc_dim_min(g, xc_dim_const(start), d);
     xc_dim_t e = end < 0 ? xc_dim_max(g, xc_dim_add(g, d, xc_dim_const(end)), zero)
@@ -800,9 +798,9 @@ static xc_dim_t slice_len(xc_graph_t* g, xc_dim_t d, int64_t start, int64_t end,
   if (end <= -SLICE_BIG && !xc_dim_is_static(d))
     e = xc_dim_const(-1);
   else
-    e = xc_dim_min(g, xc_dim_max(g, end < 0 ? xc_dim_add(g, d, xc_dim_const(end))
-                                            : xc_dim_const(end),
-                                 xc_dim_const(-1)),
+    e = xc_dim_min(g,
+                   xc_dim_max(g, end < 0 ? xc_dim_add(g, d, xc_dim_const(end)) : xc_dim_const(end),
+                              xc_dim_const(-1)),
                    dm1);
   xc_dim_t len = xc_dim_max(g, xc_dim_sub(g, s, e), zero);
   return xc_dim_ceildiv(g, len, xc_dim_const(-step));
@@ -853,8 +851,8 @@ static xc_status_t slice_check(const xc_node_t* n, int rank, int64_t ns, int64_t
     int ax;
     if (!has_axes) {
       if (k >= rank)
-        return xc_node_error(n, XC_INVALID_ARGUMENT, "%lld slice bounds for rank %d",
-                             (long long)ns, rank);
+        return xc_node_error(n, XC_INVALID_ARGUMENT, "%lld slice bounds for rank %d", (long long)ns,
+                             rank);
       ax = (int)k;
     } else {
       XC_RETURN_IF_ERROR(xc_normalize_axis(n, a->axes[k], rank, &ax));
@@ -991,7 +989,9 @@ static xc_status_t infer_gather(xc_graph_t* g, xc_node_t* n) {
     xc_dim_t out[SC_MAX_INTS];
     for (int64_t i = 0; i < count; i++) {
       int64_t j = idx[i] < 0 ? idx[i] + ne : idx[i];
-      if (j < 0 || j >= ne) return xc_node_error(n, XC_OUT_OF_RANGE, "index %lld out of range for dim %lld", (long long)idx[i], (long long)ne);
+      if (j < 0 || j >= ne)
+        return xc_node_error(n, XC_OUT_OF_RANGE, "index %lld out of range for dim %lld",
+                             (long long)idx[i], (long long)ne);
       out[i] = e[j];
     }
     XC_RETURN_IF_ERROR(xc_value_set_elems(g, n->outputs[0], count, out));
@@ -1018,8 +1018,8 @@ static xc_status_t eval_gather(xc_eval_ctx_t* ctx) {
   for (int64_t j = 0; j < ind->numel; j++) {
     int64_t v = xc_tensor_get_i64(ind, j);
     if (v < -d || v >= d)
-      return xc_node_error(n, XC_OUT_OF_RANGE, "index %lld out of range for dim %lld",
-                           (long long)v, (long long)d);
+      return xc_node_error(n, XC_OUT_OF_RANGE, "index %lld out of range for dim %lld", (long long)v,
+                           (long long)d);
   }
   xc_tensor_t* out;
   XC_RETURN_IF_ERROR(sc_new_output(ctx, 0, x->dtype, r, dims, &out));

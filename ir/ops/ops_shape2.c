@@ -9,8 +9,8 @@
 
 /* ---- Constant ------------------------------------------------------------- */
 
-static const char* const constant_kinds[] = {"value",      "sparse_value", "value_float",
-                                             "value_floats", "value_int",  "value_ints",
+static const char* const constant_kinds[] = {"value",        "sparse_value", "value_float",
+                                             "value_floats", "value_int",    "value_ints",
                                              "value_string", "value_strings"};
 
 /* The one attribute a Constant node sets. */
@@ -81,7 +81,8 @@ static xc_status_t eval_constant(xc_eval_ctx_t* ctx) {
   bool is_float = strcmp(which, "value_float") == 0 || strcmp(which, "value_floats") == 0;
   bool is_list = strcmp(which, "value_floats") == 0 || strcmp(which, "value_ints") == 0;
   int64_t len = is_list ? a->n : 1;
-  XC_RETURN_IF_ERROR(sc_new_output(ctx, 0, is_float ? XC_F32 : XC_I64, is_list ? 1 : 0, &len, &out));
+  XC_RETURN_IF_ERROR(
+      sc_new_output(ctx, 0, is_float ? XC_F32 : XC_I64, is_list ? 1 : 0, &len, &out));
   for (int64_t i = 0; i < len; i++) {
     if (is_float)
       xc_tensor_set_f64(out, i, is_list ? a->floats[i] : a->f);
@@ -297,18 +298,23 @@ typedef enum { PAD_CONSTANT, PAD_REFLECT, PAD_EDGE, PAD_WRAP } pad_mode_t;
 
 static xc_status_t pad_mode(const xc_node_t* n, pad_mode_t* out) {
   const char* m = xc_node_attr_string(n, "mode");
-  if (strcmp(m, "constant") == 0) *out = PAD_CONSTANT;
-  else if (strcmp(m, "reflect") == 0) *out = PAD_REFLECT;
-  else if (strcmp(m, "edge") == 0) *out = PAD_EDGE;
-  else if (strcmp(m, "wrap") == 0) *out = PAD_WRAP;
-  else return xc_node_error(n, XC_INVALID_ARGUMENT, "unknown pad mode '%s'", m);
+  if (strcmp(m, "constant") == 0)
+    *out = PAD_CONSTANT;
+  else if (strcmp(m, "reflect") == 0)
+    *out = PAD_REFLECT;
+  else if (strcmp(m, "edge") == 0)
+    *out = PAD_EDGE;
+  else if (strcmp(m, "wrap") == 0)
+    *out = PAD_WRAP;
+  else
+    return xc_node_error(n, XC_INVALID_ARGUMENT, "unknown pad mode '%s'", m);
   return NULL;
 }
 
 /* Expands (pads, axes) into per-axis begin/end amounts. */
 static xc_status_t pad_amounts(const xc_node_t* n, int rank, int64_t npads, const int64_t* pads,
-                               bool has_axes, int64_t naxes, const int64_t* axes,
-                               int64_t* begin, int64_t* end) {
+                               bool has_axes, int64_t naxes, const int64_t* axes, int64_t* begin,
+                               int64_t* end) {
   int64_t count = has_axes ? naxes : rank;
   if (npads != 2 * count)
     return xc_node_error(n, XC_INVALID_ARGUMENT, "'pads' has %lld entries, expected %lld",
@@ -353,8 +359,8 @@ static xc_status_t infer_pad(xc_graph_t* g, xc_node_t* n) {
       if (xc_dim_is_static(dims[i]) && dims[i].value < 0)
         return xc_node_error(n, XC_INVALID_ARGUMENT, "padding makes axis %d negative (%lld)", i,
                              (long long)dims[i].value);
-      if (mode != PAD_CONSTANT && (begin[i] > 0 || end[i] > 0) &&
-          xc_dim_is_static(x->dims[i]) && x->dims[i].value == 0)
+      if (mode != PAD_CONSTANT && (begin[i] > 0 || end[i] > 0) && xc_dim_is_static(x->dims[i]) &&
+          x->dims[i].value == 0)
         return xc_node_error(n, XC_INVALID_ARGUMENT, "cannot %s-pad empty axis %d",
                              xc_node_attr_string(n, "mode"), i);
     }
@@ -369,9 +375,12 @@ static xc_status_t infer_pad(xc_graph_t* g, xc_node_t* n) {
 static int64_t pad_source(pad_mode_t mode, int64_t c, int64_t d) {
   if (c >= 0 && c < d) return c;
   switch (mode) {
-    case PAD_CONSTANT: return -1;
-    case PAD_EDGE: return c < 0 ? 0 : d - 1;
-    case PAD_WRAP: return ((c % d) + d) % d;
+    case PAD_CONSTANT:
+      return -1;
+    case PAD_EDGE:
+      return c < 0 ? 0 : d - 1;
+    case PAD_WRAP:
+      return ((c % d) + d) % d;
     case PAD_REFLECT: {
       if (d == 1) return 0;
       int64_t period = 2 * (d - 1);
@@ -429,7 +438,8 @@ static xc_status_t eval_pad(xc_eval_ctx_t* ctx) {
 
 static xc_status_t block_check(const xc_node_t* n, int rank, int64_t* b) {
   *b = xc_node_attr_int(n, "blocksize");
-  if (rank != 4) return xc_node_error(n, XC_INVALID_ARGUMENT, "input must be 4-D, got rank %d", rank);
+  if (rank != 4)
+    return xc_node_error(n, XC_INVALID_ARGUMENT, "input must be 4-D, got rank %d", rank);
   if (*b <= 0 || *b > (1 << 20))
     return xc_node_error(n, XC_INVALID_ARGUMENT, "bad blocksize %lld", (long long)*b);
   return NULL;
@@ -541,7 +551,8 @@ static xc_status_t infer_trilu(xc_graph_t* g, xc_node_t* n) {
 
 static xc_status_t eval_trilu(xc_eval_ctx_t* ctx) {
   const xc_tensor_t* x = ctx->inputs[0];
-  if (x->rank < 2) return xc_node_error(ctx->node, XC_INVALID_ARGUMENT, "input must have rank >= 2");
+  if (x->rank < 2)
+    return xc_node_error(ctx->node, XC_INVALID_ARGUMENT, "input must have rank >= 2");
   int64_t k = 0;
   if (ctx->num_inputs > 1 && ctx->inputs[1]) {
     if (ctx->inputs[1]->numel != 1)
@@ -598,7 +609,8 @@ static xc_status_t infer_one_hot(xc_graph_t* g, xc_node_t* n) {
 static xc_status_t eval_one_hot(xc_eval_ctx_t* ctx) {
   const xc_tensor_t *ind = ctx->inputs[0], *dt = ctx->inputs[1], *vals = ctx->inputs[2];
   if (dt->numel != 1 || vals->numel != 2)
-    return xc_node_error(ctx->node, XC_INVALID_ARGUMENT, "depth must be a scalar, values 2 elements");
+    return xc_node_error(ctx->node, XC_INVALID_ARGUMENT,
+                         "depth must be a scalar, values 2 elements");
   double fd = xc_tensor_get_f64(dt, 0);
   int64_t depth = xc_dtype_is_int(dt->dtype) ? xc_tensor_get_i64(dt, 0) : (int64_t)fd;
   if (depth < 1 || (!xc_dtype_is_int(dt->dtype) && !(fd < 9.0e15)))
@@ -692,7 +704,8 @@ static xc_status_t eval_compress(xc_eval_ctx_t* ctx) {
   int axis = 0;
   int64_t outer = 1, d = x->numel, inner = 1;
   if (!flat) {
-    XC_RETURN_IF_ERROR(xc_normalize_axis(ctx->node, xc_node_attr_int(ctx->node, "axis"), x->rank, &axis));
+    XC_RETURN_IF_ERROR(
+        xc_normalize_axis(ctx->node, xc_node_attr_int(ctx->node, "axis"), x->rank, &axis));
     outer = sc_prod(0, axis, x->dims);
     d = x->dims[axis];
     inner = sc_prod(axis + 1, x->rank, x->dims);
@@ -708,7 +721,8 @@ static xc_status_t eval_compress(xc_eval_ctx_t* ctx) {
   }
   int64_t dims[XC_MAX_RANK];
   int r = flat ? 1 : x->rank;
-  if (flat) dims[0] = kept;
+  if (flat)
+    dims[0] = kept;
   else {
     memcpy(dims, x->dims, sizeof(int64_t) * (size_t)r);
     dims[axis] = kept;
@@ -740,7 +754,8 @@ static xc_status_t eye_dtype(const xc_node_t* n, xc_dtype_t in, xc_dtype_t* out)
 static xc_status_t infer_eye_like(xc_graph_t* g, xc_node_t* n) {
   XC_RETURN_IF_ERROR(xc_infer_check_input(n, 0, XC_DT_ALL));
   xc_value_t* x = n->inputs[0];
-  if (x->rank != 2) return xc_node_error(n, XC_INVALID_ARGUMENT, "input must be 2-D, got rank %d", x->rank);
+  if (x->rank != 2)
+    return xc_node_error(n, XC_INVALID_ARGUMENT, "input must be 2-D, got rank %d", x->rank);
   xc_dtype_t dt;
   XC_RETURN_IF_ERROR(eye_dtype(n, x->dtype, &dt));
   return sc_set_out(g, n, 0, dt, 2, x->dims);
@@ -781,8 +796,7 @@ static xc_status_t infer_reverse_sequence(xc_graph_t* g, xc_node_t* n) {
   xc_value_t *x = n->inputs[0], *lens = n->inputs[1];
   int b, t;
   XC_RETURN_IF_ERROR(rs_axes(n, x->rank, &b, &t));
-  if (lens->rank != 1)
-    return xc_node_error(n, XC_INVALID_ARGUMENT, "'sequence_lens' must be 1-D");
+  if (lens->rank != 1) return xc_node_error(n, XC_INVALID_ARGUMENT, "'sequence_lens' must be 1-D");
   if (xc_dim_is_static(lens->dims[0]) && xc_dim_is_static(x->dims[b]) &&
       lens->dims[0].value != x->dims[b].value)
     return xc_node_error(n, XC_INVALID_ARGUMENT, "'sequence_lens' has %lld entries, batch is %lld",
@@ -800,8 +814,9 @@ static xc_status_t eval_reverse_sequence(xc_eval_ctx_t* ctx) {
   for (int64_t i = 0; i < lens->numel; i++) {
     int64_t l = xc_tensor_get_i64(lens, i);
     if (l < 0 || l > x->dims[t])
-      return xc_node_error(ctx->node, XC_OUT_OF_RANGE, "sequence length %lld out of range [0, %lld]",
-                           (long long)l, (long long)x->dims[t]);
+      return xc_node_error(ctx->node, XC_OUT_OF_RANGE,
+                           "sequence length %lld out of range [0, %lld]", (long long)l,
+                           (long long)x->dims[t]);
   }
   xc_tensor_t* out;
   XC_RETURN_IF_ERROR(sc_new_output(ctx, 0, x->dtype, x->rank, x->dims, &out));
@@ -896,12 +911,15 @@ static xc_status_t eval_center_crop_pad(xc_eval_ctx_t* ctx) {
 
 /* ---- the table ------------------------------------------------------------ */
 
-static const xc_attr_def_t constant_attrs[] = {
-    XC_ATTR_OPT("value", XC_ATTR_TENSOR),       XC_ATTR_OPT("sparse_value", XC_ATTR_TENSOR),
-    XC_ATTR_OPT("value_float", XC_ATTR_FLOAT),  XC_ATTR_OPT("value_floats", XC_ATTR_FLOATS),
-    XC_ATTR_OPT("value_int", XC_ATTR_INT),      XC_ATTR_OPT("value_ints", XC_ATTR_INTS),
-    XC_ATTR_OPT("value_string", XC_ATTR_STRING), XC_ATTR_OPT("value_strings", XC_ATTR_STRINGS),
-    XC_ATTR_END};
+static const xc_attr_def_t constant_attrs[] = {XC_ATTR_OPT("value", XC_ATTR_TENSOR),
+                                               XC_ATTR_OPT("sparse_value", XC_ATTR_TENSOR),
+                                               XC_ATTR_OPT("value_float", XC_ATTR_FLOAT),
+                                               XC_ATTR_OPT("value_floats", XC_ATTR_FLOATS),
+                                               XC_ATTR_OPT("value_int", XC_ATTR_INT),
+                                               XC_ATTR_OPT("value_ints", XC_ATTR_INTS),
+                                               XC_ATTR_OPT("value_string", XC_ATTR_STRING),
+                                               XC_ATTR_OPT("value_strings", XC_ATTR_STRINGS),
+                                               XC_ATTR_END};
 static const xc_attr_def_t cos_attrs[] = {XC_ATTR_OPT("value", XC_ATTR_TENSOR), XC_ATTR_END};
 static const xc_attr_def_t pad_attrs[] = {XC_ATTR_S("mode", "constant"), XC_ATTR_END};
 static const xc_attr_def_t d2s_attrs[] = {XC_ATTR_REQ("blocksize", XC_ATTR_INT),

@@ -18,8 +18,8 @@ static inline xc_value_t* sc_in(const xc_node_t* n, int i) {
   return i < n->num_inputs ? n->inputs[i] : NULL;
 }
 
-static inline xc_status_t sc_set_out(xc_graph_t* g, xc_node_t* n, int i, xc_dtype_t dtype,
-                                     int rank, const xc_dim_t* dims) {
+static inline xc_status_t sc_set_out(xc_graph_t* g, xc_node_t* n, int i, xc_dtype_t dtype, int rank,
+                                     const xc_dim_t* dims) {
   xc_value_t* v = i < n->num_outputs ? n->outputs[i] : NULL;
   if (!v) return NULL;
   if (rank > XC_MAX_RANK)
@@ -29,17 +29,15 @@ static inline xc_status_t sc_set_out(xc_graph_t* g, xc_node_t* n, int i, xc_dtyp
 
 /* Static length of a 1-D shape-like input (a scalar counts as length 1 when
  * allow_scalar). */
-static inline xc_status_t sc_vector_len(const xc_node_t* n, const xc_value_t* v,
-                                        const char* what, bool allow_scalar,
-                                        int64_t* out) {
+static inline xc_status_t sc_vector_len(const xc_node_t* n, const xc_value_t* v, const char* what,
+                                        bool allow_scalar, int64_t* out) {
   *out = 0;
   if (v->rank == 0 && allow_scalar) {
     *out = 1;
     return NULL;
   }
   if (v->rank != 1)
-    return xc_node_error(n, XC_INVALID_ARGUMENT, "'%s' must be 1-D, got rank %d", what,
-                         v->rank);
+    return xc_node_error(n, XC_INVALID_ARGUMENT, "'%s' must be 1-D, got rank %d", what, v->rank);
   if (!xc_dim_is_static(v->dims[0]))
     return xc_node_error(n, XC_UNSUPPORTED, "'%s' must have a static length", what);
   *out = v->dims[0].value;
@@ -48,8 +46,8 @@ static inline xc_status_t sc_vector_len(const xc_node_t* n, const xc_value_t* v,
 
 /* Static integer elements of v (from a constant or fully static known elems).
  * Returns false when unknown, symbolic or longer than cap. */
-static inline bool sc_static_ints(xc_graph_t* g, const xc_value_t* v, int64_t cap,
-                                  int64_t* count, int64_t* out) {
+static inline bool sc_static_ints(xc_graph_t* g, const xc_value_t* v, int64_t cap, int64_t* count,
+                                  int64_t* out) {
   int64_t ne;
   const xc_dim_t* e;
   *count = 0;
@@ -63,31 +61,28 @@ static inline bool sc_static_ints(xc_graph_t* g, const xc_value_t* v, int64_t ca
 }
 
 /* Integer elements of a run-time 1-D or scalar tensor into out[cap]. */
-static inline xc_status_t sc_tensor_ints(const xc_node_t* n, const xc_tensor_t* t,
-                                         const char* what, int64_t cap, int64_t* count,
-                                         int64_t* out) {
+static inline xc_status_t sc_tensor_ints(const xc_node_t* n, const xc_tensor_t* t, const char* what,
+                                         int64_t cap, int64_t* count, int64_t* out) {
   *count = 0;
   if (t->rank > 1)
-    return xc_node_error(n, XC_INVALID_ARGUMENT, "'%s' must be 1-D, got rank %d", what,
-                         t->rank);
+    return xc_node_error(n, XC_INVALID_ARGUMENT, "'%s' must be 1-D, got rank %d", what, t->rank);
   if (!xc_dtype_is_int(t->dtype))
-    return xc_node_error(n, XC_INVALID_ARGUMENT, "'%s' must be an integer tensor, got %s",
-                         what, xc_dtype_name(t->dtype));
+    return xc_node_error(n, XC_INVALID_ARGUMENT, "'%s' must be an integer tensor, got %s", what,
+                         xc_dtype_name(t->dtype));
   if (t->numel > cap)
-    return xc_node_error(n, XC_UNSUPPORTED, "'%s' has %lld elements, at most %lld supported",
-                         what, (long long)t->numel, (long long)cap);
+    return xc_node_error(n, XC_UNSUPPORTED, "'%s' has %lld elements, at most %lld supported", what,
+                         (long long)t->numel, (long long)cap);
   for (int64_t i = 0; i < t->numel; i++) out[i] = xc_tensor_get_i64(t, i);
   *count = t->numel;
   return NULL;
 }
 
 /* Creates output i of the kernel. */
-static inline xc_status_t sc_new_output(xc_eval_ctx_t* ctx, int i, xc_dtype_t dtype,
-                                        int rank, const int64_t* dims, xc_tensor_t** out) {
+static inline xc_status_t sc_new_output(xc_eval_ctx_t* ctx, int i, xc_dtype_t dtype, int rank,
+                                        const int64_t* dims, xc_tensor_t** out) {
   *out = NULL;
   if (rank > XC_MAX_RANK)
-    return xc_node_error(ctx->node, XC_UNSUPPORTED, "output rank %d exceeds %d", rank,
-                         XC_MAX_RANK);
+    return xc_node_error(ctx->node, XC_UNSUPPORTED, "output rank %d exceeds %d", rank, XC_MAX_RANK);
   for (int d = 0; d < rank; d++)
     if (dims[d] < 0)
       return xc_node_error(ctx->node, XC_INVALID_ARGUMENT, "negative output dim %lld",

@@ -309,7 +309,8 @@ static void test_transpose(void) {
 
 static void test_concat_split(void) {
   {
-    xc_tensor_t* in[3] = {iota(XC_I64, 2, I64S(2, 1)), mk(XC_I64, 2, I64S(2, 2), F64S(10, 11, 12, 13)),
+    xc_tensor_t* in[3] = {iota(XC_I64, 2, I64S(2, 1)),
+                          mk(XC_I64, 2, I64S(2, 2), F64S(10, 11, 12, 13)),
                           mk(XC_I64, 2, I64S(2, 0), NULL)};
     op_t t = op_new("Concat", 3, in, "rrr", 1);
     CHECK_OK(xc_node_set_int(t.g, t.n, "axis", -1));
@@ -363,8 +364,7 @@ static void test_slice(void) {
     op_free(&t);
   }
   { /* full reverse with clamped bounds */
-    xc_tensor_t* all[5] = {iota(XC_I32, 1, I64S(4)), INTS(-1), INTS(INT64_MIN), INTS(0),
-                           INTS(-1)};
+    xc_tensor_t* all[5] = {iota(XC_I32, 1, I64S(4)), INTS(-1), INTS(INT64_MIN), INTS(0), INTS(-1)};
     op_t t = op_new("Slice", 5, all, "rcccc", 1);
     CHECK_OK(op_run(&t));
     CHECK_T(t.outs[0], XC_I32, 1, I64S(4), F64S(3, 2, 1, 0));
@@ -432,8 +432,7 @@ static void test_gather_expand_tile(void) {
     xc_tensor_t* in[2] = {mk(XC_F32, 2, I64S(3, 1), F64S(1, 2, 3)), INTS(2, 1, 2)};
     op_t t = op_new("Expand", 2, in, "rc", 1);
     CHECK_OK(op_run(&t));
-    CHECK_T(t.outs[0], XC_F32, 3, I64S(2, 3, 2),
-            F64S(1, 1, 2, 2, 3, 3, 1, 1, 2, 2, 3, 3));
+    CHECK_T(t.outs[0], XC_F32, 3, I64S(2, 3, 2), F64S(1, 1, 2, 2, 3, 3, 1, 1, 2, 2, 3, 3));
     op_free(&t);
   }
   {
@@ -646,14 +645,16 @@ static void test_rearrange(void) {
     op_free(&t);
   }
   {
-    xc_tensor_t* in[2] = {mk(XC_F32, 2, I64S(3, 3), F64S(1, 2, 3, 4, 5, 6, 7, 8, 9)), scalar_i64(1)};
+    xc_tensor_t* in[2] = {mk(XC_F32, 2, I64S(3, 3), F64S(1, 2, 3, 4, 5, 6, 7, 8, 9)),
+                          scalar_i64(1)};
     op_t t = op_new("Trilu", 2, in, "rr", 1);
     CHECK_OK(op_run(&t));
     CHECK_T(t.outs[0], XC_F32, 2, I64S(3, 3), F64S(0, 2, 3, 0, 0, 6, 0, 0, 0));
     op_free(&t);
   }
   {
-    xc_tensor_t* in[2] = {mk(XC_I64, 2, I64S(3, 3), F64S(1, 2, 3, 4, 5, 6, 7, 8, 9)), scalar_i64(-1)};
+    xc_tensor_t* in[2] = {mk(XC_I64, 2, I64S(3, 3), F64S(1, 2, 3, 4, 5, 6, 7, 8, 9)),
+                          scalar_i64(-1)};
     op_t t = op_new("Trilu", 2, in, "rr", 1);
     CHECK_OK(xc_node_set_int(t.g, t.n, "upper", 0));
     CHECK_OK(op_run(&t));
@@ -668,7 +669,8 @@ static void test_rearrange(void) {
     op_free(&t);
   }
   { /* axis 0, run-time depth, i32 values */
-    xc_tensor_t* in[3] = {INTS(1, 0), mk(XC_F32, 0, NULL, F64S(2)), mk(XC_I32, 1, I64S(2), F64S(-1, 5))};
+    xc_tensor_t* in[3] = {INTS(1, 0), mk(XC_F32, 0, NULL, F64S(2)),
+                          mk(XC_I32, 1, I64S(2), F64S(-1, 5))};
     op_t t = op_new("OneHot", 3, in, "rrr", 1);
     CHECK_OK(xc_node_set_int(t.g, t.n, "axis", 0));
     CHECK_OK(op_run(&t));
