@@ -979,8 +979,14 @@ static void test_symbolic_misc(void) {
   CHECK_OK(xc_node_set_int(g, en, "axis", 0));
   xc_value_t* ein[2] = {x, eshape};
   xc_value_t* expanded = add_node(g, "Expand", 2, ein, "expanded", NULL);
-  xc_value_t* outs[] = {tail, rev, range, size, padded, cat, expanded};
-  for (int i = 0; i < 7; i++) CHECK_OK(xc_graph_add_output(g, outs[i]));
+  xc_node_t* fn;
+  xc_value_t* flat = add_node(g, "Flatten", 1, &x, "flat", &fn);
+  CHECK_OK(xc_node_set_int(g, fn, "axis", 0));
+  xc_value_t* tr = add_node(g, "Transpose", 1, &x, "tr", NULL);
+  xc_value_t* tin[2] = {x, add_const(g, "reps", INTS(2, 1))};
+  xc_value_t* tiled = add_node(g, "Tile", 2, tin, "tiled", NULL);
+  xc_value_t* outs[] = {tail, rev, range, size, padded, cat, expanded, flat, tr, tiled};
+  for (int i = 0; i < 10; i++) CHECK_OK(xc_graph_add_output(g, outs[i]));
   CHECK_OK(xc_graph_resolve_ops(g));
   CHECK_OK(xc_graph_verify(g));
   CHECK_OK(xc_graph_infer(g));
@@ -988,6 +994,9 @@ static void test_symbolic_misc(void) {
   CHECK_STR(dims_str(range, buf, sizeof buf), "i64[seq]");
   CHECK_STR(dims_str(expanded, buf, sizeof buf), "f32[3,batch,seq]");
   CHECK_STR(dims_str(padded, buf, sizeof buf), "f32[batch,seq+3]");
+  CHECK_STR(dims_str(flat, buf, sizeof buf), "f32[1,batch*seq]");
+  CHECK_STR(dims_str(tr, buf, sizeof buf), "f32[seq,batch]");
+  CHECK_STR(dims_str(tiled, buf, sizeof buf), "f32[batch*2,seq]");
   CHECK_EQ_INT(size->num_elems, 1);
   for (int k = 0; k < 2; k++) {
     int64_t B = k ? 1 : 2, S = k ? 6 : 5;
@@ -998,7 +1007,7 @@ static void test_symbolic_misc(void) {
     CHECK_EQ_INT(eval_dim(size->elems[0], B, S), B * S);
     int64_t dims[2] = {B, S};
     xc_tensor_t* in = iota(XC_F32, 2, dims);
-    xc_tensor_t* res[7] = {NULL};
+    xc_tensor_t* res[10] = {NULL};
     CHECK_OK(xc_interp_run(g, NULL, 1, (const xc_tensor_t* const*)&in, res));
     CHECK_T(res[0], XC_F32, 2, I64S(B, tail_len), NULL);
     CHECK_T(res[1], XC_F32, 2, I64S(B, rev_len), NULL);
@@ -1007,7 +1016,8 @@ static void test_symbolic_misc(void) {
     CHECK_T(res[3], XC_I64, 0, NULL, F64S((double)(B * S)));
     CHECK_T(res[4], XC_F32, 2, I64S(B, S + 3), NULL);
     CHECK_T(res[6], XC_F32, 3, I64S(3, B, S), NULL);
-    for (int i = 0; i < 7; i++) xc_tensor_destroy(res[i]);
+    CHECK_T(res[9], XC_F32, 2, I64S(2 * B, S), NULL);
+    for (int i = 0; i < 10; i++) xc_tensor_destroy(res[i]);
     xc_tensor_destroy(in);
   }
   xc_graph_destroy(g);
