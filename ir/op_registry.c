@@ -10,6 +10,7 @@ extern const xc_op_def_t xc_ops_linalg[];
 extern const xc_op_def_t xc_ops_conv[];
 extern const xc_op_def_t xc_ops_norm[];
 extern const xc_op_def_t xc_ops_shape[];
+extern const xc_op_def_t xc_ops_shape2[];
 extern const xc_op_def_t xc_ops_index[];
 extern const xc_op_def_t xc_ops_reduce[];
 
@@ -21,6 +22,7 @@ static const xc_op_def_t* const families[] = {
     xc_ops_conv,
     xc_ops_norm,
     xc_ops_shape,
+    xc_ops_shape2,
     xc_ops_index,
     xc_ops_reduce,
 };
