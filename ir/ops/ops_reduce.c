@@ -70,6 +70,37 @@ static xc_status_t reduce_mask(const xc_node_t* n, int rank, int64_t count,
   return NULL;
 }
 
+/* Sum/Prod/Max/Min of a known integer vector (e.g. the output of Shape) is
+ * a known, possibly symbolic, value: Shape -> ReduceProd -> Reshape keeps
+ * its static (or symbolic) shape. */
+static xc_status_t reduce_known_elems(xc_graph_t* g, xc_node_t* n, bool whole_vector) {
+  const xc_value_t* x = n->inputs[0];
+  int64_t count;
+  const xc_dim_t* e;
+  if (!whole_vector || x->dtype != XC_I64 || !xc_value_known_elems(g, x, &count, &e) ||
+      count == 0)
+    return NULL;
+  reduce_kind_t kind = reduce_kind_of(n);
+  if (kind != RK_SUM && kind != RK_PROD && kind != RK_MAX && kind != RK_MIN) return NULL;
+  for (int64_t i = 0; i < count; i++)
+    if (!e[i].sym && e[i].value < 0) return NULL; /* dims algebra is for sizes */
+  xc_dim_t r = e[0];
+  for (int64_t i = 1; i < count; i++) {
+    switch (kind) {
+      case RK_SUM: r = xc_dim_add(g, r, e[i]); break;
+      case RK_PROD: r = xc_dim_mul(g, r, e[i]); break;
+      case RK_MAX: r = xc_dim_max(g, r, e[i]); break;
+      default: r = xc_dim_min(g, r, e[i]); break;
+    }
+  }
+  xc_status_t s = xc_graph_take_error(g);
+  if (s) { /* e.g. overflow of constant folding: leave the value unknown */
+    xc_status_free(s);
+    return NULL;
+  }
+  return xc_value_set_elems(g, n->outputs[0], 1, &r);
+}
+
 static xc_status_t reduce_infer(xc_graph_t* g, xc_node_t* n) {
   XC_RETURN_IF_ERROR(xc_infer_check_input(n, 0, n->op->dtypes));
   const xc_value_t* x = n->inputs[0];
@@ -123,7 +154,8 @@ static xc_status_t reduce_infer(xc_graph_t* g, xc_node_t* n) {
     else if (keep)
       out[out_rank++] = xc_dim_const(1);
   }
-  return xc_value_set_type(g, n->outputs[0], x->dtype, out_rank, out);
+  XC_RETURN_IF_ERROR(xc_value_set_type(g, n->outputs[0], x->dtype, out_rank, out));
+  return reduce_known_elems(g, n, rank == 1 && mask[0]);
 }
 
 /* The value of an empty reduction for integer outputs of Max/Min: the

@@ -206,7 +206,44 @@ static void test_symbolic(void) {
   xc_graph_destroy(g);
 }
 
+/* ReduceProd of a known shape vector [N, 3] is the known value N*3, and the
+ * interpreter checks the claim against the computed value. */
+static void test_known_elems(void) {
+  xc_graph_t* g;
+  CHECK_OK(xc_graph_create("e", &g));
+  xc_dim_t nd = xc_dim_var(g, "N");
+  xc_value_t *x, *shape, *prod, *mx;
+  CHECK_OK(xc_graph_add_value(g, "x", XC_I64, 1, (xc_dim_t[]){xc_dim_const(2)}, &x));
+  CHECK_OK(xc_graph_add_input(g, x));
+  CHECK_OK(xc_graph_add_value(g, "prod", XC_DTYPE_UNDEFINED, -1, NULL, &prod));
+  CHECK_OK(xc_graph_add_value(g, "mx", XC_DTYPE_UNDEFINED, -1, NULL, &mx));
+  CHECK_OK(xc_graph_add_output(g, prod));
+  CHECK_OK(xc_graph_add_output(g, mx));
+  xc_node_t *n1, *n2;
+  CHECK_OK(xc_graph_add_node(g, "ReduceProd", "", "p", 1, &x, 1, &prod, &n1));
+  CHECK_OK(xc_node_set_int(g, n1, "keepdims", 0));
+  CHECK_OK(xc_graph_add_node(g, "ReduceMax", "", "m", 1, &x, 1, &mx, &n2));
+  /* Claim x holds [N, 3] (as a Shape output would). */
+  shape = x;
+  CHECK_OK(xc_value_set_elems(g, shape, 2, (xc_dim_t[]){nd, xc_dim_const(3)}));
+  CHECK_OK(xc_graph_resolve_ops(g));
+  CHECK_OK(xc_graph_infer(g));
+  CHECK(prod->elems && prod->num_elems == 1 &&
+        xc_dim_equal(prod->elems[0], xc_dim_mul(g, nd, xc_dim_const(3))));
+  CHECK(mx->elems && mx->num_elems == 1 && mx->rank == 1);
+  xc_tensor_t* in = nh_i64(1, (int64_t[]){2}, (int64_t[]){4, 3});
+  xc_tensor_t* out[2] = {NULL, NULL};
+  CHECK_OK(xc_interp_run(g, NULL, 1, (const xc_tensor_t* const*)&in, out));
+  CHECK(out[0] && xc_tensor_get_i64(out[0], 0) == 12);
+  CHECK(out[1] && xc_tensor_get_i64(out[1], 0) == 4);
+  xc_tensor_destroy(out[0]);
+  xc_tensor_destroy(out[1]);
+  xc_tensor_destroy(in);
+  xc_graph_destroy(g);
+}
+
 int main(void) {
+  test_known_elems();
   test_sum_mean();
   test_max_min_prod();
   test_norms_and_logs();
