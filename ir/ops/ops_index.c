@@ -244,10 +244,11 @@ static xc_status_t gather_nd_eval(xc_eval_ctx_t* ctx) {
   const xc_node_t* n = ctx->node;
   const xc_tensor_t* x = ctx->inputs[0];
   const xc_tensor_t* ix = ctx->inputs[1];
-  int b = (int)xc_node_attr_int(n, "batch_dims");
+  int64_t batch_dims = xc_node_attr_int(n, "batch_dims");
   int r = x->rank, q = ix->rank;
-  if (q < 1 || b < 0 || b >= r || b >= q)
+  if (q < 1 || batch_dims < 0 || batch_dims >= r || batch_dims >= q)
     return xc_node_error(n, XC_INVALID_ARGUMENT, "bad ranks or batch_dims");
+  int b = (int)batch_dims;
   int64_t k = ix->dims[q - 1];
   if (k < 1 || k > r - b)
     return xc_node_error(n, XC_INVALID_ARGUMENT, "indices last dimension %lld out of range",

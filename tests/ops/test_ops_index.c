@@ -31,6 +31,11 @@ static void test_gather_elements(void) {
   CHECK_OK(nh_run(&h));
   NH_CHECK(h.out[0], 2, ((int64_t[]){1, 2}), ((double[]){2, 1}), 0);
   nh_end(&h);
+  /* indices wider than data on a non-axis dimension. */
+  xc_tensor_t* wide[2] = {T(XC_F32, 2, D(2, 2), D(1, 2, 3, 4)), I64(2, D(1, 3), D(0, 0, 0))};
+  CHECK_OK(nh_begin(&h, "GatherElements", 2, wide, NULL, 1));
+  CHECK_ERR(nh_run(&h), "exceeds data extent");
+  nh_end(&h);
   xc_tensor_t* bad[2] = {T(XC_F32, 2, D(2, 2), D(1, 2, 3, 4)), I64(2, D(1, 2), D(0, 2))};
   CHECK_OK(nh_begin(&h, "GatherElements", 2, bad, NULL, 1));
   CHECK_OK(xc_node_set_int(h.g, h.node, "axis", 1));
@@ -61,6 +66,11 @@ static void test_gather_nd(void) {
   xc_tensor_t* bad[2] = {T(XC_F32, 2, D(2, 2), D(0, 1, 2, 3)), I64(2, D(1, 2), D(0, -3))};
   CHECK_OK(nh_begin(&h, "GatherND", 2, bad, NULL, 1));
   CHECK_ERR(nh_run(&h), "out of range");
+  nh_end(&h);
+  xc_tensor_t* batch[2] = {T(XC_F32, 2, D(2, 2), D(0, 1, 2, 3)), I64(2, D(3, 1), D(0, 0, 0))};
+  CHECK_OK(nh_begin(&h, "GatherND", 2, batch, NULL, 1));
+  CHECK_OK(xc_node_set_int(h.g, h.node, "batch_dims", 1));
+  CHECK_ERR(nh_infer(&h), "batch dimension 0 differs");
   nh_end(&h);
   xc_tensor_t* bad2[2] = {T(XC_F32, 2, D(2, 2), D(0, 1, 2, 3)), I64(2, D(1, 3), D(0, 0, 0))};
   CHECK_OK(nh_begin(&h, "GatherND", 2, bad2, NULL, 1));
