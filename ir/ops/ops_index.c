@@ -1,6 +1,6 @@
 /* Op family 'index': ops that select, scatter, order or scan elements along
  * axes — GatherElements, GatherND, ScatterElements, ScatterND, ArgMax,
- * ArgMin, TopK, CumSum. Resize lives in ops_resize.c.
+ * ArgMin, TopK, CumSum, Unique. Resize lives in ops_resize.c.
  *
  * Data movement copies elements by bytes, so every dtype works. Indices are
  * i32 or i64, may be negative (counted from the end) and are range-checked:
@@ -523,20 +523,22 @@ typedef struct topk_sort {
 
 /* true when position a (of the slice) goes before b: by value in the
  * requested direction, ties by lower index. */
-static bool topk_before(const topk_sort_t* s, int64_t a, int64_t b) {
+static bool topk_before(const void* ctx, int64_t a, int64_t b) {
+  const topk_sort_t* s = ctx;
   int c = compare_elems(s->x, s->base + a * s->stride, s->base + b * s->stride);
   if (c != 0) return s->largest ? c > 0 : c < 0;
   return a < b;
 }
 
-/* Stable merge sort of positions. */
-static void topk_merge_sort(const topk_sort_t* s, int64_t* v, int64_t* tmp, int64_t n) {
+/* Stable merge sort of positions v[0..n) with scratch tmp[0..n). */
+static void merge_sort(int64_t* v, int64_t* tmp, int64_t n,
+                       bool (*before)(const void*, int64_t, int64_t), const void* ctx) {
   if (n < 2) return;
   int64_t h = n / 2;
-  topk_merge_sort(s, v, tmp, h);
-  topk_merge_sort(s, v + h, tmp, n - h);
+  merge_sort(v, tmp, h, before, ctx);
+  merge_sort(v + h, tmp, n - h, before, ctx);
   int64_t i = 0, j = h, o = 0;
-  while (i < h && j < n) tmp[o++] = topk_before(s, v[j], v[i]) ? v[j++] : v[i++];
+  while (i < h && j < n) tmp[o++] = before(ctx, v[j], v[i]) ? v[j++] : v[i++];
   while (i < h) tmp[o++] = v[i++];
   while (j < n) tmp[o++] = v[j++];
   memcpy(v, tmp, (size_t)n * sizeof *v);
@@ -572,7 +574,7 @@ static xc_status_t topk_eval(xc_eval_ctx_t* ctx) {
     for (int64_t c = 0; c < inner; c++) {
       s.base = a * len * inner + c;
       for (int64_t i = 0; i < len; i++) pos[i] = i;
-      topk_merge_sort(&s, pos, pos + len, len);
+      merge_sort(pos, pos + len, len, topk_before, &s);
       /* sorted=0 leaves the order unspecified; the sorted order is one. */
       for (int64_t i = 0; i < k; i++) {
         int64_t out = (a * k + i) * inner + c;
@@ -583,6 +585,130 @@ static xc_status_t topk_eval(xc_eval_ctx_t* ctx) {
     }
   free(pos);
   return NULL;
+}
+
+/* ---- Unique -------------------------------------------------------------- */
+
+/* Items are elements (no axis) or slices along axis; item j covers elements
+ * (a * len + j) * inner + c for a < outer, c < inner. */
+typedef struct unique_items {
+  const xc_tensor_t* x;
+  int64_t outer, len, inner;
+} unique_items_t;
+
+static int unique_compare(const unique_items_t* u, int64_t a, int64_t b) {
+  for (int64_t o = 0; o < u->outer; o++)
+    for (int64_t c = 0; c < u->inner; c++) {
+      int r = compare_elems(u->x, (o * u->len + a) * u->inner + c, (o * u->len + b) * u->inner + c);
+      if (r) return r;
+    }
+  return 0;
+}
+
+static bool unique_before(const void* ctx, int64_t a, int64_t b) {
+  int c = unique_compare(ctx, a, b);
+  return c != 0 ? c < 0 : a < b;
+}
+
+static bool position_before(const void* ctx, int64_t a, int64_t b) {
+  const int64_t* first = ctx;
+  return first[a] < first[b];
+}
+
+static xc_status_t unique_axis(const xc_node_t* n, int rank, int* axis) {
+  *axis = -1;
+  if (!xc_node_has_attr(n, "axis")) return NULL;
+  return xc_normalize_axis(n, xc_node_attr_int(n, "axis"), rank, axis);
+}
+
+static xc_status_t unique_infer(xc_graph_t* g, xc_node_t* n) {
+  XC_RETURN_IF_ERROR(xc_infer_check_input(n, 0, XC_DT_ALL));
+  const xc_value_t* x = n->inputs[0];
+  int axis;
+  XC_RETURN_IF_ERROR(unique_axis(n, x->rank, &axis));
+  xc_dim_t u = xc_dim_fresh(g, "unique"), dims[XC_MAX_RANK], total = xc_dim_const(1);
+  for (int d = 0; d < x->rank; d++) total = xc_dim_mul(g, total, x->dims[d]);
+  if (axis < 0) {
+    XC_RETURN_IF_ERROR(xc_value_set_type(g, n->outputs[0], x->dtype, 1, &u));
+  } else {
+    for (int d = 0; d < x->rank; d++) dims[d] = d == axis ? u : x->dims[d];
+    XC_RETURN_IF_ERROR(xc_value_set_type(g, n->outputs[0], x->dtype, x->rank, dims));
+  }
+  xc_dim_t inverse = axis < 0 ? total : x->dims[axis];
+  if (n->num_outputs > 1 && n->outputs[1])
+    XC_RETURN_IF_ERROR(xc_value_set_type(g, n->outputs[1], XC_I64, 1, &u));
+  if (n->num_outputs > 2 && n->outputs[2])
+    XC_RETURN_IF_ERROR(xc_value_set_type(g, n->outputs[2], XC_I64, 1, &inverse));
+  if (n->num_outputs > 3 && n->outputs[3])
+    XC_RETURN_IF_ERROR(xc_value_set_type(g, n->outputs[3], XC_I64, 1, &u));
+  return NULL;
+}
+
+static xc_status_t unique_eval(xc_eval_ctx_t* ctx) {
+  const xc_node_t* n = ctx->node;
+  const xc_tensor_t* x = ctx->inputs[0];
+  int axis;
+  XC_RETURN_IF_ERROR(unique_axis(n, x->rank, &axis));
+  unique_items_t items = {x, 1, x->numel, 1};
+  if (axis >= 0) {
+    items.outer = dims_product(x->dims, 0, axis);
+    items.len = x->dims[axis];
+    items.inner = dims_product(x->dims, axis + 1, x->rank);
+    if (items.outer * items.inner == 0) items.outer = items.inner = 0; /* empty slices */
+  }
+  int64_t len = items.len;
+  /* order: positions sorted by value; group[i]: unique id of item i;
+   * first[k], count[k]: first position and count of unique k. */
+  int64_t* buf = malloc(sizeof(int64_t) * (size_t)(len ? len : 1) * 6);
+  if (!buf) return xc_error_oom();
+  int64_t *order = buf, *tmp = buf + len, *group = buf + 2 * len, *first = buf + 3 * len,
+          *count = buf + 4 * len, *rank_of = buf + 5 * len;
+  for (int64_t i = 0; i < len; i++) order[i] = i;
+  merge_sort(order, tmp, len, unique_before, &items);
+  int64_t num = 0;
+  for (int64_t i = 0; i < len; i++) {
+    if (i == 0 || unique_compare(&items, order[i - 1], order[i]) != 0) {
+      first[num] = order[i]; /* lowest index of the group: the sort is stable */
+      count[num++] = 0;
+    }
+    group[order[i]] = num - 1;
+    count[num - 1]++;
+  }
+  /* rank_of[k]: output slot of sorted unique k (by first occurrence when unsorted). */
+  for (int64_t k = 0; k < num; k++) tmp[k] = k;
+  if (!xc_node_attr_int(n, "sorted")) merge_sort(tmp, order, num, position_before, first);
+  for (int64_t k = 0; k < num; k++) rank_of[tmp[k]] = k;
+
+  int64_t dims[XC_MAX_RANK];
+  memcpy(dims, x->dims, sizeof dims);
+  int out_rank = x->rank;
+  if (axis < 0) {
+    out_rank = 1;
+    dims[0] = num;
+  } else {
+    dims[axis] = num;
+  }
+  xc_status_t s = xc_tensor_create(x->dtype, out_rank, dims, &ctx->outputs[0]);
+  for (int i = 1; i < 4 && !s; i++)
+    if (i < ctx->num_outputs && n->outputs[i])
+      s = xc_tensor_create(XC_I64, 1, i == 2 ? &len : &num, &ctx->outputs[i]);
+  if (!s) {
+    size_t es = xc_dtype_size(x->dtype);
+    xc_tensor_t* y = ctx->outputs[0];
+    for (int64_t k = 0; k < num; k++) {
+      int64_t slot = rank_of[k];
+      for (int64_t o = 0; o < items.outer; o++)
+        memcpy((char*)y->data + (size_t)((o * num + slot) * items.inner) * es,
+               (const char*)x->data + (size_t)((o * len + first[k]) * items.inner) * es,
+               (size_t)items.inner * es);
+      if (ctx->num_outputs > 1 && ctx->outputs[1]) xc_tensor_set_i64(ctx->outputs[1], slot, first[k]);
+      if (ctx->num_outputs > 3 && ctx->outputs[3]) xc_tensor_set_i64(ctx->outputs[3], slot, count[k]);
+    }
+    if (ctx->num_outputs > 2 && ctx->outputs[2])
+      for (int64_t i = 0; i < len; i++) xc_tensor_set_i64(ctx->outputs[2], i, rank_of[group[i]]);
+  }
+  free(buf);
+  return s;
 }
 
 /* ---- table --------------------------------------------------------------- */
@@ -598,6 +724,9 @@ static const xc_attr_def_t cumsum_attrs[] = {XC_ATTR_I("exclusive", 0), XC_ATTR_
                                              XC_ATTR_END};
 static const xc_attr_def_t topk_attrs[] = {XC_ATTR_I("axis", -1), XC_ATTR_I("largest", 1),
                                            XC_ATTR_I("sorted", 1), XC_ATTR_END};
+
+static const xc_attr_def_t unique_attrs[] = {XC_ATTR_OPT("axis", XC_ATTR_INT),
+                                             XC_ATTR_I("sorted", 1), XC_ATTR_END};
 
 const xc_op_def_t xc_ops_index[] = {
     {"GatherElements", "", 2, 2, 1, 1, axis0_attrs, XC_DT_ALL, gather_elements_infer,
@@ -617,5 +746,8 @@ const xc_op_def_t xc_ops_index[] = {
      "Cumulative sum along axis (input), optionally exclusive and/or reversed."},
     {"TopK", "", 2, 2, 2, 2, topk_attrs, XC_DT_NUMERIC, topk_infer, topk_eval,
      "K largest (or smallest) elements along axis and their indices; ties keep lower index first."},
+    {"Unique", "", 1, 1, 1, 4, unique_attrs, XC_DT_ALL, unique_infer, unique_eval,
+     "Unique elements (or slices along axis), sorted or in first-occurrence order, with "
+     "first indices, inverse indices and counts."},
     {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, NULL, NULL},
 };

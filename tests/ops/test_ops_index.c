@@ -305,6 +305,42 @@ static void test_resize(void) {
   nh_end(&h);
 }
 
+static xc_status_t unique(node_harness_t* h, xc_tensor_t* x, int has_axis, int axis, int sorted) {
+  XC_RETURN_IF_ERROR(nh_begin(h, "Unique", 1, &x, NULL, 4));
+  if (has_axis) XC_RETURN_IF_ERROR(xc_node_set_int(h->g, h->node, "axis", axis));
+  XC_RETURN_IF_ERROR(xc_node_set_int(h->g, h->node, "sorted", sorted));
+  return nh_run(h);
+}
+
+static void test_unique(void) {
+  node_harness_t h;
+  CHECK_OK(unique(&h, T(XC_F32, 1, D(6), D(2, 1, 1, 3, 4, 3)), 0, 0, 1));
+  NH_CHECK(h.out[0], 1, ((int64_t[]){4}), ((double[]){1, 2, 3, 4}), 0);
+  NH_CHECK(h.out[1], 1, ((int64_t[]){4}), ((double[]){1, 0, 3, 4}), 0);
+  NH_CHECK(h.out[2], 1, ((int64_t[]){6}), ((double[]){1, 0, 0, 2, 3, 2}), 0);
+  NH_CHECK(h.out[3], 1, ((int64_t[]){4}), ((double[]){2, 1, 2, 1}), 0);
+  nh_end(&h);
+  CHECK_OK(unique(&h, T(XC_I32, 2, D(2, 3), D(2, 1, 1, 3, 4, 3)), 0, 0, 0));
+  NH_CHECK(h.out[0], 1, ((int64_t[]){4}), ((double[]){2, 1, 3, 4}), 0);
+  NH_CHECK(h.out[1], 1, ((int64_t[]){4}), ((double[]){0, 1, 3, 4}), 0);
+  NH_CHECK(h.out[2], 1, ((int64_t[]){6}), ((double[]){0, 1, 1, 2, 3, 2}), 0);
+  NH_CHECK(h.out[3], 1, ((int64_t[]){4}), ((double[]){1, 2, 2, 1}), 0);
+  nh_end(&h);
+  /* Columns (1,2), (0,5), (1,2): sorted lexicographically (0,5) < (1,2). */
+  CHECK_OK(unique(&h, T(XC_F32, 2, D(2, 3), D(1, 0, 1, 2, 5, 2)), 1, -1, 1));
+  NH_CHECK(h.out[0], 2, ((int64_t[]){2, 2}), ((double[]){0, 1, 5, 2}), 0);
+  NH_CHECK(h.out[1], 1, ((int64_t[]){2}), ((double[]){1, 0}), 0);
+  NH_CHECK(h.out[2], 1, ((int64_t[]){3}), ((double[]){1, 0, 1}), 0);
+  NH_CHECK(h.out[3], 1, ((int64_t[]){2}), ((double[]){1, 2}), 0);
+  nh_end(&h);
+  CHECK_OK(unique(&h, T(XC_F32, 1, D(0), D(0)), 0, 0, 1));
+  NH_CHECK(h.out[0], 1, ((int64_t[]){0}), NULL, 0);
+  NH_CHECK(h.out[2], 1, ((int64_t[]){0}), NULL, 0);
+  nh_end(&h);
+  CHECK_ERR(unique(&h, T(XC_F32, 1, D(2), D(1, 2)), 1, 1, 1), "out of range");
+  nh_end(&h);
+}
+
 static void test_symbolic(void) {
   xc_graph_t* g;
   CHECK_OK(xc_graph_create("s", &g));
@@ -354,6 +390,7 @@ int main(void) {
   test_topk();
   test_cumsum();
   test_resize();
+  test_unique();
   test_symbolic();
   return xc_test_summary("test_ops_index");
 }
