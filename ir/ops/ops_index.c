@@ -15,13 +15,11 @@
 
 /* Normalizes index v for an axis of extent `size` (negative counts from the
  * end); error when out of range. */
-static xc_status_t fix_index(const xc_node_t* n, int64_t v, int64_t size, int axis,
-                             int64_t* out) {
+static xc_status_t fix_index(const xc_node_t* n, int64_t v, int64_t size, int axis, int64_t* out) {
   int64_t r = v < 0 ? v + size : v;
   if (r < 0 || r >= size)
-    return xc_node_error(n, XC_OUT_OF_RANGE,
-                         "index %lld out of range for axis %d of extent %lld", (long long)v,
-                         axis, (long long)size);
+    return xc_node_error(n, XC_OUT_OF_RANGE, "index %lld out of range for axis %d of extent %lld",
+                         (long long)v, axis, (long long)size);
   *out = r;
   return NULL;
 }
@@ -44,11 +42,10 @@ static xc_status_t gather_elements_infer(xc_graph_t* g, xc_node_t* n) {
   XC_RETURN_IF_ERROR(xc_infer_check_input(n, 1, XC_DT_INDEX));
   const xc_value_t* x = n->inputs[0];
   const xc_value_t* ix = n->inputs[1];
-  if (x->rank < 1)
-    return xc_node_error(n, XC_INVALID_ARGUMENT, "data must have rank >= 1");
+  if (x->rank < 1) return xc_node_error(n, XC_INVALID_ARGUMENT, "data must have rank >= 1");
   if (ix->rank != x->rank)
-    return xc_node_error(n, XC_INVALID_ARGUMENT,
-                         "indices rank %d differs from data rank %d", ix->rank, x->rank);
+    return xc_node_error(n, XC_INVALID_ARGUMENT, "indices rank %d differs from data rank %d",
+                         ix->rank, x->rank);
   int axis;
   XC_RETURN_IF_ERROR(xc_normalize_axis(n, xc_node_attr_int(n, "axis"), x->rank, &axis));
   return xc_value_set_type(g, n->outputs[0], x->dtype, ix->rank, ix->dims);
@@ -58,14 +55,13 @@ static xc_status_t gather_elements_infer(xc_graph_t* g, xc_node_t* n) {
  * (multi-index idx), the flat data offset with idx[axis] replaced. */
 static xc_status_t elements_offset(const xc_node_t* n, const xc_tensor_t* data,
                                    const xc_tensor_t* indices, int axis,
-                                   const int64_t* data_strides, const int64_t* idx,
-                                   int64_t i, int64_t* out) {
+                                   const int64_t* data_strides, const int64_t* idx, int64_t i,
+                                   int64_t* out) {
   int64_t off = 0;
   for (int d = 0; d < data->rank; d++) {
     int64_t c = idx[d];
     if (d == axis) {
-      XC_RETURN_IF_ERROR(
-          fix_index(n, xc_tensor_get_i64(indices, i), data->dims[d], d, &c));
+      XC_RETURN_IF_ERROR(fix_index(n, xc_tensor_get_i64(indices, i), data->dims[d], d, &c));
     } else if (c >= data->dims[d]) {
       return xc_node_error(n, XC_INVALID_ARGUMENT,
                            "indices extent %lld exceeds data extent %lld on axis %d",
@@ -105,11 +101,16 @@ typedef enum scatter_reduction { SR_NONE, SR_ADD, SR_MUL, SR_MAX, SR_MIN } scatt
 static xc_status_t scatter_reduction_of(const xc_node_t* n, xc_dtype_t t,
                                         scatter_reduction_t* out) {
   const char* r = xc_node_attr_string(n, "reduction");
-  if (strcmp(r, "none") == 0) *out = SR_NONE;
-  else if (strcmp(r, "add") == 0) *out = SR_ADD;
-  else if (strcmp(r, "mul") == 0) *out = SR_MUL;
-  else if (strcmp(r, "max") == 0) *out = SR_MAX;
-  else if (strcmp(r, "min") == 0) *out = SR_MIN;
+  if (strcmp(r, "none") == 0)
+    *out = SR_NONE;
+  else if (strcmp(r, "add") == 0)
+    *out = SR_ADD;
+  else if (strcmp(r, "mul") == 0)
+    *out = SR_MUL;
+  else if (strcmp(r, "max") == 0)
+    *out = SR_MAX;
+  else if (strcmp(r, "min") == 0)
+    *out = SR_MIN;
   else
     return xc_node_error(n, XC_INVALID_ARGUMENT, "unknown reduction '%s'", r);
   if (*out != SR_NONE && t == XC_BOOL)
@@ -168,8 +169,8 @@ static xc_status_t scatter_elements_infer(xc_graph_t* g, xc_node_t* n) {
   for (int d = 0; d < ix->rank; d++)
     if (xc_dim_is_static(ix->dims[d]) && xc_dim_is_static(u->dims[d]) &&
         ix->dims[d].value != u->dims[d].value)
-      return xc_node_error(n, XC_INVALID_ARGUMENT,
-                           "indices and updates shapes differ on axis %d", d);
+      return xc_node_error(n, XC_INVALID_ARGUMENT, "indices and updates shapes differ on axis %d",
+                           d);
   int axis;
   XC_RETURN_IF_ERROR(xc_normalize_axis(n, xc_node_attr_int(n, "axis"), x->rank, &axis));
   scatter_reduction_t r;
@@ -186,8 +187,8 @@ static xc_status_t scatter_elements_eval(xc_eval_ctx_t* ctx) {
     return xc_node_error(n, XC_INVALID_ARGUMENT, "data, indices, updates ranks/dtypes differ");
   for (int d = 0; d < ix->rank; d++)
     if (ix->dims[d] != u->dims[d])
-      return xc_node_error(n, XC_INVALID_ARGUMENT,
-                           "indices and updates shapes differ on axis %d", d);
+      return xc_node_error(n, XC_INVALID_ARGUMENT, "indices and updates shapes differ on axis %d",
+                           d);
   int axis;
   XC_RETURN_IF_ERROR(xc_normalize_axis(n, xc_node_attr_int(n, "axis"), x->rank, &axis));
   scatter_reduction_t r;
@@ -217,17 +218,15 @@ static xc_status_t gather_nd_infer(xc_graph_t* g, xc_node_t* n) {
     return xc_node_error(n, XC_INVALID_ARGUMENT, "data and indices must have rank >= 1");
   if (b < 0 || b >= r || b >= q)
     return xc_node_error(n, XC_INVALID_ARGUMENT,
-                         "batch_dims %lld must be less than both ranks (%d, %d)",
-                         (long long)b, r, q);
+                         "batch_dims %lld must be less than both ranks (%d, %d)", (long long)b, r,
+                         q);
   xc_dim_t kd = ix->dims[q - 1];
   if (!xc_dim_is_static(kd))
-    return xc_node_error(n, XC_UNSUPPORTED,
-                         "the last dimension of indices must be static");
+    return xc_node_error(n, XC_UNSUPPORTED, "the last dimension of indices must be static");
   int64_t k = kd.value;
   if (k < 1 || k > r - b)
-    return xc_node_error(n, XC_INVALID_ARGUMENT,
-                         "indices last dimension %lld must be in [1, %lld]", (long long)k,
-                         (long long)(r - b));
+    return xc_node_error(n, XC_INVALID_ARGUMENT, "indices last dimension %lld must be in [1, %lld]",
+                         (long long)k, (long long)(r - b));
   for (int d = 0; d < b; d++)
     if (xc_dim_is_static(x->dims[d]) && xc_dim_is_static(ix->dims[d]) &&
         x->dims[d].value != ix->dims[d].value)
@@ -276,12 +275,12 @@ static xc_status_t gather_nd_eval(xc_eval_ctx_t* ctx) {
       int64_t row = bi * tuples + t, off = bi * batch_stride;
       for (int64_t j = 0; j < k; j++) {
         int64_t c = 0;
-        XC_RETURN_IF_ERROR(fix_index(n, xc_tensor_get_i64(ix, row * k + j),
-                                     x->dims[b + j], (int)(b + j), &c));
+        XC_RETURN_IF_ERROR(
+            fix_index(n, xc_tensor_get_i64(ix, row * k + j), x->dims[b + j], (int)(b + j), &c));
         off += c * strides[b + j];
       }
-      memcpy((char*)y->data + (size_t)(row * slice) * es,
-             (const char*)x->data + (size_t)off * es, (size_t)slice * es);
+      memcpy((char*)y->data + (size_t)(row * slice) * es, (const char*)x->data + (size_t)off * es,
+             (size_t)slice * es);
     }
   return NULL;
 }
@@ -304,8 +303,8 @@ static xc_status_t scatter_nd_infer(xc_graph_t* g, xc_node_t* n) {
   if (xc_dim_is_static(kd)) {
     int64_t k = kd.value;
     if (k < 1 || k > r)
-      return xc_node_error(n, XC_INVALID_ARGUMENT,
-                           "indices last dimension %lld must be in [1, %d]", (long long)k, r);
+      return xc_node_error(n, XC_INVALID_ARGUMENT, "indices last dimension %lld must be in [1, %d]",
+                           (long long)k, r);
     if (u->rank != q - 1 + r - k)
       return xc_node_error(n, XC_INVALID_ARGUMENT, "updates rank %d, expected %lld", u->rank,
                            (long long)(q - 1 + r - k));
@@ -345,8 +344,7 @@ static xc_status_t scatter_nd_eval(xc_eval_ctx_t* ctx) {
     int64_t off = 0;
     for (int64_t j = 0; j < k; j++) {
       int64_t c = 0;
-      XC_RETURN_IF_ERROR(
-          fix_index(n, xc_tensor_get_i64(ix, t * k + j), x->dims[j], (int)j, &c));
+      XC_RETURN_IF_ERROR(fix_index(n, xc_tensor_get_i64(ix, t * k + j), x->dims[j], (int)j, &c));
       off += c * strides[j];
     }
     for (int64_t e = 0; e < slice; e++) scatter_combine(y, off + e, u, t * slice + e, red);
@@ -365,8 +363,10 @@ static xc_status_t arg_infer(xc_graph_t* g, xc_node_t* n) {
   xc_dim_t out[XC_MAX_RANK];
   int o = 0;
   for (int d = 0; d < x->rank; d++) {
-    if (d != axis) out[o++] = x->dims[d];
-    else if (keep) out[o++] = xc_dim_const(1);
+    if (d != axis)
+      out[o++] = x->dims[d];
+    else if (keep)
+      out[o++] = xc_dim_const(1);
   }
   return xc_value_set_type(g, n->outputs[0], XC_I64, o, out);
 }
@@ -395,15 +395,16 @@ static xc_status_t arg_eval(xc_eval_ctx_t* ctx) {
   int64_t out_dims[XC_MAX_RANK];
   int o = 0;
   for (int d = 0; d < x->rank; d++) {
-    if (d != axis) out_dims[o++] = x->dims[d];
-    else if (keep) out_dims[o++] = 1;
+    if (d != axis)
+      out_dims[o++] = x->dims[d];
+    else if (keep)
+      out_dims[o++] = 1;
   }
   XC_RETURN_IF_ERROR(xc_tensor_create(XC_I64, o, out_dims, &ctx->outputs[0]));
   xc_tensor_t* y = ctx->outputs[0];
   if (y->numel == 0) return NULL;
   if (len == 0)
-    return xc_node_error(n, XC_INVALID_ARGUMENT, "cannot take %s over an empty axis",
-                         n->op_type);
+    return xc_node_error(n, XC_INVALID_ARGUMENT, "cannot take %s over an empty axis", n->op_type);
   int64_t outer = dims_product(x->dims, 0, axis), inner = dims_product(x->dims, axis + 1, x->rank);
   for (int64_t a = 0; a < outer; a++)
     for (int64_t c = 0; c < inner; c++) {
@@ -466,14 +467,20 @@ static xc_status_t cumsum_eval(xc_eval_ctx_t* ctx) {
         int64_t i = reverse ? len - 1 - s : s;
         int64_t off = (a * len + i) * inner + c;
         if (exclusive) {
-          if (is_int) xc_tensor_set_i64(y, off, (int64_t)isum);
-          else xc_tensor_set_f64(y, off, fsum);
+          if (is_int)
+            xc_tensor_set_i64(y, off, (int64_t)isum);
+          else
+            xc_tensor_set_f64(y, off, fsum);
         }
-        if (is_int) isum += (uint64_t)xc_tensor_get_i64(x, off);
-        else fsum += xc_tensor_get_f64(x, off);
+        if (is_int)
+          isum += (uint64_t)xc_tensor_get_i64(x, off);
+        else
+          fsum += xc_tensor_get_f64(x, off);
         if (!exclusive) {
-          if (is_int) xc_tensor_set_i64(y, off, (int64_t)isum);
-          else xc_tensor_set_f64(y, off, fsum);
+          if (is_int)
+            xc_tensor_set_i64(y, off, (int64_t)isum);
+          else
+            xc_tensor_set_f64(y, off, fsum);
         }
       }
     }
@@ -498,8 +505,7 @@ static xc_status_t topk_infer(xc_graph_t* g, xc_node_t* n) {
     kdim = e[0];
     if (!kdim.sym) {
       if (kdim.value < 0)
-        return xc_node_error(n, XC_INVALID_ARGUMENT, "K = %lld is negative",
-                             (long long)kdim.value);
+        return xc_node_error(n, XC_INVALID_ARGUMENT, "K = %lld is negative", (long long)kdim.value);
       if (xc_dim_is_static(x->dims[axis]) && kdim.value > x->dims[axis].value)
         return xc_node_error(n, XC_INVALID_ARGUMENT, "K = %lld exceeds axis extent %lld",
                              (long long)kdim.value, (long long)x->dims[axis].value);
@@ -555,8 +561,8 @@ static xc_status_t topk_eval(xc_eval_ctx_t* ctx) {
   XC_RETURN_IF_ERROR(xc_normalize_axis(n, xc_node_attr_int(n, "axis"), x->rank, &axis));
   int64_t len = x->dims[axis];
   if (k < 0 || k > len)
-    return xc_node_error(n, XC_INVALID_ARGUMENT, "K = %lld out of range [0, %lld]",
-                         (long long)k, (long long)len);
+    return xc_node_error(n, XC_INVALID_ARGUMENT, "K = %lld out of range [0, %lld]", (long long)k,
+                         (long long)len);
   int64_t dims[XC_MAX_RANK];
   memcpy(dims, x->dims, sizeof dims);
   dims[axis] = k;
@@ -701,8 +707,10 @@ static xc_status_t unique_eval(xc_eval_ctx_t* ctx) {
         memcpy((char*)y->data + (size_t)((o * num + slot) * items.inner) * es,
                (const char*)x->data + (size_t)((o * len + first[k]) * items.inner) * es,
                (size_t)items.inner * es);
-      if (ctx->num_outputs > 1 && ctx->outputs[1]) xc_tensor_set_i64(ctx->outputs[1], slot, first[k]);
-      if (ctx->num_outputs > 3 && ctx->outputs[3]) xc_tensor_set_i64(ctx->outputs[3], slot, count[k]);
+      if (ctx->num_outputs > 1 && ctx->outputs[1])
+        xc_tensor_set_i64(ctx->outputs[1], slot, first[k]);
+      if (ctx->num_outputs > 3 && ctx->outputs[3])
+        xc_tensor_set_i64(ctx->outputs[3], slot, count[k]);
     }
     if (ctx->num_outputs > 2 && ctx->outputs[2])
       for (int64_t i = 0; i < len; i++) xc_tensor_set_i64(ctx->outputs[2], i, rank_of[group[i]]);
@@ -715,8 +723,8 @@ static xc_status_t unique_eval(xc_eval_ctx_t* ctx) {
 
 static const xc_attr_def_t axis0_attrs[] = {XC_ATTR_I("axis", 0), XC_ATTR_END};
 static const xc_attr_def_t gather_nd_attrs[] = {XC_ATTR_I("batch_dims", 0), XC_ATTR_END};
-static const xc_attr_def_t scatter_elements_attrs[] = {
-    XC_ATTR_I("axis", 0), XC_ATTR_S("reduction", "none"), XC_ATTR_END};
+static const xc_attr_def_t scatter_elements_attrs[] = {XC_ATTR_I("axis", 0),
+                                                       XC_ATTR_S("reduction", "none"), XC_ATTR_END};
 static const xc_attr_def_t scatter_nd_attrs[] = {XC_ATTR_S("reduction", "none"), XC_ATTR_END};
 static const xc_attr_def_t arg_attrs[] = {XC_ATTR_I("axis", 0), XC_ATTR_I("keepdims", 1),
                                           XC_ATTR_I("select_last_index", 0), XC_ATTR_END};
@@ -733,8 +741,8 @@ const xc_op_def_t xc_ops_index[] = {
      gather_elements_eval, "y[i][j] = data[i][indices[i][j]] along axis (any rank)."},
     {"GatherND", "", 2, 2, 1, 1, gather_nd_attrs, XC_DT_ALL, gather_nd_infer, gather_nd_eval,
      "Gathers slices of data addressed by index tuples (last dim of indices), with batch_dims."},
-    {"ScatterElements", "", 3, 3, 1, 1, scatter_elements_attrs, XC_DT_ALL,
-     scatter_elements_infer, scatter_elements_eval,
+    {"ScatterElements", "", 3, 3, 1, 1, scatter_elements_attrs, XC_DT_ALL, scatter_elements_infer,
+     scatter_elements_eval,
      "Copy of data with updates written at indices along axis (reduction none/add/mul/max/min)."},
     {"ScatterND", "", 3, 3, 1, 1, scatter_nd_attrs, XC_DT_ALL, scatter_nd_infer, scatter_nd_eval,
      "Copy of data with update slices written at index tuples (optional reduction)."},

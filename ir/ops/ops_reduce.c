@@ -32,11 +32,11 @@ static const struct {
   const char* name;
   reduce_kind_t kind;
 } reduce_names[] = {
-    {"ReduceSum", RK_SUM},         {"ReduceMean", RK_MEAN},
-    {"ReduceMax", RK_MAX},         {"ReduceMin", RK_MIN},
-    {"ReduceProd", RK_PROD},       {"ReduceL1", RK_L1},
-    {"ReduceL2", RK_L2},           {"ReduceSumSquare", RK_SUM_SQUARE},
-    {"ReduceLogSum", RK_LOG_SUM},  {"ReduceLogSumExp", RK_LOG_SUM_EXP},
+    {"ReduceSum", RK_SUM},        {"ReduceMean", RK_MEAN},
+    {"ReduceMax", RK_MAX},        {"ReduceMin", RK_MIN},
+    {"ReduceProd", RK_PROD},      {"ReduceL1", RK_L1},
+    {"ReduceL2", RK_L2},          {"ReduceSumSquare", RK_SUM_SQUARE},
+    {"ReduceLogSum", RK_LOG_SUM}, {"ReduceLogSumExp", RK_LOG_SUM_EXP},
 };
 
 static reduce_kind_t reduce_kind_of(const xc_node_t* n) {
@@ -47,8 +47,8 @@ static reduce_kind_t reduce_kind_of(const xc_node_t* n) {
 
 /* Which axes a node reduces, from a list of (possibly negative) axes.
  * *noop is set when the empty list with noop_with_empty_axes means identity. */
-static xc_status_t reduce_mask(const xc_node_t* n, int rank, int64_t count,
-                               const int64_t* axes, bool* mask, bool* noop) {
+static xc_status_t reduce_mask(const xc_node_t* n, int rank, int64_t count, const int64_t* axes,
+                               bool* mask, bool* noop) {
   *noop = false;
   for (int d = 0; d < rank; d++) mask[d] = false;
   if (count == 0) {
@@ -77,8 +77,7 @@ static xc_status_t reduce_known_elems(xc_graph_t* g, xc_node_t* n, bool whole_ve
   const xc_value_t* x = n->inputs[0];
   int64_t count;
   const xc_dim_t* e;
-  if (!whole_vector || x->dtype != XC_I64 || !xc_value_known_elems(g, x, &count, &e) ||
-      count == 0)
+  if (!whole_vector || x->dtype != XC_I64 || !xc_value_known_elems(g, x, &count, &e) || count == 0)
     return NULL;
   reduce_kind_t kind = reduce_kind_of(n);
   if (kind != RK_SUM && kind != RK_PROD && kind != RK_MAX && kind != RK_MIN) return NULL;
@@ -113,8 +112,7 @@ static xc_status_t reduce_infer(xc_graph_t* g, xc_node_t* n) {
   if (axes_v) {
     XC_RETURN_IF_ERROR(xc_infer_check_input(n, 1, XC_DT(XC_I64) | XC_DT(XC_I32)));
     if (axes_v->rank > 1)
-      return xc_node_error(n, XC_INVALID_ARGUMENT, "axes must be 1-D, got rank %d",
-                           axes_v->rank);
+      return xc_node_error(n, XC_INVALID_ARGUMENT, "axes must be 1-D, got rank %d", axes_v->rank);
   }
   int64_t count = 0;
   const xc_dim_t* elems = NULL;
@@ -122,8 +120,7 @@ static xc_status_t reduce_infer(xc_graph_t* g, xc_node_t* n) {
     /* Axes known only at run time: the rank is known when keepdims is set or
      * the number of axes is static; the extents are not. */
     int64_t num_axes = -1;
-    if (axes_v->rank == 1 && xc_dim_is_static(axes_v->dims[0]))
-      num_axes = axes_v->dims[0].value;
+    if (axes_v->rank == 1 && xc_dim_is_static(axes_v->dims[0])) num_axes = axes_v->dims[0].value;
     if (keep && num_axes != 0) {
       for (int d = 0; d < rank; d++) out[d] = xc_dim_fresh(g, "reduce");
       return xc_value_set_type(g, n->outputs[0], x->dtype, rank, out);
@@ -133,13 +130,13 @@ static xc_status_t reduce_infer(xc_graph_t* g, xc_node_t* n) {
       return xc_value_set_type(g, n->outputs[0], x->dtype, (int)(rank - num_axes), out);
     }
     if (num_axes != 0)
-      return xc_node_error(n, XC_UNSUPPORTED,
-                           "axes must be a constant (or of static length) to infer the output rank");
+      return xc_node_error(
+          n, XC_UNSUPPORTED,
+          "axes must be a constant (or of static length) to infer the output rank");
   }
   int64_t axes[XC_MAX_RANK];
   if (count > rank)
-    return xc_node_error(n, XC_INVALID_ARGUMENT, "%lld axes for rank %d", (long long)count,
-                         rank);
+    return xc_node_error(n, XC_INVALID_ARGUMENT, "%lld axes for rank %d", (long long)count, rank);
   for (int64_t i = 0; i < count; i++) {
     if (elems[i].sym)
       return xc_node_error(n, XC_INVALID_ARGUMENT, "axes must be integer constants");
@@ -260,9 +257,7 @@ static xc_status_t reduce_eval(xc_eval_ctx_t* ctx) {
         case RK_SUM: *a += v; break;
         case RK_PROD: *a *= v; break;
         case RK_SUM_SQUARE: *a += v * v; break;
-        case RK_L1:
-          *a += (!is_unsigned && (int64_t)v < 0) ? (uint64_t)0 - v : v;
-          break;
+        case RK_L1: *a += (!is_unsigned && (int64_t)v < 0) ? (uint64_t)0 - v : v; break;
         case RK_MAX:
           if (!seen[o] || (is_unsigned ? v > *a : (int64_t)v > (int64_t)*a)) *a = v;
           break;
@@ -321,8 +316,7 @@ static xc_status_t reduce_eval(xc_eval_ctx_t* ctx) {
   for (int64_t j = 0; j < m; j++) {
     if (exact) {
       uint64_t v = iacc[j];
-      if (!seen[j] && kind == RK_MAX)
-        v = is_unsigned ? 0 : (uint64_t)int_lowest(y->dtype);
+      if (!seen[j] && kind == RK_MAX) v = is_unsigned ? 0 : (uint64_t)int_lowest(y->dtype);
       if (!seen[j] && kind == RK_MIN) v = (uint64_t)int_highest(y->dtype);
       xc_tensor_set_i64(y, j, (int64_t)v);
       continue;
@@ -332,9 +326,7 @@ static xc_status_t reduce_eval(xc_eval_ctx_t* ctx) {
       case RK_MEAN: r = group ? r / (double)group : NAN; break;
       case RK_L2: r = sqrt(r); break;
       case RK_LOG_SUM: r = log(r); break;
-      case RK_LOG_SUM_EXP:
-        r = (!seen[j] || isnan(r) || isinf(r)) ? r : r + log(acc2[j]);
-        break;
+      case RK_LOG_SUM_EXP: r = (!seen[j] || isnan(r) || isinf(r)) ? r : r + log(acc2[j]); break;
       case RK_MAX:
         if (!seen[j]) r = -INFINITY;
         break;
@@ -359,7 +351,7 @@ static const xc_attr_def_t reduce_attrs[] = {
 };
 
 #define REDUCE_OP(name, mask, summary) \
-  {name, "", 1, 2, 1, 1, reduce_attrs, mask, reduce_infer, reduce_eval, summary}
+  { name, "", 1, 2, 1, 1, reduce_attrs, mask, reduce_infer, reduce_eval, summary }
 
 #define XC_DT_REDUCE_ORDERED (XC_DT_NUMERIC | XC_DT(XC_BOOL))
 

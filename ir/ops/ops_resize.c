@@ -23,7 +23,12 @@ typedef enum coord_mode {
   CT_TF_CROP_AND_RESIZE,
 } coord_mode_t;
 
-typedef enum nearest_mode { NM_ROUND_PREFER_FLOOR, NM_ROUND_PREFER_CEIL, NM_FLOOR, NM_CEIL } nearest_mode_t;
+typedef enum nearest_mode {
+  NM_ROUND_PREFER_FLOOR,
+  NM_ROUND_PREFER_CEIL,
+  NM_FLOOR,
+  NM_CEIL
+} nearest_mode_t;
 
 typedef enum aspect_policy { AP_STRETCH, AP_NOT_LARGER, AP_NOT_SMALLER } aspect_policy_t;
 
@@ -40,8 +45,8 @@ typedef struct resize_params {
   int axes[XC_MAX_RANK];
 } resize_params_t;
 
-static xc_status_t pick(const xc_node_t* n, const char* attr, const char* const* names,
-                        int count, int* out) {
+static xc_status_t pick(const xc_node_t* n, const char* attr, const char* const* names, int count,
+                        int* out) {
   const char* v = xc_node_attr_string(n, attr);
   for (int i = 0; i < count; i++)
     if (strcmp(v, names[i]) == 0) {
@@ -53,9 +58,9 @@ static xc_status_t pick(const xc_node_t* n, const char* attr, const char* const*
 
 static xc_status_t resize_params(const xc_node_t* n, int rank, resize_params_t* p) {
   static const char* const modes[] = {"nearest", "linear", "cubic"};
-  static const char* const coords[] = {"half_pixel",   "half_pixel_symmetric",
+  static const char* const coords[] = {"half_pixel",         "half_pixel_symmetric",
                                        "pytorch_half_pixel", "align_corners",
-                                       "asymmetric",   "tf_crop_and_resize"};
+                                       "asymmetric",         "tf_crop_and_resize"};
   static const char* const nearests[] = {"round_prefer_floor", "round_prefer_ceil", "floor",
                                          "ceil"};
   static const char* const aspects[] = {"stretch", "not_larger", "not_smaller"};
@@ -161,8 +166,7 @@ static xc_status_t resize_infer(xc_graph_t* g, xc_node_t* n) {
     return xc_node_error(n, XC_INVALID_ARGUMENT, "antialias is not defined for nearest mode");
   bool has_scales = !input_empty(n, 2), has_sizes = !input_empty(n, 3);
   if (has_scales == has_sizes)
-    return xc_node_error(n, XC_INVALID_ARGUMENT,
-                         "exactly one of scales and sizes must be given");
+    return xc_node_error(n, XC_INVALID_ARGUMENT, "exactly one of scales and sizes must be given");
   if (!input_empty(n, 1)) XC_RETURN_IF_ERROR(xc_infer_check_input(n, 1, XC_DT_FLOAT));
   if (has_scales) XC_RETURN_IF_ERROR(xc_infer_check_input(n, 2, XC_DT_FLOAT));
   if (has_sizes) XC_RETURN_IF_ERROR(xc_infer_check_input(n, 3, XC_DT(XC_I64)));
@@ -223,9 +227,9 @@ static xc_status_t resize_infer(xc_graph_t* g, xc_node_t* n) {
 /* ---- taps ----------------------------------------------------------------- */
 
 typedef struct axis_taps {
-  int n;          /* taps per output coordinate */
-  int64_t* index; /* [out * n], clamped into [0, in) */
-  double* weight; /* [out * n] */
+  int n;             /* taps per output coordinate */
+  int64_t* index;    /* [out * n], clamped into [0, in) */
+  double* weight;    /* [out * n] */
   bool* extrapolate; /* [out], tf_crop_and_resize outside the input */
 } axis_taps_t;
 
@@ -236,6 +240,13 @@ static double cubic_kernel(double x, double a) {
   return 0.0;
 }
 
+/* Kernel value at distance x (in input pixels, already scaled when
+ * antialiasing stretches the kernel). */
+static double tap_weight(const resize_params_t* p, double x) {
+  if (p->mode == RM_CUBIC) return cubic_kernel(x, p->cubic_a);
+  return fmax(0.0, 1 - fabs(x));
+}
+
 /* Source coordinate of output coordinate y along one axis; *outside set for
  * tf_crop_and_resize points outside the input. */
 static double source_coord(const resize_params_t* p, double y, double scale, int64_t in,
@@ -244,9 +255,7 @@ static double source_coord(const resize_params_t* p, double y, double scale, int
   double x = 0;
   *outside = false;
   switch (p->coord) {
-    case CT_ALIGN_CORNERS:
-      x = out_f == 1 ? 0.0 : y * (double)(in - 1) / (out_f - 1);
-      break;
+    case CT_ALIGN_CORNERS: x = out_f == 1 ? 0.0 : y * (double)(in - 1) / (out_f - 1); break;
     case CT_ASYMMETRIC: x = y / scale; break;
     case CT_TF_CROP_AND_RESIZE:
       if (out_f == 1)
@@ -256,9 +265,7 @@ static double source_coord(const resize_params_t* p, double y, double scale, int
       x += roi_start * (double)(in - 1);
       *outside = x < 0 || x > (double)(in - 1);
       break;
-    case CT_PYTORCH_HALF_PIXEL:
-      x = out_f == 1 ? -0.5 : (y + 0.5) / scale - 0.5;
-      break;
+    case CT_PYTORCH_HALF_PIXEL: x = out_f == 1 ? -0.5 : (y + 0.5) / scale - 0.5; break;
     case CT_HALF_PIXEL: x = (y + 0.5) / scale - 0.5; break;
     case CT_HALF_PIXEL_SYMMETRIC: {
       double adjustment = (double)out / out_f;
@@ -276,9 +283,8 @@ static void axis_taps_free(axis_taps_t* t) {
   free(t->extrapolate);
 }
 
-static xc_status_t axis_taps_build(const resize_params_t* p, bool identity, int64_t in,
-                                   int64_t out, double scale, double roi_start, double roi_end,
-                                   axis_taps_t* t) {
+static xc_status_t axis_taps_build(const resize_params_t* p, bool identity, int64_t in, int64_t out,
+                                   double scale, double roi_start, double roi_end, axis_taps_t* t) {
   memset(t, 0, sizeof *t);
   int start = 0, n = 1;
   if (!identity && p->mode != RM_NEAREST) {
@@ -316,10 +322,14 @@ static xc_status_t axis_taps_build(const resize_params_t* p, bool identity, int6
     int64_t base = (int64_t)base_f;
     if (p->mode == RM_NEAREST) {
       bool up;
-      if (ratio == 1.0) up = true;
-      else if (p->nearest == NM_ROUND_PREFER_FLOOR) up = ratio > 0.5;
-      else if (p->nearest == NM_ROUND_PREFER_CEIL) up = ratio >= 0.5;
-      else up = p->nearest == NM_CEIL;
+      if (ratio == 1.0)
+        up = true;
+      else if (p->nearest == NM_ROUND_PREFER_FLOOR)
+        up = ratio > 0.5;
+      else if (p->nearest == NM_ROUND_PREFER_CEIL)
+        up = ratio >= 0.5;
+      else
+        up = p->nearest == NM_CEIL;
       int64_t i = up ? base + 1 : base;
       idx[0] = i < 0 ? 0 : (i >= in ? in - 1 : i);
       w[0] = 1.0;
@@ -329,10 +339,9 @@ static xc_status_t axis_taps_build(const resize_params_t* p, bool identity, int6
     double sum = 0;
     for (int k = 0; k < n; k++) {
       double dist = (double)(start + k) - ratio;
-      double c = p->mode == RM_LINEAR
-                     ? (p->antialias ? fmax(0.0, fmin(1.0, 1 - fabs(dist * s))) : (k == 0 ? 1 - ratio : ratio))
-                     : (p->antialias ? cubic_kernel(dist * s, p->cubic_a)
-                                     : cubic_kernel(dist, p->cubic_a));
+      /* Non-antialiased linear taps are exactly 1 - ratio and ratio. */
+      double c = p->mode == RM_LINEAR && !p->antialias ? (k == 0 ? 1 - ratio : ratio)
+                                                       : tap_weight(p, dist * s);
       int64_t i = base + start + k;
       if (p->exclude_outside && (i < 0 || i >= in)) c = 0;
       w[k] = c;
@@ -400,7 +409,8 @@ static xc_status_t resize_eval(xc_eval_ctx_t* ctx) {
   xc_tensor_t* y = ctx->outputs[0];
   if (y->numel == 0) return NULL;
   if (x->numel == 0)
-    return xc_node_error(n, XC_INVALID_ARGUMENT, "cannot resize an empty tensor to a non-empty one");
+    return xc_node_error(n, XC_INVALID_ARGUMENT,
+                         "cannot resize an empty tensor to a non-empty one");
 
   axis_taps_t taps[XC_MAX_RANK];
   memset(taps, 0, sizeof taps);

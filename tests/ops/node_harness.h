@@ -18,9 +18,9 @@ typedef struct node_harness {
   xc_graph_t* g;
   xc_node_t* node;
   int num_inputs, num_outputs;
-  xc_tensor_t* runtime[NH_MAX_IO];  /* inputs fed at run time (not owned) */
+  xc_tensor_t* runtime[NH_MAX_IO]; /* inputs fed at run time (not owned) */
   int num_runtime;
-  xc_tensor_t* out[NH_MAX_IO];      /* results after nh_run */
+  xc_tensor_t* out[NH_MAX_IO]; /* results after nh_run */
 } node_harness_t;
 
 /* A tensor of `dtype` with the given shape and values (converted from double). */
@@ -46,8 +46,7 @@ static inline xc_tensor_t* nh_i64(int rank, const int64_t* dims, const int64_t* 
 /* Starts a graph with node `op`. inputs[i] NULL = omitted; constant[i] makes
  * input i an initializer (the harness takes ownership of every input). */
 static inline xc_status_t nh_begin(node_harness_t* h, const char* op, int nin,
-                                   xc_tensor_t* const* inputs, const bool* constant,
-                                   int nout) {
+                                   xc_tensor_t* const* inputs, const bool* constant, int nout) {
   memset(h, 0, sizeof *h);
   XC_RETURN_IF_ERROR(xc_graph_create("t", &h->g));
   xc_value_t* ins[NH_MAX_IO] = {NULL};
@@ -58,16 +57,20 @@ static inline xc_status_t nh_begin(node_harness_t* h, const char* op, int nin,
     snprintf(name, sizeof name, "x%d", i);
     if (!inputs[i]) continue;
     if (constant && constant[i]) {
-      if (!s) s = xc_graph_add_initializer(h->g, name, inputs[i], &ins[i]);
-      else xc_tensor_destroy(inputs[i]);
+      if (!s)
+        s = xc_graph_add_initializer(h->g, name, inputs[i], &ins[i]);
+      else
+        xc_tensor_destroy(inputs[i]);
       continue;
     }
     xc_dim_t dims[XC_MAX_RANK];
     for (int d = 0; d < inputs[i]->rank; d++) dims[d] = xc_dim_const(inputs[i]->dims[d]);
     if (!s) s = xc_graph_add_value(h->g, name, inputs[i]->dtype, inputs[i]->rank, dims, &ins[i]);
     if (!s) s = xc_graph_add_input(h->g, ins[i]);
-    if (!s) s = xc_graph_own_tensor(h->g, inputs[i]);
-    else xc_tensor_destroy(inputs[i]);
+    if (!s)
+      s = xc_graph_own_tensor(h->g, inputs[i]);
+    else
+      xc_tensor_destroy(inputs[i]);
     h->runtime[h->num_runtime++] = inputs[i];
   }
   XC_RETURN_IF_ERROR(s);
@@ -92,8 +95,7 @@ static inline xc_status_t nh_infer(node_harness_t* h) {
 /* Infers and runs; results in h->out. */
 static inline xc_status_t nh_run(node_harness_t* h) {
   XC_RETURN_IF_ERROR(nh_infer(h));
-  return xc_interp_run(h->g, NULL, h->num_runtime, (const xc_tensor_t* const*)h->runtime,
-                       h->out);
+  return xc_interp_run(h->g, NULL, h->num_runtime, (const xc_tensor_t* const*)h->runtime, h->out);
 }
 
 static inline void nh_end(node_harness_t* h) {
@@ -124,8 +126,8 @@ static inline void nh_check_impl(const char* file, int line, const xc_tensor_t* 
     double a = xc_tensor_get_f64(t, i), b = values[i];
     if (!(fabs(a - b) <= tol) && !(isnan(a) && isnan(b)) && !(a == b)) {
       xc_test_failures++;
-      fprintf(stderr, "%s:%d: element %lld = %.9g, expected %.9g\n", file, line, (long long)i,
-              a, b);
+      fprintf(stderr, "%s:%d: element %lld = %.9g, expected %.9g\n", file, line, (long long)i, a,
+              b);
       return;
     }
   }

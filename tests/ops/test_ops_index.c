@@ -7,7 +7,8 @@
 
 #define T(dt, r, dims, vals) nh_tensor((dt), (r), (int64_t[])dims, (double[])vals)
 #define I64(r, dims, vals) nh_i64((r), (int64_t[])dims, (int64_t[])vals)
-#define D(...) {__VA_ARGS__}
+#define D(...) \
+  { __VA_ARGS__ }
 
 static void test_gather_elements(void) {
   node_harness_t h;
@@ -227,8 +228,7 @@ static xc_status_t resize(node_harness_t* h, xc_tensor_t* x, xc_tensor_t* roi, x
   XC_RETURN_IF_ERROR(nh_begin(h, "Resize", 4, in, c, 1));
   XC_RETURN_IF_ERROR(xc_node_set_string(h->g, h->node, "mode", mode));
   if (coord)
-    XC_RETURN_IF_ERROR(
-        xc_node_set_string(h->g, h->node, "coordinate_transformation_mode", coord));
+    XC_RETURN_IF_ERROR(xc_node_set_string(h->g, h->node, "coordinate_transformation_mode", coord));
   return nh_run(h);
 }
 
@@ -243,10 +243,10 @@ static void test_resize(void) {
   /* Linear half_pixel 2x: along an axis [p,q] -> [p, .75p+.25q, .25p+.75q, q]. */
   CHECK_OK(resize(&h, T(XC_F32, 4, D(1, 1, 2, 2), D(1, 2, 3, 4)), NULL,
                   T(XC_F32, 1, D(4), D(1, 1, 2, 2)), NULL, "linear", NULL));
-  NH_CHECK(h.out[0], 4, ((int64_t[]){1, 1, 4, 4}),
-           ((double[]){1, 1.25, 1.75, 2, 1.5, 1.75, 2.25, 2.5, 2.5, 2.75, 3.25, 3.5, 3, 3.25,
-                       3.75, 4}),
-           1e-6);
+  NH_CHECK(
+      h.out[0], 4, ((int64_t[]){1, 1, 4, 4}),
+      ((double[]){1, 1.25, 1.75, 2, 1.5, 1.75, 2.25, 2.5, 2.5, 2.75, 3.25, 3.5, 3, 3.25, 3.75, 4}),
+      1e-6);
   nh_end(&h);
   /* align_corners to sizes 3x3: midpoints are averages. */
   CHECK_OK(resize(&h, T(XC_F32, 4, D(1, 1, 2, 2), D(1, 2, 3, 4)), NULL, NULL,
@@ -272,13 +272,13 @@ static void test_resize(void) {
   /* tf_crop_and_resize on a 1-D input, roi [0.5, 1.5], size 3:
    * x = 1.5*y + 1.5 -> 1.5 (2.5), 3 (4), 4.5 (outside: extrapolation 10). */
   {
-    xc_tensor_t* in[4] = {T(XC_F32, 1, D(4), D(1, 2, 3, 4)), T(XC_F32, 1, D(2), D(0.5, 1.5)),
-                          NULL, I64(1, D(1), D(3))};
+    xc_tensor_t* in[4] = {T(XC_F32, 1, D(4), D(1, 2, 3, 4)), T(XC_F32, 1, D(2), D(0.5, 1.5)), NULL,
+                          I64(1, D(1), D(3))};
     bool c[4] = {false, true, true, true};
     CHECK_OK(nh_begin(&h, "Resize", 4, in, c, 1));
     CHECK_OK(xc_node_set_string(h.g, h.node, "mode", "linear"));
-    CHECK_OK(xc_node_set_string(h.g, h.node, "coordinate_transformation_mode",
-                                "tf_crop_and_resize"));
+    CHECK_OK(
+        xc_node_set_string(h.g, h.node, "coordinate_transformation_mode", "tf_crop_and_resize"));
     CHECK_OK(xc_node_set_float(h.g, h.node, "extrapolation_value", 10));
     CHECK_OK(nh_run(&h));
     NH_CHECK(h.out[0], 1, ((int64_t[]){3}), ((double[]){2.5, 4, 10}), 1e-6);
@@ -292,7 +292,8 @@ static void test_resize(void) {
    * 2*(-0.09375) + 3*(0.59375+0.59375-0.09375) = 3.09375. */
   CHECK_OK(resize(&h, T(XC_F64, 1, D(4), D(0, 1, 2, 3)), NULL, T(XC_F32, 1, D(1), D(2)), NULL,
                   "cubic", "asymmetric"));
-  NH_CHECK(h.out[0], 1, ((int64_t[]){8}), ((double[]){0, 0.40625, 1, 1.5, 2, 2.59375, 3, 3.09375}), 1e-12);
+  NH_CHECK(h.out[0], 1, ((int64_t[]){8}), ((double[]){0, 0.40625, 1, 1.5, 2, 2.59375, 3, 3.09375}),
+           1e-12);
   nh_end(&h);
   /* Errors: both scales and sizes; a bad mode. */
   CHECK_ERR(resize(&h, T(XC_F32, 1, D(2), D(1, 2)), NULL, T(XC_F32, 1, D(1), D(2)),
@@ -346,7 +347,8 @@ static void test_symbolic(void) {
   CHECK_OK(xc_graph_create("s", &g));
   xc_dim_t n = xc_dim_var(g, "N"), hh = xc_dim_var(g, "H");
   xc_value_t *x, *sc, *k, *rk, *y, *tv, *ti, *uv, *ui, *am;
-  CHECK_OK(xc_graph_add_value(g, "x", XC_F32, 4, (xc_dim_t[]){n, xc_dim_const(3), hh, xc_dim_const(5)}, &x));
+  CHECK_OK(xc_graph_add_value(g, "x", XC_F32, 4,
+                              (xc_dim_t[]){n, xc_dim_const(3), hh, xc_dim_const(5)}, &x));
   CHECK_OK(xc_graph_add_input(g, x));
   CHECK_OK(xc_graph_add_initializer(g, "sc", T(XC_F32, 1, D(4), D(1, 1, 2, 0.5)), &sc));
   CHECK_OK(xc_graph_add_initializer(g, "k", I64(1, D(1), D(2)), &k));

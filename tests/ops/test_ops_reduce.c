@@ -49,12 +49,12 @@ static void test_sum_mean(void) {
   nh_end(&h);
   /* empty axes with noop: identity. */
   CHECK_OK(reduce(&h, "ReduceSum", x_2x3x2(), axes(0, NULL), 0, 1));
-  NH_CHECK(h.out[0], 3, ((int64_t[]){2, 3, 2}),
-           ((double[]){1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}), 0);
+  NH_CHECK(h.out[0], 3, ((int64_t[]){2, 3, 2}), ((double[]){1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}),
+           0);
   nh_end(&h);
   CHECK_OK(reduce(&h, "ReduceSum", x_2x3x2(), NULL, 1, 1));
-  NH_CHECK(h.out[0], 3, ((int64_t[]){2, 3, 2}),
-           ((double[]){1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}), 0);
+  NH_CHECK(h.out[0], 3, ((int64_t[]){2, 3, 2}), ((double[]){1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}),
+           0);
   nh_end(&h);
 }
 
@@ -89,7 +89,8 @@ static void test_norms_and_logs(void) {
   CHECK_OK(reduce(&h, "ReduceL2", nh_tensor(XC_F64, 2, d, v), axes(1, (int64_t[]){1}), 1, 0));
   NH_CHECK(h.out[0], 2, ((int64_t[]){2, 1}), ((double[]){sqrt(5.0), 5}), 1e-15);
   nh_end(&h);
-  CHECK_OK(reduce(&h, "ReduceSumSquare", nh_tensor(XC_F32, 2, d, v), axes(1, (int64_t[]){0}), 0, 0));
+  CHECK_OK(
+      reduce(&h, "ReduceSumSquare", nh_tensor(XC_F32, 2, d, v), axes(1, (int64_t[]){0}), 0, 0));
   NH_CHECK(h.out[0], 1, ((int64_t[]){2}), ((double[]){10, 20}), 0);
   nh_end(&h);
   double p[4] = {1, 2, 3, 4};
@@ -98,7 +99,8 @@ static void test_norms_and_logs(void) {
   nh_end(&h);
   /* Stable: exp(1000) overflows, the result must not. */
   double q[4] = {1000, 1000, 0, log(3.0)};
-  CHECK_OK(reduce(&h, "ReduceLogSumExp", nh_tensor(XC_F64, 2, d, q), axes(1, (int64_t[]){-1}), 0, 0));
+  CHECK_OK(
+      reduce(&h, "ReduceLogSumExp", nh_tensor(XC_F64, 2, d, q), axes(1, (int64_t[]){-1}), 0, 0));
   NH_CHECK(h.out[0], 1, ((int64_t[]){2}), ((double[]){1000 + log(2.0), log(4.0)}), 1e-12);
   nh_end(&h);
 }
@@ -106,8 +108,8 @@ static void test_norms_and_logs(void) {
 static void test_empty(void) {
   node_harness_t h;
   int64_t d[2] = {2, 0};
-  const char* ops[] = {"ReduceSum", "ReduceProd", "ReduceMax", "ReduceMin", "ReduceLogSumExp",
-                       "ReduceLogSum", "ReduceSumSquare", "ReduceMean"};
+  const char* ops[] = {"ReduceSum",       "ReduceProd",   "ReduceMax",       "ReduceMin",
+                       "ReduceLogSumExp", "ReduceLogSum", "ReduceSumSquare", "ReduceMean"};
   double want[] = {0, 1, -INFINITY, INFINITY, -INFINITY, -INFINITY, 0, NAN};
   for (int i = 0; i < 8; i++) {
     CHECK_OK(reduce(&h, ops[i], nh_tensor(XC_F32, 2, d, NULL), axes(1, (int64_t[]){1}), 0, 0));
@@ -128,7 +130,8 @@ static void test_integers_and_halves(void) {
   node_harness_t h;
   /* 2^53 + 1 + 1 is exact in int64 but not through double. */
   int64_t d2[1] = {2};
-  CHECK_OK(reduce(&h, "ReduceSum", nh_i64(1, d2, (int64_t[]){(INT64_C(1) << 53) + 1, 1}), NULL, 0, 0));
+  CHECK_OK(
+      reduce(&h, "ReduceSum", nh_i64(1, d2, (int64_t[]){(INT64_C(1) << 53) + 1, 1}), NULL, 0, 0));
   CHECK(h.out[0] && xc_tensor_get_i64(h.out[0], 0) == (INT64_C(1) << 53) + 2);
   nh_end(&h);
   int64_t d3[1] = {3};
