@@ -146,11 +146,15 @@ static xc_status_t resize_sizes(const xc_node_t* n, const resize_params_t* p, in
 
 /* ---- inference ------------------------------------------------------------ */
 
-/* A value is "absent" when omitted or a statically empty 1-D tensor. */
-static bool input_empty(const xc_node_t* n, int i) {
+/* Whether an optional 1-D input is absent (omitted or statically empty),
+ * present (static non-zero length) or only known at run time. */
+typedef enum presence { ABSENT, PRESENT, MAYBE } presence_t;
+
+static presence_t input_presence(const xc_node_t* n, int i) {
   const xc_value_t* v = i < n->num_inputs ? n->inputs[i] : NULL;
-  if (!v) return true;
-  return v->rank == 1 && xc_dim_is_static(v->dims[0]) && v->dims[0].value == 0;
+  if (!v) return ABSENT;
+  if (v->rank != 1 || !xc_dim_is_static(v->dims[0])) return MAYBE;
+  return v->dims[0].value == 0 ? ABSENT : PRESENT;
 }
 
 static xc_status_t resize_infer(xc_graph_t* g, xc_node_t* n) {
@@ -164,12 +168,16 @@ static xc_status_t resize_infer(xc_graph_t* g, xc_node_t* n) {
                          xc_node_attr_string(n, "mode"), xc_dtype_name(x->dtype));
   if (p.antialias && p.mode == RM_NEAREST)
     return xc_node_error(n, XC_INVALID_ARGUMENT, "antialias is not defined for nearest mode");
-  bool has_scales = !input_empty(n, 2), has_sizes = !input_empty(n, 3);
-  if (has_scales == has_sizes)
+  presence_t scales_in = input_presence(n, 2), sizes_in = input_presence(n, 3);
+  if ((scales_in == PRESENT && sizes_in == PRESENT) || (scales_in == ABSENT && sizes_in == ABSENT))
     return xc_node_error(n, XC_INVALID_ARGUMENT, "exactly one of scales and sizes must be given");
-  if (!input_empty(n, 1)) XC_RETURN_IF_ERROR(xc_infer_check_input(n, 1, XC_DT_FLOAT));
-  if (has_scales) XC_RETURN_IF_ERROR(xc_infer_check_input(n, 2, XC_DT_FLOAT));
-  if (has_sizes) XC_RETURN_IF_ERROR(xc_infer_check_input(n, 3, XC_DT(XC_I64)));
+  if (input_presence(n, 1) != ABSENT)
+    XC_RETURN_IF_ERROR(xc_infer_check_input(n, 1, XC_DT_FLOAT));
+  if (scales_in != ABSENT) XC_RETURN_IF_ERROR(xc_infer_check_input(n, 2, XC_DT_FLOAT));
+  if (sizes_in != ABSENT) XC_RETURN_IF_ERROR(xc_infer_check_input(n, 3, XC_DT(XC_I64)));
+  /* With one side known present, the other is empty at run time. */
+  bool has_sizes = sizes_in == PRESENT || (sizes_in == MAYBE && scales_in == ABSENT);
+  bool has_scales = scales_in == PRESENT || (scales_in == MAYBE && sizes_in == ABSENT);
   xc_dim_t out[XC_MAX_RANK];
   for (int d = 0; d < rank; d++) out[d] = x->dims[d];
   bool all_static = true;

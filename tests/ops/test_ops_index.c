@@ -381,6 +381,24 @@ static void test_symbolic(void) {
   CHECK(uv->rank == 4 && uv->dims[2].sym != NULL && !xc_dim_equal(uv->dims[2], hh));
   CHECK_STR(xc_value_describe(am, buf, sizeof buf), "i64[N,3,5]");
   xc_graph_destroy(g);
+
+  /* scales of unknown length next to constant sizes: sizes decide. */
+  CHECK_OK(xc_graph_create("s2", &g));
+  xc_value_t *x2, *sc2, *sz2, *y2;
+  CHECK_OK(xc_graph_add_value(g, "x", XC_F32, 2, (xc_dim_t[]){xc_dim_const(2), xc_dim_const(2)},
+                              &x2));
+  CHECK_OK(xc_graph_add_input(g, x2));
+  CHECK_OK(xc_graph_add_value(g, "sc", XC_F32, 1, (xc_dim_t[]){xc_dim_var(g, "L")}, &sc2));
+  CHECK_OK(xc_graph_add_input(g, sc2));
+  CHECK_OK(xc_graph_add_initializer(g, "sz", I64(1, D(2), D(3, 5)), &sz2));
+  CHECK_OK(xc_graph_add_value(g, "y", XC_DTYPE_UNDEFINED, -1, NULL, &y2));
+  CHECK_OK(xc_graph_add_output(g, y2));
+  CHECK_OK(
+      xc_graph_add_node(g, "Resize", "", "r", 4, (xc_value_t*[]){x2, NULL, sc2, sz2}, 1, &y2, &nd));
+  CHECK_OK(xc_graph_resolve_ops(g));
+  CHECK_OK(xc_graph_infer(g));
+  CHECK_STR(xc_value_describe(y2, buf, sizeof buf), "f32[3,5]");
+  xc_graph_destroy(g);
 }
 
 int main(void) {
