@@ -342,6 +342,34 @@ static void test_unique(void) {
   nh_end(&h);
 }
 
+/* Zero-sized dims flow through every op without reading anything. */
+static void test_empty_tensors(void) {
+  node_harness_t h;
+  xc_tensor_t* g[2] = {T(XC_F32, 2, D(2, 2), D(0, 1, 2, 3)), I64(2, D(0, 2), D(0))};
+  CHECK_OK(nh_begin(&h, "GatherND", 2, g, NULL, 1));
+  CHECK_OK(nh_run(&h));
+  NH_CHECK(h.out[0], 1, ((int64_t[]){0}), NULL, 0);
+  nh_end(&h);
+  CHECK_OK(scatter(&h, "ScatterND", T(XC_F32, 1, D(3), D(1, 2, 3)), I64(2, D(0, 1), D(0)),
+                   T(XC_F32, 1, D(0), D(0)), 0, "add"));
+  NH_CHECK(h.out[0], 1, ((int64_t[]){3}), ((double[]){1, 2, 3}), 0);
+  nh_end(&h);
+  CHECK_OK(scatter(&h, "ScatterElements", T(XC_F32, 2, D(0, 2), D(0)), I64(2, D(0, 2), D(0)),
+                   T(XC_F32, 2, D(0, 2), D(0)), 1, NULL));
+  NH_CHECK(h.out[0], 2, ((int64_t[]){0, 2}), NULL, 0);
+  nh_end(&h);
+  CHECK_OK(cumsum(&h, T(XC_F32, 2, D(0, 3), D(0)), 1, 1, 1));
+  NH_CHECK(h.out[0], 2, ((int64_t[]){0, 3}), NULL, 0);
+  nh_end(&h);
+  CHECK_OK(argop(&h, "ArgMax", T(XC_F32, 2, D(0, 3), D(0)), 1, 0, 0));
+  NH_CHECK(h.out[0], 1, ((int64_t[]){0}), NULL, 0);
+  nh_end(&h);
+  CHECK_OK(resize(&h, T(XC_F32, 3, D(1, 0, 2), D(0)), NULL, T(XC_F32, 1, D(3), D(1, 1, 2)), NULL,
+                  "linear", NULL));
+  NH_CHECK(h.out[0], 3, ((int64_t[]){1, 0, 4}), NULL, 0);
+  nh_end(&h);
+}
+
 static void test_symbolic(void) {
   xc_graph_t* g;
   CHECK_OK(xc_graph_create("s", &g));
@@ -411,6 +439,7 @@ int main(void) {
   test_cumsum();
   test_resize();
   test_unique();
+  test_empty_tensors();
   test_symbolic();
   return xc_test_summary("test_ops_index");
 }
