@@ -28,10 +28,15 @@ static bool dtype_is_unsigned(xc_dtype_t t) {
   return t == XC_U8 || t == XC_U16 || t == XC_U32 || t == XC_U64 || t == XC_BOOL;
 }
 
-/* product of dims[from..to) (dims of a tensor already validated). */
+/* Product of dims[from..to), saturating: a sub-product of an empty tensor's
+ * dims may exceed int64 (e.g. [0, 2^40, 2^40]); kernels return before using
+ * such products, so saturation only has to avoid overflow. */
 static int64_t dims_product(const int64_t* dims, int from, int to) {
+  for (int d = from; d < to; d++)
+    if (dims[d] == 0) return 0;
   int64_t p = 1;
-  for (int d = from; d < to; d++) p *= dims[d];
+  for (int d = from; d < to; d++)
+    if (!xc_mul_i64(p, dims[d], &p)) return INT64_MAX;
   return p;
 }
 
@@ -262,6 +267,7 @@ static xc_status_t gather_nd_eval(xc_eval_ctx_t* ctx) {
   if (o > XC_MAX_RANK) return xc_node_error(n, XC_UNSUPPORTED, "output rank too large");
   XC_RETURN_IF_ERROR(xc_tensor_create(x->dtype, o, out_dims, &ctx->outputs[0]));
   xc_tensor_t* y = ctx->outputs[0];
+  if (y->numel == 0) return NULL;
   int64_t strides[XC_MAX_RANK];
   xc_strides(r, x->dims, strides);
   int64_t batches = dims_product(ix->dims, 0, b);
@@ -269,7 +275,6 @@ static xc_status_t gather_nd_eval(xc_eval_ctx_t* ctx) {
   int64_t slice = dims_product(x->dims, (int)(b + k), r);
   int64_t batch_stride = b > 0 ? strides[b - 1] : 0;
   size_t es = xc_dtype_size(x->dtype);
-  if (y->numel == 0) return NULL;
   for (int64_t bi = 0; bi < batches; bi++)
     for (int64_t t = 0; t < tuples; t++) {
       int64_t row = bi * tuples + t, off = bi * batch_stride;
@@ -660,9 +665,11 @@ static xc_status_t unique_eval(xc_eval_ctx_t* ctx) {
     items.outer = dims_product(x->dims, 0, axis);
     items.len = x->dims[axis];
     items.inner = dims_product(x->dims, axis + 1, x->rank);
-    if (items.outer * items.inner == 0) items.outer = items.inner = 0; /* empty slices */
+    if (x->numel == 0) items.outer = items.inner = 0; /* empty slices */
   }
   int64_t len = items.len;
+  if (len > (INT64_C(1) << 40))
+    return xc_node_error(n, XC_RESOURCE_EXHAUSTED, "%lld items are too many", (long long)len);
   /* order: positions sorted by value; group[i]: unique id of item i;
    * first[k], count[k]: first position and count of unique k. */
   int64_t* buf = malloc(sizeof(int64_t) * (size_t)(len ? len : 1) * 6);

@@ -220,9 +220,9 @@ static xc_status_t reduce_eval(xc_eval_ctx_t* ctx) {
   int64_t full_strides[XC_MAX_RANK], in_to_out[XC_MAX_RANK];
   xc_strides(rank, full_dims, full_strides);
   for (int d = 0; d < rank; d++) in_to_out[d] = mask[d] ? 0 : full_strides[d];
-  int64_t group = 1; /* elements per output */
-  for (int d = 0; d < rank; d++)
-    if (mask[d]) group *= x->dims[d]; /* bounded by numel (or a 0 dim) */
+  int64_t group = 1; /* elements per output; bounded by numel when nonzero */
+  for (int d = 0; d < rank && x->numel != 0; d++)
+    if (mask[d]) group *= x->dims[d];
   if (x->numel == 0) group = 0;
   if (m == 0) return NULL;
 

@@ -370,6 +370,25 @@ static void test_empty_tensors(void) {
   nh_end(&h);
 }
 
+/* Empty tensors with huge other dims: products of dims must not overflow. */
+static void test_huge_empty(void) {
+  node_harness_t h;
+  int64_t big[3] = {INT64_C(1) << 40, 0, INT64_C(1) << 40};
+  CHECK_OK(cumsum(&h, nh_tensor(XC_F32, 3, big, NULL), 2, 0, 0));
+  NH_CHECK(h.out[0], 3, big, NULL, 0);
+  nh_end(&h);
+  xc_tensor_t* g[2] = {nh_tensor(XC_F32, 3, big, NULL), I64(2, D(0, 1), D(0))};
+  CHECK_OK(nh_begin(&h, "GatherND", 2, g, NULL, 1));
+  CHECK_OK(nh_run(&h));
+  NH_CHECK(h.out[0], 3, ((int64_t[]){0, 0, INT64_C(1) << 40}), NULL, 0);
+  nh_end(&h);
+  CHECK_ERR(argop(&h, "ArgMax", nh_tensor(XC_F32, 3, big, NULL), 1, 1, 0), "overflow");
+  nh_end(&h);
+  CHECK_OK(topk(&h, nh_tensor(XC_F32, 3, big, NULL), 0, 1, 1));
+  NH_CHECK(h.out[0], 3, big, NULL, 0);
+  nh_end(&h);
+}
+
 static void test_symbolic(void) {
   xc_graph_t* g;
   CHECK_OK(xc_graph_create("s", &g));
@@ -440,6 +459,7 @@ int main(void) {
   test_resize();
   test_unique();
   test_empty_tensors();
+  test_huge_empty();
   test_symbolic();
   return xc_test_summary("test_ops_index");
 }

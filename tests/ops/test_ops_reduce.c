@@ -120,6 +120,14 @@ static void test_empty(void) {
   CHECK_OK(reduce(&h, "ReduceSum", nh_tensor(XC_F32, 2, d, NULL), axes(1, (int64_t[]){0}), 1, 0));
   NH_CHECK(h.out[0], 2, ((int64_t[]){1, 0}), NULL, 0);
   nh_end(&h);
+  /* Huge dims around a zero: sub-products must not overflow. */
+  int64_t big[3] = {INT64_C(1) << 40, 0, INT64_C(1) << 40};
+  CHECK_OK(reduce(&h, "ReduceSum", nh_tensor(XC_F32, 3, big, NULL), axes(2, (int64_t[]){0, 2}), 1, 0));
+  NH_CHECK(h.out[0], 3, ((int64_t[]){1, 0, 1}), NULL, 0);
+  nh_end(&h);
+  CHECK_ERR(reduce(&h, "ReduceSum", nh_tensor(XC_F32, 3, big, NULL), axes(1, (int64_t[]){1}), 0, 0),
+            "overflow");
+  nh_end(&h);
   /* Integer Max over nothing: the lowest value of the type. */
   CHECK_OK(reduce(&h, "ReduceMax", nh_tensor(XC_I32, 2, d, NULL), axes(1, (int64_t[]){1}), 0, 0));
   NH_CHECK(h.out[0], 1, ((int64_t[]){2}), ((double[]){INT32_MIN, INT32_MIN}), 0);
