@@ -122,7 +122,10 @@ static xc_status_t reduce_infer(xc_graph_t* g, xc_node_t* n) {
     int64_t num_axes = -1;
     if (axes_v->rank == 1 && xc_dim_is_static(axes_v->dims[0])) num_axes = axes_v->dims[0].value;
     if (keep && num_axes != 0) {
-      for (int d = 0; d < rank; d++) out[d] = xc_dim_fresh(g, "reduce");
+      /* An axis of extent 1 stays 1 whether reduced or not. */
+      for (int d = 0; d < rank; d++)
+        out[d] = xc_dim_is_static(x->dims[d]) && x->dims[d].value == 1 ? x->dims[d]
+                                                                        : xc_dim_fresh(g, "reduce");
       return xc_value_set_type(g, n->outputs[0], x->dtype, rank, out);
     }
     if (num_axes > 0 && num_axes <= rank) {
