@@ -13,6 +13,7 @@ extern const xc_op_def_t xc_ops_shape[];
 extern const xc_op_def_t xc_ops_shape2[];
 extern const xc_op_def_t xc_ops_index[];
 extern const xc_op_def_t xc_ops_reduce[];
+extern const xc_op_def_t xc_ops_resize[];
 
 static const xc_op_def_t* const families[] = {
     xc_ops_elementwise,
@@ -25,6 +26,7 @@ static const xc_op_def_t* const families[] = {
     xc_ops_shape2,
     xc_ops_index,
     xc_ops_reduce,
+    xc_ops_resize,
 };
 
 #define NUM_FAMILIES ((int)(sizeof families / sizeof families[0]))
