@@ -130,7 +130,8 @@ static const char* base_name(const char* path) {
 
 /* The op a test is about: the only op of the model; else the model op whose
  * name the test name starts with (test_reduce_max_* -> ReduceMax); else the
- * op of the test it expands (test_x_expanded -> test_x); else all its ops. */
+ * op of the test it expands (test_x_expanded -> test_x); else its ops joined
+ * with '+' when there are at most 3, else "(multi-op models)". */
 static char* main_op(const xc_conform_case_t* c, const char* ops, int num_nodes) {
   if (!ops) return xstrdup("?");
   if (!*ops) return xstrdup(num_nodes ? "?" : "(no nodes)");
@@ -193,8 +194,11 @@ static void resolve_ops(case_list_t* l) {
           break;
         }
     }
+    /* A few ops: name them all; a whole model: one bucket. */
     if (!l->v[i].op && lists && lists[i]) {
-      l->v[i].op = xstrdup(lists[i]);
+      int words = 1;
+      for (const char* p = lists[i]; *p; p++) words += *p == ' ';
+      l->v[i].op = xstrdup(words <= 3 ? lists[i] : "(multi-op models)");
       for (char* p = l->v[i].op; p && *p; p++)
         if (*p == ' ') *p = '+';
     }

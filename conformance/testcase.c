@@ -41,6 +41,12 @@ static char* dup_printf(const char* fmt, ...) {
   return s;
 }
 
+/* Details name the test already; drop a leading "<dir>/model.onnx: ". */
+static void strip_prefix(char* detail, const char* prefix) {
+  size_t n = strlen(prefix);
+  if (detail && strncmp(detail, prefix, n) == 0) memmove(detail, detail + n, strlen(detail + n) + 1);
+}
+
 static bool file_exists(const char* path) {
   struct stat st;
   return stat(path, &st) == 0;
@@ -198,8 +204,9 @@ xc_conform_verdict_t xc_conform_run_case(const char* dir, const xc_conform_optio
     *out_detail = dup_printf("target '%s' is not available", opt->target);
     return XC_CONFORM_UNSUPPORTED;
   }
-  char path[4096];
+  char path[4096], path_prefix[4200];
   snprintf(path, sizeof path, "%s/model.onnx", dir);
+  snprintf(path_prefix, sizeof path_prefix, "%s: ", path);
   xc_graph_t* g = NULL;
   xc_status_t s = xc_onnx_import_file(path, &g);
   if (!s) s = xc_graph_infer(g);
@@ -208,6 +215,7 @@ xc_conform_verdict_t xc_conform_run_case(const char* dir, const xc_conform_optio
     *out_detail = dup_printf("%s", xc_status_message(s));
     xc_status_free(s);
     xc_graph_destroy(g);
+    strip_prefix(*out_detail, path_prefix);
     return v;
   }
   xc_conform_verdict_t v = XC_CONFORM_PASS;
@@ -229,5 +237,6 @@ xc_conform_verdict_t xc_conform_run_case(const char* dir, const xc_conform_optio
   }
   xc_graph_destroy(g);
   if (!*out_detail) *out_detail = dup_printf("%s", "");
+  strip_prefix(*out_detail, path_prefix);
   return v;
 }
