@@ -169,7 +169,12 @@ static char* main_op(const xc_conform_case_t* c, const char* ops, int num_nodes)
   return NULL; /* caller tries the expanded-test rule, then the list */
 }
 
-static void resolve_ops(case_list_t* l) {
+static void resolve_ops(case_list_t* l, bool models) {
+  /* Real models are about themselves, not one op. */
+  if (models) {
+    for (int i = 0; i < l->n; i++) l->v[i].op = xstrdup(base_name(l->v[i].name));
+    return;
+  }
   char** lists = calloc((size_t)l->n + 1, sizeof *lists);
   for (int i = 0; i < l->n; i++) {
     int nodes = 0;
@@ -198,9 +203,13 @@ static void resolve_ops(case_list_t* l) {
     if (!l->v[i].op && lists && lists[i]) {
       int words = 1;
       for (const char* p = lists[i]; *p; p++) words += *p == ' ';
-      l->v[i].op = xstrdup(words <= 3 ? lists[i] : "(multi-op models)");
-      for (char* p = l->v[i].op; p && *p; p++)
-        if (*p == ' ') *p = '+';
+      if (words <= 3) {
+        l->v[i].op = xstrdup(lists[i]);
+        for (char* p = l->v[i].op; p && *p; p++)
+          if (*p == ' ') *p = '+';
+      } else {
+        l->v[i].op = xstrdup("(multi-op models)");
+      }
     }
     if (!l->v[i].op) l->v[i].op = xstrdup("?");
   }
@@ -423,7 +432,7 @@ xc_status_t xc_conform_run(const char* root, const xc_conform_options_t* opt,
   all.n = kept;
   if (have_re) regfree(&re);
   if (!s && all.n > 0) qsort(all.v, (size_t)all.n, sizeof *all.v, case_cmp);
-  if (!s) resolve_ops(&all);
+  if (!s) resolve_ops(&all, o.models);
   if (!s) s = run_all(&all, &o);
   out->cases = all.v;
   out->num_cases = all.n;
