@@ -42,7 +42,7 @@ for src in "$SRC"/tests/fuzz/fuzz_*.c; do
     tail -40 "$BUILD/$name.log"
     status=1
   else
-    echo "fuzz: $name ok ($(grep -c . "$corpus"/* 2>/dev/null | wc -l) corpus entries)"
+    echo "fuzz: $name ok ($(ls "$corpus" | wc -l) corpus entries)"
   fi
 done
 exit "$status"
