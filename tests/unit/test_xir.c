@@ -829,6 +829,33 @@ static void test_golden(void) {
   CHECK(bad + skipped >= 10);
 }
 
+/* The example models parse (with their side files) and print to a fixpoint. */
+static void test_examples_roundtrip(void) {
+  static const char* const models[] = {"examples/mlp.xir", "examples/cnn.xir",
+                                       "examples/transformer.xir"};
+  for (size_t i = 0; i < sizeof models / sizeof models[0]; i++) {
+    xc_graph_t *g = NULL, *g2 = NULL;
+    xc_status_t s = xc_xir_parse_file(models[i], &g);
+    if (s && xc_op_count() == 0) {
+      xc_status_free(s);
+      continue;
+    }
+    CHECK_OK(s);
+    if (!g) continue;
+    char* p1 = print(g);
+    CHECK_OK(xc_xir_parse(p1, strlen(p1), models[i], "examples", &g2));
+    if (g2) {
+      char* p2 = print(g2);
+      CHECK_STR(p1, p2);
+      CHECK(graph_equal(g, g2));
+      free(p2);
+    }
+    free(p1);
+    xc_graph_destroy(g2);
+    xc_graph_destroy(g);
+  }
+}
+
 /* Truncating a valid file at every byte never crashes and never leaks. */
 static void test_truncations(void) {
   const char* text =
@@ -861,6 +888,7 @@ int main(void) {
   test_errors();
   test_keyword_names();
   test_golden();
+  test_examples_roundtrip();
   test_truncations();
   return xc_test_summary("test_xir");
 }
