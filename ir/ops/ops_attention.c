@@ -7,7 +7,9 @@
  * padded with "masked"); causal masking aligned to the end of the KV cache
  * (query i sees key j iff j <= i + past_len); past_key/past_value
  * concatenated into present_key/present_value; softcap; the four
- * qk_matmul_output modes. Rows whose keys are all masked produce zeros.
+ * qk_matmul_output modes; nonpad_kv_seqlen (opset 24: keys past each
+ * batch's valid length are masked and causal masking aligns to them). Rows
+ * whose keys are all masked produce zeros.
  * softmax_precision is accepted and ignored: everything is computed in
  * double. */
 #include <math.h>
@@ -109,6 +111,13 @@ xc_status_t xc_attention_infer(xc_graph_t* g, xc_node_t* n) {
     return xc_node_error(n, XC_INVALID_ARGUMENT,
                          "q_num_heads %lld is not a multiple of kv_num_heads %lld",
                          (long long)hq.value, (long long)hkv.value);
+  const xc_value_t* nonpad = opt_input(n, 6);
+  if (nonpad) {
+    XC_RETURN_IF_ERROR(xc_infer_check_input(n, 6, XC_DT(XC_I64) | XC_DT(XC_I32)));
+    if (pk) return xc_node_error(n, XC_INVALID_ARGUMENT, "nonpad_kv_seqlen cannot be combined with past_key");
+    if (nonpad->rank != 1) return xc_node_error(n, XC_INVALID_ARGUMENT, "nonpad_kv_seqlen must be 1-D [batch]");
+    XC_RETURN_IF_ERROR(static_eq(n, nonpad->dims[0], b, "nonpad_kv_seqlen length differs from batch"));
+  }
   xc_dim_t total = skv;
   if ((pk != NULL) != (pv != NULL))
     return xc_node_error(n, XC_INVALID_ARGUMENT, "past_key and past_value must come together");
@@ -251,8 +260,12 @@ xc_status_t xc_attention_eval(xc_eval_ctx_t* ctx) {
   const xc_tensor_t* mask = ctx->num_inputs > 3 ? ctx->inputs[3] : NULL;
   const xc_tensor_t* pk = ctx->num_inputs > 4 ? ctx->inputs[4] : NULL;
   const xc_tensor_t* pv = ctx->num_inputs > 5 ? ctx->inputs[5] : NULL;
+  const xc_tensor_t* nonpad = ctx->num_inputs > 6 ? ctx->inputs[6] : NULL;
   attn_geom_t gm;
   XC_RETURN_IF_ERROR(attention_geometry(ctx, &gm));
+  if (nonpad && (pk || nonpad->rank != 1 || nonpad->dims[0] != gm.b))
+    return xc_node_error(n, XC_INVALID_ARGUMENT,
+                         "nonpad_kv_seqlen must be [batch] and cannot be combined with past_key");
   int64_t mode = xc_node_attr_int(n, "qk_matmul_output_mode");
   if (mode < 0 || mode > 3)
     return xc_node_error(n, XC_INVALID_ARGUMENT, "qk_matmul_output_mode must be 0..3");
@@ -326,12 +339,17 @@ xc_status_t xc_attention_eval(xc_eval_ctx_t* ctx) {
   for (int64_t bi = 0; bi < gm.b; bi++)
     for (int64_t h = 0; h < gm.hq; h++) {
       int64_t hk = h / group;
+      /* Keys at or past valid_len are padding; causal alignment is to the
+       * end of the valid keys. */
+      int64_t valid_len = nonpad ? xc_tensor_get_i64(nonpad, bi) : gm.total;
+      int64_t offset = nonpad ? valid_len - gm.sq : gm.past;
       for (int64_t i = 0; i < gm.sq; i++) {
         bool any = false;
         for (int64_t j = 0; j < gm.total; j++) {
           double bj = 0;
           if (mask) bj += mask_bias(mask, ms, bi, h, i, j);
-          if (causal && j > i + gm.past) bj = -INFINITY;
+          if (causal && j > i + offset) bj = -INFINITY;
+          if (j >= valid_len) bj = -INFINITY;
           if (bj != -INFINITY) any = true;
           double s = 0;
           for (int64_t c = 0; c < gm.d; c++)

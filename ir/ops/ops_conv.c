@@ -191,13 +191,25 @@ static xc_status_t check_same_dtype(const xc_node_t* n, int i) {
   return NULL;
 }
 
+/* ConvInteger shares Conv's geometry; its inputs 2 and 3 are zero points. */
+static bool is_conv_integer(const xc_node_t* n) { return strcmp(n->op_type, "ConvInteger") == 0; }
+
+#define INT8_DTYPES (XC_DT(XC_I8) | XC_DT(XC_U8))
+
 static xc_status_t conv_infer(xc_graph_t* g, xc_node_t* n) {
-  XC_RETURN_IF_ERROR(xc_infer_check_input(n, 0, XC_DT_FLOAT));
-  XC_RETURN_IF_ERROR(xc_infer_check_input(n, 1, XC_DT_FLOAT));
-  XC_RETURN_IF_ERROR(check_same_dtype(n, 1));
-  XC_RETURN_IF_ERROR(check_same_dtype(n, 2));
+  bool integer = is_conv_integer(n);
+  XC_RETURN_IF_ERROR(xc_infer_check_input(n, 0, integer ? INT8_DTYPES : XC_DT_FLOAT));
+  XC_RETURN_IF_ERROR(xc_infer_check_input(n, 1, integer ? INT8_DTYPES : XC_DT_FLOAT));
+  if (integer) {
+    for (int i = 2; i < n->num_inputs; i++)
+      if (n->inputs[i] && n->inputs[i]->dtype != n->inputs[i - 2]->dtype)
+        return xc_node_error(n, XC_INVALID_ARGUMENT, "zero point %d dtype differs from its input", i);
+  } else {
+    XC_RETURN_IF_ERROR(check_same_dtype(n, 1));
+    XC_RETURN_IF_ERROR(check_same_dtype(n, 2));
+  }
   const xc_value_t *x = n->inputs[0], *wv = n->inputs[1];
-  const xc_value_t* b = n->num_inputs > 2 ? n->inputs[2] : NULL;
+  const xc_value_t* b = !integer && n->num_inputs > 2 ? n->inputs[2] : NULL;
   window_t w;
   XC_RETURN_IF_ERROR(read_window(n, x->rank - 2, &w));
   if (wv->rank != x->rank)
@@ -235,13 +247,18 @@ static xc_status_t conv_infer(xc_graph_t* g, xc_node_t* n) {
     }
     XC_RETURN_IF_ERROR(window_out_dim(g, n, &w, i, x->dims[2 + i], k, &out[2 + i]));
   }
-  return xc_value_set_type(g, n->outputs[0], x->dtype, x->rank, out);
+  return xc_value_set_type(g, n->outputs[0], integer ? XC_I32 : x->dtype, x->rank, out);
 }
 
 static xc_status_t conv_eval(xc_eval_ctx_t* ctx) {
   const xc_node_t* node = ctx->node;
   const xc_tensor_t *x = ctx->inputs[0], *wt = ctx->inputs[1];
-  const xc_tensor_t* bias = ctx->num_inputs > 2 ? ctx->inputs[2] : NULL;
+  bool integer = is_conv_integer(node);
+  const xc_tensor_t* bias = !integer && ctx->num_inputs > 2 ? ctx->inputs[2] : NULL;
+  const xc_tensor_t* x_zp = integer && ctx->num_inputs > 2 ? ctx->inputs[2] : NULL;
+  const xc_tensor_t* w_zp = integer && ctx->num_inputs > 3 ? ctx->inputs[3] : NULL;
+  if (x_zp && x_zp->numel != 1)
+    return xc_node_error(node, XC_INVALID_ARGUMENT, "x_zero_point must be a scalar");
   window_t w;
   XC_RETURN_IF_ERROR(read_window(node, x->rank - 2, &w));
   if (wt->rank != x->rank)
@@ -264,9 +281,13 @@ static xc_status_t conv_eval(xc_eval_ctx_t* ctx) {
   odims[0] = nb;
   odims[1] = m;
   memcpy(odims + 2, gm.out, sizeof(int64_t) * (size_t)w.nsp);
-  XC_RETURN_IF_ERROR(xc_tensor_create(x->dtype, x->rank, odims, &ctx->outputs[0]));
+  if (w_zp && w_zp->numel != 1 && w_zp->numel != m)
+    return xc_node_error(node, XC_INVALID_ARGUMENT,
+                         "w_zero_point must be a scalar or have one value per output channel");
+  XC_RETURN_IF_ERROR(xc_tensor_create(integer ? XC_I32 : x->dtype, x->rank, odims, &ctx->outputs[0]));
   xc_tensor_t* y = ctx->outputs[0];
   int64_t mg = m / group, nsp = w.nsp;
+  int64_t xz = x_zp ? xc_tensor_get_i64(x_zp, 0) : 0;
   int64_t opos[XC_MAX_RANK], kpos[XC_MAX_RANK];
   int64_t in_strides[XC_MAX_RANK];
   xc_strides(w.nsp, gm.in, in_strides);
@@ -277,6 +298,7 @@ static xc_status_t conv_eval(xc_eval_ctx_t* ctx) {
       memset(opos, 0, sizeof opos);
       for (int64_t o = 0; o < gm.out_plane; o++, yi++) {
         double acc = bias ? xc_tensor_get_f64(bias, oc) : 0.0;
+        int64_t iacc = 0, wz = w_zp ? xc_tensor_get_i64(w_zp, w_zp->numel == 1 ? 0 : oc) : 0;
         memset(kpos, 0, sizeof kpos);
         for (int64_t kk = 0; kk < gm.kernel_size; kk++) {
           /* Input offset of this tap within one channel plane, or -1. */
@@ -288,14 +310,19 @@ static xc_status_t conv_eval(xc_eval_ctx_t* ctx) {
           }
           if (off >= 0)
             for (int64_t ic = 0; ic < cg; ic++) {
-              int64_t xc = gi * cg + ic;
-              double xv = xc_tensor_get_f64(x, (b * c + xc) * gm.in_plane + off);
-              double wv = xc_tensor_get_f64(wt, (oc * cg + ic) * gm.kernel_size + kk);
-              acc += xv * wv;
+              int64_t xi = (b * c + gi * cg + ic) * gm.in_plane + off;
+              int64_t wi = (oc * cg + ic) * gm.kernel_size + kk;
+              if (integer)
+                iacc += (xc_tensor_get_i64(x, xi) - xz) * (xc_tensor_get_i64(wt, wi) - wz);
+              else
+                acc += xc_tensor_get_f64(x, xi) * xc_tensor_get_f64(wt, wi);
             }
           xc_index_next(w.nsp, gm.kernel, kpos);
         }
-        xc_tensor_set_f64(y, yi, acc);
+        if (integer)
+          xc_tensor_set_i64(y, yi, iacc);
+        else
+          xc_tensor_set_f64(y, yi, acc);
         xc_index_next(w.nsp, gm.out, opos);
       }
     }
@@ -668,6 +695,8 @@ static const xc_attr_def_t global_lppool_attrs[] = {
 const xc_op_def_t xc_ops_conv[] = {
     {"Conv", "", 2, 3, 1, 1, conv_attrs, XC_DT_FLOAT, conv_infer, conv_eval,
      "N-D convolution with groups, strides, dilations, pads/auto_pad and bias"},
+    {"ConvInteger", "", 2, 4, 1, 1, conv_attrs, INT8_DTYPES, conv_infer, conv_eval,
+     "Integer convolution with zero points, int32 result"},
     {"ConvTranspose", "", 2, 3, 1, 1, convtranspose_attrs, XC_DT_FLOAT, convtranspose_infer,
      convtranspose_eval, "N-D transposed convolution (output_padding, output_shape, groups)"},
     {"MaxPool", "", 1, 1, 1, 2, maxpool_attrs, XC_DT_FLOAT | XC_DT(XC_I8) | XC_DT(XC_U8),

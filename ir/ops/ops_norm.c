@@ -329,7 +329,8 @@ static xc_status_t lpnorm_eval(xc_eval_ctx_t* ctx) {
       if (p == 2) norm = sqrt(norm);
       for (int64_t k = 0; k < n; k++) {
         int64_t at = (o * n + k) * inner + in;
-        xc_tensor_set_f64(ctx->outputs[0], at, xc_tensor_get_f64(x, at) / norm);
+        /* A zero vector stays zero (ONNX test data), not 0/0. */
+        xc_tensor_set_f64(ctx->outputs[0], at, norm == 0 ? 0.0 : xc_tensor_get_f64(x, at) / norm);
       }
     }
   return NULL;
@@ -554,7 +555,7 @@ const xc_op_def_t xc_ops_norm[] = {
      "Log of the softmax along one axis"},
     {"Hardmax", "", 1, 1, 1, 1, softmax_attrs, XC_DT_FLOAT, softmax_infer, softmax_eval,
      "One-hot of the first maximum along one axis"},
-    {"Attention", "", 3, 6, 1, 4, xc_attention_attrs, XC_DT_FLOAT, xc_attention_infer,
+    {"Attention", "", 3, 7, 1, 4, xc_attention_attrs, XC_DT_FLOAT, xc_attention_infer,
      xc_attention_eval, "Scaled dot-product attention (GQA, masks, causal, KV cache, softcap)"},
     {"RotaryEmbedding", "", 3, 4, 1, 1, xc_rotary_attrs, XC_DT_FLOAT, xc_rotary_infer,
      xc_rotary_eval, "Rotary position embedding (interleaved or half split)"},

@@ -282,6 +282,26 @@ static void test_conv_symbolic(void) {
   nt_free(&c);
 }
 
+static void test_conv_integer(void) {
+  nt_case_t c;
+  xc_tensor_t* ins[4] = {T(XC_U8, 3, D(1, 1, 3), 2, 3, 4), T(XC_U8, 3, D(1, 1, 2), 1, 2),
+                         T(XC_U8, 0, D(0), 1), NULL};
+  nt_init(&c, "ConvInteger", 3, ins, 1, 0);
+  xc_node_set_ints(c.g, c.node, "pads", INTS(1, 1));
+  CHECK_OK(nt_run(&c));
+  CHECK(c.out[0] && c.out[0]->dtype == XC_I32);
+  /* x - 1 = [1, 2, 3]; padding contributes nothing. */
+  NT_CHECK_VALUES(c.out[0], 0, 2, 5, 8, 3);
+  nt_free(&c);
+  /* Per-output-channel weight zero points, int8. */
+  xc_tensor_t* ins2[4] = {T(XC_I8, 3, D(1, 1, 2), -1, 2), T(XC_I8, 3, D(2, 1, 1), 3, -4),
+                          T(XC_I8, 0, D(0), 0), T(XC_I8, 1, D(2), 1, -5)};
+  nt_init(&c, "ConvInteger", 4, ins2, 1, 0);
+  CHECK_OK(nt_run(&c));
+  NT_CHECK_VALUES(c.out[0], 0, -2, 4, -1, 2);
+  nt_free(&c);
+}
+
 /* ---- ConvTranspose ------------------------------------------------------ */
 
 static void test_convtranspose_values(void) {
@@ -634,6 +654,7 @@ int main(void) {
   test_conv_im2col();
   test_conv_errors();
   test_conv_symbolic();
+  test_conv_integer();
   test_convtranspose_values();
   test_convtranspose_adjoint();
   test_convtranspose_symbolic();

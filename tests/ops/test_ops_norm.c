@@ -134,6 +134,12 @@ static void test_lp_mvn_lrn(void) {
   CHECK_OK(nt_run(&c));
   NT_CHECK_VALUES(c.out[0], 1e-12, 1, 4 / sqrt(41), 0, 5 / sqrt(41));
   nt_free(&c);
+  /* A zero vector stays zero. */
+  init_n(&c, "LpNormalization", 1, 1, 0, T(XC_F32, 2, D(2, 2), 0, 0, 3, 4), NULL, NULL, NULL,
+         NULL, NULL);
+  CHECK_OK(nt_run(&c));
+  NT_CHECK_VALUES(c.out[0], 1e-6, 0, 0, 0.6, 0.8);
+  nt_free(&c);
   init_n(&c, "MeanVarianceNormalization", 1, 1, 0, T(XC_F32, 4, D(1, 2, 1, 2), 1, 3, 5, 5),
          NULL, NULL, NULL, NULL, NULL);
   CHECK_OK(nt_run(&c));
@@ -324,6 +330,15 @@ static void test_attention_gqa_cache(void) {
   CHECK_EQ_INT(nt_eval_dim(&c, 0, 2, 0), 8);
   CHECK_OK(nt_run(&c));
   NT_CHECK_SHAPE(c.out[1], 4, 1, 1, 5, 4);
+  nt_free(&c);
+  /* nonpad_kv_seqlen: only the first key of the batch is valid. */
+  xc_tensor_t* nonpad = nt_tensor(XC_I64, 1, (const int64_t[]){1}, NULL);
+  xc_tensor_set_i64(nonpad, 0, 1);
+  xc_tensor_t* ins7[7] = {T(XC_F32, 4, D(1, 1, 1, 1), 1), T(XC_F32, 4, D(1, 1, 2, 1), 1, 0),
+                          T(XC_F32, 4, D(1, 1, 2, 1), 10, 20), NULL, NULL, NULL, nonpad};
+  nt_init(&c, "Attention", 7, ins7, 1, 0);
+  CHECK_OK(nt_run(&c));
+  NT_CHECK_VALUES(c.out[0], 1e-5, 10);
   nt_free(&c);
   /* Errors. */
   init_n(&c, "Attention", 3, 1, 0, T(XC_F32, 3, D(1, 1, 2), 1, -1), T(XC_F32, 3, D(1, 2, 1), 1, 0),
