@@ -2,7 +2,8 @@
  * LayerNormalization, InstanceNormalization, GroupNormalization,
  * RMSNormalization, LpNormalization, MeanVarianceNormalization, LRN), the
  * softmax family (Softmax, LogSoftmax, Hardmax, opset-13 single-axis form)
- * and, from ops_attention.c, Attention and RotaryEmbedding.
+ * and, from ops_attention.c, Attention and RotaryEmbedding, and from
+ * ops_loss.c, NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss.
  *
  * Statistics are computed in double with a two-pass mean/variance, and each
  * result is rounded once into the output dtype. */
@@ -11,6 +12,7 @@
 #include <string.h>
 
 #include "ops_attention.h"
+#include "ops_loss.h"
 #include "xcomp/op.h"
 
 static xc_status_t check_float_input(const xc_node_t* n, int i) {
@@ -559,5 +561,9 @@ const xc_op_def_t xc_ops_norm[] = {
      xc_attention_eval, "Scaled dot-product attention (GQA, masks, causal, KV cache, softcap)"},
     {"RotaryEmbedding", "", 3, 4, 1, 1, xc_rotary_attrs, XC_DT_FLOAT, xc_rotary_infer,
      xc_rotary_eval, "Rotary position embedding (interleaved or half split)"},
+    {"NegativeLogLikelihoodLoss", "", 2, 3, 1, 1, xc_loss_attrs, XC_DT_FLOAT, xc_loss_infer,
+     xc_loss_eval, "Weighted negative log-likelihood of the target classes"},
+    {"SoftmaxCrossEntropyLoss", "", 2, 3, 1, 2, xc_loss_attrs, XC_DT_FLOAT, xc_loss_infer,
+     xc_loss_eval, "Cross entropy of softmax(scores) against class labels, optional log_prob"},
     {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, NULL, NULL},
 };

@@ -426,6 +426,60 @@ static void test_rotary(void) {
   nt_free(&c);
 }
 
+static xc_tensor_t* i64s(int rank, const int64_t* dims, const int64_t* vals) {
+  xc_tensor_t* t = nt_tensor(XC_I64, rank, dims, NULL);
+  for (int64_t i = 0; i < t->numel; i++) xc_tensor_set_i64(t, i, vals[i]);
+  return t;
+}
+
+static void test_losses(void) {
+  nt_case_t c;
+  const int64_t two[1] = {2};
+#define NLL_IN() T(XC_F32, 2, D(2, 3), -1, -2, -3, -4, -5, -6)
+  init_n(&c, "NegativeLogLikelihoodLoss", 2, 1, 0, NLL_IN(), i64s(1, two, (const int64_t[]){0, 2}),
+         NULL, NULL, NULL, NULL);
+  xc_node_set_string(c.g, c.node, "reduction", "none");
+  CHECK_OK(nt_run(&c));
+  NT_CHECK_SHAPE(c.out[0], 1, 2);
+  NT_CHECK_VALUES(c.out[0], 0, 1, 6);
+  nt_free(&c);
+  init_n(&c, "NegativeLogLikelihoodLoss", 2, 1, 0, NLL_IN(), i64s(1, two, (const int64_t[]){0, 2}),
+         NULL, NULL, NULL, NULL);
+  CHECK_OK(nt_run(&c));
+  CHECK(c.out[0] && c.out[0]->rank == 0);
+  NT_CHECK_VALUES(c.out[0], 0, 3.5);
+  nt_free(&c);
+  /* Weighted mean divides by the weights of the chosen classes. */
+  init_n(&c, "NegativeLogLikelihoodLoss", 3, 1, 0, NLL_IN(), i64s(1, two, (const int64_t[]){0, 2}),
+         T(XC_F32, 1, D(3), 1, 1, 0.5), NULL, NULL, NULL);
+  CHECK_OK(nt_run(&c));
+  NT_CHECK_VALUES(c.out[0], 1e-6, 4.0 / 1.5);
+  nt_free(&c);
+  init_n(&c, "NegativeLogLikelihoodLoss", 2, 1, 0, NLL_IN(), i64s(1, two, (const int64_t[]){0, 2}),
+         NULL, NULL, NULL, NULL);
+  xc_node_set_int(c.g, c.node, "ignore_index", 2);
+  CHECK_OK(nt_run(&c));
+  NT_CHECK_VALUES(c.out[0], 0, 1);
+  nt_free(&c);
+  init_n(&c, "NegativeLogLikelihoodLoss", 2, 1, 0, NLL_IN(), i64s(1, two, (const int64_t[]){0, 3}),
+         NULL, NULL, NULL, NULL);
+  xc_node_set_string(c.g, c.node, "reduction", "sum");
+  CHECK_ERR(nt_run(&c), "outside [0, 3)");
+  nt_free(&c);
+  init_n(&c, "NegativeLogLikelihoodLoss", 2, 1, 0, NLL_IN(), i64s(1, two, (const int64_t[]){0, 1}),
+         NULL, NULL, NULL, NULL);
+  xc_node_set_string(c.g, c.node, "reduction", "max");
+  CHECK_ERR(nt_run(&c), "reduction");
+  nt_free(&c);
+#undef NLL_IN
+  init_n(&c, "SoftmaxCrossEntropyLoss", 2, 2, 0, T(XC_F64, 2, D(1, 2), 0, 0),
+         i64s(1, (const int64_t[]){1}, (const int64_t[]){1}), NULL, NULL, NULL, NULL);
+  CHECK_OK(nt_run(&c));
+  NT_CHECK_VALUES(c.out[0], 1e-12, log(2.0));
+  NT_CHECK_VALUES(c.out[1], 1e-12, -log(2.0), -log(2.0));
+  nt_free(&c);
+}
+
 int main(void) {
   test_batchnorm();
   test_layernorm();
@@ -435,5 +489,6 @@ int main(void) {
   test_attention_basic();
   test_attention_gqa_cache();
   test_rotary();
+  test_losses();
   return xc_test_summary("test_ops_norm");
 }
