@@ -1,9 +1,10 @@
-/* Op family 'linalg': MatMul, Gemm, Einsum and MatMulInteger.
+/* Op family 'linalg': MatMul, Gemm, Einsum, MatMulInteger and Det.
  *
  * Reference kernels accumulate floats in double and round once into the
  * output dtype. Integer products accumulate in 64-bit two's complement
  * (wrapping, like numpy) and are narrowed by xc_tensor_set_i64, so values
  * beyond 2^53 stay exact. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -620,6 +621,60 @@ static xc_status_t einsum_eval(xc_eval_ctx_t* ctx) {
   return NULL;
 }
 
+/* ---- Det ---------------------------------------------------------------- */
+
+static xc_status_t det_infer(xc_graph_t* g, xc_node_t* n) {
+  XC_RETURN_IF_ERROR(xc_infer_check_input(n, 0, XC_DT_FLOAT));
+  const xc_value_t* x = n->inputs[0];
+  if (x->rank < 2)
+    return xc_node_error(n, XC_INVALID_ARGUMENT, "Det needs rank >= 2, got %d", x->rank);
+  XC_RETURN_IF_ERROR(check_same_dim(n, x->dims[x->rank - 2], x->dims[x->rank - 1],
+                                    "matrices must be square:"));
+  return xc_value_set_type(g, n->outputs[0], x->dtype, x->rank - 2, x->dims);
+}
+
+/* Determinant by Gaussian elimination with partial pivoting, in double. */
+static double det_of(double* a, int64_t m) {
+  double det = 1;
+  for (int64_t col = 0; col < m; col++) {
+    int64_t piv = col;
+    for (int64_t r = col + 1; r < m; r++)
+      if (fabs(a[r * m + col]) > fabs(a[piv * m + col])) piv = r;
+    if (a[piv * m + col] == 0) return 0;
+    if (piv != col) {
+      for (int64_t k = 0; k < m; k++) {
+        double t = a[col * m + k];
+        a[col * m + k] = a[piv * m + k];
+        a[piv * m + k] = t;
+      }
+      det = -det;
+    }
+    double p = a[col * m + col];
+    det *= p;
+    for (int64_t r = col + 1; r < m; r++) {
+      double f = a[r * m + col] / p;
+      for (int64_t k = col; k < m; k++) a[r * m + k] -= f * a[col * m + k];
+    }
+  }
+  return det;
+}
+
+static xc_status_t det_eval(xc_eval_ctx_t* ctx) {
+  const xc_tensor_t* x = ctx->inputs[0];
+  if (x->rank < 2 || x->dims[x->rank - 1] != x->dims[x->rank - 2])
+    return xc_node_error(ctx->node, XC_INVALID_ARGUMENT, "Det needs square matrices");
+  int64_t m = x->dims[x->rank - 1];
+  XC_RETURN_IF_ERROR(xc_tensor_create(x->dtype, x->rank - 2, x->dims, &ctx->outputs[0]));
+  double* a = malloc(sizeof(double) * (size_t)(m > 0 ? m * m : 1));
+  if (!a) return xc_error_oom();
+  for (int64_t b = 0; b < ctx->outputs[0]->numel; b++) {
+    for (int64_t i = 0; i < m * m; i++) a[i] = xc_tensor_get_f64(x, b * m * m + i);
+    xc_tensor_set_f64(ctx->outputs[0], b, det_of(a, m));
+  }
+  free(a);
+  return NULL;
+}
+
 /* ---- table -------------------------------------------------------------- */
 
 static const xc_attr_def_t gemm_attrs[] = {
@@ -641,5 +696,7 @@ const xc_op_def_t xc_ops_linalg[] = {
      "Einstein summation over the operands (ellipsis, diagonals, reductions)"},
     {"MatMulInteger", "", 2, 4, 1, 1, NULL, INT8_DTYPES, matmul_integer_infer,
      matmul_integer_eval, "Integer matrix product with zero points, int32 result"},
+    {"Det", "", 1, 1, 1, 1, NULL, XC_DT_FLOAT, det_infer, det_eval,
+     "Determinant of square matrices (batched over leading dims)"},
     {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, NULL, NULL},
 };

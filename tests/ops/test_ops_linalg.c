@@ -311,6 +311,32 @@ static void test_matmul_integer(void) {
   nt_free(&c);
 }
 
+static void test_det(void) {
+  nt_case_t c;
+  xc_tensor_t* in[1] = {T(XC_F64, 3, D(2, 3, 3), 2, 0, 0, 0, 3, 0, 0, 0, 4, 0, 1, 0, 1, 0, 0, 0, 0, 5)};
+  nt_init(&c, "Det", 1, in, 1, 0);
+  CHECK_OK(nt_run(&c));
+  NT_CHECK_SHAPE(c.out[0], 1, 2);
+  /* diag(2,3,4) -> 24; a row swap with a 5 -> -5 */
+  NT_CHECK_VALUES(c.out[0], 1e-12, 24, -5);
+  nt_free(&c);
+  in[0] = T(XC_F32, 2, D(2, 2), 1, 2, 3, 4);
+  nt_init(&c, "Det", 1, in, 1, 0);
+  CHECK_OK(nt_run(&c));
+  CHECK(c.out[0] && c.out[0]->rank == 0);
+  NT_CHECK_VALUES(c.out[0], 1e-6, -2);
+  nt_free(&c);
+  in[0] = T(XC_F32, 2, D(2, 2), 1, 2, 2, 4);
+  nt_init(&c, "Det", 1, in, 1, 0);
+  CHECK_OK(nt_run(&c));
+  NT_CHECK_VALUES(c.out[0], 0, 0);
+  nt_free(&c);
+  in[0] = nt_tensor(XC_F32, 2, (const int64_t[]){2, 3}, NULL);
+  nt_init(&c, "Det", 1, in, 1, 0);
+  CHECK_ERR(nt_run(&c), "square");
+  nt_free(&c);
+}
+
 int main(void) {
   test_matmul_basic();
   test_matmul_batched_broadcast();
@@ -319,5 +345,6 @@ int main(void) {
   test_gemm();
   test_einsum();
   test_matmul_integer();
+  test_det();
   return xc_test_summary("test_ops_linalg");
 }
