@@ -1,5 +1,6 @@
-/* Op family 'conv': Conv, ConvTranspose and the pooling ops (MaxPool,
- * AveragePool, LpPool and their Global forms), N-D over the spatial dims.
+/* Op family 'conv': Conv, ConvInteger, ConvTranspose, the pooling ops
+ * (MaxPool, AveragePool, LpPool and their Global forms), MaxUnpool and
+ * Col2Im, N-D over the spatial dims.
  *
  * Window geometry (kernel, strides, dilations, pads, auto_pad, ceil_mode) is
  * read once into window_t, then used twice: with symbolic arithmetic for
@@ -633,6 +634,205 @@ static xc_status_t pool_eval(xc_eval_ctx_t* ctx) {
   return NULL;
 }
 
+/* ---- MaxUnpool ---------------------------------------------------------- */
+
+static xc_status_t maxunpool_infer(xc_graph_t* g, xc_node_t* n) {
+  XC_RETURN_IF_ERROR(xc_infer_check_input(n, 0, XC_DT_NUMERIC));
+  XC_RETURN_IF_ERROR(xc_infer_check_input(n, 1, XC_DT(XC_I64)));
+  const xc_value_t *x = n->inputs[0], *idx = n->inputs[1];
+  const xc_value_t* shape = n->num_inputs > 2 ? n->inputs[2] : NULL;
+  window_t w;
+  XC_RETURN_IF_ERROR(read_window(n, x->rank - 2, &w));
+  if (idx->rank != x->rank)
+    return xc_node_error(n, XC_INVALID_ARGUMENT, "indices must have the input's shape");
+  xc_dim_t out[XC_MAX_RANK];
+  int64_t count;
+  const xc_dim_t* known;
+  if (shape) {
+    if (shape->rank != 1) return xc_node_error(n, XC_INVALID_ARGUMENT, "output_shape must be 1-D");
+    if (xc_value_known_elems(g, shape, &count, &known)) {
+      if (count != x->rank)
+        return xc_node_error(n, XC_INVALID_ARGUMENT, "output_shape has %lld values for rank %d",
+                             (long long)count, x->rank);
+      for (int i = 0; i < x->rank; i++) out[i] = known[i];
+    } else {
+      for (int i = 0; i < x->rank; i++) out[i] = xc_dim_fresh(g, "unpool");
+    }
+  } else {
+    out[0] = x->dims[0];
+    out[1] = x->dims[1];
+    for (int i = 0; i < w.nsp; i++) {
+      /* (in - 1) * stride - pads + kernel */
+      xc_dim_t d = xc_dim_mul(g, xc_dim_sub(g, x->dims[2 + i], xc_dim_const(1)),
+                              xc_dim_const(w.stride[i]));
+      out[2 + i] = xc_dim_add(g, d, xc_dim_const(w.kernel[i] - w.pads[i] - w.pads[w.nsp + i]));
+    }
+  }
+  return xc_value_set_type(g, n->outputs[0], x->dtype, x->rank, out);
+}
+
+static xc_status_t maxunpool_eval(xc_eval_ctx_t* ctx) {
+  const xc_node_t* n = ctx->node;
+  const xc_tensor_t *x = ctx->inputs[0], *idx = ctx->inputs[1];
+  const xc_tensor_t* shape = ctx->num_inputs > 2 ? ctx->inputs[2] : NULL;
+  window_t w;
+  XC_RETURN_IF_ERROR(read_window(n, x->rank - 2, &w));
+  if (idx->numel != x->numel)
+    return xc_node_error(n, XC_INVALID_ARGUMENT, "indices must have the input's shape");
+  /* The indices address the default (inferred) output; an explicit
+   * output_shape may only enlarge it, the extra elements being zeros. */
+  int64_t inferred[XC_MAX_RANK], dims[XC_MAX_RANK];
+  inferred[0] = x->dims[0];
+  inferred[1] = x->dims[1];
+  for (int i = 0; i < w.nsp; i++) {
+    inferred[2 + i] = (x->dims[2 + i] - 1) * w.stride[i] + w.kernel[i] - w.pads[i] - w.pads[w.nsp + i];
+    if (inferred[2 + i] < 0)
+      return xc_node_error(n, XC_INVALID_ARGUMENT, "pads exceed the output along spatial dim %d", i);
+  }
+  memcpy(dims, inferred, sizeof dims);
+  if (shape) {
+    int64_t count, *v;
+    XC_RETURN_IF_ERROR(xc_tensor_to_i64_list(shape, &count, &v));
+    bool ok = count == x->rank;
+    for (int i = 0; ok && i < x->rank; i++) ok = v[i] >= inferred[i];
+    if (ok) memcpy(dims, v, sizeof(int64_t) * (size_t)x->rank);
+    free(v);
+    if (!ok)
+      return xc_node_error(n, XC_INVALID_ARGUMENT,
+                           "output_shape must have rank %d and be at least the default shape",
+                           x->rank);
+  }
+  XC_RETURN_IF_ERROR(xc_tensor_create(x->dtype, x->rank, dims, &ctx->outputs[0]));
+  int64_t total = 1, in_strides[XC_MAX_RANK], out_strides[XC_MAX_RANK];
+  for (int i = 0; i < x->rank; i++) total *= inferred[i];
+  xc_strides(x->rank, inferred, in_strides);
+  xc_strides(x->rank, dims, out_strides);
+  for (int64_t i = 0; i < x->numel; i++) {
+    int64_t at = xc_tensor_get_i64(idx, i);
+    if (at < 0 || at >= total)
+      return xc_node_error(n, XC_OUT_OF_RANGE, "index %lld is outside the output (%lld elements)",
+                           (long long)at, (long long)total);
+    int64_t off = 0;
+    for (int d = 0; d < x->rank; d++) {
+      off += (at / in_strides[d]) * out_strides[d];
+      at %= in_strides[d];
+    }
+    xc_tensor_set_f64(ctx->outputs[0], off, xc_tensor_get_f64(x, i));
+  }
+  return NULL;
+}
+
+/* ---- Col2Im ------------------------------------------------------------- */
+
+static xc_status_t col2im_infer(xc_graph_t* g, xc_node_t* n) {
+  XC_RETURN_IF_ERROR(xc_infer_check_input(n, 0, XC_DT_NUMERIC));
+  XC_RETURN_IF_ERROR(xc_infer_check_input(n, 1, XC_DT(XC_I64)));
+  XC_RETURN_IF_ERROR(xc_infer_check_input(n, 2, XC_DT(XC_I64)));
+  const xc_value_t *x = n->inputs[0], *img = n->inputs[1], *blk = n->inputs[2];
+  if (x->rank != 3)
+    return xc_node_error(n, XC_INVALID_ARGUMENT, "input must be [N, C*prod(block), L]");
+  if (img->rank != 1 || img->dims[0].sym || blk->rank != 1)
+    return xc_node_error(n, XC_INVALID_ARGUMENT, "image_shape and block_shape must be 1-D");
+  int nsp = (int)img->dims[0].value;
+  if (nsp < 1 || nsp > XC_MAX_RANK - 2)
+    return xc_node_error(n, XC_INVALID_ARGUMENT, "image_shape must have 1 to %d values",
+                         XC_MAX_RANK - 2);
+  window_t w;
+  XC_RETURN_IF_ERROR(read_window(n, nsp, &w));
+  xc_dim_t out[XC_MAX_RANK];
+  out[0] = x->dims[0];
+  int64_t count;
+  const xc_dim_t* known;
+  out[1] = xc_dim_fresh(g, "col2im_c");
+  if (xc_value_known_elems(g, blk, &count, &known) && count == nsp) {
+    xc_dim_t k = xc_dim_const(1);
+    for (int i = 0; i < nsp; i++) k = xc_dim_mul(g, k, known[i]);
+    if (!k.sym && k.value < 1)
+      return xc_node_error(n, XC_INVALID_ARGUMENT, "block_shape values must be positive");
+    if (!k.sym && !x->dims[1].sym && x->dims[1].value % k.value)
+      return xc_node_error(n, XC_INVALID_ARGUMENT,
+                           "input dim 1 (%lld) is not divisible by the block size %lld",
+                           (long long)x->dims[1].value, (long long)k.value);
+    out[1] = xc_dim_floordiv(g, x->dims[1], k);
+  }
+  if (xc_value_known_elems(g, img, &count, &known) && count == nsp) {
+    for (int i = 0; i < nsp; i++) out[2 + i] = known[i];
+  } else {
+    for (int i = 0; i < nsp; i++) out[2 + i] = xc_dim_fresh(g, "col2im");
+  }
+  return xc_value_set_type(g, n->outputs[0], x->dtype, nsp + 2, out);
+}
+
+static xc_status_t col2im_eval(xc_eval_ctx_t* ctx) {
+  const xc_node_t* n = ctx->node;
+  const xc_tensor_t* x = ctx->inputs[0];
+  if (x->rank != 3)
+    return xc_node_error(n, XC_INVALID_ARGUMENT, "input must be [N, C*prod(block), L]");
+  int64_t ni, nb, *img = NULL, *blk = NULL;
+  XC_RETURN_IF_ERROR(xc_tensor_to_i64_list(ctx->inputs[1], &ni, &img));
+  xc_status_t s = xc_tensor_to_i64_list(ctx->inputs[2], &nb, &blk);
+  window_t w;
+  int nsp = (int)ni;
+  if (!s && (ni != nb || ni < 1 || ni > XC_MAX_RANK - 2))
+    s = xc_node_error(n, XC_INVALID_ARGUMENT, "image_shape and block_shape lengths differ");
+  if (!s) s = read_window(n, nsp, &w);
+  int64_t ksize = 1, blocks = 1, nblk[XC_MAX_RANK] = {0}, pos[XC_MAX_RANK], kpos[XC_MAX_RANK];
+  for (int i = 0; !s && i < nsp; i++) {
+    if (img[i] < 0 || img[i] > WINDOW_ATTR_MAX || blk[i] < 1 || blk[i] > WINDOW_ATTR_MAX) {
+      s = xc_node_error(n, XC_INVALID_ARGUMENT, "image_shape/block_shape value out of range");
+      break;
+    }
+    int64_t ek = (blk[i] - 1) * w.dil[i] + 1;
+    nblk[i] = floor_div(img[i] + w.pads[i] + w.pads[nsp + i] - ek, w.stride[i]) + 1;
+    if (nblk[i] < 1) s = xc_node_error(n, XC_INVALID_ARGUMENT, "block larger than the padded image");
+    ksize *= blk[i];
+    blocks *= nblk[i];
+  }
+  if (!s && (x->dims[1] % ksize || x->dims[2] != blocks))
+    s = xc_node_error(n, XC_INVALID_ARGUMENT,
+                      "input [%lld,%lld,%lld] does not match %lld blocks of size %lld",
+                      (long long)x->dims[0], (long long)x->dims[1], (long long)x->dims[2],
+                      (long long)blocks, (long long)ksize);
+  int64_t dims[XC_MAX_RANK], plane = 1;
+  if (!s) {
+    dims[0] = x->dims[0];
+    dims[1] = x->dims[1] / ksize;
+    for (int i = 0; i < nsp; i++) {
+      dims[2 + i] = img[i];
+      plane *= img[i];
+    }
+    s = xc_tensor_create(x->dtype, nsp + 2, dims, &ctx->outputs[0]);
+  }
+  double* acc = s ? NULL : calloc((size_t)(plane ? plane : 1), sizeof(double));
+  if (!s && !acc) s = xc_error_oom();
+  int64_t img_strides[XC_MAX_RANK];
+  if (!s) xc_strides(nsp, img, img_strides);
+  for (int64_t b = 0; !s && b < dims[0]; b++)
+    for (int64_t c = 0; c < dims[1]; c++) {
+      memset(acc, 0, sizeof(double) * (size_t)(plane ? plane : 1));
+      memset(kpos, 0, sizeof kpos);
+      for (int64_t k = 0; k < ksize; k++) {
+        memset(pos, 0, sizeof pos);
+        for (int64_t l = 0; l < blocks; l++) {
+          int64_t off = 0;
+          for (int d = 0; d < nsp && off >= 0; d++) {
+            int64_t q = pos[d] * w.stride[d] - w.pads[d] + kpos[d] * w.dil[d];
+            off = (q < 0 || q >= img[d]) ? -1 : off + q * img_strides[d];
+          }
+          if (off >= 0) acc[off] += xc_tensor_get_f64(x, ((b * x->dims[1]) + c * ksize + k) * blocks + l);
+          xc_index_next(nsp, nblk, pos);
+        }
+        xc_index_next(nsp, blk, kpos);
+      }
+      for (int64_t i = 0; i < plane; i++)
+        xc_tensor_set_f64(ctx->outputs[0], (b * dims[1] + c) * plane + i, acc[i]);
+    }
+  free(acc);
+  free(img);
+  free(blk);
+  return s;
+}
+
 /* ---- table -------------------------------------------------------------- */
 
 static const xc_attr_def_t conv_attrs[] = {
@@ -687,6 +887,20 @@ static const xc_attr_def_t lppool_attrs[] = {
     XC_ATTR_END,
 };
 
+static const xc_attr_def_t maxunpool_attrs[] = {
+    XC_ATTR_REQ("kernel_shape", XC_ATTR_INTS),
+    XC_ATTR_OPT("pads", XC_ATTR_INTS),
+    XC_ATTR_OPT("strides", XC_ATTR_INTS),
+    XC_ATTR_END,
+};
+
+static const xc_attr_def_t col2im_attrs[] = {
+    XC_ATTR_OPT("dilations", XC_ATTR_INTS),
+    XC_ATTR_OPT("pads", XC_ATTR_INTS),
+    XC_ATTR_OPT("strides", XC_ATTR_INTS),
+    XC_ATTR_END,
+};
+
 static const xc_attr_def_t global_lppool_attrs[] = {
     XC_ATTR_I("p", 2),
     XC_ATTR_END,
@@ -711,5 +925,9 @@ const xc_op_def_t xc_ops_conv[] = {
      "Maximum over all spatial dims"},
     {"GlobalLpPool", "", 1, 1, 1, 1, global_lppool_attrs, XC_DT_FLOAT, pool_infer, pool_eval,
      "Lp norm over all spatial dims"},
+    {"MaxUnpool", "", 2, 3, 1, 1, maxunpool_attrs, XC_DT_NUMERIC, maxunpool_infer, maxunpool_eval,
+     "Scatters pooled values back to their MaxPool argmax positions"},
+    {"Col2Im", "", 3, 3, 1, 1, col2im_attrs, XC_DT_NUMERIC, col2im_infer, col2im_eval,
+     "Sums sliding-window columns back into an image (inverse of im2col)"},
     {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, NULL, NULL},
 };

@@ -649,6 +649,57 @@ static void test_avg_lp_global(void) {
   nt_free(&c);
 }
 
+static xc_tensor_t* i64s(int rank, const int64_t* dims, const int64_t* vals) {
+  xc_tensor_t* t = nt_tensor(XC_I64, rank, dims, NULL);
+  for (int64_t i = 0; i < t->numel; i++) xc_tensor_set_i64(t, i, vals[i]);
+  return t;
+}
+
+static void test_unpool_col2im(void) {
+  nt_case_t c;
+  const int64_t d22[4] = {1, 1, 2, 2};
+  xc_tensor_t* ins[3] = {T(XC_F32, 4, D(1, 1, 2, 2), 5, 6, 7, 8),
+                         i64s(4, d22, (const int64_t[]){5, 7, 13, 15}), NULL};
+  nt_init(&c, "MaxUnpool", 2, ins, 1, 0);
+  xc_node_set_ints(c.g, c.node, "kernel_shape", INTS(2, 2));
+  xc_node_set_ints(c.g, c.node, "strides", INTS(2, 2));
+  CHECK_OK(nt_run(&c));
+  NT_CHECK_SHAPE(c.out[0], 4, 1, 1, 4, 4);
+  NT_CHECK_VALUES(c.out[0], 0, 0, 0, 0, 0, 0, 5, 0, 6, 0, 0, 0, 0, 0, 7, 0, 8);
+  nt_free(&c);
+  /* A larger output_shape keeps the indices' (row, col) positions. */
+  xc_tensor_t* ins2[3] = {T(XC_F32, 4, D(1, 1, 2, 2), 5, 6, 7, 8),
+                          i64s(4, d22, (const int64_t[]){5, 7, 13, 15}),
+                          i64s(1, (const int64_t[]){4}, (const int64_t[]){1, 1, 5, 5})};
+  nt_init(&c, "MaxUnpool", 3, ins2, 1, 0);
+  xc_node_set_ints(c.g, c.node, "kernel_shape", INTS(2, 2));
+  xc_node_set_ints(c.g, c.node, "strides", INTS(2, 2));
+  CHECK_OK(nt_run(&c));
+  NT_CHECK_SHAPE(c.out[0], 4, 1, 1, 5, 5);
+  if (c.out[0] && c.out[0]->numel == 25) {
+    CHECK_NEAR(xc_tensor_get_f64(c.out[0], 6), 5, 0);
+    CHECK_NEAR(xc_tensor_get_f64(c.out[0], 8), 6, 0);
+    CHECK_NEAR(xc_tensor_get_f64(c.out[0], 16), 7, 0);
+    CHECK_NEAR(xc_tensor_get_f64(c.out[0], 18), 8, 0);
+  }
+  nt_free(&c);
+  /* Col2Im, 1-D: block 2 over an image of 3 gives [a0, a1 + b0, b1]. */
+  xc_tensor_t* ins3[3] = {T(XC_F32, 3, D(1, 2, 2), 1, 2, 10, 20),
+                          i64s(1, (const int64_t[]){1}, (const int64_t[]){3}),
+                          i64s(1, (const int64_t[]){1}, (const int64_t[]){2})};
+  nt_init(&c, "Col2Im", 3, ins3, 1, 0);
+  CHECK_OK(nt_run(&c));
+  NT_CHECK_SHAPE(c.out[0], 3, 1, 1, 3);
+  NT_CHECK_VALUES(c.out[0], 0, 1, 12, 20);
+  nt_free(&c);
+  xc_tensor_t* ins4[3] = {T(XC_F32, 3, D(1, 2, 3), 1, 2, 3, 4, 5, 6),
+                          i64s(1, (const int64_t[]){1}, (const int64_t[]){3}),
+                          i64s(1, (const int64_t[]){1}, (const int64_t[]){2})};
+  nt_init(&c, "Col2Im", 3, ins4, 1, 0);
+  CHECK_ERR(nt_run(&c), "does not match");
+  nt_free(&c);
+}
+
 int main(void) {
   test_conv_known_values();
   test_conv_im2col();
@@ -661,5 +712,6 @@ int main(void) {
   test_maxpool();
   test_maxpool_symbolic();
   test_avg_lp_global();
+  test_unpool_col2im();
   return xc_test_summary("test_ops_conv");
 }
