@@ -1,4 +1,4 @@
-/* Op family 'conv': Conv, ConvInteger, ConvTranspose, the pooling ops
+/* Op family 'conv': Conv, ConvInteger, DeformConv (2-D), ConvTranspose, the pooling ops
  * (MaxPool, AveragePool, LpPool and their Global forms), MaxUnpool and
  * Col2Im, N-D over the spatial dims.
  *
@@ -326,6 +326,125 @@ static xc_status_t conv_eval(xc_eval_ctx_t* ctx) {
           xc_tensor_set_f64(y, yi, acc);
         xc_index_next(w.nsp, gm.out, opos);
       }
+    }
+  return NULL;
+}
+
+/* ---- DeformConv (2-D) --------------------------------------------------- */
+
+static xc_status_t deform_conv_infer(xc_graph_t* g, xc_node_t* n) {
+  for (int i = 0; i < n->num_inputs; i++)
+    if (n->inputs[i]) {
+      XC_RETURN_IF_ERROR(xc_infer_check_input(n, i, XC_DT_FLOAT));
+      XC_RETURN_IF_ERROR(check_same_dtype(n, i));
+    }
+  const xc_value_t *x = n->inputs[0], *wv = n->inputs[1], *off = n->inputs[2];
+  const xc_value_t* b = n->num_inputs > 3 ? n->inputs[3] : NULL;
+  const xc_value_t* mask = n->num_inputs > 4 ? n->inputs[4] : NULL;
+  if (x->rank != 4 || wv->rank != 4 || off->rank != 4 || (mask && mask->rank != 4))
+    return xc_node_error(n, XC_UNSUPPORTED, "only 2-D DeformConv (4-D X, W, offset, mask) is supported");
+  window_t w;
+  XC_RETURN_IF_ERROR(read_window(n, 2, &w));
+  int64_t group = xc_node_attr_int(n, "group"), og = xc_node_attr_int(n, "offset_group");
+  if (group < 1 || og < 1)
+    return xc_node_error(n, XC_INVALID_ARGUMENT, "group and offset_group must be >= 1");
+  xc_dim_t c = x->dims[1], m = wv->dims[0];
+  if (!c.sym && !wv->dims[1].sym && c.value != wv->dims[1].value * group)
+    return xc_node_error(n, XC_INVALID_ARGUMENT, "channel mismatch: input has %lld channels, weight expects %lld",
+                         (long long)c.value, (long long)(wv->dims[1].value * group));
+  if (!c.sym && c.value % og)
+    return xc_node_error(n, XC_INVALID_ARGUMENT, "offset_group %lld does not divide %lld channels",
+                         (long long)og, (long long)c.value);
+  if (!m.sym && m.value % group)
+    return xc_node_error(n, XC_INVALID_ARGUMENT, "group %lld does not divide %lld output channels",
+                         (long long)group, (long long)m.value);
+  if (b) {
+    if (b->rank != 1) return xc_node_error(n, XC_INVALID_ARGUMENT, "bias must be 1-D");
+    XC_RETURN_IF_ERROR(check_static_eq(n, b->dims[0], m, "bias size differs from output channels"));
+  }
+  xc_dim_t out[4] = {x->dims[0], m};
+  xc_dim_t kh = w.have_kernel ? xc_dim_const(w.kernel[0]) : wv->dims[2];
+  xc_dim_t kw = w.have_kernel ? xc_dim_const(w.kernel[1]) : wv->dims[3];
+  XC_RETURN_IF_ERROR(window_out_dim(g, n, &w, 0, x->dims[2], kh, &out[2]));
+  XC_RETURN_IF_ERROR(window_out_dim(g, n, &w, 1, x->dims[3], kw, &out[3]));
+  xc_dim_t taps = xc_dim_mul(g, xc_dim_mul(g, kh, kw), xc_dim_const(og));
+  XC_RETURN_IF_ERROR(check_static_eq(n, off->dims[1], xc_dim_mul(g, taps, xc_dim_const(2)),
+                                     "offset channels differ from offset_group*2*kH*kW"));
+  XC_RETURN_IF_ERROR(check_static_eq(n, off->dims[2], out[2], "offset height differs from the output"));
+  XC_RETURN_IF_ERROR(check_static_eq(n, off->dims[3], out[3], "offset width differs from the output"));
+  if (mask) XC_RETURN_IF_ERROR(check_static_eq(n, mask->dims[1], taps, "mask channels differ from offset_group*kH*kW"));
+  return xc_value_set_type(g, n->outputs[0], x->dtype, 4, out);
+}
+
+/* Bilinear sample of one H x W plane at (h, w); taps outside are zero. */
+static double bilinear(const xc_tensor_t* x, int64_t base, int64_t hgt, int64_t wid, double h,
+                       double w) {
+  double h0 = floor(h), w0 = floor(w);
+  double fh = h - h0, fw = w - w0, r = 0;
+  for (int dy = 0; dy < 2; dy++)
+    for (int dx = 0; dx < 2; dx++) {
+      double yy = h0 + dy, xx = w0 + dx;
+      if (yy < 0 || yy >= (double)hgt || xx < 0 || xx >= (double)wid) continue;
+      double wt = (dy ? fh : 1 - fh) * (dx ? fw : 1 - fw);
+      if (wt != 0) r += wt * xc_tensor_get_f64(x, base + (int64_t)yy * wid + (int64_t)xx);
+    }
+  return r;
+}
+
+static xc_status_t deform_conv_eval(xc_eval_ctx_t* ctx) {
+  const xc_node_t* node = ctx->node;
+  const xc_tensor_t *x = ctx->inputs[0], *wt = ctx->inputs[1], *off = ctx->inputs[2];
+  const xc_tensor_t* bias = ctx->num_inputs > 3 ? ctx->inputs[3] : NULL;
+  const xc_tensor_t* mask = ctx->num_inputs > 4 ? ctx->inputs[4] : NULL;
+  if (x->rank != 4 || wt->rank != 4 || off->rank != 4 || (mask && mask->rank != 4))
+    return xc_node_error(node, XC_UNSUPPORTED, "only 2-D DeformConv is supported");
+  window_t w;
+  XC_RETURN_IF_ERROR(read_window(node, 2, &w));
+  int64_t group = xc_node_attr_int(node, "group"), og = xc_node_attr_int(node, "offset_group");
+  int64_t nb = x->dims[0], c = x->dims[1], m = wt->dims[0], cg = wt->dims[1];
+  int64_t kh = wt->dims[2], kw = wt->dims[3], hgt = x->dims[2], wid = x->dims[3];
+  if (group < 1 || og < 1 || cg * group != c || m % group || c % og)
+    return xc_node_error(node, XC_INVALID_ARGUMENT, "channel/group mismatch");
+  if (bias && (bias->rank != 1 || bias->dims[0] != m))
+    return xc_node_error(node, XC_INVALID_ARGUMENT, "bias must have shape [%lld]", (long long)m);
+  if (w.have_kernel && (w.kernel[0] != kh || w.kernel[1] != kw))
+    return xc_node_error(node, XC_INVALID_ARGUMENT, "kernel_shape differs from the weight");
+  geom_t gm;
+  XC_RETURN_IF_ERROR(window_geometry(node, &w, x->dims + 2, wt->dims + 2, &gm));
+  int64_t oh = gm.out[0], ow = gm.out[1], taps = kh * kw;
+  if (off->dims[0] != nb || off->dims[1] != og * taps * 2 || off->dims[2] != oh || off->dims[3] != ow)
+    return xc_node_error(node, XC_INVALID_ARGUMENT, "offset must have shape [%lld,%lld,%lld,%lld]",
+                         (long long)nb, (long long)(og * taps * 2), (long long)oh, (long long)ow);
+  if (mask && (mask->dims[0] != nb || mask->dims[1] != og * taps || mask->dims[2] != oh ||
+               mask->dims[3] != ow))
+    return xc_node_error(node, XC_INVALID_ARGUMENT, "mask must have shape [%lld,%lld,%lld,%lld]",
+                         (long long)nb, (long long)(og * taps), (long long)oh, (long long)ow);
+  int64_t dims[4] = {nb, m, oh, ow};
+  XC_RETURN_IF_ERROR(xc_tensor_create(x->dtype, 4, dims, &ctx->outputs[0]));
+  int64_t mg = m / group, cpo = c / og, plane = oh * ow;
+  for (int64_t b = 0; b < nb; b++)
+    for (int64_t oc = 0; oc < m; oc++) {
+      int64_t gi = oc / mg;
+      for (int64_t i = 0; i < oh; i++)
+        for (int64_t j = 0; j < ow; j++) {
+          double acc = bias ? xc_tensor_get_f64(bias, oc) : 0;
+          for (int64_t ic = 0; ic < cg; ic++) {
+            int64_t ch = gi * cg + ic, o = ch / cpo;
+            for (int64_t p = 0; p < kh; p++)
+              for (int64_t q = 0; q < kw; q++) {
+                int64_t tap = p * kw + q;
+                int64_t ob = ((b * og + o) * taps + tap) * 2;
+                double dh = xc_tensor_get_f64(off, (ob * oh + i) * ow + j);
+                double dw = xc_tensor_get_f64(off, ((ob + 1) * oh + i) * ow + j);
+                double hh = (double)(i * w.stride[0] - gm.pad_begin[0] + p * w.dil[0]) + dh;
+                double ww = (double)(j * w.stride[1] - gm.pad_begin[1] + q * w.dil[1]) + dw;
+                double v = bilinear(x, (b * c + ch) * hgt * wid, hgt, wid, hh, ww);
+                if (mask) v *= xc_tensor_get_f64(mask, ((b * og + o) * taps + tap) * plane + i * ow + j);
+                acc += v * xc_tensor_get_f64(wt, ((oc * cg + ic) * kh + p) * kw + q);
+              }
+          }
+          xc_tensor_set_f64(ctx->outputs[0], ((b * m + oc) * oh + i) * ow + j, acc);
+        }
     }
   return NULL;
 }
@@ -842,6 +961,13 @@ static const xc_attr_def_t conv_attrs[] = {
     XC_ATTR_END,
 };
 
+static const xc_attr_def_t deform_conv_attrs[] = {
+    XC_ATTR_OPT("dilations", XC_ATTR_INTS), XC_ATTR_I("group", 1),
+    XC_ATTR_OPT("kernel_shape", XC_ATTR_INTS), XC_ATTR_I("offset_group", 1),
+    XC_ATTR_OPT("pads", XC_ATTR_INTS), XC_ATTR_OPT("strides", XC_ATTR_INTS),
+    XC_ATTR_END,
+};
+
 static const xc_attr_def_t convtranspose_attrs[] = {
     XC_ATTR_S("auto_pad", "NOTSET"),
     XC_ATTR_OPT("dilations", XC_ATTR_INTS),
@@ -911,6 +1037,8 @@ const xc_op_def_t xc_ops_conv[] = {
      "N-D convolution with groups, strides, dilations, pads/auto_pad and bias"},
     {"ConvInteger", "", 2, 4, 1, 1, conv_attrs, INT8_DTYPES, conv_infer, conv_eval,
      "Integer convolution with zero points, int32 result"},
+    {"DeformConv", "", 3, 5, 1, 1, deform_conv_attrs, XC_DT_FLOAT, deform_conv_infer,
+     deform_conv_eval, "2-D deformable convolution (learned offsets, optional mask)"},
     {"ConvTranspose", "", 2, 3, 1, 1, convtranspose_attrs, XC_DT_FLOAT, convtranspose_infer,
      convtranspose_eval, "N-D transposed convolution (output_padding, output_shape, groups)"},
     {"MaxPool", "", 1, 1, 1, 2, maxpool_attrs, XC_DT_FLOAT | XC_DT(XC_I8) | XC_DT(XC_U8),

@@ -302,6 +302,65 @@ static void test_conv_integer(void) {
   nt_free(&c);
 }
 
+static void test_deform_conv(void) {
+  nt_case_t c;
+  /* Offsets of +0.5 along w sample halfway between neighbours; the last
+   * sample's right neighbour is outside and counts as zero. */
+  xc_tensor_t* ins[5] = {T(XC_F32, 4, D(1, 1, 1, 3), 1, 2, 3), T(XC_F32, 4, D(1, 1, 1, 1), 1),
+                         T(XC_F32, 4, D(1, 2, 1, 3), 0, 0, 0, 0.5, 0.5, 0.5), NULL,
+                         T(XC_F32, 4, D(1, 1, 1, 3), 1, 2, 0)};
+  nt_init(&c, "DeformConv", 3, ins, 1, 0);
+  CHECK_OK(nt_run(&c));
+  NT_CHECK_VALUES(c.out[0], 1e-6, 1.5, 2.5, 1.5);
+  c.in[4] = NULL;
+  nt_free(&c);
+  xc_tensor_t* ins2[5] = {T(XC_F32, 4, D(1, 1, 1, 3), 1, 2, 3), T(XC_F32, 4, D(1, 1, 1, 1), 1),
+                          T(XC_F32, 4, D(1, 2, 1, 3), 0, 0, 0, 0.5, 0.5, 0.5), NULL,
+                          T(XC_F32, 4, D(1, 1, 1, 3), 1, 2, 0)};
+  nt_init(&c, "DeformConv", 5, ins2, 1, 0);
+  CHECK_OK(nt_run(&c));
+  NT_CHECK_VALUES(c.out[0], 1e-6, 1.5, 5, 0);
+  nt_free(&c);
+  xc_tensor_destroy(ins[4]);
+  /* Zero offsets: exactly a Conv with the same geometry and groups. */
+  int64_t xd[4] = {2, 4, 5, 6}, wd[4] = {6, 2, 3, 2}, od[4] = {2, 2 * 2 * 6, 2, 5};
+  xc_tensor_t* x = random_tensor(XC_F64, 4, xd);
+  xc_tensor_t* w = random_tensor(XC_F64, 4, wd);
+  xc_tensor_t *x2, *w2;
+  CHECK_OK(xc_tensor_clone(x, &x2));
+  CHECK_OK(xc_tensor_clone(w, &w2));
+  xc_tensor_t* ins3[3] = {x, w, nt_tensor(XC_F64, 4, od, NULL)};
+  nt_case_t dc, cv;
+  nt_init(&dc, "DeformConv", 3, ins3, 1, 0);
+  run_op(&cv, "Conv", 2, x2, w2, NULL);
+  nt_case_t* both[2] = {&dc, &cv};
+  for (int k = 0; k < 2; k++) {
+    xc_node_set_ints(both[k]->g, both[k]->node, "pads", INTS(1, 0, 0, 1));
+    xc_node_set_ints(both[k]->g, both[k]->node, "strides", INTS(2, 1));
+    xc_node_set_ints(both[k]->g, both[k]->node, "dilations", INTS(1, 2));
+    xc_node_set_int(both[k]->g, both[k]->node, "group", 2);
+  }
+  xc_node_set_int(dc.g, dc.node, "offset_group", 2);
+  CHECK_OK(nt_run(&dc));
+  CHECK_OK(nt_run(&cv));
+  if (dc.out[0] && cv.out[0]) {
+    NT_CHECK_SHAPE(dc.out[0], 4, 2, 6, 2, 5);
+    double* want = malloc(sizeof(double) * (size_t)cv.out[0]->numel);
+    for (int64_t i = 0; i < cv.out[0]->numel; i++) want[i] = xc_tensor_get_f64(cv.out[0], i);
+    nt_check_values(__FILE__, __LINE__, dc.out[0], want, cv.out[0]->numel, 1e-12);
+    free(want);
+  }
+  nt_free(&dc);
+  nt_free(&cv);
+  /* 3-D is refused clearly. */
+  xc_tensor_t* ins4[3] = {nt_tensor(XC_F32, 3, (const int64_t[]){1, 1, 3}, NULL),
+                          nt_tensor(XC_F32, 3, (const int64_t[]){1, 1, 1}, NULL),
+                          nt_tensor(XC_F32, 3, (const int64_t[]){1, 2, 3}, NULL)};
+  nt_init(&c, "DeformConv", 3, ins4, 1, 0);
+  CHECK_ERR(nt_run(&c), "only 2-D");
+  nt_free(&c);
+}
+
 /* ---- ConvTranspose ------------------------------------------------------ */
 
 static void test_convtranspose_values(void) {
@@ -706,6 +765,7 @@ int main(void) {
   test_conv_errors();
   test_conv_symbolic();
   test_conv_integer();
+  test_deform_conv();
   test_convtranspose_values();
   test_convtranspose_adjoint();
   test_convtranspose_symbolic();
