@@ -15,7 +15,7 @@
 
 /* Attribute values above this are rejected, which keeps every size
  * computation below far away from int64 overflow. */
-#define WINDOW_ATTR_MAX (INT64_C(1) << 32)
+#define WINDOW_ATTR_MAX (INT64_C(1) << 24)
 
 enum { PAD_NOTSET, PAD_SAME_UPPER, PAD_SAME_LOWER, PAD_VALID };
 
@@ -168,9 +168,10 @@ static xc_status_t window_geometry(const xc_node_t* n, const window_t* w, const 
     gm->kernel[i] = kernel[i];
     XC_RETURN_IF_ERROR(window_out_size(n, w, i, in[i], kernel[i], &gm->out[i], &gm->pad_begin[i]));
     gm->pad_end[i] = w->auto_pad == PAD_NOTSET ? w->pads[w->nsp + i] : 0;
-    gm->in_plane *= in[i];
-    gm->out_plane *= gm->out[i];
-    gm->kernel_size *= kernel[i];
+    if (!xc_mul_i64(gm->in_plane, in[i], &gm->in_plane) ||
+        !xc_mul_i64(gm->out_plane, gm->out[i], &gm->out_plane) ||
+        !xc_mul_i64(gm->kernel_size, kernel[i], &gm->kernel_size))
+      return xc_node_error(n, XC_OUT_OF_RANGE, "window sizes overflow");
   }
   return NULL;
 }
@@ -561,9 +562,11 @@ static xc_status_t convtranspose_eval(xc_eval_ctx_t* ctx) {
     if (w.have_kernel && w.kernel[i] != kernel[i])
       return xc_node_error(node, XC_INVALID_ARGUMENT, "kernel_shape differs from the weight");
     int64_t ek = (kernel[i] - 1) * w.dil[i] + 1;
-    int64_t full = w.stride[i] * (in[i] - 1) + out_pad[i] + ek;
+    int64_t full;
+    if (!xc_mul_i64(w.stride[i], in[i] - 1, &full) || !xc_add_i64(full, out_pad[i] + ek, &full))
+      return xc_node_error(node, XC_OUT_OF_RANGE, "output size overflows");
     if (w.auto_pad == PAD_SAME_UPPER || w.auto_pad == PAD_SAME_LOWER) {
-      out[i] = have_shape ? shape[i] : in[i] * w.stride[i];
+      out[i] = have_shape ? shape[i] : full - out_pad[i] - ek + w.stride[i]; /* in * stride */
       int64_t total = full - out[i];
       pb[i] = w.auto_pad == PAD_SAME_UPPER ? floor_div(total, 2) : total - floor_div(total, 2);
     } else {
@@ -573,9 +576,9 @@ static xc_status_t convtranspose_eval(xc_eval_ctx_t* ctx) {
         return xc_node_error(node, XC_INVALID_ARGUMENT,
                              "pads exceed the output along spatial dim %d", i);
     }
-    in_plane *= in[i];
-    out_plane *= out[i];
-    ksize *= kernel[i];
+    if (!xc_mul_i64(in_plane, in[i], &in_plane) || !xc_mul_i64(out_plane, out[i], &out_plane) ||
+        !xc_mul_i64(ksize, kernel[i], &ksize))
+      return xc_node_error(node, XC_OUT_OF_RANGE, "output sizes overflow");
   }
   int64_t odims[XC_MAX_RANK];
   odims[0] = nb;
@@ -804,7 +807,9 @@ static xc_status_t maxunpool_eval(xc_eval_ctx_t* ctx) {
   inferred[0] = x->dims[0];
   inferred[1] = x->dims[1];
   for (int i = 0; i < w.nsp; i++) {
-    inferred[2 + i] = (x->dims[2 + i] - 1) * w.stride[i] + w.kernel[i] - w.pads[i] - w.pads[w.nsp + i];
+    if (!xc_mul_i64(x->dims[2 + i] - 1, w.stride[i], &inferred[2 + i]))
+      return xc_node_error(n, XC_OUT_OF_RANGE, "output size overflows");
+    inferred[2 + i] += w.kernel[i] - w.pads[i] - w.pads[w.nsp + i];
     if (inferred[2 + i] < 0)
       return xc_node_error(n, XC_INVALID_ARGUMENT, "pads exceed the output along spatial dim %d", i);
   }
@@ -904,8 +909,8 @@ static xc_status_t col2im_eval(xc_eval_ctx_t* ctx) {
     int64_t ek = (blk[i] - 1) * w.dil[i] + 1;
     nblk[i] = floor_div(img[i] + w.pads[i] + w.pads[nsp + i] - ek, w.stride[i]) + 1;
     if (nblk[i] < 1) s = xc_node_error(n, XC_INVALID_ARGUMENT, "block larger than the padded image");
-    ksize *= blk[i];
-    blocks *= nblk[i];
+    if (!s && (!xc_mul_i64(ksize, blk[i], &ksize) || !xc_mul_i64(blocks, nblk[i], &blocks)))
+      s = xc_node_error(n, XC_OUT_OF_RANGE, "block sizes overflow");
   }
   if (!s && (x->dims[1] % ksize || x->dims[2] != blocks))
     s = xc_node_error(n, XC_INVALID_ARGUMENT,
@@ -918,9 +923,9 @@ static xc_status_t col2im_eval(xc_eval_ctx_t* ctx) {
     dims[1] = x->dims[1] / ksize;
     for (int i = 0; i < nsp; i++) {
       dims[2 + i] = img[i];
-      plane *= img[i];
+      if (!xc_mul_i64(plane, img[i], &plane)) s = xc_node_error(n, XC_OUT_OF_RANGE, "image too large");
     }
-    s = xc_tensor_create(x->dtype, nsp + 2, dims, &ctx->outputs[0]);
+    if (!s) s = xc_tensor_create(x->dtype, nsp + 2, dims, &ctx->outputs[0]);
   }
   double* acc = s ? NULL : calloc((size_t)(plane ? plane : 1), sizeof(double));
   if (!s && !acc) s = xc_error_oom();

@@ -238,6 +238,11 @@ static void test_conv_errors(void) {
   xc_node_set_ints(c.g, c.node, "strides", INTS(0, 1));
   CHECK_ERR(nt_run(&c), "out of range");
   nt_free(&c);
+  run_op(&c, "ConvTranspose", 2, nt_tensor(XC_F32, 3, (const int64_t[]){1, 1, 5}, NULL),
+         nt_tensor(XC_F32, 3, (const int64_t[]){1, 1, 3}, NULL), NULL);
+  xc_node_set_ints(c.g, c.node, "pads", INTS(INT64_C(1) << 40, 0));
+  CHECK_ERR(nt_run(&c), "out of range");
+  nt_free(&c);
   run_op(&c, "Conv", 3, nt_tensor(XC_F32, 4, (const int64_t[]){1, 1, 5, 5}, NULL),
          nt_tensor(XC_F32, 4, (const int64_t[]){2, 1, 3, 3}, NULL),
          nt_tensor(XC_F32, 1, (const int64_t[]){3}, NULL));
@@ -759,6 +764,34 @@ static void test_unpool_col2im(void) {
   nt_free(&c);
 }
 
+/* Empty batches flow through every op of the family. */
+static void test_empty_batches(void) {
+  static const char* pools[] = {"MaxPool", "AveragePool", "LpPool", "GlobalAveragePool",
+                                "GlobalMaxPool", "GlobalLpPool"};
+  for (int i = 0; i < 6; i++) {
+    nt_case_t c;
+    xc_tensor_t* in[1] = {nt_tensor(XC_F32, 4, (const int64_t[]){0, 2, 3, 3}, NULL)};
+    nt_init(&c, pools[i], 1, in, 1, 0);
+    if (strncmp(pools[i], "Global", 6) != 0)
+      xc_node_set_ints(c.g, c.node, "kernel_shape", INTS(2, 2));
+    CHECK_OK(nt_run(&c));
+    CHECK(c.out[0] && c.out[0]->numel == 0 && c.out[0]->dims[1] == 2);
+    nt_free(&c);
+  }
+  nt_case_t c;
+  run_op(&c, "ConvTranspose", 2, nt_tensor(XC_F32, 3, (const int64_t[]){0, 2, 3}, NULL),
+         nt_tensor(XC_F32, 3, (const int64_t[]){2, 1, 2}, NULL), NULL);
+  CHECK_OK(nt_run(&c));
+  NT_CHECK_SHAPE(c.out[0], 3, 0, 1, 4);
+  nt_free(&c);
+  /* Zero input channels: the output is the bias. */
+  run_op(&c, "Conv", 3, nt_tensor(XC_F32, 3, (const int64_t[]){1, 0, 3}, NULL),
+         nt_tensor(XC_F32, 3, (const int64_t[]){2, 0, 2}, NULL), T(XC_F32, 1, D(2), 1, 2));
+  CHECK_OK(nt_run(&c));
+  NT_CHECK_VALUES(c.out[0], 0, 1, 1, 2, 2);
+  nt_free(&c);
+}
+
 int main(void) {
   test_conv_known_values();
   test_conv_im2col();
@@ -773,5 +806,6 @@ int main(void) {
   test_maxpool_symbolic();
   test_avg_lp_global();
   test_unpool_col2im();
+  test_empty_batches();
   return xc_test_summary("test_ops_conv");
 }

@@ -257,6 +257,15 @@ static void test_einsum(void) {
   CHECK_OK(einsum(&c, "ij->j", 1, T(XC_I64, 2, D(2, 2), 1, 2, 3, 4), NULL));
   NT_CHECK_VALUES(c.out[0], 0, 4, 6);
   nt_free(&c);
+  /* Empty operands: an empty summed label gives zeros. */
+  CHECK_OK(einsum(&c, "ij,jk->ik", 2, nt_tensor(XC_F32, 2, (const int64_t[]){2, 0}, NULL),
+                  nt_tensor(XC_F32, 2, (const int64_t[]){0, 2}, NULL)));
+  NT_CHECK_VALUES(c.out[0], 0, 0, 0, 0, 0);
+  nt_free(&c);
+  CHECK_OK(run2(&c, "Gemm", nt_tensor(XC_F32, 2, (const int64_t[]){0, 3}, NULL),
+                nt_tensor(XC_F32, 2, (const int64_t[]){3, 2}, NULL)));
+  NT_CHECK_SHAPE(c.out[0], 2, 0, 2);
+  nt_free(&c);
   /* Bad equations. */
   CHECK_ERR(einsum(&c, "ij,jk", 1, M23(), NULL), "2 operand terms but 1 inputs");
   nt_free(&c);

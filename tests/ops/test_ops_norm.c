@@ -480,6 +480,46 @@ static void test_losses(void) {
   nt_free(&c);
 }
 
+/* Empty inputs flow through every op of the family. */
+static void test_empty_inputs(void) {
+  static const char* same_shape[] = {"Softmax", "LogSoftmax", "Hardmax", "LpNormalization",
+                                     "MeanVarianceNormalization"};
+  for (int i = 0; i < 5; i++) {
+    nt_case_t c;
+    init_n(&c, same_shape[i], 1, 1, 0, nt_tensor(XC_F32, 4, (const int64_t[]){0, 3, 2, 2}, NULL),
+           NULL, NULL, NULL, NULL, NULL);
+    CHECK_OK(nt_run(&c));
+    NT_CHECK_SHAPE(c.out[0], 4, 0, 3, 2, 2);
+    nt_free(&c);
+  }
+  nt_case_t c;
+  init_n(&c, "LayerNormalization", 2, 3, 0, nt_tensor(XC_F32, 2, (const int64_t[]){0, 4}, NULL),
+         nt_tensor(XC_F32, 1, (const int64_t[]){4}, NULL), NULL, NULL, NULL, NULL);
+  CHECK_OK(nt_run(&c));
+  NT_CHECK_SHAPE(c.out[1], 2, 0, 1);
+  nt_free(&c);
+  init_n(&c, "BatchNormalization", 5, 1, 0, nt_tensor(XC_F32, 3, (const int64_t[]){0, 2, 3}, NULL),
+         nt_tensor(XC_F32, 1, (const int64_t[]){2}, NULL),
+         nt_tensor(XC_F32, 1, (const int64_t[]){2}, NULL),
+         nt_tensor(XC_F32, 1, (const int64_t[]){2}, NULL),
+         T(XC_F32, 1, D(2), 1, 1), NULL);
+  CHECK_OK(nt_run(&c));
+  nt_free(&c);
+  init_n(&c, "GroupNormalization", 3, 1, 0, nt_tensor(XC_F32, 3, (const int64_t[]){0, 4, 3}, NULL),
+         nt_tensor(XC_F32, 1, (const int64_t[]){4}, NULL),
+         nt_tensor(XC_F32, 1, (const int64_t[]){4}, NULL), NULL, NULL, NULL);
+  xc_node_set_int(c.g, c.node, "num_groups", 2);
+  CHECK_OK(nt_run(&c));
+  nt_free(&c);
+  /* Attention without keys: every row is fully masked, so zeros. */
+  init_n(&c, "Attention", 3, 1, 0, T(XC_F32, 4, D(1, 1, 1, 2), 1, 1),
+         nt_tensor(XC_F32, 4, (const int64_t[]){1, 1, 0, 2}, NULL),
+         nt_tensor(XC_F32, 4, (const int64_t[]){1, 1, 0, 3}, NULL), NULL, NULL, NULL);
+  CHECK_OK(nt_run(&c));
+  NT_CHECK_VALUES(c.out[0], 0, 0, 0, 0);
+  nt_free(&c);
+}
+
 int main(void) {
   test_batchnorm();
   test_layernorm();
@@ -490,5 +530,6 @@ int main(void) {
   test_attention_gqa_cache();
   test_rotary();
   test_losses();
+  test_empty_inputs();
   return xc_test_summary("test_ops_norm");
 }
