@@ -1,4 +1,5 @@
-/* Op family 'linalg': MatMul, Gemm, Einsum, MatMulInteger and Det.
+/* Op family 'linalg': MatMul, Gemm, Einsum, MatMulInteger and Det; the
+ * recurrent ops RNN, GRU and LSTM live in ops_rnn.c.
  *
  * Reference kernels accumulate floats in double and round once into the
  * output dtype. Integer products accumulate in 64-bit two's complement
@@ -8,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ops_rnn.h"
 #include "xcomp/op.h"
 
 #define MATMUL_DTYPES                                                              \
@@ -698,5 +700,11 @@ const xc_op_def_t xc_ops_linalg[] = {
      matmul_integer_eval, "Integer matrix product with zero points, int32 result"},
     {"Det", "", 1, 1, 1, 1, NULL, XC_DT_FLOAT, det_infer, det_eval,
      "Determinant of square matrices (batched over leading dims)"},
+    {"RNN", "", 3, 6, 0, 2, xc_rnn_attrs, XC_DT_FLOAT, xc_rnn_infer, xc_rnn_eval,
+     "Simple recurrent network (ops_rnn.c)"},
+    {"GRU", "", 3, 6, 0, 2, xc_gru_attrs, XC_DT_FLOAT, xc_rnn_infer, xc_rnn_eval,
+     "Gated recurrent unit (ops_rnn.c)"},
+    {"LSTM", "", 3, 8, 0, 3, xc_lstm_attrs, XC_DT_FLOAT, xc_rnn_infer, xc_rnn_eval,
+     "Long short-term memory with optional peepholes (ops_rnn.c)"},
     {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, NULL, NULL},
 };

@@ -346,6 +346,82 @@ static void test_det(void) {
   nt_free(&c);
 }
 
+static void rnn_case(nt_case_t* c, const char* op, int nin, int nout, xc_tensor_t* const* ins) {
+  nt_init(c, op, nin, ins, nout, 0);
+}
+
+static void test_recurrent(void) {
+  nt_case_t c;
+  /* RNN, two steps: h1 = tanh(1), h2 = tanh(2 + 0.5 h1). */
+  xc_tensor_t* a[3] = {T(XC_F32, 3, D(2, 1, 1), 1, 2), T(XC_F32, 3, D(1, 1, 1), 1),
+                       T(XC_F32, 3, D(1, 1, 1), 0.5)};
+  rnn_case(&c, "RNN", 3, 2, a);
+  CHECK_OK(nt_run(&c));
+  NT_CHECK_SHAPE(c.out[0], 4, 2, 1, 1, 1);
+  NT_CHECK_VALUES(c.out[0], 1e-6, 0.7615941559557649, 0.9830411011980433);
+  NT_CHECK_VALUES(c.out[1], 1e-6, 0.9830411011980433);
+  nt_free(&c);
+  /* Bidirectional: the reverse pass starts at the last step. */
+  xc_tensor_t* b[3] = {T(XC_F64, 3, D(2, 1, 1), 1, 2), T(XC_F64, 3, D(2, 1, 1), 1, 1),
+                       T(XC_F64, 3, D(2, 1, 1), 0.5, 0.5)};
+  rnn_case(&c, "RNN", 3, 2, b);
+  xc_node_set_string(c.g, c.node, "direction", "bidirectional");
+  CHECK_OK(nt_run(&c));
+  NT_CHECK_SHAPE(c.out[0], 4, 2, 2, 1, 1);
+  NT_CHECK_VALUES(c.out[0], 1e-12, 0.7615941559557649, 0.901844598209524, 0.9830411011980433,
+                  0.9640275800758169);
+  NT_CHECK_VALUES(c.out[1], 1e-12, 0.9830411011980433, 0.901844598209524);
+  nt_free(&c);
+  /* sequence_lens: batch 1 stops after one step; layout 1 puts batch first. */
+  xc_tensor_t* lens = nt_tensor(XC_I32, 1, (const int64_t[]){2}, NULL);
+  xc_tensor_set_i64(lens, 0, 2);
+  xc_tensor_set_i64(lens, 1, 1);
+  xc_tensor_t* l[5] = {T(XC_F64, 3, D(2, 2, 1), 1, 2, 1, 2), T(XC_F64, 3, D(1, 1, 1), 1),
+                       T(XC_F64, 3, D(1, 1, 1), 0.5), NULL, lens};
+  rnn_case(&c, "RNN", 5, 2, l);
+  xc_node_set_int(c.g, c.node, "layout", 1);
+  CHECK_OK(nt_run(&c));
+  NT_CHECK_SHAPE(c.out[0], 4, 2, 2, 1, 1);
+  NT_CHECK_VALUES(c.out[0], 1e-12, 0.7615941559557649, 0.9830411011980433, 0.7615941559557649, 0);
+  NT_CHECK_VALUES(c.out[1], 1e-12, 0.9830411011980433, 0.7615941559557649);
+  nt_free(&c);
+  /* GRU: z = r = 1/2, candidate tanh(1), initial h 0.5. */
+  xc_tensor_t* gi[6] = {T(XC_F32, 3, D(1, 1, 1), 1), T(XC_F32, 3, D(1, 3, 1), 0, 0, 1),
+                        T(XC_F32, 3, D(1, 3, 1), 0, 0, 0), NULL, NULL,
+                        T(XC_F32, 3, D(1, 1, 1), 0.5)};
+  rnn_case(&c, "GRU", 6, 2, gi);
+  CHECK_OK(nt_run(&c));
+  NT_CHECK_VALUES(c.out[1], 1e-6, 0.6307970779778824);
+  nt_free(&c);
+  /* LSTM: i = o = f = 1/2, candidate tanh(1), initial c 1. */
+  xc_tensor_t* li[7] = {T(XC_F32, 3, D(1, 1, 1), 1), T(XC_F32, 3, D(1, 4, 1), 0, 0, 0, 1),
+                        T(XC_F32, 3, D(1, 4, 1), 0, 0, 0, 0), NULL, NULL, NULL,
+                        T(XC_F32, 3, D(1, 1, 1), 1)};
+  rnn_case(&c, "LSTM", 7, 3, li);
+  CHECK_OK(nt_run(&c));
+  NT_CHECK_VALUES(c.out[0], 1e-6, 0.3534092045709028);
+  NT_CHECK_VALUES(c.out[2], 1e-6, 0.8807970779778824);
+  nt_free(&c);
+  /* Errors. */
+  xc_tensor_t* e1[3] = {T(XC_F32, 3, D(1, 1, 1), 1), T(XC_F32, 3, D(1, 1, 1), 1),
+                        T(XC_F32, 3, D(1, 1, 1), 1)};
+  rnn_case(&c, "RNN", 3, 1, e1);
+  xc_node_set_string(c.g, c.node, "direction", "sideways");
+  CHECK_ERR(nt_run(&c), "direction");
+  nt_free(&c);
+  xc_tensor_t* e2[3] = {T(XC_F32, 3, D(1, 1, 1), 1), T(XC_F32, 3, D(1, 1, 1), 1),
+                        T(XC_F32, 3, D(1, 1, 1), 1)};
+  rnn_case(&c, "RNN", 3, 1, e2);
+  xc_node_set_strings(c.g, c.node, "activations", 1, (const char* const[]){"Swish"});
+  CHECK_ERR(nt_run(&c), "unsupported activation");
+  nt_free(&c);
+  xc_tensor_t* e3[3] = {T(XC_F32, 3, D(1, 1, 1), 1), T(XC_F32, 3, D(1, 2, 1), 1, 1),
+                        T(XC_F32, 3, D(1, 2, 1), 1, 1)};
+  rnn_case(&c, "LSTM", 3, 1, e3);
+  CHECK_ERR(nt_run(&c), "gate dim");
+  nt_free(&c);
+}
+
 int main(void) {
   test_matmul_basic();
   test_matmul_batched_broadcast();
@@ -355,5 +431,6 @@ int main(void) {
   test_einsum();
   test_matmul_integer();
   test_det();
+  test_recurrent();
   return xc_test_summary("test_ops_linalg");
 }
