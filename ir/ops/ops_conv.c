@@ -20,12 +20,12 @@
 enum { PAD_NOTSET, PAD_SAME_UPPER, PAD_SAME_LOWER, PAD_VALID };
 
 typedef struct {
-  int nsp;                          /* number of spatial dims */
-  bool have_kernel;                 /* kernel_shape given */
+  int nsp;          /* number of spatial dims */
+  bool have_kernel; /* kernel_shape given */
   int64_t kernel[XC_MAX_RANK];
   int64_t stride[XC_MAX_RANK];
   int64_t dil[XC_MAX_RANK];
-  int64_t pads[2 * XC_MAX_RANK];    /* begins, then ends */
+  int64_t pads[2 * XC_MAX_RANK]; /* begins, then ends */
   int auto_pad;
   bool ceil_mode;
 } window_t;
@@ -63,19 +63,28 @@ static xc_status_t read_window(const xc_node_t* n, int nsp, window_t* w) {
   int64_t k;
   w->have_kernel = xc_node_attr_ints(n, "kernel_shape", &k) != NULL;
   if (w->have_kernel) XC_RETURN_IF_ERROR(read_ints(n, "kernel_shape", nsp, 1, 1, w->kernel));
-  if (node_has_attr_def(n, "strides")) XC_RETURN_IF_ERROR(read_ints(n, "strides", nsp, 1, 1, w->stride));
-  else for (int i = 0; i < nsp; i++) w->stride[i] = 1;
+  if (node_has_attr_def(n, "strides"))
+    XC_RETURN_IF_ERROR(read_ints(n, "strides", nsp, 1, 1, w->stride));
+  else
+    for (int i = 0; i < nsp; i++) w->stride[i] = 1;
   if (node_has_attr_def(n, "dilations"))
     XC_RETURN_IF_ERROR(read_ints(n, "dilations", nsp, 1, 1, w->dil));
-  else for (int i = 0; i < nsp; i++) w->dil[i] = 1;
-  if (node_has_attr_def(n, "pads")) XC_RETURN_IF_ERROR(read_ints(n, "pads", 2 * nsp, 0, 0, w->pads));
+  else
+    for (int i = 0; i < nsp; i++) w->dil[i] = 1;
+  if (node_has_attr_def(n, "pads"))
+    XC_RETURN_IF_ERROR(read_ints(n, "pads", 2 * nsp, 0, 0, w->pads));
   if (node_has_attr_def(n, "auto_pad")) {
     const char* ap = xc_node_attr_string(n, "auto_pad");
-    if (!strcmp(ap, "NOTSET") || !*ap) w->auto_pad = PAD_NOTSET;
-    else if (!strcmp(ap, "SAME_UPPER")) w->auto_pad = PAD_SAME_UPPER;
-    else if (!strcmp(ap, "SAME_LOWER")) w->auto_pad = PAD_SAME_LOWER;
-    else if (!strcmp(ap, "VALID")) w->auto_pad = PAD_VALID;
-    else return xc_node_error(n, XC_INVALID_ARGUMENT, "unknown auto_pad '%s'", ap);
+    if (!strcmp(ap, "NOTSET") || !*ap)
+      w->auto_pad = PAD_NOTSET;
+    else if (!strcmp(ap, "SAME_UPPER"))
+      w->auto_pad = PAD_SAME_UPPER;
+    else if (!strcmp(ap, "SAME_LOWER"))
+      w->auto_pad = PAD_SAME_LOWER;
+    else if (!strcmp(ap, "VALID"))
+      w->auto_pad = PAD_VALID;
+    else
+      return xc_node_error(n, XC_INVALID_ARGUMENT, "unknown auto_pad '%s'", ap);
     if (w->auto_pad != PAD_NOTSET)
       for (int i = 0; i < 2 * nsp; i++) w->pads[i] = 0;
   }
@@ -88,7 +97,8 @@ static xc_status_t window_out_dim(xc_graph_t* g, const xc_node_t* n, const windo
                                   xc_dim_t in, xc_dim_t kernel, xc_dim_t* out) {
   xc_dim_t one = xc_dim_const(1), s = xc_dim_const(w->stride[i]);
   /* effective kernel extent (k - 1) * d + 1 */
-  xc_dim_t ek = xc_dim_add(g, xc_dim_mul(g, xc_dim_sub(g, kernel, one), xc_dim_const(w->dil[i])), one);
+  xc_dim_t ek =
+      xc_dim_add(g, xc_dim_mul(g, xc_dim_sub(g, kernel, one), xc_dim_const(w->dil[i])), one);
   xc_dim_t r;
   if (w->auto_pad == PAD_SAME_UPPER || w->auto_pad == PAD_SAME_LOWER) {
     r = xc_dim_ceildiv(g, in, s);
@@ -205,7 +215,8 @@ static xc_status_t conv_infer(xc_graph_t* g, xc_node_t* n) {
   if (integer) {
     for (int i = 2; i < n->num_inputs; i++)
       if (n->inputs[i] && n->inputs[i]->dtype != n->inputs[i - 2]->dtype)
-        return xc_node_error(n, XC_INVALID_ARGUMENT, "zero point %d dtype differs from its input", i);
+        return xc_node_error(n, XC_INVALID_ARGUMENT, "zero point %d dtype differs from its input",
+                             i);
   } else {
     XC_RETURN_IF_ERROR(check_same_dtype(n, 1));
     XC_RETURN_IF_ERROR(check_same_dtype(n, 2));
@@ -224,9 +235,8 @@ static xc_status_t conv_infer(xc_graph_t* g, xc_node_t* n) {
     return xc_node_error(n, XC_INVALID_ARGUMENT, "group %lld does not divide %lld input channels",
                          (long long)group, (long long)c.value);
   if (!m.sym && m.value % group != 0)
-    return xc_node_error(n, XC_INVALID_ARGUMENT,
-                         "group %lld does not divide %lld output channels", (long long)group,
-                         (long long)m.value);
+    return xc_node_error(n, XC_INVALID_ARGUMENT, "group %lld does not divide %lld output channels",
+                         (long long)group, (long long)m.value);
   if (!c.sym && !wv->dims[1].sym && c.value != wv->dims[1].value * group)
     return xc_node_error(n, XC_INVALID_ARGUMENT,
                          "channel mismatch: input has %lld channels, weight expects %lld "
@@ -243,8 +253,8 @@ static xc_status_t conv_infer(xc_graph_t* g, xc_node_t* n) {
   for (int i = 0; i < w.nsp; i++) {
     xc_dim_t k = wv->dims[2 + i];
     if (w.have_kernel) {
-      XC_RETURN_IF_ERROR(check_static_eq(n, k, xc_dim_const(w.kernel[i]),
-                                         "kernel_shape differs from the weight"));
+      XC_RETURN_IF_ERROR(
+          check_static_eq(n, k, xc_dim_const(w.kernel[i]), "kernel_shape differs from the weight"));
       k = xc_dim_const(w.kernel[i]);
     }
     XC_RETURN_IF_ERROR(window_out_dim(g, n, &w, i, x->dims[2 + i], k, &out[2 + i]));
@@ -286,7 +296,8 @@ static xc_status_t conv_eval(xc_eval_ctx_t* ctx) {
   if (w_zp && w_zp->numel != 1 && w_zp->numel != m)
     return xc_node_error(node, XC_INVALID_ARGUMENT,
                          "w_zero_point must be a scalar or have one value per output channel");
-  XC_RETURN_IF_ERROR(xc_tensor_create(integer ? XC_I32 : x->dtype, x->rank, odims, &ctx->outputs[0]));
+  XC_RETURN_IF_ERROR(
+      xc_tensor_create(integer ? XC_I32 : x->dtype, x->rank, odims, &ctx->outputs[0]));
   xc_tensor_t* y = ctx->outputs[0];
   int64_t mg = m / group, nsp = w.nsp;
   int64_t xz = x_zp ? xc_tensor_get_i64(x_zp, 0) : 0;
@@ -307,8 +318,10 @@ static xc_status_t conv_eval(xc_eval_ctx_t* ctx) {
           int64_t off = 0;
           for (int64_t d = 0; d < nsp && off >= 0; d++) {
             int64_t p = opos[d] * w.stride[d] - gm.pad_begin[d] + kpos[d] * w.dil[d];
-            if (p < 0 || p >= gm.in[d]) off = -1;
-            else off += p * in_strides[d];
+            if (p < 0 || p >= gm.in[d])
+              off = -1;
+            else
+              off += p * in_strides[d];
           }
           if (off >= 0)
             for (int64_t ic = 0; ic < cg; ic++) {
@@ -343,7 +356,8 @@ static xc_status_t deform_conv_infer(xc_graph_t* g, xc_node_t* n) {
   const xc_value_t* b = n->num_inputs > 3 ? n->inputs[3] : NULL;
   const xc_value_t* mask = n->num_inputs > 4 ? n->inputs[4] : NULL;
   if (x->rank != 4 || wv->rank != 4 || off->rank != 4 || (mask && mask->rank != 4))
-    return xc_node_error(n, XC_UNSUPPORTED, "only 2-D DeformConv (4-D X, W, offset, mask) is supported");
+    return xc_node_error(n, XC_UNSUPPORTED,
+                         "only 2-D DeformConv (4-D X, W, offset, mask) is supported");
   window_t w;
   XC_RETURN_IF_ERROR(read_window(n, 2, &w));
   int64_t group = xc_node_attr_int(n, "group"), og = xc_node_attr_int(n, "offset_group");
@@ -351,7 +365,8 @@ static xc_status_t deform_conv_infer(xc_graph_t* g, xc_node_t* n) {
     return xc_node_error(n, XC_INVALID_ARGUMENT, "group and offset_group must be >= 1");
   xc_dim_t c = x->dims[1], m = wv->dims[0];
   if (!c.sym && !wv->dims[1].sym && c.value != wv->dims[1].value * group)
-    return xc_node_error(n, XC_INVALID_ARGUMENT, "channel mismatch: input has %lld channels, weight expects %lld",
+    return xc_node_error(n, XC_INVALID_ARGUMENT,
+                         "channel mismatch: input has %lld channels, weight expects %lld",
                          (long long)c.value, (long long)(wv->dims[1].value * group));
   if (!c.sym && c.value % og)
     return xc_node_error(n, XC_INVALID_ARGUMENT, "offset_group %lld does not divide %lld channels",
@@ -371,9 +386,13 @@ static xc_status_t deform_conv_infer(xc_graph_t* g, xc_node_t* n) {
   xc_dim_t taps = xc_dim_mul(g, xc_dim_mul(g, kh, kw), xc_dim_const(og));
   XC_RETURN_IF_ERROR(check_static_eq(n, off->dims[1], xc_dim_mul(g, taps, xc_dim_const(2)),
                                      "offset channels differ from offset_group*2*kH*kW"));
-  XC_RETURN_IF_ERROR(check_static_eq(n, off->dims[2], out[2], "offset height differs from the output"));
-  XC_RETURN_IF_ERROR(check_static_eq(n, off->dims[3], out[3], "offset width differs from the output"));
-  if (mask) XC_RETURN_IF_ERROR(check_static_eq(n, mask->dims[1], taps, "mask channels differ from offset_group*kH*kW"));
+  XC_RETURN_IF_ERROR(
+      check_static_eq(n, off->dims[2], out[2], "offset height differs from the output"));
+  XC_RETURN_IF_ERROR(
+      check_static_eq(n, off->dims[3], out[3], "offset width differs from the output"));
+  if (mask)
+    XC_RETURN_IF_ERROR(
+        check_static_eq(n, mask->dims[1], taps, "mask channels differ from offset_group*kH*kW"));
   return xc_value_set_type(g, n->outputs[0], x->dtype, 4, out);
 }
 
@@ -413,7 +432,8 @@ static xc_status_t deform_conv_eval(xc_eval_ctx_t* ctx) {
   geom_t gm;
   XC_RETURN_IF_ERROR(window_geometry(node, &w, x->dims + 2, wt->dims + 2, &gm));
   int64_t oh = gm.out[0], ow = gm.out[1], taps = kh * kw;
-  if (off->dims[0] != nb || off->dims[1] != og * taps * 2 || off->dims[2] != oh || off->dims[3] != ow)
+  if (off->dims[0] != nb || off->dims[1] != og * taps * 2 || off->dims[2] != oh ||
+      off->dims[3] != ow)
     return xc_node_error(node, XC_INVALID_ARGUMENT, "offset must have shape [%lld,%lld,%lld,%lld]",
                          (long long)nb, (long long)(og * taps * 2), (long long)oh, (long long)ow);
   if (mask && (mask->dims[0] != nb || mask->dims[1] != og * taps || mask->dims[2] != oh ||
@@ -440,7 +460,8 @@ static xc_status_t deform_conv_eval(xc_eval_ctx_t* ctx) {
                 double hh = (double)(i * w.stride[0] - gm.pad_begin[0] + p * w.dil[0]) + dh;
                 double ww = (double)(j * w.stride[1] - gm.pad_begin[1] + q * w.dil[1]) + dw;
                 double v = bilinear(x, (b * c + ch) * hgt * wid, hgt, wid, hh, ww);
-                if (mask) v *= xc_tensor_get_f64(mask, ((b * og + o) * taps + tap) * plane + i * ow + j);
+                if (mask)
+                  v *= xc_tensor_get_f64(mask, ((b * og + o) * taps + tap) * plane + i * ow + j);
                 acc += v * xc_tensor_get_f64(wt, ((oc * cg + ic) * kh + p) * kw + q);
               }
           }
@@ -470,8 +491,8 @@ static xc_status_t convtranspose_output_shape(const xc_node_t* n, int nsp, bool*
   return NULL;
 }
 
-static xc_status_t convtranspose_common(const xc_node_t* n, int rank, window_t* w,
-                                        int64_t* out_pad, bool* have_shape, int64_t* shape) {
+static xc_status_t convtranspose_common(const xc_node_t* n, int rank, window_t* w, int64_t* out_pad,
+                                        bool* have_shape, int64_t* shape) {
   XC_RETURN_IF_ERROR(read_window(n, rank - 2, w));
   XC_RETURN_IF_ERROR(read_ints(n, "output_padding", w->nsp, 0, 0, out_pad));
   for (int i = 0; i < w->nsp; i++)
@@ -499,8 +520,8 @@ static xc_status_t convtranspose_infer(xc_graph_t* g, xc_node_t* n) {
                          wv->rank, x->rank);
   int64_t group = xc_node_attr_int(n, "group");
   if (group < 1) return xc_node_error(n, XC_INVALID_ARGUMENT, "group must be >= 1");
-  XC_RETURN_IF_ERROR(check_static_eq(n, x->dims[1], wv->dims[0],
-                                     "channel mismatch between input and weight"));
+  XC_RETURN_IF_ERROR(
+      check_static_eq(n, x->dims[1], wv->dims[0], "channel mismatch between input and weight"));
   if (!x->dims[1].sym && x->dims[1].value % group)
     return xc_node_error(n, XC_INVALID_ARGUMENT, "group %lld does not divide %lld input channels",
                          (long long)group, (long long)x->dims[1].value);
@@ -522,13 +543,14 @@ static xc_status_t convtranspose_infer(xc_graph_t* g, xc_node_t* n) {
       out[2 + i] = xc_dim_mul(g, in, xc_dim_const(w.stride[i]));
     } else {
       /* s * (in - 1) + output_padding + (k - 1) * d + 1 - pads */
-      xc_dim_t ek = xc_dim_add(g, xc_dim_mul(g, xc_dim_sub(g, k, one), xc_dim_const(w.dil[i])), one);
-      xc_dim_t extra = xc_dim_add(
-          g, ek, xc_dim_const(out_pad[i] - w.pads[i] - w.pads[w.nsp + i] - w.stride[i]));
+      xc_dim_t ek =
+          xc_dim_add(g, xc_dim_mul(g, xc_dim_sub(g, k, one), xc_dim_const(w.dil[i])), one);
+      xc_dim_t extra =
+          xc_dim_add(g, ek, xc_dim_const(out_pad[i] - w.pads[i] - w.pads[w.nsp + i] - w.stride[i]));
       out[2 + i] = xc_dim_add(g, xc_dim_mul(g, in, xc_dim_const(w.stride[i])), extra);
       if (!out[2 + i].sym && out[2 + i].value < 0)
-        return xc_node_error(n, XC_INVALID_ARGUMENT,
-                             "pads exceed the output along spatial dim %d", i);
+        return xc_node_error(n, XC_INVALID_ARGUMENT, "pads exceed the output along spatial dim %d",
+                             i);
     }
   }
   return xc_value_set_type(g, n->outputs[0], x->dtype, x->rank, out);
@@ -606,8 +628,10 @@ static xc_status_t convtranspose_eval(xc_eval_ctx_t* ctx) {
             int64_t off = 0;
             for (int d = 0; d < nsp && off >= 0; d++) {
               int64_t o = ipos[d] * w.stride[d] - pb[d] + kpos[d] * w.dil[d];
-              if (o < 0 || o >= out[d]) off = -1;
-              else off += o * out_strides[d];
+              if (o < 0 || o >= out[d])
+                off = -1;
+              else
+                off += o * out_strides[d];
             }
             if (off >= 0)
               acc[off] += xv * xc_tensor_get_f64(wt, (xc * mg + oc_in_group) * ksize + kk);
@@ -643,8 +667,8 @@ static xc_status_t pool_infer(xc_graph_t* g, xc_node_t* n) {
   XC_RETURN_IF_ERROR(xc_infer_check_input(n, 0, mask));
   const xc_value_t* x = n->inputs[0];
   if (x->rank < 3)
-    return xc_node_error(n, XC_INVALID_ARGUMENT, "input needs rank >= 3 (N, C, spatial dims), got %d",
-                         x->rank);
+    return xc_node_error(n, XC_INVALID_ARGUMENT,
+                         "input needs rank >= 3 (N, C, spatial dims), got %d", x->rank);
   xc_dim_t out[XC_MAX_RANK];
   out[0] = x->dims[0];
   out[1] = x->dims[1];
@@ -654,8 +678,8 @@ static xc_status_t pool_infer(xc_graph_t* g, xc_node_t* n) {
     window_t w;
     XC_RETURN_IF_ERROR(read_window(n, x->rank - 2, &w));
     for (int i = 0; i < w.nsp; i++)
-      XC_RETURN_IF_ERROR(window_out_dim(g, n, &w, i, x->dims[2 + i], xc_dim_const(w.kernel[i]),
-                                        &out[2 + i]));
+      XC_RETURN_IF_ERROR(
+          window_out_dim(g, n, &w, i, x->dims[2 + i], xc_dim_const(w.kernel[i]), &out[2 + i]));
   }
   XC_RETURN_IF_ERROR(xc_value_set_type(g, n->outputs[0], x->dtype, x->rank, out));
   if (n->num_outputs > 1 && n->outputs[1])
@@ -694,9 +718,10 @@ static xc_status_t pool_eval(xc_eval_ctx_t* ctx) {
     XC_RETURN_IF_ERROR(xc_tensor_create(XC_I64, x->rank, odims, &ctx->outputs[1]));
     indices = ctx->outputs[1];
   }
-  bool count_pad = kind == POOL_AVG && !is_global(node) && xc_node_attr_int(node, "count_include_pad") != 0;
-  bool col_major = kind == POOL_MAX && !is_global(node) &&
-                   xc_node_attr_int(node, "storage_order") != 0;
+  bool count_pad =
+      kind == POOL_AVG && !is_global(node) && xc_node_attr_int(node, "count_include_pad") != 0;
+  bool col_major =
+      kind == POOL_MAX && !is_global(node) && xc_node_attr_int(node, "storage_order") != 0;
   double p = 2;
   if (kind == POOL_LP) {
     p = (double)xc_node_attr_int(node, "p");
@@ -785,8 +810,8 @@ static xc_status_t maxunpool_infer(xc_graph_t* g, xc_node_t* n) {
     out[1] = x->dims[1];
     for (int i = 0; i < w.nsp; i++) {
       /* (in - 1) * stride - pads + kernel */
-      xc_dim_t d = xc_dim_mul(g, xc_dim_sub(g, x->dims[2 + i], xc_dim_const(1)),
-                              xc_dim_const(w.stride[i]));
+      xc_dim_t d =
+          xc_dim_mul(g, xc_dim_sub(g, x->dims[2 + i], xc_dim_const(1)), xc_dim_const(w.stride[i]));
       out[2 + i] = xc_dim_add(g, d, xc_dim_const(w.kernel[i] - w.pads[i] - w.pads[w.nsp + i]));
     }
   }
@@ -811,7 +836,8 @@ static xc_status_t maxunpool_eval(xc_eval_ctx_t* ctx) {
       return xc_node_error(n, XC_OUT_OF_RANGE, "output size overflows");
     inferred[2 + i] += w.kernel[i] - w.pads[i] - w.pads[w.nsp + i];
     if (inferred[2 + i] < 0)
-      return xc_node_error(n, XC_INVALID_ARGUMENT, "pads exceed the output along spatial dim %d", i);
+      return xc_node_error(n, XC_INVALID_ARGUMENT, "pads exceed the output along spatial dim %d",
+                           i);
   }
   memcpy(dims, inferred, sizeof dims);
   if (shape) {
@@ -908,7 +934,8 @@ static xc_status_t col2im_eval(xc_eval_ctx_t* ctx) {
     }
     int64_t ek = (blk[i] - 1) * w.dil[i] + 1;
     nblk[i] = floor_div(img[i] + w.pads[i] + w.pads[nsp + i] - ek, w.stride[i]) + 1;
-    if (nblk[i] < 1) s = xc_node_error(n, XC_INVALID_ARGUMENT, "block larger than the padded image");
+    if (nblk[i] < 1)
+      s = xc_node_error(n, XC_INVALID_ARGUMENT, "block larger than the padded image");
     if (!s && (!xc_mul_i64(ksize, blk[i], &ksize) || !xc_mul_i64(blocks, nblk[i], &blocks)))
       s = xc_node_error(n, XC_OUT_OF_RANGE, "block sizes overflow");
   }
@@ -923,7 +950,8 @@ static xc_status_t col2im_eval(xc_eval_ctx_t* ctx) {
     dims[1] = x->dims[1] / ksize;
     for (int i = 0; i < nsp; i++) {
       dims[2 + i] = img[i];
-      if (!xc_mul_i64(plane, img[i], &plane)) s = xc_node_error(n, XC_OUT_OF_RANGE, "image too large");
+      if (!xc_mul_i64(plane, img[i], &plane))
+        s = xc_node_error(n, XC_OUT_OF_RANGE, "image too large");
     }
     if (!s) s = xc_tensor_create(x->dtype, nsp + 2, dims, &ctx->outputs[0]);
   }
@@ -943,7 +971,8 @@ static xc_status_t col2im_eval(xc_eval_ctx_t* ctx) {
             int64_t q = pos[d] * w.stride[d] - w.pads[d] + kpos[d] * w.dil[d];
             off = (q < 0 || q >= img[d]) ? -1 : off + q * img_strides[d];
           }
-          if (off >= 0) acc[off] += xc_tensor_get_f64(x, ((b * x->dims[1]) + c * ksize + k) * blocks + l);
+          if (off >= 0)
+            acc[off] += xc_tensor_get_f64(x, ((b * x->dims[1]) + c * ksize + k) * blocks + l);
           xc_index_next(nsp, nblk, pos);
         }
         xc_index_next(nsp, blk, kpos);
@@ -960,16 +989,22 @@ static xc_status_t col2im_eval(xc_eval_ctx_t* ctx) {
 /* ---- table -------------------------------------------------------------- */
 
 static const xc_attr_def_t conv_attrs[] = {
-    XC_ATTR_S("auto_pad", "NOTSET"), XC_ATTR_OPT("dilations", XC_ATTR_INTS),
-    XC_ATTR_I("group", 1),           XC_ATTR_OPT("kernel_shape", XC_ATTR_INTS),
-    XC_ATTR_OPT("pads", XC_ATTR_INTS), XC_ATTR_OPT("strides", XC_ATTR_INTS),
+    XC_ATTR_S("auto_pad", "NOTSET"),
+    XC_ATTR_OPT("dilations", XC_ATTR_INTS),
+    XC_ATTR_I("group", 1),
+    XC_ATTR_OPT("kernel_shape", XC_ATTR_INTS),
+    XC_ATTR_OPT("pads", XC_ATTR_INTS),
+    XC_ATTR_OPT("strides", XC_ATTR_INTS),
     XC_ATTR_END,
 };
 
 static const xc_attr_def_t deform_conv_attrs[] = {
-    XC_ATTR_OPT("dilations", XC_ATTR_INTS), XC_ATTR_I("group", 1),
-    XC_ATTR_OPT("kernel_shape", XC_ATTR_INTS), XC_ATTR_I("offset_group", 1),
-    XC_ATTR_OPT("pads", XC_ATTR_INTS), XC_ATTR_OPT("strides", XC_ATTR_INTS),
+    XC_ATTR_OPT("dilations", XC_ATTR_INTS),
+    XC_ATTR_I("group", 1),
+    XC_ATTR_OPT("kernel_shape", XC_ATTR_INTS),
+    XC_ATTR_I("offset_group", 1),
+    XC_ATTR_OPT("pads", XC_ATTR_INTS),
+    XC_ATTR_OPT("strides", XC_ATTR_INTS),
     XC_ATTR_END,
 };
 
@@ -986,25 +1021,17 @@ static const xc_attr_def_t convtranspose_attrs[] = {
 };
 
 static const xc_attr_def_t maxpool_attrs[] = {
-    XC_ATTR_S("auto_pad", "NOTSET"),
-    XC_ATTR_I("ceil_mode", 0),
-    XC_ATTR_OPT("dilations", XC_ATTR_INTS),
-    XC_ATTR_REQ("kernel_shape", XC_ATTR_INTS),
-    XC_ATTR_OPT("pads", XC_ATTR_INTS),
-    XC_ATTR_I("storage_order", 0),
-    XC_ATTR_OPT("strides", XC_ATTR_INTS),
-    XC_ATTR_END,
+    XC_ATTR_S("auto_pad", "NOTSET"),        XC_ATTR_I("ceil_mode", 0),
+    XC_ATTR_OPT("dilations", XC_ATTR_INTS), XC_ATTR_REQ("kernel_shape", XC_ATTR_INTS),
+    XC_ATTR_OPT("pads", XC_ATTR_INTS),      XC_ATTR_I("storage_order", 0),
+    XC_ATTR_OPT("strides", XC_ATTR_INTS),   XC_ATTR_END,
 };
 
 static const xc_attr_def_t avgpool_attrs[] = {
-    XC_ATTR_S("auto_pad", "NOTSET"),
-    XC_ATTR_I("ceil_mode", 0),
-    XC_ATTR_I("count_include_pad", 0),
-    XC_ATTR_OPT("dilations", XC_ATTR_INTS),
-    XC_ATTR_REQ("kernel_shape", XC_ATTR_INTS),
-    XC_ATTR_OPT("pads", XC_ATTR_INTS),
-    XC_ATTR_OPT("strides", XC_ATTR_INTS),
-    XC_ATTR_END,
+    XC_ATTR_S("auto_pad", "NOTSET"),           XC_ATTR_I("ceil_mode", 0),
+    XC_ATTR_I("count_include_pad", 0),         XC_ATTR_OPT("dilations", XC_ATTR_INTS),
+    XC_ATTR_REQ("kernel_shape", XC_ATTR_INTS), XC_ATTR_OPT("pads", XC_ATTR_INTS),
+    XC_ATTR_OPT("strides", XC_ATTR_INTS),      XC_ATTR_END,
 };
 
 static const xc_attr_def_t lppool_attrs[] = {

@@ -12,15 +12,14 @@
 #include "ops_rnn.h"
 #include "xcomp/op.h"
 
-#define MATMUL_DTYPES                                                              \
-  (XC_DT_FLOAT | XC_DT(XC_I32) | XC_DT(XC_I64) | XC_DT(XC_U32) | XC_DT(XC_U64) | \
-   XC_DT(XC_I8) | XC_DT(XC_I16) | XC_DT(XC_U8) | XC_DT(XC_U16))
+#define MATMUL_DTYPES                                                                           \
+  (XC_DT_FLOAT | XC_DT(XC_I32) | XC_DT(XC_I64) | XC_DT(XC_U32) | XC_DT(XC_U64) | XC_DT(XC_I8) | \
+   XC_DT(XC_I16) | XC_DT(XC_U8) | XC_DT(XC_U16))
 
 static bool dim_is(xc_dim_t d, int64_t v) { return !d.sym && d.value == v; }
 
 /* Static dims that must agree; symbolic dims are checked at run time. */
-static xc_status_t check_same_dim(const xc_node_t* n, xc_dim_t a, xc_dim_t b,
-                                  const char* what) {
+static xc_status_t check_same_dim(const xc_node_t* n, xc_dim_t a, xc_dim_t b, const char* what) {
   if (!a.sym && !b.sym && a.value != b.value)
     return xc_node_error(n, XC_INVALID_ARGUMENT, "%s mismatch: %lld vs %lld", what,
                          (long long)a.value, (long long)b.value);
@@ -29,9 +28,8 @@ static xc_status_t check_same_dim(const xc_node_t* n, xc_dim_t a, xc_dim_t b,
 
 static xc_status_t check_same_dtype(const xc_node_t* n, int i, int j) {
   if (n->inputs[i]->dtype != n->inputs[j]->dtype)
-    return xc_node_error(n, XC_INVALID_ARGUMENT, "inputs %d and %d differ in dtype (%s vs %s)",
-                         i, j, xc_dtype_name(n->inputs[i]->dtype),
-                         xc_dtype_name(n->inputs[j]->dtype));
+    return xc_node_error(n, XC_INVALID_ARGUMENT, "inputs %d and %d differ in dtype (%s vs %s)", i,
+                         j, xc_dtype_name(n->inputs[i]->dtype), xc_dtype_name(n->inputs[j]->dtype));
   return NULL;
 }
 
@@ -51,12 +49,11 @@ static int64_t batch_offset(int r, const int64_t* idx, int t_rank, const int64_t
 /* ---- MatMul ------------------------------------------------------------- */
 
 /* Shape of the product of a and b with numpy's 1-D promotion rules. */
-static xc_status_t matmul_infer_shape(xc_graph_t* g, const xc_node_t* n,
-                                      const xc_value_t* a, const xc_value_t* b,
-                                      int* out_rank, xc_dim_t* out) {
+static xc_status_t matmul_infer_shape(xc_graph_t* g, const xc_node_t* n, const xc_value_t* a,
+                                      const xc_value_t* b, int* out_rank, xc_dim_t* out) {
   if (a->rank < 1 || b->rank < 1)
-    return xc_node_error(n, XC_INVALID_ARGUMENT, "MatMul operands must have rank >= 1 (got %d and %d)",
-                         a->rank, b->rank);
+    return xc_node_error(n, XC_INVALID_ARGUMENT,
+                         "MatMul operands must have rank >= 1 (got %d and %d)", a->rank, b->rank);
   xc_dim_t ka = a->dims[a->rank - 1];
   xc_dim_t kb = b->rank == 1 ? b->dims[0] : b->dims[b->rank - 2];
   XC_RETURN_IF_ERROR(check_same_dim(n, ka, kb, "inner dimension"));
@@ -106,8 +103,8 @@ static xc_status_t matmul_geometry(const xc_node_t* node, const xc_tensor_t* a,
   gm->b_batch_rank = b->rank >= 2 ? b->rank - 2 : 0;
   memcpy(gm->a_batch, a->dims, sizeof(int64_t) * (size_t)gm->a_batch_rank);
   memcpy(gm->b_batch, b->dims, sizeof(int64_t) * (size_t)gm->b_batch_rank);
-  xc_status_t s = xc_broadcast_shape(gm->a_batch_rank, gm->a_batch, gm->b_batch_rank,
-                                     gm->b_batch, &gm->batch_rank, gm->batch);
+  xc_status_t s = xc_broadcast_shape(gm->a_batch_rank, gm->a_batch, gm->b_batch_rank, gm->b_batch,
+                                     &gm->batch_rank, gm->batch);
   if (s) return xc_status_annotate(s, "batch dimensions");
   int r = gm->batch_rank;
   memcpy(gm->out_dims, gm->batch, sizeof(int64_t) * (size_t)r);
@@ -156,8 +153,8 @@ static void matmul_compute(const matmul_geom_t* gm, const xc_tensor_t* a, const 
         } else {
           double acc = 0;
           for (int64_t k = 0; k < gm->k; k++)
-            acc += xc_tensor_get_f64(a, ao + i * gm->k + k) *
-                   xc_tensor_get_f64(b, bo + k * gm->n + j);
+            acc +=
+                xc_tensor_get_f64(a, ao + i * gm->k + k) * xc_tensor_get_f64(b, bo + k * gm->n + j);
           xc_tensor_set_f64(y, yo + i * gm->n + j, acc);
         }
       }
@@ -220,10 +217,10 @@ static xc_status_t matmul_integer_eval(xc_eval_ctx_t* ctx) {
   matmul_geom_t gm;
   XC_RETURN_IF_ERROR(matmul_geometry(ctx->node, a, b, &gm));
   zero_point_t za, zb;
-  XC_RETURN_IF_ERROR(zero_point_of(ctx->node, ctx->num_inputs > 2 ? ctx->inputs[2] : NULL, gm.m,
-                                   "a", &za));
-  XC_RETURN_IF_ERROR(zero_point_of(ctx->node, ctx->num_inputs > 3 ? ctx->inputs[3] : NULL, gm.n,
-                                   "b", &zb));
+  XC_RETURN_IF_ERROR(
+      zero_point_of(ctx->node, ctx->num_inputs > 2 ? ctx->inputs[2] : NULL, gm.m, "a", &za));
+  XC_RETURN_IF_ERROR(
+      zero_point_of(ctx->node, ctx->num_inputs > 3 ? ctx->inputs[3] : NULL, gm.n, "b", &zb));
   XC_RETURN_IF_ERROR(xc_tensor_create(XC_I32, gm.out_rank, gm.out_dims, &ctx->outputs[0]));
   matmul_compute(&gm, a, b, ctx->outputs[0], true, &za, &zb);
   return NULL;
@@ -231,8 +228,7 @@ static xc_status_t matmul_integer_eval(xc_eval_ctx_t* ctx) {
 
 /* ---- Gemm --------------------------------------------------------------- */
 
-#define GEMM_DTYPES \
-  (XC_DT_FLOAT | XC_DT(XC_I32) | XC_DT(XC_I64) | XC_DT(XC_U32) | XC_DT(XC_U64))
+#define GEMM_DTYPES (XC_DT_FLOAT | XC_DT(XC_I32) | XC_DT(XC_I64) | XC_DT(XC_U32) | XC_DT(XC_U64))
 
 static xc_status_t gemm_infer(xc_graph_t* g, xc_node_t* n) {
   XC_RETURN_IF_ERROR(xc_infer_check_input(n, 0, GEMM_DTYPES));
@@ -391,8 +387,8 @@ static xc_status_t parse_equation(const xc_node_t* n, const char* eq, einsum_eq_
     if (out->num_terms >= EINSUM_MAX_INPUTS)
       return xc_node_error(n, XC_UNSUPPORTED, "equation: too many operands");
     int t = out->num_terms++;
-    XC_RETURN_IF_ERROR(parse_term(n, s, comma, out->letters[t], &out->term_letters[t],
-                                  &out->term_ell[t]));
+    XC_RETURN_IF_ERROR(
+        parse_term(n, s, comma, out->letters[t], &out->term_letters[t], &out->term_ell[t]));
     if (comma >= lhs_end) break;
     s = comma + 1;
   }
@@ -420,13 +416,13 @@ static xc_status_t einsum_plan(const xc_node_t* n, const einsum_eq_t* eq, int nu
     if (eq->term_ell[t] < 0) {
       if (nl != ranks[t])
         return xc_node_error(n, XC_INVALID_ARGUMENT,
-                             "equation term %d has %d subscripts but input %d has rank %d", t,
-                             nl, t, ranks[t]);
+                             "equation term %d has %d subscripts but input %d has rank %d", t, nl,
+                             t, ranks[t]);
     } else {
       if (nl > ranks[t])
         return xc_node_error(n, XC_INVALID_ARGUMENT,
-                             "equation term %d has %d subscripts but input %d has rank %d", t,
-                             nl, t, ranks[t]);
+                             "equation term %d has %d subscripts but input %d has rank %d", t, nl,
+                             t, ranks[t]);
       e = ranks[t] - nl;
     }
     if (e > p->ell_dims) p->ell_dims = e;
@@ -489,8 +485,7 @@ static xc_status_t einsum_parse_node(const xc_node_t* n, const int* ranks, einsu
 
 static xc_status_t einsum_infer(xc_graph_t* g, xc_node_t* n) {
   int ranks[EINSUM_MAX_INPUTS];
-  if (n->num_inputs > EINSUM_MAX_INPUTS)
-    return xc_node_error(n, XC_UNSUPPORTED, "too many inputs");
+  if (n->num_inputs > EINSUM_MAX_INPUTS) return xc_node_error(n, XC_UNSUPPORTED, "too many inputs");
   for (int i = 0; i < n->num_inputs; i++) {
     XC_RETURN_IF_ERROR(xc_infer_check_input(n, i, XC_DT_NUMERIC));
     XC_RETURN_IF_ERROR(check_same_dtype(n, 0, i));
@@ -557,8 +552,8 @@ static xc_status_t einsum_eval(xc_eval_ctx_t* ctx) {
   int sum_label[MAX_LABELS];
   for (int l = 0; l < MAX_LABELS; l++)
     if (used[l] && !in_out[l]) sum_label[nsum++] = l;
-  XC_RETURN_IF_ERROR(xc_tensor_create(ctx->inputs[0]->dtype, p.out_rank, out_dims,
-                                      &ctx->outputs[0]));
+  XC_RETURN_IF_ERROR(
+      xc_tensor_create(ctx->inputs[0]->dtype, p.out_rank, out_dims, &ctx->outputs[0]));
   xc_tensor_t* y = ctx->outputs[0];
   /* stride[t][l]: step of input t's offset per unit of label l (summed over
    * repeated labels, which walks the diagonal; 0 where the dim is 1). */
@@ -599,7 +594,8 @@ static xc_status_t einsum_eval(xc_eval_ctx_t* ctx) {
       uint64_t iprod = 1;
       for (int t = 0; t < ni; t++) {
         int64_t off = 0;
-        for (int q = 0; q < nterm[t]; q++) off += val[term_label[t][q]] * stride[t][term_label[t][q]];
+        for (int q = 0; q < nterm[t]; q++)
+          off += val[term_label[t][q]] * stride[t][term_label[t][q]];
         if (integer)
           iprod *= (uint64_t)xc_tensor_get_i64(ctx->inputs[t], off);
         else
@@ -630,8 +626,8 @@ static xc_status_t det_infer(xc_graph_t* g, xc_node_t* n) {
   const xc_value_t* x = n->inputs[0];
   if (x->rank < 2)
     return xc_node_error(n, XC_INVALID_ARGUMENT, "Det needs rank >= 2, got %d", x->rank);
-  XC_RETURN_IF_ERROR(check_same_dim(n, x->dims[x->rank - 2], x->dims[x->rank - 1],
-                                    "matrices must be square:"));
+  XC_RETURN_IF_ERROR(
+      check_same_dim(n, x->dims[x->rank - 2], x->dims[x->rank - 1], "matrices must be square:"));
   return xc_value_set_type(g, n->outputs[0], x->dtype, x->rank - 2, x->dims);
 }
 
@@ -680,8 +676,11 @@ static xc_status_t det_eval(xc_eval_ctx_t* ctx) {
 /* ---- table -------------------------------------------------------------- */
 
 static const xc_attr_def_t gemm_attrs[] = {
-    XC_ATTR_F("alpha", 1.0), XC_ATTR_F("beta", 1.0), XC_ATTR_I("transA", 0),
-    XC_ATTR_I("transB", 0), XC_ATTR_END,
+    XC_ATTR_F("alpha", 1.0),
+    XC_ATTR_F("beta", 1.0),
+    XC_ATTR_I("transA", 0),
+    XC_ATTR_I("transB", 0),
+    XC_ATTR_END,
 };
 
 static const xc_attr_def_t einsum_attrs[] = {
@@ -696,8 +695,8 @@ const xc_op_def_t xc_ops_linalg[] = {
      "Y = alpha * A' * B' + beta * C, with optional transposes and broadcast C"},
     {"Einsum", "", 1, -1, 1, 1, einsum_attrs, XC_DT_NUMERIC, einsum_infer, einsum_eval,
      "Einstein summation over the operands (ellipsis, diagonals, reductions)"},
-    {"MatMulInteger", "", 2, 4, 1, 1, NULL, INT8_DTYPES, matmul_integer_infer,
-     matmul_integer_eval, "Integer matrix product with zero points, int32 result"},
+    {"MatMulInteger", "", 2, 4, 1, 1, NULL, INT8_DTYPES, matmul_integer_infer, matmul_integer_eval,
+     "Integer matrix product with zero points, int32 result"},
     {"Det", "", 1, 1, 1, 1, NULL, XC_DT_FLOAT, det_infer, det_eval,
      "Determinant of square matrices (batched over leading dims)"},
     {"RNN", "", 3, 6, 0, 2, xc_rnn_attrs, XC_DT_FLOAT, xc_rnn_infer, xc_rnn_eval,

@@ -23,14 +23,20 @@ enum { RED_NONE, RED_SUM, RED_MEAN };
 
 static xc_status_t reduction_of(const xc_node_t* n, int* out) {
   const char* r = xc_node_attr_string(n, "reduction");
-  if (!strcmp(r, "none")) *out = RED_NONE;
-  else if (!strcmp(r, "sum")) *out = RED_SUM;
-  else if (!strcmp(r, "mean")) *out = RED_MEAN;
-  else return xc_node_error(n, XC_INVALID_ARGUMENT, "unknown reduction '%s'", r);
+  if (!strcmp(r, "none"))
+    *out = RED_NONE;
+  else if (!strcmp(r, "sum"))
+    *out = RED_SUM;
+  else if (!strcmp(r, "mean"))
+    *out = RED_MEAN;
+  else
+    return xc_node_error(n, XC_INVALID_ARGUMENT, "unknown reduction '%s'", r);
   return NULL;
 }
 
-static bool is_sce(const xc_node_t* n) { return strcmp(n->op_type, "SoftmaxCrossEntropyLoss") == 0; }
+static bool is_sce(const xc_node_t* n) {
+  return strcmp(n->op_type, "SoftmaxCrossEntropyLoss") == 0;
+}
 
 xc_status_t xc_loss_infer(xc_graph_t* g, xc_node_t* n) {
   XC_RETURN_IF_ERROR(xc_infer_check_input(n, 0, XC_DT_FLOAT));
@@ -54,7 +60,8 @@ xc_status_t xc_loss_infer(xc_graph_t* g, xc_node_t* n) {
   }
   if (w) {
     if (w->dtype != x->dtype || w->rank != 1)
-      return xc_node_error(n, XC_INVALID_ARGUMENT, "weight must be a 1-D tensor of the input dtype");
+      return xc_node_error(n, XC_INVALID_ARGUMENT,
+                           "weight must be a 1-D tensor of the input dtype");
     if (!w->dims[0].sym && !x->dims[1].sym && w->dims[0].value != x->dims[1].value)
       return xc_node_error(n, XC_INVALID_ARGUMENT, "weight has %lld entries for %lld classes",
                            (long long)w->dims[0].value, (long long)x->dims[1].value);
@@ -97,7 +104,8 @@ xc_status_t xc_loss_eval(xc_eval_ctx_t* ctx) {
           double v = xc_tensor_get_f64(x, (b * c + k) * inner + i);
           if (v > mx) mx = v;
         }
-        for (int64_t k = 0; k < c; k++) sum += exp(xc_tensor_get_f64(x, (b * c + k) * inner + i) - mx);
+        for (int64_t k = 0; k < c; k++)
+          sum += exp(xc_tensor_get_f64(x, (b * c + k) * inner + i) - mx);
         double lse = mx + log(sum);
         for (int64_t k = 0; k < c; k++) {
           int64_t at = (b * c + k) * inner + i;

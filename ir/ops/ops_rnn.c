@@ -63,8 +63,17 @@ static int activation_count(int kind) { return kind == KIND_RNN ? 1 : kind == KI
 /* ---- activations -------------------------------------------------------- */
 
 typedef enum {
-  ACT_TANH, ACT_SIGMOID, ACT_RELU, ACT_AFFINE, ACT_LEAKY_RELU, ACT_THRESHOLDED_RELU,
-  ACT_SCALED_TANH, ACT_HARD_SIGMOID, ACT_ELU, ACT_SOFTSIGN, ACT_SOFTPLUS
+  ACT_TANH,
+  ACT_SIGMOID,
+  ACT_RELU,
+  ACT_AFFINE,
+  ACT_LEAKY_RELU,
+  ACT_THRESHOLDED_RELU,
+  ACT_SCALED_TANH,
+  ACT_HARD_SIGMOID,
+  ACT_ELU,
+  ACT_SOFTSIGN,
+  ACT_SOFTPLUS
 } act_kind_t;
 
 typedef struct {
@@ -130,8 +139,7 @@ static xc_status_t read_activations(const xc_node_t* n, int kind, int dirs, act_
                          (long long)count, per * dirs);
   for (int64_t i = 0; i < count; i++) {
     size_t t = 0;
-    while (t < sizeof act_table / sizeof act_table[0] && strcmp(act_table[t].name, names[i]))
-      t++;
+    while (t < sizeof act_table / sizeof act_table[0] && strcmp(act_table[t].name, names[i])) t++;
     if (t == sizeof act_table / sizeof act_table[0])
       return xc_node_error(n, XC_UNSUPPORTED, "unsupported activation '%s'", names[i]);
     out[i].kind = act_table[t].kind;
@@ -144,10 +152,14 @@ static xc_status_t read_activations(const xc_node_t* n, int kind, int dirs, act_
 static xc_status_t read_direction(const xc_node_t* n, int* dirs, bool* reverse_only) {
   const char* d = xc_node_attr_string(n, "direction");
   *reverse_only = false;
-  if (!strcmp(d, "forward")) *dirs = 1;
-  else if (!strcmp(d, "reverse")) *dirs = 1, *reverse_only = true;
-  else if (!strcmp(d, "bidirectional")) *dirs = 2;
-  else return xc_node_error(n, XC_INVALID_ARGUMENT, "unknown direction '%s'", d);
+  if (!strcmp(d, "forward"))
+    *dirs = 1;
+  else if (!strcmp(d, "reverse"))
+    *dirs = 1, *reverse_only = true;
+  else if (!strcmp(d, "bidirectional"))
+    *dirs = 2;
+  else
+    return xc_node_error(n, XC_INVALID_ARGUMENT, "unknown direction '%s'", d);
   return NULL;
 }
 
@@ -183,11 +195,14 @@ xc_status_t xc_rnn_infer(xc_graph_t* g, xc_node_t* n) {
   if (xc_node_has_attr(n, "hidden_size")) {
     int64_t hs = xc_node_attr_int(n, "hidden_size");
     if (hs < 1) return xc_node_error(n, XC_INVALID_ARGUMENT, "hidden_size must be positive");
-    XC_RETURN_IF_ERROR(static_eq(n, hidden, xc_dim_const(hs), "R's last dim differs from hidden_size"));
+    XC_RETURN_IF_ERROR(
+        static_eq(n, hidden, xc_dim_const(hs), "R's last dim differs from hidden_size"));
     hidden = xc_dim_const(hs);
   }
-  XC_RETURN_IF_ERROR(static_eq(n, w->dims[0], xc_dim_const(dirs), "W's first dim differs from the directions"));
-  XC_RETURN_IF_ERROR(static_eq(n, r->dims[0], xc_dim_const(dirs), "R's first dim differs from the directions"));
+  XC_RETURN_IF_ERROR(
+      static_eq(n, w->dims[0], xc_dim_const(dirs), "W's first dim differs from the directions"));
+  XC_RETURN_IF_ERROR(
+      static_eq(n, r->dims[0], xc_dim_const(dirs), "R's first dim differs from the directions"));
   xc_dim_t gh = xc_dim_mul(g, hidden, xc_dim_const(gates));
   XC_RETURN_IF_ERROR(static_eq(n, w->dims[1], gh, "W's gate dim"));
   XC_RETURN_IF_ERROR(static_eq(n, r->dims[1], gh, "R's gate dim"));
@@ -367,7 +382,8 @@ xc_status_t xc_rnn_eval(xc_eval_ctx_t* ctx) {
             double po = peep ? xc_tensor_get_f64(peep, d * 3 * hd + hd + j) : 0;
             double pf = peep ? xc_tensor_get_f64(peep, d * 3 * hd + 2 * hd + j) : 0;
             double ig = act_apply(&act[0], clipped(&r, pre[j] + rec[j] + pi * cs[j]));
-            double fg = act_apply(&act[0], clipped(&r, pre[2 * hd + j] + rec[2 * hd + j] + pf * cs[j]));
+            double fg =
+                act_apply(&act[0], clipped(&r, pre[2 * hd + j] + rec[2 * hd + j] + pf * cs[j]));
             if (r.input_forget) fg = 1 - ig;
             double cg = act_apply(&act[1], clipped(&r, pre[3 * hd + j] + rec[3 * hd + j]));
             double c = fg * cs[j] + ig * cg;

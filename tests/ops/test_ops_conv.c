@@ -3,9 +3,14 @@
  * by the adjoint identity <ConvTranspose(x), y> = <x, Conv(y)>. */
 #include "nn_test_util.h"
 
-#define T(dt, rank, dims, ...) nt_tensor((dt), (rank), (const int64_t[])dims, (const double[]){__VA_ARGS__})
-#define D(...) {__VA_ARGS__}
-#define INTS(...) (int64_t)(sizeof((const int64_t[]){__VA_ARGS__}) / sizeof(int64_t)), (const int64_t[]){__VA_ARGS__}
+#define T(dt, rank, dims, ...) \
+  nt_tensor((dt), (rank), (const int64_t[])dims, (const double[]){__VA_ARGS__})
+#define D(...) \
+  { __VA_ARGS__ }
+#define INTS(...)                                                                          \
+  (int64_t)(sizeof((const int64_t[]){__VA_ARGS__}) / sizeof(int64_t)), (const int64_t[]) { \
+    __VA_ARGS__                                                                            \
+  }
 
 static uint32_t rng_state = 12345;
 static double rnd(void) {
@@ -70,7 +75,8 @@ static void test_conv_known_values(void) {
   CHECK_OK(nt_run(&c));
   NT_CHECK_VALUES(c.out[0], 0, 3, 9, 9);
   nt_free(&c);
-  run_op(&c, "Conv", 2, T(XC_F32, 3, D(1, 1, 5), 1, 2, 3, 4, 5), T(XC_F32, 3, D(1, 1, 2), 1, 1), NULL);
+  run_op(&c, "Conv", 2, T(XC_F32, 3, D(1, 1, 5), 1, 2, 3, 4, 5), T(XC_F32, 3, D(1, 1, 2), 1, 1),
+         NULL);
   xc_node_set_string(c.g, c.node, "auto_pad", "VALID");
   xc_node_set_ints(c.g, c.node, "strides", INTS(2));
   xc_node_set_ints(c.g, c.node, "pads", INTS(3, 3)); /* ignored with VALID */
@@ -134,10 +140,11 @@ static void im2col_conv(const conv_cfg_t* q, const double* x, const double* w, c
                     int64_t iz = z * s3[0] - p3[0] + a * d3[0];
                     int64_t iy = yy * s3[1] - p3[1] + e * d3[1];
                     int64_t ix = xx * s3[2] - p3[2] + f * d3[2];
-                    bool in = iz >= 0 && iz < in3[0] && iy >= 0 && iy < in3[1] && ix >= 0 &&
-                              ix < in3[2];
-                    col[r++] = in ? x[(bi * q->c + g * cg + ci) * isz + (iz * in3[1] + iy) * in3[2] + ix]
-                                  : 0.0;
+                    bool in =
+                        iz >= 0 && iz < in3[0] && iy >= 0 && iy < in3[1] && ix >= 0 && ix < in3[2];
+                    col[r++] =
+                        in ? x[(bi * q->c + g * cg + ci) * isz + (iz * in3[1] + iy) * in3[2] + ix]
+                           : 0.0;
                   }
             for (int64_t mo = 0; mo < mg; mo++) {
               int64_t oc = g * mg + mo;
@@ -186,20 +193,18 @@ static void check_conv_against_im2col(conv_cfg_t q, bool bias) {
 
 static void test_conv_im2col(void) {
   /* 2-D, padded, strided, dilated, two groups, bias. */
-  check_conv_against_im2col((conv_cfg_t){2, 2, 4, 6, 2, {7, 6}, {3, 2}, {2, 1}, {1, 2}, {1, 0},
-                                         {2, 1}, {0}},
-                            true);
+  check_conv_against_im2col(
+      (conv_cfg_t){2, 2, 4, 6, 2, {7, 6}, {3, 2}, {2, 1}, {1, 2}, {1, 0}, {2, 1}, {0}}, true);
   /* Depthwise 2-D. */
-  check_conv_against_im2col((conv_cfg_t){2, 1, 3, 3, 3, {5, 5}, {3, 3}, {1, 1}, {1, 1}, {1, 1},
-                                         {1, 1}, {0}},
-                            false);
+  check_conv_against_im2col(
+      (conv_cfg_t){2, 1, 3, 3, 3, {5, 5}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, {0}}, false);
   /* 1-D with stride 3 and asymmetric pads. */
-  check_conv_against_im2col((conv_cfg_t){1, 2, 3, 2, 1, {11}, {4}, {3}, {1}, {2}, {0}, {0}},
-                            true);
+  check_conv_against_im2col((conv_cfg_t){1, 2, 3, 2, 1, {11}, {4}, {3}, {1}, {2}, {0}, {0}}, true);
   /* 3-D. */
-  check_conv_against_im2col((conv_cfg_t){3, 1, 2, 4, 2, {4, 5, 3}, {2, 3, 2}, {1, 2, 1},
-                                         {2, 1, 1}, {0, 1, 1}, {1, 1, 0}, {0}},
-                            true);
+  check_conv_against_im2col(
+      (conv_cfg_t){
+          3, 1, 2, 4, 2, {4, 5, 3}, {2, 3, 2}, {1, 2, 1}, {2, 1, 1}, {0, 1, 1}, {1, 1, 0}, {0}},
+      true);
 }
 
 static void test_conv_errors(void) {
@@ -466,7 +471,8 @@ static void check_adjoint(int nsp, int64_t n, int64_t c, int64_t m, int64_t grou
     return;
   }
   for (int i = 0; i < nsp; i++) {
-    int64_t want = s[i] * (in[i] - 1) + out_pad[i] + (k[i] - 1) * d[i] + 1 - pads[i] - pads[nsp + i];
+    int64_t want =
+        s[i] * (in[i] - 1) + out_pad[i] + (k[i] - 1) * d[i] + 1 - pads[i] - pads[nsp + i];
     CHECK_EQ_INT(ct.out[0]->dims[2 + i], want);
   }
   xc_tensor_t* y = random_tensor(XC_F64, rank, ct.out[0]->dims);
@@ -637,8 +643,7 @@ static void test_maxpool_symbolic(void) {
 static void test_avg_lp_global(void) {
   nt_case_t c;
   xc_tensor_t* in[1];
-#define POOL1(op, ...) \
-  (in[0] = T(XC_F64, 3, D(1, 1, 4), __VA_ARGS__), nt_init(&c, op, 1, in, 1, 0))
+#define POOL1(op, ...) (in[0] = T(XC_F64, 3, D(1, 1, 4), __VA_ARGS__), nt_init(&c, op, 1, in, 1, 0))
   POOL1("AveragePool", 1, 2, 3, 4);
   xc_node_set_ints(c.g, c.node, "kernel_shape", INTS(3));
   xc_node_set_ints(c.g, c.node, "pads", INTS(1, 1));
@@ -766,8 +771,8 @@ static void test_unpool_col2im(void) {
 
 /* Empty batches flow through every op of the family. */
 static void test_empty_batches(void) {
-  static const char* pools[] = {"MaxPool", "AveragePool", "LpPool", "GlobalAveragePool",
-                                "GlobalMaxPool", "GlobalLpPool"};
+  static const char* pools[] = {"MaxPool",           "AveragePool",   "LpPool",
+                                "GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool"};
   for (int i = 0; i < 6; i++) {
     nt_case_t c;
     xc_tensor_t* in[1] = {nt_tensor(XC_F32, 4, (const int64_t[]){0, 2, 3, 3}, NULL)};

@@ -3,8 +3,10 @@
  * independently of the kernels. */
 #include "nn_test_util.h"
 
-#define T(dt, rank, dims, ...) nt_tensor((dt), (rank), (const int64_t[])dims, (const double[]){__VA_ARGS__})
-#define D(...) {__VA_ARGS__}
+#define T(dt, rank, dims, ...) \
+  nt_tensor((dt), (rank), (const int64_t[])dims, (const double[]){__VA_ARGS__})
+#define D(...) \
+  { __VA_ARGS__ }
 
 /* Runs a 2-input op and returns the case (caller frees). */
 static xc_status_t run2(nt_case_t* c, const char* op, xc_tensor_t* a, xc_tensor_t* b) {
@@ -21,14 +23,14 @@ static void test_matmul_basic(void) {
   NT_CHECK_VALUES(c.out[0], 0, 58, 64, 139, 154);
   nt_free(&c);
   /* 1-D first operand: promoted to [1,K], then the 1 is removed. */
-  CHECK_OK(run2(&c, "MatMul", T(XC_F64, 1, D(3), 1, 2, 3),
-                T(XC_F64, 2, D(3, 2), 7, 8, 9, 10, 11, 12)));
+  CHECK_OK(
+      run2(&c, "MatMul", T(XC_F64, 1, D(3), 1, 2, 3), T(XC_F64, 2, D(3, 2), 7, 8, 9, 10, 11, 12)));
   NT_CHECK_SHAPE(c.out[0], 1, 2);
   NT_CHECK_VALUES(c.out[0], 0, 58, 64);
   nt_free(&c);
   /* 1-D second operand. */
-  CHECK_OK(run2(&c, "MatMul", T(XC_F32, 2, D(2, 3), 1, 2, 3, 4, 5, 6),
-                T(XC_F32, 1, D(3), 1, 1, 1)));
+  CHECK_OK(
+      run2(&c, "MatMul", T(XC_F32, 2, D(2, 3), 1, 2, 3, 4, 5, 6), T(XC_F32, 1, D(3), 1, 1, 1)));
   NT_CHECK_SHAPE(c.out[0], 1, 2);
   NT_CHECK_VALUES(c.out[0], 0, 6, 15);
   nt_free(&c);
@@ -309,8 +311,8 @@ static void test_matmul_integer(void) {
   CHECK(c.out[0] && c.out[0]->dtype == XC_I32);
   NT_CHECK_VALUES(c.out[0], 0, 4, 10, 8, 22);
   nt_free(&c);
-  CHECK_OK(run2(&c, "MatMulInteger", T(XC_I8, 2, D(1, 2), -128, 127),
-                T(XC_I8, 2, D(2, 1), -128, 127)));
+  CHECK_OK(
+      run2(&c, "MatMulInteger", T(XC_I8, 2, D(1, 2), -128, 127), T(XC_I8, 2, D(2, 1), -128, 127)));
   NT_CHECK_VALUES(c.out[0], 0, 32513);
   nt_free(&c);
   xc_tensor_t* bad[3] = {T(XC_U8, 2, D(2, 2), 0, 0, 0, 0), T(XC_U8, 2, D(2, 2), 0, 0, 0, 0),
@@ -322,7 +324,8 @@ static void test_matmul_integer(void) {
 
 static void test_det(void) {
   nt_case_t c;
-  xc_tensor_t* in[1] = {T(XC_F64, 3, D(2, 3, 3), 2, 0, 0, 0, 3, 0, 0, 0, 4, 0, 1, 0, 1, 0, 0, 0, 0, 5)};
+  xc_tensor_t* in[1] = {
+      T(XC_F64, 3, D(2, 3, 3), 2, 0, 0, 0, 3, 0, 0, 0, 4, 0, 1, 0, 1, 0, 0, 0, 0, 5)};
   nt_init(&c, "Det", 1, in, 1, 0);
   CHECK_OK(nt_run(&c));
   NT_CHECK_SHAPE(c.out[0], 1, 2);
@@ -386,16 +389,23 @@ static void test_recurrent(void) {
   NT_CHECK_VALUES(c.out[1], 1e-12, 0.9830411011980433, 0.7615941559557649);
   nt_free(&c);
   /* GRU: z = r = 1/2, candidate tanh(1), initial h 0.5. */
-  xc_tensor_t* gi[6] = {T(XC_F32, 3, D(1, 1, 1), 1), T(XC_F32, 3, D(1, 3, 1), 0, 0, 1),
-                        T(XC_F32, 3, D(1, 3, 1), 0, 0, 0), NULL, NULL,
+  xc_tensor_t* gi[6] = {T(XC_F32, 3, D(1, 1, 1), 1),
+                        T(XC_F32, 3, D(1, 3, 1), 0, 0, 1),
+                        T(XC_F32, 3, D(1, 3, 1), 0, 0, 0),
+                        NULL,
+                        NULL,
                         T(XC_F32, 3, D(1, 1, 1), 0.5)};
   rnn_case(&c, "GRU", 6, 2, gi);
   CHECK_OK(nt_run(&c));
   NT_CHECK_VALUES(c.out[1], 1e-6, 0.6307970779778824);
   nt_free(&c);
   /* LSTM: i = o = f = 1/2, candidate tanh(1), initial c 1. */
-  xc_tensor_t* li[7] = {T(XC_F32, 3, D(1, 1, 1), 1), T(XC_F32, 3, D(1, 4, 1), 0, 0, 0, 1),
-                        T(XC_F32, 3, D(1, 4, 1), 0, 0, 0, 0), NULL, NULL, NULL,
+  xc_tensor_t* li[7] = {T(XC_F32, 3, D(1, 1, 1), 1),
+                        T(XC_F32, 3, D(1, 4, 1), 0, 0, 0, 1),
+                        T(XC_F32, 3, D(1, 4, 1), 0, 0, 0, 0),
+                        NULL,
+                        NULL,
+                        NULL,
                         T(XC_F32, 3, D(1, 1, 1), 1)};
   rnn_case(&c, "LSTM", 7, 3, li);
   CHECK_OK(nt_run(&c));

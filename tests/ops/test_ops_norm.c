@@ -3,12 +3,14 @@
  * sizes) or closed formulas written in the test. */
 #include "nn_test_util.h"
 
-#define T(dt, rank, dims, ...) nt_tensor((dt), (rank), (const int64_t[])dims, (const double[]){__VA_ARGS__})
-#define D(...) {__VA_ARGS__}
+#define T(dt, rank, dims, ...) \
+  nt_tensor((dt), (rank), (const int64_t[])dims, (const double[]){__VA_ARGS__})
+#define D(...) \
+  { __VA_ARGS__ }
 
-static void init_n(nt_case_t* c, const char* op, int nin, int nout, unsigned omit,
-                   xc_tensor_t* a, xc_tensor_t* b, xc_tensor_t* cc, xc_tensor_t* d,
-                   xc_tensor_t* e, xc_tensor_t* f) {
+static void init_n(nt_case_t* c, const char* op, int nin, int nout, unsigned omit, xc_tensor_t* a,
+                   xc_tensor_t* b, xc_tensor_t* cc, xc_tensor_t* d, xc_tensor_t* e,
+                   xc_tensor_t* f) {
   xc_tensor_t* ins[6] = {a, b, cc, d, e, f};
   nt_init(c, op, nin, ins, nout, omit);
 }
@@ -117,31 +119,31 @@ static void test_rms_instance_group(void) {
 
 static void test_lp_mvn_lrn(void) {
   nt_case_t c;
-  init_n(&c, "LpNormalization", 1, 1, 0, T(XC_F32, 2, D(2, 2), 3, 4, 0, 5), NULL, NULL, NULL,
-         NULL, NULL);
+  init_n(&c, "LpNormalization", 1, 1, 0, T(XC_F32, 2, D(2, 2), 3, 4, 0, 5), NULL, NULL, NULL, NULL,
+         NULL);
   CHECK_OK(nt_run(&c));
   NT_CHECK_VALUES(c.out[0], 1e-6, 0.6, 0.8, 0, 1);
   nt_free(&c);
-  init_n(&c, "LpNormalization", 1, 1, 0, T(XC_F32, 2, D(2, 2), 3, 4, 0, 5), NULL, NULL, NULL,
-         NULL, NULL);
+  init_n(&c, "LpNormalization", 1, 1, 0, T(XC_F32, 2, D(2, 2), 3, 4, 0, 5), NULL, NULL, NULL, NULL,
+         NULL);
   xc_node_set_int(c.g, c.node, "p", 1);
   CHECK_OK(nt_run(&c));
   NT_CHECK_VALUES(c.out[0], 1e-6, 3.0 / 7, 4.0 / 7, 0, 1);
   nt_free(&c);
-  init_n(&c, "LpNormalization", 1, 1, 0, T(XC_F64, 2, D(2, 2), 3, 4, 0, 5), NULL, NULL, NULL,
-         NULL, NULL);
+  init_n(&c, "LpNormalization", 1, 1, 0, T(XC_F64, 2, D(2, 2), 3, 4, 0, 5), NULL, NULL, NULL, NULL,
+         NULL);
   xc_node_set_int(c.g, c.node, "axis", 0);
   CHECK_OK(nt_run(&c));
   NT_CHECK_VALUES(c.out[0], 1e-12, 1, 4 / sqrt(41), 0, 5 / sqrt(41));
   nt_free(&c);
   /* A zero vector stays zero. */
-  init_n(&c, "LpNormalization", 1, 1, 0, T(XC_F32, 2, D(2, 2), 0, 0, 3, 4), NULL, NULL, NULL,
-         NULL, NULL);
+  init_n(&c, "LpNormalization", 1, 1, 0, T(XC_F32, 2, D(2, 2), 0, 0, 3, 4), NULL, NULL, NULL, NULL,
+         NULL);
   CHECK_OK(nt_run(&c));
   NT_CHECK_VALUES(c.out[0], 1e-6, 0, 0, 0.6, 0.8);
   nt_free(&c);
-  init_n(&c, "MeanVarianceNormalization", 1, 1, 0, T(XC_F32, 4, D(1, 2, 1, 2), 1, 3, 5, 5),
-         NULL, NULL, NULL, NULL, NULL);
+  init_n(&c, "MeanVarianceNormalization", 1, 1, 0, T(XC_F32, 4, D(1, 2, 1, 2), 1, 3, 5, 5), NULL,
+         NULL, NULL, NULL, NULL);
   CHECK_OK(nt_run(&c));
   NT_CHECK_VALUES(c.out[0], 1e-6, -1, 1, 0, 0);
   nt_free(&c);
@@ -164,8 +166,8 @@ static void test_lp_mvn_lrn(void) {
 
 static void test_softmax(void) {
   nt_case_t c;
-  init_n(&c, "Softmax", 1, 1, 0, T(XC_F32, 2, D(2, 3), 1, 2, 3, 1000, 1000, 1000), NULL, NULL,
-         NULL, NULL, NULL);
+  init_n(&c, "Softmax", 1, 1, 0, T(XC_F32, 2, D(2, 3), 1, 2, 3, 1000, 1000, 1000), NULL, NULL, NULL,
+         NULL, NULL);
   CHECK_OK(nt_run(&c));
   NT_CHECK_VALUES(c.out[0], 1e-7, 0.09003057, 0.24472847, 0.66524096, 1.0 / 3, 1.0 / 3, 1.0 / 3);
   nt_free(&c);
@@ -235,8 +237,8 @@ static void test_attention_basic(void) {
   nt_free(&c);
   /* The default scale is 1/sqrt(head_size): head size 4 halves the score. */
   init_n(&c, "Attention", 3, 1, 0, T(XC_F64, 4, D(1, 1, 1, 4), 1, 1, 0, 0),
-         T(XC_F64, 4, D(1, 1, 2, 4), 1, 1, 0, 0, 0, 0, 0, 0),
-         T(XC_F64, 4, D(1, 1, 2, 1), 10, 20), NULL, NULL, NULL);
+         T(XC_F64, 4, D(1, 1, 2, 4), 1, 1, 0, 0, 0, 0, 0, 0), T(XC_F64, 4, D(1, 1, 2, 1), 10, 20),
+         NULL, NULL, NULL);
   CHECK_OK(nt_run(&c));
   NT_CHECK_VALUES(c.out[0], 1e-9, ATT_1_0); /* 2 / sqrt(4) = 1 */
   nt_free(&c);
@@ -334,8 +336,13 @@ static void test_attention_gqa_cache(void) {
   /* nonpad_kv_seqlen: only the first key of the batch is valid. */
   xc_tensor_t* nonpad = nt_tensor(XC_I64, 1, (const int64_t[]){1}, NULL);
   xc_tensor_set_i64(nonpad, 0, 1);
-  xc_tensor_t* ins7[7] = {T(XC_F32, 4, D(1, 1, 1, 1), 1), T(XC_F32, 4, D(1, 1, 2, 1), 1, 0),
-                          T(XC_F32, 4, D(1, 1, 2, 1), 10, 20), NULL, NULL, NULL, nonpad};
+  xc_tensor_t* ins7[7] = {T(XC_F32, 4, D(1, 1, 1, 1), 1),
+                          T(XC_F32, 4, D(1, 1, 2, 1), 1, 0),
+                          T(XC_F32, 4, D(1, 1, 2, 1), 10, 20),
+                          NULL,
+                          NULL,
+                          NULL,
+                          nonpad};
   nt_init(&c, "Attention", 7, ins7, 1, 0);
   CHECK_OK(nt_run(&c));
   NT_CHECK_VALUES(c.out[0], 1e-5, 10);
@@ -501,8 +508,7 @@ static void test_empty_inputs(void) {
   init_n(&c, "BatchNormalization", 5, 1, 0, nt_tensor(XC_F32, 3, (const int64_t[]){0, 2, 3}, NULL),
          nt_tensor(XC_F32, 1, (const int64_t[]){2}, NULL),
          nt_tensor(XC_F32, 1, (const int64_t[]){2}, NULL),
-         nt_tensor(XC_F32, 1, (const int64_t[]){2}, NULL),
-         T(XC_F32, 1, D(2), 1, 1), NULL);
+         nt_tensor(XC_F32, 1, (const int64_t[]){2}, NULL), T(XC_F32, 1, D(2), 1, 1), NULL);
   CHECK_OK(nt_run(&c));
   nt_free(&c);
   init_n(&c, "GroupNormalization", 3, 1, 0, nt_tensor(XC_F32, 3, (const int64_t[]){0, 4, 3}, NULL),
