@@ -1,6 +1,7 @@
 /* Op family 'conv': Conv, ConvInteger, DeformConv (2-D), ConvTranspose, the pooling ops
  * (MaxPool, AveragePool, LpPool and their Global forms), MaxUnpool and
- * Col2Im, N-D over the spatial dims.
+ * Col2Im, N-D over the spatial dims; GridSample and AffineGrid live in
+ * ops_sample.c.
  *
  * Window geometry (kernel, strides, dilations, pads, auto_pad, ceil_mode) is
  * read once into window_t, then used twice: with symbolic arithmetic for
@@ -11,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ops_sample.h"
 #include "xcomp/op.h"
 
 /* Attribute values above this are rejected, which keeps every size
@@ -1089,5 +1091,9 @@ const xc_op_def_t xc_ops_conv[] = {
      "Scatters pooled values back to their MaxPool argmax positions"},
     {"Col2Im", "", 3, 3, 1, 1, col2im_attrs, XC_DT_NUMERIC, col2im_infer, col2im_eval,
      "Sums sliding-window columns back into an image (inverse of im2col)"},
+    {"GridSample", "", 2, 2, 1, 1, xc_grid_sample_attrs, XC_DT_NUMERIC, xc_grid_sample_infer,
+     xc_grid_sample_eval, "Samples X at normalized grid points (ops_sample.c)"},
+    {"AffineGrid", "", 2, 2, 1, 1, xc_affine_grid_attrs, XC_DT_FLOAT, xc_affine_grid_infer,
+     xc_affine_grid_eval, "Sampling grid of an affine transform (ops_sample.c)"},
     {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, NULL, NULL},
 };

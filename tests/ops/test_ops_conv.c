@@ -769,6 +769,66 @@ static void test_unpool_col2im(void) {
   nt_free(&c);
 }
 
+static xc_status_t grid_sample(nt_case_t* c, const char* mode, const char* padding, int align,
+                               xc_tensor_t* grid) {
+  xc_tensor_t* ins[2] = {T(XC_F32, 4, D(1, 1, 2, 2), 1, 2, 3, 4), grid};
+  nt_init(c, "GridSample", 2, ins, 1, 0);
+  xc_node_set_string(c->g, c->node, "mode", mode);
+  xc_node_set_string(c->g, c->node, "padding_mode", padding);
+  xc_node_set_int(c->g, c->node, "align_corners", align);
+  return nt_run(c);
+}
+
+static void test_grid_sample(void) {
+  nt_case_t c;
+  /* align_corners: the grid's corners are the corner pixel centers. */
+  CHECK_OK(grid_sample(&c, "linear", "zeros", 1, T(XC_F32, 4, D(1, 1, 3, 2), 0, 0, -1, -1, 1, -1)));
+  NT_CHECK_SHAPE(c.out[0], 4, 1, 1, 1, 3);
+  NT_CHECK_VALUES(c.out[0], 1e-6, 2.5, 1, 2);
+  nt_free(&c);
+  /* Without align_corners (-1,-1) is the outer corner: half a pixel out. */
+  CHECK_OK(grid_sample(&c, "linear", "zeros", 0, T(XC_F32, 4, D(1, 1, 1, 2), -1, -1)));
+  NT_CHECK_VALUES(c.out[0], 1e-6, 0.25);
+  nt_free(&c);
+  CHECK_OK(grid_sample(&c, "linear", "border", 0, T(XC_F32, 4, D(1, 1, 1, 2), -1, -1)));
+  NT_CHECK_VALUES(c.out[0], 1e-6, 1);
+  nt_free(&c);
+  CHECK_OK(grid_sample(&c, "linear", "reflection", 0, T(XC_F32, 4, D(1, 1, 1, 2), -1, -1)));
+  NT_CHECK_VALUES(c.out[0], 1e-6, 1);
+  nt_free(&c);
+  /* nearest: 0.6 rounds to pixel 1 in both dims. */
+  CHECK_OK(grid_sample(&c, "nearest", "zeros", 1, T(XC_F32, 4, D(1, 1, 1, 2), 0.2, 0.2)));
+  NT_CHECK_VALUES(c.out[0], 0, 4);
+  nt_free(&c);
+  /* x is the grid's first coordinate: (1, -1) is the top-right pixel. */
+  CHECK_OK(grid_sample(&c, "cubic", "border", 1, T(XC_F32, 4, D(1, 1, 1, 2), 1, -1)));
+  NT_CHECK_VALUES(c.out[0], 1e-6, 2);
+  nt_free(&c);
+  CHECK_ERR(grid_sample(&c, "area", "zeros", 0, T(XC_F32, 4, D(1, 1, 1, 2), 0, 0)), "mode");
+  nt_free(&c);
+  CHECK_ERR(grid_sample(&c, "linear", "zeros", 0, T(XC_F32, 4, D(1, 1, 1, 3), 0, 0, 0)),
+            "last dim");
+  nt_free(&c);
+  /* AffineGrid: identity and a translation by 0.5 along x. */
+  xc_tensor_t* size = nt_tensor(XC_I64, 1, (const int64_t[]){4}, NULL);
+  int64_t sv[4] = {1, 1, 2, 2};
+  for (int i = 0; i < 4; i++) xc_tensor_set_i64(size, i, sv[i]);
+  xc_tensor_t* ins[2] = {T(XC_F32, 3, D(1, 2, 3), 1, 0, 0.5, 0, 1, 0), size};
+  nt_init(&c, "AffineGrid", 2, ins, 1, 0);
+  xc_node_set_int(c.g, c.node, "align_corners", 1);
+  CHECK_OK(nt_run(&c));
+  NT_CHECK_SHAPE(c.out[0], 4, 1, 2, 2, 2);
+  NT_CHECK_VALUES(c.out[0], 1e-6, -0.5, -1, 1.5, -1, -0.5, 1, 1.5, 1);
+  nt_free(&c);
+  size = nt_tensor(XC_I64, 1, (const int64_t[]){4}, NULL);
+  for (int i = 0; i < 4; i++) xc_tensor_set_i64(size, i, sv[i]);
+  xc_tensor_t* ins2[2] = {T(XC_F32, 3, D(1, 2, 3), 1, 0, 0, 0, 1, 0), size};
+  nt_init(&c, "AffineGrid", 2, ins2, 1, 0);
+  CHECK_OK(nt_run(&c));
+  NT_CHECK_VALUES(c.out[0], 1e-6, -0.5, -0.5, 0.5, -0.5, -0.5, 0.5, 0.5, 0.5);
+  nt_free(&c);
+}
+
 /* Empty batches flow through every op of the family. */
 static void test_empty_batches(void) {
   static const char* pools[] = {"MaxPool",           "AveragePool",   "LpPool",
@@ -812,5 +872,6 @@ int main(void) {
   test_avg_lp_global();
   test_unpool_col2im();
   test_empty_batches();
+  test_grid_sample();
   return xc_test_summary("test_ops_conv");
 }
