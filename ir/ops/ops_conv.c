@@ -1,6 +1,6 @@
 /* Op family 'conv': Conv, ConvInteger, DeformConv (2-D), ConvTranspose, the pooling ops
  * (MaxPool, AveragePool, LpPool and their Global forms), MaxUnpool and
- * Col2Im, N-D over the spatial dims; GridSample and AffineGrid live in
+ * Col2Im, N-D over the spatial dims; GridSample, AffineGrid and RoiAlign live in
  * ops_sample.c.
  *
  * Window geometry (kernel, strides, dilations, pads, auto_pad, ceil_mode) is
@@ -1095,5 +1095,7 @@ const xc_op_def_t xc_ops_conv[] = {
      xc_grid_sample_eval, "Samples X at normalized grid points (ops_sample.c)"},
     {"AffineGrid", "", 2, 2, 1, 1, xc_affine_grid_attrs, XC_DT_FLOAT, xc_affine_grid_infer,
      xc_affine_grid_eval, "Sampling grid of an affine transform (ops_sample.c)"},
+    {"RoiAlign", "", 3, 3, 1, 1, xc_roi_align_attrs, XC_DT_FLOAT, xc_roi_align_infer,
+     xc_roi_align_eval, "Average or max of bilinear samples over regions of interest"},
     {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, NULL, NULL},
 };

@@ -1,6 +1,7 @@
-/* GridSample (opset 22, N-D) and AffineGrid (opset 20), listed in the 'conv'
- * family table (ops_conv.c): spatial sampling of an image at normalized
- * coordinates, and the affine grids that usually feed it.
+/* GridSample (opset 22, N-D), AffineGrid (opset 20) and RoiAlign (opset 16),
+ * listed in the 'conv' family table (ops_conv.c): spatial sampling of an
+ * image at normalized coordinates, the affine grids that usually feed it,
+ * and pooling of bilinear samples over regions.
  *
  * GridSample: grid[n, o..., :] holds coordinates in [-1, 1] ordered from the
  * innermost spatial dim outwards (x = width first). align_corners=1 maps -1
@@ -18,6 +19,16 @@ const xc_attr_def_t xc_grid_sample_attrs[] = {
     XC_ATTR_I("align_corners", 0),
     XC_ATTR_S("mode", "linear"),
     XC_ATTR_S("padding_mode", "zeros"),
+    XC_ATTR_END,
+};
+
+const xc_attr_def_t xc_roi_align_attrs[] = {
+    XC_ATTR_S("coordinate_transformation_mode", "half_pixel"),
+    XC_ATTR_S("mode", "avg"),
+    XC_ATTR_I("output_height", 1),
+    XC_ATTR_I("output_width", 1),
+    XC_ATTR_I("sampling_ratio", 0),
+    XC_ATTR_F("spatial_scale", 1.0),
     XC_ATTR_END,
 };
 
@@ -262,6 +273,138 @@ xc_status_t xc_affine_grid_eval(xc_eval_ctx_t* ctx) {
         xc_tensor_set_f64(ctx->outputs[0], (b * plane + p) * nsp + r, acc);
       }
       xc_index_next(nsp, sp, pos);
+    }
+  }
+  return NULL;
+}
+
+/* ---- RoiAlign ----------------------------------------------------------- */
+
+/* RoiAlign: for every region (x1, y1, x2, y2 scaled by spatial_scale, shifted
+ * by half a pixel in half_pixel mode) and output bin, bilinear samples on a
+ * sampling_ratio grid (or ceil(bin size) per axis) are averaged, or their
+ * largest weighted corner kept in max mode, as ONNX Runtime does. Samples
+ * more than one pixel outside the image count as zero. */
+
+static xc_status_t roi_align_attrs_of(const xc_node_t* n, bool* half_pixel, bool* max_mode,
+                                      int64_t* oh, int64_t* ow) {
+  const char* ct = xc_node_attr_string(n, "coordinate_transformation_mode");
+  const char* m = xc_node_attr_string(n, "mode");
+  if (!strcmp(ct, "half_pixel"))
+    *half_pixel = true;
+  else if (!strcmp(ct, "output_half_pixel"))
+    *half_pixel = false;
+  else
+    return xc_node_error(n, XC_INVALID_ARGUMENT, "unknown coordinate_transformation_mode '%s'", ct);
+  if (!strcmp(m, "avg"))
+    *max_mode = false;
+  else if (!strcmp(m, "max"))
+    *max_mode = true;
+  else
+    return xc_node_error(n, XC_INVALID_ARGUMENT, "unknown mode '%s'", m);
+  *oh = xc_node_attr_int(n, "output_height");
+  *ow = xc_node_attr_int(n, "output_width");
+  if (*oh < 1 || *ow < 1 || *oh > INT32_MAX || *ow > INT32_MAX)
+    return xc_node_error(n, XC_INVALID_ARGUMENT, "output_height/output_width must be positive");
+  if (xc_node_attr_int(n, "sampling_ratio") < 0)
+    return xc_node_error(n, XC_INVALID_ARGUMENT, "sampling_ratio must be >= 0");
+  return NULL;
+}
+
+xc_status_t xc_roi_align_infer(xc_graph_t* g, xc_node_t* n) {
+  XC_RETURN_IF_ERROR(xc_infer_check_input(n, 0, XC_DT_FLOAT));
+  XC_RETURN_IF_ERROR(xc_infer_check_input(n, 1, XC_DT_FLOAT));
+  XC_RETURN_IF_ERROR(xc_infer_check_input(n, 2, XC_DT(XC_I64) | XC_DT(XC_I32)));
+  const xc_value_t *x = n->inputs[0], *rois = n->inputs[1], *bi = n->inputs[2];
+  bool half, mx;
+  int64_t oh, ow;
+  XC_RETURN_IF_ERROR(roi_align_attrs_of(n, &half, &mx, &oh, &ow));
+  if (x->rank != 4 || rois->rank != 2 || bi->rank != 1)
+    return xc_node_error(n, XC_INVALID_ARGUMENT,
+                         "X must be 4-D, rois [num_rois, 4] and batch_indices [num_rois]");
+  if (!rois->dims[1].sym && rois->dims[1].value != 4)
+    return xc_node_error(n, XC_INVALID_ARGUMENT, "rois must have 4 columns");
+  if (!rois->dims[0].sym && !bi->dims[0].sym && rois->dims[0].value != bi->dims[0].value)
+    return xc_node_error(n, XC_INVALID_ARGUMENT, "rois and batch_indices counts differ");
+  xc_dim_t out[4] = {rois->dims[0], x->dims[1], xc_dim_const(oh), xc_dim_const(ow)};
+  return xc_value_set_type(g, n->outputs[0], x->dtype, 4, out);
+}
+
+xc_status_t xc_roi_align_eval(xc_eval_ctx_t* ctx) {
+  const xc_node_t* n = ctx->node;
+  const xc_tensor_t *x = ctx->inputs[0], *rois = ctx->inputs[1], *bi = ctx->inputs[2];
+  bool half, max_mode;
+  int64_t oh, ow;
+  XC_RETURN_IF_ERROR(roi_align_attrs_of(n, &half, &max_mode, &oh, &ow));
+  if (x->rank != 4 || rois->rank != 2 || rois->dims[1] != 4 || bi->rank != 1 ||
+      bi->dims[0] != rois->dims[0])
+    return xc_node_error(n, XC_INVALID_ARGUMENT, "X, rois and batch_indices shapes do not match");
+  int64_t nr = rois->dims[0], c = x->dims[1], hgt = x->dims[2], wid = x->dims[3];
+  double scale = xc_node_attr_float(n, "spatial_scale");
+  int64_t ratio = xc_node_attr_int(n, "sampling_ratio");
+  int64_t dims[4] = {nr, c, oh, ow};
+  XC_RETURN_IF_ERROR(xc_tensor_create(x->dtype, 4, dims, &ctx->outputs[0]));
+  for (int64_t r = 0; r < nr; r++) {
+    int64_t b = xc_tensor_get_i64(bi, r);
+    if (b < 0 || b >= x->dims[0])
+      return xc_node_error(n, XC_OUT_OF_RANGE, "batch index %lld is outside [0, %lld)",
+                           (long long)b, (long long)x->dims[0]);
+    double off = half ? 0.5 : 0.0;
+    double x1 = xc_tensor_get_f64(rois, r * 4 + 0) * scale - off;
+    double y1 = xc_tensor_get_f64(rois, r * 4 + 1) * scale - off;
+    double x2 = xc_tensor_get_f64(rois, r * 4 + 2) * scale - off;
+    double y2 = xc_tensor_get_f64(rois, r * 4 + 3) * scale - off;
+    double rw = x2 - x1, rh = y2 - y1;
+    if (!half) {
+      if (rw < 1) rw = 1;
+      if (rh < 1) rh = 1;
+    }
+    double bh = rh / (double)oh, bw = rw / (double)ow;
+    double gh_d = ratio > 0 ? (double)ratio : ceil(rh / (double)oh);
+    double gw_d = ratio > 0 ? (double)ratio : ceil(rw / (double)ow);
+    int64_t gh = gh_d > 0 && gh_d < 1e6 ? (int64_t)gh_d : 0;
+    int64_t gw = gw_d > 0 && gw_d < 1e6 ? (int64_t)gw_d : 0;
+    double count = gh * gw > 1 ? (double)(gh * gw) : 1.0;
+    for (int64_t ch = 0; ch < c; ch++) {
+      int64_t plane = (b * c + ch) * hgt * wid;
+      for (int64_t ph = 0; ph < oh; ph++)
+        for (int64_t pw = 0; pw < ow; pw++) {
+          double acc = 0;
+          bool have = false;
+          for (int64_t iy = 0; iy < gh; iy++)
+            for (int64_t ix = 0; ix < gw; ix++) {
+              double yy = y1 + (double)ph * bh + ((double)iy + 0.5) * bh / (double)gh;
+              double xx = x1 + (double)pw * bw + ((double)ix + 0.5) * bw / (double)gw;
+              double v[4] = {0, 0, 0, 0};
+              if (!(yy < -1.0 || yy > (double)hgt || xx < -1.0 || xx > (double)wid)) {
+                if (yy < 0) yy = 0;
+                if (xx < 0) xx = 0;
+                int64_t ylo = (int64_t)yy, xlo = (int64_t)xx, yhi, xhi;
+                if (ylo >= hgt - 1)
+                  yhi = ylo = hgt - 1, yy = (double)ylo;
+                else
+                  yhi = ylo + 1;
+                if (xlo >= wid - 1)
+                  xhi = xlo = wid - 1, xx = (double)xlo;
+                else
+                  xhi = xlo + 1;
+                double ly = yy - (double)ylo, lx = xx - (double)xlo, hy = 1 - ly, hx = 1 - lx;
+                v[0] = hy * hx * xc_tensor_get_f64(x, plane + ylo * wid + xlo);
+                v[1] = hy * lx * xc_tensor_get_f64(x, plane + ylo * wid + xhi);
+                v[2] = ly * hx * xc_tensor_get_f64(x, plane + yhi * wid + xlo);
+                v[3] = ly * lx * xc_tensor_get_f64(x, plane + yhi * wid + xhi);
+              }
+              if (max_mode) {
+                double m = fmax(fmax(v[0], v[1]), fmax(v[2], v[3]));
+                acc = have ? fmax(acc, m) : m;
+                have = true;
+              } else {
+                acc += v[0] + v[1] + v[2] + v[3];
+              }
+            }
+          if (!max_mode) acc /= count;
+          xc_tensor_set_f64(ctx->outputs[0], ((r * c + ch) * oh + ph) * ow + pw, acc);
+        }
     }
   }
   return NULL;

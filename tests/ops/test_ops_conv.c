@@ -829,6 +829,39 @@ static void test_grid_sample(void) {
   nt_free(&c);
 }
 
+static xc_status_t roi_align(nt_case_t* c, const char* ct, const char* mode, double x2,
+                             int64_t batch) {
+  xc_tensor_t* bi = nt_tensor(XC_I64, 1, (const int64_t[]){1}, NULL);
+  xc_tensor_set_i64(bi, 0, batch);
+  xc_tensor_t* ins[3] = {T(XC_F32, 4, D(1, 1, 2, 2), 1, 2, 3, 4),
+                         T(XC_F32, 2, D(1, 4), 0, 0, x2, x2), bi};
+  nt_init(c, "RoiAlign", 3, ins, 1, 0);
+  xc_node_set_string(c->g, c->node, "coordinate_transformation_mode", ct);
+  xc_node_set_string(c->g, c->node, "mode", mode);
+  xc_node_set_int(c->g, c->node, "sampling_ratio", 1);
+  return nt_run(c);
+}
+
+static void test_roi_align(void) {
+  nt_case_t c;
+  /* One sample at the image center averages the four pixels. */
+  CHECK_OK(roi_align(&c, "output_half_pixel", "avg", 1, 0));
+  NT_CHECK_SHAPE(c.out[0], 4, 1, 1, 1, 1);
+  NT_CHECK_VALUES(c.out[0], 1e-6, 2.5);
+  nt_free(&c);
+  CHECK_OK(roi_align(&c, "half_pixel", "avg", 2, 0));
+  NT_CHECK_VALUES(c.out[0], 1e-6, 2.5);
+  nt_free(&c);
+  /* max mode keeps the largest weighted corner: 0.25 * 4. */
+  CHECK_OK(roi_align(&c, "half_pixel", "max", 2, 0));
+  NT_CHECK_VALUES(c.out[0], 1e-6, 1);
+  nt_free(&c);
+  CHECK_ERR(roi_align(&c, "half_pixel", "avg", 2, 1), "batch index");
+  nt_free(&c);
+  CHECK_ERR(roi_align(&c, "corners", "avg", 2, 0), "coordinate_transformation_mode");
+  nt_free(&c);
+}
+
 /* Empty batches flow through every op of the family. */
 static void test_empty_batches(void) {
   static const char* pools[] = {"MaxPool",           "AveragePool",   "LpPool",
@@ -873,5 +906,6 @@ int main(void) {
   test_unpool_col2im();
   test_empty_batches();
   test_grid_sample();
+  test_roi_align();
   return xc_test_summary("test_ops_conv");
 }
