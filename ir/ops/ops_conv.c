@@ -52,6 +52,18 @@ static xc_status_t read_ints(const xc_node_t* n, const char* name, int count, in
   return NULL;
 }
 
+/* All elements of t as doubles (NULL on OOM), so that inner loops do not
+ * convert element by element. */
+static double* to_f64(const xc_tensor_t* t) {
+  double* d = malloc(sizeof(double) * (size_t)(t->numel ? t->numel : 1));
+  if (!d) return NULL;
+  if (t->dtype == XC_F32)
+    for (int64_t i = 0; i < t->numel; i++) d[i] = ((const float*)t->data)[i];
+  else
+    for (int64_t i = 0; i < t->numel; i++) d[i] = xc_tensor_get_f64(t, i);
+  return d;
+}
+
 static bool node_has_attr_def(const xc_node_t* n, const char* name) {
   return n->op && xc_op_find_attr_def(n->op, name) != NULL;
 }
@@ -303,46 +315,79 @@ static xc_status_t conv_eval(xc_eval_ctx_t* ctx) {
   xc_tensor_t* y = ctx->outputs[0];
   int64_t mg = m / group, nsp = w.nsp;
   int64_t xz = x_zp ? xc_tensor_get_i64(x_zp, 0) : 0;
-  int64_t opos[XC_MAX_RANK], kpos[XC_MAX_RANK];
-  int64_t in_strides[XC_MAX_RANK];
+  /* Per (batch, group): accumulators for the group's output channels over
+   * the output plane; each tap's input offset is computed once per output
+   * position and reused for every channel pair. Every output still sums
+   * its terms tap by tap, input channel by input channel. */
+  if (y->numel == 0) return NULL; /* also keeps mg * out_plane below bounded */
+  size_t acc_n = (size_t)(mg * gm.out_plane > 0 ? mg * gm.out_plane : 1);
+  double *xd = NULL, *wd = NULL, *acc = NULL;
+  int64_t* iacc = NULL;
+  if (integer) {
+    iacc = calloc(acc_n, sizeof(int64_t));
+  } else {
+    xd = to_f64(x);
+    wd = to_f64(wt);
+    acc = calloc(acc_n, sizeof(double));
+  }
+  if (integer ? !iacc : (!xd || !wd || !acc)) {
+    free(xd), free(wd), free(acc), free(iacc);
+    return xc_error_oom();
+  }
+  int64_t opos[XC_MAX_RANK], kpos[XC_MAX_RANK], in_strides[XC_MAX_RANK];
   xc_strides(w.nsp, gm.in, in_strides);
-  int64_t yi = 0;
   for (int64_t b = 0; b < nb; b++)
-    for (int64_t oc = 0; oc < m; oc++) {
-      int64_t gi = oc / mg;
-      memset(opos, 0, sizeof opos);
-      for (int64_t o = 0; o < gm.out_plane; o++, yi++) {
-        double acc = bias ? xc_tensor_get_f64(bias, oc) : 0.0;
-        int64_t iacc = 0, wz = w_zp ? xc_tensor_get_i64(w_zp, w_zp->numel == 1 ? 0 : oc) : 0;
-        memset(kpos, 0, sizeof kpos);
-        for (int64_t kk = 0; kk < gm.kernel_size; kk++) {
+    for (int64_t gi = 0; gi < group; gi++) {
+      for (int64_t ocl = 0; ocl < mg; ocl++)
+        for (int64_t o = 0; o < gm.out_plane; o++) {
+          if (integer)
+            iacc[ocl * gm.out_plane + o] = 0;
+          else
+            acc[ocl * gm.out_plane + o] = bias ? xc_tensor_get_f64(bias, gi * mg + ocl) : 0.0;
+        }
+      memset(kpos, 0, sizeof kpos);
+      for (int64_t kk = 0; kk < gm.kernel_size; kk++) {
+        memset(opos, 0, sizeof opos);
+        for (int64_t o = 0; o < gm.out_plane; o++) {
           /* Input offset of this tap within one channel plane, or -1. */
           int64_t off = 0;
           for (int64_t d = 0; d < nsp && off >= 0; d++) {
             int64_t p = opos[d] * w.stride[d] - gm.pad_begin[d] + kpos[d] * w.dil[d];
-            if (p < 0 || p >= gm.in[d])
-              off = -1;
-            else
-              off += p * in_strides[d];
+            off = (p < 0 || p >= gm.in[d]) ? -1 : off + p * in_strides[d];
           }
-          if (off >= 0)
-            for (int64_t ic = 0; ic < cg; ic++) {
-              int64_t xi = (b * c + gi * cg + ic) * gm.in_plane + off;
-              int64_t wi = (oc * cg + ic) * gm.kernel_size + kk;
-              if (integer)
-                iacc += (xc_tensor_get_i64(x, xi) - xz) * (xc_tensor_get_i64(wt, wi) - wz);
-              else
-                acc += xc_tensor_get_f64(x, xi) * xc_tensor_get_f64(wt, wi);
+          xc_index_next(w.nsp, gm.out, opos);
+          if (off < 0) continue;
+          int64_t xbase = (b * c + gi * cg) * gm.in_plane + off;
+          for (int64_t ocl = 0; ocl < mg; ocl++) {
+            int64_t oc = gi * mg + ocl, wbase = oc * cg * gm.kernel_size + kk;
+            if (integer) {
+              int64_t wz = w_zp ? xc_tensor_get_i64(w_zp, w_zp->numel == 1 ? 0 : oc) : 0;
+              int64_t sum = iacc[ocl * gm.out_plane + o];
+              for (int64_t ic = 0; ic < cg; ic++)
+                sum += (xc_tensor_get_i64(x, xbase + ic * gm.in_plane) - xz) *
+                       (xc_tensor_get_i64(wt, wbase + ic * gm.kernel_size) - wz);
+              iacc[ocl * gm.out_plane + o] = sum;
+            } else {
+              double sum = acc[ocl * gm.out_plane + o];
+              for (int64_t ic = 0; ic < cg; ic++)
+                sum += xd[xbase + ic * gm.in_plane] * wd[wbase + ic * gm.kernel_size];
+              acc[ocl * gm.out_plane + o] = sum;
             }
-          xc_index_next(w.nsp, gm.kernel, kpos);
+          }
         }
-        if (integer)
-          xc_tensor_set_i64(y, yi, iacc);
-        else
-          xc_tensor_set_f64(y, yi, acc);
-        xc_index_next(w.nsp, gm.out, opos);
+        xc_index_next(w.nsp, gm.kernel, kpos);
+      }
+      for (int64_t ocl = 0; ocl < mg; ocl++) {
+        int64_t ybase = (b * m + gi * mg + ocl) * gm.out_plane;
+        for (int64_t o = 0; o < gm.out_plane; o++) {
+          if (integer)
+            xc_tensor_set_i64(y, ybase + o, iacc[ocl * gm.out_plane + o]);
+          else
+            xc_tensor_set_f64(y, ybase + o, acc[ocl * gm.out_plane + o]);
+        }
       }
     }
+  free(xd), free(wd), free(acc), free(iacc);
   return NULL;
 }
 
@@ -611,7 +656,11 @@ static xc_status_t convtranspose_eval(xc_eval_ctx_t* ctx) {
   XC_RETURN_IF_ERROR(xc_tensor_create(x->dtype, x->rank, odims, &ctx->outputs[0]));
   xc_tensor_t* y = ctx->outputs[0];
   double* acc = calloc((size_t)(out_plane ? out_plane : 1), sizeof(double));
-  if (!acc) return xc_error_oom();
+  double *xd = to_f64(x), *wd = to_f64(wt);
+  if (!acc || !xd || !wd) {
+    free(acc), free(xd), free(wd);
+    return xc_error_oom();
+  }
   int64_t out_strides[XC_MAX_RANK], ipos[XC_MAX_RANK], kpos[XC_MAX_RANK];
   xc_strides(nsp, out, out_strides);
   int64_t cg = c / group;
@@ -624,7 +673,7 @@ static xc_status_t convtranspose_eval(xc_eval_ctx_t* ctx) {
         int64_t xc = gi * cg + ic;
         memset(ipos, 0, sizeof ipos);
         for (int64_t p = 0; p < in_plane; p++) {
-          double xv = xc_tensor_get_f64(x, (b * c + xc) * in_plane + p);
+          double xv = xd[(b * c + xc) * in_plane + p];
           memset(kpos, 0, sizeof kpos);
           for (int64_t kk = 0; kk < ksize; kk++) {
             int64_t off = 0;
@@ -635,8 +684,7 @@ static xc_status_t convtranspose_eval(xc_eval_ctx_t* ctx) {
               else
                 off += o * out_strides[d];
             }
-            if (off >= 0)
-              acc[off] += xv * xc_tensor_get_f64(wt, (xc * mg + oc_in_group) * ksize + kk);
+            if (off >= 0) acc[off] += xv * wd[(xc * mg + oc_in_group) * ksize + kk];
             xc_index_next(nsp, kernel, kpos);
           }
           xc_index_next(nsp, in, ipos);
@@ -645,7 +693,7 @@ static xc_status_t convtranspose_eval(xc_eval_ctx_t* ctx) {
       for (int64_t i = 0; i < out_plane; i++)
         xc_tensor_set_f64(y, (b * m + oc) * out_plane + i, acc[i]);
     }
-  free(acc);
+  free(acc), free(xd), free(wd);
   return NULL;
 }
 

@@ -130,18 +130,43 @@ static int64_t zp_at(const zero_point_t* z, int64_t i) {
 
 /* C[m,n] = sum_k A[m,k] * B[k,n] for every batch block. `integer` selects
  * wrapping 64-bit integer accumulation; zero points apply to that mode only. */
-static void matmul_compute(const matmul_geom_t* gm, const xc_tensor_t* a, const xc_tensor_t* b,
-                           xc_tensor_t* y, bool integer, const zero_point_t* za,
-                           const zero_point_t* zb) {
+/* All elements of t as doubles (NULL on OOM); the float kernels read these
+ * instead of converting element by element in their inner loops. */
+static double* to_f64(const xc_tensor_t* t) {
+  double* d = malloc(sizeof(double) * (size_t)(t->numel ? t->numel : 1));
+  if (!d) return NULL;
+  if (t->dtype == XC_F32)
+    for (int64_t i = 0; i < t->numel; i++) d[i] = ((const float*)t->data)[i];
+  else
+    for (int64_t i = 0; i < t->numel; i++) d[i] = xc_tensor_get_f64(t, i);
+  return d;
+}
+
+/* C[m,n] = sum_k A[m,k] * B[k,n] for every batch block. `integer` selects
+ * wrapping 64-bit integer accumulation; zero points apply to that mode only.
+ * Floats accumulate each output in double, in order of k. */
+static xc_status_t matmul_compute(const matmul_geom_t* gm, const xc_tensor_t* a,
+                                  const xc_tensor_t* b, xc_tensor_t* y, bool integer,
+                                  const zero_point_t* za, const zero_point_t* zb) {
   int64_t idx[XC_MAX_RANK] = {0};
   int64_t a_block = gm->m * gm->k, b_block = gm->k * gm->n;
+  double *ad = NULL, *bd = NULL, *row = NULL;
+  if (!integer) {
+    ad = to_f64(a);
+    bd = to_f64(b);
+    row = malloc(sizeof(double) * (size_t)(gm->n ? gm->n : 1));
+    if (!ad || !bd || !row) {
+      free(ad), free(bd), free(row);
+      return xc_error_oom();
+    }
+  }
   for (int64_t bi = 0; bi < gm->batch_count; bi++) {
     int64_t ao = batch_offset(gm->batch_rank, idx, gm->a_batch_rank, gm->a_batch, a_block);
     int64_t bo = batch_offset(gm->batch_rank, idx, gm->b_batch_rank, gm->b_batch, b_block);
     int64_t yo = bi * gm->m * gm->n;
-    for (int64_t i = 0; i < gm->m; i++)
-      for (int64_t j = 0; j < gm->n; j++) {
-        if (integer) {
+    for (int64_t i = 0; i < gm->m; i++) {
+      if (integer) {
+        for (int64_t j = 0; j < gm->n; j++) {
           uint64_t acc = 0;
           int64_t zai = zp_at(za, i), zbj = zp_at(zb, j);
           for (int64_t k = 0; k < gm->k; k++) {
@@ -150,16 +175,21 @@ static void matmul_compute(const matmul_geom_t* gm, const xc_tensor_t* a, const 
             acc += x * w;
           }
           xc_tensor_set_i64(y, yo + i * gm->n + j, (int64_t)acc);
-        } else {
-          double acc = 0;
-          for (int64_t k = 0; k < gm->k; k++)
-            acc +=
-                xc_tensor_get_f64(a, ao + i * gm->k + k) * xc_tensor_get_f64(b, bo + k * gm->n + j);
-          xc_tensor_set_f64(y, yo + i * gm->n + j, acc);
         }
+      } else {
+        for (int64_t j = 0; j < gm->n; j++) row[j] = 0;
+        for (int64_t k = 0; k < gm->k; k++) {
+          double x = ad[ao + i * gm->k + k];
+          const double* brow = bd + bo + k * gm->n;
+          for (int64_t j = 0; j < gm->n; j++) row[j] += x * brow[j];
+        }
+        for (int64_t j = 0; j < gm->n; j++) xc_tensor_set_f64(y, yo + i * gm->n + j, row[j]);
       }
+    }
     xc_index_next(gm->batch_rank, gm->batch, idx);
   }
+  free(ad), free(bd), free(row);
+  return NULL;
 }
 
 static xc_status_t matmul_eval(xc_eval_ctx_t* ctx) {
@@ -170,8 +200,7 @@ static xc_status_t matmul_eval(xc_eval_ctx_t* ctx) {
   XC_RETURN_IF_ERROR(matmul_geometry(ctx->node, a, b, &gm));
   XC_RETURN_IF_ERROR(xc_tensor_create(a->dtype, gm.out_rank, gm.out_dims, &ctx->outputs[0]));
   zero_point_t none = {NULL, false};
-  matmul_compute(&gm, a, b, ctx->outputs[0], !xc_dtype_is_float(a->dtype), &none, &none);
-  return NULL;
+  return matmul_compute(&gm, a, b, ctx->outputs[0], !xc_dtype_is_float(a->dtype), &none, &none);
 }
 
 /* ---- MatMulInteger ------------------------------------------------------ */
@@ -222,8 +251,7 @@ static xc_status_t matmul_integer_eval(xc_eval_ctx_t* ctx) {
   XC_RETURN_IF_ERROR(
       zero_point_of(ctx->node, ctx->num_inputs > 3 ? ctx->inputs[3] : NULL, gm.n, "b", &zb));
   XC_RETURN_IF_ERROR(xc_tensor_create(XC_I32, gm.out_rank, gm.out_dims, &ctx->outputs[0]));
-  matmul_compute(&gm, a, b, ctx->outputs[0], true, &za, &zb);
-  return NULL;
+  return matmul_compute(&gm, a, b, ctx->outputs[0], true, &za, &zb);
 }
 
 /* ---- Gemm --------------------------------------------------------------- */
