@@ -320,18 +320,23 @@ static xc_status_t gemm_eval(xc_eval_ctx_t* ctx) {
   XC_RETURN_IF_ERROR(xc_tensor_create(a->dtype, 2, dims, &ctx->outputs[0]));
   xc_tensor_t* y = ctx->outputs[0];
   int64_t a_cols = a->dims[1], b_cols = b->dims[1];
+  double *ad = to_f64(a), *bd = to_f64(b);
+  if (!ad || !bd) {
+    free(ad), free(bd);
+    return xc_error_oom();
+  }
+  /* Strides of A' [m, k] and B' [k, n] inside the stored matrices. */
+  int64_t as_i = ta ? 1 : a_cols, as_p = ta ? a_cols : 1;
+  int64_t bs_p = tb ? 1 : b_cols, bs_j = tb ? b_cols : 1;
   for (int64_t i = 0; i < m; i++)
     for (int64_t j = 0; j < n; j++) {
       double acc = 0;
-      for (int64_t p = 0; p < k; p++) {
-        double x = xc_tensor_get_f64(a, ta ? p * a_cols + i : i * a_cols + p);
-        double w = xc_tensor_get_f64(b, tb ? j * b_cols + p : p * b_cols + j);
-        acc += x * w;
-      }
+      for (int64_t p = 0; p < k; p++) acc += ad[i * as_i + p * as_p] * bd[p * bs_p + j * bs_j];
       double v = alpha * acc;
       if (c && beta != 0) v += beta * xc_tensor_get_f64(c, i * c_strides[0] + j * c_strides[1]);
       xc_tensor_set_f64(y, i * n + j, v);
     }
+  free(ad), free(bd);
   return NULL;
 }
 
