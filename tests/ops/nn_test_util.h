@@ -142,7 +142,7 @@ static inline void nt_check_values(const char* file, int line, const xc_tensor_t
 }
 #define NT_CHECK_VALUES(t, tol, ...)                                                           \
   do {                                                                                         \
-    static const double want_[] = {__VA_ARGS__};                                               \
+    const double want_[] = {__VA_ARGS__};                                               \
     nt_check_values(__FILE__, __LINE__, (t), want_, (int64_t)(sizeof want_ / sizeof want_[0]), \
                     (tol));                                                                    \
   } while (0)
