@@ -533,7 +533,8 @@ static xc_status_t einsum_infer(xc_graph_t* g, xc_node_t* n) {
     for (int a = 0; a < p.rank[t]; a++) {
       int l = p.axis_label[t][a];
       xc_dim_t d = n->inputs[t]->dims[a];
-      if (!known[l] || dim_is(size[l], 1)) {
+      if (!known[l] || dim_is(size[l], 1) || (size[l].sym && !d.sym && !dim_is(d, 1))) {
+        /* first size seen, or a better one: not 1, static over symbolic */
         size[l] = d;
         known[l] = true;
       } else if (!dim_is(d, 1) && !size[l].sym && !d.sym && size[l].value != d.value) {

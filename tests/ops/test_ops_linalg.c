@@ -299,6 +299,16 @@ static void test_einsum(void) {
   CHECK_STR(xc_dim_print(c.node->outputs[0]->dims[0], buf, sizeof buf), "batch");
   CHECK_STR(xc_dim_print(c.node->outputs[0]->dims[2], buf, sizeof buf), "4");
   nt_free(&c);
+  /* A label seen as symbolic first and static later takes the static size. */
+  xc_tensor_t* ins3[2] = {nt_tensor(XC_F32, 1, (const int64_t[]){3}, NULL),
+                          nt_tensor(XC_F32, 1, (const int64_t[]){3}, NULL)};
+  nt_init(&c, "Einsum", 2, ins3, 1, 0);
+  xc_node_set_string(c.g, c.node, "equation", "i,i->i");
+  nt_symbolic_input(&c, 0, 1, (const char* const[]){"n"});
+  CHECK_OK(nt_infer(&c));
+  CHECK_STR(xc_dim_print(c.node->outputs[0]->dims[0], buf, sizeof buf), "3");
+  CHECK_OK(nt_run(&c));
+  nt_free(&c);
 #undef M23
 }
 
