@@ -1,4 +1,5 @@
-/* Tests of the conv op family: Conv, ConvTranspose and pooling. Values are
+/* Tests of the conv op family: Conv, ConvInteger, DeformConv, ConvTranspose,
+ * pooling, MaxUnpool, Col2Im, GridSample, AffineGrid, RoiAlign. Values are
  * hand-derived, or checked against an im2col formulation written here, or
  * by the adjoint identity <ConvTranspose(x), y> = <x, Conv(y)>. */
 #include "nn_test_util.h"

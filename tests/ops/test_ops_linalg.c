@@ -1,4 +1,5 @@
-/* Tests of the linalg op family: MatMul, Gemm, Einsum, MatMulInteger.
+/* Tests of the linalg op family: MatMul, Gemm, Einsum, MatMulInteger, Det,
+ * RNN, GRU, LSTM.
  * Expectations are hand-derived or computed by naive loops written here
  * independently of the kernels. */
 #include "nn_test_util.h"

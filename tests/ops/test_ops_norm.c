@@ -1,5 +1,5 @@
 /* Tests of the norm op family: normalizations, softmax family, LRN,
- * Attention and RotaryEmbedding. Expectations are hand-derived (small
+ * Attention, RotaryEmbedding and the losses. Expectations are hand-derived (small
  * sizes) or closed formulas written in the test. */
 #include "nn_test_util.h"
 
