@@ -197,7 +197,8 @@ static xc_status_t convert_attr(xc_onnx_importer_t* im, xc_node_t* n,
     case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT:
       return xc_node_set_int(g, n, an, a->i);
     case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING: {
-      char* s = xc_arena_strndup(g->arena, (const char*)a->s.data, a->s.len);
+      char* s = xc_arena_strndup(g->arena, a->s.data ? (const char*)a->s.data : "",
+                                 a->s.data ? a->s.len : 0);
       if (!s) return xc_error_oom();
       return xc_node_set_string(g, n, an, s);
     }
@@ -220,7 +221,9 @@ static xc_status_t convert_attr(xc_onnx_importer_t* im, xc_node_t* n,
       const char** v = xc_arena_alloc(g->arena, sizeof(char*) * (a->n_strings + 1));
       if (!v) return xc_error_oom();
       for (size_t i = 0; i < a->n_strings; i++) {
-        v[i] = xc_arena_strndup(g->arena, (const char*)a->strings[i].data, a->strings[i].len);
+        const ProtobufCBinaryData* b = &a->strings[i];
+        v[i] = xc_arena_strndup(g->arena, b->data ? (const char*)b->data : "",
+                                b->data ? b->len : 0);
         if (!v[i]) return xc_error_oom();
       }
       return xc_node_set_strings(g, n, an, (int64_t)a->n_strings, v);
