@@ -132,13 +132,14 @@ static xc_status_t value_info_type(xc_onnx_importer_t* im, const Onnx__ValueInfo
   if (!tp || tp->value_case == ONNX__TYPE_PROTO__VALUE__NOT_SET)
     return xc_error(XC_INVALID_ARGUMENT, "%s: %s '%s' has no type", im->what, kind, name);
   if (tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE)
-    return xc_error(XC_UNSUPPORTED, "%s: %s '%s' has a %s type (only tensors are supported)",
+    return xc_error(XC_UNSUPPORTED,
+                    "%s: %s '%s' has non-tensor type '%s' (only tensors are supported)",
                     im->what, kind, name, type_case_name(tp->value_case));
   const Onnx__TypeProto__Tensor* tt = tp->tensor_type;
   *dt = xc_dtype_from_onnx(tt->elem_type);
   if (*dt == XC_DTYPE_UNDEFINED)
-    return xc_error(XC_UNSUPPORTED, "%s: %s '%s' has unsupported element type %d", im->what,
-                    kind, name, (int)tt->elem_type);
+    return xc_error(XC_UNSUPPORTED, "%s: %s '%s' has unsupported element type %d (%s)",
+                    im->what, kind, name, (int)tt->elem_type, xc_onnx_type_name(tt->elem_type));
   if (!tt->shape)
     return xc_error(XC_UNSUPPORTED, "%s: %s '%s' has no shape (unknown rank)", im->what, kind,
                     name);
@@ -385,6 +386,11 @@ static xc_status_t import_graph(xc_onnx_importer_t* im) {
     if (!v)
       return xc_error(XC_INVALID_ARGUMENT, "%s: graph output '%s' is never defined", im->what,
                       vi->name ? vi->name : "");
+    if (vi->type && vi->type->value_case != ONNX__TYPE_PROTO__VALUE__NOT_SET &&
+        vi->type->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE)
+      return xc_error(XC_UNSUPPORTED,
+                      "%s: graph output '%s' has non-tensor type '%s' (only tensors are "
+                      "supported)", im->what, vi->name, type_case_name(vi->type->value_case));
     XC_RETURN_IF_ERROR(xc_graph_add_output(g, v));
   }
   if (gp->n_output == 0)

@@ -17,7 +17,7 @@
 #error "tensor files are read in place: little-endian hosts only"
 #endif
 
-static const char* onnx_type_name(int32_t t) {
+const char* xc_onnx_type_name(int32_t t) {
   static const char* names[] = {
       "UNDEFINED", "FLOAT", "UINT8", "INT8", "UINT16", "INT16", "INT32", "INT64",
       "STRING", "BOOL", "FLOAT16", "DOUBLE", "UINT32", "UINT64", "COMPLEX64",
@@ -59,7 +59,7 @@ xc_status_t xc_onnx_tensor_from_proto(const Onnx__TensorProto* tp, const char* w
   xc_dtype_t dt = xc_dtype_from_onnx(tp->data_type);
   if (dt == XC_DTYPE_UNDEFINED)
     return xc_error(XC_UNSUPPORTED, "%s: unsupported data type %d (%s)", what,
-                    (int)tp->data_type, onnx_type_name(tp->data_type));
+                    (int)tp->data_type, xc_onnx_type_name(tp->data_type));
   if (tp->n_dims > XC_MAX_RANK)
     return xc_error(XC_UNSUPPORTED, "%s: rank %zu exceeds the maximum %d", what, tp->n_dims,
                     XC_MAX_RANK);
