@@ -493,8 +493,9 @@ xc_status_t xc_onnx_import_file_ex(const char* path, const xc_onnx_import_option
     return xc_error_oom();
   }
   char* slash = strrchr(dir, '/');
-  if (slash) slash == dir ? (void)(slash[1] = 0) : (void)(*slash = 0);
-  else strcpy(dir, ".");
+  if (!slash) strcpy(dir, ".");
+  else if (slash == dir) dir[1] = 0; /* model in "/" */
+  else *slash = 0;
   xc_status_t s = xc_onnx_import_buffer_ex(data, size, path, dir, opts, out);
   free(dir);
   free(data);

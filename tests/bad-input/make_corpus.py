@@ -180,6 +180,12 @@ def onnx_corpus():
     put("sparse_initializer.onnx",
         mk([helper.make_node("Identity", ["sv"], ["y"])], [], [vi("y")], sparse=[sp]),
         "lenient", "sparse initializer 'sv' is not supported")
+    put("resize_tf_half_pixel_for_nn.onnx",
+        mk([helper.make_node("Resize", ["x", "", "s"], ["y"], name="rz",
+                             coordinate_transformation_mode="tf_half_pixel_for_nn")],
+           [vi("x", F, [1, 1, 2, 2])], [vi("y")],
+           inits=[numpy_helper.from_array(np.ones(4, np.float32), "s")], opset=11),
+        "lenient", "node 'rz' (Resize): coordinate_transformation_mode 'tf_half_pixel_for_nn'")
     put("groupnorm18.onnx",
         mk([helper.make_node("GroupNormalization", ["x", "x", "x"], ["y"], name="gn",
                              num_groups=1)], [vi("x")], [vi("y")], opset=18),
