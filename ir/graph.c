@@ -42,6 +42,17 @@ static xc_status_t index_insert(name_index_t* ix, xc_value_t* v) {
   return NULL;
 }
 
+xc_status_t xc_graph_reindex_names_(xc_graph_t* g);
+xc_status_t xc_graph_reindex_names_(xc_graph_t* g) {
+  name_index_t* ix = g->name_index;
+  free(ix->slots);
+  ix->slots = NULL;
+  ix->cap = ix->count = 0;
+  for (int i = 0; i < g->num_values; i++)
+    XC_RETURN_IF_ERROR(index_insert(ix, g->values[i]));
+  return NULL;
+}
+
 xc_value_t* xc_graph_find_value(const xc_graph_t* g, const char* name) {
   const name_index_t* ix = g->name_index;
   if (!ix || !ix->cap || !name) return NULL;

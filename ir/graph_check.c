@@ -32,7 +32,8 @@ static xc_status_t verify_node(const xc_node_t* n) {
     return xc_error(XC_INVALID_ARGUMENT, "%s: takes %d to %d inputs, got %d", where,
                     op->min_inputs, op->max_inputs, n->num_inputs);
   }
-  if (n->num_outputs < op->min_outputs || n->num_outputs > op->max_outputs)
+  if (n->num_outputs < op->min_outputs ||
+      (op->max_outputs >= 0 && n->num_outputs > op->max_outputs))
     return xc_error(XC_INVALID_ARGUMENT, "%s: has %d to %d outputs, got %d", where,
                     op->min_outputs, op->max_outputs, n->num_outputs);
   for (int i = 0; i < op->min_inputs && i < n->num_inputs; i++)
@@ -132,54 +133,81 @@ xc_status_t xc_graph_verify(const xc_graph_t* g) {
 xc_status_t xc_graph_toposort(xc_graph_t* g) {
   int n = g->num_nodes;
   if (n == 0) return NULL;
-  /* Kahn's algorithm, picking the lowest original index first (stable). */
+  /* Kahn's algorithm over node indices with a min-heap of ready nodes, so the
+   * original order is kept wherever dependencies allow (stable). Consumers
+   * of each value are found through a CSR table built once: O((V+E) log V). */
+  int nv = g->num_values;
   int* pending = calloc((size_t)n, sizeof(int));
-  xc_node_t** order = malloc(sizeof(xc_node_t*) * (size_t)n);
-  int* users_count = calloc((size_t)g->num_values + 1, sizeof(int));
-  if (!pending || !order || !users_count) {
-    free(pending); free(order); free(users_count);
-    return xc_error_oom();
+  int* first = calloc((size_t)nv + 2, sizeof(int));
+  int total = 0;
+  for (int i = 0; i < n; i++) {
+    g->nodes[i]->id = i;
+    total += g->nodes[i]->num_inputs;
   }
-  for (int i = 0; i < n; i++) g->nodes[i]->id = i;
+  int* consumers = malloc(sizeof(int) * (size_t)(total + 1));
+  int* fill = calloc((size_t)nv + 1, sizeof(int));
+  int* heap = malloc(sizeof(int) * (size_t)n);
+  xc_node_t** order = malloc(sizeof(xc_node_t*) * (size_t)n);
+  xc_status_t s = NULL;
+  if (!pending || !first || !consumers || !fill || !heap || !order) {
+    s = xc_error_oom();
+    goto done;
+  }
   for (int i = 0; i < n; i++) {
     xc_node_t* nd = g->nodes[i];
     for (int k = 0; k < nd->num_inputs; k++) {
       xc_value_t* v = nd->inputs[k];
-      if (v && v->producer) pending[i]++;
-    }
-  }
-  /* Simple O(n^2)-worst scheme is too slow for big graphs; use a ready heap
-   * emulated by scanning from a moving cursor with a done bitmap. */
-  unsigned char* done = calloc((size_t)n, 1);
-  if (!done) { free(pending); free(order); free(users_count); return xc_error_oom(); }
-  int emitted = 0;
-  bool progress = true;
-  while (emitted < n && progress) {
-    progress = false;
-    for (int i = 0; i < n; i++) {
-      if (done[i] || pending[i]) continue;
-      xc_node_t* nd = g->nodes[i];
-      done[i] = 1;
-      order[emitted++] = nd;
-      progress = true;
-      /* Release consumers. */
-      for (int o = 0; o < nd->num_outputs; o++) {
-        xc_value_t* v = nd->outputs[o];
-        if (!v) continue;
-        for (int j = 0; j < n; j++) {
-          if (done[j]) continue;
-          xc_node_t* c = g->nodes[j];
-          for (int k = 0; k < c->num_inputs; k++)
-            if (c->inputs[k] == v) pending[j]--;
-        }
+      if (v && v->producer) {
+        pending[i]++;
+        first[v->id + 1]++;
       }
     }
   }
-  xc_status_t s = NULL;
+  for (int v = 0; v < nv; v++) first[v + 1] += first[v];
+  for (int i = 0; i < n; i++) {
+    xc_node_t* nd = g->nodes[i];
+    for (int k = 0; k < nd->num_inputs; k++) {
+      xc_value_t* v = nd->inputs[k];
+      if (v && v->producer) consumers[first[v->id] + fill[v->id]++] = i;
+    }
+  }
+  int hn = 0, emitted = 0;
+#define HEAP_PUSH(x)                                                   \
+  do {                                                                 \
+    int c_ = hn++;                                                     \
+    heap[c_] = (x);                                                    \
+    while (c_ > 0 && heap[(c_ - 1) / 2] > heap[c_]) {                  \
+      int t_ = heap[c_]; heap[c_] = heap[(c_ - 1) / 2]; heap[(c_ - 1) / 2] = t_; \
+      c_ = (c_ - 1) / 2;                                               \
+    }                                                                  \
+  } while (0)
+  for (int i = 0; i < n; i++)
+    if (!pending[i]) HEAP_PUSH(i);
+  while (hn > 0) {
+    int top = heap[0];
+    heap[0] = heap[--hn];
+    for (int c = 0;;) {
+      int l = 2 * c + 1, r = l + 1, m = c;
+      if (l < hn && heap[l] < heap[m]) m = l;
+      if (r < hn && heap[r] < heap[m]) m = r;
+      if (m == c) break;
+      int t = heap[c]; heap[c] = heap[m]; heap[m] = t;
+      c = m;
+    }
+    xc_node_t* nd = g->nodes[top];
+    order[emitted++] = nd;
+    for (int o = 0; o < nd->num_outputs; o++) {
+      xc_value_t* v = nd->outputs[o];
+      if (!v) continue;
+      for (int j = first[v->id]; j < first[v->id + 1]; j++)
+        if (--pending[consumers[j]] == 0) HEAP_PUSH(consumers[j]);
+    }
+  }
+#undef HEAP_PUSH
   if (emitted < n) {
     char where[512];
     for (int i = 0; i < n; i++)
-      if (!done[i]) {
+      if (pending[i]) {
         s = xc_error(XC_INVALID_ARGUMENT, "graph has a cycle through %s",
                      xc_node_describe(g->nodes[i], where, sizeof where));
         break;
@@ -190,7 +218,8 @@ xc_status_t xc_graph_toposort(xc_graph_t* g) {
       order[i]->id = i;
     }
   }
-  free(pending); free(order); free(users_count); free(done);
+done:
+  free(pending); free(first); free(consumers); free(fill); free(heap); free(order);
   return s;
 }
 

@@ -57,6 +57,16 @@ static xc_status_t check_against_type(const xc_value_t* v, const xc_tensor_t* t,
                                 v->name, d, xc_tensor_describe(t, b1, sizeof b1),
                                 xc_value_describe(v, b2, sizeof b2));
   }
+  /* Element values that inference claimed to know must be the real ones. */
+  if (v->elems) {
+    if (v->num_elems != t->numel)
+      return xc_error(XC_INVALID_ARGUMENT, "%s '%s': inference knew %lld elements, got %lld",
+                      what, v->name, (long long)v->num_elems, (long long)t->numel);
+    for (int64_t i = 0; i < t->numel; i++) {
+      xc_status_t s = xc_dim_unify(v->elems[i], xc_tensor_get_i64(t, i), binds);
+      if (s) return xc_status_annotate(s, "%s '%s' element %lld", what, v->name, (long long)i);
+    }
+  }
   return NULL;
 }
 

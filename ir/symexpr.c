@@ -51,12 +51,8 @@ xc_dim_t xc_dim_var(xc_graph_t* g, const char* name) {
 
 xc_dim_t xc_dim_fresh(xc_graph_t* g, const char* prefix) {
   char buf[96];
-  for (;;) {
-    snprintf(buf, sizeof buf, "%s_%d", prefix, g->fresh_counter++);
-    /* Avoid clashing with a value name is not needed: symbols and values
-     * live in different namespaces. */
-    return xc_dim_var(g, buf);
-  }
+  snprintf(buf, sizeof buf, "%s_%d", prefix, g->fresh_counter++);
+  return xc_dim_var(g, buf);
 }
 
 static int64_t fdiv(int64_t a, int64_t b) {

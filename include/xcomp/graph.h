@@ -182,6 +182,7 @@ typedef struct xc_node {
   int num_attrs;
   xc_attr_t* attrs;
   xc_provenance_t prov;
+  bool dead; /* marked for removal by a pass; xc_graph_compact drops it */
 } xc_node_t;
 
 struct xc_graph {
@@ -287,6 +288,25 @@ const char* xc_value_describe(const xc_value_t* v, char* buf, size_t n);
 
 /* "node 'name' (Op) at file:line:col" into buf, for error messages. */
 const char* xc_node_describe(const xc_node_t* n, char* buf, size_t size);
+
+/* ---- editing (used by passes) ------------------------------------------- */
+
+/* Makes every use of `old` (node inputs, graph outputs) use `repl` instead.
+ * When `old` is a graph output and `repl` is an ordinary intermediate value,
+ * `repl` takes over the output's name so graph outputs keep their names. */
+xc_status_t xc_graph_replace_uses(xc_graph_t* g, xc_value_t* old, xc_value_t* repl);
+/* Number of node inputs that use v (plus 1 per graph-output slot). */
+int xc_graph_count_uses(const xc_graph_t* g, const xc_value_t* v);
+/* Drops dead nodes and the values nothing refers to any more, renumbers ids
+ * and rebuilds the name index. */
+xc_status_t xc_graph_compact(xc_graph_t* g);
+/* Turns a value into an initializer holding t (ownership taken); its
+ * producer, if any, must already be dead. */
+xc_status_t xc_value_make_constant(xc_graph_t* g, xc_value_t* v, xc_tensor_t* t);
+/* Adds a provenance origin to node n (deduplicated). */
+xc_status_t xc_node_add_origin(xc_graph_t* g, xc_node_t* n, const char* origin);
+/* Copies the origins (or the source name) of `from` into `to`. */
+xc_status_t xc_node_inherit_provenance(xc_graph_t* g, xc_node_t* to, const xc_node_t* from);
 
 /* Checks structure: op known, arity, attribute kinds, required attributes,
  * SSA (each value produced once), every input defined before use (nodes must

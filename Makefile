@@ -1,0 +1,60 @@
+# Entry points (see README.md):
+#   make demo   install build dependencies if missing, build, run real models
+#   make test   normal + sanitizer builds with warnings as errors, all tests,
+#               bounded fuzzing, ONNX conformance when ../shared is present
+#   make docs   regenerate docs/ops.md (and docs/conformance.md)
+BUILD        ?= build
+ASAN_BUILD   ?= build-asan
+FUZZ_BUILD   ?= build-fuzz
+JOBS         ?= 2
+SHARED       ?= ../shared
+FUZZ_SECONDS ?= 60
+
+BUILD_DEPS = cmake make gcc libc6-dev pkg-config libprotobuf-c-dev protobuf-c-compiler
+TEST_DEPS  = clang libclang-rt-14-dev
+
+.PHONY: all deps test-deps build demo test unit asan fuzz conformance docs clean
+
+all: build
+
+deps:
+	@tools/install-deps.sh $(BUILD_DEPS)
+
+test-deps: deps
+	@tools/install-deps.sh $(TEST_DEPS)
+
+build: deps
+	cmake -S . -B $(BUILD) -DXCOMP_WERROR=ON
+	cmake --build $(BUILD) -j$(JOBS)
+
+demo: build
+	tools/demo.sh $(BUILD)/xcomp $(SHARED) $(BUILD)/demo
+
+unit: build
+	ctest --test-dir $(BUILD) --output-on-failure -j$(JOBS)
+
+asan: deps
+	cmake -S . -B $(ASAN_BUILD) -DXCOMP_WERROR=ON -DXCOMP_SANITIZE=ON
+	cmake --build $(ASAN_BUILD) -j$(JOBS)
+	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	  ctest --test-dir $(ASAN_BUILD) --output-on-failure -j$(JOBS)
+
+fuzz: test-deps
+	tools/fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(JOBS)
+
+conformance: build
+	tools/conformance.sh $(BUILD)/xcomp $(SHARED) $(BUILD) $(JOBS)
+
+test: test-deps unit asan fuzz conformance
+	@echo "make test: all steps passed"
+
+docs: build
+	$(BUILD)/xcomp ops --markdown > docs/ops.md
+	@if [ -d $(SHARED)/onnx-backend-tests ]; then \
+	  $(BUILD)/xcomp conform --target ref --onnx-tests $(SHARED)/onnx-backend-tests \
+	    -j $(JOBS) --markdown docs/conformance.md > /dev/null; \
+	  echo "wrote docs/ops.md, docs/conformance.md"; \
+	else echo "wrote docs/ops.md ($(SHARED)/onnx-backend-tests absent: docs/conformance.md kept)"; fi
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)

@@ -1,0 +1,145 @@
+/* xcomp conformance: numeric comparison of a computed tensor with a reference
+ * tensor, and the runner of ONNX-backend-test-style test folders.
+ *
+ * The comparison is the single definition of "these numbers agree" used by
+ * `xcomp compare`, `xcomp conform` and the tests. Its rules (see
+ * docs/conformance.md and the conformance table of the architecture guide):
+ *
+ *  - dtype and shape must match exactly;
+ *  - integers and bool must match exactly;
+ *  - floats: a NaN in one tensor must be a NaN in the other (a NaN where the
+ *    reference has none always fails), infinities must match in sign, and
+ *    finite values must satisfy numpy's allclose |a - e| <= atol + rtol*|e|
+ *    (e = reference) element by element;
+ *  - optionally the relative L2 error ||a - e|| / ||e|| over the finite
+ *    elements must not exceed max_rel_l2.
+ *
+ * The result always carries the max-abs error, the max-ULP error (measured in
+ * the tensors' own dtype) and the relative L2 error, plus the first
+ * mismatching element, so failures can be reported precisely. */
+#ifndef XCOMP_CONFORMANCE_H
+#define XCOMP_CONFORMANCE_H
+
+#include <stdio.h>
+
+#include "xcomp/tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct xc_tolerance {
+  double rtol;        /* allclose relative tolerance (floats) */
+  double atol;        /* allclose absolute tolerance (floats) */
+  bool check_allclose;/* apply the element-wise allclose check */
+  double max_rel_l2;  /* relative L2 bound; checked when check_rel_l2 */
+  bool check_rel_l2;
+} xc_tolerance_t;
+
+/* ONNX backend-test tolerance: rtol 1e-3, atol 1e-7, no L2 bound. */
+void xc_tolerance_onnx(xc_tolerance_t* out);
+/* The architecture guide's per-dtype rule for comparing a target with the
+ * reference interpreter: f32 rel-L2 <= 1e-5 and allclose(1e-3, 1e-5); f16
+ * rel-L2 <= 2e-3; bf16 rel-L2 <= 1.6e-2; f64 as f32; fp8 rel-L2 <= 1.25e-1;
+ * integers and bool exact. */
+void xc_tolerance_for_dtype(xc_dtype_t dtype, xc_tolerance_t* out);
+
+typedef struct xc_compare_result {
+  bool ok;
+  /* One line saying why it failed ("" when ok), e.g. "shape f32[2,3] vs
+   * f32[3,2]", "NaN at [0,1] where the reference has 0.5". */
+  char reason[256];
+  int64_t num_mismatches;   /* elements failing the element-wise rules */
+  int64_t first_mismatch;   /* flat index of the first one; -1 when none */
+  double actual_at_first;   /* values there (as double) */
+  double expected_at_first;
+  double max_abs;           /* max |a - e| over elements (inf if an inf differs) */
+  double max_ulp;           /* max ULP distance in the dtype (integers: |a - e|) */
+  double rel_l2;            /* ||a - e|| / ||e|| over finite pairs (0 if both 0) */
+} xc_compare_result_t;
+
+/* Compares `actual` with the reference `expected`. Never fails for numeric
+ * reasons: mismatches are reported in *out (out->ok false). Returns an error
+ * only for unusable arguments (NULL tensors). */
+xc_status_t xc_compare_tensors(const xc_tensor_t* actual, const xc_tensor_t* expected,
+                               const xc_tolerance_t* tol, xc_compare_result_t* out);
+
+/* Distance in units in the last place between two values of a float dtype,
+ * given as raw bit patterns (low bits of the uint64; f16/bf16 16 bits, f32 32
+ * bits, f64 64 bits, fp8 8 bits). Adjacent representable values are 1 apart;
+ * +0 and -0 are 0 apart. Saturates at UINT64_MAX. NaN inputs give UINT64_MAX. */
+uint64_t xc_ulp_distance_bits(xc_dtype_t dtype, uint64_t a_bits, uint64_t b_bits);
+/* Same on values: rounds a and b into dtype first. */
+uint64_t xc_ulp_distance(xc_dtype_t dtype, double a, double b);
+
+/* "[1,0,2]" for a flat index into dims. Returns buf. */
+const char* xc_format_index(int rank, const int64_t* dims, int64_t flat, char* buf,
+                            size_t n);
+
+/* ---- the test-folder runner ------------------------------------------- */
+
+typedef enum xc_conform_verdict {
+  XC_CONFORM_PASS = 0,
+  XC_CONFORM_FAIL,
+  XC_CONFORM_UNSUPPORTED,
+} xc_conform_verdict_t;
+
+typedef struct xc_conform_options {
+  const char* target;    /* only "ref" exists so far */
+  const char* filter;    /* POSIX extended regex matched against the test name; NULL = all */
+  bool models;           /* real models: add the relative-L2 <= 1e-5 bound for floats */
+  double timeout_s;      /* per test; <= 0 means 60 s */
+  int jobs;              /* tests run concurrently; <= 0 means 1 */
+  FILE* progress;        /* per-test lines as they finish (may be NULL) */
+} xc_conform_options_t;
+
+void xc_conform_options_init(xc_conform_options_t* o);
+
+typedef struct xc_conform_case {
+  char* name;             /* path relative to the root, e.g. "node/test_abs" */
+  char* dir;              /* full path of the test folder */
+  char* op;               /* the test's main op, e.g. "Abs" ("?" if unknown) */
+  xc_conform_verdict_t verdict;
+  char* detail;           /* one line: why it failed or is unsupported */
+  double seconds;
+} xc_conform_case_t;
+
+typedef struct xc_conform_report {
+  int num_cases;
+  xc_conform_case_t* cases;   /* sorted by name */
+  int passed, failed, skipped;
+} xc_conform_report_t;
+
+/* Finds every test folder under root (a folder holding model.onnx; root may
+ * be one test, a folder of tests, or a folder of folders of tests) and runs
+ * each matching the filter in a forked child with a timeout. A crash or a
+ * timeout of a test is a FAIL of that test, never of the runner. Caller owns
+ * *out (xc_conform_report_free). */
+xc_status_t xc_conform_run(const char* root, const xc_conform_options_t* opt,
+                           xc_conform_report_t* out);
+void xc_conform_report_free(xc_conform_report_t* r);
+
+/* Runs one test folder in this process (what the child does). Returns the
+ * verdict and a malloc'd one-line detail. */
+xc_conform_verdict_t xc_conform_run_case(const char* dir, const xc_conform_options_t* opt,
+                                         char** out_detail);
+
+/* Writes the per-test lines (when include_cases), per-op totals and the
+ * closing line "N passed, N failed, N skipped". */
+void xc_conform_print_report(const xc_conform_report_t* r, bool include_cases, FILE* f);
+/* Writes the per-op table as Markdown (docs/conformance.md). `command` is the
+ * command line that regenerates it, quoted in the header. */
+void xc_conform_print_markdown(const xc_conform_report_t* r, const char* command,
+                               FILE* f);
+const char* xc_conform_verdict_name(xc_conform_verdict_t v);
+
+/* The op types of an ONNX model file, read straight from the protobuf wire
+ * format (works even when the importer rejects the model). Returns a malloc'd
+ * space-separated list of distinct op types in order of first use, and the
+ * node count; NULL if the file cannot be read or parsed. */
+char* xc_conform_scan_ops(const char* model_path, int* out_num_nodes);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,59 @@
+/* xcomp graph passes and the pass manager.
+ *
+ * A pass rewrites a graph in place and must preserve what it computes. The
+ * pass manager runs an ordered pipeline chosen by optimization level, lets
+ * users disable passes by name, print the graph after a pass, and time
+ * passes. After every pass the graph is re-verified and re-inferred, so a
+ * pass that breaks the graph is caught at once and named. */
+#ifndef XCOMP_PASSES_H
+#define XCOMP_PASSES_H
+
+#include <stdio.h>
+
+#include "xcomp/graph.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct xc_pass_options {
+  int opt_level;               /* 0..3 */
+  int num_disabled;
+  const char* const* disabled; /* pass names not to run */
+  const char* print_after;     /* pass name, or NULL */
+  bool print_after_all;
+  bool timing;                 /* per-pass wall time to `log` */
+  FILE* log;                   /* where prints and timings go (default stderr) */
+  /* Constant folding never creates a constant larger than this (bytes). */
+  int64_t fold_limit_bytes;
+} xc_pass_options_t;
+
+void xc_pass_options_init(xc_pass_options_t* o);
+
+typedef struct xc_pass {
+  const char* name;
+  const char* summary;
+  int min_level;  /* runs at -O<min_level> and above */
+  /* Sets *changed when the graph changed. */
+  xc_status_t (*run)(xc_graph_t* g, const xc_pass_options_t* o, bool* changed);
+} xc_pass_t;
+
+int xc_pass_count(void);
+const xc_pass_t* xc_pass_at(int i);
+const xc_pass_t* xc_pass_find(const char* name);
+
+/* Runs the pipeline for o->opt_level. The graph must be verified and
+ * inferred; it is again afterwards. Unknown names in `disabled` or
+ * `print_after` are an error. */
+xc_status_t xc_passes_run(xc_graph_t* g, const xc_pass_options_t* o);
+
+/* Individual passes (also reachable through the table). */
+xc_status_t xc_pass_dce(xc_graph_t* g, const xc_pass_options_t* o, bool* changed);
+xc_status_t xc_pass_cse(xc_graph_t* g, const xc_pass_options_t* o, bool* changed);
+xc_status_t xc_pass_fold_constants(xc_graph_t* g, const xc_pass_options_t* o, bool* changed);
+xc_status_t xc_pass_simplify(xc_graph_t* g, const xc_pass_options_t* o, bool* changed);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

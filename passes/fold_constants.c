@@ -1,0 +1,72 @@
+/* Constant folding: a node whose inputs are all constant is evaluated with
+ * the reference interpreter and its outputs become initializers — unless the
+ * result would grow the model (size limit), so folding never bloats it. */
+#include <stdlib.h>
+
+#include "xcomp/interp.h"
+#include "xcomp/op.h"
+#include "xcomp/passes.h"
+
+/* Results may exceed their inputs by this much (small shape tensors, ranges). */
+#define FOLD_SLACK_BYTES 4096
+
+xc_status_t xc_pass_fold_constants(xc_graph_t* g, const xc_pass_options_t* o, bool* changed) {
+  const xc_tensor_t* ins[64];
+  xc_tensor_t* outs[16];
+  for (int i = 0; i < g->num_nodes; i++) {
+    xc_node_t* n = g->nodes[i];
+    if (n->dead || n->num_inputs > 64 || n->num_outputs > 16 || !n->op || !n->op->eval) continue;
+    bool all_const = true;
+    int64_t in_bytes = 0;
+    for (int k = 0; k < n->num_inputs; k++) {
+      const xc_value_t* v = n->inputs[k];
+      ins[k] = v ? v->constant : NULL;
+      if (v && !v->constant) all_const = false;
+      if (v && v->constant) in_bytes += (int64_t)xc_tensor_nbytes(v->constant);
+    }
+    if (!all_const) continue;
+    /* Predict output size from the (static) inferred shapes before running. */
+    int64_t out_bytes = 0;
+    bool known = true;
+    for (int k = 0; k < n->num_outputs; k++) {
+      const xc_value_t* v = n->outputs[k];
+      if (!v) continue;
+      int64_t numel = 1;
+      for (int d = 0; d < v->rank; d++) {
+        if (v->dims[d].sym || !xc_mul_i64(numel, v->dims[d].value, &numel)) known = false;
+      }
+      int64_t b;
+      if (!known || !xc_mul_i64(numel, (int64_t)xc_dtype_size(v->dtype), &b)) {
+        known = false;
+        break;
+      }
+      out_bytes += b;
+    }
+    if (!known || out_bytes > o->fold_limit_bytes) continue;
+    /* Constant nodes merely move their attribute into an initializer. */
+    bool is_constant_op = n->num_inputs == 0;
+    if (!is_constant_op && out_bytes > in_bytes + FOLD_SLACK_BYTES) continue;
+    xc_status_t s = xc_interp_eval_node(n, n->num_inputs, ins, outs);
+    if (s) {
+      /* A node that fails on its constant inputs fails at run time too;
+       * leave it for the runtime to report with full context. */
+      xc_status_free(s);
+      continue;
+    }
+    n->dead = true;
+    *changed = true;
+    for (int k = 0; k < n->num_outputs; k++) {
+      if (!n->outputs[k]) {
+        xc_tensor_destroy(outs[k]);
+        continue;
+      }
+      s = xc_value_make_constant(g, n->outputs[k], outs[k]);
+      outs[k] = NULL;
+      if (s) {
+        for (int j = k + 1; j < n->num_outputs; j++) xc_tensor_destroy(outs[j]);
+        return s;
+      }
+    }
+  }
+  return NULL;
+}

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# The command-line surface: help for every subcommand, version, targets,
+# ops, unknown commands and options.
+set -u
+. "$(dirname "$0")/helpers.bash"
+
+for cmd in run dump compare conform ops targets; do
+  if expect_ok "$cmd" --help; then
+    grep -q "^usage: xcomp $cmd" "$TMP/out" || fail "$cmd --help lacks 'usage: xcomp $cmd'"
+  fi
+  if expect_ok help "$cmd"; then
+    grep -q "^usage: xcomp $cmd" "$TMP/out" || fail "help $cmd lacks its usage"
+  fi
+done
+expect_ok run --help && for opt in --target --input --output-dir --trace; do
+  grep -q -- "$opt" "$TMP/out" || fail "run --help does not mention $opt"
+done
+expect_ok conform --help && for opt in --onnx-tests --models --filter --report --markdown --strict; do
+  grep -q -- "$opt" "$TMP/out" || fail "conform --help does not mention $opt"
+done
+
+if expect_ok help; then
+  for cmd in run dump compare conform ops targets; do
+    grep -q "^  $cmd " "$TMP/out" || fail "help does not list $cmd"
+  done
+fi
+expect_ok --help
+
+if expect_ok --version; then
+  grep -Eq '^xcomp [0-9]+\.[0-9]+\.[0-9]+$' "$TMP/out" || fail "--version printed: $(cat "$TMP/out")"
+fi
+
+if expect_ok targets; then
+  grep -q '^ref ' "$TMP/out" || fail "targets does not list ref"
+  grep -qi 'reference interpreter' "$TMP/out" || fail "targets lacks the description of ref"
+fi
+
+expect_ok ops
+expect_ok ops --markdown && {
+  grep -q '^| op | domain | inputs | outputs | attributes | dtypes | summary |$' "$TMP/out" ||
+    fail "ops --markdown lacks the table header"
+}
+
+# Unknown things are one-line errors (exit 1); malformed command lines are
+# usage errors (exit 2).
+expect_error 1 "unknown command 'frobnicate'" frobnicate
+expect_error 1 "unknown command 'nope'" help nope
+expect_error 1 "unknown option '--bogus'" --bogus
+expect_error 2 "unknown option '--bogus'" run --bogus
+expect_error 2 "no MODEL given" run
+expect_error 2 "no MODEL given" dump
+expect_error 2 "expected two tensor files" compare a.npy
+expect_error 2 "--rtol" compare a.npy b.npy --rtol banana
+expect_error 2 "--onnx-tests" conform --target ref
+expect_error 2 "unexpected argument" targets extra
+expect_error 2 "unexpected argument" ops --html
+run_xcomp
+[ "$RC" -eq 2 ] || fail "xcomp without arguments exited $RC, expected 2"
+
+# Targets other than ref are refused by name.
+expect_error 1 "target 'cuda' is not available (available: ref)" run model.xir --target cuda
+expect_error 1 "target 'rocm' is not available (available: ref)" conform --target rocm --onnx-tests "$TMP"
+
+finish

@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# xcomp conform on small test trees built from the shared ONNX backend tests
+# (skipped when ../shared is absent): verdicts, per-op totals, the closing
+# line, --filter, --strict, --report, --markdown, and that a hanging or
+# broken test is a FAIL of that test, not of the runner.
+set -u
+. "$(dirname "$0")/helpers.bash"
+
+NODE="$SHARED/onnx-backend-tests/node"
+if [ ! -d "$NODE/test_abs" ] || [ ! -d "$NODE/test_relu" ]; then
+  echo "test_cli_conform.sh: SKIP ($NODE not present)"
+  exit 0
+fi
+
+# root/node/{test_abs,test_relu,test_abs_wrong,test_broken,test_hang}, root/simple/test_relu_copy
+mkdir -p "$TMP/root/node" "$TMP/root/simple"
+cp -r "$NODE/test_abs" "$NODE/test_relu" "$TMP/root/node/"
+cp -r "$NODE/test_relu" "$TMP/root/simple/test_relu_copy"
+chmod -R u+w "$TMP/root"
+# Wrong reference: abs compared with its own input (differs where x < 0).
+cp -r "$NODE/test_abs" "$TMP/root/node/test_abs_wrong"
+chmod -R u+w "$TMP/root/node/test_abs_wrong"
+cp "$NODE/test_abs/test_data_set_0/input_0.pb" "$TMP/root/node/test_abs_wrong/test_data_set_0/output_0.pb"
+# A truncated model.
+mkdir -p "$TMP/root/node/test_broken/test_data_set_0"
+head -c 20 "$NODE/test_abs/model.onnx" >"$TMP/root/node/test_broken/model.onnx"
+# A test whose input never arrives (a FIFO nobody writes): must time out.
+cp -r "$NODE/test_relu" "$TMP/root/node/test_hang"
+chmod -R u+w "$TMP/root/node/test_hang"
+rm -f "$TMP/root/node/test_hang/test_data_set_0/input_0.pb"
+mkfifo "$TMP/root/node/test_hang/test_data_set_0/input_0.pb"
+
+# Root with category folders; everything but the hang.
+if expect_ok conform --target ref --onnx-tests "$TMP/root" --filter 'abs|relu|broken' \
+    --report "$TMP/report.txt" --markdown "$TMP/conf.md" -j 2; then
+  out="$TMP/out"
+  grep -q '^PASS .*node/test_abs$' "$out" || fail "node/test_abs did not pass: $(cat "$out")"
+  grep -q '^PASS .*node/test_relu$' "$out" || fail "node/test_relu did not pass"
+  grep -q '^PASS .*simple/test_relu_copy$' "$out" || fail "simple/test_relu_copy did not pass"
+  grep -q '^FAIL .*node/test_abs_wrong .*max-abs.*max-ULP.*output 0\|^FAIL .*node/test_abs_wrong .*output 0.*max-abs.*max-ULP' "$out" ||
+    fail "test_abs_wrong is not a FAIL naming the output, max-abs and max-ULP: $(grep abs_wrong "$out")"
+  grep -q '^FAIL .*node/test_broken' "$out" || fail "the truncated model is not a FAIL"
+  grep -q '^Abs  *1  *1  *0$' "$out" || fail "per-op totals for Abs wrong: $(grep '^Abs' "$out")"
+  grep -q '^Relu  *2  *0  *0$' "$out" || fail "per-op totals for Relu wrong: $(grep '^Relu' "$out")"
+  [ "$(tail -1 "$out")" = "3 passed, 2 failed, 0 skipped" ] || fail "closing line: $(tail -1 "$out")"
+  [ "$(tail -1 "$TMP/report.txt")" = "3 passed, 2 failed, 0 skipped" ] || fail "--report closing line"
+  grep -c '^PASS\|^FAIL' "$TMP/report.txt" | grep -qx 5 || fail "--report lacks the per-test lines"
+  grep -q '^# Conformance' "$TMP/conf.md" || fail "--markdown lacks its title"
+  grep -q 'xcomp conform' "$TMP/conf.md" || fail "--markdown lacks the command that regenerates it"
+  grep -q '^| Abs | 1 | 1 | 0 |' "$TMP/conf.md" || fail "--markdown lacks the Abs row: $(grep Abs "$TMP/conf.md")"
+fi
+
+# A folder of tests, filtered; --strict turns failures into exit 1.
+expect_ok conform --onnx-tests "$TMP/root/node" --filter '^test_relu$'
+[ "$(tail -1 "$TMP/out")" = "1 passed, 0 failed, 0 skipped" ] || fail "filter ^test_relu$: $(tail -1 "$TMP/out")"
+expect_ok conform --onnx-tests "$TMP/root/node" --filter '^test_relu$' --strict
+run_xcomp conform --onnx-tests "$TMP/root/node" --filter 'abs_wrong' --strict
+[ "$RC" -eq 1 ] || fail "--strict with a failure exited $RC"
+# One test folder given directly.
+expect_ok conform --onnx-tests "$TMP/root/node/test_abs"
+[ "$(tail -1 "$TMP/out")" = "1 passed, 0 failed, 0 skipped" ] || fail "single folder: $(tail -1 "$TMP/out")"
+
+# A hanging test times out and the runner carries on.
+start=$(date +%s)
+run_xcomp conform --onnx-tests "$TMP/root/node" --filter 'hang|^test_relu$' --timeout 2
+end=$(date +%s)
+[ "$RC" -eq 0 ] || fail "conform with a hanging test exited $RC: $(cat "$TMP/err")"
+grep -q '^FAIL .*test_hang .*TIMEOUT' "$TMP/out" || fail "the hanging test is not a TIMEOUT failure: $(cat "$TMP/out")"
+[ "$(tail -1 "$TMP/out")" = "1 passed, 1 failed, 0 skipped" ] || fail "hang: $(tail -1 "$TMP/out")"
+[ $((end - start)) -lt 30 ] || fail "the timeout took $((end - start)) s"
+
+# An op xcomp does not have (ai.onnx.ml domain) is UNSUPPORTED, not FAIL.
+ML="$NODE/test_ai_onnx_ml_array_feature_extractor"
+if [ -d "$ML" ]; then
+  if expect_ok conform --onnx-tests "$ML"; then
+    grep -q '^UNSUPPORTED .*test_ai_onnx_ml_array_feature_extractor' "$TMP/out" ||
+      fail "an unknown-domain op is not UNSUPPORTED: $(cat "$TMP/out")"
+    [ "$(tail -1 "$TMP/out")" = "0 passed, 0 failed, 1 skipped" ] || fail "unsupported: $(tail -1 "$TMP/out")"
+  fi
+fi
+
+# Bad command lines and folders.
+expect_error 1 "no-such-dir" conform --onnx-tests "$TMP/no-such-dir"
+expect_error 1 "no test folders" conform --onnx-tests "$TMP/root" --filter 'matches-nothing'
+expect_error 1 "--filter" conform --onnx-tests "$TMP/root" --filter '('
+expect_error 2 "one of --onnx-tests and --models" conform --onnx-tests "$TMP/root" --models "$TMP/root"
+expect_error 2 "-j" conform --onnx-tests "$TMP/root" -j 0
+finish

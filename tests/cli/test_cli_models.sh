@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# xcomp run on real exported .onnx models from ../shared/models, compared
+# with the stored ONNX Runtime outputs through xcomp compare, and
+# xcomp conform --models on them. Skipped when ../shared is absent.
+set -u
+. "$(dirname "$0")/helpers.bash"
+
+MODELS="$SHARED/models"
+if [ ! -f "$MODELS/mlp/model.onnx" ]; then
+  echo "test_cli_models.sh: SKIP ($MODELS not present)"
+  exit 0
+fi
+
+for m in mlp cnn; do
+  d="$MODELS/$m"
+  [ -f "$d/model.onnx" ] || continue
+  if expect_ok run "$d/model.onnx" --input "@$d/test_data_set_0/input_0.pb" --output-dir "$TMP/$m"; then
+    grep -q "^output 0 " "$TMP/out" || fail "run $m printed no output line: $(cat "$TMP/out")"
+    # Tolerance of the f32 row of the conformance table.
+    expect_ok compare "$TMP/$m/output_0.npy" "$d/test_data_set_0/output_0.pb" --rtol 1e-3 --atol 1e-5 --rel-l2 1e-5
+  fi
+  # dump of an imported model prints .xir that loads again.
+  if expect_ok dump "$d/model.onnx"; then
+    cp "$TMP/out" "$TMP/$m.xir"
+    expect_ok dump "$TMP/$m.xir"
+  fi
+done
+
+# The reference output of one model is not the output of another.
+if [ -f "$TMP/mlp/output_0.npy" ]; then
+  expect_error 1 "differ" compare "$TMP/mlp/output_0.npy" "$MODELS/mlp/test_data_set_0/input_0.pb"
+fi
+
+# Missing and wrong inputs on a real model name the input.
+expect_error 1 "missing input" run "$MODELS/mlp/model.onnx" --output-dir "$TMP/x"
+
+if expect_ok conform --target ref --models "$MODELS" --filter '^(mlp|cnn)$'; then
+  grep -q '^PASS  *mlp$' "$TMP/out" || fail "conform --models: mlp did not pass: $(cat "$TMP/out")"
+  [ "$(tail -1 "$TMP/out")" = "2 passed, 0 failed, 0 skipped" ] || fail "models: $(tail -1 "$TMP/out")"
+fi
+finish

@@ -1,0 +1,53 @@
+/* Shared pieces of the xcomp command-line tool: the subcommand table, error
+ * and usage reporting, option parsing.
+ *
+ * Conventions every subcommand keeps: bad input (a missing or malformed file,
+ * a model xcomp rejects, inputs that do not fit) ends with exit status 1 and
+ * exactly one line "xcomp: error: <what, where>" on stderr; a malformed
+ * command line ends with exit status 2, an error line and a usage line;
+ * --help prints the subcommand's help on stdout and exits 0. */
+#ifndef XCOMP_TOOLS_CLI_H
+#define XCOMP_TOOLS_CLI_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "xcomp/status.h"
+
+enum { XC_EXIT_OK = 0, XC_EXIT_ERROR = 1, XC_EXIT_USAGE = 2 };
+
+typedef struct xc_cli_command {
+  const char* name;
+  int (*main)(int argc, char** argv); /* argv[0] is the subcommand name */
+  const char* usage;                  /* "xcomp run MODEL [options]" */
+  const char* summary;                /* one line for `xcomp help` */
+  const char* help;                   /* the options, for --help */
+} xc_cli_command_t;
+
+extern const xc_cli_command_t xc_cli_run_command;
+extern const xc_cli_command_t xc_cli_dump_command;
+extern const xc_cli_command_t xc_cli_compare_command;
+extern const xc_cli_command_t xc_cli_targets_command;
+extern const xc_cli_command_t xc_cli_ops_command;
+extern const xc_cli_command_t xc_cli_conform_command;
+
+/* Prints "xcomp: error: <message>" as one line (newlines in the message are
+ * flattened), frees the status and returns XC_EXIT_ERROR. */
+int xc_cli_fail(xc_status_t s);
+int xc_cli_errorf(const char* fmt, ...) XC_PRINTF(1, 2);
+/* Error line plus "usage: ..." of cmd; returns XC_EXIT_USAGE. */
+int xc_cli_usage_error(const xc_cli_command_t* cmd, const char* fmt, ...) XC_PRINTF(2, 3);
+/* Full help of a subcommand on f. */
+void xc_cli_print_help(const xc_cli_command_t* cmd, FILE* f);
+/* True if argv holds --help or -h (before a "--"). */
+bool xc_cli_wants_help(int argc, char** argv);
+
+/* Matches option `name` ("--rtol") at argv[*i], as "--rtol X" or "--rtol=X".
+ * Returns 1 and sets *value (advancing *i past a separate value), 0 when
+ * argv[*i] is another option, -1 when the value is missing. */
+int xc_cli_option(int argc, char** argv, int* i, const char* name, const char** value);
+/* Parses a finite double / a positive int; false on junk. */
+bool xc_cli_parse_double(const char* s, double* out);
+bool xc_cli_parse_int(const char* s, int* out);
+
+#endif

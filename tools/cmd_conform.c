@@ -1,0 +1,120 @@
+/* xcomp conform: run every test folder under a directory (ONNX backend tests
+ * or exported models) and report PASS / FAIL / UNSUPPORTED per test and per
+ * op. Each test runs in its own child process with a timeout. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "targets.h"
+#include "xcomp/conformance.h"
+
+static xc_status_t write_file(const char* path, const xc_conform_report_t* r, bool markdown,
+                              const char* command) {
+  FILE* f = fopen(path, "w");
+  if (!f) return xc_error(XC_IO, "%s: cannot open for writing", path);
+  if (markdown)
+    xc_conform_print_markdown(r, command, f);
+  else
+    xc_conform_print_report(r, true, f);
+  bool bad = ferror(f) != 0;
+  if (fclose(f) != 0) bad = true;
+  return bad ? xc_error(XC_IO, "%s: write failed", path) : NULL;
+}
+
+static int conform_main(int argc, char** argv) {
+  const xc_cli_command_t* cmd = &xc_cli_conform_command;
+  xc_conform_options_t o;
+  xc_conform_options_init(&o);
+  const char* dir = NULL;
+  const char* report = NULL;
+  const char* markdown = NULL;
+  bool strict = false;
+  for (int i = 1; i < argc; i++) {
+    const char* v = NULL;
+    const char* opt = argv[i];
+    int m;
+    if ((m = xc_cli_option(argc, argv, &i, "--target", &v)) != 0) {
+      o.target = v;
+    } else if ((m = xc_cli_option(argc, argv, &i, "--onnx-tests", &v)) != 0) {
+      if (dir) return xc_cli_usage_error(cmd, "give one of --onnx-tests and --models, once");
+      dir = v;
+      o.models = false;
+    } else if ((m = xc_cli_option(argc, argv, &i, "--models", &v)) != 0) {
+      if (dir) return xc_cli_usage_error(cmd, "give one of --onnx-tests and --models, once");
+      dir = v;
+      o.models = true;
+    } else if ((m = xc_cli_option(argc, argv, &i, "--filter", &v)) != 0) {
+      o.filter = v;
+    } else if ((m = xc_cli_option(argc, argv, &i, "--report", &v)) != 0) {
+      report = v;
+    } else if ((m = xc_cli_option(argc, argv, &i, "--markdown", &v)) != 0) {
+      markdown = v;
+    } else if ((m = xc_cli_option(argc, argv, &i, "--timeout", &v)) != 0) {
+      if (m > 0 && (!xc_cli_parse_double(v, &o.timeout_s) || o.timeout_s <= 0))
+        return xc_cli_usage_error(cmd, "--timeout: '%s' is not a positive number of seconds", v);
+    } else if ((m = xc_cli_option(argc, argv, &i, "-j", &v)) != 0 ||
+               (m = xc_cli_option(argc, argv, &i, "--jobs", &v)) != 0) {
+      if (m > 0 && !xc_cli_parse_int(v, &o.jobs))
+        return xc_cli_usage_error(cmd, "%s: '%s' is not a positive count", opt, v);
+    } else if (strncmp(argv[i], "-j", 2) == 0 && argv[i][2]) {
+      m = 1;
+      if (!xc_cli_parse_int(argv[i] + 2, &o.jobs))
+        return xc_cli_usage_error(cmd, "-j: '%s' is not a positive count", argv[i] + 2);
+    } else if (strcmp(argv[i], "--strict") == 0) {
+      m = 1;
+      strict = true;
+    } else if (argv[i][0] == '-') {
+      return xc_cli_usage_error(cmd, "unknown option '%s'", argv[i]);
+    } else {
+      return xc_cli_usage_error(cmd, "unexpected argument '%s'", argv[i]);
+    }
+    if (m < 0) return xc_cli_usage_error(cmd, "%s needs a value", opt);
+  }
+  if (!dir) return xc_cli_usage_error(cmd, "give --onnx-tests DIR or --models DIR");
+  xc_status_t s = xc_cli_check_target(o.target);
+  if (s) return xc_cli_fail(s);
+  o.progress = stdout;
+  xc_conform_report_t r;
+  s = xc_conform_run(dir, &o, &r);
+  if (s) return xc_cli_fail(s);
+  if (r.num_cases == 0) {
+    xc_conform_report_free(&r);
+    return xc_cli_errorf("%s: no test folders (model.onnx) found%s", dir,
+                         o.filter ? " matching the filter" : "");
+  }
+  /* The command that regenerates the markdown, quoted in its header. */
+  char command[2048];
+  size_t k = (size_t)snprintf(command, sizeof command, "xcomp");
+  for (int i = 0; i < argc && k < sizeof command; i++)
+    k += (size_t)snprintf(command + k, sizeof command - k, " %s", argv[i]);
+  xc_conform_print_report(&r, false, stdout);
+  if (report) s = write_file(report, &r, false, command);
+  if (!s && markdown) s = write_file(markdown, &r, true, command);
+  int failed = r.failed;
+  xc_conform_report_free(&r);
+  if (s) return xc_cli_fail(s);
+  return strict && failed > 0 ? XC_EXIT_ERROR : XC_EXIT_OK;
+}
+
+const xc_cli_command_t xc_cli_conform_command = {
+    "conform", conform_main,
+    "xcomp conform [--target T] (--onnx-tests DIR | --models DIR) [--filter REGEX] "
+    "[--report FILE] [--markdown FILE] [-j N] [--timeout S] [--strict]",
+    "Run test folders (model.onnx + test_data_set_N/) and report conformance.",
+    "DIR is one test folder, a folder of them (onnx-backend-tests/node), or a folder\n"
+    "of such folders (the backend-test root with node/, simple/, ...).\n"
+    "Each test prints PASS, FAIL (max-abs, max-ULP, which output) or UNSUPPORTED\n"
+    "(what xcomp does not handle); then come per-op totals and the line\n"
+    "'N passed, N failed, N skipped'. A test that crashes or times out is a FAIL.\n"
+    "\n"
+    "options:\n"
+    "  --target T        target to check (default: ref)\n"
+    "  --onnx-tests DIR  ONNX backend tests: rtol 1e-3, atol 1e-7, exact dtype and shape\n"
+    "  --models DIR      exported models: per-dtype rule (f32: rel-L2 <= 1e-5 and\n"
+    "                    rtol 1e-3 / atol 1e-5; f16: rel-L2 <= 2e-3; bf16: <= 1.6e-2)\n"
+    "  --filter REGEX    only tests whose name (path below DIR) matches (POSIX ERE)\n"
+    "  --report FILE     also write the full report to FILE\n"
+    "  --markdown FILE   write the per-op table as Markdown (docs/conformance.md)\n"
+    "  -j N, --jobs N    run N tests at a time (default 1)\n"
+    "  --timeout S       seconds per test before it counts as TIMEOUT (default 60)\n"
+    "  --strict          exit 1 when any test failed (default: exit 0)\n"};

@@ -1,0 +1,45 @@
+/* xcomp dump: print a model as .xir text, after shape inference by default. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "xcomp/frontend.h"
+#include "xcomp/xir.h"
+
+static int dump_main(int argc, char** argv) {
+  const xc_cli_command_t* cmd = &xc_cli_dump_command;
+  const char* model = NULL;
+  bool infer = true;
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--no-infer") == 0)
+      infer = false;
+    else if (argv[i][0] == '-' && argv[i][1])
+      return xc_cli_usage_error(cmd, "unknown option '%s'", argv[i]);
+    else if (!model)
+      model = argv[i];
+    else
+      return xc_cli_usage_error(cmd, "unexpected argument '%s'", argv[i]);
+  }
+  if (!model) return xc_cli_usage_error(cmd, "no MODEL given");
+  xc_graph_t* g = NULL;
+  xc_status_t s = xc_load_model(model, &g);
+  if (!s && infer) s = xc_graph_infer(g);
+  char* text = NULL;
+  if (!s) {
+    xc_xir_print_options_t o;
+    xc_xir_print_options_init(&o);
+    /* Printed to a string first so a failure leaves no half-written output. */
+    s = xc_xir_print_string(g, &o, &text);
+  }
+  xc_graph_destroy(g);
+  if (s) return xc_cli_fail(s);
+  fputs(text, stdout);
+  free(text);
+  return XC_EXIT_OK;
+}
+
+const xc_cli_command_t xc_cli_dump_command = {
+    "dump", dump_main, "xcomp dump MODEL [--no-infer]",
+    "Print a model (.xir or .onnx) in .xir text form, with inferred types.",
+    "options:\n"
+    "  --no-infer   print the graph as loaded, without shape inference\n"};

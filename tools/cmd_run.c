@@ -1,0 +1,231 @@
+/* xcomp run: load a model, bind input tensors from files, run it on a target
+ * (only the reference interpreter so far) and write the outputs as .npy. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+#include "targets.h"
+#include "xcomp/frontend.h"
+#include "xcomp/interp.h"
+#include "xcomp/tensor_io.h"
+
+typedef struct {
+  const char* name; /* NULL for positional */
+  const char* path;
+} input_spec_t;
+
+static xc_status_t parse_input_spec(const char* arg, input_spec_t* out) {
+  const char* at = strchr(arg, '@');
+  if (arg[0] == '@' && arg[1]) {
+    out->name = NULL;
+    out->path = arg + 1;
+    return NULL;
+  }
+  const char* eq = strchr(arg, '=');
+  if (eq && eq > arg && at == eq + 1 && eq[2]) {
+    out->name = arg; /* terminated at '=' by the caller */
+    out->path = eq + 2;
+    return NULL;
+  }
+  return xc_error(XC_INVALID_ARGUMENT, "--input '%s': expected NAME=@FILE or @FILE", arg);
+}
+
+static void list_inputs(const xc_graph_t* g, char* buf, size_t n) {
+  size_t k = 0;
+  buf[0] = '\0';
+  for (int i = 0; i < g->num_inputs && k < n; i++)
+    k += (size_t)snprintf(buf + k, n - k, "%s%s", i ? ", " : "", g->inputs[i]->name);
+  if (g->num_inputs == 0) snprintf(buf, n, "none");
+}
+
+/* Checks a file's tensor against the graph input it binds. */
+static xc_status_t check_input(const xc_value_t* v, const xc_tensor_t* t, const char* path,
+                               xc_symbind_t* binds) {
+  char b1[256], b2[256];
+  if (t->dtype != v->dtype)
+    return xc_error(XC_INVALID_ARGUMENT, "input '%s': %s holds %s, the graph expects dtype %s (%s)",
+                    v->name, path, xc_tensor_describe(t, b1, sizeof b1), xc_dtype_name(v->dtype),
+                    xc_value_describe(v, b2, sizeof b2));
+  if (v->rank >= 0 && t->rank != v->rank)
+    return xc_error(XC_INVALID_ARGUMENT, "input '%s': %s holds %s, the graph expects rank %d (%s)",
+                    v->name, path, xc_tensor_describe(t, b1, sizeof b1), v->rank,
+                    xc_value_describe(v, b2, sizeof b2));
+  for (int d = 0; v->rank >= 0 && d < t->rank; d++) {
+    xc_status_t s = xc_dim_unify(v->dims[d], t->dims[d], binds);
+    if (s) {
+      xc_status_free(s);
+      return xc_error(XC_INVALID_ARGUMENT,
+                      "input '%s': %s holds %s, the graph expects shape %s (axis %d differs)",
+                      v->name, path, xc_tensor_describe(t, b1, sizeof b1),
+                      xc_value_describe(v, b2, sizeof b2), d);
+    }
+  }
+  return NULL;
+}
+
+static xc_status_t make_dir(const char* dir) {
+  struct stat st;
+  if (stat(dir, &st) == 0) {
+    if (!S_ISDIR(st.st_mode)) return xc_error(XC_INVALID_ARGUMENT, "--output-dir %s: not a folder", dir);
+    return NULL;
+  }
+  if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+    return xc_error(XC_IO, "--output-dir %s: %s", dir, strerror(errno));
+  return NULL;
+}
+
+static int run_main(int argc, char** argv) {
+  const xc_cli_command_t* cmd = &xc_cli_run_command;
+  const char* model = NULL;
+  const char* target = "ref";
+  const char* out_dir = ".";
+  bool trace = false;
+  int num_specs = 0;
+  input_spec_t* specs = calloc((size_t)argc + 1, sizeof *specs);
+  char** spec_copies = calloc((size_t)argc + 1, sizeof *spec_copies);
+  xc_graph_t* g = NULL;
+  xc_tensor_t** inputs = NULL;
+  xc_tensor_t** outputs = NULL;
+  xc_symbind_t binds;
+  xc_symbind_init(&binds);
+  int rc = XC_EXIT_OK;
+  if (!specs || !spec_copies) {
+    rc = xc_cli_fail(xc_error_oom());
+    goto done;
+  }
+  for (int i = 1; i < argc; i++) {
+    const char* v = NULL;
+    int m;
+    if ((m = xc_cli_option(argc, argv, &i, "--target", &v)) != 0) {
+      if (m < 0) { rc = xc_cli_usage_error(cmd, "--target needs a value"); goto done; }
+      target = v;
+    } else if ((m = xc_cli_option(argc, argv, &i, "--input", &v)) != 0) {
+      if (m < 0) { rc = xc_cli_usage_error(cmd, "--input needs a value"); goto done; }
+      spec_copies[num_specs] = strdup(v);
+      if (!spec_copies[num_specs]) { rc = xc_cli_fail(xc_error_oom()); goto done; }
+      xc_status_t s = parse_input_spec(spec_copies[num_specs], &specs[num_specs]);
+      if (s) { rc = xc_cli_fail(s); num_specs++; goto done; }
+      if (specs[num_specs].name) *strchr(spec_copies[num_specs], '=') = '\0';
+      num_specs++;
+    } else if ((m = xc_cli_option(argc, argv, &i, "--output-dir", &v)) != 0) {
+      if (m < 0) { rc = xc_cli_usage_error(cmd, "--output-dir needs a value"); goto done; }
+      out_dir = v;
+    } else if (strcmp(argv[i], "--trace") == 0) {
+      trace = true;
+    } else if (argv[i][0] == '-' && argv[i][1]) {
+      rc = xc_cli_usage_error(cmd, "unknown option '%s'", argv[i]);
+      goto done;
+    } else if (!model) {
+      model = argv[i];
+    } else {
+      rc = xc_cli_usage_error(cmd, "unexpected argument '%s' (inputs go in --input @FILE)", argv[i]);
+      goto done;
+    }
+  }
+  if (!model) { rc = xc_cli_usage_error(cmd, "no MODEL given"); goto done; }
+  xc_status_t s = xc_cli_check_target(target);
+  if (!s) s = xc_load_model(model, &g);
+  if (!s) s = xc_graph_infer(g);
+  if (s) { rc = xc_cli_fail(s); goto done; }
+
+  /* Named inputs bind by name; positional ones fill the rest in order. */
+  int n = g->num_inputs;
+  int* source = malloc(((size_t)n + 1) * sizeof *source);
+  inputs = calloc((size_t)n + 1, sizeof *inputs);
+  outputs = calloc((size_t)g->num_outputs + 1, sizeof *outputs);
+  if (!source || !inputs || !outputs) {
+    free(source);
+    rc = xc_cli_fail(xc_error_oom());
+    goto done;
+  }
+  for (int i = 0; i < n; i++) source[i] = -1;
+  char names[2048];
+  list_inputs(g, names, sizeof names);
+  for (int k = 0; k < num_specs && !rc; k++) {
+    if (!specs[k].name) continue;
+    int found = -1;
+    for (int i = 0; i < n; i++)
+      if (strcmp(g->inputs[i]->name, specs[k].name) == 0) found = i;
+    if (found < 0)
+      rc = xc_cli_errorf("--input %s=@%s: the graph has no input '%s' (its inputs: %s)",
+                         specs[k].name, specs[k].path, specs[k].name, names);
+    else if (source[found] >= 0)
+      rc = xc_cli_errorf("input '%s' is given twice", specs[k].name);
+    else
+      source[found] = k;
+  }
+  int next = 0;
+  for (int k = 0; k < num_specs && !rc; k++) {
+    if (specs[k].name) continue;
+    while (next < n && source[next] >= 0) next++;
+    if (next >= n)
+      rc = xc_cli_errorf("--input @%s: too many inputs, the graph takes %d (%s)", specs[k].path,
+                         n, names);
+    else
+      source[next] = k;
+  }
+  for (int i = 0; i < n && !rc; i++) {
+    char b[256];
+    if (source[i] < 0)
+      rc = xc_cli_errorf("missing input '%s' (%s): the graph takes %d input%s (%s)",
+                         g->inputs[i]->name, xc_value_describe(g->inputs[i], b, sizeof b), n,
+                         n == 1 ? "" : "s", names);
+  }
+  for (int i = 0; i < n && !rc; i++) {
+    const char* path = specs[source[i]].path;
+    s = xc_tensor_read_file(path, &inputs[i], NULL);
+    if (s) s = xc_status_annotate(s, "input '%s'", g->inputs[i]->name);
+    if (!s) s = check_input(g->inputs[i], inputs[i], path, &binds);
+    if (s) rc = xc_cli_fail(s);
+  }
+  free(source);
+  if (rc) goto done;
+
+  xc_interp_options_t io;
+  xc_interp_options_init(&io);
+  io.trace = trace;
+  s = xc_interp_run(g, &io, n, (const xc_tensor_t* const*)inputs, outputs);
+  if (!s) s = make_dir(out_dir);
+  if (s) { rc = xc_cli_fail(s); goto done; }
+  for (int i = 0; i < g->num_outputs; i++) {
+    char path[4096], b[256];
+    snprintf(path, sizeof path, "%s/output_%d.npy", out_dir, i);
+    s = xc_npy_write(path, outputs[i]);
+    if (s) { rc = xc_cli_fail(s); goto done; }
+    printf("output %d '%s': %s -> %s\n", i, g->outputs[i]->name,
+           xc_tensor_describe(outputs[i], b, sizeof b), path);
+  }
+
+done:
+  if (outputs && g)
+    for (int i = 0; i < g->num_outputs; i++) xc_tensor_destroy(outputs[i]);
+  if (inputs && g)
+    for (int i = 0; i < g->num_inputs; i++) xc_tensor_destroy(inputs[i]);
+  free(outputs);
+  free(inputs);
+  xc_symbind_free(&binds);
+  xc_graph_destroy(g);
+  if (spec_copies)
+    for (int k = 0; k < argc; k++) free(spec_copies[k]);
+  free(spec_copies);
+  free(specs);
+  return rc;
+}
+
+const xc_cli_command_t xc_cli_run_command = {
+    "run", run_main,
+    "xcomp run MODEL [--target T] [--input NAME=@FILE | --input @FILE]... "
+    "[--output-dir DIR] [--trace]",
+    "Run a model (.xir or .onnx) on input tensors and write its outputs.",
+    "options:\n"
+    "  --target T          where to run it (default: ref, the reference interpreter;\n"
+    "                      'xcomp targets' lists the available targets)\n"
+    "  --input NAME=@FILE  bind graph input NAME to the tensor in FILE (.npy or .pb)\n"
+    "  --input @FILE       bind the next unbound graph input, in graph-input order\n"
+    "  --output-dir DIR    write DIR/output_<i>.npy for output i (default: .)\n"
+    "  --trace             print each node to stderr as it runs\n"
+    "\n"
+    "Prints one line per output: index, name, dtype and shape, file written.\n"
+    "Every graph input must be bound exactly once, with the graph's dtype and shape.\n"};
