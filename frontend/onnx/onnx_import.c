@@ -6,9 +6,14 @@
  * topological), then build nodes: resolve input names, convert attributes,
  * upgrade older op versions (onnx_legacy.c), check the op is known. Finally
  * mark outputs, toposort, resolve ops and verify. */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "onnx_internal.h"
 #include "xcomp/onnx.h"
@@ -333,7 +338,7 @@ static xc_status_t import_graph(xc_onnx_importer_t* im) {
                         ? gp->sparse_initializer[0]->values->name
                         : "?");
   for (size_t i = 0; i < gp->n_initializer; i++) {
-    const Onnx__TensorProto* tp = gp->initializer[i];
+    Onnx__TensorProto* tp = gp->initializer[i];
     if (!tp->name || !*tp->name)
       return xc_error(XC_INVALID_ARGUMENT, "%s: initializer %zu has no name", im->what, i);
     if (xc_graph_find_value(g, tp->name))
@@ -484,21 +489,42 @@ xc_status_t xc_onnx_import_buffer(const void* data, size_t size, const char* wha
 xc_status_t xc_onnx_import_file_ex(const char* path, const xc_onnx_import_options_t* opts,
                                    xc_graph_t** out) {
   *out = NULL;
-  uint8_t* data;
-  size_t size;
-  XC_RETURN_IF_ERROR(xc_read_whole_file(path, &data, &size));
-  char* dir = strdup(path);
-  if (!dir) {
-    free(data);
-    return xc_error_oom();
+  /* Mapped, not read: protobuf-c copies what it keeps, and the page cache
+   * then holds the only other copy of the file. Pipes and the like are
+   * read into memory instead. */
+  const uint8_t* data = NULL;
+  uint8_t* owned = NULL;
+  size_t size = 0;
+  void* map = NULL;
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return xc_error(errno == ENOENT ? XC_NOT_FOUND : XC_IO, "%s: %s", path, strerror(errno));
+  struct stat st;
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+    size = (size_t)st.st_size;
+    map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (map == MAP_FAILED) map = NULL;
+    data = map;
   }
-  char* slash = strrchr(dir, '/');
-  if (!slash) strcpy(dir, ".");
-  else if (slash == dir) dir[1] = 0; /* model in "/" */
-  else *slash = 0;
-  xc_status_t s = xc_onnx_import_buffer_ex(data, size, path, dir, opts, out);
+  close(fd);
+  if (!map) {
+    XC_RETURN_IF_ERROR(xc_read_whole_file(path, &owned, &size));
+    data = owned;
+  }
+  char* dir = strdup(path);
+  xc_status_t s = NULL;
+  if (!dir) {
+    s = xc_error_oom();
+  } else {
+    char* slash = strrchr(dir, '/');
+    if (!slash) strcpy(dir, ".");
+    else if (slash == dir) dir[1] = 0; /* model in "/" */
+    else *slash = 0;
+    s = xc_onnx_import_buffer_ex(data, size, path, dir, opts, out);
+  }
   free(dir);
-  free(data);
+  if (map) munmap(map, size);
+  free(owned);
   return s;
 }
 

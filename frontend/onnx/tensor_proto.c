@@ -51,7 +51,7 @@ static xc_status_t count_mismatch(const char* what, const char* field, size_t go
                   field, got, (long long)want);
 }
 
-xc_status_t xc_onnx_tensor_from_proto(const Onnx__TensorProto* tp, const char* what,
+xc_status_t xc_onnx_tensor_from_proto(Onnx__TensorProto* tp, const char* what,
                                       xc_onnx_extdata_t* ext, xc_tensor_t** out) {
   *out = NULL;
   if (!tp->has_data_type || tp->data_type == 0)
@@ -95,8 +95,14 @@ xc_status_t xc_onnx_tensor_from_proto(const Onnx__TensorProto* tp, const char* w
       return xc_error(XC_INVALID_ARGUMENT,
                       "%s: raw_data holds %zu bytes; %lld %s elements need %lld", what,
                       tp->raw_data.len, (long long)numel, xc_dtype_name(dt), (long long)nbytes);
-    XC_RETURN_IF_ERROR(xc_tensor_create(dt, rank, tp->dims, out));
-    if (nbytes) memcpy((*out)->data, tp->raw_data.data, (size_t)nbytes);
+    if (nbytes == 0) return xc_tensor_create(dt, rank, tp->dims, out);
+    /* Take over protobuf-c's malloc'd copy of the bytes (malloc alignment
+     * suits every dtype): no second copy of large weights. */
+    XC_RETURN_IF_ERROR(xc_tensor_wrap(dt, rank, tp->dims, tp->raw_data.data, out));
+    (*out)->owns_data = true;
+    tp->raw_data.data = NULL;
+    tp->raw_data.len = 0;
+    tp->has_raw_data = 0;
     if (dt == XC_BOOL) {
       uint8_t* b = (*out)->data;
       for (int64_t i = 0; i < numel; i++) b[i] = b[i] != 0;
