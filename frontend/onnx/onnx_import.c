@@ -496,7 +496,7 @@ xc_status_t xc_onnx_import_file_ex(const char* path, const xc_onnx_import_option
   uint8_t* owned = NULL;
   size_t size = 0;
   void* map = NULL;
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0)
     return xc_error(errno == ENOENT ? XC_NOT_FOUND : XC_IO, "%s: %s", path, strerror(errno));
   struct stat st;

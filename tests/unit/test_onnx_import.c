@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "test.h"
 #include "xcomp/graph.h"
@@ -421,6 +422,23 @@ static void test_external_data(void) {
     snprintf(p, sizeof p, FIX "extdata/%s.onnx", bad[i].file);
     xc_onnx_import_options_t o = {true, 0};
     CHECK_ERR(xc_onnx_import_file_ex(p, &o, &g), bad[i].msg);
+  }
+  /* A FIFO in the model's folder is refused without blocking. */
+  char tmp[] = "/tmp/xc_onnx_fifo_XXXXXX";
+  if (mkdtemp(tmp)) {
+    char model[128], fifo[128], cmd[512];
+    snprintf(model, sizeof model, "%s/model.onnx", tmp);
+    snprintf(fifo, sizeof fifo, "%s/fifo.bin", tmp);
+    snprintf(cmd, sizeof cmd, "cp " FIX "extdata/fifo_model.onnx %s", model);
+    if (system(cmd) == 0 && mkfifo(fifo, 0600) == 0) {
+      xc_onnx_import_options_t o = {true, 0};
+      CHECK_ERR(xc_onnx_import_file_ex(model, &o, &g), "'fifo.bin' is not a regular file");
+    } else {
+      printf("SKIP: could not set up the FIFO test\n");
+    }
+    remove(fifo);
+    remove(model);
+    rmdir(tmp);
   }
   /* From memory without a folder, external data is refused. */
   uint8_t buf[512];

@@ -171,6 +171,8 @@ def external():
     one("extdata/wrong_length.onnx", ext("w", F, [2], "weights.bin", 0, 12), F)
     one("extdata/missing_file.onnx", ext("w", F, [2], "nothere.bin", 0, 8), F)
     one("extdata/bad_offset.onnx", ext("w", F, [2], "weights.bin", "-4", 8), F)
+    # The test copies this next to a FIFO named fifo.bin: must not block.
+    one("extdata/fifo_model.onnx", ext("w", F, [2], "fifo.bin", None, None), F)
     link = os.path.join(d, "escape.bin")
     if os.path.lexists(link):
         os.remove(link)
