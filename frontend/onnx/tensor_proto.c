@@ -68,7 +68,9 @@ xc_status_t xc_onnx_tensor_from_proto(Onnx__TensorProto* tp, const char* what,
   xc_status_t s = xc_shape_numel(rank, tp->dims, dt, &numel);
   if (s) return xc_status_annotate(s, "%s", what);
   if (tp->segment)
-    return xc_error(XC_UNSUPPORTED, "%s: segmented tensors are not supported", what);
+    return xc_error(XC_UNSUPPORTED,
+                    "%s: segmented tensors are not supported (or this is a sequence, map or "
+                    "optional value, which xcomp does not support)", what);
   size_t esize = xc_dtype_size(dt);
   int64_t nbytes = numel * (int64_t)esize; /* checked by xc_shape_numel */
 
