@@ -5,7 +5,11 @@
  * defines (axes/split/pads/min/max/k attributes become constant inputs,
  * opset < 13 Softmax family becomes Flatten + op + Reshape, ...). Graph inputs
  * that are also initializers become initializers. dim_param names become
- * symbolic dims; dims with neither value nor name get fresh symbols. Nodes
+ * symbolic dims; dims with neither value nor name get fresh symbols.
+ * value_info entries are not copied onto values (inference computes types);
+ * the importer only consults them where a rewrite needs a rank or dtype.
+ * Initializer data is moved out of the parsed file, and external data is
+ * mapped in place (confined to the model's folder). Nodes
  * keep their ONNX name (or a generated one) and the model path as
  * provenance. Errors name the node, value or tensor at fault. */
 #ifndef XCOMP_ONNX_H
