@@ -97,10 +97,34 @@ xc_status_t xc_graph_create(const char* name, xc_graph_t** out) {
   return NULL;
 }
 
+struct xc_graph_cleanup {
+  void (*fn)(void*);
+  void* arg;
+};
+
+xc_status_t xc_graph_on_destroy(xc_graph_t* g, void (*fn)(void*), void* arg) {
+  if (g->num_cleanups == g->cap_cleanups) {
+    int ncap = g->cap_cleanups ? g->cap_cleanups * 2 : 4;
+    struct xc_graph_cleanup* n = realloc(g->cleanups, sizeof *n * (size_t)ncap);
+    if (!n) {
+      fn(arg);
+      return xc_error_oom();
+    }
+    g->cleanups = n;
+    g->cap_cleanups = ncap;
+  }
+  g->cleanups[g->num_cleanups].fn = fn;
+  g->cleanups[g->num_cleanups].arg = arg;
+  g->num_cleanups++;
+  return NULL;
+}
+
 void xc_graph_destroy(xc_graph_t* g) {
   if (!g) return;
   for (int i = 0; i < g->num_owned; i++) xc_tensor_destroy(g->owned[i]);
   free(g->owned);
+  for (int i = g->num_cleanups - 1; i >= 0; i--) g->cleanups[i].fn(g->cleanups[i].arg);
+  free(g->cleanups);
   free(g->values);
   free(g->nodes);
   free(g->inputs);

@@ -32,7 +32,8 @@ static xc_status_t verify_node(const xc_node_t* n) {
     return xc_error(XC_INVALID_ARGUMENT, "%s: takes %d to %d inputs, got %d", where,
                     op->min_inputs, op->max_inputs, n->num_inputs);
   }
-  if (n->num_outputs < op->min_outputs || n->num_outputs > op->max_outputs)
+  if (n->num_outputs < op->min_outputs ||
+      (op->max_outputs >= 0 && n->num_outputs > op->max_outputs))
     return xc_error(XC_INVALID_ARGUMENT, "%s: has %d to %d outputs, got %d", where,
                     op->min_outputs, op->max_outputs, n->num_outputs);
   for (int i = 0; i < op->min_inputs && i < n->num_inputs; i++)

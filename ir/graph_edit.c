@@ -126,6 +126,8 @@ xc_status_t xc_node_add_origin(xc_graph_t* g, xc_node_t* n, const char* origin) 
 }
 
 xc_status_t xc_node_inherit_provenance(xc_graph_t* g, xc_node_t* to, const xc_node_t* from) {
+  /* A node that starts merging keeps its own source as its first origin. */
+  if (to->prov.num_origins == 0) XC_RETURN_IF_ERROR(xc_node_add_origin(g, to, to->prov.source));
   if (from->prov.num_origins == 0) return xc_node_add_origin(g, to, from->prov.source);
   for (int i = 0; i < from->prov.num_origins; i++)
     XC_RETURN_IF_ERROR(xc_node_add_origin(g, to, from->prov.origins[i]));

@@ -10,8 +10,10 @@ extern const xc_op_def_t xc_ops_linalg[];
 extern const xc_op_def_t xc_ops_conv[];
 extern const xc_op_def_t xc_ops_norm[];
 extern const xc_op_def_t xc_ops_shape[];
+extern const xc_op_def_t xc_ops_shape2[];
 extern const xc_op_def_t xc_ops_index[];
 extern const xc_op_def_t xc_ops_reduce[];
+extern const xc_op_def_t xc_ops_resize[];
 
 static const xc_op_def_t* const families[] = {
     xc_ops_elementwise,
@@ -21,8 +23,10 @@ static const xc_op_def_t* const families[] = {
     xc_ops_conv,
     xc_ops_norm,
     xc_ops_shape,
+    xc_ops_shape2,
     xc_ops_index,
     xc_ops_reduce,
+    xc_ops_resize,
 };
 
 #define NUM_FAMILIES ((int)(sizeof families / sizeof families[0]))

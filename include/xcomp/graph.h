@@ -205,6 +205,8 @@ struct xc_graph {
   void* name_index;
   int fresh_counter;
   xc_status_t pending_error;
+  int num_cleanups, cap_cleanups;
+  struct xc_graph_cleanup* cleanups;
 };
 
 xc_status_t xc_graph_create(const char* name, xc_graph_t** out);
@@ -228,6 +230,9 @@ xc_status_t xc_graph_add_initializer(xc_graph_t* g, const char* name,
                                      xc_tensor_t* tensor, xc_value_t** out);
 /* Hands a tensor to the graph to be destroyed with it. */
 xc_status_t xc_graph_own_tensor(xc_graph_t* g, xc_tensor_t* t);
+/* Runs fn(arg) when g is destroyed, after its tensors (e.g. unmapping a file
+ * that constant tensors point into). On failure fn(arg) runs at once. */
+xc_status_t xc_graph_on_destroy(xc_graph_t* g, void (*fn)(void*), void* arg);
 
 /* Appends a node. Inputs may contain NULLs (omitted optional inputs); outputs
  * must be values without producer (NULL allowed for omitted outputs). */

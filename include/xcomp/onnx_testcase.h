@@ -46,6 +46,11 @@ typedef struct xc_onnx_testcase {
  * first missing one). A folder without data sets loads with num_sets == 0.
  * Caller owns *out (xc_onnx_testcase_destroy). *out is NULL on error. */
 xc_status_t xc_onnx_testcase_load(const char* dir, xc_onnx_testcase_t** out);
+/* As above, importing the model with options (NULL = defaults), e.g. a
+ * higher max_opset. */
+struct xc_onnx_import_options;
+xc_status_t xc_onnx_testcase_load_ex(const char* dir, const struct xc_onnx_import_options* opts,
+                                     xc_onnx_testcase_t** out);
 
 /* Frees everything, including the graph. NULL is fine. */
 void xc_onnx_testcase_destroy(xc_onnx_testcase_t* tc);

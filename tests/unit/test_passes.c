@@ -1,0 +1,228 @@
+/* Tests of the pass manager and the cleanup passes: each rewrite happens
+ * (node counts and ops after the pass), and the graph computes the same
+ * values before and after (interpreter on fixed inputs). */
+#include "test.h"
+#include "xcomp/interp.h"
+#include "xcomp/op.h"
+#include "xcomp/passes.h"
+#include "xcomp/xir.h"
+
+static xc_graph_t* parse(const char* text) {
+  xc_graph_t* g = NULL;
+  xc_status_t s = xc_xir_parse(text, strlen(text), "test.xir", NULL, &g);
+  if (!s) s = xc_graph_infer(g);
+  if (s) {
+    fprintf(stderr, "parse: %s\n", xc_status_message(s));
+    xc_status_free(s);
+    xc_graph_destroy(g);
+    return NULL;
+  }
+  return g;
+}
+
+static int count_op(const xc_graph_t* g, const char* op) {
+  int n = 0;
+  for (int i = 0; i < g->num_nodes; i++) n += strcmp(g->nodes[i]->op_type, op) == 0;
+  return n;
+}
+
+/* Runs g on one f32 input of shape dims filled with a fixed pattern and
+ * returns output 0 (caller frees). */
+static xc_tensor_t* run_pattern(const xc_graph_t* g, int rank, const int64_t* dims) {
+  xc_tensor_t* in;
+  if (xc_tensor_create(XC_F32, rank, dims, &in)) return NULL;
+  for (int64_t i = 0; i < in->numel; i++) xc_tensor_set_f64(in, i, (double)((i * 7) % 11) - 5.0);
+  xc_tensor_t* outs[4] = {0};
+  const xc_tensor_t* ins[1] = {in};
+  xc_status_t s = xc_interp_run(g, NULL, 1, ins, outs);
+  xc_tensor_destroy(in);
+  if (s) {
+    fprintf(stderr, "run: %s\n", xc_status_message(s));
+    xc_status_free(s);
+    return NULL;
+  }
+  for (int i = 1; i < g->num_outputs; i++) xc_tensor_destroy(outs[i]);
+  return outs[0];
+}
+
+static bool same_values(const xc_tensor_t* a, const xc_tensor_t* b) {
+  if (!a || !b || a->numel != b->numel || a->dtype != b->dtype) return false;
+  for (int64_t i = 0; i < a->numel; i++)
+    if (xc_tensor_get_f64(a, i) != xc_tensor_get_f64(b, i)) return false;
+  return true;
+}
+
+/* Parses, runs, applies the -O2 pipeline, runs again; checks equality. */
+static xc_graph_t* optimize_and_check(const char* text, int rank, const int64_t* dims) {
+  xc_graph_t* g = parse(text);
+  CHECK(g != NULL);
+  if (!g) return NULL;
+  xc_tensor_t* before = run_pattern(g, rank, dims);
+  xc_pass_options_t o;
+  xc_pass_options_init(&o);
+  CHECK_OK(xc_passes_run(g, &o));
+  xc_tensor_t* after = run_pattern(g, rank, dims);
+  CHECK(before != NULL && after != NULL);
+  CHECK(same_values(before, after));
+  xc_tensor_destroy(before);
+  xc_tensor_destroy(after);
+  return g;
+}
+
+static void test_simplify_noops(void) {
+  const char* text =
+      "xir 1\ngraph g opset 23 {\n"
+      "  input x: f32[2, 3]\n"
+      "  const zero: f32[1] = [0.0]\n"
+      "  const one: f32[] = [1.0]\n"
+      "  a = Identity(x)\n"
+      "  b = Add(a, zero)\n"
+      "  c = Mul(one, b)\n"
+      "  d = Cast(c) {to: 1}\n"
+      "  e, m = Dropout(d)\n"
+      "  y = Relu(e)\n"
+      "  output y\n"
+      "}\n";
+  int64_t dims[2] = {2, 3};
+  xc_graph_t* g = optimize_and_check(text, 2, dims);
+  if (!g) return;
+  CHECK_EQ_INT(g->num_nodes, 1);
+  CHECK_STR(g->nodes[0]->op_type, "Relu");
+  CHECK(g->nodes[0]->inputs[0] == g->inputs[0]);
+  CHECK_STR(g->outputs[0]->name, "y");
+  xc_graph_destroy(g);
+}
+
+static void test_broadcasting_add_zero_is_kept(void) {
+  /* x + zeros[4,2,3] changes the shape: it must not be removed. */
+  const char* text =
+      "xir 1\ngraph g opset 23 {\n"
+      "  input x: f32[2, 3]\n"
+      "  const z: f32[2, 2, 3] = [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]\n"
+      "  y = Add(x, z)\n"
+      "  output y\n"
+      "}\n";
+  int64_t dims[2] = {2, 3};
+  xc_graph_t* g = optimize_and_check(text, 2, dims);
+  if (!g) return;
+  CHECK_EQ_INT(count_op(g, "Add"), 1);
+  xc_graph_destroy(g);
+}
+
+static void test_transpose_and_reshape_chains(void) {
+  const char* text =
+      "xir 1\ngraph g opset 23 {\n"
+      "  input x: f32[2, 3, 4]\n"
+      "  const s1: i64[2] = [6, 4]\n"
+      "  const s2: i64[3] = [4, 3, 2]\n"
+      "  t1 = Transpose(x) {perm: [1, 0, 2]}\n"
+      "  t2 = Transpose(t1) {perm: [2, 1, 0]}\n"
+      "  t3 = Transpose(t2) {perm: [2, 1, 0]}\n"
+      "  t4 = Transpose(t3) {perm: [1, 0, 2]}\n"
+      "  r1 = Reshape(t4, s1)\n"
+      "  r2 = Reshape(r1, s2)\n"
+      "  output r2\n"
+      "}\n";
+  int64_t dims[3] = {2, 3, 4};
+  xc_graph_t* g = optimize_and_check(text, 3, dims);
+  if (!g) return;
+  /* The four transposes compose to the identity; the reshapes merge. */
+  CHECK_EQ_INT(count_op(g, "Transpose"), 0);
+  CHECK_EQ_INT(count_op(g, "Reshape"), 1);
+  xc_graph_destroy(g);
+}
+
+static void test_squeeze_unsqueeze(void) {
+  const char* text =
+      "xir 1\ngraph g opset 23 {\n"
+      "  input x: f32[2, 3]\n"
+      "  const ax: i64[1] = [1]\n"
+      "  u = Unsqueeze(x, ax)\n"
+      "  s = Squeeze(u, ax)\n"
+      "  y = Neg(s)\n"
+      "  output y\n"
+      "}\n";
+  int64_t dims[2] = {2, 3};
+  xc_graph_t* g = optimize_and_check(text, 2, dims);
+  if (!g) return;
+  CHECK_EQ_INT(g->num_nodes, 1);
+  xc_graph_destroy(g);
+}
+
+static void test_fold_cse_dce(void) {
+  const char* text =
+      "xir 1\ngraph g opset 23 {\n"
+      "  input x: f32[2, 3]\n"
+      "  const a: f32[3] = [1.0, 2.0, 3.0]\n"
+      "  const b: f32[3] = [0.5, 0.5, 0.5]\n"
+      "  c = Mul(a, b)\n"            /* folds to a constant */
+      "  d = Exp(c)\n"               /* folds too */
+      "  p = Add(x, d)\n"
+      "  q = Add(x, d)\n"            /* same as p: CSE */
+      "  unused = Sigmoid(x)\n"      /* dead */
+      "  y = Mul(p, q)\n"
+      "  output y\n"
+      "}\n";
+  int64_t dims[2] = {2, 3};
+  xc_graph_t* g = optimize_and_check(text, 2, dims);
+  if (!g) return;
+  CHECK_EQ_INT(g->num_nodes, 2);
+  CHECK_EQ_INT(count_op(g, "Add"), 1);
+  CHECK_EQ_INT(count_op(g, "Sigmoid"), 0);
+  CHECK_EQ_INT(count_op(g, "Exp"), 0);
+  /* The merged Add remembers both source nodes. */
+  for (int i = 0; i < g->num_nodes; i++)
+    if (strcmp(g->nodes[i]->op_type, "Add") == 0) CHECK_EQ_INT(g->nodes[i]->prov.num_origins, 2);
+  xc_graph_destroy(g);
+}
+
+static void test_fold_respects_size_limit(void) {
+  /* Expanding a scalar to 64K elements would bloat the model: not folded. */
+  const char* text =
+      "xir 1\ngraph g opset 23 {\n"
+      "  input x: f32[256, 256]\n"
+      "  const s: f32[] = [2.0]\n"
+      "  const shape: i64[2] = [256, 256]\n"
+      "  e = Expand(s, shape)\n"
+      "  y = Mul(x, e)\n"
+      "  output y\n"
+      "}\n";
+  int64_t dims[2] = {256, 256};
+  xc_graph_t* g = optimize_and_check(text, 2, dims);
+  if (!g) return;
+  CHECK_EQ_INT(count_op(g, "Expand"), 1);
+  xc_graph_destroy(g);
+}
+
+static void test_options(void) {
+  xc_graph_t* g = parse("xir 1\ngraph g opset 23 {\n input x: f32[2]\n a = Identity(x)\n y = Relu(a)\n output y\n}\n");
+  if (!g) return;
+  xc_pass_options_t o;
+  xc_pass_options_init(&o);
+  const char* bad[1] = {"no-such-pass"};
+  o.disabled = bad;
+  o.num_disabled = 1;
+  CHECK_ERR(xc_passes_run(g, &o), "unknown pass 'no-such-pass'");
+  const char* off[1] = {"simplify"};
+  o.disabled = off;
+  CHECK_OK(xc_passes_run(g, &o));
+  CHECK_EQ_INT(count_op(g, "Identity"), 1);
+  o.opt_level = 0; /* only dce */
+  o.num_disabled = 0;
+  CHECK_OK(xc_passes_run(g, &o));
+  CHECK_EQ_INT(count_op(g, "Identity"), 1);
+  o.opt_level = 7;
+  CHECK_ERR(xc_passes_run(g, &o), "optimization level");
+  xc_graph_destroy(g);
+}
+
+int main(void) {
+  test_simplify_noops();
+  test_broadcasting_add_zero_is_kept();
+  test_transpose_and_reshape_chains();
+  test_squeeze_unsqueeze();
+  test_fold_cse_dce();
+  test_fold_respects_size_limit();
+  test_options();
+  return xc_test_summary("test_passes");
+}
