@@ -32,8 +32,12 @@ for src in "$SRC"/tests/fuzz/fuzz_*.c; do
   bin="$BUILD/$name"
   corpus="$BUILD/corpus/$name"
   mkdir -p "$corpus"
+  # Seeds: tests/fuzz/corpus/<name or name without fuzz_>, tests/bad-input/<same>.
   seeds=()
-  [ -d "$SRC/tests/fuzz/corpus/$name" ] && seeds+=("$SRC/tests/fuzz/corpus/$name")
+  short="${name#fuzz_}"
+  for d in "$SRC/tests/fuzz/corpus/$name" "$SRC/tests/fuzz/corpus/$short" "$SRC/tests/bad-input/$short"; do
+    [ -d "$d" ] && seeds+=("$d")
+  done
   echo "fuzz: $name for ${SECONDS_EACH}s"
   if ! ASAN_OPTIONS="detect_leaks=1" "$bin" -max_total_time="$SECONDS_EACH" -timeout=10 \
       -rss_limit_mb=2048 -print_final_stats=0 "$corpus" "${seeds[@]}" \
