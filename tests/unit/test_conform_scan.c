@@ -9,11 +9,15 @@
 #include "xcomp/conformance.h"
 
 /* ModelProto { ir_version: 8, graph { node {op_type "Relu"} node {op_type
- * "Add"} name "g" node {op_type "Relu"} } }: field 7 (key 0x3a) holds the
- * GraphProto; its nodes are field 1 (key 0x0a); op_type is field 4 (0x22). */
+ * "Add"} name "g" node {op_type "Relu"} input {name "x" type {tensor_type
+ * {elem_type 10}}} } }: field 7 (key 0x3a) holds the GraphProto; its nodes
+ * are field 1 (key 0x0a); op_type is field 4 (0x22); inputs are field 11
+ * (0x5a), ValueInfoProto.type is field 2, TypeProto.tensor_type field 1,
+ * elem_type field 1 (10 = FLOAT16). */
 static const unsigned char model[] = {
     0x08, 0x08,                                      /* ir_version = 8 */
-    0x3a, 26,                                        /* graph, 26 bytes */
+    0x3a, 37,                                        /* graph, 37 bytes */
+    0x5a, 9, 0x0a, 1, 'x', 0x12, 4, 0x0a, 2, 0x08, 10, /* input x: f16 */
     0x0a, 6, 0x22, 4, 'R', 'e', 'l', 'u',            /* node Relu */
     0x0a, 5, 0x22, 3, 'A', 'd', 'd',                 /* node Add */
     0x12, 1, 'g',                                    /* name "g" */
@@ -38,16 +42,18 @@ static void test_scan(void) {
   CHECK(p != NULL);
   if (!p) return;
   int nodes = -1;
-  char* ops = xc_conform_scan_ops(p, &nodes);
+  xc_dtype_t dt = XC_DTYPE_UNDEFINED;
+  char* ops = xc_conform_scan_ops(p, &nodes, &dt);
   CHECK_STR(ops, "Relu Add");
   CHECK_EQ_INT(nodes, 3);
+  CHECK_EQ_INT(dt, XC_F16);
   free(ops);
   unlink(p);
   free(p);
 
   /* Truncated inside the graph: the graph length runs past the end. */
   p = write_temp(model, sizeof model - 5);
-  ops = xc_conform_scan_ops(p, &nodes);
+  ops = xc_conform_scan_ops(p, &nodes, &dt);
   CHECK(ops == NULL);
   CHECK_EQ_INT(nodes, 0);
   free(ops);
@@ -56,9 +62,10 @@ static void test_scan(void) {
 
   /* A model without a graph has no ops (empty list, not an error). */
   p = write_temp(model, 2);
-  ops = xc_conform_scan_ops(p, &nodes);
+  ops = xc_conform_scan_ops(p, &nodes, &dt);
   CHECK_STR(ops, "");
   CHECK_EQ_INT(nodes, 0);
+  CHECK_EQ_INT(dt, XC_DTYPE_UNDEFINED);
   free(ops);
   unlink(p);
   free(p);
@@ -67,17 +74,17 @@ static void test_scan(void) {
   static const unsigned char bad_varint[] = {0x08, 0xff, 0xff, 0xff};
   static const unsigned char group[] = {0x0b, 0x00};
   p = write_temp(bad_varint, sizeof bad_varint);
-  ops = xc_conform_scan_ops(p, &nodes);
+  ops = xc_conform_scan_ops(p, &nodes, &dt);
   CHECK(ops == NULL);
   unlink(p);
   free(p);
   p = write_temp(group, sizeof group);
-  ops = xc_conform_scan_ops(p, &nodes);
+  ops = xc_conform_scan_ops(p, &nodes, &dt);
   CHECK(ops == NULL);
   unlink(p);
   free(p);
 
-  CHECK(xc_conform_scan_ops("/nonexistent/model.onnx", &nodes) == NULL);
+  CHECK(xc_conform_scan_ops("/nonexistent/model.onnx", &nodes, &dt) == NULL);
 }
 
 static void test_names(void) {
