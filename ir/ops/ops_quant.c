@@ -1,5 +1,6 @@
 /* Op family 'quant': QuantizeLinear, DequantizeLinear (per-tensor, per-axis
- * and blocked scales) and DynamicQuantizeLinear (ONNX opset 23).
+ * and blocked scales), DynamicQuantizeLinear and QLinearMatMul (ONNX opset
+ * 23).
  *
  * QuantizeLinear divides at the precision of the scale (or of the
  * `precision` attribute), rounds half to even, adds the zero point and
@@ -284,6 +285,133 @@ static xc_status_t eval_dequantize(xc_eval_ctx_t* ctx) {
   return NULL;
 }
 
+/* ---- QLinearMatMul -------------------------------------------------------- */
+
+/* numpy matmul shapes: 1-D operands are promoted (a to [1,K], b to [K,1])
+ * and the promoted axis is dropped from the result; batch dims broadcast. */
+static xc_status_t infer_qlinear_matmul(xc_graph_t* g, xc_node_t* n) {
+  uint32_t q8 = XC_DT(XC_I8) | XC_DT(XC_U8) | DT_F8;
+  XC_RETURN_IF_ERROR(xc_infer_check_input(n, 0, q8));
+  XC_RETURN_IF_ERROR(xc_infer_check_input(n, 1, DT_SCALE));
+  XC_RETURN_IF_ERROR(xc_infer_check_input(n, 3, q8));
+  XC_RETURN_IF_ERROR(xc_infer_check_input(n, 4, DT_SCALE));
+  XC_RETURN_IF_ERROR(xc_infer_check_input(n, 6, DT_SCALE));
+  XC_RETURN_IF_ERROR(xc_infer_check_input(n, 7, q8));
+  if (n->inputs[2]) XC_RETURN_IF_ERROR(xc_ew_check_same_dtype(n, 0, 2));
+  if (n->inputs[5]) XC_RETURN_IF_ERROR(xc_ew_check_same_dtype(n, 3, 5));
+  const xc_value_t* a = n->inputs[0];
+  const xc_value_t* b = n->inputs[3];
+  if (a->rank < 1 || b->rank < 1)
+    return xc_node_error(n, XC_INVALID_ARGUMENT, "matmul operands must have rank >= 1");
+  xc_dim_t ka = a->dims[a->rank - 1];
+  xc_dim_t kb = b->rank == 1 ? b->dims[0] : b->dims[b->rank - 2];
+  if (!ka.sym && !kb.sym && ka.value != kb.value)
+    return xc_node_error(n, XC_INVALID_ARGUMENT, "inner dimensions differ: %lld vs %lld",
+                         (long long)ka.value, (long long)kb.value);
+  int batch_a = a->rank > 2 ? a->rank - 2 : 0, batch_b = b->rank > 2 ? b->rank - 2 : 0;
+  int rank;
+  xc_dim_t dims[XC_MAX_RANK + 2];
+  XC_RETURN_IF_ERROR(xc_infer_broadcast(g, n, batch_a, a->dims, batch_b, b->dims, &rank, dims));
+  if (a->rank >= 2) dims[rank++] = a->dims[a->rank - 2];
+  if (b->rank >= 2) dims[rank++] = b->dims[b->rank - 1];
+  if (rank > XC_MAX_RANK) return xc_node_error(n, XC_UNSUPPORTED, "result rank too large");
+  return xc_value_set_type(g, n->outputs[0], n->inputs[7]->dtype, rank, dims);
+}
+
+/* Scale or zero point of one row (a) or column (b): a scalar / one-element
+ * tensor applies to all, a 1-D tensor of `count` elements is indexed. */
+static xc_status_t check_row_param(const xc_node_t* n, const xc_tensor_t* t, int64_t count,
+                                   const char* what) {
+  if (!t || t->numel == 1) return NULL;
+  if (t->rank == 1 && t->dims[0] == count) return NULL;
+  return xc_node_error(n, XC_INVALID_ARGUMENT, "%s must have 1 or %lld elements, got %lld", what,
+                       (long long)count, (long long)t->numel);
+}
+
+static double param_at(const xc_tensor_t* t, int64_t i) {
+  if (!t) return 0.0;
+  return xc_tensor_get_f64(t, t->numel == 1 ? 0 : i);
+}
+
+static xc_status_t eval_qlinear_matmul(xc_eval_ctx_t* ctx) {
+  const xc_node_t* n = ctx->node;
+  XC_RETURN_IF_ERROR(xc_ew_require_inputs(ctx, 2));
+  if (ctx->num_inputs < 8 || !ctx->inputs[3] || !ctx->inputs[4] || !ctx->inputs[6] ||
+      !ctx->inputs[7])
+    return xc_node_error(n, XC_INVALID_ARGUMENT, "missing input");
+  const xc_tensor_t *a = ctx->inputs[0], *a_scale = ctx->inputs[1], *a_zp = ctx->inputs[2];
+  const xc_tensor_t *b = ctx->inputs[3], *b_scale = ctx->inputs[4], *b_zp = ctx->inputs[5];
+  const xc_tensor_t *y_scale = ctx->inputs[6], *y_zp = ctx->inputs[7];
+  if (a->rank < 1 || b->rank < 1)
+    return xc_node_error(n, XC_INVALID_ARGUMENT, "matmul operands must have rank >= 1");
+  int64_t m = a->rank >= 2 ? a->dims[a->rank - 2] : 1, k = a->dims[a->rank - 1];
+  int64_t kb = b->rank >= 2 ? b->dims[b->rank - 2] : b->dims[0];
+  int64_t cols = b->rank >= 2 ? b->dims[b->rank - 1] : 1;
+  if (k != kb)
+    return xc_node_error(n, XC_INVALID_ARGUMENT, "inner dimensions differ: %lld vs %lld",
+                         (long long)k, (long long)kb);
+  XC_RETURN_IF_ERROR(check_row_param(n, a_scale, m, "a_scale"));
+  XC_RETURN_IF_ERROR(check_row_param(n, a_zp, m, "a_zero_point"));
+  XC_RETURN_IF_ERROR(check_row_param(n, b_scale, cols, "b_scale"));
+  XC_RETURN_IF_ERROR(check_row_param(n, b_zp, cols, "b_zero_point"));
+  if (y_scale->numel != 1 || y_zp->numel != 1)
+    return xc_node_error(n, XC_INVALID_ARGUMENT, "y_scale and y_zero_point must be scalars");
+  /* Batch dims as shape-only tensors for the broadcast iterator. */
+  xc_tensor_t batch_a = {0}, batch_b = {0};
+  batch_a.rank = a->rank > 2 ? a->rank - 2 : 0;
+  batch_b.rank = b->rank > 2 ? b->rank - 2 : 0;
+  for (int d = 0; d < batch_a.rank; d++) batch_a.dims[d] = a->dims[d];
+  for (int d = 0; d < batch_b.rank; d++) batch_b.dims[d] = b->dims[d];
+  int rank;
+  int64_t dims[XC_MAX_RANK + 2];
+  const xc_tensor_t* batches[2] = {&batch_a, &batch_b};
+  XC_RETURN_IF_ERROR(xc_ew_broadcast_shape(n, 2, batches, &rank, dims));
+  int batch_rank = rank;
+  int64_t num_batches = 1;
+  for (int d = 0; d < batch_rank; d++) num_batches *= dims[d];
+  if (a->rank >= 2) dims[rank++] = m;
+  if (b->rank >= 2) dims[rank++] = cols;
+  if (rank > XC_MAX_RANK) return xc_node_error(n, XC_UNSUPPORTED, "result rank too large");
+  XC_RETURN_IF_ERROR(xc_tensor_create(y_zp->dtype, rank, dims, &ctx->outputs[0]));
+  xc_tensor_t* y = ctx->outputs[0];
+  if (y->numel == 0) return NULL;
+  bool is_f8 = (XC_DT(y->dtype) & DT_F8) != 0;
+  double lo = 0, hi = 0;
+  integer_range(y->dtype, &lo, &hi);
+  double ys = xc_tensor_get_f64(y_scale, 0), yz = xc_tensor_get_f64(y_zp, 0);
+  xc_ew_iter_t it;
+  xc_ew_iter_init(&it, batch_rank, dims, 2, batches);
+  int64_t out = 0;
+  for (int64_t bi = 0; bi < num_batches; bi++, xc_ew_iter_next(&it)) {
+    int64_t a_base = it.off[0] * m * k, b_base = it.off[1] * k * cols;
+    for (int64_t r = 0; r < m; r++) {
+      double az = param_at(a_zp, r);
+      for (int64_t c = 0; c < cols; c++, out++) {
+        double bz = param_at(b_zp, c), acc = 0;
+        /* Integer products summed exactly in double (|terms| < 2^16, so
+         * any K below 2^37 stays exact). */
+        for (int64_t i = 0; i < k; i++)
+          acc += (xc_tensor_get_f64(a, a_base + r * k + i) - az) *
+                 (xc_tensor_get_f64(b, b_base + i * cols + c) - bz);
+        /* The combined multiplier is formed in the scales' precision, as
+         * the ONNX reference does. */
+        xc_dtype_t sd = a_scale->dtype;
+        double mult = xc_round_to_dtype(
+            sd, xc_round_to_dtype(sd, param_at(a_scale, r) * param_at(b_scale, c)) / ys);
+        double v = acc * mult + yz;
+        if (is_f8) {
+          xc_ew_store_f8(y, out, v, true);
+        } else {
+          v = xc_ew_round_half_even(v);
+          if (isnan(v)) v = 0;
+          xc_tensor_set_f64(y, out, v < lo ? lo : v > hi ? hi : v);
+        }
+      }
+    }
+  }
+  return NULL;
+}
+
 /* ---- DynamicQuantizeLinear ---------------------------------------------- */
 
 static xc_status_t infer_dynamic_quantize(xc_graph_t* g, xc_node_t* n) {
@@ -348,5 +476,8 @@ const xc_op_def_t xc_ops_quant[] = {
      infer_dequantize, eval_dequantize, "(x - zero_point) * scale, per tensor, axis or block"},
     {"DynamicQuantizeLinear", "", 1, 1, 1, 3, NULL, XC_DT(XC_F32), infer_dynamic_quantize,
      eval_dynamic_quantize, "u8 quantization with scale and zero point computed from x"},
+    {"QLinearMatMul", "", 8, 8, 1, 1, NULL, XC_DT(XC_I8) | XC_DT(XC_U8) | DT_F8,
+     infer_qlinear_matmul, eval_qlinear_matmul,
+     "quantized matmul: requantize((a - a_zp)(b - b_zp) * a_scale * b_scale / y_scale)"},
     {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, NULL, NULL},
 };

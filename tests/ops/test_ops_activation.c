@@ -13,9 +13,9 @@ static void test_relu_family(void) {
   check_tensor_f("leaky default", RUN("LeakyRelu", NULL, 0, TF(XC_F32, 0, NULL, VALS(-100))),
                  XC_F32, 0, NULL, VALS(-1), 1e-6);
   /* ThresholdedRelu alpha=1: x > 1 passes. */
-  check_tensor_f("thresholded", RUN("ThresholdedRelu", NULL, 0,
-                                    TF(XC_F32, 1, DIMS(3), VALS(0.5, 1, 2))),
-                 XC_F32, 1, DIMS(3), VALS(0, 0, 2), 0);
+  check_tensor_f("thresholded",
+                 RUN("ThresholdedRelu", NULL, 0, TF(XC_F32, 1, DIMS(3), VALS(0.5, 1, 2))), XC_F32,
+                 1, DIMS(3), VALS(0, 0, 2), 0);
   RUN_ERR("unsupported dtype", "LeakyRelu", NULL, 0, TI(XC_I32, 0, NULL, IVALS(1)));
   RUN_ERR("unsupported dtype", "Relu", NULL, 0, TI(XC_U8, 0, NULL, IVALS(1)));
   release_all();
@@ -29,11 +29,12 @@ static void test_prelu(void) {
   /* Slope [2,1] per row. */
   check_tensor_f("prelu [2,1]", RUN("PRelu", NULL, 0, x, TF(XC_F32, 2, DIMS(2, 1), VALS(0.5, 2))),
                  XC_F32, 2, DIMS(2, 3), VALS(-0.5, -1, -1.5, 1, 2, 3), 0);
-  check_tensor_f("prelu scalar", RUN("PRelu", NULL, 0, x, TF(XC_F32, 0, NULL, VALS(-1))), XC_F32,
-                 2, DIMS(2, 3), VALS(1, 2, 3, 1, 2, 3), 0);
-  check_tensor_i("prelu i32", RUN("PRelu", NULL, 0, TI(XC_I32, 1, DIMS(2), IVALS(-3, 4)),
-                                  TI(XC_I32, 1, DIMS(1), IVALS(2))),
-                 XC_I32, 1, DIMS(2), IVALS(-6, 4));
+  check_tensor_f("prelu scalar", RUN("PRelu", NULL, 0, x, TF(XC_F32, 0, NULL, VALS(-1))), XC_F32, 2,
+                 DIMS(2, 3), VALS(1, 2, 3, 1, 2, 3), 0);
+  check_tensor_i(
+      "prelu i32",
+      RUN("PRelu", NULL, 0, TI(XC_I32, 1, DIMS(2), IVALS(-3, 4)), TI(XC_I32, 1, DIMS(1), IVALS(2))),
+      XC_I32, 1, DIMS(2), IVALS(-6, 4));
   /* Slope [2] cannot broadcast to [2,3]; slope [2,2,3] would grow X. */
   RUN_ERR("broadcast", "PRelu", NULL, 0, x, TF(XC_F32, 1, DIMS(2), VALS(1, 1)));
   double ones[12] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
@@ -45,8 +46,8 @@ static void test_prelu(void) {
 static void test_exponential_family(void) {
   xc_tensor_t* x = TF(XC_F64, 1, DIMS(2), VALS(-1, 2));
   /* e^-1 - 1 = -0.6321205588285577 */
-  check_tensor_f("elu", RUN("Elu", NULL, 0, x), XC_F64, 1, DIMS(2),
-                 VALS(-0.6321205588285577, 2), 1e-15);
+  check_tensor_f("elu", RUN("Elu", NULL, 0, x), XC_F64, 1, DIMS(2), VALS(-0.6321205588285577, 2),
+                 1e-15);
   /* gamma * alpha * (e^-1 - 1) with the spec's float32 constants. */
   check_tensor_f("selu", RUN("Selu", NULL, 0, x), XC_F64, 1, DIMS(2),
                  VALS(-1.1113307412864784, 2.1014020442962646), 1e-15);
@@ -58,8 +59,8 @@ static void test_exponential_family(void) {
   /* Softplus: ln 2 at 0; no overflow at 100; tiny at -100. */
   check_tensor_f("softplus", RUN("Softplus", NULL, 0, TF(XC_F64, 1, DIMS(3), VALS(0, 100, -100))),
                  XC_F64, 1, DIMS(3), VALS(M_LN2, 100, 3.720075976020836e-44), 1e-50);
-  check_tensor_f("softsign", RUN("Softsign", NULL, 0, TF(XC_F32, 1, DIMS(2), VALS(1, -3))),
-                 XC_F32, 1, DIMS(2), VALS(0.5, -0.75), 0);
+  check_tensor_f("softsign", RUN("Softsign", NULL, 0, TF(XC_F32, 1, DIMS(2), VALS(1, -3))), XC_F32,
+                 1, DIMS(2), VALS(0.5, -0.75), 0);
   /* Mish(1) = tanh(ln(1 + e)) = 0.8650983882673103. */
   check_tensor_f("mish", RUN("Mish", NULL, 0, TF(XC_F64, 1, DIMS(2), VALS(1, 0))), XC_F64, 1,
                  DIMS(2), VALS(0.8650983882673103, 0), 1e-15);
@@ -72,11 +73,12 @@ static void test_exponential_family(void) {
 
 static void test_piecewise(void) {
   check_tensor_f("hard sigmoid",
-                 RUN("HardSigmoid", NULL, 0, TF(XC_F64, 1, DIMS(4), VALS(-3, 0, 1, 3))), XC_F64,
-                 1, DIMS(4), VALS(0, 0.5, 0.7, 1), 1e-15);
+                 RUN("HardSigmoid", NULL, 0, TF(XC_F64, 1, DIMS(4), VALS(-3, 0, 1, 3))), XC_F64, 1,
+                 DIMS(4), VALS(0, 0.5, 0.7, 1), 1e-15);
   test_attr_t hs[] = {TA_F("alpha", 0.5), TA_F("beta", 0.25)};
-  check_tensor_f("hard sigmoid attrs", RUN("HardSigmoid", hs, 2, TF(XC_F64, 1, DIMS(2), VALS(1, -1))),
-                 XC_F64, 1, DIMS(2), VALS(0.75, 0), 1e-15);
+  check_tensor_f("hard sigmoid attrs",
+                 RUN("HardSigmoid", hs, 2, TF(XC_F64, 1, DIMS(2), VALS(1, -1))), XC_F64, 1, DIMS(2),
+                 VALS(0.75, 0), 1e-15);
   check_tensor_f("hard swish",
                  RUN("HardSwish", NULL, 0, TF(XC_F64, 1, DIMS(5), VALS(-4, -1, 0, 1, 4))), XC_F64,
                  1, DIMS(5), VALS(0, -1.0 / 3, 0, 2.0 / 3, 4), 1e-15);
