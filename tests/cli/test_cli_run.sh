@@ -47,6 +47,10 @@ if expect_ok run "$TMP/relu.xir" --input "@$TMP/x.npy" --output-dir "$TMP/o1"; t
   expect_ok compare "$TMP/o1/output_0.npy" "$TMP/relu_ref.npy"
 fi
 
+# Missing parent folders of --output-dir are created.
+expect_ok run "$TMP/relu.xir" --input "@$TMP/x.npy" --output-dir "$TMP/deep/er/out" &&
+  { [ -f "$TMP/deep/er/out/output_0.npy" ] || fail "nested --output-dir not created"; }
+
 # Default output folder is the current one; --input=@FILE form; --trace
 # writes to stderr only.
 mkdir -p "$TMP/cwd"
