@@ -87,7 +87,8 @@ typedef enum xc_conform_verdict {
 typedef struct xc_conform_options {
   const char* target;    /* only "ref" exists so far */
   const char* filter;    /* POSIX extended regex matched against the test name; NULL = all */
-  bool models;           /* real models: add the relative-L2 <= 1e-5 bound for floats */
+  bool models;           /* real models: add the relative-L2 bound of the dtype
+                            (f32/f64 1e-5, f16 2e-3, bf16 1.6e-2) to ONNX's tolerance */
   double timeout_s;      /* per test; <= 0 means 60 s */
   int jobs;              /* tests run concurrently; <= 0 means 1 */
   FILE* progress;        /* per-test lines as they finish (may be NULL) */
