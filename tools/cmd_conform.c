@@ -93,7 +93,8 @@ static int conform_main(int argc, char** argv) {
   int failed = r.failed;
   xc_conform_report_free(&r);
   if (s) return xc_cli_fail(s);
-  return strict && failed > 0 ? XC_EXIT_ERROR : XC_EXIT_OK;
+  if (strict && failed > 0) return xc_cli_errorf("%d test%s failed (--strict)", failed, failed == 1 ? "" : "s");
+  return XC_EXIT_OK;
 }
 
 const xc_cli_command_t xc_cli_conform_command = {
