@@ -22,8 +22,10 @@ if ! command -v clang >/dev/null 2>&1 || ! clang -fsanitize=fuzzer "$probe/p.c" 
 fi
 
 # Libraries get coverage instrumentation too, so the fuzzer sees inside them.
+# Warnings are errors in the gcc builds of make test; clang-only warnings must
+# not stop the fuzzing here.
 CC=clang CFLAGS="-fsanitize=fuzzer-no-link" cmake -S "$SRC" -B "$BUILD" \
-  -DXCOMP_FUZZ=ON -DXCOMP_SANITIZE=ON -DXCOMP_WERROR=ON >/dev/null
+  -DXCOMP_FUZZ=ON -DXCOMP_SANITIZE=ON -DXCOMP_WERROR=OFF >/dev/null
 # Only the harnesses (and the libraries they need).
 targets=()
 for src in "$SRC"/tests/fuzz/fuzz_*.c; do targets+=(--target "$(basename "$src" .c)"); done
