@@ -105,7 +105,7 @@ const xc_cli_command_t xc_cli_conform_command = {
     "DIR is one test folder, a folder of them (onnx-backend-tests/node), or a folder\n"
     "of such folders (the backend-test root with node/, simple/, ...).\n"
     "Each test prints PASS, FAIL (max-abs, max-ULP, which output) or UNSUPPORTED\n"
-    "(what xcomp does not handle); then come per-op totals and the line\n"
+    "(what xcomp does not handle); then come totals per op and dtype and the line\n"
     "'N passed, N failed, N skipped'. A test that crashes or times out is a FAIL.\n"
     "\n"
     "options:\n"
