@@ -137,6 +137,7 @@ static int run_main(int argc, char** argv) {
   }
   if (!model) { rc = xc_cli_usage_error(cmd, "no MODEL given"); goto done; }
   xc_status_t s = xc_cli_check_target(target);
+  if (!s) s = xc_cli_check_file(model);
   if (!s) s = xc_load_model(model, &g);
   if (!s) s = xc_graph_infer(g);
   if (s) { rc = xc_cli_fail(s); goto done; }
@@ -186,7 +187,8 @@ static int run_main(int argc, char** argv) {
   }
   for (int i = 0; i < n && !rc; i++) {
     const char* path = specs[source[i]].path;
-    s = xc_tensor_read_file(path, &inputs[i], NULL);
+    s = xc_cli_check_file(path);
+    if (!s) s = xc_tensor_read_file(path, &inputs[i], NULL);
     if (s) s = xc_status_annotate(s, "input '%s'", g->inputs[i]->name);
     if (!s) s = check_input(g->inputs[i], inputs[i], path, &binds);
     if (s) rc = xc_cli_fail(s);
