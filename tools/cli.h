@@ -46,6 +46,11 @@ bool xc_cli_wants_help(int argc, char** argv);
  * Returns 1 and sets *value (advancing *i past a separate value), 0 when
  * argv[*i] is another option, -1 when the value is missing. */
 int xc_cli_option(int argc, char** argv, int* i, const char* name, const char** value);
+/* Refuses a path that exists but is not a regular file (a FIFO or device
+ * would block the readers forever, a folder is not a model). Missing paths
+ * pass: the reader reports them in its own words. */
+xc_status_t xc_cli_check_file(const char* path);
+
 /* Parses a finite double / a positive int; false on junk. */
 bool xc_cli_parse_double(const char* s, double* out);
 bool xc_cli_parse_int(const char* s, int* out);

@@ -22,7 +22,8 @@ static int dump_main(int argc, char** argv) {
   }
   if (!model) return xc_cli_usage_error(cmd, "no MODEL given");
   xc_graph_t* g = NULL;
-  xc_status_t s = xc_load_model(model, &g);
+  xc_status_t s = xc_cli_check_file(model);
+  if (!s) s = xc_load_model(model, &g);
   if (!s && infer) s = xc_graph_infer(g);
   char* text = NULL;
   if (!s) {
