@@ -1,0 +1,601 @@
+/* Tests of the attention and rotary-embedding rewrites (passes/attention.c,
+ * passes/rotary.c): the rewrite happens on the forms exporters write (node
+ * counts, attributes and inputs of the new node), does not happen where it
+ * would change the result, and the graph computes the same values before
+ * and after (interpreter on fixed inputs). The shared gpt2-tiny and
+ * bert-tiny models get one Attention node per layer and still match their
+ * stored reference outputs. */
+#include <math.h>
+
+#include "test.h"
+#include "xcomp/interp.h"
+#include "xcomp/onnx_testcase.h"
+#include "xcomp/op.h"
+#include "xcomp/passes.h"
+#include "xcomp/xir.h"
+
+static xc_graph_t* parse(const char* text) {
+  xc_graph_t* g = NULL;
+  xc_status_t s = xc_xir_parse(text, strlen(text), "test.xir", NULL, &g);
+  if (!s) s = xc_graph_infer(g);
+  if (s) {
+    fprintf(stderr, "parse: %s\n", xc_status_message(s));
+    xc_status_free(s);
+    xc_graph_destroy(g);
+    return NULL;
+  }
+  return g;
+}
+
+static int count_op(const xc_graph_t* g, const char* op) {
+  int n = 0;
+  for (int i = 0; i < g->num_nodes; i++) n += strcmp(g->nodes[i]->op_type, op) == 0;
+  return n;
+}
+
+static xc_node_t* find_op(const xc_graph_t* g, const char* op) {
+  for (int i = 0; i < g->num_nodes; i++)
+    if (strcmp(g->nodes[i]->op_type, op) == 0) return g->nodes[i];
+  return NULL;
+}
+
+/* Deterministic inputs: floats in [-2, 2]; bools false on every 4th row of
+ * the last two dims starting at row 1 (so some rows are fully masked) and
+ * on every third element; integers i % 4. */
+static void fill_input(xc_tensor_t* t, int which) {
+  int64_t last = t->rank ? t->dims[t->rank - 1] : 1;
+  for (int64_t i = 0; i < t->numel; i++) {
+    if (t->dtype == XC_BOOL) {
+      int64_t row = last ? i / last : 0;
+      xc_tensor_set_f64(t, i, (row % 4 != 1 && i % 3 != 0) ? 1 : 0);
+    } else if (xc_dtype_is_int(t->dtype)) {
+      xc_tensor_set_i64(t, i, i % 4);
+    } else {
+      xc_tensor_set_f64(t, i, 2.0 * sin(0.37 * (double)i + 1.3 * which + 0.1));
+    }
+  }
+}
+
+/* Runs g on the fixed inputs; returns output 0 (caller frees). */
+static xc_tensor_t* run_fixed(const xc_graph_t* g) {
+  xc_tensor_t* ins[8] = {0};
+  int n = g->num_inputs;
+  if (n > 8) return NULL;
+  for (int k = 0; k < n; k++) {
+    const xc_value_t* v = g->inputs[k];
+    int64_t dims[8];
+    for (int d = 0; d < v->rank; d++) dims[d] = v->dims[d].value;
+    if (xc_tensor_create(v->dtype, v->rank, dims, &ins[k])) return NULL;
+    fill_input(ins[k], k);
+  }
+  xc_tensor_t* outs[4] = {0};
+  xc_status_t s = xc_interp_run(g, NULL, n, (const xc_tensor_t* const*)ins, outs);
+  for (int k = 0; k < n; k++) xc_tensor_destroy(ins[k]);
+  if (s) {
+    fprintf(stderr, "run: %s\n", xc_status_message(s));
+    xc_status_free(s);
+    return NULL;
+  }
+  for (int i = 1; i < g->num_outputs; i++) xc_tensor_destroy(outs[i]);
+  return outs[0];
+}
+
+/* Relative L2 distance; NaNs must sit at the same places. */
+static double rel_l2(const xc_tensor_t* a, const xc_tensor_t* b) {
+  if (!a || !b || a->numel != b->numel) return INFINITY;
+  double num = 0, den = 0;
+  for (int64_t i = 0; i < a->numel; i++) {
+    double x = xc_tensor_get_f64(a, i), y = xc_tensor_get_f64(b, i);
+    if (isnan(x) || isnan(y)) {
+      if (!(isnan(x) && isnan(y))) return INFINITY;
+      continue;
+    }
+    num += (x - y) * (x - y);
+    den += y * y;
+  }
+  return den > 0 ? sqrt(num / den) : sqrt(num);
+}
+
+/* Parses, runs, applies the -O2 pipeline, runs again, compares. */
+static xc_graph_t* optimize_and_check(const char* text) {
+  xc_graph_t* g = parse(text);
+  CHECK(g != NULL);
+  if (!g) return NULL;
+  xc_tensor_t* before = run_fixed(g);
+  xc_pass_options_t o;
+  xc_pass_options_init(&o);
+  CHECK_OK(xc_passes_run(g, &o));
+  xc_tensor_t* after = run_fixed(g);
+  CHECK(before != NULL && after != NULL);
+  double err = rel_l2(after, before);
+  if (!(err <= 1e-6)) fprintf(stderr, "relative L2 error %g\n", err);
+  CHECK(err <= 1e-6);
+  xc_tensor_destroy(before);
+  xc_tensor_destroy(after);
+  return g;
+}
+
+#define HEADER "xir 1\ngraph g opset 23 {\n"
+
+/* Checks the single Attention node: scale, is_causal, and which graph
+ * values feed Q, K, V (by name; NULL = not checked) and whether a mask is
+ * passed. */
+static void check_attention(const xc_graph_t* g, double scale, int causal, const char* q,
+                            const char* k, const char* v, bool has_mask) {
+  CHECK_EQ_INT(count_op(g, "Attention"), 1);
+  CHECK_EQ_INT(count_op(g, "Softmax"), 0);
+  CHECK_EQ_INT(count_op(g, "MatMul"), 0);
+  xc_node_t* n = find_op(g, "Attention");
+  if (!n) return;
+  CHECK_NEAR(xc_node_attr_float(n, "scale"), scale, 1e-7 * scale);
+  CHECK_EQ_INT(xc_node_attr_int(n, "is_causal"), causal);
+  if (q) CHECK_STR(n->inputs[0]->name, q);
+  if (k) CHECK_STR(n->inputs[1]->name, k);
+  if (v) CHECK_STR(n->inputs[2]->name, v);
+  CHECK_EQ_INT(n->num_inputs > 3 && n->inputs[3] != NULL, has_mask);
+  CHECK(n->prov.num_origins >= 4);
+}
+
+static void test_plain(void) {
+  const char* text = HEADER
+      "  input q: f32[2, 2, 5, 8]\n"
+      "  input k: f32[2, 2, 6, 8]\n"
+      "  input v: f32[2, 2, 6, 3]\n"
+      "  kt = Transpose(k) {perm: [0, 1, 3, 2]}\n"
+      "  s = MatMul(q, kt)\n"
+      "  p = Softmax(s) {axis: -1}\n"
+      "  y = MatMul(p, v)\n"
+      "  output y\n"
+      "}\n";
+  xc_graph_t* g = optimize_and_check(text);
+  if (!g) return;
+  check_attention(g, 1.0, 0, "q", "k", "v", false);
+  CHECK_EQ_INT(g->num_nodes, 1);
+  CHECK_STR(g->outputs[0]->name, "y");
+  xc_graph_destroy(g);
+}
+
+static void test_scale_div(void) {
+  /* Scores divided by sqrt(8); the default-axis Softmax (opset 13+). */
+  const char* text = HEADER
+      "  input q: f32[1, 4, 6, 8]\n"
+      "  input k: f32[1, 4, 6, 8]\n"
+      "  input v: f32[1, 4, 6, 8]\n"
+      "  const c: f32[] = 2.828427\n"
+      "  kt = Transpose(k) {perm: [0, 1, 3, 2]}\n"
+      "  s = MatMul(q, kt)\n"
+      "  t = Div(s, c)\n"
+      "  p = Softmax(t)\n"
+      "  y = MatMul(p, v)\n"
+      "  output y\n"
+      "}\n";
+  xc_graph_t* g = optimize_and_check(text);
+  if (!g) return;
+  check_attention(g, 1.0 / 2.828427, 0, "q", "k", "v", false);
+  xc_graph_destroy(g);
+}
+
+static void test_scale_on_q_and_k_gpt2_layout(void) {
+  /* gpt2 (torch.export): Q and K each scaled by sqrt(1/sqrt(16)) = 0.5, K^T
+   * as Reshape -> Transpose(0, 2, 1) -> Reshape, and the NaN guard. */
+  const char* text = HEADER
+      "  input q: f32[1, 4, 5, 16]\n"
+      "  input k: f32[1, 4, 5, 16]\n"
+      "  input v: f32[1, 4, 5, 16]\n"
+      "  const half: f32[] = 0.5\n"
+      "  const zero: f32[] = 0.0\n"
+      "  const s1: i64[3] = [-1, 5, 16]\n"
+      "  const s2: i64[4] = [1, 4, 16, 5]\n"
+      "  r1 = Reshape(k, s1)\n"
+      "  t1 = Transpose(r1) {perm: [0, 2, 1]}\n"
+      "  kt = Reshape(t1, s2)\n"
+      "  qs = Mul(q, half)\n"
+      "  ks = Mul(kt, half)\n"
+      "  s = MatMul(qs, ks)\n"
+      "  p = Softmax(s) {axis: -1}\n"
+      "  nan = IsNaN(p)\n"
+      "  pg = Where(nan, zero, p)\n"
+      "  y = MatMul(pg, v)\n"
+      "  output y\n"
+      "}\n";
+  xc_graph_t* g = optimize_and_check(text);
+  if (!g) return;
+  check_attention(g, 0.25, 0, "q", "k", "v", false);
+  CHECK_EQ_INT(count_op(g, "IsNaN"), 0);
+  CHECK_EQ_INT(count_op(g, "Reshape"), 0);
+  xc_graph_destroy(g);
+}
+
+static void test_bert_layout_transpose_of_key(void) {
+  /* K^T = Transpose([B, S, H, D], perm [0, 2, 3, 1]): Attention gets a new
+   * Transpose(perm [0, 2, 1, 3]) of that tensor. */
+  const char* text = HEADER
+      "  input q: f32[2, 3, 6, 4]\n"
+      "  input kr: f32[2, 6, 3, 4]\n"
+      "  input v: f32[2, 3, 6, 4]\n"
+      "  const c: f32[] = 0.7071068\n"
+      "  kt = Transpose(kr) {perm: [0, 2, 3, 1]}\n"
+      "  ks = Mul(c, kt)\n"
+      "  s = MatMul(q, ks)\n"
+      "  p = Softmax(s) {axis: 3}\n"
+      "  y = MatMul(p, v)\n"
+      "  output y\n"
+      "}\n";
+  xc_graph_t* g = optimize_and_check(text);
+  if (!g) return;
+  check_attention(g, 0.7071068, 0, "q", NULL, "v", false);
+  xc_node_t* n = find_op(g, "Attention");
+  xc_node_t* t = n ? n->inputs[1]->producer : NULL;
+  CHECK(t && strcmp(t->op_type, "Transpose") == 0);
+  if (t) {
+    int64_t c;
+    const int64_t* perm = xc_node_attr_ints(t, "perm", &c);
+    CHECK(c == 4 && perm[0] == 0 && perm[1] == 2 && perm[2] == 1 && perm[3] == 3);
+    CHECK_STR(t->inputs[0]->name, "kr");
+  }
+  xc_graph_destroy(g);
+}
+
+static void test_additive_constant_mask(void) {
+  /* A finite bias (ALiBi-like) is passed as attn_mask; not causal. */
+  const char* text = HEADER
+      "  input q: f32[1, 2, 3, 4]\n"
+      "  input k: f32[1, 2, 3, 4]\n"
+      "  input v: f32[1, 2, 3, 4]\n"
+      "  const bias: f32[1, 1, 3, 3] = [0.0, -1.0, -2.0, -1.0, 0.0, -1.0, -2.0, -1.0, 0.0]\n"
+      "  const c: f32[] = 0.5\n"
+      "  kt = Transpose(k) {perm: [0, 1, 3, 2]}\n"
+      "  s = MatMul(q, kt)\n"
+      "  t = Mul(s, c)\n"
+      "  u = Add(bias, t)\n"
+      "  p = Softmax(u) {axis: -1}\n"
+      "  y = MatMul(p, v)\n"
+      "  output y\n"
+      "}\n";
+  xc_graph_t* g = optimize_and_check(text);
+  if (!g) return;
+  check_attention(g, 0.5, 0, "q", "k", "v", true);
+  xc_node_t* n = find_op(g, "Attention");
+  if (n && n->num_inputs > 3) CHECK_STR(n->inputs[3]->name, "bias");
+  xc_graph_destroy(g);
+}
+
+static void test_runtime_bool_mask_with_guard(void) {
+  /* bert's form: Where(mask, 0, -inf) added to the scores, NaN guard after
+   * Softmax. The inputs fully mask rows 1 and 5 of each head: the guarded
+   * subgraph gives zeros there, and so does Attention. */
+  const char* text = HEADER
+      "  input q: f32[2, 2, 8, 4]\n"
+      "  input k: f32[2, 2, 8, 4]\n"
+      "  input v: f32[2, 2, 8, 4]\n"
+      "  input m: bool[2, 1, 8, 8]\n"
+      "  const zero: f32[1] = [0.0]\n"
+      "  const ninf: f32[1] = [-inf]\n"
+      "  const c: f32[] = 0.5\n"
+      "  kt = Transpose(k) {perm: [0, 1, 3, 2]}\n"
+      "  s = MatMul(q, kt)\n"
+      "  t = Mul(s, c)\n"
+      "  bias = Where(m, zero, ninf)\n"
+      "  u = Add(t, bias)\n"
+      "  p = Softmax(u) {axis: -1}\n"
+      "  nan = IsNaN(p)\n"
+      "  pg = Where(nan, zero, p)\n"
+      "  y = MatMul(pg, v)\n"
+      "  output y\n"
+      "}\n";
+  xc_graph_t* g = optimize_and_check(text);
+  if (!g) return;
+  check_attention(g, 0.5, 0, "q", "k", "v", true);
+  xc_node_t* n = find_op(g, "Attention");
+  if (n && n->num_inputs > 3) CHECK_STR(n->inputs[3]->name, "m"); /* the bool mask itself */
+  xc_graph_destroy(g);
+}
+
+static void test_runtime_mask_without_guard_is_kept(void) {
+  /* Without the guard a fully masked row is NaN; Attention would give 0. */
+  const char* text = HEADER
+      "  input q: f32[1, 1, 4, 4]\n"
+      "  input k: f32[1, 1, 4, 4]\n"
+      "  input v: f32[1, 1, 4, 4]\n"
+      "  input m: bool[1, 1, 4, 4]\n"
+      "  const ninf: f32[] = -inf\n"
+      "  kt = Transpose(k) {perm: [0, 1, 3, 2]}\n"
+      "  s = MatMul(q, kt)\n"
+      "  u = Where(m, s, ninf)\n"
+      "  p = Softmax(u) {axis: -1}\n"
+      "  y = MatMul(p, v)\n"
+      "  output y\n"
+      "}\n";
+  xc_graph_t* g = optimize_and_check(text);
+  if (!g) return;
+  CHECK_EQ_INT(count_op(g, "Attention"), 0);
+  CHECK_EQ_INT(count_op(g, "Softmax"), 1);
+  xc_graph_destroy(g);
+}
+
+static void test_causal_trilu(void) {
+  /* mask = tril(ones); scores.masked_fill(mask == 0, -inf). */
+  const char* text = HEADER
+      "  input q: f32[1, 2, 5, 4]\n"
+      "  input k: f32[1, 2, 5, 4]\n"
+      "  input v: f32[1, 2, 5, 4]\n"
+      "  const ones: f32[5, 5] = [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0,"
+      " 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0]\n"
+      "  const zero: f32[] = 0.0\n"
+      "  const ninf: f32[] = -inf\n"
+      "  const c: f32[] = 0.5\n"
+      "  tri = Trilu(ones) {upper: 0}\n"
+      "  off = Equal(tri, zero)\n"
+      "  kt = Transpose(k) {perm: [0, 1, 3, 2]}\n"
+      "  s = MatMul(q, kt)\n"
+      "  t = Mul(s, c)\n"
+      "  u = Where(off, ninf, t)\n"
+      "  p = Softmax(u) {axis: -1}\n"
+      "  y = MatMul(p, v)\n"
+      "  output y\n"
+      "}\n";
+  xc_graph_t* g = optimize_and_check(text);
+  if (!g) return;
+  check_attention(g, 0.5, 1, "q", "k", "v", false);
+  CHECK_EQ_INT(count_op(g, "Trilu"), 0);
+  CHECK_EQ_INT(g->num_nodes, 1);
+  xc_graph_destroy(g);
+}
+
+static void test_causal_additive_finite_min(void) {
+  /* gpt2's constant mask: 0 on and below the diagonal, finfo(f32).min
+   * above; no NaN guard needed since no row is fully masked. */
+  const char* text = HEADER
+      "  input q: f32[1, 1, 3, 4]\n"
+      "  input k: f32[1, 1, 3, 4]\n"
+      "  input v: f32[1, 1, 3, 4]\n"
+      "  const mask: f32[1, 1, 3, 3] = [0.0, -3.4028235e+38, -3.4028235e+38, 0.0, 0.0,"
+      " -3.4028235e+38, 0.0, 0.0, 0.0]\n"
+      "  kt = Transpose(k) {perm: [0, 1, 3, 2]}\n"
+      "  s = MatMul(q, kt)\n"
+      "  u = Add(s, mask)\n"
+      "  p = Softmax(u) {axis: -1}\n"
+      "  y = MatMul(p, v)\n"
+      "  output y\n"
+      "}\n";
+  xc_graph_t* g = optimize_and_check(text);
+  if (!g) return;
+  check_attention(g, 1.0, 1, "q", "k", "v", false);
+  xc_graph_destroy(g);
+}
+
+static void test_non_causal_mask_is_not_causal(void) {
+  /* Sliding window of 2 (j in {i-1, i}): constant bool mask, not causal. */
+  const char* text = HEADER
+      "  input q: f32[1, 1, 4, 4]\n"
+      "  input k: f32[1, 1, 4, 4]\n"
+      "  input v: f32[1, 1, 4, 4]\n"
+      "  const win: bool[4, 4] = [true, false, false, false, true, true, false, false,"
+      " false, true, true, false, false, false, true, true]\n"
+      "  const ninf: f32[] = -inf\n"
+      "  kt = Transpose(k) {perm: [0, 1, 3, 2]}\n"
+      "  s = MatMul(q, kt)\n"
+      "  u = Where(win, s, ninf)\n"
+      "  p = Softmax(u) {axis: -1}\n"
+      "  y = MatMul(p, v)\n"
+      "  output y\n"
+      "}\n";
+  xc_graph_t* g = optimize_and_check(text);
+  if (!g) return;
+  check_attention(g, 1.0, 0, "q", "k", "v", true);
+  xc_node_t* n = find_op(g, "Attention");
+  if (n && n->num_inputs > 3) CHECK_STR(n->inputs[3]->name, "win");
+  xc_graph_destroy(g);
+}
+
+static void test_fully_masked_finite_row_is_kept(void) {
+  /* Row 1 holds only finfo.min: the subgraph gives a uniform row there,
+   * Attention would give zeros. */
+  const char* text = HEADER
+      "  input q: f32[1, 1, 2, 4]\n"
+      "  input k: f32[1, 1, 2, 4]\n"
+      "  input v: f32[1, 1, 2, 4]\n"
+      "  const mask: f32[2, 2] = [0.0, 0.0, -3.4028235e+38, -3.4028235e+38]\n"
+      "  kt = Transpose(k) {perm: [0, 1, 3, 2]}\n"
+      "  s = MatMul(q, kt)\n"
+      "  u = Add(s, mask)\n"
+      "  p = Softmax(u) {axis: -1}\n"
+      "  y = MatMul(p, v)\n"
+      "  output y\n"
+      "}\n";
+  xc_graph_t* g = optimize_and_check(text);
+  if (!g) return;
+  CHECK_EQ_INT(count_op(g, "Attention"), 0);
+  xc_graph_destroy(g);
+}
+
+static void test_gqa_expand(void) {
+  /* HF repeat_kv: [B, 2, S, D] -> Unsqueeze(2) -> Expand [B, 2, 2, S, D]
+   * -> Reshape [B, 4, S, D]; Attention takes the 2-head K and V. */
+  const char* text = HEADER
+      "  input q: f32[1, 4, 3, 4]\n"
+      "  input k: f32[1, 2, 3, 4]\n"
+      "  input v: f32[1, 2, 3, 4]\n"
+      "  const ax: i64[1] = [2]\n"
+      "  const big: i64[5] = [1, 2, 2, 3, 4]\n"
+      "  const flat: i64[4] = [1, 4, 3, 4]\n"
+      "  const c: f32[] = 0.5\n"
+      "  ku = Unsqueeze(k, ax)\n"
+      "  ke = Expand(ku, big)\n"
+      "  kr = Reshape(ke, flat)\n"
+      "  vu = Unsqueeze(v, ax)\n"
+      "  ve = Expand(vu, big)\n"
+      "  vr = Reshape(ve, flat)\n"
+      "  kt = Transpose(kr) {perm: [0, 1, 3, 2]}\n"
+      "  s = MatMul(q, kt)\n"
+      "  t = Mul(s, c)\n"
+      "  p = Softmax(t) {axis: -1}\n"
+      "  y = MatMul(p, vr)\n"
+      "  output y\n"
+      "}\n";
+  xc_graph_t* g = optimize_and_check(text);
+  if (!g) return;
+  check_attention(g, 0.5, 0, "q", "k", "v", false);
+  CHECK_EQ_INT(count_op(g, "Expand"), 0);
+  CHECK_EQ_INT(g->num_nodes, 1);
+  xc_graph_destroy(g);
+}
+
+static void test_mqa_broadcast(void) {
+  /* One K/V head shared by all query heads through MatMul broadcasting. */
+  const char* text = HEADER
+      "  input q: f32[2, 3, 4, 4]\n"
+      "  input k: f32[2, 1, 5, 4]\n"
+      "  input v: f32[2, 1, 5, 2]\n"
+      "  kt = Transpose(k) {perm: [0, 1, 3, 2]}\n"
+      "  s = MatMul(q, kt)\n"
+      "  p = Softmax(s) {axis: -1}\n"
+      "  y = MatMul(p, v)\n"
+      "  output y\n"
+      "}\n";
+  xc_graph_t* g = optimize_and_check(text);
+  if (!g) return;
+  check_attention(g, 1.0, 0, "q", "k", "v", false);
+  xc_graph_destroy(g);
+}
+
+static void test_softmax_other_axis_is_kept(void) {
+  const char* text = HEADER
+      "  input q: f32[1, 2, 4, 4]\n"
+      "  input k: f32[1, 2, 4, 4]\n"
+      "  input v: f32[1, 2, 4, 4]\n"
+      "  kt = Transpose(k) {perm: [0, 1, 3, 2]}\n"
+      "  s = MatMul(q, kt)\n"
+      "  p = Softmax(s) {axis: 2}\n"
+      "  y = MatMul(p, v)\n"
+      "  output y\n"
+      "}\n";
+  xc_graph_t* g = optimize_and_check(text);
+  if (!g) return;
+  CHECK_EQ_INT(count_op(g, "Attention"), 0);
+  CHECK_EQ_INT(count_op(g, "Softmax"), 1);
+  xc_graph_destroy(g);
+}
+
+static void test_scale_not_constant_is_kept(void) {
+  const char* text = HEADER
+      "  input q: f32[1, 2, 4, 4]\n"
+      "  input k: f32[1, 2, 4, 4]\n"
+      "  input v: f32[1, 2, 4, 4]\n"
+      "  input c: f32[1]\n"
+      "  kt = Transpose(k) {perm: [0, 1, 3, 2]}\n"
+      "  s = MatMul(q, kt)\n"
+      "  t = Mul(s, c)\n"
+      "  p = Softmax(t) {axis: -1}\n"
+      "  y = MatMul(p, v)\n"
+      "  output y\n"
+      "}\n";
+  xc_graph_t* g = optimize_and_check(text);
+  if (!g) return;
+  CHECK_EQ_INT(count_op(g, "Attention"), 0);
+  xc_graph_destroy(g);
+}
+
+static void test_scores_used_elsewhere_is_kept(void) {
+  /* The scaled scores are also a graph output: fusing would compute them
+   * twice. Likewise the probabilities feeding a second consumer. */
+  const char* text = HEADER
+      "  input q: f32[1, 2, 4, 4]\n"
+      "  input k: f32[1, 2, 4, 4]\n"
+      "  input v: f32[1, 2, 4, 4]\n"
+      "  const c: f32[] = 0.5\n"
+      "  kt = Transpose(k) {perm: [0, 1, 3, 2]}\n"
+      "  s = MatMul(q, kt)\n"
+      "  t = Mul(s, c)\n"
+      "  p = Softmax(t) {axis: -1}\n"
+      "  y = MatMul(p, v)\n"
+      "  output y\n"
+      "  output t\n"
+      "}\n";
+  xc_graph_t* g = optimize_and_check(text);
+  if (g) {
+    CHECK_EQ_INT(count_op(g, "Attention"), 0);
+    xc_graph_destroy(g);
+  }
+  const char* text2 = HEADER
+      "  input q: f32[1, 2, 4, 4]\n"
+      "  input k: f32[1, 2, 4, 4]\n"
+      "  input v: f32[1, 2, 4, 4]\n"
+      "  kt = Transpose(k) {perm: [0, 1, 3, 2]}\n"
+      "  s = MatMul(q, kt)\n"
+      "  p = Softmax(s) {axis: -1}\n"
+      "  y = MatMul(p, v)\n"
+      "  z = Add(y, s)\n"
+      "  output z\n"
+      "}\n";
+  g = optimize_and_check(text2);
+  if (g) {
+    CHECK_EQ_INT(count_op(g, "Attention"), 0);
+    xc_graph_destroy(g);
+  }
+}
+
+/* ---- shared exported models ---------------------------------------------- */
+
+static void check_model(const char* name) {
+  const char* shared = getenv("XCOMP_SHARED");
+  char dir[1024];
+  snprintf(dir, sizeof dir, "%s/models/%s", shared && *shared ? shared : "../shared", name);
+  char path[1100];
+  snprintf(path, sizeof path, "%s/model.onnx", dir);
+  FILE* f = fopen(path, "rb");
+  if (!f) {
+    fprintf(stderr, "skipping %s: %s not found\n", name, path);
+    return;
+  }
+  fclose(f);
+  xc_onnx_testcase_t* tc = NULL;
+  CHECK_OK(xc_onnx_testcase_load(dir, &tc));
+  if (!tc) return;
+  CHECK_OK(xc_graph_infer(tc->graph));
+  CHECK(tc->num_sets >= 1);
+  CHECK_EQ_INT(count_op(tc->graph, "Attention"), 0);
+  xc_pass_options_t o;
+  xc_pass_options_init(&o);
+  CHECK_OK(xc_passes_run(tc->graph, &o));
+  CHECK_EQ_INT(count_op(tc->graph, "Attention"), 2);
+  CHECK_EQ_INT(count_op(tc->graph, "Softmax"), 0);
+  for (int s = 0; s < tc->num_sets; s++) {
+    xc_onnx_test_data_t* d = &tc->sets[s];
+    xc_tensor_t* outs[8] = {0};
+    if (d->num_outputs > 8) continue;
+    xc_status_t st = xc_interp_run(tc->graph, NULL, d->num_inputs,
+                                   (const xc_tensor_t* const*)d->inputs, outs);
+    CHECK_OK(st);
+    if (st) continue;
+    for (int k = 0; k < d->num_outputs; k++) {
+      double err = rel_l2(outs[k], d->expected[k]);
+      if (!(err <= 1e-5)) fprintf(stderr, "%s output %d: relative L2 error %g\n", name, k, err);
+      CHECK(err <= 1e-5);
+      xc_tensor_destroy(outs[k]);
+    }
+  }
+  xc_onnx_testcase_destroy(tc);
+}
+
+int main(void) {
+  test_plain();
+  test_scale_div();
+  test_scale_on_q_and_k_gpt2_layout();
+  test_bert_layout_transpose_of_key();
+  test_additive_constant_mask();
+  test_runtime_bool_mask_with_guard();
+  test_runtime_mask_without_guard_is_kept();
+  test_causal_trilu();
+  test_causal_additive_finite_min();
+  test_non_causal_mask_is_not_causal();
+  test_fully_masked_finite_row_is_kept();
+  test_gqa_expand();
+  test_mqa_broadcast();
+  test_softmax_other_axis_is_kept();
+  test_scale_not_constant_is_kept();
+  test_scores_used_elsewhere_is_kept();
+  check_model("gpt2-tiny");
+  check_model("bert-tiny");
+  return xc_test_summary("test_patterns_attention");
+}
