@@ -535,6 +535,184 @@ static void test_scores_used_elsewhere_is_kept(void) {
   }
 }
 
+
+/* ---- rotary embedding ---------------------------------------------------- */
+
+/* "  const NAME: f32[SHAPE] = [...]\n" holding a cos or sin table of `rows`
+ * positions and width d: angle(p, j) = p * 10000^(-2f/d) where f is j's
+ * frequency index: j mod d/2 (rotate-half), j/2 (interleaved), or j itself
+ * (not a rotary table). Caller frees. */
+enum { TABLE_HALVES, TABLE_PAIRS, TABLE_DISTINCT };
+
+static char* table_text(const char* name, const char* shape, int rows, int d, bool sine,
+                        int layout) {
+  size_t cap = 64 + (size_t)rows * (size_t)d * 24;
+  char* buf = malloc(cap);
+  if (!buf) return NULL;
+  size_t len = (size_t)snprintf(buf, cap, "  const %s: f32[%s] = [", name, shape);
+  for (int p = 0; p < rows; p++)
+    for (int j = 0; j < d; j++) {
+      int f = layout == TABLE_HALVES ? j % (d / 2) : layout == TABLE_PAIRS ? j / 2 : j;
+      double angle = p * pow(10000.0, -2.0 * f / d);
+      len += (size_t)snprintf(buf + len, cap - len, "%s%.9g", p || j ? ", " : "",
+                              sine ? sin(angle) : cos(angle));
+    }
+  snprintf(buf + len, cap - len, "]\n");
+  return buf;
+}
+
+static xc_graph_t* rotary_graph(const char* head, const char* tables_fmt_a, const char* tables_b,
+                                const char* body) {
+  size_t n = strlen(head) + strlen(tables_fmt_a) + strlen(tables_b) + strlen(body) + 64;
+  char* text = malloc(n);
+  if (!text) return NULL;
+  snprintf(text, n, "%s%s%s%s}\n", head, tables_fmt_a, tables_b, body);
+  xc_graph_t* g = optimize_and_check(text);
+  free(text);
+  return g;
+}
+
+static void test_rotary_rotate_half_gather(void) {
+  /* HF Llama: cos = cache[position_ids].unsqueeze(1); rotate_half by Slice. */
+  char* cc = table_text("cc", "6, 8", 6, 8, false, TABLE_HALVES);
+  char* cs = table_text("cs", "6, 8", 6, 8, true, TABLE_HALVES);
+  if (!cc || !cs) return;
+  xc_graph_t* g = rotary_graph(HEADER
+                               "  input x: f32[2, 2, 4, 8]\n"
+                               "  input pos: i64[2, 4]\n",
+                               cc, cs,
+                               "  const one: i64[1] = [1]\n"
+                               "  const z: i64[1] = [0]\n"
+                               "  const h: i64[1] = [4]\n"
+                               "  const e: i64[1] = [9223372036854775807]\n"
+                               "  const last: i64[1] = [-1]\n"
+                               "  gc = Gather(cc, pos) {axis: 0}\n"
+                               "  c = Unsqueeze(gc, one)\n"
+                               "  gs = Gather(cs, pos) {axis: 0}\n"
+                               "  s = Unsqueeze(gs, one)\n"
+                               "  x1 = Slice(x, z, h, last)\n"
+                               "  x2 = Slice(x, h, e, last)\n"
+                               "  n2 = Neg(x2)\n"
+                               "  rot = Concat(n2, x1) {axis: -1}\n"
+                               "  a = Mul(x, c)\n"
+                               "  b = Mul(rot, s)\n"
+                               "  y = Add(a, b)\n"
+                               "  output y\n");
+  free(cc);
+  free(cs);
+  if (!g) return;
+  CHECK_EQ_INT(count_op(g, "RotaryEmbedding"), 1);
+  CHECK_EQ_INT(g->num_nodes, 1);
+  xc_node_t* n = find_op(g, "RotaryEmbedding");
+  if (n) {
+    CHECK_EQ_INT(xc_node_attr_int(n, "interleaved"), 0);
+    CHECK_STR(n->inputs[0]->name, "x");
+    CHECK_STR(n->inputs[3]->name, "pos");
+    /* Half-width caches: [6, 4], row 2 = cos(2 * 10000^(-2j/8)). */
+    const xc_tensor_t* t = n->inputs[1]->constant;
+    CHECK(t && t->rank == 2 && t->dims[0] == 6 && t->dims[1] == 4);
+    if (t) CHECK_NEAR(xc_tensor_get_f64(t, 2 * 4 + 1), cos(2 * pow(10000.0, -0.25)), 1e-6);
+  }
+  xc_graph_destroy(g);
+}
+
+static void test_rotary_split_constant_tables(void) {
+  /* Constant [S, D] tables, halves from Split, operands in other orders. */
+  char* cc = table_text("c", "4, 8", 4, 8, false, TABLE_HALVES);
+  char* cs = table_text("s", "1, 1, 4, 8", 4, 8, true, TABLE_HALVES);
+  if (!cc || !cs) return;
+  xc_graph_t* g = rotary_graph(HEADER "  input x: f32[3, 2, 4, 8]\n", cc, cs,
+                               "  x1, x2 = Split(x) {axis: 3, num_outputs: 2}\n"
+                               "  n2 = Neg(x2)\n"
+                               "  rot = Concat(n2, x1) {axis: 3}\n"
+                               "  a = Mul(c, x)\n"
+                               "  b = Mul(s, rot)\n"
+                               "  y = Add(b, a)\n"
+                               "  output y\n");
+  free(cc);
+  free(cs);
+  if (!g) return;
+  CHECK_EQ_INT(count_op(g, "RotaryEmbedding"), 1);
+  CHECK_EQ_INT(count_op(g, "Split"), 0);
+  xc_node_t* n = find_op(g, "RotaryEmbedding");
+  if (n) {
+    const xc_tensor_t* p = n->inputs[3]->constant;
+    CHECK(p && p->numel == 12 && xc_tensor_get_i64(p, 7) == 3 && xc_tensor_get_i64(p, 8) == 0);
+  }
+  xc_graph_destroy(g);
+}
+
+static void test_rotary_interleaved(void) {
+  char* cc = table_text("c", "1, 1, 4, 8", 4, 8, false, TABLE_PAIRS);
+  char* cs = table_text("s", "1, 1, 4, 8", 4, 8, true, TABLE_PAIRS);
+  if (!cc || !cs) return;
+  xc_graph_t* g = rotary_graph(HEADER "  input x: f32[1, 2, 4, 8]\n", cc, cs,
+                               "  const z: i64[1] = [0]\n"
+                               "  const o: i64[1] = [1]\n"
+                               "  const e: i64[1] = [8]\n"
+                               "  const last: i64[1] = [-1]\n"
+                               "  const two: i64[1] = [2]\n"
+                               "  const shape: i64[4] = [1, 2, 4, 8]\n"
+                               "  xe = Slice(x, z, e, last, two)\n"
+                               "  xo = Slice(x, o, e, last, two)\n"
+                               "  no = Neg(xo)\n"
+                               "  u1 = Unsqueeze(no, last)\n"
+                               "  u2 = Unsqueeze(xe, last)\n"
+                               "  cat = Concat(u1, u2) {axis: -1}\n"
+                               "  rot = Reshape(cat, shape)\n"
+                               "  a = Mul(x, c)\n"
+                               "  b = Mul(rot, s)\n"
+                               "  y = Add(a, b)\n"
+                               "  output y\n");
+  free(cc);
+  free(cs);
+  if (!g) return;
+  CHECK_EQ_INT(count_op(g, "RotaryEmbedding"), 1);
+  CHECK_EQ_INT(g->num_nodes, 1);
+  xc_node_t* n = find_op(g, "RotaryEmbedding");
+  if (n) CHECK_EQ_INT(xc_node_attr_int(n, "interleaved"), 1);
+  xc_graph_destroy(g);
+}
+
+static void test_rotary_not_matching(void) {
+  /* Tables without repeated halves, and the rotation with the wrong sign,
+   * are other computations: nothing is rewritten. */
+  const char* body =
+      "  x1, x2 = Split(x) {axis: -1, num_outputs: 2}\n"
+      "  n2 = Neg(x2)\n"
+      "  rot = Concat(n2, x1) {axis: -1}\n"
+      "  a = Mul(x, c)\n"
+      "  b = Mul(rot, s)\n"
+      "  y = Add(a, b)\n"
+      "  output y\n";
+  char* cc = table_text("c", "4, 8", 4, 8, false, TABLE_DISTINCT);
+  char* cs = table_text("s", "4, 8", 4, 8, true, TABLE_DISTINCT);
+  char* hc = table_text("c", "4, 8", 4, 8, false, TABLE_HALVES);
+  char* hs = table_text("s", "4, 8", 4, 8, true, TABLE_HALVES);
+  if (!cc || !cs || !hc || !hs) return;
+  xc_graph_t* g = rotary_graph(HEADER "  input x: f32[1, 2, 4, 8]\n", cc, cs, body);
+  if (g) {
+    CHECK_EQ_INT(count_op(g, "RotaryEmbedding"), 0);
+    xc_graph_destroy(g);
+  }
+  g = rotary_graph(HEADER "  input x: f32[1, 2, 4, 8]\n", hc, hs,
+                   "  x1, x2 = Split(x) {axis: -1, num_outputs: 2}\n"
+                   "  n1 = Neg(x1)\n"
+                   "  rot = Concat(x2, n1) {axis: -1}\n"
+                   "  a = Mul(x, c)\n"
+                   "  b = Mul(rot, s)\n"
+                   "  y = Add(a, b)\n"
+                   "  output y\n");
+  if (g) {
+    CHECK_EQ_INT(count_op(g, "RotaryEmbedding"), 0);
+    xc_graph_destroy(g);
+  }
+  free(cc);
+  free(cs);
+  free(hc);
+  free(hs);
+}
+
 /* ---- shared exported models ---------------------------------------------- */
 
 static void check_model(const char* name) {
@@ -595,6 +773,10 @@ int main(void) {
   test_softmax_other_axis_is_kept();
   test_scale_not_constant_is_kept();
   test_scores_used_elsewhere_is_kept();
+  test_rotary_rotate_half_gather();
+  test_rotary_split_constant_tables();
+  test_rotary_interleaved();
+  test_rotary_not_matching();
   check_model("gpt2-tiny");
   check_model("bert-tiny");
   return xc_test_summary("test_patterns_attention");
