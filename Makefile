@@ -45,8 +45,15 @@ fuzz: test-deps
 conformance: build
 	tools/conformance.sh $(BUILD)/xcomp $(SHARED) $(BUILD) $(JOBS)
 
-test: test-deps unit asan fuzz conformance
-	@echo "make test: all steps passed"
+# Every step runs even when an earlier one fails, so one run shows everything.
+test: test-deps
+	@fail=""; \
+	$(MAKE) --no-print-directory unit || fail="$$fail unit"; \
+	$(MAKE) --no-print-directory asan || fail="$$fail asan"; \
+	$(MAKE) --no-print-directory fuzz || fail="$$fail fuzz"; \
+	$(MAKE) --no-print-directory conformance || fail="$$fail conformance"; \
+	if [ -n "$$fail" ]; then echo "make test: FAILED:$$fail"; exit 1; fi; \
+	echo "make test: all steps passed"
 
 docs: build
 	$(BUILD)/xcomp ops --markdown > docs/ops.md

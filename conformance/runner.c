@@ -179,7 +179,7 @@ static void resolve_ops(case_list_t* l, bool models) {
   for (int i = 0; i < l->n; i++) {
     int nodes = 0;
     char* path = join_path(l->v[i].dir, "model.onnx");
-    char* ops = path ? xc_conform_scan_ops(path, &nodes) : NULL;
+    char* ops = path ? xc_conform_scan_ops(path, &nodes, &l->v[i].dtype) : NULL;
     free(path);
     l->v[i].op = main_op(&l->v[i], ops, nodes);
     if (lists) lists[i] = ops;
@@ -463,15 +463,23 @@ void xc_conform_report_free(xc_conform_report_t* r) {
 
 typedef struct {
   const char* op;
+  xc_dtype_t dtype;
   int pass, fail, skip;
   const char* why_skip; /* detail of the first unsupported case */
 } op_total_t;
 
 static int op_total_cmp(const void* a, const void* b) {
-  return strcmp(((const op_total_t*)a)->op, ((const op_total_t*)b)->op);
+  const op_total_t* x = a;
+  const op_total_t* y = b;
+  int c = strcmp(x->op, y->op);
+  return c ? c : (int)x->dtype - (int)y->dtype;
 }
 
-/* Per-op totals, sorted by op; caller frees the array. */
+static const char* dtype_label(xc_dtype_t t) {
+  return t == XC_DTYPE_UNDEFINED ? "?" : xc_dtype_name(t);
+}
+
+/* Totals per (op, dtype), sorted; caller frees the array. */
 static op_total_t* op_totals(const xc_conform_report_t* r, int* out_n) {
   op_total_t* t = calloc((size_t)r->num_cases + 1, sizeof *t);
   int n = 0;
@@ -483,8 +491,11 @@ static op_total_t* op_totals(const xc_conform_report_t* r, int* out_n) {
     const xc_conform_case_t* c = &r->cases[i];
     const char* op = c->op ? c->op : "?";
     int k = 0;
-    while (k < n && strcmp(t[k].op, op) != 0) k++;
-    if (k == n) t[n++].op = op;
+    while (k < n && (strcmp(t[k].op, op) != 0 || t[k].dtype != c->dtype)) k++;
+    if (k == n) {
+      t[n].op = op;
+      t[n++].dtype = c->dtype;
+    }
     switch (c->verdict) {
       case XC_CONFORM_PASS: t[k].pass++; break;
       case XC_CONFORM_FAIL: t[k].fail++; break;
@@ -505,9 +516,10 @@ void xc_conform_print_report(const xc_conform_report_t* r, bool include_cases, F
   int n = 0;
   op_total_t* t = op_totals(r, &n);
   if (n > 0) {
-    fprintf(f, "\n%-32s %7s %7s %7s\n", "op", "passed", "failed", "skipped");
+    fprintf(f, "\n%-32s %-8s %7s %7s %7s\n", "op", "dtype", "passed", "failed", "skipped");
     for (int i = 0; i < n; i++)
-      fprintf(f, "%-32s %7d %7d %7d\n", t[i].op, t[i].pass, t[i].fail, t[i].skip);
+      fprintf(f, "%-32s %-8s %7d %7d %7d\n", t[i].op, dtype_label(t[i].dtype), t[i].pass,
+              t[i].fail, t[i].skip);
     fputc('\n', f);
   }
   free(t);
@@ -537,17 +549,19 @@ void xc_conform_print_markdown(const xc_conform_report_t* r, const char* command
           "atol 1e-7, dtype and shape exact, integers and bool exact, NaN positions equal; see "
           "docs/cli.md). *Skipped* means xcomp reported the test unsupported (unknown op, "
           "dtype or attribute); a crash or timeout counts as failed. The op of a test is the "
-          "op of its single node, or the op its name is about.\n\n");
+          "op of its single node, or the op its name is about; its dtype is that of the model's "
+          "first input.\n\n");
   fprintf(f, "**%d passed, %d failed, %d skipped** (%d tests)\n\n", r->passed, r->failed,
           r->skipped, r->num_cases);
   int n = 0;
   op_total_t* t = op_totals(r, &n);
-  fprintf(f, "| op | passed | failed | skipped | first reason skipped |\n");
-  fprintf(f, "| --- | ---: | ---: | ---: | --- |\n");
+  fprintf(f, "| op | dtype | passed | failed | skipped | first reason skipped |\n");
+  fprintf(f, "| --- | --- | ---: | ---: | ---: | --- |\n");
   for (int i = 0; i < n; i++) {
     fprintf(f, "| ");
     md_cell(f, t[i].op, 80);
-    fprintf(f, " | %d | %d | %d | ", t[i].pass, t[i].fail, t[i].skip);
+    fprintf(f, " | %s | %d | %d | %d | ", dtype_label(t[i].dtype), t[i].pass, t[i].fail,
+            t[i].skip);
     md_cell(f, t[i].why_skip, 100);
     fprintf(f, " |\n");
   }

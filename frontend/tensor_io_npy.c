@@ -5,7 +5,8 @@
  * Big-endian descrs ('>f4'...) are read and byte-swapped. numpy has no
  * bfloat16: xcomp writes bf16 as the 2-byte void type '<V2' (numpy loads it
  * as raw bytes; `.view(ml_dtypes.bfloat16)` recovers the values) and reads
- * '<V2'/'|V2' back as bf16. fp8 tensors have no unambiguous numpy spelling
+ * '<V2'/'|V2' back as bf16. That is also what np.save writes for an
+ * ml_dtypes.bfloat16 array. fp8 tensors have no unambiguous numpy spelling
  * and are refused; use .pb for them. fortran_order True is read by
  * transposing into row-major order. */
 #include <errno.h>

@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 
@@ -94,4 +95,12 @@ bool xc_cli_parse_int(const char* s, int* out) {
   if (!*s || *end || errno || v < 1 || v > 1000000) return false;
   *out = (int)v;
   return true;
+}
+
+xc_status_t xc_cli_check_file(const char* path) {
+  struct stat st;
+  if (stat(path, &st) != 0) return NULL;
+  if (!S_ISREG(st.st_mode))
+    return xc_error(XC_INVALID_ARGUMENT, "'%s' is not a regular file", path);
+  return NULL;
 }

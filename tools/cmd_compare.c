@@ -43,7 +43,9 @@ static int compare_main(int argc, char** argv) {
   if (nfiles != 2) return xc_cli_usage_error(cmd, "expected two tensor files");
   xc_tensor_t* a = NULL;
   xc_tensor_t* e = NULL;
-  xc_status_t s = xc_tensor_read_file(files[0], &a, NULL);
+  xc_status_t s = xc_cli_check_file(files[0]);
+  if (!s) s = xc_cli_check_file(files[1]);
+  if (!s) s = xc_tensor_read_file(files[0], &a, NULL);
   if (!s) s = xc_tensor_read_file(files[1], &e, NULL);
   xc_compare_result_t r;
   if (!s) s = xc_compare_tensors(a, e, &tol, &r);

@@ -93,7 +93,8 @@ static int conform_main(int argc, char** argv) {
   int failed = r.failed;
   xc_conform_report_free(&r);
   if (s) return xc_cli_fail(s);
-  return strict && failed > 0 ? XC_EXIT_ERROR : XC_EXIT_OK;
+  if (strict && failed > 0) return xc_cli_errorf("%d test%s failed (--strict)", failed, failed == 1 ? "" : "s");
+  return XC_EXIT_OK;
 }
 
 const xc_cli_command_t xc_cli_conform_command = {
@@ -104,14 +105,14 @@ const xc_cli_command_t xc_cli_conform_command = {
     "DIR is one test folder, a folder of them (onnx-backend-tests/node), or a folder\n"
     "of such folders (the backend-test root with node/, simple/, ...).\n"
     "Each test prints PASS, FAIL (max-abs, max-ULP, which output) or UNSUPPORTED\n"
-    "(what xcomp does not handle); then come per-op totals and the line\n"
+    "(what xcomp does not handle); then come totals per op and dtype and the line\n"
     "'N passed, N failed, N skipped'. A test that crashes or times out is a FAIL.\n"
     "\n"
     "options:\n"
     "  --target T        target to check (default: ref)\n"
     "  --onnx-tests DIR  ONNX backend tests: rtol 1e-3, atol 1e-7, exact dtype and shape\n"
-    "  --models DIR      exported models: per-dtype rule (f32: rel-L2 <= 1e-5 and\n"
-    "                    rtol 1e-3 / atol 1e-5; f16: rel-L2 <= 2e-3; bf16: <= 1.6e-2)\n"
+    "  --models DIR      exported models: the same, plus relative L2 error <= 1e-5\n"
+    "                    (f32, f64; f16: 2e-3; bf16: 1.6e-2)\n"
     "  --filter REGEX    only tests whose name (path below DIR) matches (POSIX ERE)\n"
     "  --report FILE     also write the full report to FILE\n"
     "  --markdown FILE   write the per-op table as Markdown (docs/conformance.md)\n"

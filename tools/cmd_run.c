@@ -65,14 +65,25 @@ static xc_status_t check_input(const xc_value_t* v, const xc_tensor_t* t, const 
   return NULL;
 }
 
+/* mkdir -p: creates dir and any missing parents. */
 static xc_status_t make_dir(const char* dir) {
-  struct stat st;
-  if (stat(dir, &st) == 0) {
-    if (!S_ISDIR(st.st_mode)) return xc_error(XC_INVALID_ARGUMENT, "--output-dir %s: not a folder", dir);
-    return NULL;
+  char path[4096];
+  size_t n = strlen(dir);
+  if (n == 0 || n >= sizeof path) return xc_error(XC_INVALID_ARGUMENT, "--output-dir: bad path");
+  memcpy(path, dir, n + 1);
+  for (size_t i = 1; i <= n; i++) {
+    if (path[i] != '/' && path[i] != '\0') continue;
+    char saved = path[i];
+    path[i] = '\0';
+    struct stat st;
+    if (stat(path, &st) == 0) {
+      if (!S_ISDIR(st.st_mode))
+        return xc_error(XC_INVALID_ARGUMENT, "--output-dir %s: %s is not a folder", dir, path);
+    } else if (mkdir(path, 0777) != 0 && errno != EEXIST) {
+      return xc_error(XC_IO, "--output-dir %s: cannot create %s: %s", dir, path, strerror(errno));
+    }
+    path[i] = saved;
   }
-  if (mkdir(dir, 0777) != 0 && errno != EEXIST)
-    return xc_error(XC_IO, "--output-dir %s: %s", dir, strerror(errno));
   return NULL;
 }
 
@@ -95,10 +106,16 @@ static int run_main(int argc, char** argv) {
     rc = xc_cli_fail(xc_error_oom());
     goto done;
   }
+  /* The reference target runs the graph as written unless asked to optimize:
+   * it is the oracle other targets are compared with. */
+  xc_cli_pass_args_t pa;
+  xc_cli_pass_args_init(&pa, 0);
   for (int i = 1; i < argc; i++) {
     const char* v = NULL;
     int m;
-    if ((m = xc_cli_option(argc, argv, &i, "--target", &v)) != 0) {
+    if ((m = xc_cli_pass_option(cmd, argc, argv, &i, &pa)) != 0) {
+      if (m < 0) { rc = XC_EXIT_USAGE; goto done; }
+    } else if ((m = xc_cli_option(argc, argv, &i, "--target", &v)) != 0) {
       if (m < 0) { rc = xc_cli_usage_error(cmd, "--target needs a value"); goto done; }
       target = v;
     } else if ((m = xc_cli_option(argc, argv, &i, "--input", &v)) != 0) {
@@ -126,8 +143,10 @@ static int run_main(int argc, char** argv) {
   }
   if (!model) { rc = xc_cli_usage_error(cmd, "no MODEL given"); goto done; }
   xc_status_t s = xc_cli_check_target(target);
+  if (!s) s = xc_cli_check_file(model);
   if (!s) s = xc_load_model(model, &g);
   if (!s) s = xc_graph_infer(g);
+  if (!s) s = xc_passes_run(g, &pa.options);
   if (s) { rc = xc_cli_fail(s); goto done; }
 
   /* Named inputs bind by name; positional ones fill the rest in order. */
@@ -175,7 +194,8 @@ static int run_main(int argc, char** argv) {
   }
   for (int i = 0; i < n && !rc; i++) {
     const char* path = specs[source[i]].path;
-    s = xc_tensor_read_file(path, &inputs[i], NULL);
+    s = xc_cli_check_file(path);
+    if (!s) s = xc_tensor_read_file(path, &inputs[i], NULL);
     if (s) s = xc_status_annotate(s, "input '%s'", g->inputs[i]->name);
     if (!s) s = check_input(g->inputs[i], inputs[i], path, &binds);
     if (s) rc = xc_cli_fail(s);
@@ -217,15 +237,18 @@ done:
 const xc_cli_command_t xc_cli_run_command = {
     "run", run_main,
     "xcomp run MODEL [--target T] [--input NAME=@FILE | --input @FILE]... "
-    "[--output-dir DIR] [--trace]",
+    "[--output-dir DIR] [--trace] [-O<n>] [pass options]",
     "Run a model (.xir or .onnx) on input tensors and write its outputs.",
     "options:\n"
     "  --target T          where to run it (default: ref, the reference interpreter;\n"
     "                      'xcomp targets' lists the available targets)\n"
     "  --input NAME=@FILE  bind graph input NAME to the tensor in FILE (.npy or .pb)\n"
     "  --input @FILE       bind the next unbound graph input, in graph-input order\n"
-    "  --output-dir DIR    write DIR/output_<i>.npy for output i (default: .)\n"
+    "  --output-dir DIR    write DIR/output_<i>.npy for output i (default: .; created\n"
+    "                      with its parents if missing)\n"
     "  --trace             print each node to stderr as it runs\n"
+    "pass options (default -O0: the interpreter runs the graph as written):\n"
+    XC_CLI_PASS_HELP
     "\n"
     "Prints one line per output: index, name, dtype and shape, file written.\n"
     "Every graph input must be bound exactly once, with the graph's dtype and shape.\n"};

@@ -18,12 +18,22 @@ show() {
 
 ran=0
 if [ -d "$SHARED/models" ]; then
-  for m in mlp cnn; do
-    d="$SHARED/models/$m"
-    [ -f "$d/model.onnx" ] || continue
+  for d in "$SHARED"/models/*/; do
+    d="${d%/}"
+    m="$(basename "$d")"
+    data="$d/test_data_set_0"
+    [ -f "$d/model.onnx" ] && [ -f "$data/input_0.pb" ] || continue
     echo "== $m ($d)"
-    show run "$d/model.onnx" --input "@$d/test_data_set_0/input_0.pb" --output-dir "$OUT/$m"
-    show compare "$OUT/$m/output_0.npy" "$d/test_data_set_0/output_0.pb" --rtol 1e-3 --atol 1e-5 --rel-l2 1e-5
+    args=()
+    for ((k = 0; ; k++)); do
+      [ -f "$data/input_$k.pb" ] || break
+      args+=(--input "@$data/input_$k.pb")
+    done
+    show run "$d/model.onnx" "${args[@]}" --output-dir "$OUT/$m"
+    for ((k = 0; ; k++)); do
+      [ -f "$data/output_$k.pb" ] || break
+      show compare "$OUT/$m/output_$k.npy" "$data/output_$k.pb" --rtol 1e-3 --atol 1e-5 --rel-l2 1e-5
+    done
     ran=$((ran + 1))
   done
 fi

@@ -22,9 +22,14 @@ if ! command -v clang >/dev/null 2>&1 || ! clang -fsanitize=fuzzer "$probe/p.c" 
 fi
 
 # Libraries get coverage instrumentation too, so the fuzzer sees inside them.
+# Warnings are errors in the gcc builds of make test; clang-only warnings must
+# not stop the fuzzing here.
 CC=clang CFLAGS="-fsanitize=fuzzer-no-link" cmake -S "$SRC" -B "$BUILD" \
-  -DXCOMP_FUZZ=ON -DXCOMP_SANITIZE=ON -DXCOMP_WERROR=ON >/dev/null
-cmake --build "$BUILD" -j"$JOBS"
+  -DXCOMP_FUZZ=ON -DXCOMP_SANITIZE=ON -DXCOMP_WERROR=OFF >/dev/null
+# Only the harnesses (and the libraries they need).
+targets=()
+for src in "$SRC"/tests/fuzz/fuzz_*.c; do targets+=(--target "$(basename "$src" .c)"); done
+cmake --build "$BUILD" -j"$JOBS" "${targets[@]}"
 
 status=0
 for src in "$SRC"/tests/fuzz/fuzz_*.c; do
@@ -32,8 +37,12 @@ for src in "$SRC"/tests/fuzz/fuzz_*.c; do
   bin="$BUILD/$name"
   corpus="$BUILD/corpus/$name"
   mkdir -p "$corpus"
+  # Seeds: tests/fuzz/corpus/<name or name without fuzz_>, tests/bad-input/<same>.
   seeds=()
-  [ -d "$SRC/tests/fuzz/corpus/$name" ] && seeds+=("$SRC/tests/fuzz/corpus/$name")
+  short="${name#fuzz_}"
+  for d in "$SRC/tests/fuzz/corpus/$name" "$SRC/tests/fuzz/corpus/$short" "$SRC/tests/bad-input/$short"; do
+    [ -d "$d" ] && seeds+=("$d")
+  done
   echo "fuzz: $name for ${SECONDS_EACH}s"
   if ! ASAN_OPTIONS="detect_leaks=1" "$bin" -max_total_time="$SECONDS_EACH" -timeout=10 \
       -rss_limit_mb=2048 -print_final_stats=0 "$corpus" "${seeds[@]}" \

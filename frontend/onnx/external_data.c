@@ -143,7 +143,8 @@ static xc_status_t map_file(xc_onnx_extdata_t* x, const char* loc, const char* w
       *out = &x->files[i];
       return NULL;
     }
-  int fd = open(real, O_RDONLY | O_CLOEXEC);
+  /* Non-blocking: a FIFO planted in the folder must not hang the import. */
+  int fd = open(real, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     xc_status_t s = xc_error(XC_IO, "%s: cannot open external data file '%s': %s", what,
                              loc, strerror(errno));

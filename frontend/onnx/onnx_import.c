@@ -6,9 +6,14 @@
  * topological), then build nodes: resolve input names, convert attributes,
  * upgrade older op versions (onnx_legacy.c), check the op is known. Finally
  * mark outputs, toposort, resolve ops and verify. */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "onnx_internal.h"
 #include "xcomp/onnx.h"
@@ -132,13 +137,14 @@ static xc_status_t value_info_type(xc_onnx_importer_t* im, const Onnx__ValueInfo
   if (!tp || tp->value_case == ONNX__TYPE_PROTO__VALUE__NOT_SET)
     return xc_error(XC_INVALID_ARGUMENT, "%s: %s '%s' has no type", im->what, kind, name);
   if (tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE)
-    return xc_error(XC_UNSUPPORTED, "%s: %s '%s' has a %s type (only tensors are supported)",
+    return xc_error(XC_UNSUPPORTED,
+                    "%s: %s '%s' has non-tensor type '%s' (only tensors are supported)",
                     im->what, kind, name, type_case_name(tp->value_case));
   const Onnx__TypeProto__Tensor* tt = tp->tensor_type;
   *dt = xc_dtype_from_onnx(tt->elem_type);
   if (*dt == XC_DTYPE_UNDEFINED)
-    return xc_error(XC_UNSUPPORTED, "%s: %s '%s' has unsupported element type %d", im->what,
-                    kind, name, (int)tt->elem_type);
+    return xc_error(XC_UNSUPPORTED, "%s: %s '%s' has unsupported element type %d (%s)",
+                    im->what, kind, name, (int)tt->elem_type, xc_onnx_type_name(tt->elem_type));
   if (!tt->shape)
     return xc_error(XC_UNSUPPORTED, "%s: %s '%s' has no shape (unknown rank)", im->what, kind,
                     name);
@@ -197,7 +203,8 @@ static xc_status_t convert_attr(xc_onnx_importer_t* im, xc_node_t* n,
     case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT:
       return xc_node_set_int(g, n, an, a->i);
     case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING: {
-      char* s = xc_arena_strndup(g->arena, (const char*)a->s.data, a->s.len);
+      char* s = xc_arena_strndup(g->arena, a->s.data ? (const char*)a->s.data : "",
+                                 a->s.data ? a->s.len : 0);
       if (!s) return xc_error_oom();
       return xc_node_set_string(g, n, an, s);
     }
@@ -220,7 +227,9 @@ static xc_status_t convert_attr(xc_onnx_importer_t* im, xc_node_t* n,
       const char** v = xc_arena_alloc(g->arena, sizeof(char*) * (a->n_strings + 1));
       if (!v) return xc_error_oom();
       for (size_t i = 0; i < a->n_strings; i++) {
-        v[i] = xc_arena_strndup(g->arena, (const char*)a->strings[i].data, a->strings[i].len);
+        const ProtobufCBinaryData* b = &a->strings[i];
+        v[i] = xc_arena_strndup(g->arena, b->data ? (const char*)b->data : "",
+                                b->data ? b->len : 0);
         if (!v[i]) return xc_error_oom();
       }
       return xc_node_set_strings(g, n, an, (int64_t)a->n_strings, v);
@@ -329,7 +338,7 @@ static xc_status_t import_graph(xc_onnx_importer_t* im) {
                         ? gp->sparse_initializer[0]->values->name
                         : "?");
   for (size_t i = 0; i < gp->n_initializer; i++) {
-    const Onnx__TensorProto* tp = gp->initializer[i];
+    Onnx__TensorProto* tp = gp->initializer[i];
     if (!tp->name || !*tp->name)
       return xc_error(XC_INVALID_ARGUMENT, "%s: initializer %zu has no name", im->what, i);
     if (xc_graph_find_value(g, tp->name))
@@ -382,6 +391,11 @@ static xc_status_t import_graph(xc_onnx_importer_t* im) {
     if (!v)
       return xc_error(XC_INVALID_ARGUMENT, "%s: graph output '%s' is never defined", im->what,
                       vi->name ? vi->name : "");
+    if (vi->type && vi->type->value_case != ONNX__TYPE_PROTO__VALUE__NOT_SET &&
+        vi->type->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE)
+      return xc_error(XC_UNSUPPORTED,
+                      "%s: graph output '%s' has non-tensor type '%s' (only tensors are "
+                      "supported)", im->what, vi->name, type_case_name(vi->type->value_case));
     XC_RETURN_IF_ERROR(xc_graph_add_output(g, v));
   }
   if (gp->n_output == 0)
@@ -475,20 +489,42 @@ xc_status_t xc_onnx_import_buffer(const void* data, size_t size, const char* wha
 xc_status_t xc_onnx_import_file_ex(const char* path, const xc_onnx_import_options_t* opts,
                                    xc_graph_t** out) {
   *out = NULL;
-  uint8_t* data;
-  size_t size;
-  XC_RETURN_IF_ERROR(xc_read_whole_file(path, &data, &size));
-  char* dir = strdup(path);
-  if (!dir) {
-    free(data);
-    return xc_error_oom();
+  /* Mapped, not read: protobuf-c copies what it keeps, and the page cache
+   * then holds the only other copy of the file. Pipes and the like are
+   * read into memory instead. */
+  const uint8_t* data = NULL;
+  uint8_t* owned = NULL;
+  size_t size = 0;
+  void* map = NULL;
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0)
+    return xc_error(errno == ENOENT ? XC_NOT_FOUND : XC_IO, "%s: %s", path, strerror(errno));
+  struct stat st;
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+    size = (size_t)st.st_size;
+    map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (map == MAP_FAILED) map = NULL;
+    data = map;
   }
-  char* slash = strrchr(dir, '/');
-  if (slash) slash == dir ? (void)(slash[1] = 0) : (void)(*slash = 0);
-  else strcpy(dir, ".");
-  xc_status_t s = xc_onnx_import_buffer_ex(data, size, path, dir, opts, out);
+  close(fd);
+  if (!map) {
+    XC_RETURN_IF_ERROR(xc_read_whole_file(path, &owned, &size));
+    data = owned;
+  }
+  char* dir = strdup(path);
+  xc_status_t s = NULL;
+  if (!dir) {
+    s = xc_error_oom();
+  } else {
+    char* slash = strrchr(dir, '/');
+    if (!slash) strcpy(dir, ".");
+    else if (slash == dir) dir[1] = 0; /* model in "/" */
+    else *slash = 0;
+    s = xc_onnx_import_buffer_ex(data, size, path, dir, opts, out);
+  }
   free(dir);
-  free(data);
+  if (map) munmap(map, size);
+  free(owned);
   return s;
 }
 

@@ -28,9 +28,14 @@ xc_status_t xc_onnx_extdata_give_to_graph(xc_onnx_extdata_t* x, xc_graph_t* g);
 
 /* Converts a TensorProto into a tensor. `what` names it in errors (e.g.
  * "initializer 'w'"). ext may be NULL (external data is then an error).
- * The tensor may point into a mapping owned by ext (owns_data false). */
-xc_status_t xc_onnx_tensor_from_proto(const Onnx__TensorProto* tp, const char* what,
+ * The tensor may point into a mapping owned by ext (owns_data false).
+ * raw_data is moved into the tensor, not copied: tp loses it (tp must come
+ * from protobuf-c unpacking with the default allocator). */
+xc_status_t xc_onnx_tensor_from_proto(Onnx__TensorProto* tp, const char* what,
                                       xc_onnx_extdata_t* ext, xc_tensor_t** out);
+
+/* "FLOAT", "INT4", ... for a TensorProto.DataType value; "unknown" if none. */
+const char* xc_onnx_type_name(int32_t t);
 
 /* Fills a TensorProto (raw_data, pointing at t's data: no copy) from t. */
 xc_status_t xc_onnx_tensor_to_proto(const xc_tensor_t* t, const char* name,

@@ -5,14 +5,15 @@
  *    initializers wired to that input: axes of Squeeze/Unsqueeze/ReduceSum
  *    (< 13) and the other Reduce* (< 18), Split's split (< 13), TopK's k,
  *    Slice's starts/ends/axes, Pad's pads/value, Clip's min/max (< 11), DFT's
- *    axis (< 20);
+ *    axis (< 20), Reshape's shape (Reshape-1);
  *  - Split without a split input gets num_outputs = its output count (18);
  *  - Softmax/LogSoftmax/Hardmax < 13 coerce the input to 2-D at `axis`
  *    (default 1): unless that axis is provably the last one, the node becomes
  *    Shape + Flatten + op(axis=1) + Reshape;
  *  - Dropout loses ratio/is_test, BatchNormalization loses spatial,
  *    consumed_inputs and is_test (inference needs none of them);
- *  - Resize: empty constant roi/scales inputs become omitted inputs;
+ *  - Resize: empty constant roi/scales inputs become omitted inputs (Resize-11
+ *    required them); its tf_half_pixel_for_nn mode (dropped in 13) is refused;
  *  - Scatter (deprecated alias) becomes ScatterElements;
  *  - GroupNormalization < 21 (per-group scale) is refused: its scale and bias
  *    cannot be widened to per-channel without knowing the channel count. */
@@ -59,6 +60,7 @@ static const attr_rule_t attr_rules[] = {
     {"Clip", "max", 2, AS_FLOAT_LIKE_X},
     {"TopK", "k", 1, AS_INT_1},
     {"DFT", "axis", 2, AS_INT_SCALAR},
+    {"Reshape", "shape", 1, AS_INTS},
 };
 
 static xc_status_t attr_to_input(xc_onnx_importer_t* im, xc_node_t* n, const attr_rule_t* r) {
@@ -183,6 +185,12 @@ xc_status_t xc_onnx_upgrade_node(xc_onnx_importer_t* im, xc_node_t* n) {
     xc_onnx_node_remove_attr(n, "consumed_inputs");
     xc_onnx_node_remove_attr(n, "is_test");
   } else if (strcmp(op, "Resize") == 0) {
+    const xc_attr_t* ctm = xc_node_find_attr(n, "coordinate_transformation_mode");
+    if (ctm && ctm->kind == XC_ATTR_STRING && strcmp(ctm->s, "tf_half_pixel_for_nn") == 0)
+      return xc_error(XC_UNSUPPORTED,
+                      "%s: coordinate_transformation_mode 'tf_half_pixel_for_nn' (Resize-11) "
+                      "has no equivalent in later opsets and is not supported",
+                      xc_node_describe(n, where, sizeof where));
     if (n->num_inputs > 1 && is_empty_constant(n->inputs[1])) n->inputs[1] = NULL;
     if (n->num_inputs > 2 && is_empty_constant(n->inputs[2])) n->inputs[2] = NULL;
     if (n->num_inputs > 3 && is_empty_constant(n->inputs[3])) n->inputs[3] = NULL;

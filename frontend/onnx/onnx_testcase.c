@@ -12,7 +12,9 @@
 static char* path_join(const char* a, const char* b) {
   size_t n = strlen(a) + strlen(b) + 2;
   char* p = malloc(n);
-  if (p) snprintf(p, n, "%s/%s", a, b);
+  size_t la = strlen(a);
+  bool slash = la > 0 && a[la - 1] == '/';
+  if (p) snprintf(p, n, "%s%s%s", a, slash ? "" : "/", b);
   return p;
 }
 

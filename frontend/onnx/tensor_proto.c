@@ -17,7 +17,7 @@
 #error "tensor files are read in place: little-endian hosts only"
 #endif
 
-static const char* onnx_type_name(int32_t t) {
+const char* xc_onnx_type_name(int32_t t) {
   static const char* names[] = {
       "UNDEFINED", "FLOAT", "UINT8", "INT8", "UINT16", "INT16", "INT32", "INT64",
       "STRING", "BOOL", "FLOAT16", "DOUBLE", "UINT32", "UINT64", "COMPLEX64",
@@ -51,7 +51,7 @@ static xc_status_t count_mismatch(const char* what, const char* field, size_t go
                   field, got, (long long)want);
 }
 
-xc_status_t xc_onnx_tensor_from_proto(const Onnx__TensorProto* tp, const char* what,
+xc_status_t xc_onnx_tensor_from_proto(Onnx__TensorProto* tp, const char* what,
                                       xc_onnx_extdata_t* ext, xc_tensor_t** out) {
   *out = NULL;
   if (!tp->has_data_type || tp->data_type == 0)
@@ -59,7 +59,7 @@ xc_status_t xc_onnx_tensor_from_proto(const Onnx__TensorProto* tp, const char* w
   xc_dtype_t dt = xc_dtype_from_onnx(tp->data_type);
   if (dt == XC_DTYPE_UNDEFINED)
     return xc_error(XC_UNSUPPORTED, "%s: unsupported data type %d (%s)", what,
-                    (int)tp->data_type, onnx_type_name(tp->data_type));
+                    (int)tp->data_type, xc_onnx_type_name(tp->data_type));
   if (tp->n_dims > XC_MAX_RANK)
     return xc_error(XC_UNSUPPORTED, "%s: rank %zu exceeds the maximum %d", what, tp->n_dims,
                     XC_MAX_RANK);
@@ -68,7 +68,9 @@ xc_status_t xc_onnx_tensor_from_proto(const Onnx__TensorProto* tp, const char* w
   xc_status_t s = xc_shape_numel(rank, tp->dims, dt, &numel);
   if (s) return xc_status_annotate(s, "%s", what);
   if (tp->segment)
-    return xc_error(XC_UNSUPPORTED, "%s: segmented tensors are not supported", what);
+    return xc_error(XC_UNSUPPORTED,
+                    "%s: segmented tensors are not supported (or this is a sequence, map or "
+                    "optional value, which xcomp does not support)", what);
   size_t esize = xc_dtype_size(dt);
   int64_t nbytes = numel * (int64_t)esize; /* checked by xc_shape_numel */
 
@@ -95,8 +97,14 @@ xc_status_t xc_onnx_tensor_from_proto(const Onnx__TensorProto* tp, const char* w
       return xc_error(XC_INVALID_ARGUMENT,
                       "%s: raw_data holds %zu bytes; %lld %s elements need %lld", what,
                       tp->raw_data.len, (long long)numel, xc_dtype_name(dt), (long long)nbytes);
-    XC_RETURN_IF_ERROR(xc_tensor_create(dt, rank, tp->dims, out));
-    if (nbytes) memcpy((*out)->data, tp->raw_data.data, (size_t)nbytes);
+    if (nbytes == 0) return xc_tensor_create(dt, rank, tp->dims, out);
+    /* Take over protobuf-c's malloc'd copy of the bytes (malloc alignment
+     * suits every dtype): no second copy of large weights. */
+    XC_RETURN_IF_ERROR(xc_tensor_wrap(dt, rank, tp->dims, tp->raw_data.data, out));
+    (*out)->owns_data = true;
+    tp->raw_data.data = NULL;
+    tp->raw_data.len = 0;
+    tp->has_raw_data = 0;
     if (dt == XC_BOOL) {
       uint8_t* b = (*out)->data;
       for (int64_t i = 0; i < numel; i++) b[i] = b[i] != 0;

@@ -87,7 +87,8 @@ typedef enum xc_conform_verdict {
 typedef struct xc_conform_options {
   const char* target;    /* only "ref" exists so far */
   const char* filter;    /* POSIX extended regex matched against the test name; NULL = all */
-  bool models;           /* real models: add the relative-L2 <= 1e-5 bound for floats */
+  bool models;           /* real models: add the relative-L2 bound of the dtype
+                            (f32/f64 1e-5, f16 2e-3, bf16 1.6e-2) to ONNX's tolerance */
   double timeout_s;      /* per test; <= 0 means 60 s */
   int jobs;              /* tests run concurrently; <= 0 means 1 */
   FILE* progress;        /* per-test lines as they finish (may be NULL) */
@@ -99,6 +100,7 @@ typedef struct xc_conform_case {
   char* name;             /* path relative to the root, e.g. "node/test_abs" */
   char* dir;              /* full path of the test folder */
   char* op;               /* the test's main op, e.g. "Abs" ("?" if unknown) */
+  xc_dtype_t dtype;       /* dtype of its first input (UNDEFINED if unknown) */
   xc_conform_verdict_t verdict;
   char* detail;           /* one line: why it failed or is unsupported */
   double seconds;
@@ -124,8 +126,8 @@ void xc_conform_report_free(xc_conform_report_t* r);
 xc_conform_verdict_t xc_conform_run_case(const char* dir, const xc_conform_options_t* opt,
                                          char** out_detail);
 
-/* Writes the per-test lines (when include_cases), per-op totals and the
- * closing line "N passed, N failed, N skipped". */
+/* Writes the per-test lines (when include_cases), totals per op and dtype,
+ * and the closing line "N passed, N failed, N skipped". */
 void xc_conform_print_report(const xc_conform_report_t* r, bool include_cases, FILE* f);
 /* Writes the per-op table as Markdown (docs/conformance.md). `command` is the
  * command line that regenerates it, quoted in the header. */
@@ -135,9 +137,11 @@ const char* xc_conform_verdict_name(xc_conform_verdict_t v);
 
 /* The op types of an ONNX model file, read straight from the protobuf wire
  * format (works even when the importer rejects the model). Returns a malloc'd
- * space-separated list of distinct op types in order of first use, and the
- * node count; NULL if the file cannot be read or parsed. */
-char* xc_conform_scan_ops(const char* model_path, int* out_num_nodes);
+ * space-separated list of distinct op types in order of first use, the node
+ * count, and the dtype of the first graph input (else of the first output;
+ * XC_DTYPE_UNDEFINED when unknown); NULL if the file cannot be read or
+ * parsed. */
+char* xc_conform_scan_ops(const char* model_path, int* out_num_nodes, xc_dtype_t* out_dtype);
 
 #ifdef __cplusplus
 }

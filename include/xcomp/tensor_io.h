@@ -1,6 +1,12 @@
 /* xcomp tensor files: numpy .npy and ONNX TensorProto .pb, read and written
  * defensively (bad headers, truncated bodies and size mismatches are clear
- * errors naming the file). */
+ * errors naming the file).
+ *
+ * .npy: format 1.0/2.0/3.0; big-endian descrs are byte-swapped and
+ * fortran_order files transposed on reading. numpy has no bfloat16: bf16 is
+ * written as the 2-byte void type '<V2' and '<V2'/'|V2' reads back as bf16.
+ * fp8 has no numpy spelling and is refused (use .pb).
+ * .pb: raw_data or any typed field on reading; raw_data on writing. */
 #ifndef XCOMP_TENSOR_IO_H
 #define XCOMP_TENSOR_IO_H
 

@@ -7,7 +7,9 @@
  * padded with "masked"); causal masking aligned to the end of the KV cache
  * (query i sees key j iff j <= i + past_len); past_key/past_value
  * concatenated into present_key/present_value; softcap; the four
- * qk_matmul_output modes. Rows whose keys are all masked produce zeros.
+ * qk_matmul_output modes; nonpad_kv_seqlen (opset 24: keys past each
+ * batch's valid length are masked and causal masking aligns to them). Rows
+ * whose keys are all masked produce zeros.
  * softmax_precision is accepted and ignored: everything is computed in
  * double. */
 #include <math.h>
@@ -49,8 +51,9 @@ static xc_status_t static_eq(const xc_node_t* n, xc_dim_t a, xc_dim_t b, const c
 static xc_status_t head_size_of(xc_graph_t* g, const xc_node_t* n, xc_dim_t hidden, int64_t heads,
                                 const char* what, xc_dim_t* out) {
   if (!hidden.sym && hidden.value % heads)
-    return xc_node_error(n, XC_INVALID_ARGUMENT, "%s hidden size %lld is not divisible by %lld heads",
-                         what, (long long)hidden.value, (long long)heads);
+    return xc_node_error(n, XC_INVALID_ARGUMENT,
+                         "%s hidden size %lld is not divisible by %lld heads", what,
+                         (long long)hidden.value, (long long)heads);
   *out = xc_dim_floordiv(g, hidden, xc_dim_const(heads));
   return NULL;
 }
@@ -109,6 +112,17 @@ xc_status_t xc_attention_infer(xc_graph_t* g, xc_node_t* n) {
     return xc_node_error(n, XC_INVALID_ARGUMENT,
                          "q_num_heads %lld is not a multiple of kv_num_heads %lld",
                          (long long)hq.value, (long long)hkv.value);
+  const xc_value_t* nonpad = opt_input(n, 6);
+  if (nonpad) {
+    XC_RETURN_IF_ERROR(xc_infer_check_input(n, 6, XC_DT(XC_I64) | XC_DT(XC_I32)));
+    if (pk)
+      return xc_node_error(n, XC_INVALID_ARGUMENT,
+                           "nonpad_kv_seqlen cannot be combined with past_key");
+    if (nonpad->rank != 1)
+      return xc_node_error(n, XC_INVALID_ARGUMENT, "nonpad_kv_seqlen must be 1-D [batch]");
+    XC_RETURN_IF_ERROR(
+        static_eq(n, nonpad->dims[0], b, "nonpad_kv_seqlen length differs from batch"));
+  }
   xc_dim_t total = skv;
   if ((pk != NULL) != (pv != NULL))
     return xc_node_error(n, XC_INVALID_ARGUMENT, "past_key and past_value must come together");
@@ -229,7 +243,8 @@ static xc_status_t attention_geometry(const xc_eval_ctx_t* ctx, attn_geom_t* gm)
 static double kv_at(const attn_geom_t* gm, const xc_tensor_t* past, const xc_tensor_t* cur,
                     int64_t size, int64_t bi, int64_t h, int64_t t, int64_t i) {
   if (t < gm->past) return xc_tensor_get_f64(past, ((bi * gm->hkv + h) * gm->past + t) * size + i);
-  return xc_tensor_get_f64(cur, qkv_offset(gm->is3d, gm->hkv, gm->skv, size, bi, h, t - gm->past, i));
+  return xc_tensor_get_f64(cur,
+                           qkv_offset(gm->is3d, gm->hkv, gm->skv, size, bi, h, t - gm->past, i));
 }
 
 /* Additive bias of the mask at (b, h, i, j): 0, -inf, or the float value. */
@@ -251,15 +266,19 @@ xc_status_t xc_attention_eval(xc_eval_ctx_t* ctx) {
   const xc_tensor_t* mask = ctx->num_inputs > 3 ? ctx->inputs[3] : NULL;
   const xc_tensor_t* pk = ctx->num_inputs > 4 ? ctx->inputs[4] : NULL;
   const xc_tensor_t* pv = ctx->num_inputs > 5 ? ctx->inputs[5] : NULL;
+  const xc_tensor_t* nonpad = ctx->num_inputs > 6 ? ctx->inputs[6] : NULL;
   attn_geom_t gm;
   XC_RETURN_IF_ERROR(attention_geometry(ctx, &gm));
+  if (nonpad && (pk || nonpad->rank != 1 || nonpad->dims[0] != gm.b))
+    return xc_node_error(n, XC_INVALID_ARGUMENT,
+                         "nonpad_kv_seqlen must be [batch] and cannot be combined with past_key");
   int64_t mode = xc_node_attr_int(n, "qk_matmul_output_mode");
   if (mode < 0 || mode > 3)
     return xc_node_error(n, XC_INVALID_ARGUMENT, "qk_matmul_output_mode must be 0..3");
   bool causal = xc_node_attr_int(n, "is_causal") != 0;
   double softcap = xc_node_attr_float(n, "softcap");
-  double scale = xc_node_has_attr(n, "scale") ? xc_node_attr_float(n, "scale")
-                                              : 1.0 / sqrt((double)gm.d);
+  double scale =
+      xc_node_has_attr(n, "scale") ? xc_node_attr_float(n, "scale") : 1.0 / sqrt((double)gm.d);
   /* Mask strides against [b, hq, sq, total] (last dim read as-is). */
   int64_t ms[4] = {0, 0, 0, 0};
   if (mask) {
@@ -276,8 +295,8 @@ xc_status_t xc_attention_eval(xc_eval_ctx_t* ctx) {
         ms[a] = 1;
       } else if (md != 1 && md != target[a]) {
         return xc_node_error(n, XC_INVALID_ARGUMENT,
-                             "attn_mask dim %d (%lld) does not broadcast to %lld", i,
-                             (long long)md, (long long)target[a]);
+                             "attn_mask dim %d (%lld) does not broadcast to %lld", i, (long long)md,
+                             (long long)target[a]);
       } else {
         ms[a] = md == 1 ? 0 : st[i];
       }
@@ -326,12 +345,17 @@ xc_status_t xc_attention_eval(xc_eval_ctx_t* ctx) {
   for (int64_t bi = 0; bi < gm.b; bi++)
     for (int64_t h = 0; h < gm.hq; h++) {
       int64_t hk = h / group;
+      /* Keys at or past valid_len are padding; causal alignment is to the
+       * end of the valid keys. */
+      int64_t valid_len = nonpad ? xc_tensor_get_i64(nonpad, bi) : gm.total;
+      int64_t offset = nonpad ? valid_len - gm.sq : gm.past;
       for (int64_t i = 0; i < gm.sq; i++) {
         bool any = false;
         for (int64_t j = 0; j < gm.total; j++) {
           double bj = 0;
           if (mask) bj += mask_bias(mask, ms, bi, h, i, j);
-          if (causal && j > i + gm.past) bj = -INFINITY;
+          if (causal && j > i + offset) bj = -INFINITY;
+          if (j >= valid_len) bj = -INFINITY;
           if (bj != -INFINITY) any = true;
           double s = 0;
           for (int64_t c = 0; c < gm.d; c++)
@@ -386,7 +410,8 @@ xc_status_t xc_rotary_infer(xc_graph_t* g, xc_node_t* n) {
   int64_t heads = xc_node_attr_int(n, "num_heads");
   if (x->rank == 3 && heads < 1)
     return xc_node_error(n, XC_INVALID_ARGUMENT, "3-D input needs num_heads");
-  xc_dim_t head_size = x->rank == 4 ? x->dims[3] : xc_dim_floordiv(g, x->dims[2], xc_dim_const(heads));
+  xc_dim_t head_size =
+      x->rank == 4 ? x->dims[3] : xc_dim_floordiv(g, x->dims[2], xc_dim_const(heads));
   if (x->rank == 3 && !x->dims[2].sym && x->dims[2].value % heads)
     return xc_node_error(n, XC_INVALID_ARGUMENT, "hidden size is not divisible by num_heads");
   int64_t rd = xc_node_attr_int(n, "rotary_embedding_dim");

@@ -1,23 +1,25 @@
-/* Op family 'linalg': MatMul, Gemm, Einsum and MatMulInteger.
+/* Op family 'linalg': MatMul, Gemm, Einsum, MatMulInteger and Det; the
+ * recurrent ops RNN, GRU and LSTM live in ops_rnn.c.
  *
  * Reference kernels accumulate floats in double and round once into the
  * output dtype. Integer products accumulate in 64-bit two's complement
  * (wrapping, like numpy) and are narrowed by xc_tensor_set_i64, so values
  * beyond 2^53 stay exact. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "ops_rnn.h"
 #include "xcomp/op.h"
 
-#define MATMUL_DTYPES                                                              \
-  (XC_DT_FLOAT | XC_DT(XC_I32) | XC_DT(XC_I64) | XC_DT(XC_U32) | XC_DT(XC_U64) | \
-   XC_DT(XC_I8) | XC_DT(XC_I16) | XC_DT(XC_U8) | XC_DT(XC_U16))
+#define MATMUL_DTYPES                                                                           \
+  (XC_DT_FLOAT | XC_DT(XC_I32) | XC_DT(XC_I64) | XC_DT(XC_U32) | XC_DT(XC_U64) | XC_DT(XC_I8) | \
+   XC_DT(XC_I16) | XC_DT(XC_U8) | XC_DT(XC_U16))
 
 static bool dim_is(xc_dim_t d, int64_t v) { return !d.sym && d.value == v; }
 
 /* Static dims that must agree; symbolic dims are checked at run time. */
-static xc_status_t check_same_dim(const xc_node_t* n, xc_dim_t a, xc_dim_t b,
-                                  const char* what) {
+static xc_status_t check_same_dim(const xc_node_t* n, xc_dim_t a, xc_dim_t b, const char* what) {
   if (!a.sym && !b.sym && a.value != b.value)
     return xc_node_error(n, XC_INVALID_ARGUMENT, "%s mismatch: %lld vs %lld", what,
                          (long long)a.value, (long long)b.value);
@@ -26,9 +28,8 @@ static xc_status_t check_same_dim(const xc_node_t* n, xc_dim_t a, xc_dim_t b,
 
 static xc_status_t check_same_dtype(const xc_node_t* n, int i, int j) {
   if (n->inputs[i]->dtype != n->inputs[j]->dtype)
-    return xc_node_error(n, XC_INVALID_ARGUMENT, "inputs %d and %d differ in dtype (%s vs %s)",
-                         i, j, xc_dtype_name(n->inputs[i]->dtype),
-                         xc_dtype_name(n->inputs[j]->dtype));
+    return xc_node_error(n, XC_INVALID_ARGUMENT, "inputs %d and %d differ in dtype (%s vs %s)", i,
+                         j, xc_dtype_name(n->inputs[i]->dtype), xc_dtype_name(n->inputs[j]->dtype));
   return NULL;
 }
 
@@ -48,12 +49,11 @@ static int64_t batch_offset(int r, const int64_t* idx, int t_rank, const int64_t
 /* ---- MatMul ------------------------------------------------------------- */
 
 /* Shape of the product of a and b with numpy's 1-D promotion rules. */
-static xc_status_t matmul_infer_shape(xc_graph_t* g, const xc_node_t* n,
-                                      const xc_value_t* a, const xc_value_t* b,
-                                      int* out_rank, xc_dim_t* out) {
+static xc_status_t matmul_infer_shape(xc_graph_t* g, const xc_node_t* n, const xc_value_t* a,
+                                      const xc_value_t* b, int* out_rank, xc_dim_t* out) {
   if (a->rank < 1 || b->rank < 1)
-    return xc_node_error(n, XC_INVALID_ARGUMENT, "MatMul operands must have rank >= 1 (got %d and %d)",
-                         a->rank, b->rank);
+    return xc_node_error(n, XC_INVALID_ARGUMENT,
+                         "MatMul operands must have rank >= 1 (got %d and %d)", a->rank, b->rank);
   xc_dim_t ka = a->dims[a->rank - 1];
   xc_dim_t kb = b->rank == 1 ? b->dims[0] : b->dims[b->rank - 2];
   XC_RETURN_IF_ERROR(check_same_dim(n, ka, kb, "inner dimension"));
@@ -103,8 +103,8 @@ static xc_status_t matmul_geometry(const xc_node_t* node, const xc_tensor_t* a,
   gm->b_batch_rank = b->rank >= 2 ? b->rank - 2 : 0;
   memcpy(gm->a_batch, a->dims, sizeof(int64_t) * (size_t)gm->a_batch_rank);
   memcpy(gm->b_batch, b->dims, sizeof(int64_t) * (size_t)gm->b_batch_rank);
-  xc_status_t s = xc_broadcast_shape(gm->a_batch_rank, gm->a_batch, gm->b_batch_rank,
-                                     gm->b_batch, &gm->batch_rank, gm->batch);
+  xc_status_t s = xc_broadcast_shape(gm->a_batch_rank, gm->a_batch, gm->b_batch_rank, gm->b_batch,
+                                     &gm->batch_rank, gm->batch);
   if (s) return xc_status_annotate(s, "batch dimensions");
   int r = gm->batch_rank;
   memcpy(gm->out_dims, gm->batch, sizeof(int64_t) * (size_t)r);
@@ -130,18 +130,43 @@ static int64_t zp_at(const zero_point_t* z, int64_t i) {
 
 /* C[m,n] = sum_k A[m,k] * B[k,n] for every batch block. `integer` selects
  * wrapping 64-bit integer accumulation; zero points apply to that mode only. */
-static void matmul_compute(const matmul_geom_t* gm, const xc_tensor_t* a, const xc_tensor_t* b,
-                           xc_tensor_t* y, bool integer, const zero_point_t* za,
-                           const zero_point_t* zb) {
+/* All elements of t as doubles (NULL on OOM); the float kernels read these
+ * instead of converting element by element in their inner loops. */
+static double* to_f64(const xc_tensor_t* t) {
+  double* d = malloc(sizeof(double) * (size_t)(t->numel ? t->numel : 1));
+  if (!d) return NULL;
+  if (t->dtype == XC_F32)
+    for (int64_t i = 0; i < t->numel; i++) d[i] = ((const float*)t->data)[i];
+  else
+    for (int64_t i = 0; i < t->numel; i++) d[i] = xc_tensor_get_f64(t, i);
+  return d;
+}
+
+/* C[m,n] = sum_k A[m,k] * B[k,n] for every batch block. `integer` selects
+ * wrapping 64-bit integer accumulation; zero points apply to that mode only.
+ * Floats accumulate each output in double, in order of k. */
+static xc_status_t matmul_compute(const matmul_geom_t* gm, const xc_tensor_t* a,
+                                  const xc_tensor_t* b, xc_tensor_t* y, bool integer,
+                                  const zero_point_t* za, const zero_point_t* zb) {
   int64_t idx[XC_MAX_RANK] = {0};
   int64_t a_block = gm->m * gm->k, b_block = gm->k * gm->n;
+  double *ad = NULL, *bd = NULL, *row = NULL;
+  if (!integer) {
+    ad = to_f64(a);
+    bd = to_f64(b);
+    row = malloc(sizeof(double) * (size_t)(gm->n ? gm->n : 1));
+    if (!ad || !bd || !row) {
+      free(ad), free(bd), free(row);
+      return xc_error_oom();
+    }
+  }
   for (int64_t bi = 0; bi < gm->batch_count; bi++) {
     int64_t ao = batch_offset(gm->batch_rank, idx, gm->a_batch_rank, gm->a_batch, a_block);
     int64_t bo = batch_offset(gm->batch_rank, idx, gm->b_batch_rank, gm->b_batch, b_block);
     int64_t yo = bi * gm->m * gm->n;
-    for (int64_t i = 0; i < gm->m; i++)
-      for (int64_t j = 0; j < gm->n; j++) {
-        if (integer) {
+    for (int64_t i = 0; i < gm->m; i++) {
+      if (integer) {
+        for (int64_t j = 0; j < gm->n; j++) {
           uint64_t acc = 0;
           int64_t zai = zp_at(za, i), zbj = zp_at(zb, j);
           for (int64_t k = 0; k < gm->k; k++) {
@@ -150,16 +175,21 @@ static void matmul_compute(const matmul_geom_t* gm, const xc_tensor_t* a, const 
             acc += x * w;
           }
           xc_tensor_set_i64(y, yo + i * gm->n + j, (int64_t)acc);
-        } else {
-          double acc = 0;
-          for (int64_t k = 0; k < gm->k; k++)
-            acc += xc_tensor_get_f64(a, ao + i * gm->k + k) *
-                   xc_tensor_get_f64(b, bo + k * gm->n + j);
-          xc_tensor_set_f64(y, yo + i * gm->n + j, acc);
         }
+      } else {
+        for (int64_t j = 0; j < gm->n; j++) row[j] = 0;
+        for (int64_t k = 0; k < gm->k; k++) {
+          double x = ad[ao + i * gm->k + k];
+          const double* brow = bd + bo + k * gm->n;
+          for (int64_t j = 0; j < gm->n; j++) row[j] += x * brow[j];
+        }
+        for (int64_t j = 0; j < gm->n; j++) xc_tensor_set_f64(y, yo + i * gm->n + j, row[j]);
       }
+    }
     xc_index_next(gm->batch_rank, gm->batch, idx);
   }
+  free(ad), free(bd), free(row);
+  return NULL;
 }
 
 static xc_status_t matmul_eval(xc_eval_ctx_t* ctx) {
@@ -170,8 +200,7 @@ static xc_status_t matmul_eval(xc_eval_ctx_t* ctx) {
   XC_RETURN_IF_ERROR(matmul_geometry(ctx->node, a, b, &gm));
   XC_RETURN_IF_ERROR(xc_tensor_create(a->dtype, gm.out_rank, gm.out_dims, &ctx->outputs[0]));
   zero_point_t none = {NULL, false};
-  matmul_compute(&gm, a, b, ctx->outputs[0], !xc_dtype_is_float(a->dtype), &none, &none);
-  return NULL;
+  return matmul_compute(&gm, a, b, ctx->outputs[0], !xc_dtype_is_float(a->dtype), &none, &none);
 }
 
 /* ---- MatMulInteger ------------------------------------------------------ */
@@ -217,19 +246,17 @@ static xc_status_t matmul_integer_eval(xc_eval_ctx_t* ctx) {
   matmul_geom_t gm;
   XC_RETURN_IF_ERROR(matmul_geometry(ctx->node, a, b, &gm));
   zero_point_t za, zb;
-  XC_RETURN_IF_ERROR(zero_point_of(ctx->node, ctx->num_inputs > 2 ? ctx->inputs[2] : NULL, gm.m,
-                                   "a", &za));
-  XC_RETURN_IF_ERROR(zero_point_of(ctx->node, ctx->num_inputs > 3 ? ctx->inputs[3] : NULL, gm.n,
-                                   "b", &zb));
+  XC_RETURN_IF_ERROR(
+      zero_point_of(ctx->node, ctx->num_inputs > 2 ? ctx->inputs[2] : NULL, gm.m, "a", &za));
+  XC_RETURN_IF_ERROR(
+      zero_point_of(ctx->node, ctx->num_inputs > 3 ? ctx->inputs[3] : NULL, gm.n, "b", &zb));
   XC_RETURN_IF_ERROR(xc_tensor_create(XC_I32, gm.out_rank, gm.out_dims, &ctx->outputs[0]));
-  matmul_compute(&gm, a, b, ctx->outputs[0], true, &za, &zb);
-  return NULL;
+  return matmul_compute(&gm, a, b, ctx->outputs[0], true, &za, &zb);
 }
 
 /* ---- Gemm --------------------------------------------------------------- */
 
-#define GEMM_DTYPES \
-  (XC_DT_FLOAT | XC_DT(XC_I32) | XC_DT(XC_I64) | XC_DT(XC_U32) | XC_DT(XC_U64))
+#define GEMM_DTYPES (XC_DT_FLOAT | XC_DT(XC_I32) | XC_DT(XC_I64) | XC_DT(XC_U32) | XC_DT(XC_U64))
 
 static xc_status_t gemm_infer(xc_graph_t* g, xc_node_t* n) {
   XC_RETURN_IF_ERROR(xc_infer_check_input(n, 0, GEMM_DTYPES));
@@ -293,18 +320,23 @@ static xc_status_t gemm_eval(xc_eval_ctx_t* ctx) {
   XC_RETURN_IF_ERROR(xc_tensor_create(a->dtype, 2, dims, &ctx->outputs[0]));
   xc_tensor_t* y = ctx->outputs[0];
   int64_t a_cols = a->dims[1], b_cols = b->dims[1];
+  double *ad = to_f64(a), *bd = to_f64(b);
+  if (!ad || !bd) {
+    free(ad), free(bd);
+    return xc_error_oom();
+  }
+  /* Strides of A' [m, k] and B' [k, n] inside the stored matrices. */
+  int64_t as_i = ta ? 1 : a_cols, as_p = ta ? a_cols : 1;
+  int64_t bs_p = tb ? 1 : b_cols, bs_j = tb ? b_cols : 1;
   for (int64_t i = 0; i < m; i++)
     for (int64_t j = 0; j < n; j++) {
       double acc = 0;
-      for (int64_t p = 0; p < k; p++) {
-        double x = xc_tensor_get_f64(a, ta ? p * a_cols + i : i * a_cols + p);
-        double w = xc_tensor_get_f64(b, tb ? j * b_cols + p : p * b_cols + j);
-        acc += x * w;
-      }
+      for (int64_t p = 0; p < k; p++) acc += ad[i * as_i + p * as_p] * bd[p * bs_p + j * bs_j];
       double v = alpha * acc;
       if (c && beta != 0) v += beta * xc_tensor_get_f64(c, i * c_strides[0] + j * c_strides[1]);
       xc_tensor_set_f64(y, i * n + j, v);
     }
+  free(ad), free(bd);
   return NULL;
 }
 
@@ -388,8 +420,8 @@ static xc_status_t parse_equation(const xc_node_t* n, const char* eq, einsum_eq_
     if (out->num_terms >= EINSUM_MAX_INPUTS)
       return xc_node_error(n, XC_UNSUPPORTED, "equation: too many operands");
     int t = out->num_terms++;
-    XC_RETURN_IF_ERROR(parse_term(n, s, comma, out->letters[t], &out->term_letters[t],
-                                  &out->term_ell[t]));
+    XC_RETURN_IF_ERROR(
+        parse_term(n, s, comma, out->letters[t], &out->term_letters[t], &out->term_ell[t]));
     if (comma >= lhs_end) break;
     s = comma + 1;
   }
@@ -417,13 +449,13 @@ static xc_status_t einsum_plan(const xc_node_t* n, const einsum_eq_t* eq, int nu
     if (eq->term_ell[t] < 0) {
       if (nl != ranks[t])
         return xc_node_error(n, XC_INVALID_ARGUMENT,
-                             "equation term %d has %d subscripts but input %d has rank %d", t,
-                             nl, t, ranks[t]);
+                             "equation term %d has %d subscripts but input %d has rank %d", t, nl,
+                             t, ranks[t]);
     } else {
       if (nl > ranks[t])
         return xc_node_error(n, XC_INVALID_ARGUMENT,
-                             "equation term %d has %d subscripts but input %d has rank %d", t,
-                             nl, t, ranks[t]);
+                             "equation term %d has %d subscripts but input %d has rank %d", t, nl,
+                             t, ranks[t]);
       e = ranks[t] - nl;
     }
     if (e > p->ell_dims) p->ell_dims = e;
@@ -486,8 +518,7 @@ static xc_status_t einsum_parse_node(const xc_node_t* n, const int* ranks, einsu
 
 static xc_status_t einsum_infer(xc_graph_t* g, xc_node_t* n) {
   int ranks[EINSUM_MAX_INPUTS];
-  if (n->num_inputs > EINSUM_MAX_INPUTS)
-    return xc_node_error(n, XC_UNSUPPORTED, "too many inputs");
+  if (n->num_inputs > EINSUM_MAX_INPUTS) return xc_node_error(n, XC_UNSUPPORTED, "too many inputs");
   for (int i = 0; i < n->num_inputs; i++) {
     XC_RETURN_IF_ERROR(xc_infer_check_input(n, i, XC_DT_NUMERIC));
     XC_RETURN_IF_ERROR(check_same_dtype(n, 0, i));
@@ -502,7 +533,8 @@ static xc_status_t einsum_infer(xc_graph_t* g, xc_node_t* n) {
     for (int a = 0; a < p.rank[t]; a++) {
       int l = p.axis_label[t][a];
       xc_dim_t d = n->inputs[t]->dims[a];
-      if (!known[l] || dim_is(size[l], 1)) {
+      if (!known[l] || dim_is(size[l], 1) || (size[l].sym && !d.sym && !dim_is(d, 1))) {
+        /* first size seen, or a better one: not 1, static over symbolic */
         size[l] = d;
         known[l] = true;
       } else if (!dim_is(d, 1) && !size[l].sym && !d.sym && size[l].value != d.value) {
@@ -554,8 +586,8 @@ static xc_status_t einsum_eval(xc_eval_ctx_t* ctx) {
   int sum_label[MAX_LABELS];
   for (int l = 0; l < MAX_LABELS; l++)
     if (used[l] && !in_out[l]) sum_label[nsum++] = l;
-  XC_RETURN_IF_ERROR(xc_tensor_create(ctx->inputs[0]->dtype, p.out_rank, out_dims,
-                                      &ctx->outputs[0]));
+  XC_RETURN_IF_ERROR(
+      xc_tensor_create(ctx->inputs[0]->dtype, p.out_rank, out_dims, &ctx->outputs[0]));
   xc_tensor_t* y = ctx->outputs[0];
   /* stride[t][l]: step of input t's offset per unit of label l (summed over
    * repeated labels, which walks the diagonal; 0 where the dim is 1). */
@@ -596,7 +628,8 @@ static xc_status_t einsum_eval(xc_eval_ctx_t* ctx) {
       uint64_t iprod = 1;
       for (int t = 0; t < ni; t++) {
         int64_t off = 0;
-        for (int q = 0; q < nterm[t]; q++) off += val[term_label[t][q]] * stride[t][term_label[t][q]];
+        for (int q = 0; q < nterm[t]; q++)
+          off += val[term_label[t][q]] * stride[t][term_label[t][q]];
         if (integer)
           iprod *= (uint64_t)xc_tensor_get_i64(ctx->inputs[t], off);
         else
@@ -620,11 +653,68 @@ static xc_status_t einsum_eval(xc_eval_ctx_t* ctx) {
   return NULL;
 }
 
+/* ---- Det ---------------------------------------------------------------- */
+
+static xc_status_t det_infer(xc_graph_t* g, xc_node_t* n) {
+  XC_RETURN_IF_ERROR(xc_infer_check_input(n, 0, XC_DT_FLOAT));
+  const xc_value_t* x = n->inputs[0];
+  if (x->rank < 2)
+    return xc_node_error(n, XC_INVALID_ARGUMENT, "Det needs rank >= 2, got %d", x->rank);
+  XC_RETURN_IF_ERROR(
+      check_same_dim(n, x->dims[x->rank - 2], x->dims[x->rank - 1], "matrices must be square:"));
+  return xc_value_set_type(g, n->outputs[0], x->dtype, x->rank - 2, x->dims);
+}
+
+/* Determinant by Gaussian elimination with partial pivoting, in double. */
+static double det_of(double* a, int64_t m) {
+  double det = 1;
+  for (int64_t col = 0; col < m; col++) {
+    int64_t piv = col;
+    for (int64_t r = col + 1; r < m; r++)
+      if (fabs(a[r * m + col]) > fabs(a[piv * m + col])) piv = r;
+    if (a[piv * m + col] == 0) return 0;
+    if (piv != col) {
+      for (int64_t k = 0; k < m; k++) {
+        double t = a[col * m + k];
+        a[col * m + k] = a[piv * m + k];
+        a[piv * m + k] = t;
+      }
+      det = -det;
+    }
+    double p = a[col * m + col];
+    det *= p;
+    for (int64_t r = col + 1; r < m; r++) {
+      double f = a[r * m + col] / p;
+      for (int64_t k = col; k < m; k++) a[r * m + k] -= f * a[col * m + k];
+    }
+  }
+  return det;
+}
+
+static xc_status_t det_eval(xc_eval_ctx_t* ctx) {
+  const xc_tensor_t* x = ctx->inputs[0];
+  if (x->rank < 2 || x->dims[x->rank - 1] != x->dims[x->rank - 2])
+    return xc_node_error(ctx->node, XC_INVALID_ARGUMENT, "Det needs square matrices");
+  int64_t m = x->dims[x->rank - 1];
+  XC_RETURN_IF_ERROR(xc_tensor_create(x->dtype, x->rank - 2, x->dims, &ctx->outputs[0]));
+  double* a = malloc(sizeof(double) * (size_t)(m > 0 ? m * m : 1));
+  if (!a) return xc_error_oom();
+  for (int64_t b = 0; b < ctx->outputs[0]->numel; b++) {
+    for (int64_t i = 0; i < m * m; i++) a[i] = xc_tensor_get_f64(x, b * m * m + i);
+    xc_tensor_set_f64(ctx->outputs[0], b, det_of(a, m));
+  }
+  free(a);
+  return NULL;
+}
+
 /* ---- table -------------------------------------------------------------- */
 
 static const xc_attr_def_t gemm_attrs[] = {
-    XC_ATTR_F("alpha", 1.0), XC_ATTR_F("beta", 1.0), XC_ATTR_I("transA", 0),
-    XC_ATTR_I("transB", 0), XC_ATTR_END,
+    XC_ATTR_F("alpha", 1.0),
+    XC_ATTR_F("beta", 1.0),
+    XC_ATTR_I("transA", 0),
+    XC_ATTR_I("transB", 0),
+    XC_ATTR_END,
 };
 
 static const xc_attr_def_t einsum_attrs[] = {
@@ -639,7 +729,15 @@ const xc_op_def_t xc_ops_linalg[] = {
      "Y = alpha * A' * B' + beta * C, with optional transposes and broadcast C"},
     {"Einsum", "", 1, -1, 1, 1, einsum_attrs, XC_DT_NUMERIC, einsum_infer, einsum_eval,
      "Einstein summation over the operands (ellipsis, diagonals, reductions)"},
-    {"MatMulInteger", "", 2, 4, 1, 1, NULL, INT8_DTYPES, matmul_integer_infer,
-     matmul_integer_eval, "Integer matrix product with zero points, int32 result"},
+    {"MatMulInteger", "", 2, 4, 1, 1, NULL, INT8_DTYPES, matmul_integer_infer, matmul_integer_eval,
+     "Integer matrix product with zero points, int32 result"},
+    {"Det", "", 1, 1, 1, 1, NULL, XC_DT_FLOAT, det_infer, det_eval,
+     "Determinant of square matrices (batched over leading dims)"},
+    {"RNN", "", 3, 6, 0, 2, xc_rnn_attrs, XC_DT_FLOAT, xc_rnn_infer, xc_rnn_eval,
+     "Simple recurrent network (ops_rnn.c)"},
+    {"GRU", "", 3, 6, 0, 2, xc_gru_attrs, XC_DT_FLOAT, xc_rnn_infer, xc_rnn_eval,
+     "Gated recurrent unit (ops_rnn.c)"},
+    {"LSTM", "", 3, 8, 0, 3, xc_lstm_attrs, XC_DT_FLOAT, xc_rnn_infer, xc_rnn_eval,
+     "Long short-term memory with optional peepholes (ops_rnn.c)"},
     {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, NULL, NULL},
 };

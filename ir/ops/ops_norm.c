@@ -2,7 +2,8 @@
  * LayerNormalization, InstanceNormalization, GroupNormalization,
  * RMSNormalization, LpNormalization, MeanVarianceNormalization, LRN), the
  * softmax family (Softmax, LogSoftmax, Hardmax, opset-13 single-axis form)
- * and, from ops_attention.c, Attention and RotaryEmbedding.
+ * and, from ops_attention.c, Attention and RotaryEmbedding, and from
+ * ops_loss.c, NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss.
  *
  * Statistics are computed in double with a two-pass mean/variance, and each
  * result is rounded once into the output dtype. */
@@ -11,6 +12,7 @@
 #include <string.h>
 
 #include "ops_attention.h"
+#include "ops_loss.h"
 #include "xcomp/op.h"
 
 static xc_status_t check_float_input(const xc_node_t* n, int i) {
@@ -94,8 +96,7 @@ static xc_status_t check_channel_tensor(const xc_node_t* n, const xc_tensor_t* t
 static xc_status_t batchnorm_infer(xc_graph_t* g, xc_node_t* n) {
   XC_RETURN_IF_ERROR(check_float_input(n, 0));
   if (xc_node_attr_int(n, "training_mode") != 0)
-    return xc_node_error(n, XC_UNSUPPORTED,
-                         "training_mode=1 is not supported (inference only)");
+    return xc_node_error(n, XC_UNSUPPORTED, "training_mode=1 is not supported (inference only)");
   for (int i = 1; i < n->num_outputs; i++)
     if (n->outputs[i])
       return xc_node_error(n, XC_UNSUPPORTED,
@@ -117,7 +118,8 @@ static xc_status_t batchnorm_eval(xc_eval_ctx_t* ctx) {
   if (x->rank < 2) return xc_node_error(node, XC_INVALID_ARGUMENT, "input needs rank >= 2");
   int64_t c = x->dims[1];
   static const char* names[] = {"", "scale", "B", "input_mean", "input_var"};
-  for (int i = 1; i <= 4; i++) XC_RETURN_IF_ERROR(check_channel_tensor(node, ctx->inputs[i], c, names[i]));
+  for (int i = 1; i <= 4; i++)
+    XC_RETURN_IF_ERROR(check_channel_tensor(node, ctx->inputs[i], c, names[i]));
   double eps = xc_node_attr_float(node, "epsilon");
   XC_RETURN_IF_ERROR(xc_tensor_create(x->dtype, x->rank, x->dims, &ctx->outputs[0]));
   xc_tensor_t* y = ctx->outputs[0];
@@ -183,7 +185,8 @@ static xc_status_t layernorm_eval(xc_eval_ctx_t* ctx) {
   XC_RETURN_IF_ERROR(stash_dtype(node, &st));
   int64_t s_strides[XC_MAX_RANK], b_strides[XC_MAX_RANK];
   XC_RETURN_IF_ERROR(unidirectional_strides(node, scale, x->rank, x->dims, "scale", s_strides));
-  if (bias) XC_RETURN_IF_ERROR(unidirectional_strides(node, bias, x->rank, x->dims, "bias", b_strides));
+  if (bias)
+    XC_RETURN_IF_ERROR(unidirectional_strides(node, bias, x->rank, x->dims, "bias", b_strides));
   double eps = xc_node_attr_float(node, "epsilon");
   XC_RETURN_IF_ERROR(xc_tensor_create(x->dtype, x->rank, x->dims, &ctx->outputs[0]));
   xc_tensor_t* y = ctx->outputs[0];
@@ -242,9 +245,8 @@ static xc_status_t channelnorm_infer(xc_graph_t* g, xc_node_t* n) {
     XC_RETURN_IF_ERROR(stash_dtype(n, &st));
     if (groups < 1) return xc_node_error(n, XC_INVALID_ARGUMENT, "num_groups must be >= 1");
     if (!x->dims[1].sym && x->dims[1].value % groups)
-      return xc_node_error(n, XC_INVALID_ARGUMENT,
-                           "num_groups %lld does not divide %lld channels", (long long)groups,
-                           (long long)x->dims[1].value);
+      return xc_node_error(n, XC_INVALID_ARGUMENT, "num_groups %lld does not divide %lld channels",
+                           (long long)groups, (long long)x->dims[1].value);
   }
   return xc_infer_same_as_input(g, n, 0, 0);
 }
@@ -298,7 +300,8 @@ static xc_status_t lpnorm_infer(xc_graph_t* g, xc_node_t* n) {
   int rank = n->inputs[0]->rank;
   XC_RETURN_IF_ERROR(xc_normalize_axis(n, xc_node_attr_int(n, "axis"), rank ? rank : 1, &axis));
   int64_t p = xc_node_attr_int(n, "p");
-  if (p != 1 && p != 2) return xc_node_error(n, XC_INVALID_ARGUMENT, "p must be 1 or 2, got %lld", (long long)p);
+  if (p != 1 && p != 2)
+    return xc_node_error(n, XC_INVALID_ARGUMENT, "p must be 1 or 2, got %lld", (long long)p);
   return xc_infer_same_as_input(g, n, 0, 0);
 }
 
@@ -329,7 +332,8 @@ static xc_status_t lpnorm_eval(xc_eval_ctx_t* ctx) {
       if (p == 2) norm = sqrt(norm);
       for (int64_t k = 0; k < n; k++) {
         int64_t at = (o * n + k) * inner + in;
-        xc_tensor_set_f64(ctx->outputs[0], at, xc_tensor_get_f64(x, at) / norm);
+        /* A zero vector stays zero (ONNX test data), not 0/0. */
+        xc_tensor_set_f64(ctx->outputs[0], at, norm == 0 ? 0.0 : xc_tensor_get_f64(x, at) / norm);
       }
     }
   return NULL;
@@ -463,8 +467,10 @@ static xc_status_t softmax_infer(xc_graph_t* g, xc_node_t* n) {
 static xc_status_t softmax_eval(xc_eval_ctx_t* ctx) {
   const xc_tensor_t* x = ctx->inputs[0];
   int kind = softmax_kind(ctx->node), axis;
-  if (x->rank < 1) return xc_node_error(ctx->node, XC_INVALID_ARGUMENT, "input must have rank >= 1");
-  XC_RETURN_IF_ERROR(xc_normalize_axis(ctx->node, xc_node_attr_int(ctx->node, "axis"), x->rank, &axis));
+  if (x->rank < 1)
+    return xc_node_error(ctx->node, XC_INVALID_ARGUMENT, "input must have rank >= 1");
+  XC_RETURN_IF_ERROR(
+      xc_normalize_axis(ctx->node, xc_node_attr_int(ctx->node, "axis"), x->rank, &axis));
   XC_RETURN_IF_ERROR(xc_tensor_create(x->dtype, x->rank, x->dims, &ctx->outputs[0]));
   xc_tensor_t* y = ctx->outputs[0];
   int64_t outer, n, inner;
@@ -499,11 +505,15 @@ static xc_status_t softmax_eval(xc_eval_ctx_t* ctx) {
 /* ---- table -------------------------------------------------------------- */
 
 static const xc_attr_def_t batchnorm_attrs[] = {
-    XC_ATTR_F("epsilon", 1e-5), XC_ATTR_F("momentum", 0.9), XC_ATTR_I("training_mode", 0),
+    XC_ATTR_F("epsilon", 1e-5),
+    XC_ATTR_F("momentum", 0.9),
+    XC_ATTR_I("training_mode", 0),
     XC_ATTR_END,
 };
 static const xc_attr_def_t layernorm_attrs[] = {
-    XC_ATTR_I("axis", -1), XC_ATTR_F("epsilon", 1e-5), XC_ATTR_I("stash_type", 1),
+    XC_ATTR_I("axis", -1),
+    XC_ATTR_F("epsilon", 1e-5),
+    XC_ATTR_I("stash_type", 1),
     XC_ATTR_END,
 };
 static const xc_attr_def_t instnorm_attrs[] = {
@@ -511,11 +521,14 @@ static const xc_attr_def_t instnorm_attrs[] = {
     XC_ATTR_END,
 };
 static const xc_attr_def_t groupnorm_attrs[] = {
-    XC_ATTR_F("epsilon", 1e-5), XC_ATTR_REQ("num_groups", XC_ATTR_INT),
-    XC_ATTR_I("stash_type", 1), XC_ATTR_END,
+    XC_ATTR_F("epsilon", 1e-5),
+    XC_ATTR_REQ("num_groups", XC_ATTR_INT),
+    XC_ATTR_I("stash_type", 1),
+    XC_ATTR_END,
 };
 static const xc_attr_def_t lpnorm_attrs[] = {
-    XC_ATTR_I("axis", -1), XC_ATTR_I("p", 2),
+    XC_ATTR_I("axis", -1),
+    XC_ATTR_I("p", 2),
     XC_ATTR_END,
 };
 static const xc_attr_def_t mvn_attrs[] = {
@@ -523,8 +536,11 @@ static const xc_attr_def_t mvn_attrs[] = {
     XC_ATTR_END,
 };
 static const xc_attr_def_t lrn_attrs[] = {
-    XC_ATTR_F("alpha", 1e-4), XC_ATTR_F("beta", 0.75), XC_ATTR_F("bias", 1.0),
-    XC_ATTR_REQ("size", XC_ATTR_INT), XC_ATTR_END,
+    XC_ATTR_F("alpha", 1e-4),
+    XC_ATTR_F("beta", 0.75),
+    XC_ATTR_F("bias", 1.0),
+    XC_ATTR_REQ("size", XC_ATTR_INT),
+    XC_ATTR_END,
 };
 static const xc_attr_def_t softmax_attrs[] = {
     XC_ATTR_I("axis", -1),
@@ -554,9 +570,13 @@ const xc_op_def_t xc_ops_norm[] = {
      "Log of the softmax along one axis"},
     {"Hardmax", "", 1, 1, 1, 1, softmax_attrs, XC_DT_FLOAT, softmax_infer, softmax_eval,
      "One-hot of the first maximum along one axis"},
-    {"Attention", "", 3, 6, 1, 4, xc_attention_attrs, XC_DT_FLOAT, xc_attention_infer,
+    {"Attention", "", 3, 7, 1, 4, xc_attention_attrs, XC_DT_FLOAT, xc_attention_infer,
      xc_attention_eval, "Scaled dot-product attention (GQA, masks, causal, KV cache, softcap)"},
     {"RotaryEmbedding", "", 3, 4, 1, 1, xc_rotary_attrs, XC_DT_FLOAT, xc_rotary_infer,
      xc_rotary_eval, "Rotary position embedding (interleaved or half split)"},
+    {"NegativeLogLikelihoodLoss", "", 2, 3, 1, 1, xc_loss_attrs, XC_DT_FLOAT, xc_loss_infer,
+     xc_loss_eval, "Weighted negative log-likelihood of the target classes"},
+    {"SoftmaxCrossEntropyLoss", "", 2, 3, 1, 2, xc_loss_attrs, XC_DT_FLOAT, xc_loss_infer,
+     xc_loss_eval, "Cross entropy of softmax(scores) against class labels, optional log_prob"},
     {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, NULL, NULL},
 };

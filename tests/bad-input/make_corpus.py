@@ -150,10 +150,14 @@ def onnx_corpus():
     seq = helper.make_tensor_sequence_value_info("x", F, [2])
     put("sequence_input.onnx",
         mk([helper.make_node("Identity", ["x"], ["y"])], [seq], [vi("y")]),
-        "lenient", "graph input 'x' has a sequence type (only tensors are supported)")
+        "lenient", "graph input 'x' has non-tensor type 'sequence' (only tensors are supported)")
+    put("sequence_output.onnx",
+        mk([helper.make_node("Identity", ["x"], ["y"])], [vi("x")],
+           [helper.make_tensor_sequence_value_info("y", F, [2])]),
+        "lenient", "graph output 'y' has non-tensor type 'sequence'")
     put("input_bad_dtype.onnx",
         mk([helper.make_node("Identity", ["x"], ["y"])], [vi("x", 99)], [vi("y")]),
-        "lenient", "graph input 'x' has unsupported element type 99")
+        "lenient", "graph input 'x' has unsupported element type 99 (unknown)")
     put("input_negative_dim.onnx",
         mk([helper.make_node("Identity", ["x"], ["y"])], [vi("x", F, [2, -3])], [vi("y")]),
         "lenient", "graph input 'x' has negative dim -3")
@@ -176,6 +180,21 @@ def onnx_corpus():
     put("sparse_initializer.onnx",
         mk([helper.make_node("Identity", ["sv"], ["y"])], [], [vi("y")], sparse=[sp]),
         "lenient", "sparse initializer 'sv' is not supported")
+    put("resize_tf_half_pixel_for_nn.onnx",
+        mk([helper.make_node("Resize", ["x", "", "s"], ["y"], name="rz",
+                             coordinate_transformation_mode="tf_half_pixel_for_nn")],
+           [vi("x", F, [1, 1, 2, 2])], [vi("y")],
+           inits=[numpy_helper.from_array(np.ones(4, np.float32), "s")], opset=11),
+        "lenient", "node 'rz' (Resize): coordinate_transformation_mode 'tf_half_pixel_for_nn'")
+    fn = helper.make_function("local", "MyRelu", ["a"], ["b"],
+                              [helper.make_node("Relu", ["a"], ["b"])],
+                              [helper.make_opsetid("", 17)])
+    m = mk([helper.make_node("MyRelu", ["x"], ["y"], name="call", domain="local")],
+           [vi("x")], [vi("y")])
+    m.opset_import.append(helper.make_opsetid("local", 1))
+    m.functions.append(fn)
+    put("local_function.onnx", m, "strict",
+        "model-local functions are not supported ('MyRelu')")
     put("groupnorm18.onnx",
         mk([helper.make_node("GroupNormalization", ["x", "x", "x"], ["y"], name="gn",
                              num_groups=1)], [vi("x")], [vi("y")], opset=18),

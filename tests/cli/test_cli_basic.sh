@@ -35,11 +35,22 @@ if expect_ok targets; then
   grep -qi 'reference interpreter' "$TMP/out" || fail "targets lacks the description of ref"
 fi
 
-expect_ok ops
-expect_ok ops --markdown && {
+if expect_ok ops; then
+  grep -q '^Relu (ai.onnx)  inputs 1, outputs 1$' "$TMP/out" || fail "ops does not list Relu with its arity"
+  n_text=$(grep -c '^[A-Za-z].* (.*)  inputs ' "$TMP/out")
+fi
+if expect_ok ops --markdown; then
   grep -q '^| op | domain | inputs | outputs | attributes | dtypes | summary |$' "$TMP/out" ||
     fail "ops --markdown lacks the table header"
-}
+  # "N ops." matches the rows of the table and the entries of the text listing.
+  n_said=$(sed -n 's/^\([0-9][0-9]*\) ops\.$/\1/p' "$TMP/out")
+  n_rows=$(grep -c '^| [A-Za-z]' "$TMP/out")
+  n_rows=$((n_rows - 1)) # the header row
+  [ -n "$n_said" ] && [ "$n_said" -eq "$n_rows" ] && [ "$n_rows" -eq "${n_text:-0}" ] ||
+    fail "ops --markdown says '$n_said ops' with $n_rows rows; text lists ${n_text:-?}"
+  grep -q '^| Relu | ai.onnx | 1 | 1 | - |' "$TMP/out" || fail "ops --markdown lacks the Relu row"
+  grep -q '`to: int (required)`' "$TMP/out" || fail "ops --markdown does not mark Cast's 'to' required"
+fi
 
 # Unknown things are one-line errors (exit 1); malformed command lines are
 # usage errors (exit 2).

@@ -34,8 +34,22 @@ fi
 # Missing and wrong inputs on a real model name the input.
 expect_error 1 "missing input" run "$MODELS/mlp/model.onnx" --output-dir "$TMP/x"
 
-if expect_ok conform --target ref --models "$MODELS" --filter '^(mlp|cnn)$'; then
-  grep -q '^PASS  *mlp$' "$TMP/out" || fail "conform --models: mlp did not pass: $(cat "$TMP/out")"
-  [ "$(tail -1 "$TMP/out")" = "2 passed, 0 failed, 0 skipped" ] || fail "models: $(tail -1 "$TMP/out")"
+if expect_ok conform --target ref --models "$MODELS" --filter '^(mlp|cnn|gpt2-tiny|bert-tiny)$' -j 2; then
+  for m in mlp cnn gpt2-tiny bert-tiny; do
+    grep -q "^PASS  *$m\$" "$TMP/out" || fail "conform --models: $m did not pass: $(grep " $m" "$TMP/out")"
+  done
+  [ "$(tail -1 "$TMP/out")" = "4 passed, 0 failed, 0 skipped" ] || fail "models: $(tail -1 "$TMP/out")"
+fi
+# Two inputs bound by name in either order (bert-tiny: input_ids, attention_mask).
+B="$MODELS/bert-tiny"
+if [ -f "$B/model.onnx" ] && expect_ok dump "$B/model.onnx"; then
+  in0=$(grep -m1 '^  input ' "$TMP/out" | sed 's/^  input \([^:]*\):.*/\1/')
+  in1=$(grep '^  input ' "$TMP/out" | sed -n 2p | sed 's/^  input \([^:]*\):.*/\1/')
+  if expect_ok run "$B/model.onnx" --input "$in1=@$B/test_data_set_0/input_1.pb" \
+      --input "$in0=@$B/test_data_set_0/input_0.pb" --output-dir "$TMP/bert"; then
+    expect_ok compare "$TMP/bert/output_0.npy" "$B/test_data_set_0/output_0.pb" --rtol 1e-3 --atol 1e-5
+  fi
+  # One named input given: the other is missing, by name.
+  expect_error 1 "missing input '$in1'" run "$B/model.onnx" --input "$in0=@$B/test_data_set_0/input_0.pb"
 fi
 finish

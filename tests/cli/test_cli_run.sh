@@ -47,6 +47,10 @@ if expect_ok run "$TMP/relu.xir" --input "@$TMP/x.npy" --output-dir "$TMP/o1"; t
   expect_ok compare "$TMP/o1/output_0.npy" "$TMP/relu_ref.npy"
 fi
 
+# Missing parent folders of --output-dir are created.
+expect_ok run "$TMP/relu.xir" --input "@$TMP/x.npy" --output-dir "$TMP/deep/er/out" &&
+  { [ -f "$TMP/deep/er/out/output_0.npy" ] || fail "nested --output-dir not created"; }
+
 # Default output folder is the current one; --input=@FILE form; --trace
 # writes to stderr only.
 mkdir -p "$TMP/cwd"
@@ -104,6 +108,15 @@ expect_error 1 "target 'cpu' is not available (available: ref)" run "$TMP/relu.x
 # A file that is not a tensor.
 cp "$TMP/relu.xir" "$TMP/bogus.npy"
 expect_error 1 "bogus.npy" run "$TMP/relu.xir" --input "@$TMP/bogus.npy" --output-dir "$TMP/o8"
+# Files that are not regular files are refused at once, never read (a FIFO
+# would block forever).
+mkfifo "$TMP/fifo.npy" "$TMP/fifo.xir"
+expect_error 1 "is not a regular file" run "$TMP/relu.xir" --input "@$TMP/fifo.npy" --output-dir "$TMP/o9"
+expect_error 1 "is not a regular file" run "$TMP/fifo.xir" --input "@$TMP/x.npy"
+expect_error 1 "is not a regular file" dump "$TMP/fifo.xir"
+expect_error 1 "is not a regular file" compare "$TMP/fifo.npy" "$TMP/x.npy"
+mkdir -p "$TMP/dir.xir"
+expect_error 1 "dir.xir" dump "$TMP/dir.xir"
 # An output folder that cannot be created.
 expect_error 1 "output" run "$TMP/relu.xir" --input "@$TMP/x.npy" --output-dir "$TMP/x.npy/sub"
 

@@ -41,8 +41,8 @@ typedef struct nt_case {
   xc_graph_t* g;
   xc_node_t* node;
   int num_in, num_out;
-  xc_tensor_t* in[NT_MAX_IO];   /* owned; NULL = omitted input */
-  xc_tensor_t* out[NT_MAX_IO];  /* results after nt_run */
+  xc_tensor_t* in[NT_MAX_IO];  /* owned; NULL = omitted input */
+  xc_tensor_t* out[NT_MAX_IO]; /* results after nt_run */
 } nt_case_t;
 
 /* One node `op` whose inputs are typed from `ins` (which the case takes);
@@ -134,17 +134,17 @@ static inline void nt_check_values(const char* file, int line, const xc_tensor_t
     if (!(fabs(v - want[i]) <= tol) && !(isnan(v) && isnan(want[i])) &&
         !(isinf(v) && v == want[i])) {
       xc_test_failures++;
-      fprintf(stderr, "%s:%d: element %lld = %.9g, expected %.9g\n", file, line, (long long)i,
-              v, want[i]);
+      fprintf(stderr, "%s:%d: element %lld = %.9g, expected %.9g\n", file, line, (long long)i, v,
+              want[i]);
       return;
     }
   }
 }
-#define NT_CHECK_VALUES(t, tol, ...)                                              \
-  do {                                                                            \
-    static const double want_[] = {__VA_ARGS__};                                  \
-    nt_check_values(__FILE__, __LINE__, (t), want_,                               \
-                    (int64_t)(sizeof want_ / sizeof want_[0]), (tol));            \
+#define NT_CHECK_VALUES(t, tol, ...)                                                           \
+  do {                                                                                         \
+    const double want_[] = {__VA_ARGS__};                                               \
+    nt_check_values(__FILE__, __LINE__, (t), want_, (int64_t)(sizeof want_ / sizeof want_[0]), \
+                    (tol));                                                                    \
   } while (0)
 
 /* Inference only, on a graph whose inputs may be symbolic: returns status. */
@@ -180,7 +180,8 @@ static inline int64_t nt_eval_dim(nt_case_t* c, int out_i, int k, int nbind, ...
   va_end(ap);
   int64_t r = -1;
   xc_value_t* v = c->node->outputs[out_i];
-  xc_status_t s = (v && k < v->rank) ? xc_dim_eval(v->dims[k], &b, &r) : xc_error(XC_INTERNAL, "no dim");
+  xc_status_t s =
+      (v && k < v->rank) ? xc_dim_eval(v->dims[k], &b, &r) : xc_error(XC_INTERNAL, "no dim");
   if (s) {
     fprintf(stderr, "nt_eval_dim: %s\n", xc_status_message(s));
     xc_status_free(s);

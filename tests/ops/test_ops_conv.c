@@ -1,11 +1,17 @@
-/* Tests of the conv op family: Conv, ConvTranspose and pooling. Values are
+/* Tests of the conv op family: Conv, ConvInteger, DeformConv, ConvTranspose,
+ * pooling, MaxUnpool, Col2Im, GridSample, AffineGrid, RoiAlign. Values are
  * hand-derived, or checked against an im2col formulation written here, or
  * by the adjoint identity <ConvTranspose(x), y> = <x, Conv(y)>. */
 #include "nn_test_util.h"
 
-#define T(dt, rank, dims, ...) nt_tensor((dt), (rank), (const int64_t[])dims, (const double[]){__VA_ARGS__})
-#define D(...) {__VA_ARGS__}
-#define INTS(...) (int64_t)(sizeof((const int64_t[]){__VA_ARGS__}) / sizeof(int64_t)), (const int64_t[]){__VA_ARGS__}
+#define T(dt, rank, dims, ...) \
+  nt_tensor((dt), (rank), (const int64_t[])dims, (const double[]){__VA_ARGS__})
+#define D(...) \
+  { __VA_ARGS__ }
+#define INTS(...)                                                                          \
+  (int64_t)(sizeof((const int64_t[]){__VA_ARGS__}) / sizeof(int64_t)), (const int64_t[]) { \
+    __VA_ARGS__                                                                            \
+  }
 
 static uint32_t rng_state = 12345;
 static double rnd(void) {
@@ -70,7 +76,8 @@ static void test_conv_known_values(void) {
   CHECK_OK(nt_run(&c));
   NT_CHECK_VALUES(c.out[0], 0, 3, 9, 9);
   nt_free(&c);
-  run_op(&c, "Conv", 2, T(XC_F32, 3, D(1, 1, 5), 1, 2, 3, 4, 5), T(XC_F32, 3, D(1, 1, 2), 1, 1), NULL);
+  run_op(&c, "Conv", 2, T(XC_F32, 3, D(1, 1, 5), 1, 2, 3, 4, 5), T(XC_F32, 3, D(1, 1, 2), 1, 1),
+         NULL);
   xc_node_set_string(c.g, c.node, "auto_pad", "VALID");
   xc_node_set_ints(c.g, c.node, "strides", INTS(2));
   xc_node_set_ints(c.g, c.node, "pads", INTS(3, 3)); /* ignored with VALID */
@@ -134,10 +141,11 @@ static void im2col_conv(const conv_cfg_t* q, const double* x, const double* w, c
                     int64_t iz = z * s3[0] - p3[0] + a * d3[0];
                     int64_t iy = yy * s3[1] - p3[1] + e * d3[1];
                     int64_t ix = xx * s3[2] - p3[2] + f * d3[2];
-                    bool in = iz >= 0 && iz < in3[0] && iy >= 0 && iy < in3[1] && ix >= 0 &&
-                              ix < in3[2];
-                    col[r++] = in ? x[(bi * q->c + g * cg + ci) * isz + (iz * in3[1] + iy) * in3[2] + ix]
-                                  : 0.0;
+                    bool in =
+                        iz >= 0 && iz < in3[0] && iy >= 0 && iy < in3[1] && ix >= 0 && ix < in3[2];
+                    col[r++] =
+                        in ? x[(bi * q->c + g * cg + ci) * isz + (iz * in3[1] + iy) * in3[2] + ix]
+                           : 0.0;
                   }
             for (int64_t mo = 0; mo < mg; mo++) {
               int64_t oc = g * mg + mo;
@@ -186,20 +194,18 @@ static void check_conv_against_im2col(conv_cfg_t q, bool bias) {
 
 static void test_conv_im2col(void) {
   /* 2-D, padded, strided, dilated, two groups, bias. */
-  check_conv_against_im2col((conv_cfg_t){2, 2, 4, 6, 2, {7, 6}, {3, 2}, {2, 1}, {1, 2}, {1, 0},
-                                         {2, 1}, {0}},
-                            true);
+  check_conv_against_im2col(
+      (conv_cfg_t){2, 2, 4, 6, 2, {7, 6}, {3, 2}, {2, 1}, {1, 2}, {1, 0}, {2, 1}, {0}}, true);
   /* Depthwise 2-D. */
-  check_conv_against_im2col((conv_cfg_t){2, 1, 3, 3, 3, {5, 5}, {3, 3}, {1, 1}, {1, 1}, {1, 1},
-                                         {1, 1}, {0}},
-                            false);
+  check_conv_against_im2col(
+      (conv_cfg_t){2, 1, 3, 3, 3, {5, 5}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, {0}}, false);
   /* 1-D with stride 3 and asymmetric pads. */
-  check_conv_against_im2col((conv_cfg_t){1, 2, 3, 2, 1, {11}, {4}, {3}, {1}, {2}, {0}, {0}},
-                            true);
+  check_conv_against_im2col((conv_cfg_t){1, 2, 3, 2, 1, {11}, {4}, {3}, {1}, {2}, {0}, {0}}, true);
   /* 3-D. */
-  check_conv_against_im2col((conv_cfg_t){3, 1, 2, 4, 2, {4, 5, 3}, {2, 3, 2}, {1, 2, 1},
-                                         {2, 1, 1}, {0, 1, 1}, {1, 1, 0}, {0}},
-                            true);
+  check_conv_against_im2col(
+      (conv_cfg_t){
+          3, 1, 2, 4, 2, {4, 5, 3}, {2, 3, 2}, {1, 2, 1}, {2, 1, 1}, {0, 1, 1}, {1, 1, 0}, {0}},
+      true);
 }
 
 static void test_conv_errors(void) {
@@ -236,6 +242,11 @@ static void test_conv_errors(void) {
   run_op(&c, "Conv", 2, nt_tensor(XC_F32, 4, (const int64_t[]){1, 1, 5, 5}, NULL),
          nt_tensor(XC_F32, 4, (const int64_t[]){1, 1, 3, 3}, NULL), NULL);
   xc_node_set_ints(c.g, c.node, "strides", INTS(0, 1));
+  CHECK_ERR(nt_run(&c), "out of range");
+  nt_free(&c);
+  run_op(&c, "ConvTranspose", 2, nt_tensor(XC_F32, 3, (const int64_t[]){1, 1, 5}, NULL),
+         nt_tensor(XC_F32, 3, (const int64_t[]){1, 1, 3}, NULL), NULL);
+  xc_node_set_ints(c.g, c.node, "pads", INTS(INT64_C(1) << 40, 0));
   CHECK_ERR(nt_run(&c), "out of range");
   nt_free(&c);
   run_op(&c, "Conv", 3, nt_tensor(XC_F32, 4, (const int64_t[]){1, 1, 5, 5}, NULL),
@@ -279,6 +290,85 @@ static void test_conv_symbolic(void) {
   CHECK_EQ_INT(nt_eval_dim(&c, 0, 2, 1, "len", (int64_t)9), 3);
   CHECK_OK(nt_run(&c));
   NT_CHECK_SHAPE(c.out[0], 3, 1, 1, 3);
+  nt_free(&c);
+}
+
+static void test_conv_integer(void) {
+  nt_case_t c;
+  xc_tensor_t* ins[4] = {T(XC_U8, 3, D(1, 1, 3), 2, 3, 4), T(XC_U8, 3, D(1, 1, 2), 1, 2),
+                         T(XC_U8, 0, D(0), 1), NULL};
+  nt_init(&c, "ConvInteger", 3, ins, 1, 0);
+  xc_node_set_ints(c.g, c.node, "pads", INTS(1, 1));
+  CHECK_OK(nt_run(&c));
+  CHECK(c.out[0] && c.out[0]->dtype == XC_I32);
+  /* x - 1 = [1, 2, 3]; padding contributes nothing. */
+  NT_CHECK_VALUES(c.out[0], 0, 2, 5, 8, 3);
+  nt_free(&c);
+  /* Per-output-channel weight zero points, int8. */
+  xc_tensor_t* ins2[4] = {T(XC_I8, 3, D(1, 1, 2), -1, 2), T(XC_I8, 3, D(2, 1, 1), 3, -4),
+                          T(XC_I8, 0, D(0), 0), T(XC_I8, 1, D(2), 1, -5)};
+  nt_init(&c, "ConvInteger", 4, ins2, 1, 0);
+  CHECK_OK(nt_run(&c));
+  NT_CHECK_VALUES(c.out[0], 0, -2, 4, -1, 2);
+  nt_free(&c);
+}
+
+static void test_deform_conv(void) {
+  nt_case_t c;
+  /* Offsets of +0.5 along w sample halfway between neighbours; the last
+   * sample's right neighbour is outside and counts as zero. */
+  xc_tensor_t* ins[5] = {T(XC_F32, 4, D(1, 1, 1, 3), 1, 2, 3), T(XC_F32, 4, D(1, 1, 1, 1), 1),
+                         T(XC_F32, 4, D(1, 2, 1, 3), 0, 0, 0, 0.5, 0.5, 0.5), NULL,
+                         T(XC_F32, 4, D(1, 1, 1, 3), 1, 2, 0)};
+  nt_init(&c, "DeformConv", 3, ins, 1, 0);
+  CHECK_OK(nt_run(&c));
+  NT_CHECK_VALUES(c.out[0], 1e-6, 1.5, 2.5, 1.5);
+  c.in[4] = NULL;
+  nt_free(&c);
+  xc_tensor_t* ins2[5] = {T(XC_F32, 4, D(1, 1, 1, 3), 1, 2, 3), T(XC_F32, 4, D(1, 1, 1, 1), 1),
+                          T(XC_F32, 4, D(1, 2, 1, 3), 0, 0, 0, 0.5, 0.5, 0.5), NULL,
+                          T(XC_F32, 4, D(1, 1, 1, 3), 1, 2, 0)};
+  nt_init(&c, "DeformConv", 5, ins2, 1, 0);
+  CHECK_OK(nt_run(&c));
+  NT_CHECK_VALUES(c.out[0], 1e-6, 1.5, 5, 0);
+  nt_free(&c);
+  xc_tensor_destroy(ins[4]);
+  /* Zero offsets: exactly a Conv with the same geometry and groups. */
+  int64_t xd[4] = {2, 4, 5, 6}, wd[4] = {6, 2, 3, 2}, od[4] = {2, 2 * 2 * 6, 2, 5};
+  xc_tensor_t* x = random_tensor(XC_F64, 4, xd);
+  xc_tensor_t* w = random_tensor(XC_F64, 4, wd);
+  xc_tensor_t *x2, *w2;
+  CHECK_OK(xc_tensor_clone(x, &x2));
+  CHECK_OK(xc_tensor_clone(w, &w2));
+  xc_tensor_t* ins3[3] = {x, w, nt_tensor(XC_F64, 4, od, NULL)};
+  nt_case_t dc, cv;
+  nt_init(&dc, "DeformConv", 3, ins3, 1, 0);
+  run_op(&cv, "Conv", 2, x2, w2, NULL);
+  nt_case_t* both[2] = {&dc, &cv};
+  for (int k = 0; k < 2; k++) {
+    xc_node_set_ints(both[k]->g, both[k]->node, "pads", INTS(1, 0, 0, 1));
+    xc_node_set_ints(both[k]->g, both[k]->node, "strides", INTS(2, 1));
+    xc_node_set_ints(both[k]->g, both[k]->node, "dilations", INTS(1, 2));
+    xc_node_set_int(both[k]->g, both[k]->node, "group", 2);
+  }
+  xc_node_set_int(dc.g, dc.node, "offset_group", 2);
+  CHECK_OK(nt_run(&dc));
+  CHECK_OK(nt_run(&cv));
+  if (dc.out[0] && cv.out[0]) {
+    NT_CHECK_SHAPE(dc.out[0], 4, 2, 6, 2, 5);
+    double* want = malloc(sizeof(double) * (size_t)cv.out[0]->numel);
+    for (int64_t i = 0; i < cv.out[0]->numel; i++) want[i] = xc_tensor_get_f64(cv.out[0], i);
+    nt_check_values(__FILE__, __LINE__, dc.out[0], want, cv.out[0]->numel, 1e-12);
+    free(want);
+  }
+  nt_free(&dc);
+  nt_free(&cv);
+  /* 3-D is refused clearly. */
+  xc_tensor_t* ins4[3] = {nt_tensor(XC_F32, 3, (const int64_t[]){1, 1, 3}, NULL),
+                          nt_tensor(XC_F32, 3, (const int64_t[]){1, 1, 1}, NULL),
+                          nt_tensor(XC_F32, 3, (const int64_t[]){1, 2, 3}, NULL)};
+  nt_init(&c, "DeformConv", 3, ins4, 1, 0);
+  CHECK_ERR(nt_run(&c), "only 2-D");
   nt_free(&c);
 }
 
@@ -382,7 +472,8 @@ static void check_adjoint(int nsp, int64_t n, int64_t c, int64_t m, int64_t grou
     return;
   }
   for (int i = 0; i < nsp; i++) {
-    int64_t want = s[i] * (in[i] - 1) + out_pad[i] + (k[i] - 1) * d[i] + 1 - pads[i] - pads[nsp + i];
+    int64_t want =
+        s[i] * (in[i] - 1) + out_pad[i] + (k[i] - 1) * d[i] + 1 - pads[i] - pads[nsp + i];
     CHECK_EQ_INT(ct.out[0]->dims[2 + i], want);
   }
   xc_tensor_t* y = random_tensor(XC_F64, rank, ct.out[0]->dims);
@@ -553,8 +644,7 @@ static void test_maxpool_symbolic(void) {
 static void test_avg_lp_global(void) {
   nt_case_t c;
   xc_tensor_t* in[1];
-#define POOL1(op, ...) \
-  (in[0] = T(XC_F64, 3, D(1, 1, 4), __VA_ARGS__), nt_init(&c, op, 1, in, 1, 0))
+#define POOL1(op, ...) (in[0] = T(XC_F64, 3, D(1, 1, 4), __VA_ARGS__), nt_init(&c, op, 1, in, 1, 0))
   POOL1("AveragePool", 1, 2, 3, 4);
   xc_node_set_ints(c.g, c.node, "kernel_shape", INTS(3));
   xc_node_set_ints(c.g, c.node, "pads", INTS(1, 1));
@@ -629,16 +719,194 @@ static void test_avg_lp_global(void) {
   nt_free(&c);
 }
 
+static xc_tensor_t* i64s(int rank, const int64_t* dims, const int64_t* vals) {
+  xc_tensor_t* t = nt_tensor(XC_I64, rank, dims, NULL);
+  for (int64_t i = 0; i < t->numel; i++) xc_tensor_set_i64(t, i, vals[i]);
+  return t;
+}
+
+static void test_unpool_col2im(void) {
+  nt_case_t c;
+  const int64_t d22[4] = {1, 1, 2, 2};
+  xc_tensor_t* ins[3] = {T(XC_F32, 4, D(1, 1, 2, 2), 5, 6, 7, 8),
+                         i64s(4, d22, (const int64_t[]){5, 7, 13, 15}), NULL};
+  nt_init(&c, "MaxUnpool", 2, ins, 1, 0);
+  xc_node_set_ints(c.g, c.node, "kernel_shape", INTS(2, 2));
+  xc_node_set_ints(c.g, c.node, "strides", INTS(2, 2));
+  CHECK_OK(nt_run(&c));
+  NT_CHECK_SHAPE(c.out[0], 4, 1, 1, 4, 4);
+  NT_CHECK_VALUES(c.out[0], 0, 0, 0, 0, 0, 0, 5, 0, 6, 0, 0, 0, 0, 0, 7, 0, 8);
+  nt_free(&c);
+  /* A larger output_shape keeps the indices' (row, col) positions. */
+  xc_tensor_t* ins2[3] = {T(XC_F32, 4, D(1, 1, 2, 2), 5, 6, 7, 8),
+                          i64s(4, d22, (const int64_t[]){5, 7, 13, 15}),
+                          i64s(1, (const int64_t[]){4}, (const int64_t[]){1, 1, 5, 5})};
+  nt_init(&c, "MaxUnpool", 3, ins2, 1, 0);
+  xc_node_set_ints(c.g, c.node, "kernel_shape", INTS(2, 2));
+  xc_node_set_ints(c.g, c.node, "strides", INTS(2, 2));
+  CHECK_OK(nt_run(&c));
+  NT_CHECK_SHAPE(c.out[0], 4, 1, 1, 5, 5);
+  if (c.out[0] && c.out[0]->numel == 25) {
+    CHECK_NEAR(xc_tensor_get_f64(c.out[0], 6), 5, 0);
+    CHECK_NEAR(xc_tensor_get_f64(c.out[0], 8), 6, 0);
+    CHECK_NEAR(xc_tensor_get_f64(c.out[0], 16), 7, 0);
+    CHECK_NEAR(xc_tensor_get_f64(c.out[0], 18), 8, 0);
+  }
+  nt_free(&c);
+  /* Col2Im, 1-D: block 2 over an image of 3 gives [a0, a1 + b0, b1]. */
+  xc_tensor_t* ins3[3] = {T(XC_F32, 3, D(1, 2, 2), 1, 2, 10, 20),
+                          i64s(1, (const int64_t[]){1}, (const int64_t[]){3}),
+                          i64s(1, (const int64_t[]){1}, (const int64_t[]){2})};
+  nt_init(&c, "Col2Im", 3, ins3, 1, 0);
+  CHECK_OK(nt_run(&c));
+  NT_CHECK_SHAPE(c.out[0], 3, 1, 1, 3);
+  NT_CHECK_VALUES(c.out[0], 0, 1, 12, 20);
+  nt_free(&c);
+  xc_tensor_t* ins4[3] = {T(XC_F32, 3, D(1, 2, 3), 1, 2, 3, 4, 5, 6),
+                          i64s(1, (const int64_t[]){1}, (const int64_t[]){3}),
+                          i64s(1, (const int64_t[]){1}, (const int64_t[]){2})};
+  nt_init(&c, "Col2Im", 3, ins4, 1, 0);
+  CHECK_ERR(nt_run(&c), "does not match");
+  nt_free(&c);
+}
+
+static xc_status_t grid_sample(nt_case_t* c, const char* mode, const char* padding, int align,
+                               xc_tensor_t* grid) {
+  xc_tensor_t* ins[2] = {T(XC_F32, 4, D(1, 1, 2, 2), 1, 2, 3, 4), grid};
+  nt_init(c, "GridSample", 2, ins, 1, 0);
+  xc_node_set_string(c->g, c->node, "mode", mode);
+  xc_node_set_string(c->g, c->node, "padding_mode", padding);
+  xc_node_set_int(c->g, c->node, "align_corners", align);
+  return nt_run(c);
+}
+
+static void test_grid_sample(void) {
+  nt_case_t c;
+  /* align_corners: the grid's corners are the corner pixel centers. */
+  CHECK_OK(grid_sample(&c, "linear", "zeros", 1, T(XC_F32, 4, D(1, 1, 3, 2), 0, 0, -1, -1, 1, -1)));
+  NT_CHECK_SHAPE(c.out[0], 4, 1, 1, 1, 3);
+  NT_CHECK_VALUES(c.out[0], 1e-6, 2.5, 1, 2);
+  nt_free(&c);
+  /* Without align_corners (-1,-1) is the outer corner: half a pixel out. */
+  CHECK_OK(grid_sample(&c, "linear", "zeros", 0, T(XC_F32, 4, D(1, 1, 1, 2), -1, -1)));
+  NT_CHECK_VALUES(c.out[0], 1e-6, 0.25);
+  nt_free(&c);
+  CHECK_OK(grid_sample(&c, "linear", "border", 0, T(XC_F32, 4, D(1, 1, 1, 2), -1, -1)));
+  NT_CHECK_VALUES(c.out[0], 1e-6, 1);
+  nt_free(&c);
+  CHECK_OK(grid_sample(&c, "linear", "reflection", 0, T(XC_F32, 4, D(1, 1, 1, 2), -1, -1)));
+  NT_CHECK_VALUES(c.out[0], 1e-6, 1);
+  nt_free(&c);
+  /* nearest: 0.6 rounds to pixel 1 in both dims. */
+  CHECK_OK(grid_sample(&c, "nearest", "zeros", 1, T(XC_F32, 4, D(1, 1, 1, 2), 0.2, 0.2)));
+  NT_CHECK_VALUES(c.out[0], 0, 4);
+  nt_free(&c);
+  /* x is the grid's first coordinate: (1, -1) is the top-right pixel. */
+  CHECK_OK(grid_sample(&c, "cubic", "border", 1, T(XC_F32, 4, D(1, 1, 1, 2), 1, -1)));
+  NT_CHECK_VALUES(c.out[0], 1e-6, 2);
+  nt_free(&c);
+  CHECK_ERR(grid_sample(&c, "area", "zeros", 0, T(XC_F32, 4, D(1, 1, 1, 2), 0, 0)), "mode");
+  nt_free(&c);
+  CHECK_ERR(grid_sample(&c, "linear", "zeros", 0, T(XC_F32, 4, D(1, 1, 1, 3), 0, 0, 0)),
+            "last dim");
+  nt_free(&c);
+  /* AffineGrid: identity and a translation by 0.5 along x. */
+  xc_tensor_t* size = nt_tensor(XC_I64, 1, (const int64_t[]){4}, NULL);
+  int64_t sv[4] = {1, 1, 2, 2};
+  for (int i = 0; i < 4; i++) xc_tensor_set_i64(size, i, sv[i]);
+  xc_tensor_t* ins[2] = {T(XC_F32, 3, D(1, 2, 3), 1, 0, 0.5, 0, 1, 0), size};
+  nt_init(&c, "AffineGrid", 2, ins, 1, 0);
+  xc_node_set_int(c.g, c.node, "align_corners", 1);
+  CHECK_OK(nt_run(&c));
+  NT_CHECK_SHAPE(c.out[0], 4, 1, 2, 2, 2);
+  NT_CHECK_VALUES(c.out[0], 1e-6, -0.5, -1, 1.5, -1, -0.5, 1, 1.5, 1);
+  nt_free(&c);
+  size = nt_tensor(XC_I64, 1, (const int64_t[]){4}, NULL);
+  for (int i = 0; i < 4; i++) xc_tensor_set_i64(size, i, sv[i]);
+  xc_tensor_t* ins2[2] = {T(XC_F32, 3, D(1, 2, 3), 1, 0, 0, 0, 1, 0), size};
+  nt_init(&c, "AffineGrid", 2, ins2, 1, 0);
+  CHECK_OK(nt_run(&c));
+  NT_CHECK_VALUES(c.out[0], 1e-6, -0.5, -0.5, 0.5, -0.5, -0.5, 0.5, 0.5, 0.5);
+  nt_free(&c);
+}
+
+static xc_status_t roi_align(nt_case_t* c, const char* ct, const char* mode, double x2,
+                             int64_t batch) {
+  xc_tensor_t* bi = nt_tensor(XC_I64, 1, (const int64_t[]){1}, NULL);
+  xc_tensor_set_i64(bi, 0, batch);
+  xc_tensor_t* ins[3] = {T(XC_F32, 4, D(1, 1, 2, 2), 1, 2, 3, 4),
+                         T(XC_F32, 2, D(1, 4), 0, 0, x2, x2), bi};
+  nt_init(c, "RoiAlign", 3, ins, 1, 0);
+  xc_node_set_string(c->g, c->node, "coordinate_transformation_mode", ct);
+  xc_node_set_string(c->g, c->node, "mode", mode);
+  xc_node_set_int(c->g, c->node, "sampling_ratio", 1);
+  return nt_run(c);
+}
+
+static void test_roi_align(void) {
+  nt_case_t c;
+  /* One sample at the image center averages the four pixels. */
+  CHECK_OK(roi_align(&c, "output_half_pixel", "avg", 1, 0));
+  NT_CHECK_SHAPE(c.out[0], 4, 1, 1, 1, 1);
+  NT_CHECK_VALUES(c.out[0], 1e-6, 2.5);
+  nt_free(&c);
+  CHECK_OK(roi_align(&c, "half_pixel", "avg", 2, 0));
+  NT_CHECK_VALUES(c.out[0], 1e-6, 2.5);
+  nt_free(&c);
+  /* max mode keeps the largest weighted corner: 0.25 * 4. */
+  CHECK_OK(roi_align(&c, "half_pixel", "max", 2, 0));
+  NT_CHECK_VALUES(c.out[0], 1e-6, 1);
+  nt_free(&c);
+  CHECK_ERR(roi_align(&c, "half_pixel", "avg", 2, 1), "batch index");
+  nt_free(&c);
+  CHECK_ERR(roi_align(&c, "corners", "avg", 2, 0), "coordinate_transformation_mode");
+  nt_free(&c);
+}
+
+/* Empty batches flow through every op of the family. */
+static void test_empty_batches(void) {
+  static const char* pools[] = {"MaxPool",           "AveragePool",   "LpPool",
+                                "GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool"};
+  for (int i = 0; i < 6; i++) {
+    nt_case_t c;
+    xc_tensor_t* in[1] = {nt_tensor(XC_F32, 4, (const int64_t[]){0, 2, 3, 3}, NULL)};
+    nt_init(&c, pools[i], 1, in, 1, 0);
+    if (strncmp(pools[i], "Global", 6) != 0)
+      xc_node_set_ints(c.g, c.node, "kernel_shape", INTS(2, 2));
+    CHECK_OK(nt_run(&c));
+    CHECK(c.out[0] && c.out[0]->numel == 0 && c.out[0]->dims[1] == 2);
+    nt_free(&c);
+  }
+  nt_case_t c;
+  run_op(&c, "ConvTranspose", 2, nt_tensor(XC_F32, 3, (const int64_t[]){0, 2, 3}, NULL),
+         nt_tensor(XC_F32, 3, (const int64_t[]){2, 1, 2}, NULL), NULL);
+  CHECK_OK(nt_run(&c));
+  NT_CHECK_SHAPE(c.out[0], 3, 0, 1, 4);
+  nt_free(&c);
+  /* Zero input channels: the output is the bias. */
+  run_op(&c, "Conv", 3, nt_tensor(XC_F32, 3, (const int64_t[]){1, 0, 3}, NULL),
+         nt_tensor(XC_F32, 3, (const int64_t[]){2, 0, 2}, NULL), T(XC_F32, 1, D(2), 1, 2));
+  CHECK_OK(nt_run(&c));
+  NT_CHECK_VALUES(c.out[0], 0, 1, 1, 2, 2);
+  nt_free(&c);
+}
+
 int main(void) {
   test_conv_known_values();
   test_conv_im2col();
   test_conv_errors();
   test_conv_symbolic();
+  test_conv_integer();
+  test_deform_conv();
   test_convtranspose_values();
   test_convtranspose_adjoint();
   test_convtranspose_symbolic();
   test_maxpool();
   test_maxpool_symbolic();
   test_avg_lp_global();
+  test_unpool_col2im();
+  test_empty_batches();
+  test_grid_sample();
+  test_roi_align();
   return xc_test_summary("test_ops_conv");
 }

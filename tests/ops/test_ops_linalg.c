@@ -1,10 +1,13 @@
-/* Tests of the linalg op family: MatMul, Gemm, Einsum, MatMulInteger.
+/* Tests of the linalg op family: MatMul, Gemm, Einsum, MatMulInteger, Det,
+ * RNN, GRU, LSTM.
  * Expectations are hand-derived or computed by naive loops written here
  * independently of the kernels. */
 #include "nn_test_util.h"
 
-#define T(dt, rank, dims, ...) nt_tensor((dt), (rank), (const int64_t[])dims, (const double[]){__VA_ARGS__})
-#define D(...) {__VA_ARGS__}
+#define T(dt, rank, dims, ...) \
+  nt_tensor((dt), (rank), (const int64_t[])dims, (const double[]){__VA_ARGS__})
+#define D(...) \
+  { __VA_ARGS__ }
 
 /* Runs a 2-input op and returns the case (caller frees). */
 static xc_status_t run2(nt_case_t* c, const char* op, xc_tensor_t* a, xc_tensor_t* b) {
@@ -21,14 +24,14 @@ static void test_matmul_basic(void) {
   NT_CHECK_VALUES(c.out[0], 0, 58, 64, 139, 154);
   nt_free(&c);
   /* 1-D first operand: promoted to [1,K], then the 1 is removed. */
-  CHECK_OK(run2(&c, "MatMul", T(XC_F64, 1, D(3), 1, 2, 3),
-                T(XC_F64, 2, D(3, 2), 7, 8, 9, 10, 11, 12)));
+  CHECK_OK(
+      run2(&c, "MatMul", T(XC_F64, 1, D(3), 1, 2, 3), T(XC_F64, 2, D(3, 2), 7, 8, 9, 10, 11, 12)));
   NT_CHECK_SHAPE(c.out[0], 1, 2);
   NT_CHECK_VALUES(c.out[0], 0, 58, 64);
   nt_free(&c);
   /* 1-D second operand. */
-  CHECK_OK(run2(&c, "MatMul", T(XC_F32, 2, D(2, 3), 1, 2, 3, 4, 5, 6),
-                T(XC_F32, 1, D(3), 1, 1, 1)));
+  CHECK_OK(
+      run2(&c, "MatMul", T(XC_F32, 2, D(2, 3), 1, 2, 3, 4, 5, 6), T(XC_F32, 1, D(3), 1, 1, 1)));
   NT_CHECK_SHAPE(c.out[0], 1, 2);
   NT_CHECK_VALUES(c.out[0], 0, 6, 15);
   nt_free(&c);
@@ -257,6 +260,15 @@ static void test_einsum(void) {
   CHECK_OK(einsum(&c, "ij->j", 1, T(XC_I64, 2, D(2, 2), 1, 2, 3, 4), NULL));
   NT_CHECK_VALUES(c.out[0], 0, 4, 6);
   nt_free(&c);
+  /* Empty operands: an empty summed label gives zeros. */
+  CHECK_OK(einsum(&c, "ij,jk->ik", 2, nt_tensor(XC_F32, 2, (const int64_t[]){2, 0}, NULL),
+                  nt_tensor(XC_F32, 2, (const int64_t[]){0, 2}, NULL)));
+  NT_CHECK_VALUES(c.out[0], 0, 0, 0, 0, 0);
+  nt_free(&c);
+  CHECK_OK(run2(&c, "Gemm", nt_tensor(XC_F32, 2, (const int64_t[]){0, 3}, NULL),
+                nt_tensor(XC_F32, 2, (const int64_t[]){3, 2}, NULL)));
+  NT_CHECK_SHAPE(c.out[0], 2, 0, 2);
+  nt_free(&c);
   /* Bad equations. */
   CHECK_ERR(einsum(&c, "ij,jk", 1, M23(), NULL), "2 operand terms but 1 inputs");
   nt_free(&c);
@@ -288,6 +300,16 @@ static void test_einsum(void) {
   CHECK_STR(xc_dim_print(c.node->outputs[0]->dims[0], buf, sizeof buf), "batch");
   CHECK_STR(xc_dim_print(c.node->outputs[0]->dims[2], buf, sizeof buf), "4");
   nt_free(&c);
+  /* A label seen as symbolic first and static later takes the static size. */
+  xc_tensor_t* ins3[2] = {nt_tensor(XC_F32, 1, (const int64_t[]){3}, NULL),
+                          nt_tensor(XC_F32, 1, (const int64_t[]){3}, NULL)};
+  nt_init(&c, "Einsum", 2, ins3, 1, 0);
+  xc_node_set_string(c.g, c.node, "equation", "i,i->i");
+  nt_symbolic_input(&c, 0, 1, (const char* const[]){"n"});
+  CHECK_OK(nt_infer(&c));
+  CHECK_STR(xc_dim_print(c.node->outputs[0]->dims[0], buf, sizeof buf), "3");
+  CHECK_OK(nt_run(&c));
+  nt_free(&c);
 #undef M23
 }
 
@@ -300,14 +322,124 @@ static void test_matmul_integer(void) {
   CHECK(c.out[0] && c.out[0]->dtype == XC_I32);
   NT_CHECK_VALUES(c.out[0], 0, 4, 10, 8, 22);
   nt_free(&c);
-  CHECK_OK(run2(&c, "MatMulInteger", T(XC_I8, 2, D(1, 2), -128, 127),
-                T(XC_I8, 2, D(2, 1), -128, 127)));
+  CHECK_OK(
+      run2(&c, "MatMulInteger", T(XC_I8, 2, D(1, 2), -128, 127), T(XC_I8, 2, D(2, 1), -128, 127)));
   NT_CHECK_VALUES(c.out[0], 0, 32513);
   nt_free(&c);
   xc_tensor_t* bad[3] = {T(XC_U8, 2, D(2, 2), 0, 0, 0, 0), T(XC_U8, 2, D(2, 2), 0, 0, 0, 0),
                          T(XC_U8, 1, D(3), 0, 0, 0)};
   nt_init(&c, "MatMulInteger", 3, bad, 1, 0);
   CHECK_ERR(nt_run(&c), "zero point");
+  nt_free(&c);
+}
+
+static void test_det(void) {
+  nt_case_t c;
+  xc_tensor_t* in[1] = {
+      T(XC_F64, 3, D(2, 3, 3), 2, 0, 0, 0, 3, 0, 0, 0, 4, 0, 1, 0, 1, 0, 0, 0, 0, 5)};
+  nt_init(&c, "Det", 1, in, 1, 0);
+  CHECK_OK(nt_run(&c));
+  NT_CHECK_SHAPE(c.out[0], 1, 2);
+  /* diag(2,3,4) -> 24; a row swap with a 5 -> -5 */
+  NT_CHECK_VALUES(c.out[0], 1e-12, 24, -5);
+  nt_free(&c);
+  in[0] = T(XC_F32, 2, D(2, 2), 1, 2, 3, 4);
+  nt_init(&c, "Det", 1, in, 1, 0);
+  CHECK_OK(nt_run(&c));
+  CHECK(c.out[0] && c.out[0]->rank == 0);
+  NT_CHECK_VALUES(c.out[0], 1e-6, -2);
+  nt_free(&c);
+  in[0] = T(XC_F32, 2, D(2, 2), 1, 2, 2, 4);
+  nt_init(&c, "Det", 1, in, 1, 0);
+  CHECK_OK(nt_run(&c));
+  NT_CHECK_VALUES(c.out[0], 0, 0);
+  nt_free(&c);
+  in[0] = nt_tensor(XC_F32, 2, (const int64_t[]){2, 3}, NULL);
+  nt_init(&c, "Det", 1, in, 1, 0);
+  CHECK_ERR(nt_run(&c), "square");
+  nt_free(&c);
+}
+
+static void rnn_case(nt_case_t* c, const char* op, int nin, int nout, xc_tensor_t* const* ins) {
+  nt_init(c, op, nin, ins, nout, 0);
+}
+
+static void test_recurrent(void) {
+  nt_case_t c;
+  /* RNN, two steps: h1 = tanh(1), h2 = tanh(2 + 0.5 h1). */
+  xc_tensor_t* a[3] = {T(XC_F32, 3, D(2, 1, 1), 1, 2), T(XC_F32, 3, D(1, 1, 1), 1),
+                       T(XC_F32, 3, D(1, 1, 1), 0.5)};
+  rnn_case(&c, "RNN", 3, 2, a);
+  CHECK_OK(nt_run(&c));
+  NT_CHECK_SHAPE(c.out[0], 4, 2, 1, 1, 1);
+  NT_CHECK_VALUES(c.out[0], 1e-6, 0.7615941559557649, 0.9830411011980433);
+  NT_CHECK_VALUES(c.out[1], 1e-6, 0.9830411011980433);
+  nt_free(&c);
+  /* Bidirectional: the reverse pass starts at the last step. */
+  xc_tensor_t* b[3] = {T(XC_F64, 3, D(2, 1, 1), 1, 2), T(XC_F64, 3, D(2, 1, 1), 1, 1),
+                       T(XC_F64, 3, D(2, 1, 1), 0.5, 0.5)};
+  rnn_case(&c, "RNN", 3, 2, b);
+  xc_node_set_string(c.g, c.node, "direction", "bidirectional");
+  CHECK_OK(nt_run(&c));
+  NT_CHECK_SHAPE(c.out[0], 4, 2, 2, 1, 1);
+  NT_CHECK_VALUES(c.out[0], 1e-12, 0.7615941559557649, 0.901844598209524, 0.9830411011980433,
+                  0.9640275800758169);
+  NT_CHECK_VALUES(c.out[1], 1e-12, 0.9830411011980433, 0.901844598209524);
+  nt_free(&c);
+  /* sequence_lens: batch 1 stops after one step; layout 1 puts batch first. */
+  xc_tensor_t* lens = nt_tensor(XC_I32, 1, (const int64_t[]){2}, NULL);
+  xc_tensor_set_i64(lens, 0, 2);
+  xc_tensor_set_i64(lens, 1, 1);
+  xc_tensor_t* l[5] = {T(XC_F64, 3, D(2, 2, 1), 1, 2, 1, 2), T(XC_F64, 3, D(1, 1, 1), 1),
+                       T(XC_F64, 3, D(1, 1, 1), 0.5), NULL, lens};
+  rnn_case(&c, "RNN", 5, 2, l);
+  xc_node_set_int(c.g, c.node, "layout", 1);
+  CHECK_OK(nt_run(&c));
+  NT_CHECK_SHAPE(c.out[0], 4, 2, 2, 1, 1);
+  NT_CHECK_VALUES(c.out[0], 1e-12, 0.7615941559557649, 0.9830411011980433, 0.7615941559557649, 0);
+  NT_CHECK_VALUES(c.out[1], 1e-12, 0.9830411011980433, 0.7615941559557649);
+  nt_free(&c);
+  /* GRU: z = r = 1/2, candidate tanh(1), initial h 0.5. */
+  xc_tensor_t* gi[6] = {T(XC_F32, 3, D(1, 1, 1), 1),
+                        T(XC_F32, 3, D(1, 3, 1), 0, 0, 1),
+                        T(XC_F32, 3, D(1, 3, 1), 0, 0, 0),
+                        NULL,
+                        NULL,
+                        T(XC_F32, 3, D(1, 1, 1), 0.5)};
+  rnn_case(&c, "GRU", 6, 2, gi);
+  CHECK_OK(nt_run(&c));
+  NT_CHECK_VALUES(c.out[1], 1e-6, 0.6307970779778824);
+  nt_free(&c);
+  /* LSTM: i = o = f = 1/2, candidate tanh(1), initial c 1. */
+  xc_tensor_t* li[7] = {T(XC_F32, 3, D(1, 1, 1), 1),
+                        T(XC_F32, 3, D(1, 4, 1), 0, 0, 0, 1),
+                        T(XC_F32, 3, D(1, 4, 1), 0, 0, 0, 0),
+                        NULL,
+                        NULL,
+                        NULL,
+                        T(XC_F32, 3, D(1, 1, 1), 1)};
+  rnn_case(&c, "LSTM", 7, 3, li);
+  CHECK_OK(nt_run(&c));
+  NT_CHECK_VALUES(c.out[0], 1e-6, 0.3534092045709028);
+  NT_CHECK_VALUES(c.out[2], 1e-6, 0.8807970779778824);
+  nt_free(&c);
+  /* Errors. */
+  xc_tensor_t* e1[3] = {T(XC_F32, 3, D(1, 1, 1), 1), T(XC_F32, 3, D(1, 1, 1), 1),
+                        T(XC_F32, 3, D(1, 1, 1), 1)};
+  rnn_case(&c, "RNN", 3, 1, e1);
+  xc_node_set_string(c.g, c.node, "direction", "sideways");
+  CHECK_ERR(nt_run(&c), "direction");
+  nt_free(&c);
+  xc_tensor_t* e2[3] = {T(XC_F32, 3, D(1, 1, 1), 1), T(XC_F32, 3, D(1, 1, 1), 1),
+                        T(XC_F32, 3, D(1, 1, 1), 1)};
+  rnn_case(&c, "RNN", 3, 1, e2);
+  xc_node_set_strings(c.g, c.node, "activations", 1, (const char* const[]){"Swish"});
+  CHECK_ERR(nt_run(&c), "unsupported activation");
+  nt_free(&c);
+  xc_tensor_t* e3[3] = {T(XC_F32, 3, D(1, 1, 1), 1), T(XC_F32, 3, D(1, 2, 1), 1, 1),
+                        T(XC_F32, 3, D(1, 2, 1), 1, 1)};
+  rnn_case(&c, "LSTM", 3, 1, e3);
+  CHECK_ERR(nt_run(&c), "gate dim");
   nt_free(&c);
 }
 
@@ -319,5 +451,7 @@ int main(void) {
   test_gemm();
   test_einsum();
   test_matmul_integer();
+  test_det();
+  test_recurrent();
   return xc_test_summary("test_ops_linalg");
 }

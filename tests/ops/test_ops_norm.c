@@ -1,14 +1,16 @@
 /* Tests of the norm op family: normalizations, softmax family, LRN,
- * Attention and RotaryEmbedding. Expectations are hand-derived (small
+ * Attention, RotaryEmbedding and the losses. Expectations are hand-derived (small
  * sizes) or closed formulas written in the test. */
 #include "nn_test_util.h"
 
-#define T(dt, rank, dims, ...) nt_tensor((dt), (rank), (const int64_t[])dims, (const double[]){__VA_ARGS__})
-#define D(...) {__VA_ARGS__}
+#define T(dt, rank, dims, ...) \
+  nt_tensor((dt), (rank), (const int64_t[])dims, (const double[]){__VA_ARGS__})
+#define D(...) \
+  { __VA_ARGS__ }
 
-static void init_n(nt_case_t* c, const char* op, int nin, int nout, unsigned omit,
-                   xc_tensor_t* a, xc_tensor_t* b, xc_tensor_t* cc, xc_tensor_t* d,
-                   xc_tensor_t* e, xc_tensor_t* f) {
+static void init_n(nt_case_t* c, const char* op, int nin, int nout, unsigned omit, xc_tensor_t* a,
+                   xc_tensor_t* b, xc_tensor_t* cc, xc_tensor_t* d, xc_tensor_t* e,
+                   xc_tensor_t* f) {
   xc_tensor_t* ins[6] = {a, b, cc, d, e, f};
   nt_init(c, op, nin, ins, nout, omit);
 }
@@ -117,25 +119,31 @@ static void test_rms_instance_group(void) {
 
 static void test_lp_mvn_lrn(void) {
   nt_case_t c;
-  init_n(&c, "LpNormalization", 1, 1, 0, T(XC_F32, 2, D(2, 2), 3, 4, 0, 5), NULL, NULL, NULL,
-         NULL, NULL);
+  init_n(&c, "LpNormalization", 1, 1, 0, T(XC_F32, 2, D(2, 2), 3, 4, 0, 5), NULL, NULL, NULL, NULL,
+         NULL);
   CHECK_OK(nt_run(&c));
   NT_CHECK_VALUES(c.out[0], 1e-6, 0.6, 0.8, 0, 1);
   nt_free(&c);
-  init_n(&c, "LpNormalization", 1, 1, 0, T(XC_F32, 2, D(2, 2), 3, 4, 0, 5), NULL, NULL, NULL,
-         NULL, NULL);
+  init_n(&c, "LpNormalization", 1, 1, 0, T(XC_F32, 2, D(2, 2), 3, 4, 0, 5), NULL, NULL, NULL, NULL,
+         NULL);
   xc_node_set_int(c.g, c.node, "p", 1);
   CHECK_OK(nt_run(&c));
   NT_CHECK_VALUES(c.out[0], 1e-6, 3.0 / 7, 4.0 / 7, 0, 1);
   nt_free(&c);
-  init_n(&c, "LpNormalization", 1, 1, 0, T(XC_F64, 2, D(2, 2), 3, 4, 0, 5), NULL, NULL, NULL,
-         NULL, NULL);
+  init_n(&c, "LpNormalization", 1, 1, 0, T(XC_F64, 2, D(2, 2), 3, 4, 0, 5), NULL, NULL, NULL, NULL,
+         NULL);
   xc_node_set_int(c.g, c.node, "axis", 0);
   CHECK_OK(nt_run(&c));
   NT_CHECK_VALUES(c.out[0], 1e-12, 1, 4 / sqrt(41), 0, 5 / sqrt(41));
   nt_free(&c);
-  init_n(&c, "MeanVarianceNormalization", 1, 1, 0, T(XC_F32, 4, D(1, 2, 1, 2), 1, 3, 5, 5),
-         NULL, NULL, NULL, NULL, NULL);
+  /* A zero vector stays zero. */
+  init_n(&c, "LpNormalization", 1, 1, 0, T(XC_F32, 2, D(2, 2), 0, 0, 3, 4), NULL, NULL, NULL, NULL,
+         NULL);
+  CHECK_OK(nt_run(&c));
+  NT_CHECK_VALUES(c.out[0], 1e-6, 0, 0, 0.6, 0.8);
+  nt_free(&c);
+  init_n(&c, "MeanVarianceNormalization", 1, 1, 0, T(XC_F32, 4, D(1, 2, 1, 2), 1, 3, 5, 5), NULL,
+         NULL, NULL, NULL, NULL);
   CHECK_OK(nt_run(&c));
   NT_CHECK_VALUES(c.out[0], 1e-6, -1, 1, 0, 0);
   nt_free(&c);
@@ -158,8 +166,8 @@ static void test_lp_mvn_lrn(void) {
 
 static void test_softmax(void) {
   nt_case_t c;
-  init_n(&c, "Softmax", 1, 1, 0, T(XC_F32, 2, D(2, 3), 1, 2, 3, 1000, 1000, 1000), NULL, NULL,
-         NULL, NULL, NULL);
+  init_n(&c, "Softmax", 1, 1, 0, T(XC_F32, 2, D(2, 3), 1, 2, 3, 1000, 1000, 1000), NULL, NULL, NULL,
+         NULL, NULL);
   CHECK_OK(nt_run(&c));
   NT_CHECK_VALUES(c.out[0], 1e-7, 0.09003057, 0.24472847, 0.66524096, 1.0 / 3, 1.0 / 3, 1.0 / 3);
   nt_free(&c);
@@ -229,8 +237,8 @@ static void test_attention_basic(void) {
   nt_free(&c);
   /* The default scale is 1/sqrt(head_size): head size 4 halves the score. */
   init_n(&c, "Attention", 3, 1, 0, T(XC_F64, 4, D(1, 1, 1, 4), 1, 1, 0, 0),
-         T(XC_F64, 4, D(1, 1, 2, 4), 1, 1, 0, 0, 0, 0, 0, 0),
-         T(XC_F64, 4, D(1, 1, 2, 1), 10, 20), NULL, NULL, NULL);
+         T(XC_F64, 4, D(1, 1, 2, 4), 1, 1, 0, 0, 0, 0, 0, 0), T(XC_F64, 4, D(1, 1, 2, 1), 10, 20),
+         NULL, NULL, NULL);
   CHECK_OK(nt_run(&c));
   NT_CHECK_VALUES(c.out[0], 1e-9, ATT_1_0); /* 2 / sqrt(4) = 1 */
   nt_free(&c);
@@ -325,6 +333,20 @@ static void test_attention_gqa_cache(void) {
   CHECK_OK(nt_run(&c));
   NT_CHECK_SHAPE(c.out[1], 4, 1, 1, 5, 4);
   nt_free(&c);
+  /* nonpad_kv_seqlen: only the first key of the batch is valid. */
+  xc_tensor_t* nonpad = nt_tensor(XC_I64, 1, (const int64_t[]){1}, NULL);
+  xc_tensor_set_i64(nonpad, 0, 1);
+  xc_tensor_t* ins7[7] = {T(XC_F32, 4, D(1, 1, 1, 1), 1),
+                          T(XC_F32, 4, D(1, 1, 2, 1), 1, 0),
+                          T(XC_F32, 4, D(1, 1, 2, 1), 10, 20),
+                          NULL,
+                          NULL,
+                          NULL,
+                          nonpad};
+  nt_init(&c, "Attention", 7, ins7, 1, 0);
+  CHECK_OK(nt_run(&c));
+  NT_CHECK_VALUES(c.out[0], 1e-5, 10);
+  nt_free(&c);
   /* Errors. */
   init_n(&c, "Attention", 3, 1, 0, T(XC_F32, 3, D(1, 1, 2), 1, -1), T(XC_F32, 3, D(1, 2, 1), 1, 0),
          T(XC_F32, 3, D(1, 2, 1), 10, 20), NULL, NULL, NULL);
@@ -411,6 +433,99 @@ static void test_rotary(void) {
   nt_free(&c);
 }
 
+static xc_tensor_t* i64s(int rank, const int64_t* dims, const int64_t* vals) {
+  xc_tensor_t* t = nt_tensor(XC_I64, rank, dims, NULL);
+  for (int64_t i = 0; i < t->numel; i++) xc_tensor_set_i64(t, i, vals[i]);
+  return t;
+}
+
+static void test_losses(void) {
+  nt_case_t c;
+  const int64_t two[1] = {2};
+#define NLL_IN() T(XC_F32, 2, D(2, 3), -1, -2, -3, -4, -5, -6)
+  init_n(&c, "NegativeLogLikelihoodLoss", 2, 1, 0, NLL_IN(), i64s(1, two, (const int64_t[]){0, 2}),
+         NULL, NULL, NULL, NULL);
+  xc_node_set_string(c.g, c.node, "reduction", "none");
+  CHECK_OK(nt_run(&c));
+  NT_CHECK_SHAPE(c.out[0], 1, 2);
+  NT_CHECK_VALUES(c.out[0], 0, 1, 6);
+  nt_free(&c);
+  init_n(&c, "NegativeLogLikelihoodLoss", 2, 1, 0, NLL_IN(), i64s(1, two, (const int64_t[]){0, 2}),
+         NULL, NULL, NULL, NULL);
+  CHECK_OK(nt_run(&c));
+  CHECK(c.out[0] && c.out[0]->rank == 0);
+  NT_CHECK_VALUES(c.out[0], 0, 3.5);
+  nt_free(&c);
+  /* Weighted mean divides by the weights of the chosen classes. */
+  init_n(&c, "NegativeLogLikelihoodLoss", 3, 1, 0, NLL_IN(), i64s(1, two, (const int64_t[]){0, 2}),
+         T(XC_F32, 1, D(3), 1, 1, 0.5), NULL, NULL, NULL);
+  CHECK_OK(nt_run(&c));
+  NT_CHECK_VALUES(c.out[0], 1e-6, 4.0 / 1.5);
+  nt_free(&c);
+  init_n(&c, "NegativeLogLikelihoodLoss", 2, 1, 0, NLL_IN(), i64s(1, two, (const int64_t[]){0, 2}),
+         NULL, NULL, NULL, NULL);
+  xc_node_set_int(c.g, c.node, "ignore_index", 2);
+  CHECK_OK(nt_run(&c));
+  NT_CHECK_VALUES(c.out[0], 0, 1);
+  nt_free(&c);
+  init_n(&c, "NegativeLogLikelihoodLoss", 2, 1, 0, NLL_IN(), i64s(1, two, (const int64_t[]){0, 3}),
+         NULL, NULL, NULL, NULL);
+  xc_node_set_string(c.g, c.node, "reduction", "sum");
+  CHECK_ERR(nt_run(&c), "outside [0, 3)");
+  nt_free(&c);
+  init_n(&c, "NegativeLogLikelihoodLoss", 2, 1, 0, NLL_IN(), i64s(1, two, (const int64_t[]){0, 1}),
+         NULL, NULL, NULL, NULL);
+  xc_node_set_string(c.g, c.node, "reduction", "max");
+  CHECK_ERR(nt_run(&c), "reduction");
+  nt_free(&c);
+#undef NLL_IN
+  init_n(&c, "SoftmaxCrossEntropyLoss", 2, 2, 0, T(XC_F64, 2, D(1, 2), 0, 0),
+         i64s(1, (const int64_t[]){1}, (const int64_t[]){1}), NULL, NULL, NULL, NULL);
+  CHECK_OK(nt_run(&c));
+  NT_CHECK_VALUES(c.out[0], 1e-12, log(2.0));
+  NT_CHECK_VALUES(c.out[1], 1e-12, -log(2.0), -log(2.0));
+  nt_free(&c);
+}
+
+/* Empty inputs flow through every op of the family. */
+static void test_empty_inputs(void) {
+  static const char* same_shape[] = {"Softmax", "LogSoftmax", "Hardmax", "LpNormalization",
+                                     "MeanVarianceNormalization"};
+  for (int i = 0; i < 5; i++) {
+    nt_case_t c;
+    init_n(&c, same_shape[i], 1, 1, 0, nt_tensor(XC_F32, 4, (const int64_t[]){0, 3, 2, 2}, NULL),
+           NULL, NULL, NULL, NULL, NULL);
+    CHECK_OK(nt_run(&c));
+    NT_CHECK_SHAPE(c.out[0], 4, 0, 3, 2, 2);
+    nt_free(&c);
+  }
+  nt_case_t c;
+  init_n(&c, "LayerNormalization", 2, 3, 0, nt_tensor(XC_F32, 2, (const int64_t[]){0, 4}, NULL),
+         nt_tensor(XC_F32, 1, (const int64_t[]){4}, NULL), NULL, NULL, NULL, NULL);
+  CHECK_OK(nt_run(&c));
+  NT_CHECK_SHAPE(c.out[1], 2, 0, 1);
+  nt_free(&c);
+  init_n(&c, "BatchNormalization", 5, 1, 0, nt_tensor(XC_F32, 3, (const int64_t[]){0, 2, 3}, NULL),
+         nt_tensor(XC_F32, 1, (const int64_t[]){2}, NULL),
+         nt_tensor(XC_F32, 1, (const int64_t[]){2}, NULL),
+         nt_tensor(XC_F32, 1, (const int64_t[]){2}, NULL), T(XC_F32, 1, D(2), 1, 1), NULL);
+  CHECK_OK(nt_run(&c));
+  nt_free(&c);
+  init_n(&c, "GroupNormalization", 3, 1, 0, nt_tensor(XC_F32, 3, (const int64_t[]){0, 4, 3}, NULL),
+         nt_tensor(XC_F32, 1, (const int64_t[]){4}, NULL),
+         nt_tensor(XC_F32, 1, (const int64_t[]){4}, NULL), NULL, NULL, NULL);
+  xc_node_set_int(c.g, c.node, "num_groups", 2);
+  CHECK_OK(nt_run(&c));
+  nt_free(&c);
+  /* Attention without keys: every row is fully masked, so zeros. */
+  init_n(&c, "Attention", 3, 1, 0, T(XC_F32, 4, D(1, 1, 1, 2), 1, 1),
+         nt_tensor(XC_F32, 4, (const int64_t[]){1, 1, 0, 2}, NULL),
+         nt_tensor(XC_F32, 4, (const int64_t[]){1, 1, 0, 3}, NULL), NULL, NULL, NULL);
+  CHECK_OK(nt_run(&c));
+  NT_CHECK_VALUES(c.out[0], 0, 0, 0, 0);
+  nt_free(&c);
+}
+
 int main(void) {
   test_batchnorm();
   test_layernorm();
@@ -420,5 +535,7 @@ int main(void) {
   test_attention_basic();
   test_attention_gqa_cache();
   test_rotary();
+  test_losses();
+  test_empty_inputs();
   return xc_test_summary("test_ops_norm");
 }

@@ -171,6 +171,8 @@ def external():
     one("extdata/wrong_length.onnx", ext("w", F, [2], "weights.bin", 0, 12), F)
     one("extdata/missing_file.onnx", ext("w", F, [2], "nothere.bin", 0, 8), F)
     one("extdata/bad_offset.onnx", ext("w", F, [2], "weights.bin", "-4", 8), F)
+    # The test copies this next to a FIFO named fifo.bin: must not block.
+    one("extdata/fifo_model.onnx", ext("w", F, [2], "fifo.bin", None, None), F)
     link = os.path.join(d, "escape.bin")
     if os.path.lexists(link):
         os.remove(link)
@@ -179,7 +181,52 @@ def external():
         f.write(b"\0" * 8)
 
 
+def write_case(model_file, inputs, outputs):
+    """cases/<name>/: the model plus one data set with outputs computed here
+    with numpy from the OLD op semantics (independently of xcomp)."""
+    name = os.path.splitext(model_file)[0]
+    d = os.path.join(HERE, "cases", name)
+    os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
+    m = onnx.load(os.path.join(HERE, model_file))
+    onnx.save(m, os.path.join(d, "model.onnx"))
+    for kind, arrays, infos in (("input", inputs, m.graph.input), ("output", outputs, m.graph.output)):
+        for k, a in enumerate(arrays):
+            t = numpy_helper.from_array(a, infos[k].name)
+            with open(os.path.join(d, "test_data_set_0", f"{kind}_{k}.pb"), "wb") as f:
+                f.write(t.SerializeToString())
+
+
+def cases():
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((2, 3, 4)).astype(np.float32)
+    f = x.reshape(2, 12)
+    e = np.exp(f - f.max(axis=1, keepdims=True))
+    sm = (e / e.sum(axis=1, keepdims=True)).reshape(2, 3, 4)
+    z = x - x.max(axis=2, keepdims=True)
+    lsm = z - np.log(np.exp(z).sum(axis=2, keepdims=True))
+    write_case("legacy_softmax11.onnx", [x], [sm, lsm.astype(np.float32)])
+    x = rng.standard_normal((1, 3, 1, 4)).astype(np.float32)
+    write_case("legacy_squeeze11.onnx", [x], [x.reshape(3, 1, 4)])
+    x = rng.standard_normal((2, 3)).astype(np.float32)
+    write_case("legacy_reduce11.onnx", [x], [x.mean(axis=-1), x.sum(axis=1, keepdims=True)])
+    x = np.array([1, 2, 3, 4], np.float32)
+    write_case("legacy_split11.onnx", [x], [x[:1], x[1:], x[:2], x[2:]])
+    x = np.array([[-3.0, 0.25, 7.0], [2.0, -0.5, 1.0]])
+    idx = np.array([[1, 0, 1], [0, 1, 0]], np.int64)
+    order = np.argsort(-x, axis=1, kind="stable")[:, :2]
+    scat = x.copy()
+    for i in range(2):
+        for j in range(3):
+            scat[idx[i, j], j] = x[i, j]
+    write_case("legacy_attrs11.onnx", [x, idx],
+               [np.clip(x, -1.0, 2.5), np.take_along_axis(x, order, 1), x,
+                np.pad(x, ((0, 0), (1, 1)), constant_values=0.5), x[:, 0:1], scat, order])
+    x = np.array([[[[1, 2], [3, 4]]]], np.float32)
+    write_case("legacy_resize11.onnx", [x], [np.repeat(np.repeat(x, 2, 2), 2, 3)])
+
+
 if __name__ == "__main__":
     legacy()
+    cases()
     features()
     external()

@@ -1,0 +1,2 @@
+Btj
+location/etc/passwdp
