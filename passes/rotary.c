@@ -97,11 +97,22 @@ static xc_value_t* peel_trailing_unsqueeze(xc_value_t* v) {
   return u;
 }
 
+/* Neg(u) or Mul(u, -1) (either order, no broadcasting): u. */
 static xc_value_t* peel_neg(xc_value_t* v, bool* negated) {
   xc_node_t* p = xc_attn_producer(v, "Neg");
-  if (!p) return v;
-  *negated = !*negated;
-  return p->inputs[0];
+  if (p) {
+    *negated = !*negated;
+    return p->inputs[0];
+  }
+  p = xc_attn_producer(v, "Mul");
+  double c;
+  for (int k = 0; p && k < 2; k++)
+    if (xc_attn_const_scalar(p->inputs[1 - k], &c) && c == -1 &&
+        xc_attn_same_type(p->inputs[k], v)) {
+      *negated = !*negated;
+      return p->inputs[k];
+    }
+  return v;
 }
 
 /* rot = rotate(x): which form. */

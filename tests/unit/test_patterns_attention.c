@@ -64,7 +64,7 @@ static xc_tensor_t* run_fixed(const xc_graph_t* g) {
   for (int k = 0; k < n; k++) {
     const xc_value_t* v = g->inputs[k];
     int64_t dims[8];
-    for (int d = 0; d < v->rank; d++) dims[d] = v->dims[d].value;
+    for (int d = 0; d < v->rank; d++) dims[d] = v->dims[d].sym ? 3 : v->dims[d].value;
     if (xc_tensor_create(v->dtype, v->rank, dims, &ins[k])) return NULL;
     fill_input(ins[k], k);
   }
@@ -459,6 +459,79 @@ static void test_mqa_broadcast(void) {
   xc_graph_destroy(g);
 }
 
+static void test_symbolic_dims(void) {
+  /* Dynamic batch and sequence (bound to 3 when run). */
+  const char* text = HEADER
+      "  input q: f32[batch, 2, seq, 4]\n"
+      "  input k: f32[batch, 2, seq, 4]\n"
+      "  input v: f32[batch, 2, seq, 4]\n"
+      "  const c: f32[] = 0.5\n"
+      "  kt = Transpose(k) {perm: [0, 1, 3, 2]}\n"
+      "  s = MatMul(q, kt)\n"
+      "  t = Mul(s, c)\n"
+      "  p = Softmax(t) {axis: -1}\n"
+      "  y = MatMul(p, v)\n"
+      "  output y\n"
+      "}\n";
+  xc_graph_t* g = optimize_and_check(text);
+  if (!g) return;
+  check_attention(g, 0.5, 0, "q", "k", "v", false);
+  xc_graph_destroy(g);
+}
+
+static void test_bounded_runtime_mask_without_guard(void) {
+  /* Old HF/bert form: (1 - float(mask)) * -10000 added, no NaN guard. The
+   * bound analysis proves the mask finite (|x| <= 10000): no row can give
+   * NaN, so the rewrite is exact. */
+  const char* text = HEADER
+      "  input q: f32[2, 2, 4, 4]\n"
+      "  input k: f32[2, 2, 4, 4]\n"
+      "  input v: f32[2, 2, 4, 4]\n"
+      "  input m: i64[2, 1, 1, 4]\n"
+      "  const one: f32[] = 1.0\n"
+      "  const big: f32[] = -10000.0\n"
+      "  mf = Cast(m) {to: 1}\n"
+      "  inv = Sub(one, mf)\n"
+      "  bias = Mul(inv, big)\n"
+      "  kt = Transpose(k) {perm: [0, 1, 3, 2]}\n"
+      "  s = MatMul(q, kt)\n"
+      "  u = Add(s, bias)\n"
+      "  p = Softmax(u) {axis: -1}\n"
+      "  y = MatMul(p, v)\n"
+      "  output y\n"
+      "}\n";
+  xc_graph_t* g = optimize_and_check(text);
+  if (!g) return;
+  check_attention(g, 1.0, 0, "q", "k", "v", true);
+  xc_node_t* n = find_op(g, "Attention");
+  if (n && n->num_inputs > 3) CHECK_STR(n->inputs[3]->name, "bias");
+  xc_graph_destroy(g);
+}
+
+static void test_unbounded_runtime_mask_is_kept(void) {
+  /* A float mask straight from the inputs may hold -inf rows or finfo.min:
+   * nothing proves Attention would agree. */
+  const char* text = HEADER
+      "  input q: f32[1, 2, 4, 4]\n"
+      "  input k: f32[1, 2, 4, 4]\n"
+      "  input v: f32[1, 2, 4, 4]\n"
+      "  input bias: f32[1, 1, 4, 4]\n"
+      "  const zero: f32[] = 0.0\n"
+      "  kt = Transpose(k) {perm: [0, 1, 3, 2]}\n"
+      "  s = MatMul(q, kt)\n"
+      "  u = Add(s, bias)\n"
+      "  p = Softmax(u) {axis: -1}\n"
+      "  nan = IsNaN(p)\n"
+      "  pg = Where(nan, zero, p)\n"
+      "  y = MatMul(pg, v)\n"
+      "  output y\n"
+      "}\n";
+  xc_graph_t* g = optimize_and_check(text);
+  if (!g) return;
+  CHECK_EQ_INT(count_op(g, "Attention"), 0);
+  xc_graph_destroy(g);
+}
+
 static void test_softmax_other_axis_is_kept(void) {
   const char* text = HEADER
       "  input q: f32[1, 2, 4, 4]\n"
@@ -653,9 +726,10 @@ static void test_rotary_interleaved(void) {
                                "  const last: i64[1] = [-1]\n"
                                "  const two: i64[1] = [2]\n"
                                "  const shape: i64[4] = [1, 2, 4, 8]\n"
+                               "  const minus: f32[] = -1.0\n"
                                "  xe = Slice(x, z, e, last, two)\n"
                                "  xo = Slice(x, o, e, last, two)\n"
-                               "  no = Neg(xo)\n"
+                               "  no = Mul(xo, minus)\n"
                                "  u1 = Unsqueeze(no, last)\n"
                                "  u2 = Unsqueeze(xe, last)\n"
                                "  cat = Concat(u1, u2) {axis: -1}\n"
@@ -770,6 +844,9 @@ int main(void) {
   test_fully_masked_finite_row_is_kept();
   test_gqa_expand();
   test_mqa_broadcast();
+  test_symbolic_dims();
+  test_bounded_runtime_mask_without_guard();
+  test_unbounded_runtime_mask_is_kept();
   test_softmax_other_axis_is_kept();
   test_scale_not_constant_is_kept();
   test_scores_used_elsewhere_is_kept();
