@@ -333,7 +333,7 @@ static xc_status_t rewrite(xc_graph_t* g, xc_node_t* out_mm, bool* changed) {
   return NULL;
 }
 
-xc_status_t xc_pass_fuse_attention(xc_graph_t* g, const xc_pass_options_t* o, bool* changed) {
+xc_status_t xc_pass_pattern_attention(xc_graph_t* g, const xc_pass_options_t* o, bool* changed) {
   bool any = false;
   int count = g->num_nodes;
   for (int i = 0; i < count; i++) {

@@ -11,8 +11,9 @@ static const xc_pass_t pipeline[] = {
     {"simplify", "remove no-op ops and fold algebraic identities", 1, xc_pass_simplify},
     {"fold-constants", "evaluate nodes whose inputs are all constant", 1, xc_pass_fold_constants},
     {"cse", "merge identical nodes on identical inputs", 1, xc_pass_cse},
-    {"fuse-rotary", "rewrite rotary position embedding subgraphs into RotaryEmbedding", 2, xc_pass_fuse_rotary},
-    {"fuse-attention", "rewrite scaled-dot-product attention subgraphs into Attention", 2, xc_pass_fuse_attention},
+    {"pattern-rotary", "x*cos + rotate(x)*sin to RotaryEmbedding", 2, xc_pass_pattern_rotary},
+    {"pattern-attention", "softmax(Q*K^T*scale + mask)*V to Attention", 2,
+     xc_pass_pattern_attention},
     {"dce", "remove nodes whose results are never used", 0, xc_pass_dce},
 };
 

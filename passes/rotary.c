@@ -78,7 +78,8 @@ static bool last_axis_part(const xc_value_t* v, xc_value_t** x, int64_t* start, 
 }
 
 /* v = x[..., start::step] of exactly `count` elements. */
-static bool is_part(const xc_value_t* v, xc_value_t* x, int64_t start, int64_t step, int64_t count) {
+static bool is_part(const xc_value_t* v, xc_value_t* x, int64_t start, int64_t step,
+                    int64_t count) {
   xc_value_t* src;
   int64_t s, st;
   if (!last_axis_part(v, &src, &s, &st) || src != x || s != start || st != step) return false;
@@ -315,7 +316,7 @@ static xc_status_t rewrite(xc_graph_t* g, xc_node_t* add, bool* changed) {
   return NULL;
 }
 
-xc_status_t xc_pass_fuse_rotary(xc_graph_t* g, const xc_pass_options_t* o, bool* changed) {
+xc_status_t xc_pass_pattern_rotary(xc_graph_t* g, const xc_pass_options_t* o, bool* changed) {
   bool any = false;
   int count = g->num_nodes;
   for (int i = 0; i < count; i++) {

@@ -59,8 +59,9 @@ xc_status_t xc_pass_dce(xc_graph_t* g, const xc_pass_options_t* o, bool* changed
 xc_status_t xc_pass_cse(xc_graph_t* g, const xc_pass_options_t* o, bool* changed);
 xc_status_t xc_pass_fold_constants(xc_graph_t* g, const xc_pass_options_t* o, bool* changed);
 xc_status_t xc_pass_simplify(xc_graph_t* g, const xc_pass_options_t* o, bool* changed);
-xc_status_t xc_pass_fuse_rotary(xc_graph_t* g, const xc_pass_options_t* o, bool* changed);
-xc_status_t xc_pass_fuse_attention(xc_graph_t* g, const xc_pass_options_t* o, bool* changed);
+/* Attention and rotary embedding (passes/attention*.c, passes/rotary.c). */
+xc_status_t xc_pass_pattern_rotary(xc_graph_t* g, const xc_pass_options_t* o, bool* changed);
+xc_status_t xc_pass_pattern_attention(xc_graph_t* g, const xc_pass_options_t* o, bool* changed);
 
 #ifdef __cplusplus
 }
