@@ -4,6 +4,9 @@
  *   Y = MatMul(P, V')
  *
  * and replaces it by one opset-23 Attention node on 4-D [B, H, S, D] inputs.
+ * Batched 3-D attention on [N, S, D] (N = batch*heads, as bmm-based
+ * exporters write it) becomes Attention on [N, 1, S, D] views: Unsqueeze of
+ * axis 1 on Q, K, V (and a 3-D mask), Squeeze of the result.
  * Scale is any chain of Mul/Div by constant scalars on the scores, on Q and
  * on K (gpt2 scales Q and K by sqrt(scale) each); their product becomes the
  * `scale` attribute. K^T may be Transpose(K) (any perm that is K's layout
@@ -62,12 +65,14 @@ static xc_value_t* peel_scale(match_t* mt, xc_value_t* v, bool own) {
   return v;
 }
 
-/* v = Scale(MatMul(a, b)) with rank-4 operands; *out the MatMul. */
+/* v = Scale(MatMul(a, b)) with operands of v's rank; *out the MatMul. */
 static bool find_scores(match_t* mt, xc_value_t* v, xc_node_t** out) {
   match_t trial = *mt;
   xc_value_t* s = peel_scale(&trial, v, true);
   xc_node_t* mm = s ? xc_attn_producer(s, "MatMul") : NULL;
-  if (!mm || s->rank != 4 || mm->inputs[0]->rank != 4 || mm->inputs[1]->rank != 4) return false;
+  if (!mm || s->rank != v->rank || mm->inputs[0]->rank != v->rank ||
+      mm->inputs[1]->rank != v->rank)
+    return false;
   if (!xc_attn_single_use(mt->g, s)) return false;
   *mt = trial;
   note(mt, mm);
@@ -79,22 +84,26 @@ static bool dims_equal(const xc_value_t* a, int ia, const xc_value_t* b, int ib)
   return xc_dim_equal(a->dims[ia], b->dims[ib]);
 }
 
-/* The key K [B, H, S, D] whose last-two-dims transpose is kt. When K exists
- * only as another layout, *src and perm say which Transpose makes it. */
+/* The key K ([B, H, S, D], or [N, S, D] for rank 3) whose last-two-dims
+ * transpose is kt. When K exists only as another layout, *src and perm say
+ * which Transpose makes it. */
 static bool match_key(match_t* mt, xc_value_t* kt, xc_value_t** src, int64_t perm[4],
                       bool* need_transpose) {
   *need_transpose = false;
+  int r = kt->rank;
   kt = peel_scale(mt, kt, false);
   xc_node_t* t = xc_attn_producer(kt, "Transpose");
-  if (t && t->inputs[0]->rank == 4) {
+  if (t && t->inputs[0]->rank == r && (r == 3 || r == 4)) {
     int64_t c;
     const int64_t* p = xc_node_attr_ints(t, "perm", &c);
-    int64_t pp[4];
-    for (int i = 0; i < 4; i++) pp[i] = c == 4 ? p[i] : 3 - i;
-    int64_t q[4] = {pp[0], pp[1], pp[3], pp[2]};
+    int64_t q[4];
+    for (int i = 0; i < r; i++) q[i] = c == r ? p[i] : r - 1 - i;
+    int64_t last = q[r - 1];
+    q[r - 1] = q[r - 2];
+    q[r - 2] = last;
     note(mt, t);
     *src = peel_scale(mt, t->inputs[0], false);
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < r; i++) {
       perm[i] = q[i];
       if (q[i] != i) *need_transpose = true;
     }
@@ -165,12 +174,13 @@ static xc_value_t* peel_repeat(match_t* mt, xc_value_t* x) {
   return x;
 }
 
-/* A mask (or condition) of shape broadcastable to [B, H, Sq, Skv] the way
- * Attention reads it: leading dims 1 or equal, the last dim exactly Skv. */
-static bool mask_shape_ok(const xc_value_t* m, const xc_dim_t target[4]) {
-  if (!m || m->rank < 1 || m->rank > 4) return false;
+/* A mask (or condition) of shape broadcastable to the scores (rank r:
+ * [B, H, Sq, Skv] or [N, Sq, Skv]) the way Attention reads it: leading dims
+ * 1 or equal, the last dim exactly Skv. */
+static bool mask_shape_ok(const xc_value_t* m, const xc_dim_t* target, int r) {
+  if (!m || m->rank < 1 || m->rank > r) return false;
   for (int i = 0; i < m->rank; i++) {
-    xc_dim_t d = m->dims[i], t = target[4 - m->rank + i];
+    xc_dim_t d = m->dims[i], t = target[r - m->rank + i];
     if (xc_dim_equal(d, t)) continue;
     if (i < m->rank - 1 && xc_attn_static_dim(d) == 1) continue;
     return false;
@@ -197,10 +207,58 @@ static void additive_to_select(xc_attn_mask_t* m) {
   m->fill = -INFINITY;
 }
 
+/* dims of a rank-r tensor seen as 4-D: rank 3 [N, S, D] is [N, 1, S, D]. */
+static void view4(int r, const xc_dim_t* dims, xc_dim_t out[4]) {
+  if (r == 4) {
+    for (int i = 0; i < 4; i++) out[i] = dims[i];
+    return;
+  }
+  out[0] = dims[0];
+  out[1] = xc_dim_const(1);
+  out[2] = dims[1];
+  out[3] = dims[2];
+}
+
+/* Unsqueeze or Squeeze of axis 1 (the head axis) of v. */
+static xc_status_t head_axis(xc_graph_t* g, const char* op, xc_value_t* v, const xc_node_t* from,
+                             xc_value_t** out) {
+  int64_t one = 1;
+  xc_tensor_t* t;
+  XC_RETURN_IF_ERROR(xc_tensor_create(XC_I64, 1, &one, &t));
+  xc_tensor_set_i64(t, 0, 1);
+  const char* name = xc_arena_printf(g->arena, "%s_head_axis", v->name);
+  for (int i = 1; name && xc_graph_find_value(g, name); i++)
+    name = xc_arena_printf(g->arena, "%s_head_axis_%d", v->name, i);
+  if (!name) {
+    xc_tensor_destroy(t);
+    return xc_error_oom();
+  }
+  xc_value_t* axes;
+  XC_RETURN_IF_ERROR(xc_graph_add_initializer(g, name, t, &axes));
+  xc_dim_t dims[4];
+  int rank;
+  if (strcmp(op, "Unsqueeze") == 0) {
+    view4(3, v->dims, dims);
+    rank = 4;
+  } else {
+    dims[0] = v->dims[0];
+    dims[1] = v->dims[2];
+    dims[2] = v->dims[3];
+    rank = 3;
+  }
+  xc_value_t* ins[2] = {v, axes};
+  xc_node_t* n;
+  XC_RETURN_IF_ERROR(xc_attn_add_node(g, op, v->name, 2, ins, v->dtype, rank, dims, &n));
+  XC_RETURN_IF_ERROR(xc_node_inherit_provenance(g, n, from));
+  *out = n->outputs[0];
+  return NULL;
+}
+
 static xc_status_t rewrite(xc_graph_t* g, xc_node_t* out_mm, bool* changed) {
   match_t mt = {g, 1.0, 0, {0}};
   xc_value_t *p = out_mm->inputs[0], *v_rep = out_mm->inputs[1], *y = out_mm->outputs[0];
-  if (!p || !v_rep || !y || p->rank != 4 || v_rep->rank != 4 || y->rank != 4 ||
+  int r = p ? p->rank : 0;
+  if (!p || !v_rep || !y || (r != 3 && r != 4) || v_rep->rank != r || y->rank != r ||
       !xc_dtype_is_float(p->dtype))
     return NULL;
   if (!xc_attn_single_use(g, p)) return NULL;
@@ -260,15 +318,13 @@ static xc_status_t rewrite(xc_graph_t* g, xc_node_t* out_mm, bool* changed) {
     note(&mt, mask_node);
   else if (!find_scores(&mt, x, &qk))
     return NULL;
-  /* Q, K, V in [B, H, S, D]. */
+  /* Q, K, V in [B, H, S, D] (rank 4) or [N, S, D] (rank 3, one head). */
   xc_value_t* q = peel_scale(&mt, qk->inputs[0], false);
   xc_value_t* k_src;
   int64_t k_perm[4];
   bool k_transpose;
   if (!match_key(&mt, qk->inputs[1], &k_src, k_perm, &k_transpose)) return NULL;
-  if (!q || !k_src || q->rank != 4 || k_src->rank != 4) return NULL;
-  xc_dim_t kd[4];
-  for (int i = 0; i < 4; i++) kd[i] = k_transpose ? k_src->dims[k_perm[i]] : k_src->dims[i];
+  if (!q || !k_src || q->rank != r || k_src->rank != r) return NULL;
   xc_value_t* v = peel_repeat(&mt, v_rep);
   xc_value_t* k_unrep = k_transpose ? k_src : peel_repeat(&mt, k_src);
   if (k_unrep != k_src || v != v_rep) {
@@ -278,37 +334,43 @@ static xc_status_t rewrite(xc_graph_t* g, xc_node_t* out_mm, bool* changed) {
       v = v_rep;
     }
   }
-  if (!k_transpose)
-    for (int i = 0; i < 4; i++) kd[i] = k_unrep->dims[i];
-  xc_dim_t b = q->dims[0], hq = q->dims[1], sq = q->dims[2], d = q->dims[3];
-  xc_dim_t hkv = kd[1], skv = kd[2], dv = v->dims[3];
+  /* K's dims in Attention's layout (rank r), and 4-D views of everything. */
+  xc_dim_t kr[4], q4[4], k4[4], v4[4];
+  for (int i = 0; i < r; i++) kr[i] = k_transpose ? k_src->dims[k_perm[i]] : k_unrep->dims[i];
+  view4(r, q->dims, q4);
+  view4(r, kr, k4);
+  view4(r, v->dims, v4);
+  xc_dim_t b = q4[0], hq = q4[1], sq = q4[2], d = q4[3];
+  xc_dim_t hkv = k4[1], skv = k4[2], dv = v4[3];
   if (q->dtype != k_src->dtype || q->dtype != v->dtype || q->dtype != y->dtype) return NULL;
-  if (!xc_dim_equal(kd[0], b) || !xc_dim_equal(v->dims[0], b) || !xc_dim_equal(kd[3], d) ||
-      !xc_dim_equal(v->dims[2], skv) || !xc_dim_equal(v->dims[1], hkv))
+  if (!xc_dim_equal(k4[0], b) || !xc_dim_equal(v4[0], b) || !xc_dim_equal(k4[3], d) ||
+      !xc_dim_equal(v4[2], skv) || !xc_dim_equal(v4[1], hkv))
     return NULL;
   int64_t hq_s = xc_attn_static_dim(hq), hkv_s = xc_attn_static_dim(hkv);
   if (!xc_dim_equal(hq, hkv) && !(hq_s > 0 && hkv_s > 0 && hq_s % hkv_s == 0)) return NULL;
   /* The matched MatMuls computed exactly [B, Hq, Sq, Skv] and [B, Hq, Sq, Dv]. */
-  xc_dim_t scores_dims[4] = {b, hq, sq, skv}, y_dims[4] = {b, hq, sq, dv};
+  xc_dim_t scores4[4] = {b, hq, sq, skv}, y4[4] = {b, hq, sq, dv}, x4[4], yv4[4];
+  view4(r, x->dims, x4);
+  view4(r, y->dims, yv4);
   for (int i = 0; i < 4; i++)
-    if (!xc_dim_equal(x->dims[i], scores_dims[i]) || !xc_dim_equal(y->dims[i], y_dims[i]))
-      return NULL;
+    if (!xc_dim_equal(x4[i], scores4[i]) || !xc_dim_equal(yv4[i], y4[i])) return NULL;
   if (m.kind != XC_ATTN_MASK_NONE) {
     if (m.kind == XC_ATTN_MASK_ADD) additive_to_select(&m);
-    if (!mask_shape_ok(m.value, scores_dims)) return NULL;
+    if (!mask_shape_ok(m.value, x->dims, r)) return NULL;
     if (m.kind == XC_ATTN_MASK_ADD && m.value->dtype != x->dtype) return NULL;
   }
   m.sq = xc_attn_static_dim(sq);
   m.skv = xc_attn_static_dim(skv);
   if (!xc_attn_mask_decide(&m)) return NULL;
 
-  /* Build: [Transpose(K)], [Not(mask)], Attention. */
+  /* Build: [Transpose(K)], [Not(mask)], [Unsqueeze to 4-D], Attention,
+   * [Squeeze back to 3-D]. */
   xc_value_t* k = k_unrep;
   xc_node_t* n;
   if (k_transpose) {
-    XC_RETURN_IF_ERROR(xc_attn_add_node(g, "Transpose", k_src->name, 1, &k_src, k_src->dtype, 4,
-                                        kd, &n));
-    XC_RETURN_IF_ERROR(xc_node_set_ints(g, n, "perm", 4, k_perm));
+    XC_RETURN_IF_ERROR(xc_attn_add_node(g, "Transpose", k_src->name, 1, &k_src, k_src->dtype, r,
+                                        kr, &n));
+    XC_RETURN_IF_ERROR(xc_node_set_ints(g, n, "perm", r, k_perm));
     XC_RETURN_IF_ERROR(xc_node_inherit_provenance(g, n, qk));
     k = n->outputs[0];
   }
@@ -319,15 +381,23 @@ static xc_status_t rewrite(xc_graph_t* g, xc_node_t* out_mm, bool* changed) {
     XC_RETURN_IF_ERROR(xc_node_inherit_provenance(g, n, mask_node));
     mask = n->outputs[0];
   }
+  if (r == 3) {
+    XC_RETURN_IF_ERROR(head_axis(g, "Unsqueeze", q, out_mm, &q));
+    XC_RETURN_IF_ERROR(head_axis(g, "Unsqueeze", k, out_mm, &k));
+    XC_RETURN_IF_ERROR(head_axis(g, "Unsqueeze", v, out_mm, &v));
+    if (mask && mask->rank == 3) XC_RETURN_IF_ERROR(head_axis(g, "Unsqueeze", mask, out_mm, &mask));
+  }
   xc_value_t* ins[4] = {q, k, v, mask};
   XC_RETURN_IF_ERROR(
-      xc_attn_add_node(g, "Attention", y->name, mask ? 4 : 3, ins, y->dtype, 4, y->dims, &n));
+      xc_attn_add_node(g, "Attention", y->name, mask ? 4 : 3, ins, y->dtype, 4, y4, &n));
   XC_RETURN_IF_ERROR(xc_node_set_float(g, n, "scale", mt.scale));
   if (m.causal) XC_RETURN_IF_ERROR(xc_node_set_int(g, n, "is_causal", 1));
   XC_RETURN_IF_ERROR(xc_node_inherit_provenance(g, n, out_mm));
   for (int i = 0; i < mt.num_origins; i++)
     XC_RETURN_IF_ERROR(xc_node_inherit_provenance(g, n, mt.origins[i]));
-  XC_RETURN_IF_ERROR(xc_graph_replace_uses(g, y, n->outputs[0]));
+  xc_value_t* result = n->outputs[0];
+  if (r == 3) XC_RETURN_IF_ERROR(head_axis(g, "Squeeze", result, out_mm, &result));
+  XC_RETURN_IF_ERROR(xc_graph_replace_uses(g, y, result));
   out_mm->dead = true;
   *changed = true;
   return NULL;

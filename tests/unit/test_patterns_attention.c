@@ -532,6 +532,72 @@ static void test_unbounded_runtime_mask_is_kept(void) {
   xc_graph_destroy(g);
 }
 
+static void test_three_d_batched(void) {
+  /* bmm attention on [N = batch*heads, S, D] (nn.MultiheadAttention):
+   * Attention runs on [N, 1, S, D] views (Unsqueeze/Squeeze of axis 1). */
+  const char* text = HEADER
+      "  input q: f32[6, 5, 4]\n"
+      "  input k: f32[6, 5, 4]\n"
+      "  input v: f32[6, 5, 3]\n"
+      "  const c: f32[] = 0.5\n"
+      "  const mask: f32[5, 5] = [0.0, -inf, -inf, -inf, -inf, 0.0, 0.0, -inf, -inf, -inf,"
+      " 0.0, 0.0, 0.0, -inf, -inf, 0.0, 0.0, 0.0, 0.0, -inf, 0.0, 0.0, 0.0, 0.0, 0.0]\n"
+      "  qs = Mul(q, c)\n"
+      "  kt = Transpose(k) {perm: [0, 2, 1]}\n"
+      "  s = MatMul(qs, kt)\n"
+      "  u = Add(s, mask)\n"
+      "  p = Softmax(u) {axis: -1}\n"
+      "  y = MatMul(p, v)\n"
+      "  output y\n"
+      "}\n";
+  xc_graph_t* g = optimize_and_check(text);
+  if (g) {
+    CHECK_EQ_INT(count_op(g, "Attention"), 1);
+    CHECK_EQ_INT(count_op(g, "Softmax"), 0);
+    CHECK_EQ_INT(count_op(g, "Unsqueeze"), 3);
+    CHECK_EQ_INT(count_op(g, "Squeeze"), 1);
+    xc_node_t* n = find_op(g, "Attention");
+    if (n) {
+      CHECK_EQ_INT(xc_node_attr_int(n, "is_causal"), 1);
+      CHECK_NEAR(xc_node_attr_float(n, "scale"), 0.5, 1e-9);
+      CHECK_EQ_INT(n->num_inputs, 3);
+    }
+    CHECK_STR(g->outputs[0]->name, "y");
+    CHECK_EQ_INT(g->outputs[0]->rank, 3);
+    xc_graph_destroy(g);
+  }
+  /* K as [S, N, D] (transposed twice), a run-time [N, S, S] bool mask with
+   * the NaN guard: the mask gets its own Unsqueeze. */
+  const char* text2 = HEADER
+      "  input q: f32[6, 4, 4]\n"
+      "  input k: f32[4, 6, 4]\n"
+      "  input v: f32[6, 4, 2]\n"
+      "  input m: bool[6, 4, 4]\n"
+      "  const ninf: f32[] = -inf\n"
+      "  const zero: f32[] = 0.0\n"
+      "  kt = Transpose(k) {perm: [1, 2, 0]}\n"
+      "  s = MatMul(q, kt)\n"
+      "  u = Where(m, s, ninf)\n"
+      "  p = Softmax(u) {axis: 2}\n"
+      "  nan = IsNaN(p)\n"
+      "  pg = Where(nan, zero, p)\n"
+      "  y = MatMul(pg, v)\n"
+      "  output y\n"
+      "}\n";
+  g = optimize_and_check(text2);
+  if (g) {
+    CHECK_EQ_INT(count_op(g, "Attention"), 1);
+    CHECK_EQ_INT(count_op(g, "Unsqueeze"), 4);
+    xc_node_t* n = find_op(g, "Attention");
+    if (n) {
+      CHECK_EQ_INT(xc_node_attr_int(n, "is_causal"), 0);
+      CHECK_EQ_INT(n->num_inputs, 4);
+      CHECK_EQ_INT(n->inputs[3] ? n->inputs[3]->dtype : XC_F32, XC_BOOL);
+    }
+    xc_graph_destroy(g);
+  }
+}
+
 static void test_softmax_other_axis_is_kept(void) {
   const char* text = HEADER
       "  input q: f32[1, 2, 4, 4]\n"
@@ -845,6 +911,7 @@ int main(void) {
   test_gqa_expand();
   test_mqa_broadcast();
   test_symbolic_dims();
+  test_three_d_batched();
   test_bounded_runtime_mask_without_guard();
   test_unbounded_runtime_mask_is_kept();
   test_softmax_other_axis_is_kept();
