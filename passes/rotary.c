@@ -14,7 +14,10 @@
  *    position_ids (position ids are taken as non-negative: Gather would wrap
  *    a negative id, RotaryEmbedding rejects it);
  *  - a constant [S, D] (or [1, S, D], [1, 1, S, D]): the half-width table
- *    with constant position_ids 0..S-1 for every batch row.
+ *    with constant position_ids 0..S-1 for every batch row;
+ *  - Unsqueeze([Mul(scale)] Cos|Sin(Concat(f, f, axis -1)), 1) computed at
+ *    run time, f [B, S, D/2]: new Cos|Sin(f) [* scale] nodes give [B, S, D/2]
+ *    caches and no position ids (rotate-half only).
  * The duplication is checked element by element, so a table that is not a
  * rotary table is never rewritten. */
 #include <math.h>
@@ -157,11 +160,71 @@ typedef struct table_src {
   xc_tensor_t* table;    /* [N, D] values */
   bool owned;
   int64_t rows, cols;
+  /* Computed table: [scale *] op(Concat(half, half, axis -1)). */
+  xc_value_t* half;      /* [B, S, D/2] */
+  const char* op;        /* "Cos" or "Sin" */
+  xc_value_t* scale;     /* constant scalar, or NULL */
+  xc_node_t* from;       /* the op node, for provenance */
 } table_src_t;
 
 static void table_free(table_src_t* t) {
   if (t->owned) xc_tensor_destroy(t->table);
   t->table = NULL;
+}
+
+/* c3 = [Mul(scale)] Cos|Sin(Concat(f, f, axis -1)) computed at run time
+ * (HF Llama computes its tables from inv_freq and position_ids), with
+ * c = Unsqueeze(c3, 1) [B, 1, S, D]: the half-width table is Cos|Sin(f). */
+static bool computed_table(xc_value_t* c3, const xc_value_t* c, const xc_value_t* x,
+                           table_src_t* out) {
+  if (!c3 || c3->rank != 3 || !xc_dim_equal(c3->dims[0], c->dims[0]) ||
+      !xc_dim_equal(c3->dims[1], c->dims[2]) || !xc_dim_equal(c3->dims[2], c->dims[3]) ||
+      !xc_dim_equal(c->dims[0], x->dims[0]))
+    return false;
+  xc_value_t* v = c3;
+  xc_node_t* m = xc_attn_producer(v, "Mul");
+  double k;
+  if (m) {
+    int i = xc_attn_const_scalar(m->inputs[1], &k)   ? 0
+            : xc_attn_const_scalar(m->inputs[0], &k) ? 1
+                                                     : -1;
+    if (i < 0 || !xc_attn_same_type(m->inputs[i], v)) return false;
+    out->scale = m->inputs[1 - i];
+    v = m->inputs[i];
+  }
+  xc_node_t* f = xc_attn_producer(v, "Cos");
+  if (!f) f = xc_attn_producer(v, "Sin");
+  xc_node_t* cat = f ? xc_attn_producer(f->inputs[0], "Concat") : NULL;
+  if (!cat || cat->num_inputs != 2 || cat->inputs[0] != cat->inputs[1]) return false;
+  int64_t axis = xc_node_attr_int(cat, "axis");
+  xc_value_t* half = cat->inputs[0];
+  if (axis < 0) axis += 3;
+  int64_t d = xc_attn_static_dim(x->dims[3]);
+  if (axis != 2 || half->rank != 3 || half->dtype != x->dtype || d < 2 ||
+      xc_attn_static_dim(half->dims[2]) * 2 != d || !xc_dim_equal(half->dims[0], x->dims[0]) ||
+      !xc_dim_equal(half->dims[1], x->dims[2]))
+    return false;
+  out->half = half;
+  out->op = f->op_type;
+  out->from = f;
+  return true;
+}
+
+/* The half-width computed table: [Mul(scale)] op(half) as new nodes. */
+static xc_status_t computed_half(xc_graph_t* g, const table_src_t* t, const char* base,
+                                 xc_value_t** out) {
+  xc_node_t* n;
+  xc_value_t* h = t->half;
+  XC_RETURN_IF_ERROR(xc_attn_add_node(g, t->op, base, 1, &h, h->dtype, 3, h->dims, &n));
+  XC_RETURN_IF_ERROR(xc_node_inherit_provenance(g, n, t->from));
+  *out = n->outputs[0];
+  if (t->scale) {
+    xc_value_t* ins[2] = {*out, t->scale};
+    XC_RETURN_IF_ERROR(xc_attn_add_node(g, "Mul", (*out)->name, 2, ins, h->dtype, 3, h->dims, &n));
+    XC_RETURN_IF_ERROR(xc_node_inherit_provenance(g, n, t->from));
+    *out = n->outputs[0];
+  }
+  return NULL;
 }
 
 /* c multiplies x [B, H, S, D] as a table broadcast over heads. */
@@ -194,8 +257,16 @@ static bool table_source(xc_value_t* c, const xc_value_t* x, table_src_t* out) {
     out->cols = out->table->dims[1];
     return true;
   }
-  if (r == 4 && xc_attn_static_dim(c->dims[0]) != 1) return false;
-  if (!xc_attn_eval_const(c, 8, &out->table, &out->owned)) return false;
+  if (r == 4 && !xc_attn_eval_const(c, 8, &out->table, &out->owned))
+    return computed_table(u ? u->inputs[0] : NULL, c, x, out);
+  if (out->table) {
+    if (xc_attn_static_dim(c->dims[0]) != 1) {
+      table_free(out);
+      return false;
+    }
+  } else if (!xc_attn_eval_const(c, 8, &out->table, &out->owned)) {
+    return false;
+  }
   out->cols = out->table->rank ? out->table->dims[out->table->rank - 1] : 0;
   out->rows = out->cols ? out->table->numel / out->cols : 0;
   return true;
@@ -243,6 +314,25 @@ static bool mul_with(xc_value_t* v, xc_value_t** lhs, xc_value_t** rhs, xc_node_
   return true;
 }
 
+/* Adds RotaryEmbedding(ins) in place of add's result. */
+static xc_status_t finish(xc_graph_t* g, xc_node_t* add, const xc_node_t* ma, const xc_node_t* mb,
+                          const xc_value_t* rot, xc_value_t* const* ins, int num_inputs,
+                          bool interleaved, bool* changed) {
+  xc_value_t* y = add->outputs[0];
+  xc_node_t* n;
+  XC_RETURN_IF_ERROR(xc_attn_add_node(g, "RotaryEmbedding", y->name, num_inputs, ins, y->dtype,
+                                      4, y->dims, &n));
+  if (interleaved) XC_RETURN_IF_ERROR(xc_node_set_int(g, n, "interleaved", 1));
+  XC_RETURN_IF_ERROR(xc_node_inherit_provenance(g, n, add));
+  XC_RETURN_IF_ERROR(xc_node_inherit_provenance(g, n, ma));
+  XC_RETURN_IF_ERROR(xc_node_inherit_provenance(g, n, mb));
+  if (rot->producer) XC_RETURN_IF_ERROR(xc_node_inherit_provenance(g, n, rot->producer));
+  XC_RETURN_IF_ERROR(xc_graph_replace_uses(g, y, n->outputs[0]));
+  add->dead = true;
+  *changed = true;
+  return NULL;
+}
+
 static xc_status_t rewrite(xc_graph_t* g, xc_node_t* add, bool* changed) {
   xc_value_t* y = add->outputs[0];
   if (!y || y->rank != 4 || !xc_dtype_is_float(y->dtype)) return NULL;
@@ -269,6 +359,17 @@ static xc_status_t rewrite(xc_graph_t* g, xc_node_t* add, bool* changed) {
         if (!table_source(sinv, x, &ts)) {
           table_free(&tc);
           continue;
+        }
+        if (tc.half || ts.half) {
+          table_free(&tc);
+          table_free(&ts);
+          if (!tc.half || !ts.half || interleaved) continue;
+          xc_value_t *half_cos, *half_sin;
+          XC_RETURN_IF_ERROR(computed_half(g, &tc, y->name, &half_cos));
+          XC_RETURN_IF_ERROR(computed_half(g, &ts, y->name, &half_sin));
+          xc_value_t* ins[3] = {x, half_cos, half_sin};
+          XC_RETURN_IF_ERROR(finish(g, add, ma, mb, rot, ins, 3, interleaved, changed));
+          return NULL;
         }
         xc_tensor_t* hc = NULL;
         xc_tensor_t* hs = NULL;
@@ -299,17 +400,7 @@ static xc_status_t rewrite(xc_graph_t* g, xc_node_t* add, bool* changed) {
           XC_RETURN_IF_ERROR(add_constant(g, "rotary_positions", p, &pos));
         }
         xc_value_t* ins[4] = {x, cache_cos, cache_sin, pos};
-        xc_node_t* n;
-        XC_RETURN_IF_ERROR(
-            xc_attn_add_node(g, "RotaryEmbedding", y->name, 4, ins, y->dtype, 4, y->dims, &n));
-        if (interleaved) XC_RETURN_IF_ERROR(xc_node_set_int(g, n, "interleaved", 1));
-        XC_RETURN_IF_ERROR(xc_node_inherit_provenance(g, n, add));
-        XC_RETURN_IF_ERROR(xc_node_inherit_provenance(g, n, ma));
-        XC_RETURN_IF_ERROR(xc_node_inherit_provenance(g, n, mb));
-        if (rot->producer) XC_RETURN_IF_ERROR(xc_node_inherit_provenance(g, n, rot->producer));
-        XC_RETURN_IF_ERROR(xc_graph_replace_uses(g, y, n->outputs[0]));
-        add->dead = true;
-        *changed = true;
+        XC_RETURN_IF_ERROR(finish(g, add, ma, mb, rot, ins, 4, interleaved, changed));
         return NULL;
       }
   }

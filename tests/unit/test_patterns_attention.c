@@ -814,6 +814,55 @@ static void test_rotary_interleaved(void) {
   xc_graph_destroy(g);
 }
 
+static void test_rotary_computed_tables(void) {
+  /* HF Llama computes the tables at run time: freqs = inv_freq x positions,
+   * emb = Concat(freqs, freqs), cos = Cos(emb) * attention_scaling. The
+   * rewrite takes Cos/Sin of freqs as [B, S, D/2] caches (no position ids). */
+  const char* text = HEADER
+      "  input x: f32[2, 2, 4, 8]\n"
+      "  input pos: i64[2, 4]\n"
+      "  const inv: f32[1, 4, 1] = [1.0, 0.1, 0.01, 0.001]\n"
+      "  const one: i64[1] = [1]\n"
+      "  const sc: f32[] = 1.5\n"
+      "  const z: i64[1] = [0]\n"
+      "  const h: i64[1] = [4]\n"
+      "  const e: i64[1] = [8]\n"
+      "  const last: i64[1] = [-1]\n"
+      "  posf = Cast(pos) {to: 1}\n"
+      "  pe = Unsqueeze(posf, one)\n"
+      "  fr = MatMul(inv, pe)\n"
+      "  frt = Transpose(fr) {perm: [0, 2, 1]}\n"
+      "  emb = Concat(frt, frt) {axis: -1}\n"
+      "  ce = Cos(emb)\n"
+      "  se = Sin(emb)\n"
+      "  cm = Mul(ce, sc)\n"
+      "  sm = Mul(sc, se)\n"
+      "  c = Unsqueeze(cm, one)\n"
+      "  s = Unsqueeze(sm, one)\n"
+      "  x1 = Slice(x, z, h, last)\n"
+      "  x2 = Slice(x, h, e, last)\n"
+      "  n2 = Neg(x2)\n"
+      "  rot = Concat(n2, x1) {axis: -1}\n"
+      "  a = Mul(x, c)\n"
+      "  b = Mul(rot, s)\n"
+      "  y = Add(a, b)\n"
+      "  output y\n"
+      "}\n";
+  xc_graph_t* g = optimize_and_check(text);
+  if (!g) return;
+  CHECK_EQ_INT(count_op(g, "RotaryEmbedding"), 1);
+  CHECK_EQ_INT(count_op(g, "Concat"), 0);
+  CHECK_EQ_INT(count_op(g, "Cos"), 1);
+  CHECK_EQ_INT(count_op(g, "Sin"), 1);
+  xc_node_t* n = find_op(g, "RotaryEmbedding");
+  if (n) {
+    CHECK_EQ_INT(n->num_inputs, 3);
+    CHECK_EQ_INT(n->inputs[1]->rank, 3);
+    CHECK_EQ_INT(n->inputs[1]->dims[2].value, 4);
+  }
+  xc_graph_destroy(g);
+}
+
 static void test_rotary_not_matching(void) {
   /* Tables without repeated halves, and the rotation with the wrong sign,
    * are other computations: nothing is rewritten. */
@@ -920,6 +969,7 @@ int main(void) {
   test_rotary_rotate_half_gather();
   test_rotary_split_constant_tables();
   test_rotary_interleaved();
+  test_rotary_computed_tables();
   test_rotary_not_matching();
   check_model("gpt2-tiny");
   check_model("bert-tiny");
