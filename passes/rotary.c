@@ -165,6 +165,7 @@ typedef struct table_src {
   const char* op;        /* "Cos" or "Sin" */
   xc_value_t* scale;     /* constant scalar, or NULL */
   xc_node_t* from;       /* the op node, for provenance */
+  const xc_value_t* key; /* what identifies the table: the cache, constant or c3 */
 } table_src_t;
 
 static void table_free(table_src_t* t) {
@@ -205,6 +206,7 @@ static bool computed_table(xc_value_t* c3, const xc_value_t* c, const xc_value_t
       !xc_dim_equal(half->dims[1], x->dims[2]))
     return false;
   out->half = half;
+  out->key = c3;
   out->op = f->op_type;
   out->from = f;
   return true;
@@ -253,6 +255,7 @@ static bool table_source(xc_value_t* c, const xc_value_t* x, table_src_t* out) {
       return false;
     }
     out->positions = pos;
+    out->key = ga->inputs[0];
     out->rows = out->table->dims[0];
     out->cols = out->table->dims[1];
     return true;
@@ -267,6 +270,7 @@ static bool table_source(xc_value_t* c, const xc_value_t* x, table_src_t* out) {
   } else if (!xc_attn_eval_const(c, 8, &out->table, &out->owned)) {
     return false;
   }
+  out->key = c;
   out->cols = out->table->rank ? out->table->dims[out->table->rank - 1] : 0;
   out->rows = out->cols ? out->table->numel / out->cols : 0;
   return true;
@@ -333,7 +337,32 @@ static xc_status_t finish(xc_graph_t* g, xc_node_t* add, const xc_node_t* ma, co
   return NULL;
 }
 
-static xc_status_t rewrite(xc_graph_t* g, xc_node_t* add, bool* changed) {
+/* Tables made by earlier rewrites of this pass, so that Q and K (and every
+ * layer) share one cache per source table. */
+enum { MEMO_HALVES, MEMO_PAIRS, MEMO_POSITIONS, MEMO_COMPUTED };
+#define MEMO_SIZE 64
+
+typedef struct memo {
+  int count;
+  const xc_value_t* key[MEMO_SIZE];
+  int kind[MEMO_SIZE];
+  xc_value_t* value[MEMO_SIZE];
+} memo_t;
+
+static xc_value_t* memo_find(const memo_t* m, const xc_value_t* key, int kind) {
+  for (int i = 0; i < m->count; i++)
+    if (m->key[i] == key && m->kind[i] == kind) return m->value[i];
+  return NULL;
+}
+
+static void memo_put(memo_t* m, const xc_value_t* key, int kind, xc_value_t* v) {
+  if (m->count == MEMO_SIZE) return; /* only sharing is lost */
+  m->key[m->count] = key;
+  m->kind[m->count] = kind;
+  m->value[m->count++] = v;
+}
+
+static xc_status_t rewrite(xc_graph_t* g, xc_node_t* add, memo_t* memo, bool* changed) {
   xc_value_t* y = add->outputs[0];
   if (!y || y->rank != 4 || !xc_dtype_is_float(y->dtype)) return NULL;
   for (int order = 0; order < 2; order++) {
@@ -364,40 +393,63 @@ static xc_status_t rewrite(xc_graph_t* g, xc_node_t* add, bool* changed) {
           table_free(&tc);
           table_free(&ts);
           if (!tc.half || !ts.half || interleaved) continue;
-          xc_value_t *half_cos, *half_sin;
-          XC_RETURN_IF_ERROR(computed_half(g, &tc, y->name, &half_cos));
-          XC_RETURN_IF_ERROR(computed_half(g, &ts, y->name, &half_sin));
+          xc_value_t* half_cos = memo_find(memo, tc.key, MEMO_COMPUTED);
+          xc_value_t* half_sin = memo_find(memo, ts.key, MEMO_COMPUTED);
+          if (!half_cos) {
+            XC_RETURN_IF_ERROR(computed_half(g, &tc, tc.key->name, &half_cos));
+            memo_put(memo, tc.key, MEMO_COMPUTED, half_cos);
+          }
+          if (!half_sin) {
+            XC_RETURN_IF_ERROR(computed_half(g, &ts, ts.key->name, &half_sin));
+            memo_put(memo, ts.key, MEMO_COMPUTED, half_sin);
+          }
           xc_value_t* ins[3] = {x, half_cos, half_sin};
           XC_RETURN_IF_ERROR(finish(g, add, ma, mb, rot, ins, 3, interleaved, changed));
           return NULL;
         }
+        int kind = interleaved ? MEMO_PAIRS : MEMO_HALVES;
+        xc_value_t* cache_cos = memo_find(memo, tc.key, kind);
+        xc_value_t* cache_sin = memo_find(memo, ts.key, kind);
         xc_tensor_t* hc = NULL;
         xc_tensor_t* hs = NULL;
         bool ok = tc.positions == ts.positions && tc.rows == ts.rows && tc.cols == ts.cols;
         int64_t batch = xc_attn_static_dim(x->dims[0]), seq = xc_attn_static_dim(x->dims[2]);
         if (ok && !tc.positions) ok = batch >= 0 && seq >= 0 && tc.rows == seq;
-        if (ok) hc = half_table(&tc, interleaved, x->dtype);
-        if (hc) hs = half_table(&ts, interleaved, x->dtype);
+        if (ok && !cache_cos) ok = (hc = half_table(&tc, interleaved, x->dtype)) != NULL;
+        if (ok && !cache_sin) ok = (hs = half_table(&ts, interleaved, x->dtype)) != NULL;
         table_free(&tc);
         table_free(&ts);
-        if (!hc || !hs) {
+        if (!ok) {
           xc_tensor_destroy(hc);
           xc_tensor_destroy(hs);
           continue;
         }
-        xc_value_t *cache_cos, *cache_sin, *pos = tc.positions;
-        xc_status_t st = add_constant(g, "rotary_cos_cache", hc, &cache_cos);
-        if (st) {
-          xc_tensor_destroy(hs);
-          return st;
+        if (hc) {
+          xc_status_t st = add_constant(g, "rotary_cos_cache", hc, &cache_cos);
+          if (st) {
+            xc_tensor_destroy(hs);
+            return st;
+          }
+          memo_put(memo, tc.key, kind, cache_cos);
         }
-        XC_RETURN_IF_ERROR(add_constant(g, "rotary_sin_cache", hs, &cache_sin));
+        if (hs) {
+          XC_RETURN_IF_ERROR(add_constant(g, "rotary_sin_cache", hs, &cache_sin));
+          memo_put(memo, ts.key, kind, cache_sin);
+        }
+        xc_value_t* pos = tc.positions;
         if (!pos) {
+          /* 0..S-1 for every batch row, shared by rewrites of one shape. */
           int64_t dims[2] = {batch, seq};
-          xc_tensor_t* p;
-          XC_RETURN_IF_ERROR(xc_tensor_create(XC_I64, 2, dims, &p));
-          for (int64_t i = 0; i < p->numel; i++) xc_tensor_set_i64(p, i, i % seq);
-          XC_RETURN_IF_ERROR(add_constant(g, "rotary_positions", p, &pos));
+          xc_value_t* prev = memo_find(memo, tc.key, MEMO_POSITIONS);
+          if (prev && xc_attn_static_dim(prev->dims[0]) == batch) {
+            pos = prev;
+          } else {
+            xc_tensor_t* p;
+            XC_RETURN_IF_ERROR(xc_tensor_create(XC_I64, 2, dims, &p));
+            for (int64_t i = 0; i < p->numel; i++) xc_tensor_set_i64(p, i, i % seq);
+            XC_RETURN_IF_ERROR(add_constant(g, "rotary_positions", p, &pos));
+            memo_put(memo, tc.key, MEMO_POSITIONS, pos);
+          }
         }
         xc_value_t* ins[4] = {x, cache_cos, cache_sin, pos};
         XC_RETURN_IF_ERROR(finish(g, add, ma, mb, rot, ins, 4, interleaved, changed));
@@ -410,9 +462,12 @@ static xc_status_t rewrite(xc_graph_t* g, xc_node_t* add, bool* changed) {
 xc_status_t xc_pass_pattern_rotary(xc_graph_t* g, const xc_pass_options_t* o, bool* changed) {
   bool any = false;
   int count = g->num_nodes;
+  memo_t memo;
+  memo.count = 0;
   for (int i = 0; i < count; i++) {
     xc_node_t* n = g->nodes[i];
-    if (xc_attn_is_op(n, "Add") && n->num_inputs == 2) XC_RETURN_IF_ERROR(rewrite(g, n, &any));
+    if (xc_attn_is_op(n, "Add") && n->num_inputs == 2)
+      XC_RETURN_IF_ERROR(rewrite(g, n, &memo, &any));
   }
   if (!any) return NULL;
   *changed = true;

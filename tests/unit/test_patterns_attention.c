@@ -846,11 +846,19 @@ static void test_rotary_computed_tables(void) {
       "  a = Mul(x, c)\n"
       "  b = Mul(rot, s)\n"
       "  y = Add(a, b)\n"
-      "  output y\n"
+      "  w1, w2 = Split(x) {axis: -1, num_outputs: 2}\n"
+      "  wn = Neg(w2)\n"
+      "  wrot = Concat(wn, w1) {axis: -1}\n"
+      "  wc = Mul(c, x)\n"
+      "  ws = Mul(s, wrot)\n"
+      "  w = Add(ws, wc)\n"
+      "  out = Add(y, w)\n"
+      "  output out\n"
       "}\n";
+  /* The second rotation (Split instead of Slice) reuses the new Cos/Sin. */
   xc_graph_t* g = optimize_and_check(text);
   if (!g) return;
-  CHECK_EQ_INT(count_op(g, "RotaryEmbedding"), 1);
+  CHECK_EQ_INT(count_op(g, "RotaryEmbedding"), 2);
   CHECK_EQ_INT(count_op(g, "Concat"), 0);
   CHECK_EQ_INT(count_op(g, "Cos"), 1);
   CHECK_EQ_INT(count_op(g, "Sin"), 1);
@@ -900,6 +908,80 @@ static void test_rotary_not_matching(void) {
   free(cs);
   free(hc);
   free(hs);
+}
+
+static void test_llama_block(void) {
+  /* Rotary on Q and K (shared constant tables), GQA repeat of K/V, causal
+   * Trilu mask: both passes compose into RotaryEmbedding x2 + Attention. */
+  char* cc = table_text("c", "4, 8", 4, 8, false, TABLE_HALVES);
+  char* cs = table_text("s", "4, 8", 4, 8, true, TABLE_HALVES);
+  if (!cc || !cs) return;
+  char text[8192];
+  snprintf(text, sizeof text,
+           HEADER
+           "  input q: f32[1, 4, 4, 8]\n"
+           "  input k: f32[1, 2, 4, 8]\n"
+           "  input v: f32[1, 2, 4, 8]\n"
+           "%s%s"
+           "  const ax: i64[1] = [2]\n"
+           "  const big: i64[5] = [1, 2, 2, 4, 8]\n"
+           "  const flat: i64[4] = [1, 4, 4, 8]\n"
+           "  const ones: f32[4, 4] = [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0,"
+           " 1.0, 1.0, 1.0, 1.0, 1.0]\n"
+           "  const ninf: f32[] = -inf\n"
+           "  const scale: f32[] = 0.35355338\n"
+           "  q1, q2 = Split(q) {axis: -1, num_outputs: 2}\n"
+           "  qn = Neg(q2)\n"
+           "  qrot = Concat(qn, q1) {axis: -1}\n"
+           "  qa = Mul(q, c)\n"
+           "  qb = Mul(qrot, s)\n"
+           "  qr = Add(qa, qb)\n"
+           "  k1, k2 = Split(k) {axis: -1, num_outputs: 2}\n"
+           "  kn = Neg(k2)\n"
+           "  krot = Concat(kn, k1) {axis: -1}\n"
+           "  ka = Mul(k, c)\n"
+           "  kb = Mul(krot, s)\n"
+           "  kr = Add(ka, kb)\n"
+           "  ku = Unsqueeze(kr, ax)\n"
+           "  ke = Expand(ku, big)\n"
+           "  krep = Reshape(ke, flat)\n"
+           "  vu = Unsqueeze(v, ax)\n"
+           "  ve = Expand(vu, big)\n"
+           "  vrep = Reshape(ve, flat)\n"
+           "  kt = Transpose(krep) {perm: [0, 1, 3, 2]}\n"
+           "  sc = MatMul(qr, kt)\n"
+           "  sd = Mul(sc, scale)\n"
+           "  tri = Trilu(ones) {upper: 0}\n"
+           "  keep = Cast(tri) {to: 9}\n"
+           "  u = Where(keep, sd, ninf)\n"
+           "  p = Softmax(u) {axis: -1}\n"
+           "  y = MatMul(p, vrep)\n"
+           "  output y\n"
+           "}\n",
+           cc, cs);
+  free(cc);
+  free(cs);
+  xc_graph_t* g = optimize_and_check(text);
+  if (!g) return;
+  CHECK_EQ_INT(count_op(g, "RotaryEmbedding"), 2);
+  CHECK_EQ_INT(count_op(g, "Attention"), 1);
+  CHECK_EQ_INT(g->num_nodes, 3);
+  xc_node_t* n = find_op(g, "Attention");
+  if (n) {
+    CHECK_EQ_INT(xc_node_attr_int(n, "is_causal"), 1);
+    CHECK_EQ_INT(n->inputs[1]->rank == 4 ? n->inputs[1]->dims[1].value : -1, 2);
+    for (int k = 0; k < 2; k++) {
+      const xc_node_t* pr = n->inputs[k]->producer;
+      CHECK(pr && strcmp(pr->op_type, "RotaryEmbedding") == 0);
+    }
+  }
+  /* Q and K share one cos cache, one sin cache and one position table. */
+  xc_node_t* r[2] = {NULL, NULL};
+  for (int i = 0, j = 0; i < g->num_nodes && j < 2; i++)
+    if (strcmp(g->nodes[i]->op_type, "RotaryEmbedding") == 0) r[j++] = g->nodes[i];
+  if (r[0] && r[1])
+    for (int k = 1; k < 4; k++) CHECK(r[0]->inputs[k] == r[1]->inputs[k]);
+  xc_graph_destroy(g);
 }
 
 /* ---- shared exported models ---------------------------------------------- */
@@ -971,6 +1053,7 @@ int main(void) {
   test_rotary_interleaved();
   test_rotary_computed_tables();
   test_rotary_not_matching();
+  test_llama_block();
   check_model("gpt2-tiny");
   check_model("bert-tiny");
   return xc_test_summary("test_patterns_attention");
