@@ -290,6 +290,7 @@ static xc_status_t rewrite(xc_graph_t* g, xc_node_t* out_mm, bool* changed) {
   xc_attn_mask_t m;
   memset(&m, 0, sizeof m);
   m.guard = guard;
+  m.dtype = x->dtype;
   xc_node_t* qk = NULL;
   xc_node_t* mask_node = xc_attn_producer(x, "Add");
   if (!mask_node) mask_node = xc_attn_producer(x, "Where");

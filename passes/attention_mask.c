@@ -13,6 +13,8 @@
  *    that also hold an unmasked key, where both give exactly 0 weight;
  *  - a mask computed at run time is accepted when a bound analysis proves
  *    every element is -inf or of magnitude below 1e30.
+ * For f16/bf16 scores both thresholds are 1024: from there on adding the
+ * mask already loses whole units of the score in the model's dtype.
  * A constant mask that is exactly "key j visible from query i iff j <= i"
  * (with 0 bias on the visible keys) becomes is_causal = 1. */
 #include <math.h>
@@ -22,6 +24,17 @@
 #include "attention_util.h"
 
 #define BOUND_LIMIT 1e30
+
+/* Masks in 16-bit floats: from this magnitude on, adding the mask loses
+ * whole units of the score (f16 ulp >= 1, bf16 ulp >= 8). */
+#define HALF_LIMIT 1024.0
+
+static bool is_half_float(xc_dtype_t t) { return t == XC_F16 || t == XC_BF16; }
+
+/* The largest magnitude of v's elements that the analysis accepts. */
+static double dtype_limit(const xc_value_t* v) {
+  return is_half_float(v->dtype) ? HALF_LIMIT : BOUND_LIMIT;
+}
 
 /* Proves that every element of v is -inf or finite with |x| <= *bound. */
 static bool mask_bound(const xc_value_t* v, int depth, double* bound, bool* neginf) {
@@ -49,11 +62,17 @@ static bool mask_bound(const xc_value_t* v, int depth, double* bound, bool* negi
   bool n1, n2;
   if (strcmp(op, "Cast") == 0) {
     xc_dtype_t from = p->inputs[0]->dtype;
-    if (from == XC_BOOL) return *bound = 1, true;
-    if (from == XC_I8 || from == XC_U8) return *bound = 255, true;
-    if (from == XC_I16 || from == XC_U16) return *bound = 65535, true;
-    if (xc_dtype_is_int(from)) return *bound = 1.9e19, true;
-    return mask_bound(p->inputs[0], depth - 1, bound, neginf);
+    if (from == XC_BOOL)
+      *bound = 1;
+    else if (from == XC_I8 || from == XC_U8)
+      *bound = 255;
+    else if (from == XC_I16 || from == XC_U16)
+      *bound = 65535;
+    else if (xc_dtype_is_int(from))
+      *bound = 1.9e19;
+    else if (!mask_bound(p->inputs[0], depth - 1, bound, neginf))
+      return false;
+    return *bound <= dtype_limit(v); /* larger values would overflow to inf */
   }
   if (strcmp(op, "Identity") == 0 || strcmp(op, "Reshape") == 0 || strcmp(op, "Expand") == 0 ||
       strcmp(op, "Unsqueeze") == 0 || strcmp(op, "Squeeze") == 0 ||
@@ -86,7 +105,7 @@ static bool mask_bound(const xc_value_t* v, int depth, double* bound, bool* negi
       if (n1 || n2) return false; /* 0 * -inf = NaN */
       *bound = b1 * b2;
     }
-    return *bound <= BOUND_LIMIT;
+    return *bound <= dtype_limit(v);
   }
   return false;
 }
@@ -94,10 +113,10 @@ static bool mask_bound(const xc_value_t* v, int depth, double* bound, bool* negi
 /* How one mask element acts on its score. */
 enum { OPEN, CLOSED_INF, CLOSED_FINITE, BAD };
 
-static int classify_additive(double x) {
+static int classify_additive(double x, double masked_below) {
   if (isnan(x) || x == INFINITY) return BAD;
   if (x == -INFINITY) return CLOSED_INF;
-  if (x <= XC_ATTN_MASKED_BELOW) return CLOSED_FINITE;
+  if (x <= masked_below) return CLOSED_FINITE;
   return OPEN;
 }
 
@@ -109,7 +128,8 @@ static bool check_constant(const xc_tensor_t* t, const xc_attn_mask_t* m, bool* 
   int64_t row_len = t->dims[t->rank - 1];
   *causal = t->rank >= 2 && m->sq > 0 && m->skv > 0 && t->dims[t->rank - 2] == m->sq &&
             row_len == m->skv;
-  int fill_kind = select ? classify_additive(m->fill) : OPEN;
+  double masked_below = is_half_float(m->dtype) ? -HALF_LIMIT : XC_ATTN_MASKED_BELOW;
+  int fill_kind = select ? classify_additive(m->fill, masked_below) : OPEN;
   if (select && fill_kind != CLOSED_INF && fill_kind != CLOSED_FINITE) return false;
   if (row_len == 0) return false;
   for (int64_t r = 0; r < t->numel / row_len; r++) {
@@ -121,7 +141,7 @@ static bool check_constant(const xc_tensor_t* t, const xc_attn_mask_t* m, bool* 
       if (select)
         kind = ((x != 0) == m->keep_when_true) ? OPEN : fill_kind;
       else
-        kind = classify_additive(x);
+        kind = classify_additive(x, masked_below);
       if (kind == BAD) return false;
       if (kind == OPEN) any_open = true;
       if (kind == CLOSED_FINITE) any_finite_closed = true;

@@ -18,6 +18,7 @@ typedef struct xc_attn_mask {
   bool keep_when_true;   /* SELECT: scores are the true branch */
   double fill;           /* SELECT: value of the masked scores */
   bool guard;            /* the softmax output has the NaN guard */
+  xc_dtype_t dtype;      /* of the scores */
   int64_t sq, skv;       /* static query/key lengths, or -1 */
   /* The decision. */
   bool causal;           /* use is_causal = 1 and no mask input */
