@@ -48,14 +48,19 @@ bool xc_attn_same_type(const xc_value_t* a, const xc_value_t* b) {
 
 int64_t xc_attn_static_dim(xc_dim_t d) { return d.sym ? -1 : d.value; }
 
-static bool small_static(const xc_value_t* v) {
+/* Inputs of a contraction (MatMul, Conv, ...) evaluated while matching. */
+#define EVAL_MAX_CONTRACTION (1 << 16)
+
+static bool small_static_limit(const xc_value_t* v, int64_t limit) {
   if (!v || v->rank < 0) return false;
   int64_t n = 1;
   for (int i = 0; i < v->rank; i++) {
     if (v->dims[i].sym || !xc_mul_i64(n, v->dims[i].value, &n)) return false;
   }
-  return n <= EVAL_MAX_ELEMENTS;
+  return n <= limit;
 }
+
+static bool small_static(const xc_value_t* v) { return small_static_limit(v, EVAL_MAX_ELEMENTS); }
 
 bool xc_attn_eval_const(const xc_value_t* v, int depth, xc_tensor_t** out, bool* owned) {
   *out = NULL;
@@ -71,6 +76,13 @@ bool xc_attn_eval_const(const xc_value_t* v, int depth, xc_tensor_t** out, bool*
     return false;
   for (int k = 0; k < p->num_outputs; k++)
     if (p->outputs[k] && !small_static(p->outputs[k])) return false;
+  /* Contractions can cost far more than their output size: small inputs only. */
+  static const char* const heavy[] = {"MatMul", "Gemm", "Conv", "ConvTranspose", "Einsum"};
+  for (size_t h = 0; h < sizeof heavy / sizeof heavy[0]; h++)
+    if (strcmp(p->op_type, heavy[h]) == 0)
+      for (int k = 0; k < p->num_inputs; k++)
+        if (p->inputs[k] && !small_static_limit(p->inputs[k], EVAL_MAX_CONTRACTION))
+          return false;
   xc_tensor_t* ins[8] = {0};
   bool own[8] = {0};
   bool ok = true;
