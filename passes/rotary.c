@@ -289,7 +289,11 @@ static xc_tensor_t* half_table(const table_src_t* t, bool interleaved, xc_dtype_
     }
   int64_t dims[2] = {t->rows, h};
   xc_tensor_t* out;
-  if (xc_tensor_create(dtype, 2, dims, &out)) return NULL;
+  xc_status_t s = xc_tensor_create(dtype, 2, dims, &out);
+  if (s) {
+    xc_status_free(s); /* out of memory: simply no rewrite */
+    return NULL;
+  }
   for (int64_t i = 0; i < t->rows; i++)
     for (int64_t j = 0; j < h; j++)
       xc_tensor_set_f64(out, i * h + j,
