@@ -11,6 +11,7 @@ static const xc_pass_t pipeline[] = {
     {"simplify", "remove no-op ops and fold algebraic identities", 1, xc_pass_simplify},
     {"fold-constants", "evaluate nodes whose inputs are all constant", 1, xc_pass_fold_constants},
     {"cse", "merge identical nodes on identical inputs", 1, xc_pass_cse},
+    {"layout", "move convolution networks to the target's preferred layout (NHWC)", 2, xc_pass_layout},
     {"dce", "remove nodes whose results are never used", 0, xc_pass_dce},
 };
 
@@ -29,6 +30,7 @@ void xc_pass_options_init(xc_pass_options_t* o) {
   memset(o, 0, sizeof *o);
   o->opt_level = 2;
   o->fold_limit_bytes = 1 << 20;
+  xc_target_traits_init(&o->target);
 }
 
 static bool is_disabled(const xc_pass_options_t* o, const char* name) {
