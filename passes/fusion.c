@@ -9,9 +9,9 @@
  *   3. reductions with their elementwise producers and consumers;
  *   4. MatMul/Gemm/Conv epilogues reading other kernels' results (residual);
  *   5. remaining elementwise chains;
- *   6. remaining views join their producer's or their consumers' group, or
- *      form view groups (aliases, no kernel); everything else is one
- *      data-movement group per op.
+ *   6. everything else is one data-movement group per op;
+ *   7. views join their producer's or their consumers' group, or form view
+ *      groups (aliases, no kernel).
  *
  * Invariants: a node is in one group only (nothing is recomputed); a group
  * never holds two anchors (reduction, GEMM, convolution, attention); every
@@ -571,7 +571,14 @@ static void run_phases(planner_t* p) {
       add_member(p, gi, i);
     }
   }
-  /* 6. views: join the producer's group, else the consumers' single group. */
+  /* 6. other ops: one data-movement group each */
+  for (int i = 0; i < n && !p->oom; i++) {
+    if (p->grp[i] != -1 || p->cls[i] == C_CONST || p->cls[i] == C_VIEW) continue;
+    int gi = new_group(p, group_kind_of_anchor(p->cls[i]));
+    if (gi < 0) return;
+    add_member(p, gi, i);
+  }
+  /* 7. views: join the producer's group, else the consumers' single group. */
   for (int i = 0; i < n && !p->oom; i++) {
     if (p->grp[i] != -1 || p->cls[i] != C_VIEW) continue;
     const xc_node_t* nd = g->nodes[i];
