@@ -18,6 +18,7 @@
  * value a group produces and something outside uses is an output of the
  * group (materialized); the group graph stays acyclic; a group has at most
  * traits->max_fused_ops computing members. */
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -50,8 +51,8 @@ static const char* const elem_ops[] = {
     "Mod", "Mul", "Neg", "Not", "Or", "PRelu", "Pow", "QuantizeLinear", "Reciprocal", "Relu",
     "Round", "Selu", "Shrink", "Sigmoid", "Sign", "Sin", "Sinh", "Softplus", "Softsign", "Sqrt",
     "Sub", "Sum", "Swish", "Tan", "Tanh", "ThresholdedRelu", "Where", "Xor", NULL};
-static const char* const composite_elem_ops[] = {"Gelu", "FastGelu", "BiasGelu", "QuickGelu",
-                                                 "SiLU", "Silu", "Swish", "SwiGLU", NULL};
+static const char* const composite_elem_words[] = {"gelu", "silu", "swish", "glu", "relu",
+                                                   "sigmoid", "tanh", NULL};
 static const char* const red_ops[] = {
     "ArgMax", "ArgMin", "AveragePool", "GlobalAveragePool", "GlobalLpPool", "GlobalMaxPool",
     "GroupNormalization", "Hardmax", "InstanceNormalization", "LayerNormalization",
@@ -79,8 +80,14 @@ static int classify(const xc_node_t* n) {
     if (in_list(t, red_ops) || strncmp(t, "Reduce", 6) == 0) return C_RED;
     return C_DATA;
   }
-  if (in_list(t, composite_elem_ops)) return C_ELEM;
-  if (strstr(t, "Norm") || strstr(t, "Softmax") || strstr(t, "Pool")) return C_RED;
+  /* Composites (domain xcomp and others) by name, case-insensitively. */
+  char low[64];
+  size_t i = 0;
+  for (; t[i] && i + 1 < sizeof low; i++) low[i] = (char)tolower((unsigned char)t[i]);
+  low[i] = 0;
+  for (const char* const* e = composite_elem_words; *e; e++)
+    if (strstr(low, *e)) return C_ELEM;
+  if (strstr(low, "norm") || strstr(low, "softmax") || strstr(low, "pool")) return C_RED;
   return C_DATA;
 }
 

@@ -210,6 +210,29 @@ static void test_conv_relu_and_views(void) {
   xc_graph_destroy(g);
 }
 
+static void test_nhwc_conv_epilogue(void) {
+  const char* text =
+      "xir 1\ngraph g opset 23 {\n"
+      "  input x: f32[1, 4, 4, 1]\n"
+      "  const w: f32[2, 1, 1, 1] = [1.0, -1.0]\n"
+      "  const b: f32[2] = [0.5, 0.25]\n"
+      "  c = xcomp::ConvNHWC(x, w)\n  a = Add(c, b)\n  r = Relu(a)\n"
+      "  p = xcomp::MaxPoolNHWC(r) {kernel_shape: [2, 2], strides: [2, 2]}\n"
+      "  output p\n}\n";
+  xc_graph_t* g = parse(text);
+  CHECK(g != NULL);
+  if (!g) return;
+  xc_fusion_plan_t* p = plan_of(g, -1, -1);
+  if (p) {
+    CHECK_EQ_INT(p->num_groups, 2);
+    CHECK(same_group(p, g, "c", "r"));
+    CHECK(group_of(p, g, "c")->kind == XC_GROUP_CONV);
+    CHECK(group_of(p, g, "p")->kind == XC_GROUP_REDUCTION);
+  }
+  xc_fusion_plan_destroy(p);
+  xc_graph_destroy(g);
+}
+
 static void test_view_group(void) {
   /* A reshape between two data-movement ops, used by both: a view group. */
   const char* text =
@@ -580,6 +603,7 @@ int main(void) {
   test_max_ops_splits_chain();
   test_gemm_epilogue_and_residual();
   test_conv_relu_and_views();
+  test_nhwc_conv_epilogue();
   test_view_group();
   test_layernorm_with_residual();
   test_shared_value_not_duplicated();
