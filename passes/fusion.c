@@ -687,11 +687,9 @@ static xc_status_t fill_group(const planner_t* p, const grp_t* src, xc_fusion_gr
 /* Topological order of the live groups (Kahn; ties by first member). */
 static xc_status_t order_groups(planner_t* p, int* order, int* count) {
   int ng = p->ngroups;
-  int* indeg = calloc((size_t)ng + 1, sizeof *indeg);
   int* first = calloc((size_t)ng + 1, sizeof *first);
   bool* done = calloc((size_t)ng + 1, sizeof *done);
-  if (!indeg || !first || !done) {
-    free(indeg);
+  if (!first || !done) {
     free(first);
     free(done);
     return xc_error_oom();
@@ -730,7 +728,6 @@ static xc_status_t order_groups(planner_t* p, int* order, int* count) {
     done[best] = true;
     order[(*count)++] = best;
   }
-  free(indeg);
   free(first);
   free(done);
   if (*count < live) return xc_error(XC_INTERNAL, "fusion plan: group graph has a cycle");

@@ -153,13 +153,13 @@ static const char* small_cnn_fmt =
     "  const bb: f32[4] = [0.0, 0.1, -0.1, 0.2]\n"
     "  const mu: f32[4] = [0.05, -0.05, 0.1, 0.0]\n"
     "  const va: f32[4] = [1.0, 2.0, 0.5, 1.0]\n"
-    "  const w2: f32[4, 4, 3, 3] = %s\n"
+    "  const w2: f32[4, 2, 3, 3] = %s\n"
     "  const cb: f32[4, 1, 1] = [1.0, 2.0, 3.0, 4.0]\n"
     "  c1 = Conv(x, w1, b1) {kernel_shape: [3, 3], pads: [1, 1, 1, 1]}\n"
     "  n1 = BatchNormalization(c1, s, bb, mu, va)\n"
     "  r1 = Relu(n1)\n"
     "  p1 = MaxPool(r1) {kernel_shape: [2, 2], strides: [2, 2]}\n"
-    "  c2 = Conv(p1, w2) {kernel_shape: [3, 3], pads: [1, 1, 1, 1]}\n"
+    "  c2 = Conv(p1, w2) {group: 2, dilations: [2, 2], pads: [2, 2, 2, 2]}\n"
     "  a2 = Add(c2, p1)\n"
     "  m2 = Mul(a2, cb)\n"
     "  r2 = Relu(m2)\n"
@@ -181,7 +181,7 @@ static void pattern_list(char* buf, size_t size, int n, int seed) {
 static xc_graph_t* parse_small_cnn(void) {
   static char w1[4096], w2[4096], text[16384];
   pattern_list(w1, sizeof w1, 4 * 3 * 3 * 3, 1);
-  pattern_list(w2, sizeof w2, 4 * 4 * 3 * 3, 2);
+  pattern_list(w2, sizeof w2, 4 * 2 * 3 * 3, 2);
   snprintf(text, sizeof text, small_cnn_fmt, w1, w2);
   return parse(text);
 }
