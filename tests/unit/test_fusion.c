@@ -185,6 +185,29 @@ static void test_gemm_epilogue_and_residual(void) {
   xc_graph_destroy(g);
 }
 
+static void test_epilogue_does_not_broadcast(void) {
+  /* [4,1] + [1,8] -> [4,8]: not a per-element epilogue of the MatMul. */
+  const char* t2 =
+      "xir 1\ngraph g opset 23 {\n"
+      "  input x: f32[n, 2]\n  input w: f32[2, 1]\n"
+      "  const c: f32[1, 8] = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]\n"
+      "  m = MatMul(x, w)\n  r = Relu(m)\n  b = Add(r, c)\n  e = Exp(b)\n"
+      "  output e\n}\n";
+  xc_graph_t* g = parse(t2);
+  CHECK(g != NULL);
+  if (!g) return;
+  xc_fusion_plan_t* p = plan_of(g, -1, -1);
+  if (p) {
+    CHECK_EQ_INT(p->num_groups, 2);
+    CHECK(same_group(p, g, "m", "r"));
+    CHECK(!same_group(p, g, "r", "b"));
+    CHECK(same_group(p, g, "b", "e"));
+    CHECK(group_of(p, g, "b")->kind == XC_GROUP_ELEMENTWISE);
+  }
+  xc_fusion_plan_destroy(p);
+  xc_graph_destroy(g);
+}
+
 static void test_conv_relu_and_views(void) {
   const char* text =
       "xir 1\ngraph g opset 23 {\n"
@@ -602,6 +625,7 @@ int main(void) {
   test_elementwise_chain();
   test_max_ops_splits_chain();
   test_gemm_epilogue_and_residual();
+  test_epilogue_does_not_broadcast();
   test_conv_relu_and_views();
   test_nhwc_conv_epilogue();
   test_view_group();
