@@ -452,30 +452,11 @@ static void plan_attention_chain(planner_t* p, int s) {
  * other operand must be a constant or produced in the group. check_row: a
  * consumer that re-reads a value computed before the reduction `red` needs
  * the reduced row in shared memory. */
-/* Elements of v with every symbol bound to `sym` (-1 when unknown). */
-static int64_t eval_dim(const xc_symexpr_t* e, int64_t sym) {
-  if (!e) return -1;
-  if (e->kind == XC_SYM_CONST) return e->value;
-  if (e->kind == XC_SYM_VAR) return sym;
-  int64_t a = eval_dim(e->a, sym), b = eval_dim(e->b, sym);
-  if (a < 0 || b < 0 || a > (INT64_C(1) << 31) || b > (INT64_C(1) << 31)) return -1;
-  switch (e->kind) {
-    case XC_SYM_ADD: return a + b;
-    case XC_SYM_SUB: return a - b;
-    case XC_SYM_MUL: return a * b;
-    case XC_SYM_FLOORDIV: return b > 0 ? a / b : -1;
-    case XC_SYM_CEILDIV: return b > 0 ? (a + b - 1) / b : -1;
-    case XC_SYM_MIN: return a < b ? a : b;
-    case XC_SYM_MAX: return a > b ? a : b;
-    default: return -1;
-  }
-}
-
 static int64_t numel_with(const xc_value_t* v, int64_t sym) {
   if (!v || v->rank < 0) return -1;
   int64_t n = 1;
   for (int i = 0; i < v->rank; i++) {
-    int64_t d = xc_dim_is_static(v->dims[i]) ? v->dims[i].value : eval_dim(v->dims[i].sym, sym);
+    int64_t d = xc_dim_estimate(v->dims[i], sym, NULL);
     if (d < 0 || (d > 0 && n > INT64_MAX / d)) return -1;
     n *= d;
   }

@@ -5,27 +5,46 @@
 
 #include "xcomp/fusion.h"
 
-/* Evaluates a dim with every symbol bound to 1 (sets *symbolic). */
-static int64_t eval_as_one(const xc_symexpr_t* e, bool* symbolic) {
-  if (!e) return 0;
+/* -1 on overflow or division by <= 0. */
+static bool eval_expr(const xc_symexpr_t* e, int64_t sym, bool* symbolic, int64_t* out) {
+  if (!e) return false;
+  if (e->kind == XC_SYM_CONST) {
+    *out = e->value;
+    return true;
+  }
+  if (e->kind == XC_SYM_VAR) {
+    *symbolic = true;
+    *out = sym;
+    return true;
+  }
   int64_t a, b;
+  if (!eval_expr(e->a, sym, symbolic, &a) || !eval_expr(e->b, sym, symbolic, &b)) return false;
   switch (e->kind) {
-    case XC_SYM_CONST: return e->value;
-    case XC_SYM_VAR: *symbolic = true; return 1;
-    default: break;
+    case XC_SYM_ADD: return xc_add_i64(a, b, out);
+    case XC_SYM_SUB: return xc_sub_i64(a, b, out);
+    case XC_SYM_MUL: return xc_mul_i64(a, b, out);
+    case XC_SYM_FLOORDIV:
+    case XC_SYM_CEILDIV: {
+      if (b <= 0) return false;
+      int64_t q = a / b, r = a % b;
+      if (e->kind == XC_SYM_FLOORDIV && r != 0 && a < 0) q--;
+      if (e->kind == XC_SYM_CEILDIV && r != 0 && a > 0) q++;
+      *out = q;
+      return true;
+    }
+    case XC_SYM_MIN: *out = a < b ? a : b; return true;
+    case XC_SYM_MAX: *out = a > b ? a : b; return true;
+    default: return false;
   }
-  a = eval_as_one(e->a, symbolic);
-  b = eval_as_one(e->b, symbolic);
-  switch (e->kind) {
-    case XC_SYM_ADD: return a + b;
-    case XC_SYM_SUB: return a - b;
-    case XC_SYM_MUL: return a * b;
-    case XC_SYM_FLOORDIV: return b > 0 ? (a >= 0 ? a / b : -((-a + b - 1) / b)) : 0;
-    case XC_SYM_CEILDIV: return b > 0 ? (a >= 0 ? (a + b - 1) / b : -(-a / b)) : 0;
-    case XC_SYM_MIN: return a < b ? a : b;
-    case XC_SYM_MAX: return a > b ? a : b;
-    default: return 0;
-  }
+}
+
+int64_t xc_dim_estimate(xc_dim_t d, int64_t sym_value, bool* symbolic) {
+  bool sym = false;
+  int64_t v;
+  if (xc_dim_is_static(d)) return d.value;
+  if (!eval_expr(d.sym, sym_value, &sym, &v)) return -1;
+  if (symbolic && sym) *symbolic = true;
+  return v;
 }
 
 int64_t xc_value_nbytes_estimate(const xc_value_t* v, bool* symbolic) {
@@ -33,8 +52,8 @@ int64_t xc_value_nbytes_estimate(const xc_value_t* v, bool* symbolic) {
   if (!v || v->rank < 0 || v->dtype == XC_DTYPE_UNDEFINED) return -1;
   int64_t n = 1;
   for (int i = 0; i < v->rank; i++) {
-    int64_t d = xc_dim_is_static(v->dims[i]) ? v->dims[i].value : eval_as_one(v->dims[i].sym, &sym);
-    if (d < 0) d = 0;
+    int64_t d = xc_dim_estimate(v->dims[i], 1, &sym);
+    if (d < 0) return -1;
     if (d > 0 && n > INT64_MAX / d) return -1;
     n *= d;
   }

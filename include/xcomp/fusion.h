@@ -100,6 +100,9 @@ void xc_graph_stats_free(xc_graph_stats_t* s);
 /* Computes and prints the statistics; plan may be NULL. */
 xc_status_t xc_graph_stats_print(const xc_graph_t* g, const xc_fusion_plan_t* plan, FILE* f);
 
+/* A dim with every symbol bound to sym_value; *symbolic set when a symbol
+ * was met (may be NULL). -1 on overflow or division by <= 0. */
+int64_t xc_dim_estimate(xc_dim_t d, int64_t sym_value, bool* symbolic);
 /* Byte size of a value with every symbol bound to 1; *symbolic set when a
  * symbol was met (may be NULL). -1 when the type is unknown. */
 int64_t xc_value_nbytes_estimate(const xc_value_t* v, bool* symbolic);

@@ -531,6 +531,29 @@ static void test_print_and_stats(void) {
   xc_graph_destroy(g);
 }
 
+static void test_dim_estimate(void) {
+  xc_graph_t* g = NULL;
+  CHECK_OK(xc_graph_create("d", &g));
+  if (!g) return;
+  xc_dim_t n = xc_dim_var(g, "n");
+  /* floordiv(n - 1, 2) + 1 and ceildiv(n - 8, 3) */
+  xc_dim_t a = xc_dim_add(g, xc_dim_floordiv(g, xc_dim_sub(g, n, xc_dim_const(1)), xc_dim_const(2)),
+                          xc_dim_const(1));
+  xc_dim_t b = xc_dim_ceildiv(g, xc_dim_sub(g, n, xc_dim_const(8)), xc_dim_const(3));
+  bool sym = false;
+  CHECK_EQ_INT(xc_dim_estimate(a, 1, &sym), 1);
+  CHECK(sym);
+  CHECK_EQ_INT(xc_dim_estimate(a, 8, NULL), 4);
+  CHECK_EQ_INT(xc_dim_estimate(b, 1, NULL), -2); /* ceil(-7/3) */
+  CHECK_EQ_INT(xc_dim_estimate(b, 15, NULL), 3);
+  sym = false;
+  CHECK_EQ_INT(xc_dim_estimate(xc_dim_const(6), 1, &sym), 6);
+  CHECK(!sym);
+  CHECK_EQ_INT(xc_dim_estimate(xc_dim_mul(g, n, xc_dim_const(INT64_C(1) << 40)), INT64_C(1) << 40, NULL), -1);
+  xc_status_free(xc_graph_take_error(g));
+  xc_graph_destroy(g);
+}
+
 /* ---- shared models -------------------------------------------------------- */
 
 static xc_graph_t* load_optimized(const char* path, int* imported_nodes) {
@@ -636,6 +659,7 @@ int main(void) {
   test_no_cycle();
   test_attention_chain();
   test_print_and_stats();
+  test_dim_estimate();
   test_shared_models();
   return xc_test_summary("test_fusion");
 }
