@@ -418,6 +418,33 @@ static void test_no_cycle(void) {
   xc_graph_destroy(g);
 }
 
+static void test_no_cycle_through_group(void) {
+  /* H = {e, r, h2} (reduction with its producer and consumer) reads m;
+   * z = m + e may not join m's group: m -> h2 and, H being one kernel,
+   * e -> z would close a cycle through H although no node path does. The
+   * row rule (32-byte rows, 16 bytes of shared memory) keeps z out of H. */
+  const char* text =
+      "xir 1\ngraph g opset 23 {\n"
+      "  input x: f32[2, 4]\n  input w: f32[4, 8]\n  input y: f32[2, 8]\n"
+      "  const ax: i64[1] = [1]\n"
+      "  m = MatMul(x, w)\n  e = Exp(y)\n  r = ReduceSum(e, ax) {keepdims: 1}\n"
+      "  h2 = Add(r, m)\n  z = Add(m, e)\n"
+      "  output h2\n  output z\n}\n";
+  xc_graph_t* g = parse(text);
+  CHECK(g != NULL);
+  if (!g) return;
+  xc_fusion_plan_t* p = plan_of(g, -1, 16);
+  if (p) {
+    CHECK(same_group(p, g, "e", "r"));
+    CHECK(same_group(p, g, "r", "h2"));
+    CHECK(!same_group(p, g, "m", "z"));
+    CHECK(!same_group(p, g, "e", "z"));
+    CHECK_EQ_INT(p->num_groups, 3);
+  }
+  xc_fusion_plan_destroy(p);
+  xc_graph_destroy(g);
+}
+
 static void test_attention_chain(void) {
   const char* text =
       "xir 1\ngraph g opset 23 {\n"
@@ -657,6 +684,7 @@ int main(void) {
   test_reduction_row_must_fit();
   test_two_reductions_apart();
   test_no_cycle();
+  test_no_cycle_through_group();
   test_attention_chain();
   test_print_and_stats();
   test_dim_estimate();
