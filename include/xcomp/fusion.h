@@ -47,7 +47,7 @@ typedef struct xc_fusion_group {
 typedef struct xc_fusion_plan {
   int num_groups;
   xc_fusion_group_t* groups;
-  int num_nodes;          /* graph nodes when the plan was built */
+  int num_nodes;          /* length of group_of: largest node id + 1 */
   int* group_of;          /* node id -> group id, -1 for Constant nodes */
 } xc_fusion_plan_t;
 
