@@ -33,7 +33,7 @@ static bool scaled_x(const xc_graph_t* g, xc_value_t* v, xc_value_t* x, double s
   xc_node_t* p = v->producer;
   xc_pat_product_t prod;
   return xc_pat_has_uses(g, v, 1) && xc_pat_flatten_product(g, p, &prod) &&
-         prod.num_leaves == 1 && prod.leaves[0] == x && xc_pat_near(prod.scale, scale) &&
+         prod.num_leaves == 1 && prod.leaves[0] == x && xc_pat_near_tol(prod.scale, scale, prod.tol) &&
          xc_pat_match_add_product(m, &prod);
 }
 
@@ -41,7 +41,7 @@ static bool scaled_x(const xc_graph_t* g, xc_value_t* v, xc_value_t* x, double s
 static bool cubic_term(const xc_graph_t* g, xc_value_t* v, xc_value_t* x, xc_pat_match_t* m) {
   xc_pat_product_t prod;
   if (!xc_pat_has_uses(g, v, 1) || !xc_pat_flatten_product(g, v->producer, &prod) ||
-      !xc_pat_near(prod.scale, 0.044715) || !xc_pat_match_add_product(m, &prod))
+      !xc_pat_near_tol(prod.scale, 0.044715, prod.tol) || !xc_pat_match_add_product(m, &prod))
     return false;
   if (prod.num_leaves == 3)
     return prod.leaves[0] == x && prod.leaves[1] == x && prod.leaves[2] == x;
@@ -55,7 +55,7 @@ static bool cubic_term(const xc_graph_t* g, xc_value_t* v, xc_value_t* x, xc_pat
 static bool tanh_argument(const xc_graph_t* g, xc_value_t* t, xc_value_t* x, xc_pat_match_t* m) {
   xc_pat_product_t prod;
   if (!xc_pat_has_uses(g, t, 1) || !xc_pat_flatten_product(g, t->producer, &prod) ||
-      prod.num_leaves != 1 || !xc_pat_near(prod.scale, sqrt(2.0 / M_PI)) ||
+      prod.num_leaves != 1 || !xc_pat_near_tol(prod.scale, sqrt(2.0 / M_PI), prod.tol) ||
       !xc_pat_match_add_product(m, &prod))
     return false;
   xc_value_t* s = prod.leaves[0];
@@ -90,7 +90,7 @@ static xc_status_t try_root(xc_graph_t* g, xc_node_t* root, bool* changed) {
   if (root->num_outputs != 1 || !xc_pat_is_float(y)) return NULL;
   xc_pat_product_t prod;
   if (!xc_pat_flatten_product(g, root, &prod) || prod.num_leaves != 2 ||
-      !xc_pat_near(prod.scale, 0.5))
+      !xc_pat_near_tol(prod.scale, 0.5, prod.tol))
     return NULL;
   for (int k = 0; k < 2; k++) {
     xc_value_t* x = prod.leaves[k];

@@ -37,20 +37,49 @@ xc_node_t* xc_pat_single_consumer(const xc_graph_t* g, const xc_value_t* v) {
   return NULL;
 }
 
-bool xc_pat_near(double a, double b) {
-  return isfinite(a) && fabs(a - b) <= XC_PAT_REL_TOL * fabs(b);
+bool xc_pat_near_tol(double a, double b, double extra_tol) {
+  return isfinite(a) && fabs(a - b) <= (XC_PAT_REL_TOL + extra_tol) * fabs(b);
 }
 
-bool xc_pat_scalar_const(const xc_value_t* v, double* out) {
-  if (!v || !v->constant || v->constant->numel != 1 || !xc_dtype_is_float(v->constant->dtype))
-    return false;
-  *out = xc_tensor_get_f64(v->constant, 0);
+bool xc_pat_near(double a, double b) { return xc_pat_near_tol(a, b, 0.0); }
+
+double xc_pat_dtype_tol(xc_dtype_t t) {
+  /* Half a unit in the last place, relative: a constant rounded into a
+   * narrow dtype still matches. */
+  switch (t) {
+    case XC_F16: return ldexp(1.0, -11);
+    case XC_BF16: return ldexp(1.0, -8);
+    case XC_F32: return ldexp(1.0, -24);
+    default: return 0.0;
+  }
+}
+
+/* The data of a constant value: an initializer, or the result of a live
+ * Constant node (when constant folding has not run). */
+static const xc_tensor_t* const_tensor(const xc_value_t* v) {
+  if (!v) return NULL;
+  if (v->constant) return v->constant;
+  const xc_node_t* p = v->producer;
+  if (!xc_pat_is_op(p, "Constant") || p->num_outputs != 1) return NULL;
+  const xc_attr_t* a = xc_node_find_attr(p, "value");
+  return a && a->kind == XC_ATTR_TENSOR ? a->t : NULL;
+}
+
+bool xc_pat_scalar_const_tol(const xc_value_t* v, double* out, double* tol) {
+  const xc_tensor_t* t = const_tensor(v);
+  if (!t || t->numel != 1 || !xc_dtype_is_float(t->dtype)) return false;
+  *out = xc_tensor_get_f64(t, 0);
+  if (tol) *tol = xc_pat_dtype_tol(t->dtype);
   return true;
 }
 
+bool xc_pat_scalar_const(const xc_value_t* v, double* out) {
+  return xc_pat_scalar_const_tol(v, out, NULL);
+}
+
 bool xc_pat_scalar_near(const xc_value_t* v, double expected) {
-  double c;
-  return xc_pat_scalar_const(v, &c) && xc_pat_near(c, expected);
+  double c, tol;
+  return xc_pat_scalar_const_tol(v, &c, &tol) && xc_pat_near_tol(c, expected, tol);
 }
 
 bool xc_pat_is_float(const xc_value_t* v) {
@@ -70,26 +99,25 @@ bool xc_pat_reduce_axes(const xc_graph_t* g, const xc_node_t* n, int rank, int64
   (void)g;
   if (rank < 1 || xc_node_attr_int(n, "keepdims") == 0) return false;
   const xc_value_t* a = n->num_inputs > 1 ? n->inputs[1] : NULL;
+  const xc_tensor_t* t = const_tensor(a);
   if (!a) {
     if (xc_node_attr_int(n, "noop_with_empty_axes")) return false;
     for (int i = 0; i < rank; i++) axes[i] = i;
     *count = rank;
     return true;
   }
-  if (!a->constant || a->constant->numel < 1 || a->constant->numel > rank ||
-      xc_dtype_is_float(a->constant->dtype))
-    return false;
-  int c = (int)a->constant->numel;
+  if (!t || t->numel < 1 || t->numel > rank || xc_dtype_is_float(t->dtype)) return false;
+  int c = (int)t->numel;
   for (int i = 0; i < c; i++) {
-    int64_t v = xc_tensor_get_i64(a->constant, i);
+    int64_t v = xc_tensor_get_i64(t, i);
     if (v < -rank || v >= rank) return false;
     axes[i] = v < 0 ? v + rank : v;
   }
   for (int i = 1; i < c; i++)
     for (int j = i; j > 0 && axes[j - 1] > axes[j]; j--) {
-      int64_t t = axes[j];
+      int64_t swap = axes[j];
       axes[j] = axes[j - 1];
-      axes[j - 1] = t;
+      axes[j - 1] = swap;
     }
   for (int i = 1; i < c; i++)
     if (axes[i] == axes[i - 1]) return false;
@@ -110,17 +138,20 @@ static bool flatten_node(const xc_graph_t* g, xc_node_t* n, xc_pat_product_t* p,
            flatten_operand(g, n->inputs[1], p, depth + 1);
   if (xc_pat_is_op(n, "Div")) {
     double c;
-    if (!xc_pat_scalar_const(n->inputs[1], &c) || c == 0 || !isfinite(c)) return false;
+    double tol;
+    if (!xc_pat_scalar_const_tol(n->inputs[1], &c, &tol) || c == 0 || !isfinite(c)) return false;
     p->scale /= c;
+    p->tol += tol;
     return flatten_operand(g, n->inputs[0], p, depth + 1);
   }
   return false;
 }
 
 static bool flatten_operand(const xc_graph_t* g, xc_value_t* v, xc_pat_product_t* p, int depth) {
-  double c;
-  if (xc_pat_scalar_const(v, &c)) {
+  double c, tol;
+  if (xc_pat_scalar_const_tol(v, &c, &tol)) {
     p->scale *= c;
+    p->tol += tol;
     return true;
   }
   xc_node_t* q = v->producer;

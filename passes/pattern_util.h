@@ -26,9 +26,17 @@ bool xc_pat_has_uses(const xc_graph_t* g, const xc_value_t* v, int n);
 /* The only live consumer of v (v has one use and is not a graph output). */
 xc_node_t* xc_pat_single_consumer(const xc_graph_t* g, const xc_value_t* v);
 
+/* |a - b| <= (1e-4 + extra_tol) * |b|. */
 bool xc_pat_near(double a, double b);
-/* A constant float value with exactly one element; its value in *out. */
+bool xc_pat_near_tol(double a, double b, double extra_tol);
+/* Relative rounding error of a constant stored in dtype t (half an ulp). */
+double xc_pat_dtype_tol(xc_dtype_t t);
+/* A constant float value with exactly one element (an initializer or a
+ * Constant node's result); its value in *out, its dtype's rounding error in
+ * *tol (may be NULL). */
+bool xc_pat_scalar_const_tol(const xc_value_t* v, double* out, double* tol);
 bool xc_pat_scalar_const(const xc_value_t* v, double* out);
+/* A scalar constant equal to `expected` within the tolerance. */
 bool xc_pat_scalar_near(const xc_value_t* v, double expected);
 /* Typed value of a float dtype (f32 f64 f16 bf16). */
 bool xc_pat_is_float(const xc_value_t* v);
@@ -45,6 +53,7 @@ bool xc_pat_reduce_axes(const xc_graph_t* g, const xc_node_t* n, int rank, int64
  * multiply into `scale`; other operands are leaves. */
 typedef struct xc_pat_product {
   double scale;
+  double tol; /* summed rounding error of the constants (xc_pat_dtype_tol) */
   int num_leaves;
   xc_value_t* leaves[XC_PAT_MAX_LEAVES];
   int num_nodes;
