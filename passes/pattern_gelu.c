@@ -33,7 +33,8 @@ static bool scaled_x(const xc_graph_t* g, xc_value_t* v, xc_value_t* x, double s
   xc_node_t* p = v->producer;
   xc_pat_product_t prod;
   return xc_pat_has_uses(g, v, 1) && xc_pat_flatten_product(g, p, &prod) &&
-         prod.num_leaves == 1 && prod.leaves[0] == x && xc_pat_near_tol(prod.scale, scale, prod.tol) &&
+         prod.num_leaves == 1 && prod.leaves[0] == x &&
+         xc_pat_near_tol(prod.scale, scale, prod.tol) &&
          xc_pat_match_add_product(m, &prod);
 }
 
@@ -97,7 +98,8 @@ static xc_status_t try_root(xc_graph_t* g, xc_node_t* root, bool* changed) {
     if (!xc_pat_same_type(x, y)) continue;
     xc_pat_match_t m = {0};
     bool tanh_form = false;
-    if (!xc_pat_match_add_product(&m, &prod) || !match_gelu(g, x, prod.leaves[1 - k], &tanh_form, &m))
+    if (!xc_pat_match_add_product(&m, &prod) ||
+        !match_gelu(g, x, prod.leaves[1 - k], &tanh_form, &m))
       continue;
     xc_node_t* n;
     XC_RETURN_IF_ERROR(xc_pat_replace(g, root, &m, "Gelu", "", 1, &x, &n));

@@ -193,7 +193,8 @@ static xc_status_t run_norm(xc_graph_t* g, bool rms, bool* changed) {
   int count = g->num_nodes;
   for (int i = 0; i < count; i++) {
     xc_node_t* n = g->nodes[i];
-    if (xc_pat_is_op(n, "Div") || xc_pat_is_op(n, "Mul")) XC_RETURN_IF_ERROR(try_norm(g, n, rms, &any));
+    if (xc_pat_is_op(n, "Div") || xc_pat_is_op(n, "Mul"))
+      XC_RETURN_IF_ERROR(try_norm(g, n, rms, &any));
   }
   if (any) *changed = true;
   return xc_pat_finish(g, any);
