@@ -183,10 +183,10 @@ xc_status_t xc_value_set_type(xc_graph_t* g, xc_value_t* v, xc_dtype_t dtype,
                               int rank, const xc_dim_t* dims) {
   if (rank < 0 || rank > XC_MAX_RANK)
     return xc_error(XC_UNSUPPORTED, "value '%s': rank %d out of range", v->name, rank);
-  xc_dim_t* d = NULL;
-  if (rank > 0) {
-    d = xc_arena_alloc(g->arena, sizeof(xc_dim_t) * (size_t)rank);
-    if (!d) return xc_error_oom();
+  /* Never NULL, even for rank 0, so callers may memcpy rank * size bytes. */
+  xc_dim_t* d = xc_arena_alloc(g->arena, sizeof(xc_dim_t) * (size_t)(rank ? rank : 1));
+  if (!d) return xc_error_oom();
+  {
     for (int i = 0; i < rank; i++) {
       if (!dims[i].sym && dims[i].value < 0)
         return xc_error(XC_INVALID_ARGUMENT, "value '%s': negative dimension %lld",

@@ -525,7 +525,36 @@ static xc_status_t parse_side_file(parser_t* p, xc_tensor_t* t) {
   return s;
 }
 
-/* data := file(...) | '[' [elem (',' elem)* [',']] ']' | elem
+/* One bracketed level of a nested literal such as [[1, 2], [3, 4]]: on the
+ * last axis the items are elements, above it nested lists; every level holds
+ * exactly dims[level] items. */
+static xc_status_t parse_nested(parser_t* p, xc_dtype_t dt, int rank, const int64_t* dims,
+                                int level, bytes_t* b) {
+  int line = p->tok.line, col = p->tok.col;
+  XC_RETURN_IF_ERROR(enter(p));
+  XC_RETURN_IF_ERROR(expect(p, '[', "'['"));
+  size_t size = xc_dtype_size(dt);
+  int64_t items = 0;
+  while (!is_punct(p, ']')) {
+    if (level + 1 < rank) {
+      XC_RETURN_IF_ERROR(parse_nested(p, dt, rank, dims, level + 1, b));
+    } else {
+      XC_RETURN_IF_ERROR(bytes_reserve(b, size));
+      XC_RETURN_IF_ERROR(parse_elem(p, dt, b->data + b->len));
+      b->len += size;
+    }
+    items++;
+    if (!accept(p, ',') && !is_punct(p, ']')) return expected(p, "',' or ']'");
+  }
+  next(p);
+  p->depth--;
+  if (items != dims[level])
+    return err_at(p, line, col, "axis %d has %lld entries here, the shape needs %lld", level,
+                  (long long)items, (long long)dims[level]);
+  return NULL;
+}
+
+/* data := file(...) | '[' [elem (',' elem)* [',']] ']' | nested | elem
  * Builds a tensor of type `type` (whose position is line:col). */
 static xc_status_t parse_tensor_data(parser_t* p, const vtype_t* type, int line, int col,
                                      xc_tensor_t** out) {
@@ -549,7 +578,12 @@ static xc_status_t parse_tensor_data(parser_t* p, const vtype_t* type, int line,
   int dline = p->tok.line, dcol = p->tok.col;
   int64_t count = 0;
   xc_status_t s = NULL;
-  if (accept(p, '[')) {
+  xir_token_t after = peek_next(p);
+  if (is_punct(p, '[') && type->rank >= 2 && after.kind == XIR_TOK_PUNCT &&
+      after.punct == '[') {
+    s = parse_nested(p, type->dtype, type->rank, dims, 0, &b);
+    count = (int64_t)(b.len / size);
+  } else if (accept(p, '[')) {
     while (!s && !is_punct(p, ']')) {
       s = bytes_reserve(&b, size);
       if (!s) s = parse_elem(p, type->dtype, b.data + b.len);

@@ -52,6 +52,21 @@ static double now_seconds(void) {
   return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+bool xc_pass_enabled(const xc_pass_t* p, const xc_pass_options_t* o) {
+  return p->min_level <= o->opt_level && !is_disabled(o, p->name);
+}
+
+xc_status_t xc_pass_apply(xc_graph_t* g, const xc_pass_t* p, const xc_pass_options_t* o,
+                          bool* out_changed) {
+  bool changed = false;
+  xc_status_t s = p->run(g, o, &changed);
+  if (!s && changed) s = xc_graph_compact(g);
+  if (!s && changed) s = xc_graph_verify(g);
+  if (!s && changed) s = xc_graph_infer(g);
+  if (out_changed) *out_changed = changed;
+  return s ? xc_status_annotate(s, "pass '%s'", p->name) : NULL;
+}
+
 xc_status_t xc_passes_run(xc_graph_t* g, const xc_pass_options_t* o) {
   xc_pass_options_t defaults;
   if (!o) {
@@ -68,14 +83,10 @@ xc_status_t xc_passes_run(xc_graph_t* g, const xc_pass_options_t* o) {
     return xc_error(XC_INVALID_ARGUMENT, "unknown pass '%s'", o->print_after);
   for (int i = 0; i < NUM_PASSES; i++) {
     const xc_pass_t* p = &pipeline[i];
-    if (p->min_level > o->opt_level || is_disabled(o, p->name)) continue;
+    if (!xc_pass_enabled(p, o)) continue;
     double t0 = now_seconds();
     bool changed = false;
-    xc_status_t s = p->run(g, o, &changed);
-    if (!s && changed) s = xc_graph_compact(g);
-    if (!s && changed) s = xc_graph_verify(g);
-    if (!s && changed) s = xc_graph_infer(g);
-    if (s) return xc_status_annotate(s, "pass '%s'", p->name);
+    XC_RETURN_IF_ERROR(xc_pass_apply(g, p, o, &changed));
     if (o->timing)
       fprintf(log, "xcomp: pass %-16s %8.3f ms  %d nodes%s\n", p->name,
               (now_seconds() - t0) * 1e3, g->num_nodes, changed ? " (changed)" : "");

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "xcomp/passes.h"
 #include "xcomp/status.h"
 
 enum { XC_EXIT_OK = 0, XC_EXIT_ERROR = 1, XC_EXIT_USAGE = 2 };
@@ -30,6 +31,7 @@ extern const xc_cli_command_t xc_cli_compare_command;
 extern const xc_cli_command_t xc_cli_targets_command;
 extern const xc_cli_command_t xc_cli_ops_command;
 extern const xc_cli_command_t xc_cli_conform_command;
+extern const xc_cli_command_t xc_cli_check_passes_command;
 
 /* Prints "xcomp: error: <message>" as one line (newlines in the message are
  * flattened), frees the status and returns XC_EXIT_ERROR. */
@@ -50,6 +52,27 @@ int xc_cli_option(int argc, char** argv, int* i, const char* name, const char** 
  * would block the readers forever, a folder is not a model). Missing paths
  * pass: the reader reports them in its own words. */
 xc_status_t xc_cli_check_file(const char* path);
+
+/* Pass-pipeline options (-O<n>, --disable-pass, --print-after[-all],
+ * --pass-timing), parsed by xc_cli_pass_option. */
+typedef struct xc_cli_pass_args {
+  xc_pass_options_t options;
+  const char* disabled[32];
+  bool level_given; /* -O<n> appeared */
+} xc_cli_pass_args_t;
+
+#define XC_CLI_PASS_HELP                                                        \
+  "  -O0 .. -O3            optimization level of the graph pass pipeline\n"    \
+  "  --disable-pass=NAME   skip a pass (repeatable; see docs/passes.md)\n"     \
+  "  --print-after=NAME    print the graph (.xir) to stderr after pass NAME\n" \
+  "  --print-after-all     print the graph to stderr after every pass\n"       \
+  "  --pass-timing         print each pass's time and node count to stderr\n"
+
+void xc_cli_pass_args_init(xc_cli_pass_args_t* pa, int default_level);
+/* Returns 1 when argv[*i] was a pass option (consumed), 0 when it is not
+ * one, -1 after reporting a usage error. */
+int xc_cli_pass_option(const xc_cli_command_t* cmd, int argc, char** argv, int* i,
+                       xc_cli_pass_args_t* pa);
 
 /* Parses a finite double / a positive int; false on junk. */
 bool xc_cli_parse_double(const char* s, double* out);

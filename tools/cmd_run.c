@@ -106,10 +106,16 @@ static int run_main(int argc, char** argv) {
     rc = xc_cli_fail(xc_error_oom());
     goto done;
   }
+  /* The reference target runs the graph as written unless asked to optimize:
+   * it is the oracle other targets are compared with. */
+  xc_cli_pass_args_t pa;
+  xc_cli_pass_args_init(&pa, 0);
   for (int i = 1; i < argc; i++) {
     const char* v = NULL;
     int m;
-    if ((m = xc_cli_option(argc, argv, &i, "--target", &v)) != 0) {
+    if ((m = xc_cli_pass_option(cmd, argc, argv, &i, &pa)) != 0) {
+      if (m < 0) { rc = XC_EXIT_USAGE; goto done; }
+    } else if ((m = xc_cli_option(argc, argv, &i, "--target", &v)) != 0) {
       if (m < 0) { rc = xc_cli_usage_error(cmd, "--target needs a value"); goto done; }
       target = v;
     } else if ((m = xc_cli_option(argc, argv, &i, "--input", &v)) != 0) {
@@ -140,6 +146,7 @@ static int run_main(int argc, char** argv) {
   if (!s) s = xc_cli_check_file(model);
   if (!s) s = xc_load_model(model, &g);
   if (!s) s = xc_graph_infer(g);
+  if (!s) s = xc_passes_run(g, &pa.options);
   if (s) { rc = xc_cli_fail(s); goto done; }
 
   /* Named inputs bind by name; positional ones fill the rest in order. */
@@ -230,7 +237,7 @@ done:
 const xc_cli_command_t xc_cli_run_command = {
     "run", run_main,
     "xcomp run MODEL [--target T] [--input NAME=@FILE | --input @FILE]... "
-    "[--output-dir DIR] [--trace]",
+    "[--output-dir DIR] [--trace] [-O<n>] [pass options]",
     "Run a model (.xir or .onnx) on input tensors and write its outputs.",
     "options:\n"
     "  --target T          where to run it (default: ref, the reference interpreter;\n"
@@ -240,6 +247,8 @@ const xc_cli_command_t xc_cli_run_command = {
     "  --output-dir DIR    write DIR/output_<i>.npy for output i (default: .; created\n"
     "                      with its parents if missing)\n"
     "  --trace             print each node to stderr as it runs\n"
+    "pass options (default -O0: the interpreter runs the graph as written):\n"
+    XC_CLI_PASS_HELP
     "\n"
     "Prints one line per output: index, name, dtype and shape, file written.\n"
     "Every graph input must be bound exactly once, with the graph's dtype and shape.\n"};

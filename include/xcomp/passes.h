@@ -42,6 +42,13 @@ int xc_pass_count(void);
 const xc_pass_t* xc_pass_at(int i);
 const xc_pass_t* xc_pass_find(const char* name);
 
+/* Runs one pass, then compacts, re-verifies and re-infers the graph when it
+ * changed. *changed (may be NULL) tells whether it did. */
+xc_status_t xc_pass_apply(xc_graph_t* g, const xc_pass_t* p, const xc_pass_options_t* o,
+                          bool* changed);
+/* True when pass p runs in the pipeline under options o (level, disabled). */
+bool xc_pass_enabled(const xc_pass_t* p, const xc_pass_options_t* o);
+
 /* Runs the pipeline for o->opt_level. The graph must be verified and
  * inferred; it is again afterwards. Unknown names in `disabled` or
  * `print_after` are an error. */

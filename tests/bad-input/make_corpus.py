@@ -186,6 +186,15 @@ def onnx_corpus():
            [vi("x", F, [1, 1, 2, 2])], [vi("y")],
            inits=[numpy_helper.from_array(np.ones(4, np.float32), "s")], opset=11),
         "lenient", "node 'rz' (Resize): coordinate_transformation_mode 'tf_half_pixel_for_nn'")
+    fn = helper.make_function("local", "MyRelu", ["a"], ["b"],
+                              [helper.make_node("Relu", ["a"], ["b"])],
+                              [helper.make_opsetid("", 17)])
+    m = mk([helper.make_node("MyRelu", ["x"], ["y"], name="call", domain="local")],
+           [vi("x")], [vi("y")])
+    m.opset_import.append(helper.make_opsetid("local", 1))
+    m.functions.append(fn)
+    put("local_function.onnx", m, "strict",
+        "model-local functions are not supported ('MyRelu')")
     put("groupnorm18.onnx",
         mk([helper.make_node("GroupNormalization", ["x", "x", "x"], ["y"], name="gn",
                              num_groups=1)], [vi("x")], [vi("y")], opset=18),

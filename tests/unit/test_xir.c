@@ -276,6 +276,24 @@ static void test_float_bits(void) {
   check_bits_roundtrip(XC_F64, 20000, r64);
 }
 
+/* Nested literals follow the shape; they mean the same as the flat form. */
+static void test_nested_literals(void) {
+  check_canonical(HDR
+                  "  const m: f32[2, 3] = [[1, 2, 3], [4, 5, 6.5]]\n"
+                  "  const c: i64[2, 2, 1] = [[[1], [2]], [[3], [-4],],]\n"
+                  "  const z: u8[2, 0] = [[], []]\n"
+                  "  const e: u8[0, 2] = []\n"
+                  "  output m, c, z, e\n"
+                  "}\n",
+                  "xir 1\ngraph g opset 23 {\n"
+                  "  const m: f32[2, 3] = [1.0, 2.0, 3.0, 4.0, 5.0, 6.5]\n"
+                  "  const c: i64[2, 2, 1] = [1, 2, 3, -4]\n"
+                  "  const z: u8[2, 0] = []\n"
+                  "  const e: u8[0, 2] = []\n"
+                  "  output m\n  output c\n  output z\n  output e\n"
+                  "}\n");
+}
+
 static void test_dims(void) {
   check_canonical(HDR
                   "  input a: f32[floordiv(h + -1, 2) + 1, 2 * s, \"odd name\", min(a, b)]\n"
@@ -654,6 +672,12 @@ static void test_errors(void) {
   check_error(HDR "  const c: f32[1] = [nan(0x7f800000)]\n}", "is not a NaN of f32");
   check_error(HDR "  const c: f16[1] = [nan(0x17e00)]\n}", "needs the full 16-bit pattern");
   check_error(HDR "  const c: f32[2] = [1 2]\n}", "3:24: expected ',' or ']', got number 2");
+  check_error(HDR "  const c: f32[2, 2] = [[1, 2], [3]]\n}",
+              "<input>:3:33: axis 1 has 1 entries here, the shape needs 2");
+  check_error(HDR "  const c: f32[2, 2] = [[1, 2]]\n}",
+              "<input>:3:24: axis 0 has 1 entries here, the shape needs 2");
+  check_error(HDR "  const c: f32[2, 2] = [[1, 2], 3]\n}", "3:33: expected '[', got number 3");
+  check_error(HDR "  const c: f32[4] = [[1, 2], [3, 4]]\n}", "3:22: expected a number, got '['");
 
   if (!xc_op_lookup("", "Relu") || !xc_op_lookup("", "Gemm") || !xc_op_lookup("", "Clip") ||
       !xc_op_lookup("", "Transpose") || !xc_op_lookup("", "MaxPool")) {
@@ -881,6 +905,7 @@ static void test_truncations(void) {
 int main(void) {
   test_literals();
   test_float_bits();
+  test_nested_literals();
   test_dims();
   test_nodes();
   test_print_api_graph();

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# The semantics-preservation harness over the shared models and the .xir
+# examples: every pass of the -O3 pipeline keeps the interpreter's results
+# within the f32 tolerance, on the stored inputs and on random ones. Also
+# the pass options of dump/run and their errors.
+set -u
+source "$(dirname "$0")/helpers.bash"
+
+for x in "$XCOMP_SRC"/examples/*.xir; do
+  run_xcomp check-passes "$x" --seeds 3
+  [ "$RC" -eq 0 ] || fail "check-passes $x: $(cat "$TMP/out" "$TMP/err")"
+  grep -q "all passes preserve" "$TMP/out" || fail "check-passes $x printed no verdict"
+done
+
+if [ -d "$SHARED/models" ]; then
+  for m in mlp cnn gpt2-tiny bert-tiny; do
+    run_xcomp check-passes "$SHARED/models/$m/model.onnx" --data "$SHARED/models/$m/test_data_set_0" --seeds 3
+    [ "$RC" -eq 0 ] || fail "check-passes $m: $(cat "$TMP/out" "$TMP/err")"
+  done
+  # bert-tiny's static shape subgraph folds away: the optimized graph is smaller.
+  run_xcomp check-passes "$SHARED/models/bert-tiny/model.onnx" --data "$SHARED/models/bert-tiny/test_data_set_0"
+  grep -q "fold-constants .* -> .* nodes, 4 input sets agree" "$TMP/out" || fail "bert-tiny: fold-constants did not fold"
+else
+  echo "SKIP: $SHARED/models not found"
+fi
+
+# Pass options.
+cat >"$TMP/g.xir" <<'XIR'
+xir 1
+graph g opset 23 {
+  input x: f32[2, 3]
+  a = Identity(x)
+  y = Relu(a)
+  output y
+}
+XIR
+run_xcomp dump "$TMP/g.xir" -O2
+[ "$RC" -eq 0 ] || fail "dump -O2: $(cat "$TMP/err")"
+grep -q "Identity" "$TMP/out" && fail "dump -O2 kept the Identity"
+run_xcomp dump "$TMP/g.xir" -O2 --disable-pass=simplify
+grep -q "Identity" "$TMP/out" || fail "--disable-pass=simplify still removed the Identity"
+run_xcomp dump "$TMP/g.xir" --pass-timing --print-after=simplify
+grep -q "xcomp: pass simplify" "$TMP/err" || fail "--pass-timing printed nothing"
+grep -q "# after pass simplify" "$TMP/err" || fail "--print-after printed nothing"
+run_xcomp dump "$TMP/g.xir" --disable-pass=nope
+[ "$RC" -eq 1 ] && grep -q "unknown pass 'nope'" "$TMP/err" || fail "unknown pass not reported: $(cat "$TMP/err")"
+[ "$(wc -l <"$TMP/err")" -eq 1 ] || fail "unknown pass: more than one error line"
+run_xcomp dump "$TMP/g.xir" -O5
+[ "$RC" -eq 2 ] || fail "-O5 should be a usage error"
+finish
