@@ -9,9 +9,9 @@
  *
  * d^2 may be Pow(d, 2) or Mul(d, d). Both reductions (keepdims=1) must cover
  * the same trailing axes, which give the new op's axis. gamma/beta may only
- * vary along those axes (dims 1 elsewhere). Without gamma a ones constant is
- * created (only possible for static normalized dims); beta is left out when
- * absent (it is optional in ONNX). */
+ * vary along those axes (dims 1 elsewhere). Without gamma (also when only
+ * beta is added) a ones constant is created (only possible for static
+ * normalized dims); beta is left out when absent (it is optional in ONNX). */
 #include <string.h>
 
 #include "pattern_util.h"
@@ -175,7 +175,7 @@ static xc_status_t try_norm(xc_graph_t* g, xc_node_t* n, bool rms, bool* changed
   if (!xc_pat_is_float(x) || !xc_pat_same_type(n->outputs[0], x)) return NULL;
   xc_node_t* last = n;
   xc_value_t* gamma = follow_param(g, &last, "Mul", x, c.axis, &m);
-  xc_value_t* beta = !rms && gamma ? follow_param(g, &last, "Add", x, c.axis, &m) : NULL;
+  xc_value_t* beta = !rms ? follow_param(g, &last, "Add", x, c.axis, &m) : NULL;
   if (!gamma) XC_RETURN_IF_ERROR(ones_scale(g, x, c.axis, &gamma));
   if (!gamma) return NULL;
   xc_value_t* ins[3] = {x, gamma, beta};

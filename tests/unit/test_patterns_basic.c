@@ -461,6 +461,42 @@ static void test_layer_norm_two_axes_reciprocal(void) {
   xc_graph_destroy(g);
 }
 
+static double ln_beta_only(const xc_tensor_t* const* ins, int64_t i) {
+  return layer_norm_at(ins[0], i, 4, false, 1e-5) + 0.5;
+}
+
+static void test_layer_norm_beta_only(void) {
+  /* Only a shift: scale becomes a ones constant [4], beta is kept. */
+  const char* text =
+      "xir 1\ngraph g opset 18 {\n"
+      "  input x: f32[2, 3, 4]\n"
+      "  const ax: i64[1] = [-1]\n"
+      "  const two: f32[] = [2.0]\n"
+      "  const eps: f32[] = [1e-05]\n"
+      "  const beta: f32[1, 4] = [0.5, 0.5, 0.5, 0.5]\n"
+      "  mu = ReduceMean(x, ax)\n"
+      "  d = Sub(x, mu)\n"
+      "  sq = Pow(d, two)\n"
+      "  var = ReduceMean(sq, ax)\n"
+      "  ve = Add(var, eps)\n"
+      "  sd = Sqrt(ve)\n"
+      "  nrm = Div(d, sd)\n"
+      "  y = Add(beta, nrm)\n"
+      "  output y\n"
+      "}\n";
+  xc_graph_t* g = optimize(text, ln_beta_only);
+  if (!g) return;
+  CHECK_EQ_INT(g->num_nodes, 1);
+  const xc_node_t* n = find_op(g, "LayerNormalization");
+  CHECK(n != NULL);
+  if (n) {
+    CHECK_EQ_INT(n->num_inputs, 3);
+    CHECK(n->inputs[1]->constant != NULL && n->inputs[1]->rank == 1);
+    CHECK_STR(n->inputs[2]->name, "beta");
+  }
+  xc_graph_destroy(g);
+}
+
 static const char* ln_variant(const char* axes, const char* extra) {
   static char buf[1024];
   snprintf(buf, sizeof buf,
@@ -1041,6 +1077,7 @@ int main(void) {
   test_gelu_not_rewritten();
   test_layer_norm();
   test_layer_norm_two_axes_reciprocal();
+  test_layer_norm_beta_only();
   test_layer_norm_not_rewritten();
   test_rms_norm();
   test_softmax();
