@@ -1,6 +1,6 @@
 /* Pattern pass: softmax written out by exporters,
  *   e = Exp(x - ReduceMax(x, axis))  or  e = Exp(x)
- *   y = e / ReduceSum(e, axis)
+ *   y = e / ReduceSum(e, axis)   or  e * Reciprocal(ReduceSum(e, axis))
  * becomes Softmax(x) {axis}; then Log(Softmax(x)) becomes LogSoftmax(x).
  * Reductions must keep dims and cover one axis (the same one for max and
  * sum); e may only feed the Div and the ReduceSum, every other intermediate
@@ -20,9 +20,33 @@ static bool single_axis(const xc_graph_t* g, const xc_node_t* r, int rank, int* 
   return true;
 }
 
+/* root is Div(e, s), or Mul(e, Reciprocal(s)) in either order; finds e and
+ * s (and the Reciprocal node, if any). */
+static bool split_quotient(const xc_graph_t* g, xc_node_t* root, xc_value_t** e, xc_value_t** s,
+                           xc_node_t** rcp) {
+  *rcp = NULL;
+  if (root->num_inputs != 2 || root->num_outputs != 1) return false;
+  if (xc_pat_is_op(root, "Div")) {
+    *e = root->inputs[0];
+    *s = root->inputs[1];
+    return true;
+  }
+  for (int k = 0; k < 2; k++) {
+    xc_node_t* r = xc_pat_producer(root->inputs[1 - k], "Reciprocal");
+    if (r && xc_pat_has_uses(g, root->inputs[1 - k], 1)) {
+      *e = root->inputs[k];
+      *s = r->inputs[0];
+      *rcp = r;
+      return true;
+    }
+  }
+  return false;
+}
+
 static xc_status_t try_softmax(xc_graph_t* g, xc_node_t* div, bool* changed) {
-  if (div->num_inputs != 2 || div->num_outputs != 1) return NULL;
-  xc_value_t *e = div->inputs[0], *s = div->inputs[1];
+  xc_value_t *e, *s;
+  xc_node_t* rcp;
+  if (!split_quotient(g, div, &e, &s, &rcp)) return NULL;
   xc_node_t* exp = xc_pat_producer(e, "Exp");
   xc_node_t* sum = xc_pat_producer(s, "ReduceSum");
   if (!exp || !sum || sum->inputs[0] != e || !xc_pat_has_uses(g, s, 1) ||
@@ -33,6 +57,7 @@ static xc_status_t try_softmax(xc_graph_t* g, xc_node_t* div, bool* changed) {
   xc_pat_match_t m = {0};
   xc_pat_match_add(&m, sum);
   xc_pat_match_add(&m, exp);
+  if (rcp) xc_pat_match_add(&m, rcp);
   xc_value_t* x = exp->inputs[0];
   xc_node_t* sub = xc_pat_producer(x, "Sub");
   xc_node_t* max = sub ? xc_pat_producer(sub->inputs[1], "ReduceMax") : NULL;
@@ -72,7 +97,8 @@ xc_status_t xc_pass_pattern_softmax(xc_graph_t* g, const xc_pass_options_t* o, b
   bool any = false;
   int count = g->num_nodes;
   for (int i = 0; i < count; i++)
-    if (xc_pat_is_op(g->nodes[i], "Div")) XC_RETURN_IF_ERROR(try_softmax(g, g->nodes[i], &any));
+    if (xc_pat_is_op(g->nodes[i], "Div") || xc_pat_is_op(g->nodes[i], "Mul"))
+      XC_RETURN_IF_ERROR(try_softmax(g, g->nodes[i], &any));
   /* Softmax nodes made above are appended at the end: scan everything. */
   for (int i = 0; i < g->num_nodes; i++)
     if (xc_pat_is_op(g->nodes[i], "Log")) XC_RETURN_IF_ERROR(try_log_softmax(g, g->nodes[i], &any));

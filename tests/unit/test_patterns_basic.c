@@ -713,6 +713,23 @@ static void test_softmax(void) {
     if (n) CHECK_EQ_INT(xc_node_attr_int(n, "axis"), 0);
     xc_graph_destroy(g);
   }
+  /* Reciprocal form. */
+  const char* text4 =
+      "xir 1\ngraph g opset 18 {\n"
+      "  input x: f32[3, 5]\n"
+      "  const ax: i64[1] = [1]\n"
+      "  e = Exp(x)\n"
+      "  s = ReduceSum(e, ax)\n"
+      "  r = Reciprocal(s)\n"
+      "  y = Mul(r, e)\n"
+      "  output y\n"
+      "}\n";
+  g = optimize(text4, softmax_last);
+  if (g) {
+    CHECK_EQ_INT(g->num_nodes, 1);
+    CHECK_EQ_INT(count_op(g, "Softmax"), 1);
+    xc_graph_destroy(g);
+  }
   /* Log of it: LogSoftmax. */
   const char* text3 =
       "xir 1\ngraph g opset 18 {\n"
