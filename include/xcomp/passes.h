@@ -77,6 +77,14 @@ xc_status_t xc_pass_dce(xc_graph_t* g, const xc_pass_options_t* o, bool* changed
 xc_status_t xc_pass_cse(xc_graph_t* g, const xc_pass_options_t* o, bool* changed);
 xc_status_t xc_pass_fold_constants(xc_graph_t* g, const xc_pass_options_t* o, bool* changed);
 xc_status_t xc_pass_simplify(xc_graph_t* g, const xc_pass_options_t* o, bool* changed);
+/* Pattern recognition (passes/pattern_*.c, passes/bn_fold.c; docs/passes.md). */
+xc_status_t xc_pass_pattern_gelu(xc_graph_t* g, const xc_pass_options_t* o, bool* changed);
+xc_status_t xc_pass_pattern_layer_norm(xc_graph_t* g, const xc_pass_options_t* o, bool* changed);
+xc_status_t xc_pass_pattern_rms_norm(xc_graph_t* g, const xc_pass_options_t* o, bool* changed);
+xc_status_t xc_pass_pattern_softmax(xc_graph_t* g, const xc_pass_options_t* o, bool* changed);
+xc_status_t xc_pass_pattern_silu(xc_graph_t* g, const xc_pass_options_t* o, bool* changed);
+xc_status_t xc_pass_pattern_swiglu(xc_graph_t* g, const xc_pass_options_t* o, bool* changed);
+xc_status_t xc_pass_bn_fold(xc_graph_t* g, const xc_pass_options_t* o, bool* changed);
 xc_status_t xc_pass_layout(xc_graph_t* g, const xc_pass_options_t* o, bool* changed);
 
 #ifdef __cplusplus

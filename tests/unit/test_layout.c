@@ -156,9 +156,9 @@ static const char* small_cnn_fmt =
     "  const w2: f32[4, 2, 3, 3] = %s\n"
     "  const cb: f32[4, 1, 1] = [1.0, 2.0, 3.0, 4.0]\n"
     "  c1 = Conv(x, w1, b1) {kernel_shape: [3, 3], pads: [1, 1, 1, 1]}\n"
-    "  n1 = BatchNormalization(c1, s, bb, mu, va)\n"
-    "  r1 = Relu(n1)\n"
-    "  p1 = MaxPool(r1) {kernel_shape: [2, 2], strides: [2, 2]}\n"
+    "  r1 = Relu(c1)\n"
+    "  p0 = MaxPool(r1) {kernel_shape: [2, 2], strides: [2, 2]}\n"
+    "  p1 = BatchNormalization(p0, s, bb, mu, va)\n"
     "  c2 = Conv(p1, w2) {group: 2, dilations: [2, 2], pads: [2, 2, 2, 2]}\n"
     "  a2 = Add(c2, p1)\n"
     "  m2 = Mul(a2, cb)\n"
@@ -204,6 +204,7 @@ static void test_small_cnn_to_nhwc(void) {
   CHECK_EQ_INT(count_op(g, "MaxPoolNHWC"), 1);
   CHECK_EQ_INT(count_op(g, "AveragePoolNHWC"), 1);
   CHECK_EQ_INT(count_op(g, "BatchNormalization"), 0);
+  CHECK_EQ_INT(count_op(g, "Mul"), 2); /* BatchNormalization's scale and m2 */
   int tin, tout;
   boundary_transposes(g, &tin, &tout);
   CHECK(tin <= 1);
