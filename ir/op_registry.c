@@ -14,6 +14,8 @@ extern const xc_op_def_t xc_ops_shape2[];
 extern const xc_op_def_t xc_ops_index[];
 extern const xc_op_def_t xc_ops_reduce[];
 extern const xc_op_def_t xc_ops_resize[];
+extern const xc_op_def_t xc_ops_composite[];
+extern const xc_op_def_t xc_ops_composite_layout[];
 
 static const xc_op_def_t* const families[] = {
     xc_ops_elementwise,
@@ -27,6 +29,8 @@ static const xc_op_def_t* const families[] = {
     xc_ops_index,
     xc_ops_reduce,
     xc_ops_resize,
+    xc_ops_composite,
+    xc_ops_composite_layout,
 };
 
 #define NUM_FAMILIES ((int)(sizeof families / sizeof families[0]))

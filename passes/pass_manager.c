@@ -11,9 +11,19 @@ static const xc_pass_t pipeline[] = {
     {"simplify", "remove no-op ops and fold algebraic identities", 1, xc_pass_simplify},
     {"fold-constants", "evaluate nodes whose inputs are all constant", 1, xc_pass_fold_constants},
     {"cse", "merge identical nodes on identical inputs", 1, xc_pass_cse},
+    {"pattern-gelu", "erf and tanh GELU chains to Gelu", 2, xc_pass_pattern_gelu},
+    {"pattern-layer-norm", "mean/variance chains to LayerNormalization", 2,
+     xc_pass_pattern_layer_norm},
+    {"pattern-rms-norm", "mean-square chains to RMSNormalization", 2, xc_pass_pattern_rms_norm},
+    {"pattern-softmax", "exp/sum chains to Softmax, Log(Softmax) to LogSoftmax", 2,
+     xc_pass_pattern_softmax},
+    {"pattern-silu", "x*Sigmoid(x) to xcomp.Silu", 2, xc_pass_pattern_silu},
+    {"pattern-swiglu", "Silu(a)*b to xcomp.SwiGLU", 2, xc_pass_pattern_swiglu},
+    {"bn-fold", "fold BatchNormalization into a preceding Conv or Gemm", 2, xc_pass_bn_fold},
     {"pattern-rotary", "x*cos + rotate(x)*sin to RotaryEmbedding", 2, xc_pass_pattern_rotary},
     {"pattern-attention", "softmax(Q*K^T*scale + mask)*V to Attention", 2,
      xc_pass_pattern_attention},
+    {"layout", "move convolution networks to the target's preferred layout (NHWC)", 2, xc_pass_layout},
     {"dce", "remove nodes whose results are never used", 0, xc_pass_dce},
 };
 
@@ -32,6 +42,7 @@ void xc_pass_options_init(xc_pass_options_t* o) {
   memset(o, 0, sizeof *o);
   o->opt_level = 2;
   o->fold_limit_bytes = 1 << 20;
+  xc_target_traits_init(&o->target);
 }
 
 static bool is_disabled(const xc_pass_options_t* o, const char* name) {

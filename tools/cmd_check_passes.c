@@ -11,6 +11,7 @@ static int check_main(int argc, char** argv) {
   const xc_cli_command_t* cmd = &xc_cli_check_passes_command;
   const char* model = NULL;
   const char* data_dir = NULL;
+  const char* target = "ref";
   const char* files[64];
   int num_files = 0;
   xc_pass_check_options_t o;
@@ -22,7 +23,10 @@ static int check_main(int argc, char** argv) {
     int m = xc_cli_pass_option(cmd, argc, argv, &i, &pa);
     if (m < 0) return XC_EXIT_USAGE;
     if (m > 0) continue;
-    if ((m = xc_cli_option(argc, argv, &i, "--data", &v)) != 0) {
+    if ((m = xc_cli_option(argc, argv, &i, "--target", &v)) != 0) {
+      if (m < 0) return xc_cli_usage_error(cmd, "--target needs a value");
+      target = v;
+    } else if ((m = xc_cli_option(argc, argv, &i, "--data", &v)) != 0) {
       if (m < 0) return xc_cli_usage_error(cmd, "--data needs a folder");
       data_dir = v;
     } else if ((m = xc_cli_option(argc, argv, &i, "--input", &v)) != 0) {
@@ -47,7 +51,8 @@ static int check_main(int argc, char** argv) {
   o.log = stdout;
   xc_graph_t* g = NULL;
   xc_tensor_t** templates = NULL;
-  xc_status_t s = xc_cli_check_file(model);
+  xc_status_t s = xc_target_traits_for(target, &o.passes.target);
+  if (!s) s = xc_cli_check_file(model);
   if (!s) s = xc_load_model(model, &g);
   if (!s) s = xc_graph_infer(g);
   if (!s) {
@@ -86,12 +91,14 @@ static int check_main(int argc, char** argv) {
 
 const xc_cli_command_t xc_cli_check_passes_command = {
     "check-passes", check_main,
-    "xcomp check-passes MODEL [--data DIR | --input @FILE...] [--seeds N] [-O<n>] [pass options]",
+    "xcomp check-passes MODEL [--data DIR | --input @FILE...] [--seeds N] [--target T] [-O<n>] "
+    "[pass options]",
     "Run the interpreter before and after every pass and check the results agree.",
     "options:\n"
     "  --data DIR       take input templates from DIR/input_<k>.pb (a test_data_set folder)\n"
     "  --input @FILE    template for the next graph input (.npy or .pb)\n"
     "  --seeds N        random input sets besides the templates (default 3)\n"
+    "  --target T       whose traits (layout, limits) the passes read (default ref)\n"
     "pass options (default -O3, every pass):\n" XC_CLI_PASS_HELP
     "\n"
     "Templates give input shapes and the values of integer/bool inputs (token ids,\n"

@@ -1,58 +1,132 @@
-/* xcomp dump: print a model as .xir text, after shape inference by default. */
+/* xcomp dump: print a model at a stage of the pipeline: as imported (after
+ * shape inference), optimized by the pass pipeline, or as the fusion plan
+ * (text or Graphviz), or the statistics of every stage. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
 #include "xcomp/frontend.h"
+#include "xcomp/fusion.h"
 #include "xcomp/xir.h"
+
+typedef enum { STAGE_IMPORTED, STAGE_OPTIMIZED, STAGE_FUSED } stage_t;
+
+static xc_status_t print_stats(xc_graph_t* g, const xc_pass_options_t* po) {
+  printf("== stage imported\n");
+  XC_RETURN_IF_ERROR(xc_graph_stats_print(g, NULL, stdout));
+  XC_RETURN_IF_ERROR(xc_passes_run(g, po));
+  printf("\n== stage optimized (-O%d)\n", po->opt_level);
+  XC_RETURN_IF_ERROR(xc_graph_stats_print(g, NULL, stdout));
+  xc_fusion_plan_t* plan = NULL;
+  XC_RETURN_IF_ERROR(xc_fusion_plan_build(g, &po->target, &plan));
+  printf("\n== stage fused\n");
+  xc_status_t s = xc_graph_stats_print(g, plan, stdout);
+  xc_fusion_plan_destroy(plan);
+  return s;
+}
 
 static int dump_main(int argc, char** argv) {
   const xc_cli_command_t* cmd = &xc_cli_dump_command;
   const char* model = NULL;
-  bool infer = true;
+  const char* target = "ref";
+  bool infer = true, stats = false, stage_given = false;
+  stage_t stage = STAGE_IMPORTED;
+  xc_plan_format_t format = XC_PLAN_TEXT;
+  bool format_given = false;
   xc_cli_pass_args_t pa;
   xc_cli_pass_args_init(&pa, 2);
   for (int i = 1; i < argc; i++) {
+    const char* v = NULL;
     int r = xc_cli_pass_option(cmd, argc, argv, &i, &pa);
     if (r < 0) return XC_EXIT_USAGE;
     if (r > 0) continue;
-    if (strcmp(argv[i], "--no-infer") == 0)
+    if ((r = xc_cli_option(argc, argv, &i, "--stage", &v)) != 0) {
+      if (r < 0) return xc_cli_usage_error(cmd, "--stage needs a value");
+      if (strcmp(v, "imported") == 0) stage = STAGE_IMPORTED;
+      else if (strcmp(v, "optimized") == 0) stage = STAGE_OPTIMIZED;
+      else if (strcmp(v, "fused") == 0) stage = STAGE_FUSED;
+      else return xc_cli_usage_error(cmd, "--stage '%s': expected imported, optimized or fused", v);
+      stage_given = true;
+    } else if ((r = xc_cli_option(argc, argv, &i, "--format", &v)) != 0) {
+      if (r < 0) return xc_cli_usage_error(cmd, "--format needs a value");
+      if (strcmp(v, "text") == 0) format = XC_PLAN_TEXT;
+      else if (strcmp(v, "dot") == 0) format = XC_PLAN_DOT;
+      else return xc_cli_usage_error(cmd, "--format '%s': expected text or dot", v);
+      format_given = true;
+    } else if ((r = xc_cli_option(argc, argv, &i, "--target", &v)) != 0) {
+      if (r < 0) return xc_cli_usage_error(cmd, "--target needs a value");
+      target = v;
+    } else if (strcmp(argv[i], "--stats") == 0) {
+      stats = true;
+    } else if (strcmp(argv[i], "--no-infer") == 0) {
       infer = false;
-    else if (argv[i][0] == '-' && argv[i][1])
+    } else if (argv[i][0] == '-' && argv[i][1]) {
       return xc_cli_usage_error(cmd, "unknown option '%s'", argv[i]);
-    else if (!model)
+    } else if (!model) {
       model = argv[i];
-    else
+    } else {
       return xc_cli_usage_error(cmd, "unexpected argument '%s'", argv[i]);
+    }
   }
   if (!model) return xc_cli_usage_error(cmd, "no MODEL given");
-  bool optimize = pa.level_given || pa.options.print_after || pa.options.print_after_all ||
-                  pa.options.timing || pa.options.num_disabled;
-  if (optimize && !infer)
-    return xc_cli_usage_error(cmd, "--no-infer cannot be combined with pass options");
+  bool pass_options = pa.level_given || pa.options.print_after || pa.options.print_after_all ||
+                      pa.options.timing || pa.options.num_disabled;
+  if (!stage_given && pass_options) stage = STAGE_OPTIMIZED;
+  if (format_given && stage != STAGE_FUSED && !stats)
+    return xc_cli_usage_error(cmd, "--format applies to --stage fused");
+  if (!infer && (stage != STAGE_IMPORTED || stats))
+    return xc_cli_usage_error(cmd, "--no-infer only applies to --stage imported");
+  xc_status_t s = xc_target_traits_for(target, &pa.options.target);
+  if (s) return xc_cli_fail(s);
   xc_graph_t* g = NULL;
-  xc_status_t s = xc_cli_check_file(model);
+  char* text = NULL;
+  xc_fusion_plan_t* plan = NULL;
+  if (!s) s = xc_cli_check_file(model);
   if (!s) s = xc_load_model(model, &g);
   if (!s && infer) s = xc_graph_infer(g);
-  if (!s && optimize) s = xc_passes_run(g, &pa.options);
-  char* text = NULL;
-  if (!s) {
+  if (!s && stats) {
+    s = print_stats(g, &pa.options);
+    xc_graph_destroy(g);
+    return s ? xc_cli_fail(s) : XC_EXIT_OK;
+  }
+  if (!s && stage != STAGE_IMPORTED) s = xc_passes_run(g, &pa.options);
+  if (!s && stage == STAGE_FUSED) s = xc_fusion_plan_build(g, &pa.options.target, &plan);
+  if (!s && stage == STAGE_FUSED) {
+    /* Printed through a memory stream so a failure leaves no half output. */
+    size_t n = 0;
+    FILE* f = open_memstream(&text, &n);
+    if (!f) s = xc_error_oom();
+    if (!s) s = xc_fusion_plan_print(plan, g, f, format);
+    if (f) fclose(f);
+  } else if (!s) {
     xc_xir_print_options_t o;
     xc_xir_print_options_init(&o);
-    /* Printed to a string first so a failure leaves no half-written output. */
+    o.show_provenance = stage != STAGE_IMPORTED;
     s = xc_xir_print_string(g, &o, &text);
   }
+  xc_fusion_plan_destroy(plan);
   xc_graph_destroy(g);
-  if (s) return xc_cli_fail(s);
+  if (s) {
+    free(text);
+    return xc_cli_fail(s);
+  }
   fputs(text, stdout);
   free(text);
   return XC_EXIT_OK;
 }
 
 const xc_cli_command_t xc_cli_dump_command = {
-    "dump", dump_main, "xcomp dump MODEL [--no-infer] [-O<n>] [pass options]",
-    "Print a model (.xir or .onnx) in .xir text form, with inferred types.",
+    "dump", dump_main,
+    "xcomp dump MODEL [--stage imported|optimized|fused] [--format text|dot] [--stats] "
+    "[--target T] [-O<n>] [pass options]",
+    "Print a model (.xir or .onnx) at a stage of the pipeline, or its statistics.",
     "options:\n"
-    "  --no-infer            print the graph as loaded, without shape inference\n"
-    "pass options (any of them runs the pass pipeline, default -O2, before printing):\n"
-    XC_CLI_PASS_HELP};
+    "  --stage imported    the graph as loaded, with inferred types (default)\n"
+    "  --stage optimized   after the pass pipeline (default -O2), with provenance\n"
+    "  --stage fused       the fusion plan: each kernel group with its member nodes\n"
+    "  --format text|dot   the fusion plan as text (default) or Graphviz dot\n"
+    "  --stats             per stage: node counts by op, kernel groups, bytes moved\n"
+    "                      between kernels (instead of the graph)\n"
+    "  --target T          whose traits (layout, limits) the passes read (default ref)\n"
+    "  --no-infer          print the graph as loaded, without shape inference\n"
+    "pass options (any of them implies --stage optimized):\n" XC_CLI_PASS_HELP};

@@ -16,6 +16,23 @@
 extern "C" {
 #endif
 
+/* What the pipeline reads from a target. A plain struct: later filled from
+ * the target interface; xc_target_traits_init gives the defaults of the
+ * reference target `ref` (NCHW, no tensor cores). */
+typedef enum xc_layout { XC_LAYOUT_NCHW = 0, XC_LAYOUT_NHWC = 1 } xc_layout_t;
+
+typedef struct xc_target_traits {
+  const char* name;           /* target name, e.g. "ref" */
+  xc_layout_t preferred_layout;
+  int64_t shared_mem_bytes;   /* shared/local memory per work-group */
+  int max_fused_ops;          /* most compute ops in one kernel group (0 = no limit) */
+  bool has_tensor_cores;
+} xc_target_traits_t;
+
+void xc_target_traits_init(xc_target_traits_t* t);
+/* Traits of a named target ("ref"); error for unknown names. */
+xc_status_t xc_target_traits_for(const char* target, xc_target_traits_t* t);
+
 typedef struct xc_pass_options {
   int opt_level;               /* 0..3 */
   int num_disabled;
@@ -26,6 +43,7 @@ typedef struct xc_pass_options {
   FILE* log;                   /* where prints and timings go (default stderr) */
   /* Constant folding never creates a constant larger than this (bytes). */
   int64_t fold_limit_bytes;
+  xc_target_traits_t target;   /* defaults: xc_target_traits_init */
 } xc_pass_options_t;
 
 void xc_pass_options_init(xc_pass_options_t* o);
@@ -59,6 +77,15 @@ xc_status_t xc_pass_dce(xc_graph_t* g, const xc_pass_options_t* o, bool* changed
 xc_status_t xc_pass_cse(xc_graph_t* g, const xc_pass_options_t* o, bool* changed);
 xc_status_t xc_pass_fold_constants(xc_graph_t* g, const xc_pass_options_t* o, bool* changed);
 xc_status_t xc_pass_simplify(xc_graph_t* g, const xc_pass_options_t* o, bool* changed);
+/* Pattern recognition (passes/pattern_*.c, passes/bn_fold.c; docs/passes.md). */
+xc_status_t xc_pass_pattern_gelu(xc_graph_t* g, const xc_pass_options_t* o, bool* changed);
+xc_status_t xc_pass_pattern_layer_norm(xc_graph_t* g, const xc_pass_options_t* o, bool* changed);
+xc_status_t xc_pass_pattern_rms_norm(xc_graph_t* g, const xc_pass_options_t* o, bool* changed);
+xc_status_t xc_pass_pattern_softmax(xc_graph_t* g, const xc_pass_options_t* o, bool* changed);
+xc_status_t xc_pass_pattern_silu(xc_graph_t* g, const xc_pass_options_t* o, bool* changed);
+xc_status_t xc_pass_pattern_swiglu(xc_graph_t* g, const xc_pass_options_t* o, bool* changed);
+xc_status_t xc_pass_bn_fold(xc_graph_t* g, const xc_pass_options_t* o, bool* changed);
+xc_status_t xc_pass_layout(xc_graph_t* g, const xc_pass_options_t* o, bool* changed);
 /* Attention and rotary embedding (passes/attention*.c, passes/rotary.c). */
 xc_status_t xc_pass_pattern_rotary(xc_graph_t* g, const xc_pass_options_t* o, bool* changed);
 xc_status_t xc_pass_pattern_attention(xc_graph_t* g, const xc_pass_options_t* o, bool* changed);

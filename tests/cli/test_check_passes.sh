@@ -47,4 +47,27 @@ run_xcomp dump "$TMP/g.xir" --disable-pass=nope
 [ "$(wc -l <"$TMP/err")" -eq 1 ] || fail "unknown pass: more than one error line"
 run_xcomp dump "$TMP/g.xir" -O5
 [ "$RC" -eq 2 ] || fail "-O5 should be a usage error"
+
+# Stages of dump: the fusion plan as text and dot, and per-stage statistics.
+T="$XCOMP_SRC/examples/transformer.xir"
+run_xcomp dump "$T" --stage fused
+[ "$RC" -eq 0 ] || fail "dump --stage fused: $(cat "$TMP/err")"
+head -1 "$TMP/out" | grep -q '^fusion plan .* groups, .* kernels, .* nodes' || fail "fused: no plan header: $(head -1 "$TMP/out")"
+grep -q '^group 0 ' "$TMP/out" || fail "fused: no group lines"
+grep -q 'attention' "$TMP/out" || fail "fused: the transformer's attention is not a group: $(cat "$TMP/out")"
+run_xcomp dump "$T" --stage fused --format dot
+head -1 "$TMP/out" | grep -q '^digraph' || fail "--format dot is not Graphviz"
+grep -q 'subgraph cluster_g0' "$TMP/out" || fail "dot: groups are not clusters"
+run_xcomp dump "$T" --stats
+[ "$(grep -c '^== stage' "$TMP/out")" -eq 3 ] || fail "--stats: expected 3 stages: $(cat "$TMP/out")"
+grep -q '^groups: ' "$TMP/out" || fail "--stats: no group count"
+grep -q '^bytes moved between kernels' "$TMP/out" || fail "--stats: no bytes moved"
+run_xcomp dump "$T" --stage optimized
+grep -q '^xir 1' "$TMP/out" || fail "--stage optimized is not .xir"
+run_xcomp dump "$T" --format dot
+[ "$RC" -eq 2 ] || fail "--format without --stage fused should be a usage error"
+run_xcomp dump "$T" --stage nope
+[ "$RC" -eq 2 ] || fail "--stage nope should be a usage error"
+run_xcomp dump "$T" --target nope
+[ "$RC" -eq 1 ] && grep -q "unknown target 'nope'" "$TMP/err" || fail "unknown target: $(cat "$TMP/err")"
 finish

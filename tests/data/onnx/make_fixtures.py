@@ -225,7 +225,29 @@ def cases():
     write_case("legacy_resize11.onnx", [x], [np.repeat(np.repeat(x, 2, 2), 2, 3)])
 
 
+def slow():
+    """A backend-test folder whose model runs for minutes in the reference
+    interpreter (a 2048^3 MatMul): tests/cli/test_cli_conform.sh checks that the
+    runner's --timeout stops it and reports TIMEOUT."""
+    d = os.path.join(HERE, "slow_test")
+    os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
+    shape = numpy_helper.from_array(np.array([2048, 2048], np.int64), "shape")
+    nodes = [helper.make_node("Expand", ["x", "shape"], ["e"]),
+             helper.make_node("MatMul", ["e", "e"], ["m"]),
+             helper.make_node("ReduceSum", ["m"], ["y"], keepdims=0)]
+    m = model(nodes, [vi("x", TensorProto.FLOAT, [1])], [vi("y", TensorProto.FLOAT, [])],
+              inits=[shape], opset=17)
+    m.ir_version = 7
+    onnx.save(m, os.path.join(d, "model.onnx"))
+    x = np.array([0.5], np.float32)
+    y = np.array(0.25 * 2048 * 2048 * 2048, np.float32)
+    for name, arr in (("input_0.pb", x), ("output_0.pb", y)):
+        with open(os.path.join(d, "test_data_set_0", name), "wb") as f:
+            f.write(numpy_helper.from_array(arr).SerializeToString())
+
+
 if __name__ == "__main__":
+    slow()
     legacy()
     cases()
     features()
