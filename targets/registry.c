@@ -47,10 +47,17 @@ static void free_context(const xc_target_iface_t* iface, void* context) {
   if (iface && iface->target_free && context) iface->target_free(context);
 }
 
-/* host->register_target. host->registry carries the origin string. */
+/* What is being initialized ("built-in" or a plugin path), for messages and
+ * xc_target_origin. Set with g_lock held around each init call. */
+static const char* g_current_origin = "built-in";
+static bool g_in_init;
+
+/* host->register_target. */
 static xc_status_t host_register(const xc_target_host_t* host, const xc_target_iface_t* iface,
                                  void* context) {
-  const char* origin = host && host->registry ? (const char*)host->registry : "built-in";
+  const char* origin = g_current_origin;
+  if (!g_in_init)
+    return xc_error(XC_INVALID_ARGUMENT, "register_target may only be called from a plugin's init function");
   if (!iface) return xc_error(XC_INVALID_ARGUMENT, "%s: register_target with no interface", origin);
   if (iface->api_version != XC_TARGET_API_VERSION) {
     xc_status_t st = xc_error(XC_UNSUPPORTED,
@@ -134,11 +141,9 @@ static xc_status_t host_error(xc_code_t code, const char* fmt, ...) {
   return xc_error(code, "%s", msg);
 }
 
-static xc_target_host_t make_host(const char* origin) {
-  xc_target_host_t host = {XC_TARGET_API_VERSION, host_register, host_error,
-                           host_status_free, host_status_message, (void*)origin};
-  return host;
-}
+/* One table for everyone; plugins may keep the pointer for their lifetime. */
+static const xc_target_host_t g_host_table = {XC_TARGET_API_VERSION, host_register, host_error,
+                                              host_status_free, host_status_message, NULL};
 
 static void record_plugin_error(xc_status_t st) {
   registry_t* r = &g_registry;
@@ -179,8 +184,11 @@ static xc_status_t load_plugin_locked(const char* path) {
                     path, version, XC_TARGET_API_VERSION);
   }
   int before = g_registry.count;
-  xc_target_host_t host = make_host(path);
-  xc_status_t st = init_fn(XC_TARGET_API_VERSION, &host);
+  g_current_origin = path;
+  g_in_init = true;
+  xc_status_t st = init_fn(XC_TARGET_API_VERSION, &g_host_table);
+  g_in_init = false;
+  g_current_origin = "built-in";
   if (st) {
     /* Targets it registered before failing stay: their code is loaded. */
     if (g_registry.count == before) dlclose(handle);
@@ -252,8 +260,9 @@ xc_status_t xc_targets_init(void) {
   }
   g_registry.initialized = true;
   for (size_t i = 0; i < sizeof builtin_inits / sizeof builtin_inits[0]; i++) {
-    xc_target_host_t host = make_host("built-in");
-    xc_status_t st = builtin_inits[i](XC_TARGET_API_VERSION, &host);
+    g_in_init = true;
+    xc_status_t st = builtin_inits[i](XC_TARGET_API_VERSION, &g_host_table);
+    g_in_init = false;
     if (st) {
       /* A built-in target failing to register is a bug or out of memory. */
       pthread_mutex_unlock(&g_lock);

@@ -246,6 +246,8 @@ typedef struct xc_target_iface {
  * The loader checks the version first and refuses a plugin built for another
  * one. init registers zero or more targets with host->register_target. A
  * plugin need not link against xcomp: it creates statuses with host->error.
+ * The host table stays valid for the life of the process (a plugin may keep
+ * the pointer). register_target may only be called during init.
  * Built-in targets register through functions of the same type.
  * ------------------------------------------------------------------------- */
 
@@ -260,7 +262,7 @@ struct xc_target_host {
   xc_status_t (*error)(xc_code_t code, const char* fmt, ...) XC_PRINTF(2, 3);
   void (*status_free)(xc_status_t status);
   const char* (*status_message)(xc_status_t status);
-  void* registry;  /* private to the registry */
+  void* reserved;
 };
 
 typedef int (*xc_target_plugin_version_fn)(void);

@@ -118,6 +118,23 @@ static void split_words(char* s, char** argv, int* n, int max) {
   }
 }
 
+/* "argv[0] argv[1] ..." for messages (malloc'd; NULL when out of memory). */
+static char* join_words(char* const* argv, int argc) {
+  size_t n = 1;
+  for (int i = 0; i < argc; i++) n += strlen(argv[i]) + 1;
+  char* s = malloc(n);
+  if (!s) return NULL;
+  size_t k = 0;
+  for (int i = 0; i < argc; i++) {
+    size_t m = strlen(argv[i]);
+    if (i) s[k++] = ' ';
+    memcpy(s + k, argv[i], m);
+    k += m;
+  }
+  s[k] = 0;
+  return s;
+}
+
 static bool is_safe_file_name(const char* s) {
   if (!*s) return false;
   for (; *s; s++)
@@ -205,6 +222,7 @@ static xc_status_t cpu_compile(void* target, const xc_device_caps_t* caps, const
     remove_dir(dir, files, 3);
     return st;
   }
+  char* command = join_words(argv, argc);
   int status = 0;
   while (waitpid(pid, &status, 0) < 0) {
     if (errno != EINTR) {
@@ -220,13 +238,16 @@ static xc_status_t cpu_compile(void* target, const xc_device_caps_t* caps, const
     if (log && log_size > 8000) log[8000] = 0;
     bool not_found = WIFEXITED(status) && WEXITSTATUS(status) == 127;
     st = xc_error(not_found ? XC_UNAVAILABLE : XC_INVALID_ARGUMENT,
-                  "cpu: compiling %s failed (%s exited with %d; source and log kept in %s):\n%s", c_path,
-                  compiler_name, WIFEXITED(status) ? WEXITSTATUS(status) : -1, dir, log ? (char*)log : "");
+                  "cpu: compiling %s failed (%s exited with %d; source and log kept in %s)\ncommand: %s\n%s",
+                  c_path, compiler_name, WIFEXITED(status) ? WEXITSTATUS(status) : -1, dir, command ? command : "",
+                  log ? (char*)log : "");
+    free(command);
     free(log);
     free(line);
     return st;
   }
   free(line);
+  free(command);
   st = xc_targets_read_file(so_path, &out_blob->bytes, &out_blob->size);
   if (st) return st;
   snprintf(out_blob->format, sizeof out_blob->format, "elf-so");

@@ -22,6 +22,7 @@ typedef cl_uint cl_platform_info;
 typedef cl_uint cl_device_info;
 typedef cl_uint cl_program_build_info;
 typedef cl_uint cl_profiling_info;
+typedef cl_uint cl_kernel_info;
 typedef intptr_t cl_context_properties;
 
 typedef struct _cl_platform_id* cl_platform_id;
@@ -69,6 +70,7 @@ typedef struct _cl_event* cl_event;
 #define CL_QUEUE_PROFILING_ENABLE (1 << 1)
 #define CL_MEM_READ_WRITE (1 << 0)
 #define CL_PROGRAM_BUILD_LOG 0x1183
+#define CL_KERNEL_NUM_ARGS 0x1191
 #define CL_PROFILING_COMMAND_START 0x1282
 #define CL_PROFILING_COMMAND_END 0x1283
 
@@ -97,6 +99,7 @@ typedef struct _cl_event* cl_event;
   X(cl_int, clReleaseProgram, (cl_program))                                                           \
   X(cl_kernel, clCreateKernel, (cl_program, const char*, cl_int*))                                    \
   X(cl_int, clReleaseKernel, (cl_kernel))                                                             \
+  X(cl_int, clGetKernelInfo, (cl_kernel, cl_kernel_info, size_t, void*, size_t*))                     \
   X(cl_int, clSetKernelArg, (cl_kernel, cl_uint, size_t, const void*))                                \
   X(cl_int, clEnqueueNDRangeKernel,                                                                   \
     (cl_command_queue, cl_kernel, cl_uint, const size_t*, const size_t*, const size_t*, cl_uint,      \

@@ -34,6 +34,7 @@ typedef struct cl_device_ctx {
 
 typedef struct cl_kernel_ctx {
   cl_kernel kernel;
+  cl_uint num_args;
   struct cl_kernel_ctx* next;
 } cl_kernel_ctx_t;
 
@@ -104,9 +105,13 @@ static xc_status_t cl_fail(cl_int e, const char* what) {
 
 static xc_status_t cl_load_library(cl_target_t* t) {
   const char* override = getenv("XCOMP_OPENCL_LIBRARY");
-  const char* names[] = {override, "libOpenCL.so.1", "libOpenCL.so"};
-  for (size_t i = 0; i < 3 && !t->library; i++)
-    if (names[i] && *names[i]) t->library = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+  /* XCOMP_OPENCL_LIBRARY names the one library to use (tests, unusual installs). */
+  if (override && *override) {
+    t->library = dlopen(override, RTLD_NOW | RTLD_LOCAL);
+  } else {
+    t->library = dlopen("libOpenCL.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!t->library) t->library = dlopen("libOpenCL.so", RTLD_NOW | RTLD_LOCAL);
+  }
   if (!t->library)
     return xc_error(XC_UNAVAILABLE, "target opencl unavailable: %s not found — " INSTALL_HINT,
                     override && *override ? override : "libOpenCL.so.1");
@@ -394,6 +399,12 @@ static xc_status_t cl_kernel_get(void* device, void* module, const char* name, v
     return xc_error_oom();
   }
   k->kernel = kernel;
+  cl_int e2 = dev->target->api.clGetKernelInfo(kernel, CL_KERNEL_NUM_ARGS, sizeof k->num_args, &k->num_args, NULL);
+  if (e2 != CL_SUCCESS) {
+    dev->target->api.clReleaseKernel(kernel);
+    free(k);
+    return cl_fail(e2, "clGetKernelInfo");
+  }
   k->next = m->kernels;
   m->kernels = k;
   *out_kernel = k;
@@ -404,6 +415,12 @@ static xc_status_t cl_launch(void* device, void* kernel, const xc_launch_args_t*
   cl_device_ctx_t* dev = device;
   xc_opencl_api_t* api = &dev->target->api;
   cl_kernel k = ((cl_kernel_ctx_t*)kernel)->kernel;
+  cl_uint expected = ((cl_kernel_ctx_t*)kernel)->num_args;
+  /* Arguments persist between launches in OpenCL: a short list would
+   * silently reuse stale values, so the count must match exactly. */
+  if ((cl_uint)(args->num_buffers + args->num_scalars) != expected)
+    return xc_error(XC_INVALID_ARGUMENT, "opencl: the kernel takes %u arguments, the launch passes %d buffers and %d scalars",
+                    expected, args->num_buffers, args->num_scalars);
   cl_uint index = 0;
   for (int i = 0; i < args->num_buffers; i++, index++) {
     cl_mem m = (cl_mem)args->buffers[i];
