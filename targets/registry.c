@@ -301,14 +301,18 @@ const char* xc_target_origin(const xc_target_t* t) { return t ? t->origin : ""; 
 
 xc_status_t xc_target_availability(xc_target_t* t) {
   if (!t) return xc_error(XC_INVALID_ARGUMENT, "target is NULL");
+  pthread_mutex_lock(&g_lock);
   if (!t->probed) {
     t->unavailable = t->iface->probe ? t->iface->probe(t->context) : NULL;
     if (t->unavailable && xc_status_code(t->unavailable) != XC_UNAVAILABLE)
       t->unavailable = xc_status_annotate(t->unavailable, "target %s unavailable", t->iface->name);
     t->probed = true;
   }
-  if (!t->unavailable) return NULL;
-  return xc_error(xc_status_code(t->unavailable), "%s", xc_status_message(t->unavailable));
+  xc_status_t st = t->unavailable
+                       ? xc_error(xc_status_code(t->unavailable), "%s", xc_status_message(t->unavailable))
+                       : NULL;
+  pthread_mutex_unlock(&g_lock);
+  return st;
 }
 
 xc_status_t xc_target_device_count(xc_target_t* t, int* out_count) {

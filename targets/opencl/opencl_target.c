@@ -248,6 +248,26 @@ static xc_status_t cl_device_caps(void* target, int index, xc_device_caps_t* cap
   return NULL;
 }
 
+/* ---- compile: the blob is the source plus its build options ---- */
+
+static xc_status_t cl_compile(void* target, const xc_device_caps_t* caps, const xc_kernel_source_t* source,
+                              const xc_compile_options_t* options, xc_blob_t* out_blob) {
+  if (source->language && strcmp(source->language, "opencl-c") != 0)
+    return xc_error(XC_UNSUPPORTED, "opencl target builds OpenCL C (opencl-c), not %s", source->language);
+  const char* flags = options->flags ? options->flags : "";
+  const char* extra = options->extra_flags ? options->extra_flags : "";
+  size_t n = strlen(source->text);
+  size_t m = strlen(flags) + strlen(extra) + 2;
+  out_blob->bytes = malloc(n + 1);
+  out_blob->options = malloc(m);
+  if (!out_blob->bytes || !out_blob->options) return xc_error_oom(); /* the caller releases the blob */
+  memcpy(out_blob->bytes, source->text, n + 1);
+  out_blob->size = n;
+  snprintf(out_blob->options, m, "%s%s%s", flags, *flags && *extra ? " " : "", extra);
+  snprintf(out_blob->format, sizeof out_blob->format, "opencl-c");
+  return NULL;
+}
+
 /* ---- devices ---- */
 
 static xc_status_t cl_device_open(void* target, int index, void** out_device) {
@@ -519,7 +539,7 @@ static const xc_target_iface_t cl_iface = {
     .device_caps = cl_device_caps,
     .supports = NULL,
     .emit = NULL,
-    .compile = NULL, /* the blob is the source; build options travel with it */
+    .compile = cl_compile,
     .device_open = cl_device_open,
     .device_close = cl_device_close,
     .buffer_alloc = cl_buffer_alloc,

@@ -184,6 +184,16 @@ static xc_status_t example_launch(void* device, void* kernel, const xc_launch_ar
   return NULL;
 }
 
+/* The test build also makes a broken copy that leaves out a required entry:
+ * registration fails, so init fails, and xcomp must report it and go on. */
+#ifdef XC_EXAMPLE_PLUGIN_BROKEN
+#define EXAMPLE_LAUNCH NULL
+static xc_status_t (*const example_unused_launch)(void*, void*, const xc_launch_args_t*)
+    __attribute__((unused)) = example_launch;
+#else
+#define EXAMPLE_LAUNCH example_launch
+#endif
+
 static const xc_target_iface_t example_iface = {
     .api_version = XC_TARGET_API_VERSION,
     .name = "example",
@@ -203,7 +213,7 @@ static const xc_target_iface_t example_iface = {
     .module_load = example_module_load,
     .module_unload = example_module_unload,
     .kernel_get = example_kernel_get,
-    .launch = example_launch,
+    .launch = EXAMPLE_LAUNCH,
 };
 
 EXPORT int xc_target_plugin_api_version(void) { return XC_EXAMPLE_PLUGIN_CLAIMED_VERSION; }

@@ -37,6 +37,7 @@ static xc_module_t* build(xc_device_t* dev, const char* text, const char* option
   if (st) return NULL;
   CHECK_STR(blob.format, "opencl-c");
   CHECK_EQ_INT(blob.size, strlen(text));
+  CHECK_STR(blob.options, options);
   xc_module_t* module = NULL;
   CHECK_OK(xc_module_load(dev, &blob, &module));
   xc_blob_release(&blob);
@@ -177,6 +178,17 @@ int main(void) {
     if (vadd) CHECK_ERR(xc_kernel_launch(vadd, &huge), "device limit");
     xc_module_unload(module);
   }
+
+  /* flags and extra_flags both travel with the blob; C source is refused. */
+  xc_kernel_source_t c_source = {"c", "int x;", "x"};
+  xc_compile_options_t opts = {0};
+  opts.flags = "-cl-std=CL1.2";
+  opts.extra_flags = "-cl-mad-enable";
+  xc_blob_t blob;
+  CHECK_OK(xc_target_compile(t, &caps, &(xc_kernel_source_t){"opencl-c", "__kernel void k(void) {}", "k"}, &opts, &blob));
+  CHECK_STR(blob.options, "-cl-std=CL1.2 -cl-mad-enable");
+  xc_blob_release(&blob);
+  CHECK_ERR(xc_target_compile(t, &caps, &c_source, NULL, &blob), "not c");
 
   /* A build error carries the build log (which names the unknown identifier). */
   xc_blob_t bad = {"opencl-c", (uint8_t*)"__kernel void k(__global float* x) { x[0] = undefined_thing; }",

@@ -39,6 +39,11 @@ static void test_plugin_path(void) {
    * other refused with its version in the message. */
   CHECK(has_plugin_error("xcomp_example_plugin_v999.so: built for target API version 999"));
   CHECK(has_plugin_error("rebuild the plugin"));
+  /* The broken copy is loaded first (name order) and fails: its target
+   * lacks `launch`. The good copy still registers under the same name. */
+  CHECK(has_plugin_error("xcomp_example_plugin_broken.so: initialization failed"));
+  CHECK(has_plugin_error("target 'example' lacks required entry launch"));
+  CHECK_EQ_INT(xc_target_plugin_error_count(), 2);
   xc_target_t* t = NULL;
   CHECK_OK(xc_target_find("example", &t, NULL));
   if (!t) return;
