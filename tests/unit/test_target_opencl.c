@@ -185,10 +185,10 @@ int main(void) {
   opts.flags = "-cl-std=CL1.2";
   opts.extra_flags = "-cl-mad-enable";
   xc_blob_t blob;
-  CHECK_OK(xc_target_compile(t, &caps, &(xc_kernel_source_t){"opencl-c", "__kernel void k(void) {}", "k"}, &opts, &blob));
+  CHECK_OK(xc_target_compile(xc_device_target(dev), &caps, &(xc_kernel_source_t){"opencl-c", "__kernel void k(void) {}", "k"}, &opts, &blob));
   CHECK_STR(blob.options, "-cl-std=CL1.2 -cl-mad-enable");
   xc_blob_release(&blob);
-  CHECK_ERR(xc_target_compile(t, &caps, &c_source, NULL, &blob), "not c");
+  CHECK_ERR(xc_target_compile(xc_device_target(dev), &caps, &c_source, NULL, &blob), "not c");
 
   /* A build error carries the build log (which names the unknown identifier). */
   xc_blob_t bad = {"opencl-c", (uint8_t*)"__kernel void k(__global float* x) { x[0] = undefined_thing; }",
