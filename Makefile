@@ -12,6 +12,9 @@ FUZZ_SECONDS ?= 60
 
 BUILD_DEPS = cmake make gcc libc6-dev pkg-config libprotobuf-c-dev protobuf-c-compiler
 TEST_DEPS  = clang libclang-rt-14-dev
+# OpenCL target tests run on PoCL (headers and the dev package are for tooling
+# only: xcomp loads libOpenCL.so.1 at run time and builds without them).
+TEST_DEPS += ocl-icd-opencl-dev opencl-headers pocl-opencl-icd
 
 .PHONY: all deps test-deps build demo test unit asan fuzz conformance docs clean
 

@@ -1,5 +1,6 @@
-/* The execution targets the CLI knows. Only the reference interpreter exists
- * so far; compiled targets register here as they arrive. */
+/* The execution targets the CLI can run models on. Only the reference
+ * interpreter runs models so far; `xcomp targets` also lists the compiled
+ * targets of the target registry (xcomp/target.h) with their devices. */
 #ifndef XCOMP_TOOLS_TARGETS_H
 #define XCOMP_TOOLS_TARGETS_H
 

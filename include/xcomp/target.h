@@ -1,0 +1,388 @@
+/* xcomp targets: the one interface every execution target implements.
+ *
+ * A target is a code generator plus a small runtime for one family of devices
+ * (the C compiler on the host CPU, OpenCL, a vendor's NPU). Built-in targets
+ * and out-of-tree plugins (shared objects found on XCOMP_PLUGIN_PATH) register
+ * through the same versioned entry point, xc_target_plugin_init, and are used
+ * through the same functions below. docs/targets.md describes the interface
+ * and docs/plugins.md how to write a plugin.
+ *
+ * Objects, each a `{ interface table; context }` pair:
+ *   xc_target_t   one registered target (cpu, opencl, a plugin)
+ *   xc_device_t   an opened device of a target (context, queue)
+ *   xc_buffer_t   device memory         xc_module_t  loaded compiled code
+ *   xc_kernel_t   one entry of a module xc_event_t   a timing point
+ *
+ * Every function reports failure with an xc_status_t (NULL = success) and
+ * never aborts. Output parameters are named out_* and are cleared first. */
+#ifndef XCOMP_TARGET_H
+#define XCOMP_TARGET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "xcomp/dtype.h"
+#include "xcomp/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Bumped whenever anything below changes in a way that breaks a compiled
+ * plugin (a struct layout, an interface entry, a signature). */
+#define XC_TARGET_API_VERSION 1
+
+/* A tiled kernel: defined by the tiled IR (xcomp/tiled.h). Targets only
+ * receive pointers to it. */
+struct xc_tkernel;
+
+/* ---------------------------------------------------------------------------
+ * Device capabilities: hardware limits as data the optimizer reads.
+ * ------------------------------------------------------------------------- */
+
+typedef enum xc_device_kind {
+  XC_DEVICE_CPU = 0,
+  XC_DEVICE_GPU,
+  XC_DEVICE_NPU,  /* any other accelerator */
+} xc_device_kind_t;
+
+typedef enum xc_layout {
+  XC_LAYOUT_NCHW = 0,
+  XC_LAYOUT_NHWC,
+} xc_layout_t;
+
+/* One matrix-multiply-accumulate shape the hardware does natively
+ * (tensor cores, matrix engines): D[m,n] += A[m,k] * B[k,n]. */
+typedef struct xc_mma_shape {
+  int m, n, k;
+  xc_dtype_t input_dtype;
+  xc_dtype_t accumulator_dtype;
+} xc_mma_shape_t;
+
+#define XC_TARGET_MAX_MMA_SHAPES 8
+
+typedef struct xc_device_caps {
+  char name[128];        /* "Intel(R) Xeon(R) ...", "NVIDIA H200", "pthread-..." */
+  char vendor[64];
+  char version[64];      /* driver or runtime version; "" when unknown */
+  xc_device_kind_t kind;
+  int compute_units;     /* cores, SMs, CUs */
+  int simd_width;        /* f32 SIMD lanes (cpu), warp (NVIDIA), wavefront (AMD) */
+  int max_threads_per_group;  /* work-group / thread-block limit; 1 = no groups */
+  int64_t local_memory_bytes;  /* shared / __local memory per group (cpu: L1d) */
+  int64_t global_memory_bytes;
+  int64_t max_buffer_bytes;    /* largest single allocation; 0 = global size */
+  xc_layout_t preferred_layout;
+  uint32_t dtypes;       /* XC_DT(...) mask of element types kernels may use */
+  int num_mma_shapes;
+  xc_mma_shape_t mma_shapes[XC_TARGET_MAX_MMA_SHAPES];
+  bool has_vendor_blas;
+} xc_device_caps_t;
+
+/* ---------------------------------------------------------------------------
+ * Compilation: tiled kernel -> source -> compiled blob.
+ * ------------------------------------------------------------------------- */
+
+/* A knob value chosen by the tuner for one kernel ("BLOCK_M" = 64...). */
+typedef struct xc_knob {
+  const char* name;
+  int64_t value;
+} xc_knob_t;
+
+/* Kernel source in the target's language. `text` is NUL-terminated; when
+ * produced by emit it is malloc'd and released with xc_kernel_source_release.
+ * One source may define several entry points; `entry` names the main one. */
+typedef struct xc_kernel_source {
+  const char* language;  /* "c", "opencl-c", or a plugin's own name (static) */
+  const char* text;
+  char entry[128];       /* entry point symbol, e.g. "xk_add" */
+} xc_kernel_source_t;
+
+/* Options for compile. Every field may be zero/NULL (the defaults). */
+typedef struct xc_compile_options {
+  const char* compiler;     /* cpu: compiler command; NULL = $CC, else "cc" */
+  const char* flags;        /* replaces the target's default flags when set */
+  const char* extra_flags;  /* appended after the flags */
+  bool cross;               /* building for another machine: cpu drops
+                               -march=native */
+  bool keep_temp;           /* keep temp files even on success (debugging) */
+} xc_compile_options_t;
+
+/* Compiled code for one module: a shared object (cpu), program source
+ * (OpenCL), a vendor binary. These are the bytes a compiled model file
+ * stores. `bytes` and `options` are malloc'd; release with xc_blob_release. */
+typedef struct xc_blob {
+  char format[32];   /* "elf-so", "opencl-c", ... : what module_load expects */
+  uint8_t* bytes;
+  size_t size;
+  char* options;     /* build options kept with source blobs; NULL = none */
+} xc_blob_t;
+
+void xc_kernel_source_release(xc_kernel_source_t* source);
+void xc_blob_release(xc_blob_t* blob);
+
+/* ---------------------------------------------------------------------------
+ * Launch parameters.
+ *
+ * A launch runs grid[0]*grid[1]*grid[2] programs; each program is
+ * threads[0]*threads[1]*threads[2] threads that share local memory and can
+ * synchronize (one OpenCL work-group / CUDA block). Kernel arguments are the
+ * buffers, in order, then the int64 scalars, in order.
+ * ------------------------------------------------------------------------- */
+
+#define XC_TARGET_MAX_ARGS 64
+
+typedef struct xc_device xc_device_t;
+typedef struct xc_buffer xc_buffer_t;
+typedef struct xc_module xc_module_t;
+typedef struct xc_kernel xc_kernel_t;
+typedef struct xc_event xc_event_t;
+typedef struct xc_target xc_target_t;
+
+typedef struct xc_launch {
+  int64_t grid[3];     /* programs per dimension; 0 counts as 1 */
+  int64_t threads[3];  /* threads per program; 0 counts as 1 */
+  xc_buffer_t* const* buffers;
+  int num_buffers;
+  const int64_t* scalars;
+  int num_scalars;
+} xc_launch_t;
+
+/* The same launch as the interface sees it: buffers are the target's own
+ * buffer contexts, dims are normalized (>= 1). */
+typedef struct xc_launch_args {
+  int64_t grid[3];
+  int64_t threads[3];
+  void* const* buffers;
+  int num_buffers;
+  const int64_t* scalars;
+  int num_scalars;
+} xc_launch_args_t;
+
+/* ---------------------------------------------------------------------------
+ * The interface table a target implements (the implementation half).
+ *
+ * `target` arguments are the context given at registration; `device`,
+ * `buffer`, `module`, `kernel`, `event` are the contexts the target returned
+ * from device_open, buffer_alloc, ... The public functions further down wrap
+ * them, check arguments (sizes, offsets, counts) and handle NULL entries, so
+ * an implementation may assume valid input.
+ * ------------------------------------------------------------------------- */
+
+typedef struct xc_target_iface {
+  int api_version;          /* XC_TARGET_API_VERSION the table was built for */
+  const char* name;         /* selector prefix: [a-z0-9_]+, e.g. "opencl" */
+  const char* description;  /* one line */
+
+  /* Optional. NULL when the target can be used; else an XC_UNAVAILABLE
+   * status saying what is missing and what to install. NULL entry: always
+   * available. */
+  xc_status_t (*probe)(void* target);
+  /* Required. Number of devices (0 is fine). Only called when probe passed. */
+  xc_status_t (*device_count)(void* target, int* out_count);
+  /* Required. Capabilities of device `index` (0 <= index < count). */
+  xc_status_t (*device_caps)(void* target, int index, xc_device_caps_t* out_caps);
+
+  /* Optional. Returns false (and a reason in `why`) when the target declines
+   * a kernel; callers report that as unsupported, never as a failure. NULL:
+   * every kernel is supported. */
+  bool (*supports)(void* target, const xc_device_caps_t* caps, const struct xc_tkernel* kernel,
+                   char* why, size_t why_size);
+  /* Optional. Emits source for a tiled kernel with the given knob values.
+   * NULL: the target has no emitter; xc_target_emit reports XC_UNSUPPORTED. */
+  xc_status_t (*emit)(void* target, const xc_device_caps_t* caps, const struct xc_tkernel* kernel,
+                      const xc_knob_t* knobs, int num_knobs, xc_kernel_source_t* out_source);
+  /* Optional. Compiles source into a blob. NULL: the blob is the source text
+   * itself (format = the source language, options = extra_flags). */
+  xc_status_t (*compile)(void* target, const xc_device_caps_t* caps, const xc_kernel_source_t* source,
+                         const xc_compile_options_t* options, xc_blob_t* out_blob);
+
+  /* Required. Opens device `index`. */
+  xc_status_t (*device_open)(void* target, int index, void** out_device);
+  /* Required. Frees everything the device still holds. */
+  void (*device_close)(void* device);
+
+  /* Required. Allocates `size` bytes (size may be 0). */
+  xc_status_t (*buffer_alloc)(void* device, size_t size, void** out_buffer);
+  /* Required. */
+  void (*buffer_free)(void* device, void* buffer);
+  /* Optional. Host address of a buffer whose memory the host can use
+   * directly. NULL entry or NULL result: not host-visible. */
+  void* (*buffer_host_pointer)(void* device, void* buffer);
+  /* Required. Blocking copies; offset+size is within the buffer. */
+  xc_status_t (*buffer_write)(void* device, void* buffer, size_t offset, const void* src, size_t size);
+  xc_status_t (*buffer_read)(void* device, void* buffer, size_t offset, void* dst, size_t size);
+
+  /* Required. Loads a blob made by compile (or stored in a compiled model). */
+  xc_status_t (*module_load)(void* device, const xc_blob_t* blob, void** out_module);
+  /* Required. Also frees the module's kernels. */
+  void (*module_unload)(void* device, void* module);
+  /* Required. Looks an entry point up; the kernel lives as long as the module. */
+  xc_status_t (*kernel_get)(void* device, void* module, const char* name, void** out_kernel);
+  /* Required. Queues (or runs) one launch. */
+  xc_status_t (*launch)(void* device, void* kernel, const xc_launch_args_t* args);
+  /* Optional. Waits for all queued work. NULL: launches are synchronous. */
+  xc_status_t (*synchronize)(void* device);
+
+  /* Optional, all three or none. A timing point in the device's queue.
+   * NULL: events are host clock readings taken after synchronize. */
+  xc_status_t (*event_record)(void* device, void** out_event);
+  xc_status_t (*event_elapsed_ms)(void* device, void* start, void* end, double* out_ms);
+  void (*event_free)(void* device, void* event);
+
+  /* Optional. Frees the target context when the registry is torn down. */
+  void (*target_free)(void* target);
+} xc_target_iface_t;
+
+/* ---------------------------------------------------------------------------
+ * Registration: the plugin entry point.
+ *
+ * A plugin is a shared object exporting two functions:
+ *
+ *   int xc_target_plugin_api_version(void);   returns XC_TARGET_API_VERSION
+ *   xc_status_t xc_target_plugin_init(int api_version, const xc_target_host_t* host);
+ *
+ * The loader checks the version first and refuses a plugin built for another
+ * one. init registers zero or more targets with host->register_target. A
+ * plugin need not link against xcomp: it creates statuses with host->error.
+ * The host table stays valid for the life of the process (a plugin may keep
+ * the pointer). register_target may only be called during init.
+ * Built-in targets register through functions of the same type.
+ * ------------------------------------------------------------------------- */
+
+typedef struct xc_target_host xc_target_host_t;
+struct xc_target_host {
+  int api_version;
+  /* Registers a target. The registry keeps `iface` (which must outlive the
+   * process, typically a static table) and owns `context` from then on
+   * (freed with iface->target_free). */
+  xc_status_t (*register_target)(const xc_target_host_t* host, const xc_target_iface_t* iface,
+                                 void* context);
+  xc_status_t (*error)(xc_code_t code, const char* fmt, ...) XC_PRINTF(2, 3);
+  void (*status_free)(xc_status_t status);
+  const char* (*status_message)(xc_status_t status);
+  void* reserved;
+};
+
+typedef int (*xc_target_plugin_version_fn)(void);
+typedef xc_status_t (*xc_target_plugin_init_fn)(int api_version, const xc_target_host_t* host);
+
+/* Defines xc_target_plugin_api_version in a plugin source file. */
+#define XC_TARGET_PLUGIN_DEFINE_VERSION()                                  \
+  __attribute__((visibility("default"))) int xc_target_plugin_api_version(void); \
+  __attribute__((visibility("default"))) int xc_target_plugin_api_version(void) { \
+    return XC_TARGET_API_VERSION;                                          \
+  }
+
+/* ---------------------------------------------------------------------------
+ * The registry.
+ * ------------------------------------------------------------------------- */
+
+/* Registers the built-in targets (cpu, opencl), then loads every *.so in the
+ * colon-separated directories of XCOMP_PLUGIN_PATH. Idempotent. A plugin that
+ * fails to load is recorded (xc_target_plugin_error_at) and skipped; only
+ * out-of-memory makes this fail. Call before using targets from threads. */
+xc_status_t xc_targets_init(void);
+
+/* Loads one plugin file. Returns the reason it was refused (also recorded). */
+xc_status_t xc_target_load_plugin(const char* path);
+
+/* Failures met while loading plugins: "<path>: <reason>". */
+int xc_target_plugin_error_count(void);
+const char* xc_target_plugin_error_at(int index);
+
+int xc_target_count(void);
+xc_target_t* xc_target_at(int index);
+
+/* Resolves a selector:
+ *   "opencl"          target opencl, device 0
+ *   "opencl:1"        device 1 of opencl
+ *   "opencl:nvidia"   first opencl device whose name or vendor contains
+ *                     "nvidia" (case-insensitive)
+ *   "H200"            first device of any available target whose name
+ *                     contains "H200"
+ * out_device_index may be NULL. Unknown target: XC_NOT_FOUND listing the
+ * targets; unavailable target: its XC_UNAVAILABLE reason; no such device:
+ * XC_NOT_FOUND listing the devices. */
+xc_status_t xc_target_find(const char* selector, xc_target_t** out_target, int* out_device_index);
+
+const char* xc_target_name(const xc_target_t* target);
+const char* xc_target_description(const xc_target_t* target);
+/* "built-in" or the plugin's path. */
+const char* xc_target_origin(const xc_target_t* target);
+/* NULL when usable, else why not (caller frees). Cached after the first call. */
+xc_status_t xc_target_availability(xc_target_t* target);
+xc_status_t xc_target_device_count(xc_target_t* target, int* out_count);
+xc_status_t xc_target_device_caps(xc_target_t* target, int index, xc_device_caps_t* out_caps);
+
+/* Compile side. `caps` is the device compiled for. */
+bool xc_target_supports(xc_target_t* target, const xc_device_caps_t* caps,
+                        const struct xc_tkernel* kernel, char* why, size_t why_size);
+xc_status_t xc_target_emit(xc_target_t* target, const xc_device_caps_t* caps,
+                           const struct xc_tkernel* kernel, const xc_knob_t* knobs, int num_knobs,
+                           xc_kernel_source_t* out_source);
+/* options may be NULL. On success the caller owns *out_blob. */
+xc_status_t xc_target_compile(xc_target_t* target, const xc_device_caps_t* caps,
+                              const xc_kernel_source_t* source, const xc_compile_options_t* options,
+                              xc_blob_t* out_blob);
+/* emit + compile. A declined kernel is XC_UNSUPPORTED with the reason. */
+xc_status_t xc_target_compile_kernel(xc_target_t* target, const xc_device_caps_t* caps,
+                                     const struct xc_tkernel* kernel, const xc_knob_t* knobs,
+                                     int num_knobs, const xc_compile_options_t* options,
+                                     xc_blob_t* out_blob);
+
+/* Runtime. Opens the device a selector names (see xc_target_find). Caller
+ * closes it with xc_device_close, after freeing its buffers and modules. */
+xc_status_t xc_device_open(const char* selector, xc_device_t** out_device);
+xc_status_t xc_target_open_device(xc_target_t* target, int index, xc_device_t** out_device);
+void xc_device_close(xc_device_t* device);
+const xc_device_caps_t* xc_device_caps(const xc_device_t* device);
+xc_target_t* xc_device_target(const xc_device_t* device);
+xc_status_t xc_device_synchronize(xc_device_t* device);
+
+xc_status_t xc_buffer_alloc(xc_device_t* device, size_t size, xc_buffer_t** out_buffer);
+void xc_buffer_free(xc_buffer_t* buffer);
+size_t xc_buffer_size(const xc_buffer_t* buffer);
+/* NULL when the buffer is not host-visible. */
+void* xc_buffer_host_pointer(xc_buffer_t* buffer);
+/* Blocking host<->device copies. Out-of-range offset/size: XC_OUT_OF_RANGE. */
+xc_status_t xc_buffer_write(xc_buffer_t* buffer, size_t offset, const void* src, size_t size);
+xc_status_t xc_buffer_read(xc_buffer_t* buffer, size_t offset, void* dst, size_t size);
+
+xc_status_t xc_module_load(xc_device_t* device, const xc_blob_t* blob, xc_module_t** out_module);
+void xc_module_unload(xc_module_t* module);
+/* The kernel is owned by the module. */
+xc_status_t xc_module_kernel(xc_module_t* module, const char* name, xc_kernel_t** out_kernel);
+/* Buffers must belong to the kernel's device; at most XC_TARGET_MAX_ARGS of
+ * each kind. The launch may run asynchronously (see synchronize). */
+xc_status_t xc_kernel_launch(xc_kernel_t* kernel, const xc_launch_t* launch);
+
+xc_status_t xc_event_record(xc_device_t* device, xc_event_t** out_event);
+/* Waits for `end` and returns the milliseconds between the two points. */
+xc_status_t xc_event_elapsed_ms(xc_event_t* start, xc_event_t* end, double* out_ms);
+void xc_event_free(xc_event_t* event);
+
+/* Short names for messages: "cpu", "gpu", "npu"; "nchw", "nhwc". */
+const char* xc_device_kind_name(xc_device_kind_t kind);
+const char* xc_layout_name(xc_layout_t layout);
+/* One line summary of capabilities: "gpu, 132 CUs, warp 32, ...". */
+void xc_device_caps_summary(const xc_device_caps_t* caps, char* out, size_t out_size);
+
+/* ---------------------------------------------------------------------------
+ * Implementation details: the objects behind the handles, visible so that
+ * targets in this tree can be tested; plugins only see the interface above.
+ * ------------------------------------------------------------------------- */
+
+struct xc_target {
+  const xc_target_iface_t* iface;
+  void* context;
+  char* origin;
+  bool probed;
+  xc_status_t unavailable;  /* cached probe result */
+};
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,407 @@
+/* The cpu target: C source compiled by the system C compiler into a shared
+ * object (the blob), loaded with dlopen, kernels called through the C ABI of
+ * docs/targets.md ("C ABI of CPU kernels"):
+ *
+ *   void xk_NAME(void* const* buffers, const int64_t* scalars,
+ *                const int64_t grid[3], int64_t program_begin, int64_t program_end);
+ *
+ * The kernel runs programs [begin, end) itself, in parallel with an OpenMP
+ * loop in the generated code; the runtime calls it once with [0, programs).
+ * Buffers are host memory. */
+#include <ctype.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../targets_internal.h"
+
+extern char** environ;
+
+#define CPU_DEFAULT_FLAGS "-O3 -march=native -fPIC -shared -fopenmp"
+
+typedef void (*cpu_kernel_fn)(void* const* buffers, const int64_t* scalars, const int64_t grid[3],
+                              int64_t program_begin, int64_t program_end);
+
+typedef struct cpu_kernel {
+  cpu_kernel_fn fn;
+  struct cpu_kernel* next;
+} cpu_kernel_t;
+
+typedef struct cpu_module {
+  void* handle;
+  cpu_kernel_t* kernels; /* freed with the module */
+} cpu_module_t;
+
+/* ---- capabilities ---- */
+
+static void cpu_model_name(char* out, size_t size) {
+  snprintf(out, size, "host cpu");
+  FILE* f = fopen("/proc/cpuinfo", "r");
+  if (f) {
+    char line[512];
+    while (fgets(line, sizeof line, f)) {
+      if (strncmp(line, "model name", 10) == 0) {
+        const char* v = strchr(line, ':');
+        if (v) {
+          v++;
+          while (*v == ' ' || *v == '\t') v++;
+          snprintf(out, size, "%s", v);
+          size_t n = strlen(out);
+          while (n && (out[n - 1] == '\n' || out[n - 1] == ' ')) out[--n] = 0;
+          fclose(f);
+          return;
+        }
+      }
+    }
+    fclose(f);
+  }
+  struct utsname u;
+  if (uname(&u) == 0) snprintf(out, size, "host cpu (%s)", u.machine);
+}
+
+static int cpu_simd_f32_lanes(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f")) return 16;
+  if (__builtin_cpu_supports("avx2") || __builtin_cpu_supports("avx")) return 8;
+  return 4;
+#else
+  return 4; /* NEON, and a conservative default elsewhere */
+#endif
+}
+
+static xc_status_t cpu_device_count(void* target, int* out_count) {
+  *out_count = 1;
+  return NULL;
+}
+
+static xc_status_t cpu_device_caps(void* target, int index, xc_device_caps_t* caps) {
+  memset(caps, 0, sizeof *caps);
+  cpu_model_name(caps->name, sizeof caps->name);
+  snprintf(caps->vendor, sizeof caps->vendor, "host");
+  caps->kind = XC_DEVICE_CPU;
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  caps->compute_units = cores > 0 ? (int)cores : 1;
+  caps->simd_width = cpu_simd_f32_lanes();
+  caps->max_threads_per_group = 1; /* a program is one thread; lanes are SIMD */
+  long l1 = -1;
+#ifdef _SC_LEVEL1_DCACHE_SIZE
+  l1 = sysconf(_SC_LEVEL1_DCACHE_SIZE);
+#endif
+  caps->local_memory_bytes = l1 > 0 ? l1 : 32 * 1024;
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  caps->global_memory_bytes = pages > 0 && page > 0 ? (int64_t)pages * page : 0;
+  caps->max_buffer_bytes = 0;
+  caps->preferred_layout = XC_LAYOUT_NHWC;
+  caps->dtypes = XC_DT_ALL;
+  caps->has_vendor_blas = false;
+  return NULL;
+}
+
+/* ---- compile ---- */
+
+/* Splits a command line on blanks into argv entries appended at argv[*n]. */
+static void split_words(char* s, char** argv, int* n, int max) {
+  for (char* p = s; *p;) {
+    while (*p && isspace((unsigned char)*p)) *p++ = 0;
+    if (!*p) break;
+    if (*n < max) argv[(*n)++] = p;
+    while (*p && !isspace((unsigned char)*p)) p++;
+  }
+}
+
+/* "argv[0] argv[1] ..." for messages (malloc'd; NULL when out of memory). */
+static char* join_words(char* const* argv, int argc) {
+  size_t n = 1;
+  for (int i = 0; i < argc; i++) n += strlen(argv[i]) + 1;
+  char* s = malloc(n);
+  if (!s) return NULL;
+  size_t k = 0;
+  for (int i = 0; i < argc; i++) {
+    size_t m = strlen(argv[i]);
+    if (i) s[k++] = ' ';
+    memcpy(s + k, argv[i], m);
+    k += m;
+  }
+  s[k] = 0;
+  return s;
+}
+
+static bool is_safe_file_name(const char* s) {
+  if (!*s) return false;
+  for (; *s; s++)
+    if (!(isalnum((unsigned char)*s) || *s == '_')) return false;
+  return true;
+}
+
+static void remove_dir(const char* dir, const char* const* files, int n) {
+  char path[4096];
+  for (int i = 0; i < n; i++) {
+    if (snprintf(path, sizeof path, "%s/%s", dir, files[i]) < (int)sizeof path) unlink(path);
+  }
+  rmdir(dir);
+}
+
+static xc_status_t cpu_compile(void* target, const xc_device_caps_t* caps, const xc_kernel_source_t* source,
+                               const xc_compile_options_t* options, xc_blob_t* out_blob) {
+  if (source->language && strcmp(source->language, "c") != 0)
+    return xc_error(XC_UNSUPPORTED, "cpu target compiles C, not %s", source->language);
+  const char* base = is_safe_file_name(source->entry) ? source->entry : "kernel";
+  char dir[1024];
+  if (snprintf(dir, sizeof dir, "%s/xcomp-cpu-XXXXXX", xc_targets_temp_dir()) >= (int)sizeof dir)
+    return xc_error(XC_IO, "cpu: the temp directory path %s is too long", xc_targets_temp_dir());
+  if (!mkdtemp(dir)) return xc_error(XC_IO, "cpu: cannot create a temp directory in %s: %s", xc_targets_temp_dir(), strerror(errno));
+  char c_path[1400], so_path[1400], log_path[1400], c_name[160], so_name[160];
+  bool fits = snprintf(c_name, sizeof c_name, "%s.c", base) < (int)sizeof c_name &&
+              snprintf(so_name, sizeof so_name, "%s.so", base) < (int)sizeof so_name &&
+              snprintf(c_path, sizeof c_path, "%s/%s", dir, c_name) < (int)sizeof c_path &&
+              snprintf(so_path, sizeof so_path, "%s/%s", dir, so_name) < (int)sizeof so_path &&
+              snprintf(log_path, sizeof log_path, "%s/compile.log", dir) < (int)sizeof log_path;
+  if (!fits) {
+    rmdir(dir);
+    return xc_error(XC_IO, "cpu: temp file paths under %s are too long", dir);
+  }
+  const char* files[] = {c_name, so_name, "compile.log"};
+  xc_status_t st = xc_targets_write_file(c_path, source->text, strlen(source->text));
+  if (st) {
+    remove_dir(dir, files, 3);
+    return st;
+  }
+
+  const char* cc = options->compiler;
+  if (!cc || !*cc) cc = getenv("CC");
+  if (!cc || !*cc) cc = "cc";
+  const char* flags = options->flags ? options->flags : getenv("XCOMP_CPU_CFLAGS");
+  if (!flags) flags = CPU_DEFAULT_FLAGS;
+  const char* extra = options->extra_flags ? options->extra_flags : "";
+  size_t line_size = strlen(cc) + strlen(flags) + strlen(extra) + 3;
+  char* line = malloc(line_size);
+  if (!line) {
+    remove_dir(dir, files, 3);
+    return xc_error_oom();
+  }
+  snprintf(line, line_size, "%s %s %s", cc, flags, extra);
+  enum { MAX_ARGS = 256 };
+  char* argv[MAX_ARGS + 8];
+  int argc = 0;
+  split_words(line, argv, &argc, MAX_ARGS);
+  /* Cross-compiling: code for another machine must not be tuned to this one. */
+  if (options->cross) {
+    int k = 0;
+    for (int i = 0; i < argc; i++)
+      if (strncmp(argv[i], "-march=native", 13) != 0 && strncmp(argv[i], "-mtune=native", 13) != 0)
+        argv[k++] = argv[i];
+    argc = k;
+  }
+  const char* compiler_name = argc ? argv[0] : "cc";
+  argv[argc++] = (char*)"-o";
+  argv[argc++] = so_path;
+  argv[argc++] = c_path;
+  argv[argc] = NULL;
+
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, log_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  pid_t pid;
+  int rc = posix_spawnp(&pid, argv[0], &actions, NULL, argv, environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) {
+    st = xc_error(rc == ENOENT ? XC_UNAVAILABLE : XC_IO,
+                  "cpu: cannot run the C compiler '%s': %s (install gcc or clang, or set CC)", compiler_name,
+                  strerror(rc));
+    free(line);
+    remove_dir(dir, files, 3);
+    return st;
+  }
+  char* command = join_words(argv, argc);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) {
+      status = -1;
+      break;
+    }
+  }
+  bool ok = status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  if (!ok) {
+    uint8_t* log = NULL;
+    size_t log_size = 0;
+    xc_status_free(xc_targets_read_file(log_path, &log, &log_size));
+    if (log && log_size > 8000) log[8000] = 0;
+    bool not_found = WIFEXITED(status) && WEXITSTATUS(status) == 127;
+    st = xc_error(not_found ? XC_UNAVAILABLE : XC_INVALID_ARGUMENT,
+                  "cpu: compiling %s failed (%s exited with %d; source and log kept in %s)\ncommand: %s\n%s",
+                  c_path, compiler_name, WIFEXITED(status) ? WEXITSTATUS(status) : -1, dir, command ? command : "",
+                  log ? (char*)log : "");
+    free(command);
+    free(log);
+    free(line);
+    return st;
+  }
+  free(line);
+  free(command);
+  st = xc_targets_read_file(so_path, &out_blob->bytes, &out_blob->size);
+  if (st) return st;
+  snprintf(out_blob->format, sizeof out_blob->format, "elf-so");
+  if (!options->keep_temp && !getenv("XCOMP_KEEP_TEMP")) remove_dir(dir, files, 3);
+  return NULL;
+}
+
+/* ---- runtime ---- */
+
+static xc_status_t cpu_device_open(void* target, int index, void** out_device) {
+  static int device_tag;
+  *out_device = &device_tag; /* the host needs no state */
+  return NULL;
+}
+
+static void cpu_device_close(void* device) {}
+
+static xc_status_t cpu_buffer_alloc(void* device, size_t size, void** out_buffer) {
+  /* 64-byte alignment for vector loads; at least one byte so the pointer is unique. */
+  size_t rounded = (size + 63) & ~(size_t)63;
+  if (rounded < size) return xc_error(XC_RESOURCE_EXHAUSTED, "cpu: buffer of %zu bytes is too large", size);
+  void* p = aligned_alloc(64, rounded ? rounded : 64);
+  if (!p) return xc_error(XC_RESOURCE_EXHAUSTED, "cpu: cannot allocate %zu bytes", size);
+  *out_buffer = p;
+  return NULL;
+}
+
+static void cpu_buffer_free(void* device, void* buffer) { free(buffer); }
+static void* cpu_buffer_host_pointer(void* device, void* buffer) { return buffer; }
+
+static xc_status_t cpu_buffer_write(void* device, void* buffer, size_t offset, const void* src, size_t size) {
+  memcpy((char*)buffer + offset, src, size);
+  return NULL;
+}
+
+static xc_status_t cpu_buffer_read(void* device, void* buffer, size_t offset, void* dst, size_t size) {
+  memcpy(dst, (const char*)buffer + offset, size);
+  return NULL;
+}
+
+/* libgomp must never be unloaded while its worker threads exist: pin it once
+ * (a kernel module that pulled it in can then be dlclosed safely). */
+static void pin_openmp_runtime(void) {
+  static bool pinned;
+  if (pinned) return;
+  pinned = true;
+  void* h = dlopen("libgomp.so.1", RTLD_NOW | RTLD_NODELETE | RTLD_GLOBAL);
+  if (!h) (void)dlerror();
+}
+
+static xc_status_t cpu_module_load(void* device, const xc_blob_t* blob, void** out_module) {
+  if (strcmp(blob->format, "elf-so") != 0)
+    return xc_error(XC_INVALID_ARGUMENT, "cpu: a module must be an elf-so blob, not '%s'", blob->format);
+  if (blob->size < 4 || memcmp(blob->bytes, "\177ELF", 4) != 0)
+    return xc_error(XC_DATA_LOSS, "cpu: module blob of %zu bytes is not a shared object", blob->size);
+  pin_openmp_runtime();
+  char path[4096];
+  snprintf(path, sizeof path, "%s/xcomp-module-XXXXXX.so", xc_targets_temp_dir());
+  int fd = mkstemps(path, 3);
+  if (fd < 0) return xc_error(XC_IO, "cpu: cannot create %s: %s", path, strerror(errno));
+  size_t done = 0;
+  while (done < blob->size) {
+    ssize_t w = write(fd, blob->bytes + done, blob->size - done);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      close(fd);
+      unlink(path);
+      return xc_error(XC_IO, "cpu: error writing %s", path);
+    }
+    done += (size_t)w;
+  }
+  close(fd);
+  void* handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  const char* why = handle ? NULL : dlerror();
+  xc_status_t st = handle ? NULL : xc_error(XC_INVALID_ARGUMENT, "cpu: cannot load the module: %s", why ? why : "dlopen failed");
+  unlink(path); /* the mapping stays valid */
+  if (st) return st;
+  cpu_module_t* m = calloc(1, sizeof *m);
+  if (!m) {
+    dlclose(handle);
+    return xc_error_oom();
+  }
+  m->handle = handle;
+  *out_module = m;
+  return NULL;
+}
+
+static void cpu_module_unload(void* device, void* module) {
+  cpu_module_t* m = module;
+  for (cpu_kernel_t* k = m->kernels; k;) {
+    cpu_kernel_t* next = k->next;
+    free(k);
+    k = next;
+  }
+  dlclose(m->handle);
+  free(m);
+}
+
+static xc_status_t cpu_kernel_get(void* device, void* module, const char* name, void** out_kernel) {
+  cpu_module_t* m = module;
+  (void)dlerror();
+  void* sym = dlsym(m->handle, name);
+  if (!sym) return xc_error(XC_NOT_FOUND, "cpu: the module has no kernel '%s'", name);
+  cpu_kernel_t* k = calloc(1, sizeof *k);
+  if (!k) return xc_error_oom();
+  *(void**)&k->fn = sym;
+  k->next = m->kernels;
+  m->kernels = k;
+  *out_kernel = k;
+  return NULL;
+}
+
+/* One call runs every program; the kernel spreads them over threads. */
+static xc_status_t cpu_launch(void* device, void* kernel, const xc_launch_args_t* args) {
+  cpu_kernel_t* k = kernel;
+  int64_t programs = args->grid[0] * args->grid[1] * args->grid[2]; /* checked by the caller */
+  void* buffers[XC_TARGET_MAX_ARGS + 1];
+  for (int i = 0; i < args->num_buffers; i++) buffers[i] = args->buffers[i];
+  buffers[args->num_buffers] = NULL;
+  int64_t scalars[XC_TARGET_MAX_ARGS + 1];
+  for (int i = 0; i < args->num_scalars; i++) scalars[i] = args->scalars[i];
+  scalars[args->num_scalars] = 0;
+  k->fn(buffers, scalars, args->grid, 0, programs);
+  return NULL;
+}
+
+static const xc_target_iface_t cpu_iface = {
+    .api_version = XC_TARGET_API_VERSION,
+    .name = "cpu",
+    .description = "host CPU: C compiled by $CC (default cc) into a shared object, OpenMP over programs",
+    .probe = NULL,
+    .device_count = cpu_device_count,
+    .device_caps = cpu_device_caps,
+    .supports = NULL,
+    .emit = NULL,
+    .compile = cpu_compile,
+    .device_open = cpu_device_open,
+    .device_close = cpu_device_close,
+    .buffer_alloc = cpu_buffer_alloc,
+    .buffer_free = cpu_buffer_free,
+    .buffer_host_pointer = cpu_buffer_host_pointer,
+    .buffer_write = cpu_buffer_write,
+    .buffer_read = cpu_buffer_read,
+    .module_load = cpu_module_load,
+    .module_unload = cpu_module_unload,
+    .kernel_get = cpu_kernel_get,
+    .launch = cpu_launch,
+    .synchronize = NULL,
+    .event_record = NULL,
+    .event_elapsed_ms = NULL,
+    .event_free = NULL,
+    .target_free = NULL,
+};
+
+xc_status_t xc_target_cpu_init(int api_version, const xc_target_host_t* host) {
+  return host->register_target(host, &cpu_iface, NULL);
+}
