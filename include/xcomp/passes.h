@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "xcomp/graph.h"
+#include "xcomp/layout.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -19,7 +20,6 @@ extern "C" {
 /* What the pipeline reads from a target. A plain struct: later filled from
  * the target interface; xc_target_traits_init gives the defaults of the
  * reference target `ref` (NCHW, no tensor cores). */
-typedef enum xc_layout { XC_LAYOUT_NCHW = 0, XC_LAYOUT_NHWC = 1 } xc_layout_t;
 
 typedef struct xc_target_traits {
   const char* name;           /* target name, e.g. "ref" */

@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "xcomp/dtype.h"
+#include "xcomp/layout.h"
 #include "xcomp/status.h"
 
 #ifdef __cplusplus
@@ -47,10 +48,6 @@ typedef enum xc_device_kind {
   XC_DEVICE_NPU,  /* any other accelerator */
 } xc_device_kind_t;
 
-typedef enum xc_layout {
-  XC_LAYOUT_NCHW = 0,
-  XC_LAYOUT_NHWC,
-} xc_layout_t;
 
 /* One matrix-multiply-accumulate shape the hardware does natively
  * (tensor cores, matrix engines): D[m,n] += A[m,k] * B[k,n]. */
