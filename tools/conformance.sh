@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs `xcomp conform` on the shared ONNX backend tests and models when they
-# are present next to the repository (../shared), and prints the totals.
+# Runs `xcomp conform` on the ONNX backend tests when they are present next to
+# the repository (../shared) and on the real models in tests/models, and
+# prints the totals.
 # Failures are reported, not fatal; only a broken runner fails this step.
 # Usage: tools/conformance.sh XCOMP SHARED_DIR OUT_DIR JOBS
 set -euo pipefail
@@ -16,10 +17,11 @@ if [ -d "$SHARED/onnx-backend-tests" ]; then
 else
   echo "conformance: SKIP ONNX backend tests ($SHARED/onnx-backend-tests not present)"
 fi
-if [ -d "$SHARED/models" ]; then
-  "$XCOMP" conform --target ref --models "$SHARED/models" -j "$JOBS" \
+MODELS="$(cd "$(dirname "$0")/.." && pwd)/tests/models"
+if [ -d "$MODELS" ]; then
+  "$XCOMP" conform --target ref --models "$MODELS" -j "$JOBS" \
     --report "$OUT/conformance-models.txt" >"$OUT/conformance-models.log"
   echo "conformance: models: $(tail -1 "$OUT/conformance-models.txt") (report: $OUT/conformance-models.txt)"
 else
-  echo "conformance: SKIP models ($SHARED/models not present)"
+  echo "conformance: SKIP models ($MODELS not present)"
 fi

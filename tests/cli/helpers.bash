@@ -12,6 +12,8 @@ trap 'rm -rf "$TMP"' EXIT
 
 # The shared models and ONNX tests live next to the repository.
 SHARED="${XCOMP_SHARED:-$XCOMP_SRC/../shared}"
+# The real exported models (copies of ../shared/models) come with the repository.
+MODELS="$XCOMP_SRC/tests/models"
 
 fail() {
   echo "FAIL: $*" >&2

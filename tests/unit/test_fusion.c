@@ -645,10 +645,10 @@ static void check_transformer(const char* path, int layers) {
 }
 
 static void test_shared_models(void) {
-  check_transformer("/work/shared/models/gpt2-tiny/model.onnx", 2);
-  check_transformer("/work/shared/models/bert-tiny/model.onnx", 2);
+  check_transformer("tests/models/gpt2-tiny/model.onnx", 2);
+  check_transformer("tests/models/bert-tiny/model.onnx", 2);
   int imported = 0;
-  xc_graph_t* g = load_optimized("/work/shared/models/cnn/model.onnx", &imported);
+  xc_graph_t* g = load_optimized("tests/models/cnn/model.onnx", &imported);
   if (!g) return;
   xc_fusion_plan_t* p = plan_of(g, -1, -1);
   int convs = 0;

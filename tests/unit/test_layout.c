@@ -268,9 +268,9 @@ static void test_nchw_target_unchanged(void) {
 }
 
 static void test_shared_cnn(void) {
-  const char* dir = "/work/shared/models/cnn";
+  const char* dir = "tests/models/cnn";
   xc_graph_t* g = NULL;
-  xc_status_t s = xc_load_model("/work/shared/models/cnn/model.onnx", &g);
+  xc_status_t s = xc_load_model("tests/models/cnn/model.onnx", &g);
   if (s) {
     fprintf(stderr, "skipping %s: %s\n", dir, xc_status_message(s));
     xc_status_free(s);
@@ -278,8 +278,8 @@ static void test_shared_cnn(void) {
   }
   CHECK_OK(xc_graph_infer(g));
   xc_tensor_t *x = NULL, *want = NULL;
-  CHECK_OK(xc_tensor_read_file("/work/shared/models/cnn/test_data_set_0/input_0.pb", &x, NULL));
-  CHECK_OK(xc_tensor_read_file("/work/shared/models/cnn/test_data_set_0/output_0.pb", &want, NULL));
+  CHECK_OK(xc_tensor_read_file("tests/models/cnn/test_data_set_0/input_0.pb", &x, NULL));
+  CHECK_OK(xc_tensor_read_file("tests/models/cnn/test_data_set_0/output_0.pb", &want, NULL));
   CHECK_OK(run_nhwc(g));
   CHECK_EQ_INT(count_op(g, "ConvNHWC"), 2);
   CHECK_EQ_INT(count_op(g, "Conv"), 0);

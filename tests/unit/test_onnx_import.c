@@ -105,13 +105,13 @@ static void test_shared_models(void) {
        "Shape Softmax Transpose Where"},
   };
   char path[1024];
-  snprintf(path, sizeof path, "%s/models", shared_dir());
+  snprintf(path, sizeof path, "tests/models");
   if (!exists(path)) {
     printf("SKIP: shared models not found at %s\n", path);
     return;
   }
   for (size_t m = 0; m < sizeof models / sizeof models[0]; m++) {
-    snprintf(path, sizeof path, "%s/models/%s/model.onnx", shared_dir(), models[m].name);
+    snprintf(path, sizeof path, "tests/models/%s/model.onnx", models[m].name);
     xc_graph_t* g = import_best(path);
     if (!g) continue;
     CHECK_EQ_INT(g->num_nodes, models[m].nodes);
@@ -126,7 +126,7 @@ static void test_shared_models(void) {
     xc_graph_destroy(g);
   }
   /* input_ids of gpt2-tiny: i64 [1,16]. */
-  snprintf(path, sizeof path, "%s/models/gpt2-tiny/model.onnx", shared_dir());
+  snprintf(path, sizeof path, "tests/models/gpt2-tiny/model.onnx");
   xc_graph_t* g = import_best(path);
   if (g) {
     CHECK_STR(g->inputs[0]->name, "input_ids");
@@ -136,7 +136,7 @@ static void test_shared_models(void) {
     xc_graph_destroy(g);
   }
   /* The test-case loader on a real model: bert-tiny has two i64 inputs. */
-  snprintf(path, sizeof path, "%s/models/bert-tiny", shared_dir());
+  snprintf(path, sizeof path, "tests/models/bert-tiny");
   xc_onnx_import_options_t lenient = {true, 0};
   xc_onnx_testcase_t* tc = NULL;
   CHECK_OK(xc_onnx_testcase_load_ex(path, &lenient, &tc));

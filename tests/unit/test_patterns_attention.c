@@ -1012,9 +1012,8 @@ static void test_llama_block(void) {
 /* ---- shared exported models ---------------------------------------------- */
 
 static void check_model(const char* name) {
-  const char* shared = getenv("XCOMP_SHARED");
   char dir[1024];
-  snprintf(dir, sizeof dir, "%s/models/%s", shared && *shared ? shared : "../shared", name);
+  snprintf(dir, sizeof dir, "tests/models/%s", name);
   char path[1100];
   snprintf(path, sizeof path, "%s/model.onnx", dir);
   FILE* f = fopen(path, "rb");

@@ -4,7 +4,7 @@
  * graphs where it must not (extra uses, wrong constants, wrong axes), with
  * values before and after agreeing (f32 relative L2 <= 1e-5), and for the
  * fused ops also agreeing with the closed formula computed here. Then the
- * pipeline on the real models in $XCOMP_SHARED/models (skipped if absent). */
+ * pipeline on the real exported models in tests/models. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1026,17 +1026,12 @@ static void test_bn_fold_gemm(void) {
 
 /* ---- real models ------------------------------------------------------------ */
 
-static const char* shared_dir(void) {
-  const char* s = getenv("XCOMP_SHARED");
-  return s && *s ? s : "../shared";
-}
-
 /* Runs the model's data set 0 before and after the pipeline; checks both
  * against the stored reference outputs and each other. */
 static void check_model(const char* name, const char* fused_op, const char* approximate,
                         const char* gone_op) {
   char dir[1024];
-  snprintf(dir, sizeof dir, "%s/models/%s", shared_dir(), name);
+  snprintf(dir, sizeof dir, "tests/models/%s", name);
   struct stat st;
   if (stat(dir, &st) != 0) {
     printf("SKIP %s: %s not found\n", name, dir);
