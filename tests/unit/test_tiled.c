@@ -250,6 +250,69 @@ static void test_gemm_knob_choice(void) {
   xc_tiled_kernel_destroy(k);
 }
 
+/* f16 GEMM: f16 tiles, f32 accumulation, one rounding into the f16 output.
+ * The graph interpreter also accumulates in double and rounds once, so the
+ * results agree bit for bit. */
+static void test_gemm_f16(void) {
+  kern_t* k;
+  CHECK_OK(xc_tiled_kernel_create("gemm_f16", &k));
+  const int64_t b16[] = {16, 32};
+  int kBM = xc_tiled_add_knob(k, "BLOCK_M", XC_KNOB_TILE, 2, b16, 16);
+  int kBN = xc_tiled_add_knob(k, "BLOCK_N", XC_KNOB_TILE, 2, b16, 16);
+  int kBK = xc_tiled_add_knob(k, "BLOCK_K", XC_KNOB_TILE, 2, b16, 16);
+  val_t* A = xc_tiled_param_buffer(k, "A", XC_F16, XC_ROLE_IN);
+  val_t* B = xc_tiled_param_buffer(k, "B", XC_F16, XC_ROLE_IN);
+  val_t* C = xc_tiled_param_buffer(k, "C", XC_F16, XC_ROLE_OUT);
+  val_t* M = xc_tiled_param_scalar(k, "M");
+  val_t* N = xc_tiled_param_scalar(k, "N");
+  val_t* K = xc_tiled_param_scalar(k, "K");
+  const xc_tiled_expr_t* grid[2] = {ceildiv(k, M, "BLOCK_M"), ceildiv(k, N, "BLOCK_N")};
+  xc_tiled_set_grid(k, 2, grid);
+  xc_tiled_dim_t acc_shape[2] = {xc_tiled_dim_knob(kBM), xc_tiled_dim_knob(kBN)};
+  val_t* rm = col(k, add(k, mul(k, xc_tiled_program_id(k, 0), kv(k, "BLOCK_M")),
+                         xc_tiled_arange(k, xc_tiled_dim_knob(kBM))));
+  val_t* rn = row(k, add(k, mul(k, xc_tiled_program_id(k, 1), kv(k, "BLOCK_N")),
+                         xc_tiled_arange(k, xc_tiled_dim_knob(kBN))));
+  val_t* rk = xc_tiled_arange(k, xc_tiled_dim_knob(kBK));
+  val_t* h0 = xc_tiled_const_f(k, XC_F16, 0.0, 0, NULL);
+  val_t* acc0 = xc_tiled_const_f(k, XC_F32, 0.0, 2, acc_shape);
+  xc_tiled_op_t* loop = xc_tiled_for_begin(k, i64c(k, 0), K, kv(k, "BLOCK_K"), 1, &acc0);
+  val_t* k0 = xc_tiled_for_iv(loop);
+  val_t* ka = row(k, add(k, k0, rk)), *kb = col(k, add(k, k0, rk));
+  val_t* a = xc_tiled_load(k, A, add(k, mul(k, rm, K), ka), land(k, lt(k, rm, M), lt(k, ka, K)), h0);
+  val_t* b = xc_tiled_load(k, B, add(k, mul(k, kb, N), rn), land(k, lt(k, kb, K), lt(k, rn, N)), h0);
+  val_t* next = xc_tiled_dot(k, a, b, xc_tiled_for_arg(loop, 0));
+  xc_tiled_for_end(k, loop, 1, &next);
+  xc_tiled_store(k, C, add(k, mul(k, rm, N), rn), xc_tiled_cast(k, xc_tiled_for_result(loop, 0), XC_F16),
+                 land(k, lt(k, rm, M), lt(k, rn, N)));
+  k = finish(k);
+  CHECK(k != NULL);
+  if (!k) return;
+  int64_t m = 37, n = 21, kk = 50, da[2] = {m, kk}, db[2] = {kk, n}, dc[2] = {m, n};
+  xc_tensor_t *A16, *B16, *C16;
+  CHECK_OK(xc_tensor_create(XC_F16, 2, da, &A16));
+  CHECK_OK(xc_tensor_create(XC_F16, 2, db, &B16));
+  CHECK_OK(xc_tensor_create(XC_F16, 2, dc, &C16));
+  for (int64_t i = 0; i < A16->numel; i++) xc_tensor_set_f64(A16, i, rnd());
+  for (int64_t i = 0; i < B16->numel; i++) xc_tensor_set_f64(B16, i, rnd());
+  xc_tiled_arg_t args[6] = {{A16, 0}, {B16, 0}, {C16, 0}, {NULL, m}, {NULL, n}, {NULL, kk}};
+  const int64_t knobs[3] = {32, 16, 32};
+  CHECK_OK(xc_tiled_run(k, knobs, 6, args));
+  const char* text =
+      "xir 1\ngraph g opset 23 {\n  input a: f16[37, 50]\n  input b: f16[50, 21]\n"
+      "  y = MatMul(a, b)\n  output y\n}\n";
+  const xc_tensor_t* ins[2] = {A16, B16};
+  xc_tensor_t* ref = run_graph(text, 2, ins);
+  CHECK(ref != NULL);
+  int mismatches = 0;
+  for (int64_t i = 0; ref && i < C16->numel; i++)
+    mismatches += ((uint16_t*)C16->data)[i] != ((uint16_t*)ref->data)[i];
+  CHECK_EQ_INT(mismatches, 0);
+  xc_tensor_destroy(ref);
+  xc_tensor_destroy(A16), xc_tensor_destroy(B16), xc_tensor_destroy(C16);
+  xc_tiled_kernel_destroy(k);
+}
+
 /* ---- LayerNorm over rows, with residual and ReLU --------------------------------- */
 
 /* Y = Relu(LayerNorm(X + Res) * gamma + beta) over the last dim N, BLOCK_R
@@ -453,6 +516,7 @@ static void test_attention(void) {
 int main(void) {
   test_gemm();
   test_gemm_knob_choice();
+  test_gemm_f16();
   test_layernorm();
   test_attention();
   return xc_test_summary("test_tiled");
