@@ -373,6 +373,11 @@ void xc_tiled_print(const xc_tiled_kernel_t* k, FILE* f);
 /* The text form as a malloc'ed string (caller frees); NULL on OOM. */
 char* xc_tiled_print_to_string(const xc_tiled_kernel_t* k);
 
+/* Parses the text form (as printed) into a new verified kernel owned by the
+ * caller. Errors carry "file:line:col". */
+xc_status_t xc_tiled_parse(const char* text, size_t len, const char* filename,
+                           xc_tiled_kernel_t** out);
+
 /* One launch argument per kernel parameter (in parameter order). */
 typedef struct xc_tiled_arg {
   xc_tensor_t* buffer; /* buffer params: any shape, dtype must match */

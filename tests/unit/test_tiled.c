@@ -76,6 +76,7 @@ static const xc_tiled_expr_t* ceildiv(kern_t* k, val_t* param, const char* knob)
                          xc_texpr_knob(k, xc_tiled_find_knob(k, knob)));
 }
 
+/* Verifies k and checks that its text form parses back to the same text. */
 static kern_t* finish(kern_t* k) {
   xc_status_t s = xc_tiled_verify(k);
   if (s) {
@@ -84,6 +85,17 @@ static kern_t* finish(kern_t* k) {
     xc_tiled_kernel_destroy(k);
     return NULL;
   }
+  char* text = xc_tiled_print_to_string(k);
+  kern_t* back = NULL;
+  CHECK(text != NULL);
+  if (text) CHECK_OK(xc_tiled_parse(text, strlen(text), k->name, &back));
+  if (back) {
+    char* again = xc_tiled_print_to_string(back);
+    CHECK_STR(again, text);
+    free(again);
+    xc_tiled_kernel_destroy(back);
+  }
+  free(text);
   return k;
 }
 
