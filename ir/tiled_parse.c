@@ -611,10 +611,11 @@ static void parse_block(parser_t* ps, xc_tiled_op_t* loop) {
       perr(ps, "ops after yield");
       return;
     }
+    tok_t at = ps->tok;
     parse_op(ps, loop, &done);
     if (!ps->err && ps->k->pending_error) {
       xc_status_t st = xc_tiled_kernel_take_error(ps->k);
-      ps->err = xc_status_annotate(st, "%s:%d", ps->file, ps->tok.line);
+      ps->err = xc_status_annotate(st, "%s:%d:%d", ps->file, at.line, at.col);
     }
   }
   if (loop && !done && !ps->err) perr(ps, "for body does not end with yield");

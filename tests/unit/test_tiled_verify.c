@@ -389,6 +389,86 @@ static void test_misc_semantics(void) {
   xc_tiled_kernel_destroy(k);
 }
 
+
+static const char* kScaleText =
+    "kernel @scale {\n"
+    "  knob BLOCK: tile in {4, 8} = 4\n"
+    "  param %x: memref<global f32 in>\n"
+    "  param %y: memref<global f32 out>\n"
+    "  param %n: i64\n"
+    "  grid [ceildiv(n, BLOCK)]\n"
+    "  %pid = program_id 0 : i64\n"
+    "  %b = knob BLOCK : i64\n"
+    "  %start = mul %pid, %b : i64\n"
+    "  %lanes = arange : i64[BLOCK]\n"
+    "  %offs = add %start, %lanes : i64[BLOCK]\n"
+    "  %m = cmp lt %offs, %n : bool[BLOCK]\n"
+    "  %v = load %x[%offs] mask %m : f32[BLOCK]\n"
+    "  %one = const 1 : i64\n"
+    "  %zero = const 0 : i64\n"
+    "  %init = const 0 : f32[BLOCK]\n"
+    "  # v * 3 as a loop adding v three times\n"
+    "  %three = const 3 : i64\n"
+    "  %r = for %i = %zero to %three step %one iter(%acc = %init: f32[BLOCK]) {\n"
+    "    %next = add %acc, %v : f32[BLOCK]\n"
+    "    yield %next\n"
+    "  }\n"
+    "  store %y[%offs], %r mask %m\n"
+    "}\n";
+
+static void test_parser(void) {
+  xc_tiled_kernel_t* k = NULL;
+  CHECK_OK(xc_tiled_parse(kScaleText, strlen(kScaleText), "scale.txt", &k));
+  if (k) {
+    xc_tensor_t *x, *y;
+    int64_t d[1] = {7};
+    CHECK_OK(xc_tensor_create(XC_F32, 1, d, &x));
+    CHECK_OK(xc_tensor_create(XC_F32, 1, d, &y));
+    for (int i = 0; i < 7; i++) xc_tensor_set_f64(x, i, i - 2.5);
+    xc_tiled_arg_t args[3] = {{x, 0}, {y, 0}, {NULL, 7}};
+    CHECK_OK(xc_tiled_run(k, NULL, 3, args));
+    for (int i = 0; i < 7; i++) CHECK_NEAR(xc_tensor_get_f64(y, i), 3 * (i - 2.5), 0);
+    char* text = xc_tiled_print_to_string(k);
+    CHECK(text && strstr(text, "%r.16 = for %i.14 = %zero.11 to %three.13 step %one.10 "
+                               "iter(%acc.15 = %init.12: f32[BLOCK]) {\n"));
+    free(text);
+    xc_tensor_destroy(x);
+    xc_tensor_destroy(y);
+    xc_tiled_kernel_destroy(k);
+  }
+  struct { const char* from; const char* to; const char* err; } cases[] = {
+      {"%v = load %x[%offs] mask %m : f32[BLOCK]", "%v = load %x[%offs] mask %q : f32[BLOCK]",
+       "scale.txt:13:28: unknown value '%q'"},
+      {"%v = load %x[%offs] mask %m : f32[BLOCK]", "%v = load %x[%offs] mask %m : f16[BLOCK]",
+       "scale.txt:13:8: declared type f16[BLOCK] differs from the derived type f32[BLOCK]"},
+      {"store %y[%offs]", "store %x[%offs]", "scale.txt:23:3: tiled kernel 'scale': op 14 (store): store to 'x', an input buffer"},
+      {"%start = mul", "%start = fma", "scale.txt:9:12: unknown op 'fma'"},
+      {"arange : i64[BLOCK]", "arange : i64[WIDTH]", "unknown knob 'WIDTH' in a shape"},
+      {"    yield %next\n", "", "for body does not end with yield"},
+      {"{4, 8} = 4", "{4, 8} = 5", "default 5 is not one of its candidates"},
+      {"ceildiv(n, BLOCK)", "ceildiv(n, BLK)", "unknown name 'BLK' in an expression"},
+      {"%next = add %acc, %v", "%next = add %acc, %m", "operand dtypes differ: f32 vs bool"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    const char* at = strstr(kScaleText, cases[i].from);
+    CHECK(at != NULL);
+    if (!at) continue;
+    char buf[2048];
+    snprintf(buf, sizeof buf, "%.*s%s%s", (int)(at - kScaleText), kScaleText, cases[i].to,
+             at + strlen(cases[i].from));
+    k = NULL;
+    CHECK_ERR(xc_tiled_parse(buf, strlen(buf), "scale.txt", &k), cases[i].err);
+    CHECK(k == NULL);
+  }
+  /* truncated text never crashes */
+  for (size_t n = 0; n < strlen(kScaleText); n += 7) {
+    k = NULL;
+    xc_status_t st = xc_tiled_parse(kScaleText, n, "cut.txt", &k);
+    CHECK(st != NULL && k == NULL);
+    xc_status_free(st);
+  }
+}
+
 int main(void) {
   test_printer();
   test_run_scale();
@@ -396,5 +476,6 @@ int main(void) {
   test_verifier_errors();
   test_knob_errors();
   test_misc_semantics();
+  test_parser();
   return xc_test_summary("test_tiled_verify");
 }
