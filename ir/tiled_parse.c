@@ -165,10 +165,14 @@ static void bind(parser_t* ps, const tok_t* t, xc_tiled_value_t* v) {
     ps->cap_names = cap;
   }
   ps->names[ps->num_names++] = (name_entry_t){t->s + 1, t->n - 1, v};
-  /* "%acc.12" keeps the hint "acc"; "%12" has none. */
-  const char* dot = memchr(t->s + 1, '.', t->n - 1);
-  if (dot && v->param < 0) {
-    char* hint = xc_arena_strndup(ps->k->arena, t->s + 1, (size_t)(dot - t->s - 1));
+  /* "%acc.12" and "%acc" keep the hint "acc"; "%12" has none. */
+  if (v->param < 0) {
+    const char* s = t->s + 1;
+    size_t n = t->n - 1, digits = 0;
+    while (digits < n && isdigit((unsigned char)s[n - 1 - digits])) digits++;
+    if (digits == n) return;
+    if (digits > 0 && s[n - 1 - digits] == '.') n -= digits + 1;
+    char* hint = xc_arena_strndup(ps->k->arena, s, n);
     if (hint) v->name = hint;
   }
 }
