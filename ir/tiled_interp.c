@@ -9,6 +9,9 @@
 
 #include "tiled_internal.h"
 
+/* The interpreter is a reference, not a runtime: refuse absurd grids. */
+#define XC_TILED_INTERP_MAX_PROGRAMS ((int64_t)1 << 24)
+
 typedef struct rt_value {
   bool set;
   bool is_int;  /* integer and bool dtypes live in i, floats in f */
@@ -603,6 +606,9 @@ static xc_status_t run_programs(interp_t* in) {
     if (!xc_mul_i64(total, in->nprog[a], &total))
       return xc_error(XC_OUT_OF_RANGE, "grid size overflows");
   }
+  if (total > XC_TILED_INTERP_MAX_PROGRAMS)
+    return xc_error(XC_RESOURCE_EXHAUSTED, "grid of %lld programs is too large to interpret",
+                    (long long)total);
   /* Buffer and scalar parameters are fixed for the whole launch. */
   for (int p = 0; p < k->num_params; p++) {
     const xc_tiled_value_t* pv = k->params[p];

@@ -460,6 +460,42 @@ static void test_parser(void) {
     CHECK_ERR(xc_tiled_parse(buf, strlen(buf), "scale.txt", &k), cases[i].err);
     CHECK(k == NULL);
   }
+  /* mutated text (random byte replacements from the grammar's alphabet)
+   * parses or fails cleanly, and what parses also verifies */
+  static const char alphabet[] = "%@{}[](),:=<*+-& \n0123456789abkmxyBLOCKfi.";
+  uint64_t seed = 12345;
+  size_t len = strlen(kScaleText);
+  char* buf = malloc(len + 1);
+  for (int iter = 0; buf && iter < 3000; iter++) {
+    memcpy(buf, kScaleText, len + 1);
+    for (int m = 0; m < 1 + iter % 4; m++) {
+      seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+      buf[(seed >> 33) % len] = alphabet[(seed >> 17) % (sizeof alphabet - 1)];
+    }
+    k = NULL;
+    xc_status_t st = xc_tiled_parse(buf, len, "mut.txt", &k);
+    if (!st) {
+      CHECK_OK(xc_tiled_verify(k));
+      /* and runs or fails cleanly on small buffers */
+      xc_tensor_t *x = NULL, *y = NULL;
+      int64_t d[1] = {7};
+      CHECK_OK(xc_tensor_create(XC_F32, 1, d, &x));
+      CHECK_OK(xc_tensor_create(XC_F32, 1, d, &y));
+      xc_tiled_arg_t args[8];
+      memset(args, 0, sizeof args);
+      for (int p = 0; p < k->num_params && p < 8; p++) {
+        if (k->params[p]->type.kind == XC_TILED_MEMREF)
+          args[p].buffer = k->params[p]->type.dtype == XC_F32 ? (p % 2 ? y : x) : NULL;
+        else args[p].scalar = 7;
+      }
+      if (k->num_params <= 8) xc_status_free(xc_tiled_run(k, NULL, k->num_params, args));
+      xc_tensor_destroy(x);
+      xc_tensor_destroy(y);
+      xc_tiled_kernel_destroy(k);
+    }
+    xc_status_free(st);
+  }
+  free(buf);
   /* truncated text never crashes */
   for (size_t n = 0; n < strlen(kScaleText); n += 7) {
     k = NULL;
