@@ -338,6 +338,117 @@ static void test_knob_errors(void) {
   xc_tiled_kernel_destroy(k);
 }
 
+/* Prints k, parses it back and checks the text is unchanged. */
+static void check_round_trip(const xc_tiled_kernel_t* k) {
+  char* text = xc_tiled_print_to_string(k);
+  xc_tiled_kernel_t* back = NULL;
+  CHECK(text != NULL);
+  if (text) CHECK_OK(xc_tiled_parse(text, strlen(text), k->name, &back));
+  if (back) {
+    char* again = xc_tiled_print_to_string(back);
+    CHECK_STR(again, text);
+    free(again);
+    xc_tiled_kernel_destroy(back);
+  }
+  free(text);
+}
+
+/* Runs a one-program kernel out[i] = op(a[i], b[i]) over 1-D i32 / f32
+ * vectors and returns the status. */
+static xc_status_t run_elementwise(xc_tiled_opcode_t oc, xc_dtype_t dt, int n, const double* a,
+                                   const double* b, xc_tensor_t** out) {
+  kern_t* k;
+  XC_RETURN_IF_ERROR(xc_tiled_kernel_create("ew", &k));
+  val_t* A = xc_tiled_param_buffer(k, "a", dt, XC_ROLE_IN);
+  val_t* B = xc_tiled_param_buffer(k, "b", dt, XC_ROLE_IN);
+  val_t* O = xc_tiled_param_buffer(k, "o", oc == XC_TOP_CMP ? XC_BOOL : dt, XC_ROLE_OUT);
+  xc_tiled_set_grid(k, 1, (const xc_tiled_expr_t* const[]){one(k)});
+  val_t* offs = xc_tiled_arange(k, xc_tiled_dim_const(n));
+  val_t* x = xc_tiled_load(k, A, offs, NULL, NULL);
+  val_t* y = xc_tiled_load(k, B, offs, NULL, NULL);
+  val_t* r = oc == XC_TOP_CMP ? xc_tiled_cmp(k, XC_CMP_LT, x, y)
+           : (oc >= XC_TOP_NEG && oc <= XC_TOP_NOT) ? xc_tiled_unary(k, oc, x) : xc_tiled_binary(k, oc, x, y);
+  xc_tiled_store(k, O, offs, r, NULL);
+  xc_tensor_t *ta = NULL, *tb = NULL;
+  int64_t d[1] = {n};
+  xc_status_t st = xc_tiled_verify(k);
+  if (!st) st = xc_tensor_create(dt, 1, d, &ta);
+  if (!st) st = xc_tensor_create(dt, 1, d, &tb);
+  if (!st) st = xc_tensor_create(oc == XC_TOP_CMP ? XC_BOOL : dt, 1, d, out);
+  if (!st) {
+    for (int i = 0; i < n; i++) xc_tensor_set_f64(ta, i, a[i]), xc_tensor_set_f64(tb, i, b[i]);
+    xc_tiled_arg_t args[3] = {{ta, 0}, {tb, 0}, {*out, 0}};
+    st = xc_tiled_run(k, NULL, 3, args);
+  }
+  xc_tensor_destroy(ta);
+  xc_tensor_destroy(tb);
+  xc_tiled_kernel_destroy(k);
+  return st;
+}
+
+static void test_elementwise_semantics(void) {
+  xc_tensor_t* o = NULL;
+  /* integer division and remainder truncate toward zero (C semantics) */
+  const double a[4] = {-7, 7, -7, 9}, b[4] = {2, -2, -2, 4};
+  CHECK_OK(run_elementwise(XC_TOP_DIV, XC_I32, 4, a, b, &o));
+  if (o) {
+    CHECK_EQ_INT(xc_tensor_get_i64(o, 0), -3);
+    CHECK_EQ_INT(xc_tensor_get_i64(o, 1), -3);
+    CHECK_EQ_INT(xc_tensor_get_i64(o, 2), 3);
+    CHECK_EQ_INT(xc_tensor_get_i64(o, 3), 2);
+  }
+  xc_tensor_destroy(o), o = NULL;
+  CHECK_OK(run_elementwise(XC_TOP_REM, XC_I32, 4, a, b, &o));
+  if (o) {
+    CHECK_EQ_INT(xc_tensor_get_i64(o, 0), -1);
+    CHECK_EQ_INT(xc_tensor_get_i64(o, 1), 1);
+    CHECK_EQ_INT(xc_tensor_get_i64(o, 3), 1);
+  }
+  xc_tensor_destroy(o), o = NULL;
+  /* i32 overflow is an error, not a silent wrap */
+  const double big[1] = {2147483647.0}, onev[1] = {1};
+  CHECK_ERR(run_elementwise(XC_TOP_ADD, XC_I32, 1, big, onev, &o), "i32 overflow in add");
+  xc_tensor_destroy(o), o = NULL;
+  /* NaN propagates through max/min; comparisons with NaN are false */
+  const double fa[3] = {NAN, 1.0, -0.0}, fb[3] = {1.0, NAN, 0.0};
+  CHECK_OK(run_elementwise(XC_TOP_MAX, XC_F32, 3, fa, fb, &o));
+  if (o) {
+    CHECK(isnan(xc_tensor_get_f64(o, 0)));
+    CHECK(isnan(xc_tensor_get_f64(o, 1)));
+  }
+  xc_tensor_destroy(o), o = NULL;
+  CHECK_OK(run_elementwise(XC_TOP_CMP, XC_F32, 3, fa, fb, &o));
+  if (o) {
+    CHECK_EQ_INT(xc_tensor_get_i64(o, 0), 0);
+    CHECK_EQ_INT(xc_tensor_get_i64(o, 1), 0);
+    CHECK_EQ_INT(xc_tensor_get_i64(o, 2), 0); /* -0 < 0 is false */
+  }
+  xc_tensor_destroy(o), o = NULL;
+  /* unary float ops against closed forms; results rounded into f32 */
+  const double xs[4] = {-2.0, -0.5, 0.25, 3.0}, pos[4] = {0.5, 1.0, 4.0, 9.0};
+  struct { xc_tiled_opcode_t op; const double* in; double expect[4]; } u[] = {
+      {XC_TOP_SIGMOID, xs, {0.11920292202211755, 0.37754066879814541, 0.56217650088579807,
+                            0.95257412682243336}},
+      {XC_TOP_RSQRT, pos, {1.4142135623730951, 1.0, 0.5, 1.0 / 3.0}},
+      {XC_TOP_RECIP, pos, {2.0, 1.0, 0.25, 1.0 / 9.0}},
+      {XC_TOP_ERF, xs, {-0.99532226501895273, -0.52049987781304654, 0.27632639016823696,
+                        0.99997790950300136}},
+      {XC_TOP_TANH, xs, {-0.96402758007581690, -0.46211715726000974, 0.24491866240370913,
+                         0.99505475368673045}},
+      {XC_TOP_ABS, xs, {2.0, 0.5, 0.25, 3.0}},
+      {XC_TOP_FLOOR, xs, {-2.0, -1.0, 0.0, 3.0}},
+  };
+  for (size_t i = 0; i < sizeof u / sizeof u[0]; i++) {
+    CHECK_OK(run_elementwise(u[i].op, XC_F32, 4, u[i].in, u[i].in, &o));
+    for (int j = 0; o && j < 4; j++)
+      CHECK_NEAR(xc_tensor_get_f64(o, j), (float)u[i].expect[j], 0);
+    xc_tensor_destroy(o), o = NULL;
+  }
+  /* float ops on integers are refused by the typing rule */
+  CHECK_ERR(run_elementwise(XC_TOP_EXP, XC_I32, 1, big, onev, &o), "exp does not accept i32");
+  xc_tensor_destroy(o), o = NULL;
+}
+
 /* A private accumulator tile round-tripped through memory, a shared buffer
  * read before it is written (NaN), reductions and casts. */
 static void test_misc_semantics(void) {
@@ -370,6 +481,7 @@ static void test_misc_semantics(void) {
   xc_tiled_store(k, outi, xc_tiled_const_i(k, XC_I64, 1, 0, NULL),
                  xc_tiled_cast(k, xc_tiled_const_f(k, XC_F32, 2.7, 0, NULL), XC_I32), NULL);
   CHECK_OK(xc_tiled_verify(k));
+  check_round_trip(k);
   xc_tensor_t *t, *ti;
   int64_t d5[1] = {5}, d2[1] = {2};
   CHECK_OK(xc_tensor_create(XC_F32, 1, d5, &t));
@@ -513,5 +625,6 @@ int main(void) {
   test_knob_errors();
   test_misc_semantics();
   test_parser();
+  test_elementwise_semantics();
   return xc_test_summary("test_tiled_verify");
 }
