@@ -270,6 +270,12 @@ int xc_tiled_find_knob(const xc_tiled_kernel_t* k, const char* name) {
   return -1;
 }
 
+int xc_tiled_knob_of_kind(const xc_tiled_kernel_t* k, xc_tiled_knob_kind_t kind) {
+  for (int i = 0; i < k->num_knobs; i++)
+    if (k->knobs[i].kind == kind) return i;
+  return -1;
+}
+
 void xc_tiled_add_constraint(xc_tiled_kernel_t* k, const xc_tiled_expr_t* e) {
   if (k->pending_error) return;
   if (!e) {

@@ -271,6 +271,9 @@ int xc_tiled_add_knob(xc_tiled_kernel_t* k, const char* name,
                       xc_tiled_knob_kind_t kind, int num_candidates,
                       const int64_t* candidates, int64_t default_value);
 int xc_tiled_find_knob(const xc_tiled_kernel_t* k, const char* name);
+/* Index of the first knob of `kind` (e.g. the THREADS knob an emitter sizes
+ * work-groups with), or -1 when the kernel has none. */
+int xc_tiled_knob_of_kind(const xc_tiled_kernel_t* k, xc_tiled_knob_kind_t kind);
 /* Adds a constraint that must evaluate to nonzero for a valid knob choice. */
 void xc_tiled_add_constraint(xc_tiled_kernel_t* k, const xc_tiled_expr_t* e);
 

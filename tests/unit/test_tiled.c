@@ -241,6 +241,9 @@ static void test_gemm_knob_choice(void) {
   xc_tiled_limits_t gpu;
   xc_tiled_limits_init_gpu(&gpu);
   int64_t v[6];
+  CHECK_EQ_INT(xc_tiled_knob_of_kind(k, XC_KNOB_THREADS), 3);
+  CHECK_EQ_INT(xc_tiled_knob_of_kind(k, XC_KNOB_STAGES), 5);
+  CHECK_EQ_INT(xc_tiled_knob_of_kind(k, XC_KNOB_UNROLL), -1);
   CHECK_OK(xc_tiled_knobs_choose(k, &gpu, v));
   CHECK_EQ_INT(v[0], 32); /* defaults are valid on a GPU */
   CHECK_EQ_INT(v[3], 128);
