@@ -77,12 +77,15 @@ void xc_tiled_limits_init_gpu(xc_tiled_limits_t* l) {
   l->value[XC_TILED_LIMIT_MAX_VECTOR] = 4;
   l->value[XC_TILED_LIMIT_MAX_TILE_ELEMS] = 16384;
 }
+/* A CPU program runs on one core: "threads" become iterations of the loops
+ * over a tile (any count is fine), shared memory is a stack array that
+ * should stay in L2, and tiles live in L1-resident arrays. */
 void xc_tiled_limits_init_cpu(xc_tiled_limits_t* l) {
-  l->value[XC_TILED_LIMIT_MAX_THREADS] = 1;
-  l->value[XC_TILED_LIMIT_SHARED_BYTES] = 0;
+  l->value[XC_TILED_LIMIT_MAX_THREADS] = 1024;
+  l->value[XC_TILED_LIMIT_SHARED_BYTES] = 256 * 1024;
   l->value[XC_TILED_LIMIT_SIMD_WIDTH] = 8;
   l->value[XC_TILED_LIMIT_MAX_VECTOR] = 8;
-  l->value[XC_TILED_LIMIT_MAX_TILE_ELEMS] = 4096;
+  l->value[XC_TILED_LIMIT_MAX_TILE_ELEMS] = 8192;
 }
 const char* xc_tiled_limit_name(xc_tiled_limit_t l) {
   static const char* const n[] = {"max_threads", "shared_bytes", "simd_width", "max_vector",

@@ -73,7 +73,8 @@ typedef struct xc_tiled_limits {
 void xc_tiled_limits_init_unlimited(xc_tiled_limits_t* l);
 /* A typical GPU (1024 threads, 48 KiB shared, 32 lanes, vector 4, 16384 elems). */
 void xc_tiled_limits_init_gpu(xc_tiled_limits_t* l);
-/* A typical CPU core (1 thread, no shared memory, 8 lanes, 4096 elems). */
+/* A typical CPU core (threads are loop iterations: 1024; 256 KiB "shared"
+ * stack arrays; 8 lanes; 8192 elems). */
 void xc_tiled_limits_init_cpu(xc_tiled_limits_t* l);
 const char* xc_tiled_limit_name(xc_tiled_limit_t l); /* "max_threads", ... */
 

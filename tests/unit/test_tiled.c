@@ -258,6 +258,11 @@ static void test_gemm_knob_choice(void) {
   CHECK(4 * (v[0] * v[2] + v[2] * v[1]) <= 4096);
   /* The chosen knobs compute the same GEMM. */
   check_gemm(EPI_BIAS_GELU, 67, 45, 33, v);
+  /* On a CPU the GEMM defaults are valid too. */
+  xc_tiled_limits_t cpu;
+  xc_tiled_limits_init_cpu(&cpu);
+  CHECK_OK(xc_tiled_knobs_choose(k, &cpu, v));
+  CHECK_EQ_INT(v[0] * v[1] * v[2], 32 * 32 * 16);
   /* Nothing fits without shared memory. */
   xc_tiled_limits_t none = gpu;
   none.value[XC_TILED_LIMIT_SHARED_BYTES] = 0;
