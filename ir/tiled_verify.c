@@ -151,6 +151,13 @@ static xc_status_t verify_for(verifier_t* v, const xc_tiled_op_t* op) {
   if (!b || b->num_args != 1 + n || op->num_results != n)
     return xc_error(XC_INVALID_ARGUMENT, "for carries %d values but has %d results and %d body "
                     "arguments", n, op->num_results, b ? b->num_args - 1 : -1);
+  for (int i = 0; i < b->num_args; i++)
+    if (!b->args[i]) return xc_error(XC_INVALID_ARGUMENT, "for body argument %d is missing", i);
+  for (int i = 0; i < n; i++) {
+    if (!op->results[i]) return xc_error(XC_INVALID_ARGUMENT, "for result %d is missing", i);
+    if (op->operands[3 + i]->type.kind != XC_TILED_TENSOR)
+      return xc_error(XC_INVALID_ARGUMENT, "loop-carried value %d is a memref", i);
+  }
   const xc_tiled_type_t* ivt = &b->args[0]->type;
   if (ivt->kind != XC_TILED_TENSOR || ivt->rank != 0 || ivt->dtype != XC_I64)
     return xc_error(XC_INVALID_ARGUMENT, "induction variable must be an i64 scalar");
