@@ -230,6 +230,23 @@ static void test_gemm(void) {
     check_gemm(EPI_BIAS_GELU, 67, 45, 33, choices[i]);
     check_gemm(EPI_BIAS_RELU_RESIDUAL, 67, 45, 33, choices[i]);
   }
+  /* every tile-size combination a tuner could pick on a GPU */
+  xc_tiled_limits_t gpu;
+  xc_tiled_limits_init_gpu(&gpu);
+  kern_t* k = build_gemm(EPI_BIAS_RELU_RESIDUAL);
+  int tried = 0;
+  for (int i = 0; k && i < 27; i++) {
+    int64_t v[6] = {16 << (i % 3), 16 << (i / 3 % 3), 8 << (i / 9), 256, 4, 2};
+    xc_status_t st = xc_tiled_knobs_check(k, v, &gpu);
+    if (st) {
+      xc_status_free(st);
+      continue;
+    }
+    tried++;
+    check_gemm(EPI_BIAS_RELU_RESIDUAL, 45, 67, 41, v);
+  }
+  CHECK_EQ_INT(tried, 27);
+  xc_tiled_kernel_destroy(k);
   check_gemm(EPI_BIAS_GELU, 64, 64, 32, NULL);     /* exact multiples, defaults */
   check_gemm(EPI_BIAS_RELU_RESIDUAL, 1, 3, 1, NULL); /* tiny: mostly masked lanes */
 }
