@@ -1,0 +1,560 @@
+/* Tiled IR end to end: kernels built with the builder API and run by the
+ * tiled interpreter, compared with the graph reference interpreter on the
+ * equivalent graph (rel-L2 <= 1e-5): a tiled GEMM with fused epilogues over
+ * several knob choices and ragged sizes, a one-pass LayerNorm with residual
+ * and ReLU, and FlashAttention-style attention (online softmax), causal and
+ * not, with a ragged sequence length. */
+#include "test.h"
+#include "xcomp/interp.h"
+#include "xcomp/tiled.h"
+#include "xcomp/xir.h"
+
+typedef xc_tiled_value_t val_t;
+typedef xc_tiled_kernel_t kern_t;
+
+/* ---- helpers --------------------------------------------------------------- */
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+static double rnd(void) {
+  rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
+  return (double)(rng_state >> 11) / 9007199254740992.0 * 2.0 - 1.0;
+}
+
+static xc_tensor_t* random_tensor(int rank, const int64_t* dims) {
+  xc_tensor_t* t = NULL;
+  if (xc_tensor_create(XC_F32, rank, dims, &t)) return NULL;
+  for (int64_t i = 0; i < t->numel; i++) xc_tensor_set_f64(t, i, rnd());
+  return t;
+}
+
+static xc_tensor_t* zeros(int rank, const int64_t* dims) {
+  xc_tensor_t* t = NULL;
+  if (xc_tensor_create(XC_F32, rank, dims, &t)) return NULL;
+  return t;
+}
+
+static double rel_l2(const xc_tensor_t* a, const xc_tensor_t* b) {
+  if (!a || !b || a->numel != b->numel) return INFINITY;
+  double num = 0, den = 0;
+  for (int64_t i = 0; i < a->numel; i++) {
+    double x = xc_tensor_get_f64(a, i), y = xc_tensor_get_f64(b, i);
+    if (isnan(x) || isnan(y)) return INFINITY;
+    num += (x - y) * (x - y);
+    den += y * y;
+  }
+  return sqrt(num / (den > 0 ? den : 1));
+}
+
+/* Parses and runs a graph on the given inputs; returns output 0. */
+static xc_tensor_t* run_graph(const char* text, int n, const xc_tensor_t* const* inputs) {
+  xc_graph_t* g = NULL;
+  xc_status_t s = xc_xir_parse(text, strlen(text), "ref.xir", NULL, &g);
+  if (!s) s = xc_graph_infer(g);
+  xc_tensor_t* out[1] = {NULL};
+  if (!s) s = xc_interp_run(g, NULL, n, inputs, out);
+  if (s) {
+    fprintf(stderr, "reference graph: %s\n", xc_status_message(s));
+    xc_status_free(s);
+  }
+  xc_graph_destroy(g);
+  return out[0];
+}
+
+static val_t* kv(kern_t* k, const char* knob) { return xc_tiled_knob_value(k, xc_tiled_find_knob(k, knob)); }
+static val_t* add(kern_t* k, val_t* a, val_t* b) { return xc_tiled_binary(k, XC_TOP_ADD, a, b); }
+static val_t* sub(kern_t* k, val_t* a, val_t* b) { return xc_tiled_binary(k, XC_TOP_SUB, a, b); }
+static val_t* mul(kern_t* k, val_t* a, val_t* b) { return xc_tiled_binary(k, XC_TOP_MUL, a, b); }
+static val_t* lt(kern_t* k, val_t* a, val_t* b) { return xc_tiled_cmp(k, XC_CMP_LT, a, b); }
+static val_t* land(kern_t* k, val_t* a, val_t* b) { return xc_tiled_binary(k, XC_TOP_AND, a, b); }
+static val_t* f32c(kern_t* k, double v) { return xc_tiled_const_f(k, XC_F32, v, 0, NULL); }
+static val_t* i64c(kern_t* k, int64_t v) { return xc_tiled_const_i(k, XC_I64, v, 0, NULL); }
+static val_t* col(kern_t* k, val_t* x) { return xc_tiled_expand_dims(k, x, 1); }
+static val_t* row(kern_t* k, val_t* x) { return xc_tiled_expand_dims(k, x, 0); }
+
+static const xc_tiled_expr_t* ceildiv(kern_t* k, val_t* param, const char* knob) {
+  return xc_texpr_binary(k, XC_TEXPR_CEILDIV, xc_texpr_param(k, param),
+                         xc_texpr_knob(k, xc_tiled_find_knob(k, knob)));
+}
+
+/* Verifies k and checks that its text form parses back to the same text. */
+static kern_t* finish(kern_t* k) {
+  xc_status_t s = xc_tiled_verify(k);
+  if (s) {
+    fprintf(stderr, "kernel %s: %s\n", k->name, xc_status_message(s));
+    xc_status_free(s);
+    xc_tiled_kernel_destroy(k);
+    return NULL;
+  }
+  char* text = xc_tiled_print_to_string(k);
+  kern_t* back = NULL;
+  CHECK(text != NULL);
+  if (text) CHECK_OK(xc_tiled_parse(text, strlen(text), k->name, &back));
+  if (back) {
+    char* again = xc_tiled_print_to_string(back);
+    CHECK_STR(again, text);
+    free(again);
+    xc_tiled_kernel_destroy(back);
+  }
+  free(text);
+  return k;
+}
+
+/* ---- GEMM with a fused epilogue ------------------------------------------------ */
+
+enum { EPI_BIAS_GELU, EPI_BIAS_RELU_RESIDUAL };
+
+/* C[M,N] = epilogue(A[M,K] @ B[K,N] + bias[N]) with A and B tiles staged
+ * through shared memory. Params: A B bias R C M N K. */
+static kern_t* build_gemm(int epilogue) {
+  kern_t* k;
+  if (xc_tiled_kernel_create(epilogue == EPI_BIAS_GELU ? "gemm_bias_gelu" : "gemm_bias_relu_res", &k))
+    return NULL;
+  const int64_t bm[] = {16, 32, 64}, bn[] = {16, 32, 64}, bk[] = {8, 16, 32};
+  const int64_t th[] = {32, 64, 128, 256}, vec[] = {1, 2, 4}, st[] = {1, 2, 3};
+  int kBM = xc_tiled_add_knob(k, "BLOCK_M", XC_KNOB_TILE, 3, bm, 32);
+  int kBN = xc_tiled_add_knob(k, "BLOCK_N", XC_KNOB_TILE, 3, bn, 32);
+  int kBK = xc_tiled_add_knob(k, "BLOCK_K", XC_KNOB_TILE, 3, bk, 16);
+  int kTH = xc_tiled_add_knob(k, "num_threads", XC_KNOB_THREADS, 4, th, 128);
+  xc_tiled_add_knob(k, "vector", XC_KNOB_VECTOR, 3, vec, 4);
+  xc_tiled_add_knob(k, "stages", XC_KNOB_STAGES, 3, st, 2);
+  /* at most 64 accumulators per thread */
+  xc_tiled_add_constraint(
+      k, xc_texpr_binary(k, XC_TEXPR_LE,
+                         xc_texpr_binary(k, XC_TEXPR_MUL, xc_texpr_knob(k, kBM), xc_texpr_knob(k, kBN)),
+                         xc_texpr_binary(k, XC_TEXPR_MUL, xc_texpr_knob(k, kTH), xc_texpr_const(k, 64))));
+  val_t* A = xc_tiled_param_buffer(k, "A", XC_F32, XC_ROLE_IN);
+  val_t* B = xc_tiled_param_buffer(k, "B", XC_F32, XC_ROLE_IN);
+  val_t* bias = xc_tiled_param_buffer(k, "bias", XC_F32, XC_ROLE_IN);
+  val_t* R = xc_tiled_param_buffer(k, "R", XC_F32, XC_ROLE_IN);
+  val_t* C = xc_tiled_param_buffer(k, "C", XC_F32, XC_ROLE_OUT);
+  val_t* M = xc_tiled_param_scalar(k, "M");
+  val_t* N = xc_tiled_param_scalar(k, "N");
+  val_t* K = xc_tiled_param_scalar(k, "K");
+  const xc_tiled_expr_t* grid[2] = {ceildiv(k, M, "BLOCK_M"), ceildiv(k, N, "BLOCK_N")};
+  xc_tiled_set_grid(k, 2, grid);
+
+  xc_tiled_dim_t dm = xc_tiled_dim_knob(kBM), dn = xc_tiled_dim_knob(kBN), dk = xc_tiled_dim_knob(kBK);
+  xc_tiled_dim_t sa[2] = {dm, dk}, sb[2] = {dk, dn}, acc_shape[2] = {dm, dn};
+  val_t* sA = xc_tiled_alloc(k, XC_SCOPE_SHARED, XC_F32, 2, sa);
+  val_t* sB = xc_tiled_alloc(k, XC_SCOPE_SHARED, XC_F32, 2, sb);
+  val_t* vbm = kv(k, "BLOCK_M");
+  val_t* vbn = kv(k, "BLOCK_N");
+  val_t* vbk = kv(k, "BLOCK_K");
+  val_t* am = xc_tiled_arange(k, dm);
+  val_t* an = xc_tiled_arange(k, dn);
+  val_t* ak = xc_tiled_arange(k, dk);
+  val_t* rm = col(k, add(k, mul(k, xc_tiled_program_id(k, 0), vbm), am));  /* [BM,1] */
+  val_t* rn = row(k, add(k, mul(k, xc_tiled_program_id(k, 1), vbn), an));  /* [1,BN] */
+  val_t* rk_row = row(k, ak), *rk_col = col(k, ak);
+  val_t* mask_m = lt(k, rm, M), *mask_n = lt(k, rn, N);
+  val_t* la = add(k, mul(k, col(k, am), vbk), rk_row);      /* local offsets in sA */
+  val_t* lb = add(k, mul(k, rk_col, vbn), row(k, an));      /* local offsets in sB */
+  val_t* zero = f32c(k, 0.0);
+  val_t* acc0 = xc_tiled_name(k, xc_tiled_const_f(k, XC_F32, 0.0, 2, acc_shape), "acc");
+  xc_tiled_op_t* loop = xc_tiled_for_begin(k, i64c(k, 0), K, vbk, 1, &acc0);
+  {
+    val_t* k0 = xc_tiled_name(k, xc_tiled_for_iv(loop), "k0");
+    val_t* acc = xc_tiled_for_arg(loop, 0);
+    val_t* ka = add(k, k0, rk_row);
+    val_t* a = xc_tiled_load(k, A, add(k, mul(k, rm, K), ka), land(k, mask_m, lt(k, ka, K)), zero);
+    xc_tiled_store(k, sA, la, a, NULL);
+    val_t* kb = add(k, k0, rk_col);
+    val_t* b = xc_tiled_load(k, B, add(k, mul(k, kb, N), rn), land(k, lt(k, kb, K), mask_n), zero);
+    xc_tiled_store(k, sB, lb, b, NULL);
+    xc_tiled_barrier(k);
+    val_t* next = xc_tiled_dot(k, xc_tiled_load(k, sA, la, NULL, NULL),
+                               xc_tiled_load(k, sB, lb, NULL, NULL), acc);
+    xc_tiled_barrier(k);
+    xc_tiled_for_end(k, loop, 1, &next);
+  }
+  val_t* acc = xc_tiled_for_result(loop, 0);
+  val_t* x = add(k, acc, xc_tiled_load(k, bias, rn, mask_n, zero));
+  val_t* c_off = add(k, mul(k, rm, N), rn);
+  val_t* c_mask = land(k, mask_m, mask_n);
+  val_t* y;
+  if (epilogue == EPI_BIAS_GELU) {
+    val_t* e = xc_tiled_unary(k, XC_TOP_ERF, mul(k, x, f32c(k, 0.70710678118654752)));
+    y = mul(k, mul(k, x, f32c(k, 0.5)), add(k, e, f32c(k, 1.0)));
+  } else {
+    val_t* r = xc_tiled_binary(k, XC_TOP_MAX, x, zero);
+    y = add(k, r, xc_tiled_load(k, R, c_off, c_mask, zero));
+  }
+  xc_tiled_store(k, C, c_off, y, c_mask);
+  return finish(k);
+}
+
+static void check_gemm(int epilogue, int64_t m, int64_t n, int64_t kk, const int64_t* knobs) {
+  kern_t* k = build_gemm(epilogue);
+  CHECK(k != NULL);
+  if (!k) return;
+  int64_t da[2] = {m, kk}, db[2] = {kk, n}, dbias[1] = {n}, dc[2] = {m, n};
+  xc_tensor_t *A = random_tensor(2, da), *B = random_tensor(2, db), *bias = random_tensor(1, dbias);
+  xc_tensor_t *R = random_tensor(2, dc), *C = zeros(2, dc);
+  xc_tiled_arg_t args[8] = {{A, 0}, {B, 0}, {bias, 0}, {R, 0}, {C, 0}, {NULL, m}, {NULL, n}, {NULL, kk}};
+  CHECK_OK(xc_tiled_run(k, knobs, 8, args));
+  char text[1024];
+  if (epilogue == EPI_BIAS_GELU)
+    snprintf(text, sizeof text,
+             "xir 1\ngraph g opset 23 {\n  input a: f32[%lld, %lld]\n  input b: f32[%lld, %lld]\n"
+             "  input bias: f32[%lld]\n  mm = MatMul(a, b)\n  x = Add(mm, bias)\n"
+             "  y = Gelu(x)\n  output y\n}\n",
+             (long long)m, (long long)kk, (long long)kk, (long long)n, (long long)n);
+  else
+    snprintf(text, sizeof text,
+             "xir 1\ngraph g opset 23 {\n  input a: f32[%lld, %lld]\n  input b: f32[%lld, %lld]\n"
+             "  input bias: f32[%lld]\n  input r: f32[%lld, %lld]\n  mm = MatMul(a, b)\n"
+             "  x = Add(mm, bias)\n  h = Relu(x)\n  y = Add(h, r)\n  output y\n}\n",
+             (long long)m, (long long)kk, (long long)kk, (long long)n, (long long)n, (long long)m,
+             (long long)n);
+  const xc_tensor_t* ins[4] = {A, B, bias, R};
+  xc_tensor_t* ref = run_graph(text, epilogue == EPI_BIAS_GELU ? 3 : 4, ins);
+  double err = rel_l2(C, ref);
+  if (!(err <= 1e-5))
+    fprintf(stderr, "gemm epi=%d %lldx%lldx%lld knobs %lld/%lld/%lld: rel-L2 %g\n", epilogue,
+            (long long)m, (long long)n, (long long)kk, knobs ? (long long)knobs[0] : -1,
+            knobs ? (long long)knobs[1] : -1, knobs ? (long long)knobs[2] : -1, err);
+  CHECK(err <= 1e-5);
+  xc_tensor_destroy(ref);
+  xc_tensor_destroy(A), xc_tensor_destroy(B), xc_tensor_destroy(bias);
+  xc_tensor_destroy(R), xc_tensor_destroy(C);
+  xc_tiled_kernel_destroy(k);
+}
+
+static void test_gemm(void) {
+  /* knob order: BLOCK_M BLOCK_N BLOCK_K num_threads vector stages */
+  const int64_t choices[][6] = {
+      {32, 32, 16, 128, 4, 2}, {16, 16, 8, 32, 1, 1}, {64, 32, 32, 256, 2, 3},
+      {16, 64, 16, 64, 4, 2},  {64, 64, 8, 256, 4, 1},
+  };
+  for (int i = 0; i < 5; i++) {
+    check_gemm(EPI_BIAS_GELU, 67, 45, 33, choices[i]);
+    check_gemm(EPI_BIAS_RELU_RESIDUAL, 67, 45, 33, choices[i]);
+  }
+  /* every tile-size combination a tuner could pick on a GPU */
+  xc_tiled_limits_t gpu;
+  xc_tiled_limits_init_gpu(&gpu);
+  kern_t* k = build_gemm(EPI_BIAS_RELU_RESIDUAL);
+  int tried = 0;
+  for (int i = 0; k && i < 27; i++) {
+    int64_t v[6] = {16 << (i % 3), 16 << (i / 3 % 3), 8 << (i / 9), 256, 4, 2};
+    xc_status_t st = xc_tiled_knobs_check(k, v, &gpu);
+    if (st) {
+      xc_status_free(st);
+      continue;
+    }
+    tried++;
+    check_gemm(EPI_BIAS_RELU_RESIDUAL, 45, 67, 41, v);
+  }
+  CHECK_EQ_INT(tried, 27);
+  xc_tiled_kernel_destroy(k);
+  check_gemm(EPI_BIAS_GELU, 64, 64, 32, NULL);     /* exact multiples, defaults */
+  check_gemm(EPI_BIAS_RELU_RESIDUAL, 1, 3, 1, NULL); /* tiny: mostly masked lanes */
+}
+
+static void test_gemm_knob_choice(void) {
+  kern_t* k = build_gemm(EPI_BIAS_GELU);
+  CHECK(k != NULL);
+  if (!k) return;
+  xc_tiled_limits_t gpu;
+  xc_tiled_limits_init_gpu(&gpu);
+  int64_t v[6];
+  CHECK_EQ_INT(xc_tiled_knob_of_kind(k, XC_KNOB_THREADS), 3);
+  CHECK_EQ_INT(xc_tiled_knob_of_kind(k, XC_KNOB_STAGES), 5);
+  CHECK_EQ_INT(xc_tiled_knob_of_kind(k, XC_KNOB_UNROLL), -1);
+  CHECK_OK(xc_tiled_knobs_choose(k, &gpu, v));
+  CHECK_EQ_INT(v[0], 32); /* defaults are valid on a GPU */
+  CHECK_EQ_INT(v[3], 128);
+  /* A small device: 64 threads at most, 4 KiB shared memory. */
+  xc_tiled_limits_t small = gpu;
+  small.value[XC_TILED_LIMIT_MAX_THREADS] = 64;
+  small.value[XC_TILED_LIMIT_SHARED_BYTES] = 4096;
+  CHECK_OK(xc_tiled_knobs_choose(k, &small, v));
+  CHECK_OK(xc_tiled_knobs_check(k, v, &small));
+  CHECK(v[3] <= 64);
+  CHECK(v[0] * v[1] <= v[3] * 64);
+  CHECK(4 * (v[0] * v[2] + v[2] * v[1]) <= 4096);
+  /* The chosen knobs compute the same GEMM. */
+  check_gemm(EPI_BIAS_GELU, 67, 45, 33, v);
+  /* On a CPU the GEMM defaults are valid too. */
+  xc_tiled_limits_t cpu;
+  xc_tiled_limits_init_cpu(&cpu);
+  CHECK_OK(xc_tiled_knobs_choose(k, &cpu, v));
+  CHECK_EQ_INT(v[0] * v[1] * v[2], 32 * 32 * 16);
+  /* Nothing fits without shared memory. */
+  xc_tiled_limits_t none = gpu;
+  none.value[XC_TILED_LIMIT_SHARED_BYTES] = 0;
+  CHECK_ERR(xc_tiled_knobs_choose(k, &none, v), "no knob combination is valid");
+  xc_tiled_kernel_destroy(k);
+}
+
+/* f16 GEMM: f16 tiles, f32 accumulation, one rounding into the f16 output.
+ * The graph interpreter also accumulates in double and rounds once, so the
+ * results agree bit for bit. */
+static void test_gemm_f16(void) {
+  kern_t* k;
+  CHECK_OK(xc_tiled_kernel_create("gemm_f16", &k));
+  const int64_t b16[] = {16, 32};
+  int kBM = xc_tiled_add_knob(k, "BLOCK_M", XC_KNOB_TILE, 2, b16, 16);
+  int kBN = xc_tiled_add_knob(k, "BLOCK_N", XC_KNOB_TILE, 2, b16, 16);
+  int kBK = xc_tiled_add_knob(k, "BLOCK_K", XC_KNOB_TILE, 2, b16, 16);
+  val_t* A = xc_tiled_param_buffer(k, "A", XC_F16, XC_ROLE_IN);
+  val_t* B = xc_tiled_param_buffer(k, "B", XC_F16, XC_ROLE_IN);
+  val_t* C = xc_tiled_param_buffer(k, "C", XC_F16, XC_ROLE_OUT);
+  val_t* M = xc_tiled_param_scalar(k, "M");
+  val_t* N = xc_tiled_param_scalar(k, "N");
+  val_t* K = xc_tiled_param_scalar(k, "K");
+  const xc_tiled_expr_t* grid[2] = {ceildiv(k, M, "BLOCK_M"), ceildiv(k, N, "BLOCK_N")};
+  xc_tiled_set_grid(k, 2, grid);
+  xc_tiled_dim_t acc_shape[2] = {xc_tiled_dim_knob(kBM), xc_tiled_dim_knob(kBN)};
+  val_t* rm = col(k, add(k, mul(k, xc_tiled_program_id(k, 0), kv(k, "BLOCK_M")),
+                         xc_tiled_arange(k, xc_tiled_dim_knob(kBM))));
+  val_t* rn = row(k, add(k, mul(k, xc_tiled_program_id(k, 1), kv(k, "BLOCK_N")),
+                         xc_tiled_arange(k, xc_tiled_dim_knob(kBN))));
+  val_t* rk = xc_tiled_arange(k, xc_tiled_dim_knob(kBK));
+  val_t* h0 = xc_tiled_const_f(k, XC_F16, 0.0, 0, NULL);
+  val_t* acc0 = xc_tiled_const_f(k, XC_F32, 0.0, 2, acc_shape);
+  xc_tiled_op_t* loop = xc_tiled_for_begin(k, i64c(k, 0), K, kv(k, "BLOCK_K"), 1, &acc0);
+  val_t* k0 = xc_tiled_for_iv(loop);
+  val_t* ka = row(k, add(k, k0, rk)), *kb = col(k, add(k, k0, rk));
+  val_t* a = xc_tiled_load(k, A, add(k, mul(k, rm, K), ka), land(k, lt(k, rm, M), lt(k, ka, K)), h0);
+  val_t* b = xc_tiled_load(k, B, add(k, mul(k, kb, N), rn), land(k, lt(k, kb, K), lt(k, rn, N)), h0);
+  val_t* next = xc_tiled_dot(k, a, b, xc_tiled_for_arg(loop, 0));
+  xc_tiled_for_end(k, loop, 1, &next);
+  xc_tiled_store(k, C, add(k, mul(k, rm, N), rn), xc_tiled_cast(k, xc_tiled_for_result(loop, 0), XC_F16),
+                 land(k, lt(k, rm, M), lt(k, rn, N)));
+  k = finish(k);
+  CHECK(k != NULL);
+  if (!k) return;
+  int64_t m = 37, n = 21, kk = 50, da[2] = {m, kk}, db[2] = {kk, n}, dc[2] = {m, n};
+  xc_tensor_t *A16, *B16, *C16;
+  CHECK_OK(xc_tensor_create(XC_F16, 2, da, &A16));
+  CHECK_OK(xc_tensor_create(XC_F16, 2, db, &B16));
+  CHECK_OK(xc_tensor_create(XC_F16, 2, dc, &C16));
+  for (int64_t i = 0; i < A16->numel; i++) xc_tensor_set_f64(A16, i, rnd());
+  for (int64_t i = 0; i < B16->numel; i++) xc_tensor_set_f64(B16, i, rnd());
+  xc_tiled_arg_t args[6] = {{A16, 0}, {B16, 0}, {C16, 0}, {NULL, m}, {NULL, n}, {NULL, kk}};
+  const int64_t knobs[3] = {32, 16, 32};
+  CHECK_OK(xc_tiled_run(k, knobs, 6, args));
+  const char* text =
+      "xir 1\ngraph g opset 23 {\n  input a: f16[37, 50]\n  input b: f16[50, 21]\n"
+      "  y = MatMul(a, b)\n  output y\n}\n";
+  const xc_tensor_t* ins[2] = {A16, B16};
+  xc_tensor_t* ref = run_graph(text, 2, ins);
+  CHECK(ref != NULL);
+  int mismatches = 0;
+  for (int64_t i = 0; ref && i < C16->numel; i++)
+    mismatches += ((uint16_t*)C16->data)[i] != ((uint16_t*)ref->data)[i];
+  CHECK_EQ_INT(mismatches, 0);
+  xc_tensor_destroy(ref);
+  xc_tensor_destroy(A16), xc_tensor_destroy(B16), xc_tensor_destroy(C16);
+  xc_tiled_kernel_destroy(k);
+}
+
+/* ---- LayerNorm over rows, with residual and ReLU --------------------------------- */
+
+/* Y = Relu(LayerNorm(X + Res) * gamma + beta) over the last dim N, BLOCK_R
+ * rows per program, the whole row (BLOCK_N >= N) in one tile. */
+static kern_t* build_layernorm(int64_t static_n, double eps) {
+  kern_t* k;
+  if (xc_tiled_kernel_create("layernorm_res_relu", &k)) return NULL;
+  const int64_t br[] = {1, 2, 4}, bn[] = {64, 128, 256};
+  int kBR = xc_tiled_add_knob(k, "BLOCK_R", XC_KNOB_TILE, 3, br, 2);
+  int kBN = xc_tiled_add_knob(k, "BLOCK_N", XC_KNOB_TILE, 3, bn, 128);
+  /* one pass: the row must fit in the tile (N is static for this kernel) */
+  xc_tiled_add_constraint(k, xc_texpr_binary(k, XC_TEXPR_LE, xc_texpr_const(k, static_n),
+                                             xc_texpr_knob(k, kBN)));
+  val_t* X = xc_tiled_param_buffer(k, "X", XC_F32, XC_ROLE_IN);
+  val_t* Res = xc_tiled_param_buffer(k, "Res", XC_F32, XC_ROLE_IN);
+  val_t* gamma = xc_tiled_param_buffer(k, "gamma", XC_F32, XC_ROLE_IN);
+  val_t* beta = xc_tiled_param_buffer(k, "beta", XC_F32, XC_ROLE_IN);
+  val_t* Y = xc_tiled_param_buffer(k, "Y", XC_F32, XC_ROLE_OUT);
+  val_t* R = xc_tiled_param_scalar(k, "R");
+  val_t* N = xc_tiled_param_scalar(k, "N");
+  const xc_tiled_expr_t* grid[1] = {ceildiv(k, R, "BLOCK_R")};
+  xc_tiled_set_grid(k, 1, grid);
+  val_t* rows = col(k, add(k, mul(k, xc_tiled_program_id(k, 0), kv(k, "BLOCK_R")),
+                           xc_tiled_arange(k, xc_tiled_dim_knob(kBR))));
+  val_t* cols = row(k, xc_tiled_arange(k, xc_tiled_dim_knob(kBN)));
+  val_t* cmask = lt(k, cols, N);
+  val_t* mask = land(k, lt(k, rows, R), cmask);
+  val_t* off = add(k, mul(k, rows, N), cols);
+  val_t* zero = f32c(k, 0.0);
+  val_t* h = add(k, xc_tiled_load(k, X, off, mask, zero), xc_tiled_load(k, Res, off, mask, zero));
+  val_t* nf = xc_tiled_cast(k, N, XC_F32);
+  val_t* mean = xc_tiled_binary(k, XC_TOP_DIV, xc_tiled_reduce(k, XC_REDUCE_SUM, h, 1), nf);
+  val_t* d = xc_tiled_select(k, mask, sub(k, h, col(k, mean)), zero);
+  val_t* var = xc_tiled_binary(k, XC_TOP_DIV, xc_tiled_reduce(k, XC_REDUCE_SUM, mul(k, d, d), 1), nf);
+  val_t* rstd = xc_tiled_unary(k, XC_TOP_RSQRT, add(k, var, f32c(k, eps)));
+  val_t* y = mul(k, d, col(k, rstd));
+  y = add(k, mul(k, y, xc_tiled_load(k, gamma, cols, cmask, zero)),
+          xc_tiled_load(k, beta, cols, cmask, zero));
+  y = xc_tiled_binary(k, XC_TOP_MAX, y, zero);
+  xc_tiled_store(k, Y, off, y, mask);
+  return finish(k);
+}
+
+static void check_layernorm(int64_t rows, int64_t n, const int64_t* knobs) {
+  kern_t* k = build_layernorm(n, 1e-5);
+  CHECK(k != NULL);
+  if (!k) return;
+  int64_t dx[2] = {rows, n}, dg[1] = {n};
+  xc_tensor_t *X = random_tensor(2, dx), *Res = random_tensor(2, dx);
+  xc_tensor_t *gamma = random_tensor(1, dg), *beta = random_tensor(1, dg), *Y = zeros(2, dx);
+  xc_tiled_arg_t args[7] = {{X, 0}, {Res, 0}, {gamma, 0}, {beta, 0}, {Y, 0}, {NULL, rows}, {NULL, n}};
+  CHECK_OK(xc_tiled_run(k, knobs, 7, args));
+  char text[1024];
+  snprintf(text, sizeof text,
+           "xir 1\ngraph g opset 23 {\n  input x: f32[%lld, %lld]\n  input r: f32[%lld, %lld]\n"
+           "  input g: f32[%lld]\n  input b: f32[%lld]\n  h = Add(x, r)\n"
+           "  ln = LayerNormalization(h, g, b) {axis: -1, epsilon: 1e-5}\n  y = Relu(ln)\n"
+           "  output y\n}\n",
+           (long long)rows, (long long)n, (long long)rows, (long long)n, (long long)n, (long long)n);
+  const xc_tensor_t* ins[4] = {X, Res, gamma, beta};
+  xc_tensor_t* ref = run_graph(text, 4, ins);
+  double err = rel_l2(Y, ref);
+  if (!(err <= 1e-5)) fprintf(stderr, "layernorm %lldx%lld: rel-L2 %g\n", (long long)rows, (long long)n, err);
+  CHECK(err <= 1e-5);
+  xc_tensor_destroy(ref);
+  xc_tensor_destroy(X), xc_tensor_destroy(Res), xc_tensor_destroy(gamma);
+  xc_tensor_destroy(beta), xc_tensor_destroy(Y);
+  xc_tiled_kernel_destroy(k);
+}
+
+static void test_layernorm(void) {
+  const int64_t k1[2] = {1, 128}, k2[2] = {4, 256}, k3[2] = {2, 128};
+  check_layernorm(7, 100, NULL);
+  check_layernorm(7, 100, k1);
+  check_layernorm(9, 100, k2);
+  check_layernorm(3, 128, k3);
+  /* BLOCK_N = 64 cannot hold a row of 100: the constraint rejects it. */
+  kern_t* k = build_layernorm(100, 1e-5);
+  if (k) {
+    const int64_t bad[2] = {2, 64};
+    CHECK_ERR(xc_tiled_knobs_check(k, bad, NULL), "100 <= BLOCK_N");
+    int64_t v[2];
+    CHECK_OK(xc_tiled_knobs_choose(k, NULL, v));
+    CHECK_EQ_INT(v[1], 128);
+    xc_tiled_kernel_destroy(k);
+  }
+}
+
+/* ---- FlashAttention ---------------------------------------------------------------- */
+
+/* O[bh] = softmax(Q[bh] K[bh]^T * scale [+ causal mask]) V[bh], online softmax
+ * over BLOCK_N-wide K/V tiles. Q, K, V, O: [BH, S, D] with D = 16. */
+static kern_t* build_attention(bool causal, double scale) {
+  kern_t* k;
+  if (xc_tiled_kernel_create(causal ? "flash_attention_causal" : "flash_attention", &k)) return NULL;
+  const int64_t bm[] = {8, 16, 32}, bn[] = {8, 16, 32}, th[] = {32, 64, 128};
+  int kBM = xc_tiled_add_knob(k, "BLOCK_M", XC_KNOB_TILE, 3, bm, 16);
+  int kBN = xc_tiled_add_knob(k, "BLOCK_N", XC_KNOB_TILE, 3, bn, 16);
+  xc_tiled_add_knob(k, "num_threads", XC_KNOB_THREADS, 3, th, 64);
+  val_t* Q = xc_tiled_param_buffer(k, "Q", XC_F32, XC_ROLE_IN);
+  val_t* K = xc_tiled_param_buffer(k, "K", XC_F32, XC_ROLE_IN);
+  val_t* V = xc_tiled_param_buffer(k, "V", XC_F32, XC_ROLE_IN);
+  val_t* O = xc_tiled_param_buffer(k, "O", XC_F32, XC_ROLE_OUT);
+  val_t* S = xc_tiled_param_scalar(k, "S");
+  val_t* BH = xc_tiled_param_scalar(k, "BH");
+  const xc_tiled_expr_t* grid[2] = {ceildiv(k, S, "BLOCK_M"), xc_texpr_param(k, BH)};
+  xc_tiled_set_grid(k, 2, grid);
+  xc_tiled_dim_t dm = xc_tiled_dim_knob(kBM), dn = xc_tiled_dim_knob(kBN), dd = xc_tiled_dim_const(16);
+  val_t* D = i64c(k, 16);
+  val_t* pid_m = xc_tiled_program_id(k, 0);
+  val_t* base = xc_tiled_name(k, mul(k, mul(k, xc_tiled_program_id(k, 1), S), D), "base");
+  val_t* vbm = kv(k, "BLOCK_M");
+  val_t* rm = col(k, add(k, mul(k, pid_m, vbm), xc_tiled_arange(k, dm)));  /* [BM,1] */
+  val_t* rd = xc_tiled_arange(k, dd);
+  val_t* rd_row = row(k, rd), *rd_col = col(k, rd);
+  val_t* zero = f32c(k, 0.0);
+  val_t* qmask = lt(k, rm, S);
+  val_t* q = xc_tiled_load(k, Q, add(k, base, add(k, mul(k, rm, D), rd_row)), qmask, zero);
+  q = mul(k, q, f32c(k, scale));
+  xc_tiled_dim_t vm[1] = {dm}, md[2] = {dm, dd}, mn[2] = {dm, dn};
+  val_t* init[3] = {xc_tiled_name(k, xc_tiled_const_f(k, XC_F32, -INFINITY, 1, vm), "m"),
+                    xc_tiled_name(k, xc_tiled_const_f(k, XC_F32, 0.0, 1, vm), "l"),
+                    xc_tiled_name(k, xc_tiled_const_f(k, XC_F32, 0.0, 2, md), "acc")};
+  val_t* s_zero = xc_tiled_const_f(k, XC_F32, 0.0, 2, mn);
+  val_t* ninf = f32c(k, -INFINITY);
+  val_t* ub = S;
+  if (causal) ub = xc_tiled_binary(k, XC_TOP_MIN, S, mul(k, add(k, pid_m, i64c(k, 1)), vbm));
+  xc_tiled_op_t* loop = xc_tiled_for_begin(k, i64c(k, 0), ub, kv(k, "BLOCK_N"), 3, init);
+  {
+    val_t* n0 = xc_tiled_name(k, xc_tiled_for_iv(loop), "n0");
+    val_t* m_i = xc_tiled_for_arg(loop, 0), *l_i = xc_tiled_for_arg(loop, 1);
+    val_t* acc = xc_tiled_for_arg(loop, 2);
+    val_t* rn = add(k, n0, xc_tiled_arange(k, dn));
+    val_t* rn_row = row(k, rn), *rn_col = col(k, rn);
+    val_t* kT = xc_tiled_load(k, K, add(k, base, add(k, mul(k, rn_row, D), rd_col)),
+                              lt(k, rn_row, S), zero);                        /* [D,BN] */
+    val_t* s = xc_tiled_dot(k, q, kT, s_zero);                                /* [BM,BN] */
+    val_t* valid = lt(k, rn_row, S);
+    if (causal) valid = land(k, valid, xc_tiled_cmp(k, XC_CMP_LE, rn_row, rm));
+    s = xc_tiled_select(k, valid, s, ninf);
+    val_t* m_new = xc_tiled_binary(k, XC_TOP_MAX, m_i, xc_tiled_reduce(k, XC_REDUCE_MAX, s, 1));
+    val_t* p = xc_tiled_unary(k, XC_TOP_EXP, sub(k, s, col(k, m_new)));
+    val_t* alpha = xc_tiled_unary(k, XC_TOP_EXP, sub(k, m_i, m_new));
+    val_t* l_new = add(k, mul(k, l_i, alpha), xc_tiled_reduce(k, XC_REDUCE_SUM, p, 1));
+    val_t* v = xc_tiled_load(k, V, add(k, base, add(k, mul(k, rn_col, D), rd_row)),
+                             lt(k, rn_col, S), zero);                         /* [BN,D] */
+    val_t* acc_new = xc_tiled_dot(k, p, v, mul(k, acc, col(k, alpha)));
+    val_t* next[3] = {m_new, l_new, acc_new};
+    xc_tiled_for_end(k, loop, 3, next);
+  }
+  val_t* o = xc_tiled_binary(k, XC_TOP_DIV, xc_tiled_for_result(loop, 2),
+                             col(k, xc_tiled_for_result(loop, 1)));
+  xc_tiled_store(k, O, add(k, base, add(k, mul(k, rm, D), rd_row)), o, qmask);
+  return finish(k);
+}
+
+static void check_attention(bool causal, int64_t bh, int64_t s, const int64_t* knobs) {
+  double scale = 0.25; /* 1/sqrt(16) */
+  kern_t* k = build_attention(causal, scale);
+  CHECK(k != NULL);
+  if (!k) return;
+  int64_t d[3] = {bh, s, 16}, dmask[2] = {s, s};
+  xc_tensor_t *Q = random_tensor(3, d), *K = random_tensor(3, d), *V = random_tensor(3, d);
+  xc_tensor_t *O = zeros(3, d), *mask = zeros(2, dmask);
+  for (int64_t i = 0; i < s; i++)
+    for (int64_t j = 0; j < s; j++) xc_tensor_set_f64(mask, i * s + j, causal && j > i ? -INFINITY : 0);
+  xc_tiled_arg_t args[6] = {{Q, 0}, {K, 0}, {V, 0}, {O, 0}, {NULL, s}, {NULL, bh}};
+  CHECK_OK(xc_tiled_run(k, knobs, 6, args));
+  char text[1024];
+  snprintf(text, sizeof text,
+           "xir 1\ngraph g opset 23 {\n  input q: f32[%lld, %lld, 16]\n  input k: f32[%lld, %lld, 16]\n"
+           "  input v: f32[%lld, %lld, 16]\n  input mask: f32[%lld, %lld]\n"
+           "  const scale: f32[] = 0.25\n  kt = Transpose(k) {perm: [0, 2, 1]}\n"
+           "  s = MatMul(q, kt)\n  ss = Mul(s, scale)\n  sm = Add(ss, mask)\n"
+           "  p = Softmax(sm) {axis: -1}\n  o = MatMul(p, v)\n  output o\n}\n",
+           (long long)bh, (long long)s, (long long)bh, (long long)s, (long long)bh, (long long)s,
+           (long long)s, (long long)s);
+  const xc_tensor_t* ins[4] = {Q, K, V, mask};
+  xc_tensor_t* ref = run_graph(text, 4, ins);
+  double err = rel_l2(O, ref);
+  if (!(err <= 1e-5))
+    fprintf(stderr, "attention causal=%d S=%lld: rel-L2 %g\n", (int)causal, (long long)s, err);
+  CHECK(err <= 1e-5);
+  xc_tensor_destroy(ref);
+  xc_tensor_destroy(Q), xc_tensor_destroy(K), xc_tensor_destroy(V);
+  xc_tensor_destroy(O), xc_tensor_destroy(mask);
+  xc_tiled_kernel_destroy(k);
+}
+
+static void test_attention(void) {
+  const int64_t k1[3] = {8, 16, 32}, k2[3] = {32, 8, 128}, k3[3] = {16, 32, 64};
+  for (int causal = 0; causal < 2; causal++) {
+    check_attention(causal, 2, 37, NULL);
+    check_attention(causal, 2, 37, k1);
+    check_attention(causal, 3, 37, k2);
+    check_attention(causal, 1, 64, k3);
+    check_attention(causal, 1, 5, k1);
+  }
+}
+
+int main(void) {
+  test_gemm();
+  test_gemm_knob_choice();
+  test_gemm_f16();
+  test_layernorm();
+  test_attention();
+  return xc_test_summary("test_tiled");
+}
