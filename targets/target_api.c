@@ -123,7 +123,7 @@ double xc_targets_now_ms(void) {
 
 /* ---- compile side ---- */
 
-bool xc_target_supports(xc_target_t* t, const xc_device_caps_t* caps, const struct xc_tkernel* kernel,
+bool xc_target_supports(xc_target_t* t, const xc_device_caps_t* caps, const struct xc_tiled_kernel* kernel,
                         char* why, size_t why_size) {
   if (why && why_size) why[0] = 0;
   if (!t || !caps || !kernel) {
@@ -134,7 +134,7 @@ bool xc_target_supports(xc_target_t* t, const xc_device_caps_t* caps, const stru
   return t->iface->supports(t->context, caps, kernel, why, why_size);
 }
 
-xc_status_t xc_target_emit(xc_target_t* t, const xc_device_caps_t* caps, const struct xc_tkernel* kernel,
+xc_status_t xc_target_emit(xc_target_t* t, const xc_device_caps_t* caps, const struct xc_tiled_kernel* kernel,
                            const xc_knob_t* knobs, int num_knobs, xc_kernel_source_t* out_source) {
   if (out_source) memset(out_source, 0, sizeof *out_source);
   if (!t || !caps || !kernel || !out_source || num_knobs < 0 || (num_knobs && !knobs))
@@ -180,7 +180,7 @@ xc_status_t xc_target_compile(xc_target_t* t, const xc_device_caps_t* caps, cons
 }
 
 xc_status_t xc_target_compile_kernel(xc_target_t* t, const xc_device_caps_t* caps,
-                                     const struct xc_tkernel* kernel, const xc_knob_t* knobs, int num_knobs,
+                                     const struct xc_tiled_kernel* kernel, const xc_knob_t* knobs, int num_knobs,
                                      const xc_compile_options_t* options, xc_blob_t* out_blob) {
   if (out_blob) memset(out_blob, 0, sizeof *out_blob);
   if (!t || !out_blob) return xc_error(XC_INVALID_ARGUMENT, "xc_target_compile_kernel: NULL argument");

@@ -36,7 +36,7 @@ extern "C" {
 
 /* A tiled kernel: defined by the tiled IR (xcomp/tiled.h). Targets only
  * receive pointers to it. */
-struct xc_tkernel;
+struct xc_tiled_kernel;
 
 /* ---------------------------------------------------------------------------
  * Device capabilities: hardware limits as data the optimizer reads.
@@ -184,11 +184,11 @@ typedef struct xc_target_iface {
   /* Optional. Returns false (and a reason in `why`) when the target declines
    * a kernel; callers report that as unsupported, never as a failure. NULL:
    * every kernel is supported. */
-  bool (*supports)(void* target, const xc_device_caps_t* caps, const struct xc_tkernel* kernel,
+  bool (*supports)(void* target, const xc_device_caps_t* caps, const struct xc_tiled_kernel* kernel,
                    char* why, size_t why_size);
   /* Optional. Emits source for a tiled kernel with the given knob values.
    * NULL: the target has no emitter; xc_target_emit reports XC_UNSUPPORTED. */
-  xc_status_t (*emit)(void* target, const xc_device_caps_t* caps, const struct xc_tkernel* kernel,
+  xc_status_t (*emit)(void* target, const xc_device_caps_t* caps, const struct xc_tiled_kernel* kernel,
                       const xc_knob_t* knobs, int num_knobs, xc_kernel_source_t* out_source);
   /* Optional. Compiles source into a blob. NULL: the blob is the source text
    * itself (format = the source language, options = extra_flags). */
@@ -315,9 +315,9 @@ xc_status_t xc_target_device_caps(xc_target_t* target, int index, xc_device_caps
 
 /* Compile side. `caps` is the device compiled for. */
 bool xc_target_supports(xc_target_t* target, const xc_device_caps_t* caps,
-                        const struct xc_tkernel* kernel, char* why, size_t why_size);
+                        const struct xc_tiled_kernel* kernel, char* why, size_t why_size);
 xc_status_t xc_target_emit(xc_target_t* target, const xc_device_caps_t* caps,
-                           const struct xc_tkernel* kernel, const xc_knob_t* knobs, int num_knobs,
+                           const struct xc_tiled_kernel* kernel, const xc_knob_t* knobs, int num_knobs,
                            xc_kernel_source_t* out_source);
 /* options may be NULL. On success the caller owns *out_blob. */
 xc_status_t xc_target_compile(xc_target_t* target, const xc_device_caps_t* caps,
@@ -325,7 +325,7 @@ xc_status_t xc_target_compile(xc_target_t* target, const xc_device_caps_t* caps,
                               xc_blob_t* out_blob);
 /* emit + compile. A declined kernel is XC_UNSUPPORTED with the reason. */
 xc_status_t xc_target_compile_kernel(xc_target_t* target, const xc_device_caps_t* caps,
-                                     const struct xc_tkernel* kernel, const xc_knob_t* knobs,
+                                     const struct xc_tiled_kernel* kernel, const xc_knob_t* knobs,
                                      int num_knobs, const xc_compile_options_t* options,
                                      xc_blob_t* out_blob);
 

@@ -83,7 +83,7 @@ static xc_status_t example_device_caps(void* target, int index, xc_device_caps_t
 }
 
 /* It has no code generator: every tiled kernel is declined. */
-static bool example_supports(void* target, const xc_device_caps_t* caps, const struct xc_tkernel* kernel,
+static bool example_supports(void* target, const xc_device_caps_t* caps, const struct xc_tiled_kernel* kernel,
                              char* why, size_t why_size) {
   if (why && why_size) {
     strncpy(why, "the example accelerator runs only its built-in kernels", why_size - 1);

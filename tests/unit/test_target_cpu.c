@@ -222,7 +222,7 @@ static void test_errors(xc_device_t* dev, xc_target_t* t) {
   /* No emitter yet: tiled kernels are unsupported, not a crash. */
   int fake_kernel = 0;
   xc_kernel_source_t out;
-  CHECK_ERR(xc_target_emit(t, xc_device_caps(dev), (const struct xc_tkernel*)&fake_kernel, NULL, 0, &out),
+  CHECK_ERR(xc_target_emit(t, xc_device_caps(dev), (const struct xc_tiled_kernel*)&fake_kernel, NULL, 0, &out),
             "no kernel emitter");
 }
 

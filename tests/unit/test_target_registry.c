@@ -110,10 +110,10 @@ static void test_plugin_runtime(void) {
   /* It declines tiled kernels: unsupported, with the plugin's reason. */
   int fake = 0;
   char why[128];
-  CHECK(!xc_target_supports(t, caps, (const struct xc_tkernel*)&fake, why, sizeof why));
+  CHECK(!xc_target_supports(t, caps, (const struct xc_tiled_kernel*)&fake, why, sizeof why));
   CHECK(strstr(why, "built-in kernels") != NULL);
   xc_blob_t blob;
-  xc_status_t st = xc_target_compile_kernel(t, caps, (const struct xc_tkernel*)&fake, NULL, 0, NULL, &blob);
+  xc_status_t st = xc_target_compile_kernel(t, caps, (const struct xc_tiled_kernel*)&fake, NULL, 0, NULL, &blob);
   CHECK(st && xc_status_code(st) == XC_UNSUPPORTED);
   CHECK(st && strstr(xc_status_message(st), "does not support this kernel: the example accelerator") != NULL);
   xc_status_free(st);

@@ -1,0 +1,70 @@
+/* xcomp lowering: the fusion plan of an optimized graph becomes a list of
+ * steps, each a tiled kernel launch or a zero-copy alias (pure views such as
+ * Reshape/Flatten/Squeeze/Unsqueeze, whose output is the bytes of their
+ * input). Everything a runtime needs to launch the kernels is here: which
+ * graph value feeds each buffer parameter, and how each scalar parameter is
+ * computed from the graph's (possibly symbolic) dims.
+ *
+ * The graph is borrowed: it must outlive the lowered module. Kernels are
+ * owned by the module. A group that cannot be lowered is an XC_UNSUPPORTED
+ * error naming the op and the group, never a silent fallback. */
+#ifndef XCOMP_LOWER_H
+#define XCOMP_LOWER_H
+
+#include "xcomp/fusion.h"
+#include "xcomp/graph.h"
+#include "xcomp/tiled.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct xc_lowered_kernel {
+  int group;                     /* fusion-plan group id it came from */
+  xc_tiled_kernel_t* kernel;     /* owned */
+  /* One entry per kernel parameter, in the kernel's parameter order:
+   * buffer parameters name a graph value (param_values[i] != NULL),
+   * scalar parameters give an expression over graph dims (param_dims[i]). */
+  int num_params;
+  const xc_value_t** param_values;
+  xc_dim_t* param_dims;
+  int64_t* knobs;                /* chosen knob values, kernel->num_knobs of them */
+} xc_lowered_kernel_t;
+
+typedef enum xc_step_kind {
+  XC_STEP_KERNEL = 0,            /* launch kernels[index] */
+  XC_STEP_ALIAS,                 /* dst holds exactly the bytes of src */
+} xc_step_kind_t;
+
+typedef struct xc_lowered_step {
+  xc_step_kind_t kind;
+  int index;                     /* XC_STEP_KERNEL */
+  const xc_value_t* dst;         /* XC_STEP_ALIAS */
+  const xc_value_t* src;
+} xc_lowered_step_t;
+
+typedef struct xc_lowered_module {
+  const xc_graph_t* graph;       /* borrowed */
+  int num_kernels;
+  xc_lowered_kernel_t* kernels;
+  int num_steps;
+  xc_lowered_step_t* steps;      /* in execution order */
+} xc_lowered_module_t;
+
+/* Lowers every group of plan (built from g) into steps. limits: the target's
+ * limits for the default knob chooser (NULL: unlimited). */
+xc_status_t xc_lower(const xc_graph_t* g, const xc_fusion_plan_t* plan,
+                     const xc_tiled_limits_t* limits, xc_lowered_module_t** out);
+void xc_lowered_module_destroy(xc_lowered_module_t* m);
+
+/* Runs a lowered module with the tiled-IR interpreter (no target needed):
+ * inputs[i] binds g->inputs[i]; outputs[i] receives a new tensor for
+ * g->outputs[i]. The executable meaning of lowering, compared with the graph
+ * interpreter by tests and by `xcomp conform --target tiled`. */
+xc_status_t xc_lowered_run_interp(const xc_lowered_module_t* m, int num_inputs,
+                                  const xc_tensor_t* const* inputs, xc_tensor_t** outputs);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
