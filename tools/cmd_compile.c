@@ -15,7 +15,16 @@ static bool has_suffix(const char* s, const char* suffix) {
 }
 
 bool xc_cli_uses_executor(const char* model, const char* target) {
-  return has_suffix(model, ".xcm") || strcmp(target, "ref") != 0;
+  if (has_suffix(model, ".xcm")) return true;
+  if (strcmp(target, "ref") == 0) return false;
+  /* A name no registered target answers to stays with the interpreter's
+   * target check, which lists what is available. */
+  xc_status_t s = xc_targets_init();
+  xc_target_t* t = NULL;
+  if (!s) s = xc_target_find(target, &t, NULL);
+  bool known = !s || xc_status_code(s) != XC_NOT_FOUND;
+  xc_status_free(s);
+  return known;
 }
 
 static xc_status_t load_model(void* ctx, xc_graph_t** out) {
