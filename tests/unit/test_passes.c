@@ -194,6 +194,44 @@ static void test_fold_respects_size_limit(void) {
   xc_graph_destroy(g);
 }
 
+static void test_must_not_rewrite(void) {
+  /* Two Transposes that are not inverses compose into one but are not
+   * removed; two LeakyRelus with different alpha are not merged by CSE; an
+   * Add of a non-zero constant stays. */
+  const char* text =
+      "xir 1\ngraph g opset 23 {\n"
+      "  input x: f32[2, 3, 4]\n"
+      "  const c: f32[1] = [0.5]\n"
+      "  t1 = Transpose(x) {perm: [1, 0, 2]}\n"
+      "  t2 = Transpose(t1) {perm: [0, 2, 1]}\n"
+      "  a = LeakyRelu(t2) {alpha: 0.1}\n"
+      "  b = LeakyRelu(t2) {alpha: 0.2}\n"
+      "  s = Add(a, b)\n"
+      "  y = Add(s, c)\n"
+      "  output y\n"
+      "}\n";
+  int64_t dims[3] = {2, 3, 4};
+  xc_graph_t* g = optimize_and_check(text, 3, dims);
+  if (!g) return;
+  CHECK_EQ_INT(count_op(g, "Transpose"), 1);
+  CHECK_EQ_INT(count_op(g, "LeakyRelu"), 2);
+  CHECK_EQ_INT(count_op(g, "Add"), 2);
+  for (int i = 0; i < g->num_nodes; i++)
+    if (strcmp(g->nodes[i]->op_type, "Transpose") == 0) {
+      int64_t n;
+      const int64_t* perm = xc_node_attr_ints(g->nodes[i], "perm", &n);
+      /* out axis i of t2 = t1 axis p2[i] = x axis p1[p2[i]]: [1, 2, 0] */
+      CHECK_EQ_INT(n, 3);
+      if (n == 3) {
+        CHECK_EQ_INT(perm[0], 1);
+        CHECK_EQ_INT(perm[1], 2);
+        CHECK_EQ_INT(perm[2], 0);
+      }
+      CHECK(g->nodes[i]->inputs[0] == g->inputs[0]);
+    }
+  xc_graph_destroy(g);
+}
+
 static void test_options(void) {
   xc_graph_t* g = parse("xir 1\ngraph g opset 23 {\n input x: f32[2]\n a = Identity(x)\n y = Relu(a)\n output y\n}\n");
   if (!g) return;
@@ -223,6 +261,7 @@ int main(void) {
   test_squeeze_unsqueeze();
   test_fold_cse_dce();
   test_fold_respects_size_limit();
+  test_must_not_rewrite();
   test_options();
   return xc_test_summary("test_passes");
 }
