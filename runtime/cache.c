@@ -31,23 +31,22 @@ void xc_cache_entry_path(const char* dir, xc_hash128_t key, char* out, size_t si
   snprintf(out, size, "%s/%s.xcm", dir, hex);
 }
 
-/* mkdir -p */
-static xc_status_t make_dirs(const char* dir) {
+xc_status_t xc_rt_make_dirs(const char* dir) {
   char path[4096];
   size_t n = strlen(dir);
-  if (n == 0 || n >= sizeof path) return xc_error(XC_INVALID_ARGUMENT, "bad cache folder '%s'", dir);
+  if (n == 0 || n >= sizeof path) return xc_error(XC_INVALID_ARGUMENT, "bad folder name '%s'", dir);
   memcpy(path, dir, n + 1);
   for (size_t i = 1; i <= n; i++) {
     if (path[i] != '/' && path[i] != '\0') continue;
     char saved = path[i];
     path[i] = '\0';
     if (mkdir(path, 0777) != 0 && errno != EEXIST)
-      return xc_error(XC_IO, "cannot create cache folder %s: %s", path, strerror(errno));
+      return xc_error(XC_IO, "cannot create folder %s: %s", path, strerror(errno));
     path[i] = saved;
   }
   struct stat st;
   if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
-    return xc_error(XC_IO, "cache folder %s is not a folder", dir);
+    return xc_error(XC_IO, "%s is not a folder", dir);
   return NULL;
 }
 
@@ -87,7 +86,7 @@ xc_status_t xc_cache_lookup(const char* dir, xc_hash128_t key, xc_cache_stats_t*
 
 xc_status_t xc_cache_store(const char* dir, xc_hash128_t key, const xc_compiled_module_t* m,
                            xc_cache_stats_t* stats) {
-  XC_RETURN_IF_ERROR(make_dirs(dir));
+  XC_RETURN_IF_ERROR(xc_rt_make_dirs(dir));
   char path[4200];
   xc_cache_entry_path(dir, key, path, sizeof path);
   XC_RETURN_IF_ERROR(xc_compiled_module_write(m, path));

@@ -330,6 +330,7 @@ xc_status_t xc_compiled_module_build(const xc_lowered_module_t* lowered, xc_targ
   m->kernels = calloc((size_t)lowered->num_kernels + 1, sizeof *m->kernels);
   m->steps = xc_arena_alloc(m->arena, sizeof *m->steps * (size_t)(lowered->num_steps + 1));
   if (!m->inputs || !m->outputs || !m->kernels || !m->steps) s = xc_error_oom();
+  if (!s && o->dump_dir) s = xc_rt_make_dirs(o->dump_dir);
   m->num_kernels = m->kernels ? lowered->num_kernels : 0;
   for (int i = 0; !s && i < g->num_inputs; i++) {
     s = value_index(&vt, g->inputs[i], &m->inputs[i]);

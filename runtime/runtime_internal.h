@@ -16,6 +16,9 @@ xc_status_t xc_cm_link(xc_compiled_module_t* m, const char* what);
 xc_status_t xc_cm_graph_to_text(const xc_graph_t* g, char** out_text, size_t* out_text_size,
                                 uint8_t** out_weights, size_t* out_weights_size);
 
+/* mkdir -p: creates dir and its missing parents. */
+xc_status_t xc_rt_make_dirs(const char* dir);
+
 /* Work-items per program of a kernel without a THREADS knob, on devices with
  * work-groups; the same default the C-family emitters build kernels for. */
 #define XC_RUNTIME_DEFAULT_THREADS 64
