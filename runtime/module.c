@@ -113,6 +113,23 @@ xc_status_t xc_cm_link(xc_compiled_module_t* m, const char* what) {
         graph_from_text(m->graph_text, m->graph_text_size, m->weights, m->weights_size, what, &m->graph);
     if (s) return xc_status_annotate(s, "%s: graph section", what);
   }
+  int flagged_inputs = 0;
+  for (int i = 0; i < m->num_values; i++) {
+    unsigned f = m->values[i].flags;
+    if ((f & XC_CM_VALUE_INPUT) && (f & XC_CM_VALUE_WEIGHT))
+      return link_fail(what, "a value is both an input and a weight: ", m->values[i].name, NULL);
+    flagged_inputs += (f & XC_CM_VALUE_INPUT) != 0;
+  }
+  if (flagged_inputs != m->num_inputs) return link_fail(what, "input list and input flags disagree", NULL, NULL);
+  for (int i = 0; i < m->num_inputs; i++) {
+    if (!(m->values[m->inputs[i]].flags & XC_CM_VALUE_INPUT))
+      return link_fail(what, "input list and input flags disagree", NULL, NULL);
+    for (int j = 0; j < i; j++)
+      if (m->inputs[j] == m->inputs[i]) return link_fail(what, "an input is listed twice", NULL, NULL);
+  }
+  for (int i = 0; i < m->num_outputs; i++)
+    if (!(m->values[m->outputs[i]].flags & XC_CM_VALUE_OUTPUT))
+      return link_fail(what, "output list and output flags disagree", NULL, NULL);
   for (int i = 0; i < m->num_values; i++) {
     xc_cm_value_t* v = &m->values[i];
     if (!(v->flags & XC_CM_VALUE_WEIGHT)) continue;
