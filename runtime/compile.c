@@ -42,6 +42,24 @@ static void compiler_identity(const char* compiler, char* out, size_t size) {
   snprintf(out, size, "%s", line);
 }
 
+/* The running program's own bytes: a rebuilt xcomp (another emitter, another
+ * pass) must not reuse entries of the old one even though its version string
+ * is the same. Read once per process; zero when unreadable (then the version
+ * string alone decides). */
+static xc_hash128_t self_identity(void) {
+  static xc_hash128_t id;
+  static bool have = false;
+  if (have) return id;
+  uint8_t* bytes = NULL;
+  size_t size = 0;
+  xc_status_t s = xc_read_file_bytes("/proc/self/exe", &bytes, &size);
+  if (!s) id = xc_hash128(bytes, size);
+  xc_status_free(s);
+  free(bytes);
+  have = true;
+  return id;
+}
+
 static void hash_str(XXH3_state_t* st, const char* tag, const char* s) {
   if (!s) s = "";
   uint64_t n = strlen(s);
@@ -70,6 +88,8 @@ xc_hash128_t xc_compile_cache_key(const void* model_bytes, size_t model_size, co
            getenv("XCOMP_CPU_CFLAGS") ? getenv("XCOMP_CPU_CFLAGS") : "-", XC_CM_FORMAT_VERSION);
   hash_str(st, "options", opts);
   hash_str(st, "xcomp", XCOMP_VERSION);
+  xc_hash128_t self = self_identity();
+  XXH3_128bits_update(st, &self, sizeof self);
   if (strcmp(target_name, "cpu") == 0) {
     const char* compiler = c->compiler ? c->compiler : getenv("CC");
     if (!compiler || !*compiler) compiler = "cc";
