@@ -217,11 +217,21 @@ typedef struct {
   xc_compiled_module_t* m;
   int cap;
   const xc_value_t** graph_values; /* parallel to m->values */
+  int* by_id;                      /* graph value id -> index, -1 (ids < num_ids) */
+  int num_ids;
 } value_table_t;
 
 static xc_status_t value_index(value_table_t* t, const xc_value_t* v, int* out) {
   xc_compiled_module_t* m = t->m;
-  for (int i = 0; i < m->num_values; i++)
+  if (!v) return xc_error(XC_INTERNAL, "a lowered step refers to no value");
+  bool by_id = t->by_id && v->id >= 0 && v->id < t->num_ids;
+  if (by_id && t->by_id[v->id] >= 0 && t->graph_values[t->by_id[v->id]] == v) {
+    *out = t->by_id[v->id];
+    return NULL;
+  }
+  /* An empty id slot means "not added yet"; anything else is checked the slow way. */
+  bool fresh = by_id && t->by_id[v->id] < 0;
+  for (int i = 0; !fresh && i < m->num_values; i++)
     if (t->graph_values[i] == v) {
       *out = i;
       return NULL;
@@ -251,6 +261,7 @@ static xc_status_t value_index(value_table_t* t, const xc_value_t* v, int* out) 
   else if (v->producer && strcmp(v->producer->op_type, "Constant") == 0)
     return xc_error(XC_UNSUPPORTED, "value '%s' comes from a Constant node (run constant folding first)", v->name);
   t->graph_values[m->num_values] = v;
+  if (fresh) t->by_id[v->id] = m->num_values;
   *out = m->num_values++;
   return NULL;
 }
@@ -340,7 +351,8 @@ xc_status_t xc_compiled_module_build(const xc_lowered_module_t* lowered, xc_targ
   snprintf(m->target, sizeof m->target, "%s", xc_target_name(target));
   snprintf(m->device_name, sizeof m->device_name, "%s", caps->name);
   m->caps_fingerprint = xc_device_caps_fingerprint(caps);
-  value_table_t vt = {m, 0, NULL};
+  value_table_t vt = {m, 0, NULL, calloc((size_t)g->num_values + 1, sizeof(int)), g->num_values};
+  for (int i = 0; vt.by_id && i < g->num_values; i++) vt.by_id[i] = -1;
   xc_status_t s = NULL;
   m->inputs = xc_arena_alloc(m->arena, sizeof(int) * (size_t)(g->num_inputs + 1));
   m->outputs = xc_arena_alloc(m->arena, sizeof(int) * (size_t)(g->num_outputs + 1));
@@ -398,6 +410,7 @@ xc_status_t xc_compiled_module_build(const xc_lowered_module_t* lowered, xc_targ
   for (int i = 0; !s && i < lowered->num_kernels; i++)
     s = build_kernel(&lowered->kernels[i], i, lowered->num_kernels, target, caps, o, m, kernels_compiled);
   free(vt.graph_values);
+  free(vt.by_id);
   if (!s)
     s = xc_cm_graph_to_text(g, &m->graph_text, &m->graph_text_size, &m->weights, &m->weights_size);
   if (!s) s = xc_cm_link(m, "compiled module");

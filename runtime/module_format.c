@@ -326,17 +326,36 @@ static xc_dim_t r_dim(rbuf_t* r, xc_arena_t* a) {
   return d;
 }
 
-static int find_value(const xc_compiled_module_t* m, const char* name) {
-  if (!name) return -1;
-  for (int i = 0; i < m->num_values; i++)
-    if (strcmp(m->values[i].name, name) == 0) return i;
-  return -1;
+/* Value names -> indices while a plan is read: open addressing, a power-of-two
+ * table at least twice the value count. */
+typedef struct {
+  int* slots; /* value index + 1; 0 = empty */
+  size_t mask;
+} name_index_t;
+
+static uint64_t name_hash(const char* s) {
+  uint64_t h = 1469598103934665603ull;
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+  return h;
 }
 
-static int r_value_ref(rbuf_t* r, xc_compiled_module_t* m) {
+/* Returns the index of name, or -1; with add >= 0 inserts it when absent. */
+static int name_index_find(name_index_t* ix, const xc_compiled_module_t* m, const char* name, int add) {
+  if (!name || !ix->slots) return -1;
+  for (size_t i = (size_t)name_hash(name) & ix->mask;; i = (i + 1) & ix->mask) {
+    int v = ix->slots[i] - 1;
+    if (v < 0) {
+      if (add >= 0) ix->slots[i] = add + 1;
+      return -1;
+    }
+    if (strcmp(m->values[v].name, name) == 0) return v;
+  }
+}
+
+static int r_value_ref(rbuf_t* r, xc_compiled_module_t* m, name_index_t* ix) {
   const char* name = r_str(r, m->arena);
   if (r->err) return -1;
-  int v = find_value(m, name);
+  int v = name_index_find(ix, m, name, -1);
   if (v < 0) r_fail(r, "a step names a value missing from the value table");
   return v;
 }
@@ -344,6 +363,12 @@ static int r_value_ref(rbuf_t* r, xc_compiled_module_t* m) {
 static void read_plan(rbuf_t* r, xc_compiled_module_t* m) {
   xc_arena_t* a = m->arena;
   m->num_values = r_count(r, 16);
+  name_index_t ix = {NULL, 0};
+  size_t cap = 16;
+  while (cap < 2 * (size_t)m->num_values + 2) cap *= 2;
+  ix.slots = xc_arena_alloc(a, cap * sizeof *ix.slots);
+  ix.mask = cap - 1;
+  if (!ix.slots && !r->err) r->err = xc_error_oom();
   m->values = calloc((size_t)m->num_values + 1, sizeof *m->values);
   if (!m->values) {
     m->num_values = 0;
@@ -359,7 +384,7 @@ static void read_plan(rbuf_t* r, xc_compiled_module_t* m) {
     if (dt == XC_DTYPE_UNDEFINED || dt >= XC_DTYPE_COUNT) r_fail(r, "unknown dtype of a value");
     else if (rank > XC_MAX_RANK) r_fail(r, "value rank above the limit");
     else if (v->flags & ~7u) r_fail(r, "unknown value flags");
-    else if (find_value(m, v->name) >= 0 && find_value(m, v->name) < i) r_fail(r, "duplicate value name");
+    else if (!v->name || name_index_find(&ix, m, v->name, i) >= 0) r_fail(r, "duplicate value name");
     if (r->err) break;
     v->dtype = (xc_dtype_t)dt;
     v->rank = (int)rank;
@@ -399,8 +424,8 @@ static void read_plan(rbuf_t* r, xc_compiled_module_t* m) {
     if (r->err) break;
     if (kind == XC_CM_STEP_ALIAS) {
       s->kind = XC_CM_STEP_ALIAS;
-      s->alias_dst = r_value_ref(r, m);
-      s->alias_src = r_value_ref(r, m);
+      s->alias_dst = r_value_ref(r, m, &ix);
+      s->alias_src = r_value_ref(r, m, &ix);
       continue;
     }
     if (kind != XC_CM_STEP_KERNEL) {
@@ -415,7 +440,7 @@ static void read_plan(rbuf_t* r, xc_compiled_module_t* m) {
     for (int p = 0; p < s->num_params && !r->err; p++) {
       uint8_t is_buffer = r_u8(r);
       if (is_buffer == 1) {
-        s->params[p].value = r_value_ref(r, m);
+        s->params[p].value = r_value_ref(r, m, &ix);
         s->params[p].role = (int)r_u32(r);
         if (!r->err && (s->params[p].role < XC_ROLE_IN || s->params[p].role > XC_ROLE_INOUT))
           r_fail(r, "bad buffer role");
