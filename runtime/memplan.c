@@ -111,16 +111,40 @@ xc_status_t xc_memplan_build(const xc_compiled_module_t* m, const xc_symbind_t* 
     if (last[v] < first[v]) last[v] = first[v];
     out->unplanned_bytes += out->value_bytes[v];
   }
-  /* Walk the steps: allocate roots at their first step, free after their last. */
+  /* Walk the steps: allocate roots at their first step, free after their
+   * last. Roots are bucketed by first and by last step (counting sort), so
+   * the walk is linear in steps + values. */
+  int* alloc_order = calloc((size_t)nv + 1, sizeof(int));
+  int* free_order = calloc((size_t)nv + 1, sizeof(int));
+  int* alloc_start = calloc((size_t)ns + 2, sizeof(int));
+  int* free_start = calloc((size_t)ns + 2, sizeof(int));
+  if (!s && (!alloc_order || !free_order || !alloc_start || !free_start)) s = xc_error_oom();
+  for (int v = 0; !s && v < nv; v++) {
+    if (out->value_root[v] != v || (m->values[v].flags & (XC_CM_VALUE_INPUT | XC_CM_VALUE_WEIGHT))) continue;
+    alloc_start[first[v] + 1]++;
+    free_start[last[v] + 1]++;
+  }
   for (int i = 0; !s && i <= ns; i++) {
-    for (int v = 0; v < nv; v++) {
-      if (out->value_root[v] != v || first[v] != i) continue;
-      if (m->values[v].flags & (XC_CM_VALUE_INPUT | XC_CM_VALUE_WEIGHT)) continue;
+    alloc_start[i + 1] += alloc_start[i];
+    free_start[i + 1] += free_start[i];
+  }
+  for (int v = 0; !s && v < nv; v++) {
+    if (out->value_root[v] != v || (m->values[v].flags & (XC_CM_VALUE_INPUT | XC_CM_VALUE_WEIGHT))) continue;
+    alloc_order[alloc_start[first[v]]++] = v;
+    free_order[free_start[last[v]]++] = v;
+  }
+  /* alloc_start[i] now ends bucket i: bucket i is [end of i-1, end of i). */
+  for (int i = 0, a = 0, f = 0; !s && i <= ns; i++) {
+    for (; a < alloc_start[i]; a++) {
+      int v = alloc_order[a];
       out->value_slot[v] = take_slot(out, slot_free, out->value_bytes[v]);
     }
-    for (int v = 0; v < nv; v++)
-      if (out->value_root[v] == v && out->value_slot[v] >= 0 && last[v] == i) slot_free[out->value_slot[v]] = true;
+    for (; f < free_start[i]; f++) slot_free[out->value_slot[free_order[f]]] = true;
   }
+  free(alloc_order);
+  free(free_order);
+  free(alloc_start);
+  free(free_start);
   for (int v = 0; !s && v < nv; v++) out->value_slot[v] = out->value_slot[out->value_root[v]];
   for (int i = 0; !s && i < out->num_slots; i++) out->planned_bytes += out->slot_bytes[i];
   free(first);
