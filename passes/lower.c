@@ -578,11 +578,24 @@ xc_status_t xc_lowered_run_interp(const xc_lowered_module_t* m, int num_inputs,
     if (!s) s = xc_tensor_create(v->dtype, v->rank, dims, &r.of[v->id]);
     if (!s) r.owned[v->id] = true;
   }
+  /* Aliases share their source's buffer: resolve them all up front (a view
+   * of a kernel's output is read by later phases of the same kernel). */
+  bool progress = true;
+  while (progress && !s) {
+    progress = false;
+    for (int i = 0; i < m->num_steps; i++) {
+      const xc_lowered_step_t* st = &m->steps[i];
+      if (st->kind == XC_STEP_ALIAS && !r.of[st->dst->id] && r.of[st->src->id]) {
+        r.of[st->dst->id] = r.of[st->src->id];
+        progress = true;
+      }
+    }
+  }
   for (int i = 0; i < m->num_steps && !s; i++) {
     const xc_lowered_step_t* st = &m->steps[i];
     if (st->kind == XC_STEP_ALIAS) {
       xc_tensor_t* src = r.of[st->src->id];
-      if (!src) {
+      if (!src || r.of[st->dst->id] != src) {
         s = xc_error(XC_INTERNAL, "alias source '%s' has no buffer", st->src->name);
         break;
       }
