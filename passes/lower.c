@@ -67,7 +67,8 @@ lw_val_t* lw_buf(lw_ctx_t* c, const xc_value_t* v) {
   for (int i = 0; i < c->num_params; i++)
     if (c->pvals[i] == v) return c->pv[i];
   xc_tiled_role_t role = XC_ROLE_IN;
-  if (lw_in_group(c, v)) role = c->multi_phase ? XC_ROLE_INOUT : XC_ROLE_OUT;
+  /* produced here: a view of it may be read back by the same kernel */
+  if (lw_in_group(c, v)) role = XC_ROLE_INOUT;
   char name[64];
   snprintf(name, sizeof name, "v%d", v->id);
   lw_val_t* p = xc_tiled_param_buffer(c->k, name, v->dtype, role);
@@ -243,7 +244,8 @@ xc_status_t lw_epilogue(lw_ctx_t* c, const lw_space_t* sp, lw_val_t* anchor_out)
     const xc_node_t* n = ph->nodes[i];
     lw_val_t* ins[16] = {0};
     if (n->num_inputs > 16) return lw_unsupported(c, n, "too many inputs");
-    for (int j = 0; j < n->num_inputs; j++) ins[j] = lw_load_at(c, sp, n->inputs[j]);
+    for (int j = 0; j < n->num_inputs; j++)
+      if (!(j == 1 && !strcmp(n->op_type, "CastLike"))) ins[j] = lw_load_at(c, sp, n->inputs[j]);
     lw_val_t* out = NULL;
     XC_RETURN_IF_ERROR(lw_ew_compute(c, n, ins, &out));
     lw_set_reg(c, n->outputs[0], lw_cast_to(c, out, n->outputs[0]->dtype));
@@ -511,7 +513,13 @@ typedef struct run_state {
 static xc_status_t eval_shape(run_state_t* r, const xc_value_t* v, int64_t* dims) {
   for (int i = 0; i < v->rank; i++) {
     xc_status_t s = xc_dim_eval(v->dims[i], &r->bind, &dims[i]);
-    if (s) return xc_status_annotate(s, "shape of '%s'", v->name);
+    if (s) {
+      /* a dim that no graph input binds is data-dependent */
+      xc_status_t u = xc_error(XC_UNSUPPORTED, "data-dependent shape of '%s': %s", v->name,
+                               xc_status_message(s));
+      xc_status_free(s);
+      return u;
+    }
   }
   return NULL;
 }

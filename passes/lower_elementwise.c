@@ -78,7 +78,10 @@ xc_status_t lw_ew_compute(lw_ctx_t* c, const xc_node_t* n, lw_val_t* const* ins,
       return lw_unsupported(c, n, "integer input");
     *out = xc_tiled_unary(k, d->op, x);
   } else if (d->kind == 1) {
-    *out = xc_tiled_binary(k, d->op, x, lw_cast_to(c, ins[1], dt));
+    lw_val_t* b = lw_cast_to(c, ins[1], dt);
+    if (d->op == XC_TOP_DIV && !is_float) /* masked-off lanes read 0 */
+      b = xc_tiled_select(k, xc_tiled_cmp(k, XC_CMP_EQ, b, K(0)), K(1), b);
+    *out = xc_tiled_binary(k, d->op, x, b);
   } else if (d->kind == 2) {
     *out = xc_tiled_cmp(k, d->cmp, x, lw_cast_to(c, ins[1], dt));
   } else if (!strcmp(op, "Pow")) {
@@ -187,6 +190,7 @@ xc_status_t lw_ew_compute(lw_ctx_t* c, const xc_node_t* n, lw_val_t* const* ins,
       *out = lw_cast_to(c, x, odt);
   } else if (!strcmp(op, "Mod")) {
     lw_val_t* b = lw_cast_to(c, ins[1], dt);
+    if (!is_float) b = xc_tiled_select(k, xc_tiled_cmp(k, XC_CMP_EQ, b, K(0)), K(1), b);
     lw_val_t* r = xc_tiled_binary(k, XC_TOP_REM, x, b);
     if (xc_node_attr_int(n, "fmod") == 0) {
       if (is_float) return lw_unsupported(c, n, "float Mod needs fmod=1");
@@ -217,7 +221,8 @@ xc_status_t lw_emit_elementwise(lw_ctx_t* c, const xc_node_t* n) {
   lw_flat_space(c, y->rank, y->dims, start, kb, &sp, NULL);
   lw_val_t* ins[16] = {0};
   if (n->num_inputs > 16) return lw_unsupported(c, n, "too many inputs");
-  for (int j = 0; j < n->num_inputs; j++) ins[j] = lw_load_at(c, &sp, n->inputs[j]);
+  for (int j = 0; j < n->num_inputs; j++)
+    if (!(j == 1 && !strcmp(n->op_type, "CastLike"))) ins[j] = lw_load_at(c, &sp, n->inputs[j]);
   lw_val_t* out = NULL;
   XC_RETURN_IF_ERROR(lw_ew_compute(c, n, ins, &out));
   XC_RETURN_IF_ERROR(lw_epilogue(c, &sp, out));
