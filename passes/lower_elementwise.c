@@ -184,6 +184,8 @@ xc_status_t lw_ew_compute(lw_ctx_t* c, const xc_node_t* n, lw_val_t* const* ins,
   } else if (!strcmp(op, "Cast") || !strcmp(op, "CastLike")) {
     if (xc_node_has_attr(n, "saturate") && xc_node_attr_int(n, "saturate") == 0)
       return lw_unsupported(c, n, "saturate=0");
+    if (odt == XC_F8E4M3FN || odt == XC_F8E5M2 || (int)odt > (int)XC_F8E5M2)
+      return lw_unsupported(c, n, "cast to %s (saturating fp8 rounding)", xc_dtype_name(odt));
     if (odt == XC_BOOL && dt != XC_BOOL)
       *out = xc_tiled_cmp(k, XC_CMP_NE, x, K(0));
     else
