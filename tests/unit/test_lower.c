@@ -106,7 +106,7 @@ static void test_elementwise(void) {
   const char* t = HDR
       "  input a: f32[7, 1, 13]\n  input b: f32[5, 13]\n  input c: f32[1]\n"
       "  s = Add(a, b)\n  m = Mul(s, c)\n  e = Exp(m)\n  t = Tanh(e)\n  q = Sigmoid(t)\n"
-      "  r = Relu(s)\n  w = Where(r, q, s)\n  y = Sub(w, b)\n  output y\n}\n";
+      "  r = Relu(s)\n  p = Greater(r, c)\n  w = Where(p, q, s)\n  y = Sub(w, b)\n  output y\n}\n";
   const int64_t sh[3][4] = {{7, 1, 13}, {5, 13}, {1}};
   const int rk[3] = {3, 2, 1};
   check_graph("ew-chain", t, 3, sh, rk);
