@@ -18,6 +18,22 @@ static int64_t pow2_at_least(int64_t v) {
   return p;
 }
 
+/* Offset of (batch b, head h, position s, channel d) in a 4-D
+ * [B, H, seq, hd] operand or a 3-D [B, seq, H*hd] one. */
+static lw_val_t* head_off(lw_ctx_t* c, const xc_value_t* X, bool is3d, int64_t H, lw_val_t* b,
+                          lw_val_t* h, lw_val_t* s, lw_val_t* d) {
+  lw_space_t sp;
+  memset(&sp, 0, sizeof sp);
+  sp.rank = 4;
+  if (!is3d) {
+    sp.idx[0] = b, sp.idx[1] = h, sp.idx[2] = s, sp.idx[3] = d;
+    return lw_offset(c, &sp, X);
+  }
+  xc_dim_t dims[4] = {X->dims[0], X->dims[1], xc_dim_const(H), xc_dim_const(X->dims[2].value / H)};
+  sp.idx[0] = b, sp.idx[1] = s, sp.idx[2] = h, sp.idx[3] = d;
+  return lw_offset_dims(c, &sp, 4, dims);
+}
+
 xc_status_t lw_emit_attention(lw_ctx_t* c, const xc_node_t* n) {
   xc_tiled_kernel_t* k = c->k;
   const xc_value_t *Q = n->inputs[0], *K = n->inputs[1], *V = n->inputs[2], *Y = n->outputs[0];
@@ -26,16 +42,29 @@ xc_status_t lw_emit_attention(lw_ctx_t* c, const xc_node_t* n) {
     if (n->inputs[i]) return lw_unsupported(c, n, "past key/value or nonpad_kv_seqlen");
   for (int o = 1; o < n->num_outputs; o++)
     if (n->outputs[o] && c->must_store[n->outputs[o]->id]) return lw_unsupported(c, n, "output %d is used", o);
-  if (Q->rank != 4 || K->rank != 4 || V->rank != 4) return lw_unsupported(c, n, "3-D inputs");
+  bool is3d = Q->rank == 3;
+  if (!((Q->rank == 4 && K->rank == 4 && V->rank == 4) || (is3d && K->rank == 3 && V->rank == 3)))
+    return lw_unsupported(c, n, "input ranks %d/%d/%d", Q->rank, K->rank, V->rank);
   if (xc_node_attr_float(n, "softcap") != 0.0) return lw_unsupported(c, n, "softcap");
   if (!xc_dtype_is_float(Q->dtype)) return lw_unsupported(c, n, "dtype");
-  if (!xc_dim_is_static(Q->dims[3]) || !xc_dim_is_static(V->dims[3]) || !xc_dim_is_static(Q->dims[1]) ||
-      !xc_dim_is_static(K->dims[1]))
-    return lw_unsupported(c, n, "symbolic head count or head size");
-  int64_t D = Q->dims[3].value, Dv = V->dims[3].value, Hq = Q->dims[1].value, Hk = K->dims[1].value;
+  int64_t D, Dv, Hq, Hk;
+  if (is3d) {
+    Hq = xc_node_has_attr(n, "q_num_heads") ? xc_node_attr_int(n, "q_num_heads") : 0;
+    Hk = xc_node_has_attr(n, "kv_num_heads") ? xc_node_attr_int(n, "kv_num_heads") : 0;
+    if (Hq < 1 || Hk < 1 || !xc_dim_is_static(Q->dims[2]) || !xc_dim_is_static(V->dims[2]))
+      return lw_unsupported(c, n, "3-D inputs need static hidden sizes and head counts");
+    D = Q->dims[2].value / Hq;
+    Dv = V->dims[2].value / Hk;
+  } else {
+    if (!xc_dim_is_static(Q->dims[3]) || !xc_dim_is_static(V->dims[3]) || !xc_dim_is_static(Q->dims[1]) ||
+        !xc_dim_is_static(K->dims[1]))
+      return lw_unsupported(c, n, "symbolic head count or head size");
+    D = Q->dims[3].value, Dv = V->dims[3].value, Hq = Q->dims[1].value, Hk = K->dims[1].value;
+  }
+  int seq = is3d ? 1 : 2;
   if (Hk < 1 || Hq % Hk) return lw_unsupported(c, n, "q heads not a multiple of kv heads");
   if (D > 1024 || Dv > 1024 || D < 1 || Dv < 1) return lw_unsupported(c, n, "head size %lld", (long long)D);
-  if (mask && mask->rank >= 1 && !xc_dim_equal(mask->dims[mask->rank - 1], K->dims[2]))
+  if (mask && mask->rank >= 1 && !xc_dim_equal(mask->dims[mask->rank - 1], K->dims[seq]))
     return lw_unsupported(c, n, "attn_mask shorter than the keys");
   double scale = xc_node_has_attr(n, "scale") ? xc_node_attr_float(n, "scale") : 1.0 / sqrt((double)D);
   bool causal = xc_node_attr_int(n, "is_causal") != 0;
@@ -45,7 +74,7 @@ xc_status_t lw_emit_attention(lw_ctx_t* c, const xc_node_t* n) {
   int kBN = lw_knob(c, "BLOCK_N", 4, bn_c, 16);
   xc_tiled_dim_t dm = xc_tiled_dim_knob(kBM), dn = xc_tiled_dim_knob(kBN);
   xc_tiled_dim_t dd = xc_tiled_dim_const(BD), ddv = xc_tiled_dim_const(BDv);
-  lw_dimv_t S = lw_dim(c, Q->dims[2]), L = lw_dim(c, K->dims[2]);
+  lw_dimv_t S = lw_dim(c, Q->dims[seq]), L = lw_dim(c, K->dims[seq]);
   lw_val_t* m0 = lw_iter_begin(c, 0, S, kBM, 0);
   lw_val_t* bh = lw_iter_begin(c, 1, lw_dim(c, xc_dim_mul(c->g, Q->dims[0], xc_dim_const(Hq))), -1, 1);
   lw_val_t* b = lw_div(c, bh, lw_i64(c, Hq));
@@ -55,11 +84,7 @@ xc_status_t lw_emit_attention(lw_ctx_t* c, const xc_node_t* n) {
   lw_val_t* mmask = lw_lt(c, rm, S.v);
   lw_val_t* ad = xc_tiled_arange(k, dd), *adv = xc_tiled_arange(k, ddv);
   lw_val_t* d_row = lw_row(c, ad), *d_col = lw_col(c, ad), *dv_row = lw_row(c, adv);
-  lw_space_t sq;
-  memset(&sq, 0, sizeof sq);
-  sq.rank = 4;
-  sq.idx[0] = b, sq.idx[1] = h, sq.idx[2] = rm, sq.idx[3] = d_row;
-  lw_val_t* q = lw_cast_to(c, xc_tiled_load(k, lw_buf(c, Q), lw_offset(c, &sq, Q),
+  lw_val_t* q = lw_cast_to(c, xc_tiled_load(k, lw_buf(c, Q), head_off(c, Q, is3d, Hq, b, h, rm, d_row),
                                             lw_and(c, mmask, lw_lt(c, d_row, lw_i64(c, D))), NULL), at);
   q = lw_mul(c, q, lw_fconst(c, at, scale));
   xc_tiled_dim_t vm[1] = {dm}, mdv[2] = {dm, ddv}, mn[2] = {dm, dn};
@@ -73,11 +98,8 @@ xc_status_t lw_emit_attention(lw_ctx_t* c, const xc_node_t* n) {
     lw_val_t *m_i = xc_tiled_for_arg(loop, 0), *l_i = xc_tiled_for_arg(loop, 1), *acc = xc_tiled_for_arg(loop, 2);
     lw_val_t* rn = lw_add(c, n0, xc_tiled_arange(k, dn));
     lw_val_t* rn_row = lw_row(c, rn), *rn_col = lw_col(c, rn);
-    lw_space_t sk;
-    memset(&sk, 0, sizeof sk);
-    sk.rank = 4;
-    sk.idx[0] = b, sk.idx[1] = hk, sk.idx[2] = rn_row, sk.idx[3] = d_col; /* [BD,BN] */
-    lw_val_t* kT = lw_cast_to(c, xc_tiled_load(k, lw_buf(c, K), lw_offset(c, &sk, K),
+    /* K^T tile [BD,BN] */
+    lw_val_t* kT = lw_cast_to(c, xc_tiled_load(k, lw_buf(c, K), head_off(c, K, is3d, Hk, b, hk, rn_row, d_col),
                                                lw_and(c, lw_lt(c, rn_row, L.v), lw_lt(c, d_col, lw_i64(c, D))), NULL), at);
     lw_val_t* s = xc_tiled_dot(k, q, kT, s_zero);
     lw_val_t* valid = lw_and(c, lw_lt(c, rn_row, L.v), mmask);
@@ -98,11 +120,8 @@ xc_status_t lw_emit_attention(lw_ctx_t* c, const xc_node_t* n) {
     lw_val_t* p = xc_tiled_unary(k, XC_TOP_EXP, lw_sub(c, s, lw_col(c, m_safe)));
     lw_val_t* alpha = xc_tiled_unary(k, XC_TOP_EXP, lw_sub(c, m_i, m_safe));
     lw_val_t* l_new = lw_add(c, lw_mul(c, l_i, alpha), xc_tiled_reduce(k, XC_REDUCE_SUM, p, 1));
-    lw_space_t sv;
-    memset(&sv, 0, sizeof sv);
-    sv.rank = 4;
-    sv.idx[0] = b, sv.idx[1] = hk, sv.idx[2] = rn_col, sv.idx[3] = dv_row; /* [BN,BDv] */
-    lw_val_t* vt = lw_cast_to(c, xc_tiled_load(k, lw_buf(c, V), lw_offset(c, &sv, V),
+    /* V tile [BN,BDv] */
+    lw_val_t* vt = lw_cast_to(c, xc_tiled_load(k, lw_buf(c, V), head_off(c, V, is3d, Hk, b, hk, rn_col, dv_row),
                                                lw_and(c, lw_lt(c, rn_col, L.v), lw_lt(c, dv_row, lw_i64(c, Dv))), NULL), at);
     lw_val_t* acc_new = xc_tiled_dot(k, p, vt, lw_mul(c, acc, lw_col(c, alpha)));
     lw_val_t* next[3] = {m_new, l_new, acc_new};
@@ -114,9 +133,13 @@ xc_status_t lw_emit_attention(lw_ctx_t* c, const xc_node_t* n) {
                                                xc_tiled_select(k, pos, l, lw_fconst(c, at, 1))), zero);
   lw_space_t sy;
   memset(&sy, 0, sizeof sy);
-  sy.rank = 4;
+  sy.rank = Y->rank;
   sy.dims = Y->dims;
-  sy.idx[0] = b, sy.idx[1] = h, sy.idx[2] = rm, sy.idx[3] = dv_row;
+  if (is3d) {
+    sy.idx[0] = b, sy.idx[1] = rm, sy.idx[2] = lw_add(c, lw_mul(c, h, lw_i64(c, Dv)), dv_row);
+  } else {
+    sy.idx[0] = b, sy.idx[1] = h, sy.idx[2] = rm, sy.idx[3] = dv_row;
+  }
   sy.mask = lw_and(c, mmask, lw_lt(c, dv_row, lw_i64(c, Dv)));
   XC_RETURN_IF_ERROR(lw_epilogue(c, &sy, o));
   lw_iter_end(c, bh);

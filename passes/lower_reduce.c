@@ -200,7 +200,7 @@ xc_status_t lw_emit_normalize(lw_ctx_t* c, const xc_node_t* n) {
   const xc_value_t* X = n->inputs[0];
   if (X->rank < 1 || X->rank > LW_MAX_RANK) return lw_unsupported(c, n, "rank %d", X->rank);
   for (int o = 1; o < n->num_outputs; o++)
-    if (n->outputs[o] && c->must_store[n->outputs[o]->id])
+    if (n->outputs[o] && c->must_store[n->outputs[o]->id] && strcmp(op, "LayerNormalization") != 0)
       return lw_unsupported(c, n, "output %d is used", o);
   int64_t axis = xc_node_attr_int(n, "axis");
   if (axis < 0) axis += X->rank;
@@ -257,6 +257,19 @@ xc_status_t lw_emit_normalize(lw_ctx_t* c, const xc_node_t* n) {
     if (!soft) stat2 = xc_tiled_unary(k, XC_TOP_RSQRT, lw_add(c, lw_div(c, stat2, rf), lw_fconst(c, at, eps)));
   }
   lw_val_t* s2c = lw_col(c, stat2);
+  /* LayerNormalization's Mean and InvStdDev outputs: one value per row */
+  for (int o = 1; o < n->num_outputs && o < 3 && !soft && !rms; o++) {
+    const xc_value_t* v = n->outputs[o];
+    if (!v || !c->must_store[v->id]) continue;
+    lw_space_t so;
+    memset(&so, 0, sizeof so);
+    so.rank = v->rank;
+    so.dims = v->dims;
+    so.mask = w.rowmask;
+    if (v->rank != X->rank) return lw_unsupported(c, n, "statistics output rank");
+    for (int i = 0; i < w.nk; i++) so.idx[w.kept[i]] = w.kidx[i];
+    lw_store_at(c, &so, v, o == 1 ? s1c : s2c);
+  }
   /* final pass: write through the epilogue */
   xc_tiled_op_t* out_loop = xc_tiled_for_begin(k, lw_i64(c, 0), w.R.v, xc_tiled_knob_value(k, w.kBC), 0, NULL);
   rows_chunk(c, &w, xc_tiled_for_iv(out_loop), &sp);
