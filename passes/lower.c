@@ -318,6 +318,7 @@ static xc_status_t emit_anchor(lw_ctx_t* c, const xc_node_t* n) {
   if (lw_is_elementwise(n)) return lw_emit_elementwise(c, n);
   if (lw_is_reduce(n)) return lw_emit_reduce(c, n);
   if (lw_is_normalize(n)) return lw_emit_normalize(c, n);
+  if (lw_is_argreduce(n)) return lw_emit_argreduce(c, n);
   if (lw_is_movement(n)) return lw_emit_movement(c, n);
   const char* op = n->op_type;
   if (n->domain && n->domain[0]) return lw_unsupported(c, n, "domain '%s' has no lowering", n->domain);
@@ -325,6 +326,7 @@ static xc_status_t emit_anchor(lw_ctx_t* c, const xc_node_t* n) {
   if (!strcmp(op, "Conv")) return lw_emit_conv(c, n);
   if (!strcmp(op, "MaxPool") || !strcmp(op, "AveragePool")) return lw_emit_pool(c, n);
   if (!strcmp(op, "Attention")) return lw_emit_attention(c, n);
+  if (!strcmp(op, "CumSum")) return lw_emit_cumsum(c, n);
   return lw_unsupported(c, n, "no lowering for this op");
 }
 

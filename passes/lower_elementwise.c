@@ -38,7 +38,8 @@ static const ew_def_t ew_defs[] = {
     {"IsNaN", 3, 0, 0}, {"IsInf", 3, 0, 0},     {"Where", 3, 0, 0},   {"Min", 3, 0, 0},
     {"Max", 3, 0, 0},   {"Sum", 3, 0, 0},       {"Mean", 3, 0, 0},    {"Clip", 3, 0, 0},
     {"Cast", 3, 0, 0},  {"PRelu", 3, 0, 0},     {"Mod", 3, 0, 0},     {"Shrink", 3, 0, 0},
-    {"CastLike", 3, 0, 0},
+    {"CastLike", 3, 0, 0}, {"Sinh", 3, 0, 0},    {"Cosh", 3, 0, 0},    {"Asinh", 3, 0, 0},
+    {"Acosh", 3, 0, 0}, {"Atanh", 3, 0, 0},     {"Round", 3, 0, 0},   {"Dropout", 3, 0, 0},
 };
 
 static const ew_def_t* find_def(const xc_node_t* n) {
@@ -85,8 +86,34 @@ xc_status_t lw_ew_compute(lw_ctx_t* c, const xc_node_t* n, lw_val_t* const* ins,
   } else if (d->kind == 2) {
     *out = xc_tiled_cmp(k, d->cmp, x, lw_cast_to(c, ins[1], dt));
   } else if (!strcmp(op, "Pow")) {
-    if (!is_float) return lw_unsupported(c, n, "integer Pow");
-    *out = xc_tiled_binary(k, XC_TOP_POW, x, lw_cast_to(c, ins[1], dt));
+    if (!is_float) /* exact for the integer results a double holds */
+      *out = xc_tiled_binary(k, XC_TOP_POW, lw_cast_to(c, x, XC_F64), lw_cast_to(c, ins[1], XC_F64));
+    else
+      *out = xc_tiled_binary(k, XC_TOP_POW, x, lw_cast_to(c, ins[1], dt));
+  } else if (!is_float && (!strcmp(op, "Sinh") || !strcmp(op, "Cosh") || !strcmp(op, "Asinh") ||
+                           !strcmp(op, "Acosh") || !strcmp(op, "Atanh") || !strcmp(op, "Round"))) {
+    return lw_unsupported(c, n, "integer input");
+  } else if (!strcmp(op, "Sinh") || !strcmp(op, "Cosh")) {
+    lw_val_t* e = xc_tiled_unary(k, XC_TOP_EXP, x);
+    lw_val_t* em = xc_tiled_unary(k, XC_TOP_EXP, xc_tiled_unary(k, XC_TOP_NEG, x));
+    *out = lw_mul(c, K(0.5), op[3] == 'h' && op[2] == 'n' ? lw_sub(c, e, em) : lw_add(c, e, em));
+  } else if (!strcmp(op, "Asinh") || !strcmp(op, "Acosh")) {
+    lw_val_t* r = xc_tiled_unary(k, XC_TOP_SQRT, lw_add(c, lw_mul(c, x, x), K(op[1] == 's' ? 1 : -1)));
+    *out = xc_tiled_unary(k, XC_TOP_LOG, lw_add(c, x, r));
+  } else if (!strcmp(op, "Atanh")) {
+    *out = lw_mul(c, K(0.5), xc_tiled_unary(k, XC_TOP_LOG, lw_div(c, lw_add(c, K(1), x), lw_sub(c, K(1), x))));
+  } else if (!strcmp(op, "Round")) {
+    /* half to even: floor(x + 0.5), minus one on an exact tie with an odd result */
+    lw_val_t* r = xc_tiled_unary(k, XC_TOP_FLOOR, lw_add(c, x, K(0.5)));
+    lw_val_t* tie = xc_tiled_cmp(k, XC_CMP_EQ, lw_sub(c, r, x), K(0.5));
+    lw_val_t* odd = xc_tiled_cmp(k, XC_CMP_NE, xc_tiled_binary(k, XC_TOP_REM, r, K(2)), K(0));
+    *out = xc_tiled_select(k, xc_tiled_binary(k, XC_TOP_AND, tie, odd), lw_sub(c, r, K(1)), r);
+  } else if (!strcmp(op, "Dropout")) {
+    if (n->num_inputs > 2 && n->inputs[2]) {
+      const xc_tensor_t* t = n->inputs[2]->constant;
+      if (!t || xc_tensor_get_i64(t, 0) != 0) return lw_unsupported(c, n, "training mode");
+    }
+    *out = x;
   } else if (!strcmp(op, "Relu")) {
     *out = xc_tiled_binary(k, XC_TOP_MAX, x, K(0));
   } else if (!strcmp(op, "LeakyRelu")) {
@@ -182,8 +209,6 @@ xc_status_t lw_ew_compute(lw_ctx_t* c, const xc_node_t* n, lw_val_t* const* ins,
     if (n->num_inputs > 2 && ins[2]) y = xc_tiled_binary(k, XC_TOP_MIN, y, lw_cast_to(c, ins[2], dt));
     *out = y;
   } else if (!strcmp(op, "Cast") || !strcmp(op, "CastLike")) {
-    if (xc_node_has_attr(n, "saturate") && xc_node_attr_int(n, "saturate") == 0)
-      return lw_unsupported(c, n, "saturate=0");
     if (odt == XC_F8E4M3FN || odt == XC_F8E5M2 || (int)odt > (int)XC_F8E5M2)
       return lw_unsupported(c, n, "cast to %s (saturating fp8 rounding)", xc_dtype_name(odt));
     if (odt == XC_BOOL && dt != XC_BOOL)

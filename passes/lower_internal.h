@@ -120,6 +120,9 @@ xc_status_t lw_emit_gemm(lw_ctx_t* c, const xc_node_t* n);      /* lower_gemm.c 
 xc_status_t lw_emit_attention(lw_ctx_t* c, const xc_node_t* n); /* lower_attention.c */
 xc_status_t lw_emit_movement(lw_ctx_t* c, const xc_node_t* n);  /* lower_movement.c */
 bool lw_is_reduce(const xc_node_t* n);
+bool lw_is_argreduce(const xc_node_t* n);
+xc_status_t lw_emit_argreduce(lw_ctx_t* c, const xc_node_t* n); /* lower_reduce.c */
+xc_status_t lw_emit_cumsum(lw_ctx_t* c, const xc_node_t* n);    /* lower_reduce.c */
 bool lw_is_normalize(const xc_node_t* n);
 bool lw_is_movement(const xc_node_t* n);
 

@@ -20,6 +20,7 @@ typedef struct rows {
   lw_dimv_t R;
   int kBR, kBC;
   lw_val_t* start;
+  lw_val_t* rc; /* [1,BC] flat reduced index of the current chunk */
 } rows_t;
 
 static const int64_t br_c[] = {1, 2, 4, 8, 16}, bc_c[] = {16, 32, 64, 128, 256};
@@ -52,6 +53,7 @@ static void rows_chunk(lw_ctx_t* c, rows_t* w, lw_val_t* r0, lw_space_t* sp) {
   sp->dims = w->X->dims;
   lw_val_t* rc = lw_row(c, lw_add(c, r0, xc_tiled_arange(c->k, xc_tiled_dim_knob(w->kBC))));
   lw_val_t* ridx[LW_MAX_RANK];
+  w->rc = rc;
   lw_decompose(c, rc, w->nr, w->rdims, ridx);
   for (int i = 0; i < w->nk; i++) sp->idx[w->kept[i]] = w->kidx[i];
   for (int i = 0; i < w->nr; i++) sp->idx[w->red[i]] = ridx[i];
@@ -95,7 +97,8 @@ bool lw_is_reduce(const xc_node_t* n) { return reduce_kind(n) >= 0; }
 bool lw_is_normalize(const xc_node_t* n) {
   if (n->domain && n->domain[0]) return false;
   return !strcmp(n->op_type, "Softmax") || !strcmp(n->op_type, "LogSoftmax") ||
-         !strcmp(n->op_type, "LayerNormalization") || !strcmp(n->op_type, "RMSNormalization");
+         !strcmp(n->op_type, "LayerNormalization") || !strcmp(n->op_type, "RMSNormalization") ||
+         !strcmp(n->op_type, "LpNormalization");
 }
 
 /* for r0 over the reduced elements, one carried [BR] accumulator. */
@@ -194,6 +197,139 @@ xc_status_t lw_emit_reduce(lw_ctx_t* c, const xc_node_t* n) {
   return NULL;
 }
 
+/* y = x / ||x||_p along one axis (a zero vector stays zero). */
+static xc_status_t emit_lpnorm(lw_ctx_t* c, const xc_node_t* n, int64_t axis) {
+  xc_tiled_kernel_t* k = c->k;
+  const xc_value_t* X = n->inputs[0];
+  int64_t p = xc_node_attr_int(n, "p");
+  if (p != 1 && p != 2) return lw_unsupported(c, n, "p=%lld", (long long)p);
+  xc_dtype_t at = acc_type(X->dtype);
+  bool is_red[LW_MAX_RANK] = {0};
+  is_red[axis] = true;
+  rows_t w;
+  rows_begin(c, X, is_red, &w);
+  lw_space_t sp;
+  xc_tiled_op_t* loop = chunk_loop(c, &w, row_init(c, &w, at, 0), &sp);
+  {
+    lw_val_t* x = load_chunk(c, &sp, X, at, 0);
+    x = p == 1 ? xc_tiled_unary(k, XC_TOP_ABS, x) : lw_mul(c, x, x);
+    lw_val_t* next = lw_add(c, xc_tiled_for_arg(loop, 0), xc_tiled_reduce(k, XC_REDUCE_SUM, x, 1));
+    xc_tiled_for_end(k, loop, 1, &next);
+  }
+  lw_val_t* norm = xc_tiled_for_result(loop, 0);
+  if (p == 2) norm = xc_tiled_unary(k, XC_TOP_SQRT, norm);
+  norm = lw_col(c, norm);
+  lw_val_t* zero = lw_fconst(c, at, 0);
+  lw_val_t* nz = xc_tiled_cmp(k, XC_CMP_NE, norm, zero);
+  lw_val_t* safe = xc_tiled_select(k, nz, norm, lw_fconst(c, at, 1));
+  xc_tiled_op_t* out_loop = xc_tiled_for_begin(k, lw_i64(c, 0), w.R.v, xc_tiled_knob_value(k, w.kBC), 0, NULL);
+  rows_chunk(c, &w, xc_tiled_for_iv(out_loop), &sp);
+  lw_val_t* x = lw_cast_to(c, xc_tiled_load(k, lw_buf(c, X), lw_offset(c, &sp, X), sp.mask, NULL), at);
+  XC_RETURN_IF_ERROR(lw_epilogue(c, &sp, xc_tiled_select(k, nz, lw_div(c, x, safe), zero)));
+  xc_tiled_for_end(k, out_loop, 0, NULL);
+  lw_iter_end(c, w.start);
+  return NULL;
+}
+
+bool lw_is_argreduce(const xc_node_t* n) {
+  return (!n->domain || !n->domain[0]) && (!strcmp(n->op_type, "ArgMax") || !strcmp(n->op_type, "ArgMin"));
+}
+
+/* ArgMax/ArgMin: carried (best value, its index) per row; ties keep the
+ * first index (or the last with select_last_index). */
+xc_status_t lw_emit_argreduce(lw_ctx_t* c, const xc_node_t* n) {
+  xc_tiled_kernel_t* k = c->k;
+  const xc_value_t *X = n->inputs[0], *Y = n->outputs[0];
+  if (X->rank < 1 || X->rank > LW_MAX_RANK) return lw_unsupported(c, n, "rank %d", X->rank);
+  bool is_max = n->op_type[3] == 'M' && n->op_type[4] == 'a';
+  bool last = xc_node_attr_int(n, "select_last_index") != 0;
+  int64_t axis = xc_node_attr_int(n, "axis");
+  if (axis < 0) axis += X->rank;
+  if (axis < 0 || axis >= X->rank) return lw_unsupported(c, n, "bad axis");
+  xc_dtype_t at = acc_type(X->dtype);
+  bool fl = xc_dtype_is_float(at);
+  double worst = is_max ? (fl ? -INFINITY : -9.2e18) : (fl ? INFINITY : 9.2e18);
+  bool is_red[LW_MAX_RANK] = {0};
+  is_red[axis] = true;
+  rows_t w;
+  rows_begin(c, X, is_red, &w);
+  xc_tiled_dim_t d1 = xc_tiled_dim_knob(w.kBR);
+  lw_val_t* init[2] = {row_init(c, &w, at, worst), xc_tiled_const_i(k, XC_I64, last ? -1 : 0, 1, &d1)};
+  xc_tiled_op_t* loop = xc_tiled_for_begin(k, lw_i64(c, 0), w.R.v, xc_tiled_knob_value(k, w.kBC), 2, init);
+  lw_space_t sp;
+  rows_chunk(c, &w, xc_tiled_for_iv(loop), &sp);
+  {
+    lw_val_t* x = load_chunk(c, &sp, X, at, worst);
+    lw_val_t* best = xc_tiled_for_arg(loop, 0), *bidx = xc_tiled_for_arg(loop, 1);
+    lw_val_t* part = xc_tiled_reduce(k, is_max ? XC_REDUCE_MAX : XC_REDUCE_MIN, x, 1);
+    lw_val_t* hit = lw_and(c, sp.mask, xc_tiled_cmp(k, XC_CMP_EQ, x, lw_col(c, part)));
+    lw_val_t* pidx = xc_tiled_reduce(k, last ? XC_REDUCE_MAX : XC_REDUCE_MIN,
+                                     xc_tiled_select(k, hit, w.rc, lw_i64(c, last ? -1 : INT64_MAX)), 1);
+    lw_val_t* any = xc_tiled_cmp(k, XC_CMP_GE, pidx, lw_i64(c, 0));
+    any = lw_and(c, any, lw_lt(c, pidx, lw_i64(c, INT64_MAX)));
+    xc_tiled_cmp_t better = is_max ? (last ? XC_CMP_GE : XC_CMP_GT) : (last ? XC_CMP_LE : XC_CMP_LT);
+    lw_val_t* take = lw_and(c, any, xc_tiled_cmp(k, better, part, best));
+    /* the first chunk always sets an index (rows of only the worst value) */
+    take = xc_tiled_binary(k, XC_TOP_OR, take, lw_and(c, any, xc_tiled_cmp(k, XC_CMP_EQ, xc_tiled_for_iv(loop), lw_i64(c, 0))));
+    lw_val_t* next[2] = {xc_tiled_select(k, take, part, best), xc_tiled_select(k, take, pidx, bidx)};
+    xc_tiled_for_end(k, loop, 2, next);
+  }
+  lw_val_t* y = lw_col(c, xc_tiled_for_result(loop, 1));
+  lw_space_t sy;
+  memset(&sy, 0, sizeof sy);
+  sy.rank = Y->rank;
+  sy.dims = Y->dims;
+  sy.mask = w.rowmask;
+  if (Y->rank == X->rank) {
+    for (int i = 0; i < w.nk; i++) sy.idx[w.kept[i]] = w.kidx[i];
+  } else {
+    for (int i = 0; i < w.nk; i++) sy.idx[i] = w.kidx[i];
+  }
+  XC_RETURN_IF_ERROR(lw_epilogue(c, &sy, y));
+  lw_iter_end(c, w.start);
+  return NULL;
+}
+
+/* CumSum: each output sums the inputs before it along the axis (a masked
+ * reduction over BLOCK_C chunks of the axis). */
+xc_status_t lw_emit_cumsum(lw_ctx_t* c, const xc_node_t* n) {
+  xc_tiled_kernel_t* k = c->k;
+  const xc_value_t *X = n->inputs[0], *Y = n->outputs[0];
+  int64_t ax[1];
+  int na = 0;
+  if (!lw_const_ints(c, n->inputs[1], ax, 1, &na) || na != 1) return lw_unsupported(c, n, "axis is not constant");
+  int64_t axis = ax[0] < 0 ? ax[0] + X->rank : ax[0];
+  if (axis < 0 || axis >= X->rank || X->rank > LW_MAX_RANK) return lw_unsupported(c, n, "bad axis");
+  bool excl = xc_node_attr_int(n, "exclusive") != 0, rev = xc_node_attr_int(n, "reverse") != 0;
+  xc_dtype_t at = acc_type(X->dtype);
+  static const int64_t blk[] = {32, 64, 128, 256}, bc[] = {8, 16, 32, 64};
+  int kb = lw_knob(c, "BLOCK", 4, blk, 64);
+  int kc = lw_knob(c, "BLOCK_C", 4, bc, 16);
+  lw_val_t* start = lw_iter_begin(c, 0, lw_dim(c, lw_numel(c, Y->rank, Y->dims)), kb, 0);
+  lw_space_t sp;
+  lw_flat_space(c, Y->rank, Y->dims, start, kb, &sp, NULL);
+  xc_tiled_dim_t d1 = xc_tiled_dim_knob(kb);
+  lw_val_t* acc0 = xc_dtype_is_float(at) ? xc_tiled_const_f(k, at, 0, 1, &d1) : xc_tiled_const_i(k, at, 0, 1, &d1);
+  lw_dimv_t A = lw_dim(c, X->dims[axis]);
+  xc_tiled_op_t* loop = xc_tiled_for_begin(k, lw_i64(c, 0), A.v, xc_tiled_knob_value(k, kc), 1, &acc0);
+  {
+    lw_val_t* j = lw_row(c, lw_add(c, xc_tiled_for_iv(loop), xc_tiled_arange(k, xc_tiled_dim_knob(kc))));
+    lw_val_t* i = lw_col(c, sp.idx[axis]);
+    xc_tiled_cmp_t cmp = rev ? (excl ? XC_CMP_GT : XC_CMP_GE) : (excl ? XC_CMP_LT : XC_CMP_LE);
+    lw_val_t* m = lw_and(c, lw_and(c, lw_col(c, sp.mask), lw_lt(c, j, A.v)), xc_tiled_cmp(k, cmp, j, i));
+    lw_space_t sx = sp;
+    for (int d = 0; d < X->rank; d++) sx.idx[d] = lw_col(c, sp.idx[d]);
+    sx.idx[axis] = j;
+    lw_val_t* x = lw_cast_to(c, xc_tiled_load(k, lw_buf(c, X), lw_offset(c, &sx, X), m, NULL), at);
+    x = xc_tiled_select(k, m, x, lw_fconst(c, at, 0));
+    lw_val_t* next = lw_add(c, xc_tiled_for_arg(loop, 0), xc_tiled_reduce(k, XC_REDUCE_SUM, x, 1));
+    xc_tiled_for_end(k, loop, 1, &next);
+  }
+  XC_RETURN_IF_ERROR(lw_epilogue(c, &sp, xc_tiled_for_result(loop, 0)));
+  lw_iter_end(c, start);
+  return NULL;
+}
+
 xc_status_t lw_emit_normalize(lw_ctx_t* c, const xc_node_t* n) {
   xc_tiled_kernel_t* k = c->k;
   const char* op = n->op_type;
@@ -206,6 +342,7 @@ xc_status_t lw_emit_normalize(lw_ctx_t* c, const xc_node_t* n) {
   if (axis < 0) axis += X->rank;
   if (axis < 0 || axis >= X->rank) return lw_unsupported(c, n, "bad axis");
   bool is_red[LW_MAX_RANK] = {0};
+  if (!strcmp(op, "LpNormalization")) return emit_lpnorm(c, n, axis);
   bool soft = !strcmp(op, "Softmax") || !strcmp(op, "LogSoftmax");
   bool rms = !strcmp(op, "RMSNormalization");
   for (int d = 0; d < X->rank; d++) is_red[d] = soft ? d == axis : d >= axis;
