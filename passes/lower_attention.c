@@ -45,7 +45,7 @@ xc_status_t lw_emit_attention(lw_ctx_t* c, const xc_node_t* n) {
   bool is3d = Q->rank == 3;
   if (!((Q->rank == 4 && K->rank == 4 && V->rank == 4) || (is3d && K->rank == 3 && V->rank == 3)))
     return lw_unsupported(c, n, "input ranks %d/%d/%d", Q->rank, K->rank, V->rank);
-  if (xc_node_attr_float(n, "softcap") != 0.0) return lw_unsupported(c, n, "softcap");
+  double softcap = xc_node_attr_float(n, "softcap");
   if (!xc_dtype_is_float(Q->dtype)) return lw_unsupported(c, n, "dtype");
   int64_t D, Dv, Hq, Hk;
   if (is3d) {
@@ -88,11 +88,12 @@ xc_status_t lw_emit_attention(lw_ctx_t* c, const xc_node_t* n) {
                                             lw_and(c, mmask, lw_lt(c, d_row, lw_i64(c, D))), NULL), at);
   q = lw_mul(c, q, lw_fconst(c, at, scale));
   xc_tiled_dim_t vm[1] = {dm}, mdv[2] = {dm, ddv}, mn[2] = {dm, dn};
-  lw_val_t* init[3] = {xc_tiled_const_f(k, at, -INFINITY, 1, vm), xc_tiled_const_f(k, at, 0.0, 1, vm),
-                       xc_tiled_const_f(k, at, 0.0, 2, mdv)};
+  /* m, l, acc, and the count of keys not masked (rows with none give 0) */
+  lw_val_t* init[4] = {xc_tiled_const_f(k, at, -INFINITY, 1, vm), xc_tiled_const_f(k, at, 0.0, 1, vm),
+                       xc_tiled_const_f(k, at, 0.0, 2, mdv), xc_tiled_const_f(k, at, 0.0, 1, vm)};
   lw_val_t* s_zero = xc_tiled_const_f(k, at, 0.0, 2, mn);
   lw_val_t* ninf = lw_fconst(c, at, -INFINITY), *zero = lw_fconst(c, at, 0);
-  xc_tiled_op_t* loop = xc_tiled_for_begin(k, lw_i64(c, 0), L.v, xc_tiled_knob_value(k, kBN), 3, init);
+  xc_tiled_op_t* loop = xc_tiled_for_begin(k, lw_i64(c, 0), L.v, xc_tiled_knob_value(k, kBN), 4, init);
   {
     lw_val_t* n0 = xc_tiled_for_iv(loop);
     lw_val_t *m_i = xc_tiled_for_arg(loop, 0), *l_i = xc_tiled_for_arg(loop, 1), *acc = xc_tiled_for_arg(loop, 2);
@@ -114,7 +115,14 @@ xc_status_t lw_emit_attention(lw_ctx_t* c, const xc_node_t* n) {
       if (mask->dtype == XC_BOOL) valid = lw_and(c, valid, mv);
       else s = lw_add(c, s, lw_cast_to(c, mv, at));
     }
+    lw_val_t* inside = lw_and(c, lw_lt(c, rn_row, L.v), mmask);
     s = xc_tiled_select(k, valid, s, ninf);
+    lw_val_t* cnt = lw_add(c, xc_tiled_for_arg(loop, 3),
+                           xc_tiled_reduce(k, XC_REDUCE_SUM, xc_tiled_select(k, valid, lw_fconst(c, at, 1), zero), 1));
+    if (softcap > 0) /* like the reference, masked scores become -softcap */
+      s = xc_tiled_select(k, inside, lw_mul(c, lw_fconst(c, at, softcap),
+                                            xc_tiled_unary(k, XC_TOP_TANH, lw_div(c, s, lw_fconst(c, at, softcap)))),
+                          ninf);
     lw_val_t* m_new = xc_tiled_binary(k, XC_TOP_MAX, m_i, xc_tiled_reduce(k, XC_REDUCE_MAX, s, 1));
     lw_val_t* m_safe = xc_tiled_select(k, xc_tiled_cmp(k, XC_CMP_EQ, m_new, ninf), zero, m_new);
     lw_val_t* p = xc_tiled_unary(k, XC_TOP_EXP, lw_sub(c, s, lw_col(c, m_safe)));
@@ -124,11 +132,12 @@ xc_status_t lw_emit_attention(lw_ctx_t* c, const xc_node_t* n) {
     lw_val_t* vt = lw_cast_to(c, xc_tiled_load(k, lw_buf(c, V), head_off(c, V, is3d, Hk, b, hk, rn_col, dv_row),
                                                lw_and(c, lw_lt(c, rn_col, L.v), lw_lt(c, dv_row, lw_i64(c, Dv))), NULL), at);
     lw_val_t* acc_new = xc_tiled_dot(k, p, vt, lw_mul(c, acc, lw_col(c, alpha)));
-    lw_val_t* next[3] = {m_new, l_new, acc_new};
-    xc_tiled_for_end(k, loop, 3, next);
+    lw_val_t* next[4] = {m_new, l_new, acc_new, cnt};
+    xc_tiled_for_end(k, loop, 4, next);
   }
   lw_val_t* l = lw_col(c, xc_tiled_for_result(loop, 1));
-  lw_val_t* pos = xc_tiled_cmp(k, XC_CMP_GT, l, zero);
+  lw_val_t* pos = lw_and(c, xc_tiled_cmp(k, XC_CMP_GT, l, zero),
+                         xc_tiled_cmp(k, XC_CMP_GT, lw_col(c, xc_tiled_for_result(loop, 3)), zero));
   lw_val_t* o = xc_tiled_select(k, pos, lw_div(c, xc_tiled_for_result(loop, 2),
                                                xc_tiled_select(k, pos, l, lw_fconst(c, at, 1))), zero);
   lw_space_t sy;

@@ -11,7 +11,8 @@
 
 static const char* const movement_ops[] = {"Transpose", "Gather", "GatherElements", "Split", "Shape",
                                            "Concat", "Slice", "Expand", "Tile", "Pad",
-                                           "ConstantOfShape", "Size"};
+                                           "ConstantOfShape", "Size", "Trilu", "EyeLike",
+                                           "BatchNormalization"};
 
 bool lw_is_movement(const xc_node_t* n) {
   if (n->domain && n->domain[0]) return false;
@@ -192,6 +193,37 @@ xc_status_t lw_emit_movement(lw_ctx_t* c, const xc_node_t* n) {
       cv = xc_tiled_load(k, lw_buf(c, n->inputs[2]), lw_i64(c, 0), NULL, NULL);
     }
     y = xc_tiled_select(k, inside, v, cv);
+  } else if (!strcmp(op, "Trilu") || !strcmp(op, "EyeLike")) {
+    int64_t kk = 0;
+    int nk = 0;
+    bool eye = op[0] == 'E';
+    lw_val_t* kv = NULL;
+    if (eye) kk = xc_node_attr_int(n, "k");
+    else if (n->num_inputs > 1 && n->inputs[1] && !lw_const_ints(c, n->inputs[1], &kk, 1, &nk))
+      kv = lw_cast_to(c, xc_tiled_load(k, lw_buf(c, n->inputs[1]), lw_i64(c, 0), NULL, NULL), XC_I64);
+    if (!kv) kv = lw_i64(c, kk);
+    if (Y->rank < 2) return lw_unsupported(c, n, "rank %d", Y->rank);
+    lw_val_t* diff = lw_sub(c, sp.idx[Y->rank - 1], sp.idx[Y->rank - 2]); /* j - i */
+    if (eye) {
+      lw_val_t* on = xc_tiled_cmp(k, XC_CMP_EQ, diff, lw_i64(c, kk));
+      y = xc_tiled_select(k, on, lw_fconst(c, Y->dtype, 1), lw_fconst(c, Y->dtype, 0));
+      y = xc_tiled_select(k, sp.mask, y, y);
+    } else {
+      bool upper = xc_node_attr_int(n, "upper") != 0;
+      lw_val_t* keep = xc_tiled_cmp(k, upper ? XC_CMP_GE : XC_CMP_LE, diff, kv);
+      y = xc_tiled_select(k, keep, lw_load_at(c, &sp, X), lw_fconst(c, Y->dtype, 0));
+    }
+  } else if (!strcmp(op, "BatchNormalization")) {
+    if (xc_node_attr_int(n, "training_mode")) return lw_unsupported(c, n, "training mode");
+    if (X->rank < 2 || !xc_dtype_is_float(X->dtype)) return lw_unsupported(c, n, "input");
+    xc_dtype_t at = X->dtype == XC_F64 ? XC_F64 : XC_F32;
+    lw_val_t* ch = sp.idx[1];
+    lw_val_t* p[4];
+    for (int i = 0; i < 4; i++)
+      p[i] = lw_cast_to(c, xc_tiled_load(k, lw_buf(c, n->inputs[1 + i]), ch, sp.mask, NULL), at);
+    lw_val_t* x = lw_cast_to(c, lw_load_at(c, &sp, X), at);
+    lw_val_t* rstd = xc_tiled_unary(k, XC_TOP_RSQRT, lw_add(c, p[3], lw_fconst(c, at, xc_node_attr_float(n, "epsilon"))));
+    y = lw_add(c, lw_mul(c, lw_mul(c, lw_sub(c, x, p[2]), rstd), p[0]), p[1]);
   } else {
     return lw_unsupported(c, n, "no lowering for this op");
   }
