@@ -12,7 +12,7 @@
 static const char* const movement_ops[] = {"Transpose", "Gather", "GatherElements", "Split", "Shape",
                                            "Concat", "Slice", "Expand", "Tile", "Pad",
                                            "ConstantOfShape", "Size", "Trilu", "EyeLike",
-                                           "BatchNormalization"};
+                                           "BatchNormalization", "Dropout"};
 
 bool lw_is_movement(const xc_node_t* n) {
   if (n->domain && n->domain[0]) return false;
@@ -63,6 +63,21 @@ xc_status_t lw_emit_movement(lw_ctx_t* c, const xc_node_t* n) {
   }
   const xc_value_t* Y = n->outputs[0];
   if (!Y || Y->rank > LW_MAX_RANK || (X && X->rank > LW_MAX_RANK)) return lw_unsupported(c, n, "rank");
+  if (!strcmp(op, "Dropout")) { /* inference: identity, mask all true */
+    if (n->num_inputs > 2 && n->inputs[2]) {
+      const xc_tensor_t* t = n->inputs[2]->constant;
+      if (!t || xc_tensor_get_i64(t, 0) != 0) return lw_unsupported(c, n, "training mode");
+    }
+    int kb = lw_knob(c, "BLOCK", 5, blk_c, 256);
+    lw_val_t* start = lw_iter_begin(c, 0, lw_dim(c, lw_numel(c, Y->rank, Y->dims)), kb, 0);
+    lw_space_t sp;
+    lw_flat_space(c, Y->rank, Y->dims, start, kb, &sp, NULL);
+    lw_store_at(c, &sp, Y, lw_load_at(c, &sp, X));
+    if (n->num_outputs > 1 && n->outputs[1])
+      lw_store_at(c, &sp, n->outputs[1], xc_tiled_select(k, sp.mask, lw_fconst(c, XC_BOOL, 1), lw_fconst(c, XC_BOOL, 1)));
+    lw_iter_end(c, start);
+    return NULL;
+  }
   for (int o = 1; o < n->num_outputs; o++)
     if (n->outputs[o]) return lw_unsupported(c, n, "several outputs");
   int kb = lw_knob(c, "BLOCK", 5, blk_c, 256);

@@ -232,7 +232,8 @@ static xc_status_t emit_lpnorm(lw_ctx_t* c, const xc_node_t* n, int64_t axis) {
 }
 
 bool lw_is_argreduce(const xc_node_t* n) {
-  return (!n->domain || !n->domain[0]) && (!strcmp(n->op_type, "ArgMax") || !strcmp(n->op_type, "ArgMin"));
+  return (!n->domain || !n->domain[0]) &&
+         (!strcmp(n->op_type, "ArgMax") || !strcmp(n->op_type, "ArgMin") || !strcmp(n->op_type, "Hardmax"));
 }
 
 /* ArgMax/ArgMin: carried (best value, its index) per row; ties keep the
@@ -241,7 +242,8 @@ xc_status_t lw_emit_argreduce(lw_ctx_t* c, const xc_node_t* n) {
   xc_tiled_kernel_t* k = c->k;
   const xc_value_t *X = n->inputs[0], *Y = n->outputs[0];
   if (X->rank < 1 || X->rank > LW_MAX_RANK) return lw_unsupported(c, n, "rank %d", X->rank);
-  bool is_max = n->op_type[3] == 'M' && n->op_type[4] == 'a';
+  bool hard = n->op_type[0] == 'H';
+  bool is_max = hard || (n->op_type[3] == 'M' && n->op_type[4] == 'a');
   bool last = xc_node_attr_int(n, "select_last_index") != 0;
   int64_t axis = xc_node_attr_int(n, "axis");
   if (axis < 0) axis += X->rank;
@@ -275,6 +277,15 @@ xc_status_t lw_emit_argreduce(lw_ctx_t* c, const xc_node_t* n) {
     xc_tiled_for_end(k, loop, 2, next);
   }
   lw_val_t* y = lw_col(c, xc_tiled_for_result(loop, 1));
+  if (hard) { /* one-hot of the first maximum */
+    xc_tiled_op_t* out_loop = xc_tiled_for_begin(k, lw_i64(c, 0), w.R.v, xc_tiled_knob_value(k, w.kBC), 0, NULL);
+    rows_chunk(c, &w, xc_tiled_for_iv(out_loop), &sp);
+    lw_val_t* on = xc_tiled_cmp(k, XC_CMP_EQ, w.rc, y);
+    XC_RETURN_IF_ERROR(lw_epilogue(c, &sp, xc_tiled_select(k, on, lw_fconst(c, Y->dtype, 1), lw_fconst(c, Y->dtype, 0))));
+    xc_tiled_for_end(k, out_loop, 0, NULL);
+    lw_iter_end(c, w.start);
+    return NULL;
+  }
   lw_space_t sy;
   memset(&sy, 0, sizeof sy);
   sy.rank = Y->rank;
@@ -297,9 +308,11 @@ xc_status_t lw_emit_cumsum(lw_ctx_t* c, const xc_node_t* n) {
   const xc_value_t *X = n->inputs[0], *Y = n->outputs[0];
   int64_t ax[1];
   int na = 0;
-  if (!lw_const_ints(c, n->inputs[1], ax, 1, &na) || na != 1) return lw_unsupported(c, n, "axis is not constant");
-  int64_t axis = ax[0] < 0 ? ax[0] + X->rank : ax[0];
-  if (axis < 0 || axis >= X->rank || X->rank > LW_MAX_RANK) return lw_unsupported(c, n, "bad axis");
+  if (X->rank < 1 || X->rank > LW_MAX_RANK) return lw_unsupported(c, n, "rank %d", X->rank);
+  /* a run-time axis is selected among the dims with compares */
+  bool dyn = !lw_const_ints(c, n->inputs[1], ax, 1, &na) || na != 1;
+  int64_t axis = dyn ? 0 : (ax[0] < 0 ? ax[0] + X->rank : ax[0]);
+  if (axis < 0 || axis >= X->rank) return lw_unsupported(c, n, "bad axis");
   bool excl = xc_node_attr_int(n, "exclusive") != 0, rev = xc_node_attr_int(n, "reverse") != 0;
   xc_dtype_t at = acc_type(X->dtype);
   static const int64_t blk[] = {32, 64, 128, 256}, bc[] = {8, 16, 32, 64};
@@ -310,16 +323,29 @@ xc_status_t lw_emit_cumsum(lw_ctx_t* c, const xc_node_t* n) {
   lw_flat_space(c, Y->rank, Y->dims, start, kb, &sp, NULL);
   xc_tiled_dim_t d1 = xc_tiled_dim_knob(kb);
   lw_val_t* acc0 = xc_dtype_is_float(at) ? xc_tiled_const_f(k, at, 0, 1, &d1) : xc_tiled_const_i(k, at, 0, 1, &d1);
-  lw_dimv_t A = lw_dim(c, X->dims[axis]);
-  xc_tiled_op_t* loop = xc_tiled_for_begin(k, lw_i64(c, 0), A.v, xc_tiled_knob_value(k, kc), 1, &acc0);
+  lw_val_t* A = lw_dim(c, X->dims[axis]).v;
+  lw_val_t* axv = NULL;
+  lw_val_t* i = lw_col(c, sp.idx[axis]);
+  if (dyn) {
+    axv = lw_cast_to(c, xc_tiled_load(k, lw_buf(c, n->inputs[1]), lw_i64(c, 0), NULL, NULL), XC_I64);
+    axv = xc_tiled_select(k, lw_lt(c, axv, lw_i64(c, 0)), lw_add(c, axv, lw_i64(c, X->rank)), axv);
+    for (int d = 1; d < X->rank; d++) {
+      lw_val_t* is_d = xc_tiled_cmp(k, XC_CMP_EQ, axv, lw_i64(c, d));
+      A = xc_tiled_select(k, is_d, lw_dim(c, X->dims[d]).v, A);
+      i = xc_tiled_select(k, is_d, lw_col(c, sp.idx[d]), i);
+    }
+  }
+  xc_tiled_op_t* loop = xc_tiled_for_begin(k, lw_i64(c, 0), A, xc_tiled_knob_value(k, kc), 1, &acc0);
   {
     lw_val_t* j = lw_row(c, lw_add(c, xc_tiled_for_iv(loop), xc_tiled_arange(k, xc_tiled_dim_knob(kc))));
-    lw_val_t* i = lw_col(c, sp.idx[axis]);
     xc_tiled_cmp_t cmp = rev ? (excl ? XC_CMP_GT : XC_CMP_GE) : (excl ? XC_CMP_LT : XC_CMP_LE);
-    lw_val_t* m = lw_and(c, lw_and(c, lw_col(c, sp.mask), lw_lt(c, j, A.v)), xc_tiled_cmp(k, cmp, j, i));
+    lw_val_t* m = lw_and(c, lw_and(c, lw_col(c, sp.mask), lw_lt(c, j, A)), xc_tiled_cmp(k, cmp, j, i));
     lw_space_t sx = sp;
-    for (int d = 0; d < X->rank; d++) sx.idx[d] = lw_col(c, sp.idx[d]);
-    sx.idx[axis] = j;
+    for (int d = 0; d < X->rank; d++) {
+      sx.idx[d] = lw_col(c, sp.idx[d]);
+      if (dyn) sx.idx[d] = xc_tiled_select(k, xc_tiled_cmp(k, XC_CMP_EQ, axv, lw_i64(c, d)), j, sx.idx[d]);
+    }
+    if (!dyn) sx.idx[axis] = j;
     lw_val_t* x = lw_cast_to(c, xc_tiled_load(k, lw_buf(c, X), lw_offset(c, &sx, X), m, NULL), at);
     x = xc_tiled_select(k, m, x, lw_fconst(c, at, 0));
     lw_val_t* next = lw_add(c, xc_tiled_for_arg(loop, 0), xc_tiled_reduce(k, XC_REDUCE_SUM, x, 1));
