@@ -76,15 +76,15 @@ static void check_graph(const char* what, const char* text, int nin, const int64
         xc_tensor_set_i64(ins[i], e, (int64_t)((rnd() + 1) * 2.5));
     }
   }
-  xc_tensor_t* ref[4] = {0};
+  xc_tensor_t* ref[8] = {0};
   CHECK_OK(xc_interp_run(g, NULL, nin, (const xc_tensor_t* const*)ins, ref));
   xc_fusion_plan_t* plan = NULL;
   xc_lowered_module_t* m = NULL;
   CHECK_OK(xc_fusion_plan_build(g, NULL, &plan));
   if (plan) CHECK_OK(xc_lower(g, plan, NULL, &m));
   for (int choice = -1; m && choice < 4; choice++) {
-    if (choice >= 0) set_knobs(m, choice);
-    xc_tensor_t* got[4] = {0};
+    if (choice >= 0) CHECK_EQ_INT(set_knobs(m, choice), m->num_kernels);
+    xc_tensor_t* got[8] = {0};
     CHECK_OK(xc_lowered_run_interp(m, nin, (const xc_tensor_t* const*)ins, got));
     for (int o = 0; o < g->num_outputs; o++) {
       double err = compare(got[o], ref[o]);
@@ -93,7 +93,7 @@ static void check_graph(const char* what, const char* text, int nin, const int64
       xc_tensor_destroy(got[o]);
     }
   }
-  for (int o = 0; o < 4; o++) xc_tensor_destroy(ref[o]);
+  for (int o = 0; o < 8; o++) xc_tensor_destroy(ref[o]);
   for (int i = 0; i < nin; i++) xc_tensor_destroy(ins[i]);
   xc_lowered_module_destroy(m);
   xc_fusion_plan_destroy(plan);
@@ -207,6 +207,100 @@ static void test_attention(void) {
   check_graph("attention-gqa-causal", t, 3, sh, rk);
 }
 
+static void test_more_reductions(void) {
+  const char* t = HDR
+      "  input x: f32[4, 7, 3]\n  const ax: i64[] = 1\n"
+      "  a = ArgMax(x) {axis: 1, keepdims: 0}\n  b = ArgMin(x) {axis: 2, select_last_index: 1}\n"
+      "  h = Hardmax(x) {axis: 1}\n  c = CumSum(x, ax) {exclusive: 1, reverse: 1}\n"
+      "  l = LpNormalization(x) {axis: 1, p: 1}\n  g = GlobalAveragePool(x)\n  m = GlobalMaxPool(x)\n"
+      "  output a\n  output b\n  output h\n  output c\n  output l\n  output g\n  output m\n}\n";
+  const int64_t sh[1][4] = {{4, 7, 3}};
+  const int rk[1] = {3};
+  check_graph("more-reductions", t, 1, sh, rk);
+  const char* t2 = HDR
+      "  input x: f32[3, 11]\n  input g: f32[11]\n  input b: f32[11]\n"
+      "  y, mean, rstd = LayerNormalization(x, g, b) {axis: -1, epsilon: 1e-3}\n"
+      "  r = RMSNormalization(x, g) {axis: -1}\n"
+      "  output y\n  output mean\n  output rstd\n  output r\n}\n";
+  const int64_t sh2[3][4] = {{3, 11}, {11}, {11}};
+  const int rk2[3] = {2, 1, 1};
+  check_graph("norm-stats", t2, 3, sh2, rk2);
+}
+
+static void test_more_movement(void) {
+  const int64_t sh[1][4] = {{5, 6}};
+  const int rk[1] = {2};
+  const char* t2 = HDR
+      "  input x: f32[5, 6]\n  const sp: i64[2] = [2, 4]\n  const st: i64[2] = [4, 1]\n"
+      "  const en: i64[2] = [0, 6]\n  const ax: i64[2] = [0, 1]\n  const stp: i64[2] = [-2, 2]\n"
+      "  const pads: i64[4] = [1, 0, 0, 2]\n  const pv: f32[] = 1.5\n  const shp: i64[3] = [2, 5, 6]\n"
+      "  const reps: i64[2] = [2, 3]\n  const shp2: i64[2] = [30, 6]\n"
+      "  a, b = Split(x, sp) {axis: 1}\n  s = Slice(x, st, en, ax, stp)\n  p = Pad(x, pads, pv)\n"
+      "  e = Expand(x, shp)\n  t = Tile(x, reps)\n  u = Trilu(x) {upper: 0}\n"
+      "  r = Reshape(t, shp2)\n  q = Relu(r)\n"
+      "  output a\n  output b\n  output s\n  output p\n  output e\n  output u\n  output q\n}\n";
+  check_graph("more-movement", t2, 1, sh, rk);
+}
+
+static void test_attention_masks(void) {
+  const char* t = HDR
+      "  input q: f32[2, 3, 5, 6]\n  input k: f32[2, 3, 7, 6]\n  input v: f32[2, 3, 7, 5]\n"
+      "  input m: bool[5, 7]\n  input f: f32[2, 1, 5, 7]\n"
+      "  y = Attention(q, k, v, m) {scale: 0.3}\n  z = Attention(q, k, v, f) {softcap: 2.0}\n"
+      "  output y\n  output z\n}\n";
+  const int64_t sh[5][4] = {{2, 3, 5, 6}, {2, 3, 7, 6}, {2, 3, 7, 5}, {5, 7}, {2, 1, 5, 7}};
+  const int rk[5] = {4, 4, 4, 2, 4};
+  check_graph("attention-masks", t, 5, sh, rk);
+  const char* t2 = HDR
+      "  input q: f32[2, 5, 12]\n  input k: f32[2, 7, 6]\n  input v: f32[2, 7, 8]\n"
+      "  y = Attention(q, k, v) {q_num_heads: 4, kv_num_heads: 2}\n  output y\n}\n";
+  const int64_t sh2[3][4] = {{2, 5, 12}, {2, 7, 6}, {2, 7, 8}};
+  const int rk2[3] = {3, 3, 3};
+  check_graph("attention-3d", t2, 3, sh2, rk2);
+}
+
+/* Structure: views are alias steps, symbolic dims become scalar params. */
+static void test_structure(void) {
+  const char* t = HDR
+      "  input x: f32[n, 6]\n  const shp: i64[2] = [-1, 3]\n"
+      "  r = Reshape(x, shp)\n  y = Neg(r)\n  output y\n}\n";
+  xc_graph_t* g = NULL;
+  CHECK_OK(xc_xir_parse(t, strlen(t), "s", NULL, &g));
+  if (!g) return;
+  CHECK_OK(xc_graph_infer(g));
+  xc_fusion_plan_t* plan = NULL;
+  xc_lowered_module_t* m = NULL;
+  CHECK_OK(xc_fusion_plan_build(g, NULL, &plan));
+  if (plan) CHECK_OK(xc_lower(g, plan, NULL, &m));
+  if (m) {
+    CHECK_EQ_INT(m->num_kernels, 1);
+    int aliases = 0, symbolic = 0;
+    for (int i = 0; i < m->num_steps; i++) aliases += m->steps[i].kind == XC_STEP_ALIAS;
+    CHECK_EQ_INT(aliases, 1);
+    const xc_lowered_kernel_t* lk = &m->kernels[0];
+    for (int i = 0; i < lk->num_params; i++)
+      if (!lk->param_values[i]) symbolic += !xc_dim_is_static(lk->param_dims[i]);
+    CHECK(symbolic >= 1);
+    /* n = 5: a run with 5 rows of 6 */
+    int64_t d[2] = {5, 6};
+    xc_tensor_t* x = NULL;
+    CHECK_OK(xc_tensor_create(XC_F32, 2, d, &x));
+    for (int64_t i = 0; x && i < x->numel; i++) xc_tensor_set_f64(x, i, (double)i);
+    xc_tensor_t* y = NULL;
+    CHECK_OK(xc_lowered_run_interp(m, 1, (const xc_tensor_t* const*)&x, &y));
+    if (y) {
+      CHECK_EQ_INT(y->rank, 2);
+      CHECK_EQ_INT(y->dims[0], 10);
+      CHECK_NEAR(xc_tensor_get_f64(y, 29), -29.0, 0);
+    }
+    xc_tensor_destroy(y);
+    xc_tensor_destroy(x);
+  }
+  xc_lowered_module_destroy(m);
+  xc_fusion_plan_destroy(plan);
+  xc_graph_destroy(g);
+}
+
 static void test_unsupported(void) {
   const char* t = HDR "  input x: f32[3]\n  y = Acos(x)\n  output y\n}\n";
   xc_graph_t* g = NULL;
@@ -249,6 +343,10 @@ int main(void) {
   test_conv();
   test_movement();
   test_attention();
+  test_more_reductions();
+  test_more_movement();
+  test_attention_masks();
+  test_structure();
   test_unsupported();
   test_models();
   return xc_test_summary("test_lower");
