@@ -6,7 +6,9 @@
  * their stored outputs. */
 #include "test.h"
 #include "xcomp/conformance.h"
+#include "xcomp/frontend.h"
 #include "xcomp/fusion.h"
+#include "xcomp/passes.h"
 #include "xcomp/interp.h"
 #include "xcomp/lower.h"
 #include "xcomp/xir.h"
@@ -335,6 +337,36 @@ static void test_models(void) {
   }
 }
 
+/* The models lowered for GPU and CPU limits: every chosen knob set fits. */
+static void test_models_limits(void) {
+  const char* models[] = {"tests/models/mlp/model.onnx", "tests/models/cnn/model.onnx",
+                          "tests/models/gpt2-tiny/model.onnx", "tests/models/bert-tiny/model.onnx"};
+  for (int i = 0; i < 4; i++) {
+    xc_graph_t* g = NULL;
+    CHECK_OK(xc_load_model(models[i], &g));
+    if (!g) continue;
+    CHECK_OK(xc_graph_infer(g));
+    xc_pass_options_t po;
+    xc_pass_options_init(&po);
+    CHECK_OK(xc_passes_run(g, &po));
+    xc_fusion_plan_t* plan = NULL;
+    CHECK_OK(xc_fusion_plan_build(g, NULL, &plan));
+    for (int l = 0; plan && l < 2; l++) {
+      xc_tiled_limits_t lim;
+      if (l == 0) xc_tiled_limits_init_gpu(&lim);
+      else xc_tiled_limits_init_cpu(&lim);
+      xc_lowered_module_t* m = NULL;
+      CHECK_OK(xc_lower(g, plan, &lim, &m));
+      if (!m) continue;
+      CHECK_EQ_INT(m->num_kernels, xc_fusion_plan_kernel_count(plan));
+      for (int k = 0; k < m->num_kernels; k++) CHECK_OK(xc_tiled_knobs_check(m->kernels[k].kernel, m->kernels[k].knobs, &lim));
+      xc_lowered_module_destroy(m);
+    }
+    xc_fusion_plan_destroy(plan);
+    xc_graph_destroy(g);
+  }
+}
+
 int main(void) {
   test_elementwise();
   test_symbolic();
@@ -349,5 +381,6 @@ int main(void) {
   test_structure();
   test_unsupported();
   test_models();
+  test_models_limits();
   return xc_test_summary("test_lower");
 }
