@@ -116,6 +116,7 @@ xc_status_t lw_emit_reduce(lw_ctx_t* c, const xc_node_t* n);    /* lower_reduce.
 xc_status_t lw_emit_normalize(lw_ctx_t* c, const xc_node_t* n); /* lower_reduce.c */
 xc_status_t lw_emit_pool(lw_ctx_t* c, const xc_node_t* n);      /* lower_conv.c */
 xc_status_t lw_emit_conv(lw_ctx_t* c, const xc_node_t* n);      /* lower_conv.c */
+xc_status_t lw_emit_convtranspose(lw_ctx_t* c, const xc_node_t* n); /* lower_conv.c */
 xc_status_t lw_emit_gemm(lw_ctx_t* c, const xc_node_t* n);      /* lower_gemm.c */
 xc_status_t lw_emit_attention(lw_ctx_t* c, const xc_node_t* n); /* lower_attention.c */
 xc_status_t lw_emit_movement(lw_ctx_t* c, const xc_node_t* n);  /* lower_movement.c */
