@@ -293,11 +293,21 @@ static int loop_open(em_t* e, const vinfo_t* r, bool simd) {
         r->dims[1] * r->dims[2], r->dims[2], r->dims[1], r->dims[2]);
     return 2;
   }
+  /* extent-1 dims are constants; the innermost real loop gets the pragma */
+  int inner = -1, opened = 0;
+  for (int i = 0; i < r->rank; i++)
+    if (r->dims[i] != 1) inner = i;
   for (int i = 0; i < r->rank; i++) {
-    if (i == r->rank - 1 && simd && e->d->simd_pragma) L("%s\n", e->d->simd_pragma);
-    L("for (%s i%d = 0; i%d < %" PRId64 "; i%d++) {\n", it, i, i, r->dims[i], i);
+    if (r->dims[i] == 1) {
+      L("{ const %s i%d = 0;\n", it, i);
+    } else {
+      if (i == inner && simd && e->d->simd_pragma) L("%s\n", e->d->simd_pragma);
+      L("for (%s i%d = 0; i%d < %" PRId64 "; i%d++) {\n", it, i, i, r->dims[i], i);
+    }
     e->depth++;
+    opened++;
   }
+  (void)opened;
   if (r->rank == 1) L("const %s f = i0;\n", it);
   if (r->rank == 2) L("const %s f = i0 * %" PRId64 " + i1;\n", it, r->dims[1]);
   if (r->rank == 3) L("const %s f = (i0 * %" PRId64 " + i1) * %" PRId64 " + i2;\n", it, r->dims[1], r->dims[2]);
@@ -520,7 +530,7 @@ static void emit_store(em_t* e, const xc_tiled_op_t* op) {
     e->depth++;
     close = 1;
   } else if (!scalar) {
-    close = loop_open(e, r, true);
+    close = loop_open(e, r, false); /* no simd: offsets may repeat */
   }
   expr_t eo, ev, em;
   const char* off = opnd(e, &eo, offv, r);
@@ -822,7 +832,17 @@ static void classify_value(em_t* e, const xc_tiled_value_t* v) {
 }
 
 static void classify_block(em_t* e, const xc_tiled_block_t* b) {
-  for (int i = 0; i < b->num_args; i++) classify_value(e, b->args[i]);
+  const xc_tiled_op_t* loop = b->parent;
+  for (int i = 0; i < b->num_args; i++) {
+    const xc_tiled_value_t* init = loop && i > 0 && 2 + i < loop->num_operands ? loop->operands[2 + i] : NULL;
+    vinfo_t* x = V(e, b->args[i]);
+    if (!x->name[0] && !b->args[i]->name && init && init->name) {
+      char h[40];
+      sanitize(init->name, h, sizeof h, 24);
+      snprintf(x->name, sizeof x->name, "%s_%d", h, b->args[i]->id);
+    }
+    classify_value(e, b->args[i]);
+  }
   for (int i = 0; i < b->num_ops; i++) {
     const xc_tiled_op_t* op = b->ops[i];
     if (op->opcode == XC_TOP_FOR) {
