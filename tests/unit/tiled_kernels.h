@@ -344,4 +344,66 @@ static inline kern_t* build_scale(void) {
   return tk_finish(k);
 }
 
+/* ---- 16-bit floats -------------------------------------------------------------- */
+
+/* H[i] = half(A[i]) and F[i] = f32(B[i]) for i < n, with half = f16 or bf16.
+ * Params: A H B F n. */
+static inline kern_t* build_convert(xc_dtype_t half) {
+  kern_t* k;
+  if (xc_tiled_kernel_create(half == XC_F16 ? "convert_f16" : "convert_bf16", &k)) return NULL;
+  const int64_t bl[] = {64, 256}, th[] = {32, 64};
+  int kb = xc_tiled_add_knob(k, "BLOCK", XC_KNOB_TILE, 2, bl, 256);
+  xc_tiled_add_knob(k, "num_threads", XC_KNOB_THREADS, 2, th, 64);
+  val_t* A = xc_tiled_param_buffer(k, "A", XC_F32, XC_ROLE_IN);
+  val_t* H = xc_tiled_param_buffer(k, "H", half, XC_ROLE_OUT);
+  val_t* B = xc_tiled_param_buffer(k, "B", half, XC_ROLE_IN);
+  val_t* F = xc_tiled_param_buffer(k, "F", XC_F32, XC_ROLE_OUT);
+  val_t* n = xc_tiled_param_scalar(k, "n");
+  const xc_tiled_expr_t* grid[1] = {ceildiv(k, n, "BLOCK")};
+  xc_tiled_set_grid(k, 1, grid);
+  val_t* offs = add(k, mul(k, xc_tiled_program_id(k, 0), xc_tiled_knob_value(k, kb)),
+                    xc_tiled_arange(k, xc_tiled_dim_knob(kb)));
+  val_t* mask = lt(k, offs, n);
+  xc_tiled_store(k, H, offs, xc_tiled_cast(k, xc_tiled_load(k, A, offs, mask, NULL), half), mask);
+  xc_tiled_store(k, F, offs, xc_tiled_cast(k, xc_tiled_load(k, B, offs, mask, NULL), XC_F32), mask);
+  return tk_finish(k);
+}
+
+/* C = half(A @ B) with half A, B, C and f32 accumulation. Params: A B C M N K. */
+static inline kern_t* build_gemm_half(xc_dtype_t half) {
+  kern_t* k;
+  if (xc_tiled_kernel_create(half == XC_F16 ? "gemm_f16" : "gemm_bf16", &k)) return NULL;
+  const int64_t b16[] = {16, 32}, th[] = {64, 128};
+  int kBM = xc_tiled_add_knob(k, "BLOCK_M", XC_KNOB_TILE, 2, b16, 16);
+  int kBN = xc_tiled_add_knob(k, "BLOCK_N", XC_KNOB_TILE, 2, b16, 16);
+  int kBK = xc_tiled_add_knob(k, "BLOCK_K", XC_KNOB_TILE, 2, b16, 16);
+  xc_tiled_add_knob(k, "num_threads", XC_KNOB_THREADS, 2, th, 64);
+  val_t* A = xc_tiled_param_buffer(k, "A", half, XC_ROLE_IN);
+  val_t* B = xc_tiled_param_buffer(k, "B", half, XC_ROLE_IN);
+  val_t* C = xc_tiled_param_buffer(k, "C", half, XC_ROLE_OUT);
+  val_t* M = xc_tiled_param_scalar(k, "M");
+  val_t* N = xc_tiled_param_scalar(k, "N");
+  val_t* K = xc_tiled_param_scalar(k, "K");
+  const xc_tiled_expr_t* grid[2] = {ceildiv(k, M, "BLOCK_M"), ceildiv(k, N, "BLOCK_N")};
+  xc_tiled_set_grid(k, 2, grid);
+  xc_tiled_dim_t acc_shape[2] = {xc_tiled_dim_knob(kBM), xc_tiled_dim_knob(kBN)};
+  val_t* rm = col(k, add(k, mul(k, xc_tiled_program_id(k, 0), kv(k, "BLOCK_M")),
+                         xc_tiled_arange(k, xc_tiled_dim_knob(kBM))));
+  val_t* rn = row(k, add(k, mul(k, xc_tiled_program_id(k, 1), kv(k, "BLOCK_N")),
+                         xc_tiled_arange(k, xc_tiled_dim_knob(kBN))));
+  val_t* rk = xc_tiled_arange(k, xc_tiled_dim_knob(kBK));
+  val_t* h0 = xc_tiled_const_f(k, half, 0.0, 0, NULL);
+  val_t* acc0 = xc_tiled_const_f(k, XC_F32, 0.0, 2, acc_shape);
+  xc_tiled_op_t* loop = xc_tiled_for_begin(k, i64c(k, 0), K, kv(k, "BLOCK_K"), 1, &acc0);
+  val_t* k0 = xc_tiled_for_iv(loop);
+  val_t* ka = row(k, add(k, k0, rk)), *kb = col(k, add(k, k0, rk));
+  val_t* a = xc_tiled_load(k, A, add(k, mul(k, rm, K), ka), land(k, lt(k, rm, M), lt(k, ka, K)), h0);
+  val_t* b = xc_tiled_load(k, B, add(k, mul(k, kb, N), rn), land(k, lt(k, kb, K), lt(k, rn, N)), h0);
+  val_t* next = xc_tiled_dot(k, a, b, xc_tiled_for_arg(loop, 0));
+  xc_tiled_for_end(k, loop, 1, &next);
+  xc_tiled_store(k, C, add(k, mul(k, rm, N), rn), xc_tiled_cast(k, xc_tiled_for_result(loop, 0), half),
+                 land(k, lt(k, rm, M), lt(k, rn, N)));
+  return tk_finish(k);
+}
+
 #endif
