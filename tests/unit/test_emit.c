@@ -89,7 +89,11 @@ static void run_on(int which, const kern_t* k, const int64_t* knob_values, const
   xc_knob_t knobs[16];
   for (int i = 0; i < k->num_knobs; i++) knobs[i] = (xc_knob_t){k->knobs[i].name, knob_values[i]};
   xc_blob_t blob;
-  xc_status_t st = xc_target_compile_kernel(t, caps, (const struct xc_tiled_kernel*)k, knobs, k->num_knobs, NULL,
+  /* XCOMP_EMIT_TEST_CFLAGS: extra flags for the cpu kernels (e.g. -fsanitize=address in an ASan build) */
+  xc_compile_options_t opts;
+  memset(&opts, 0, sizeof opts);
+  if (which == 0) opts.extra_flags = getenv("XCOMP_EMIT_TEST_CFLAGS");
+  xc_status_t st = xc_target_compile_kernel(t, caps, (const struct xc_tiled_kernel*)k, knobs, k->num_knobs, &opts,
                                             &blob);
   if (st) {
     fprintf(stderr, "%s on %s: %s\n", label, devices[which].selector, xc_status_message(st));
