@@ -105,4 +105,18 @@ expect_ok run "$TMP/onnx.xcm" --poison --input "@$MLP/test_data_set_0/input_0.pb
 expect_ok compare "$TMP/onnx_xcm/output_0.npy" "$TMP/onnx_ref/output_0.npy" --rtol 1e-5 --atol 1e-6
 expect_ok compare "$TMP/onnx_xcm/output_0.npy" "$MLP/test_data_set_0/output_0.pb" --rtol 1e-4 --atol 1e-5
 
+# OpenCL, when a device is present (PoCL in CI): the same model, the same answer.
+if "$XCOMP" targets 2>/dev/null | grep -q '^  opencl:0'; then
+  run_xcomp compile "$EX/mlp.xir" --target opencl:0 -o "$TMP/mlp_cl.xcm"
+  if [ "$RC" -ne 0 ]; then
+    fail "compile for opencl exited $RC: $(head -c 2000 "$TMP/err")"
+  else
+    expect_ok run "$TMP/mlp_cl.xcm" --poison --input "@$EX/mlp.in0.npy" --output-dir "$TMP/cl"
+    expect_ok compare "$TMP/cl/output_0.npy" "$TMP/ref/output_0.npy" --rtol 1e-5 --atol 1e-6
+    expect_error 1 "compiled for target opencl" run "$TMP/mlp_cl.xcm" --device cpu --input "@$EX/mlp.in0.npy"
+  fi
+else
+  echo "note: no OpenCL device; the opencl part was not run"
+fi
+
 finish
