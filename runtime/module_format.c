@@ -167,7 +167,6 @@ xc_status_t xc_compiled_module_serialize(const xc_compiled_module_t* m, uint8_t*
   w_u64(&w, m->caps_fingerprint.hi);
   w_u32(&w, NUM_SECTIONS);
   /* Section table, then the sections, each 64-byte aligned in the payload. */
-  size_t table_at = w.len;
   size_t offset = w.len - HEADER_SIZE + (size_t)NUM_SECTIONS * 24;
   for (int i = 0; i < NUM_SECTIONS; i++) {
     offset = (offset + 63) & ~(size_t)63;
@@ -177,7 +176,6 @@ xc_status_t xc_compiled_module_serialize(const xc_compiled_module_t* m, uint8_t*
     w_u64(&w, (uint64_t)sec[i].len);
     offset += sec[i].len;
   }
-  (void)table_at;
   static const uint8_t zeros[64];
   bool oom = false;
   for (int i = 0; i < NUM_SECTIONS; i++) {
