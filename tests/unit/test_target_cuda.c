@@ -597,6 +597,8 @@ int main(void) {
     CHECK_OK(xc_target_find(sel, &t, &index));
     CHECK_EQ_INT(index, 0);
     gpu_kernels();
+    /* every module so far was compiled for this device: its cubin loaded */
+    CHECK_EQ_INT(xc_cuda_ptx_fallback_count(), 0);
     gpu_runtime(caps);
     printf("%d kernel launches compared with the interpreter\n", runs);
     xc_device_close(dev);
