@@ -232,8 +232,10 @@ static void test_arch_caps(void) {
   CHECK_OK(xc_cuda_select("cuda:sm_90", &t, &caps, &index));
   CHECK(t == cuda);
   CHECK_EQ_INT(xc_cuda_caps_arch(&caps), 90);
-  if (xc_target_availability(cuda) == NULL) CHECK(index >= -1);
+  xc_status_t avail = xc_target_availability(cuda);
+  if (avail == NULL) CHECK(index >= -1);
   else CHECK_EQ_INT(index, -1);
+  xc_status_free(avail);
   CHECK_ERR(xc_cuda_select("opencl:0", &t, &caps, &index), "not a cuda selector");
 }
 
