@@ -135,6 +135,50 @@ static void lowered_free(xc_lowered_module_t* lm) {
 #endif
 }
 
+/* Names of the symbols in a dim expression, appended to names (dedup). */
+static void collect_symbols(const xc_symexpr_t* e, const char** names, int* count, int cap) {
+  if (!e) return;
+  if (e->kind == XC_SYM_VAR) {
+    for (int i = 0; i < *count; i++)
+      if (strcmp(names[i], e->name) == 0) return;
+    if (*count < cap) names[(*count)++] = e->name;
+    return;
+  }
+  collect_symbols(e->a, names, count, cap);
+  collect_symbols(e->b, names, count, cap);
+}
+
+/* The executor binds symbols from the input shapes only. A dim computed from
+ * tensor values at run time (NonZero counts, Expand/Reshape to a shape that
+ * is data, not folded) cannot be sized before the kernels run: refuse it at
+ * compile time, naming the value, instead of failing at run time. */
+static xc_status_t check_static_symbols(const xc_graph_t* g) {
+  enum { CAP = 256 };
+  const char* bound[CAP];
+  int nb = 0;
+  for (int i = 0; i < g->num_inputs; i++)
+    for (int d = 0; d < g->inputs[i]->rank; d++)
+      collect_symbols(g->inputs[i]->dims[d].sym, bound, &nb, CAP);
+  for (int v = 0; v < g->num_values; v++) {
+    const xc_value_t* val = g->values[v];
+    for (int d = 0; d < val->rank; d++) {
+      const char* used[16];
+      int nu = 0;
+      collect_symbols(val->dims[d].sym, used, &nu, 16);
+      for (int u = 0; u < nu; u++) {
+        bool ok = false;
+        for (int b = 0; b < nb && !ok; b++) ok = strcmp(bound[b], used[u]) == 0;
+        if (!ok)
+          return xc_error(XC_UNSUPPORTED,
+                          "value '%s' has a data-dependent dim '%s' (compiled targets need every "
+                          "shape computable from the input shapes)",
+                          val->name, used[u]);
+      }
+    }
+  }
+  return NULL;
+}
+
 xc_status_t xc_runtime_compile_graph(xc_graph_t* g, xc_target_t* target, const xc_device_caps_t* caps,
                                      const xc_compile_request_t* r, int* kernels_compiled,
                                      xc_compiled_module_t** out) {
@@ -147,6 +191,7 @@ xc_status_t xc_runtime_compile_graph(xc_graph_t* g, xc_target_t* target, const x
   if (caps->local_memory_bytes > 0) po.target.shared_mem_bytes = caps->local_memory_bytes;
   po.target.has_tensor_cores = caps->num_mma_shapes > 0;
   XC_RETURN_IF_ERROR(xc_passes_run(g, &po));
+  XC_RETURN_IF_ERROR(check_static_symbols(g));
   xc_tiled_limits_t limits;
   limits_of(caps, &limits);
   xc_lowered_module_t* lm = NULL;
