@@ -19,11 +19,19 @@ const xc_cli_target_t* xc_cli_target_at(int i) {
 xc_status_t xc_cli_check_target(const char* name) {
   for (int i = 0; i < NUM_TARGETS; i++)
     if (strcmp(targets[i].name, name) == 0) return NULL;
-  char list[256] = "";
+  /* The list names the in-process targets and every registered one. */
+  char list[512] = "";
   size_t k = 0;
   for (int i = 0; i < NUM_TARGETS && k < sizeof list; i++)
     k += (size_t)snprintf(list + k, sizeof list - k, "%s%s", i ? ", " : "", targets[i].name);
-  return xc_error(XC_UNAVAILABLE, "target '%s' is not available (available: %s)", name, list);
+  xc_status_t st = xc_targets_init();
+  if (st) {
+    xc_status_free(st);
+  } else {
+    for (int i = 0; i < xc_target_count() && k < sizeof list; i++)
+      k += (size_t)snprintf(list + k, sizeof list - k, ", %s", xc_target_name(xc_target_at(i)));
+  }
+  return xc_error(XC_UNAVAILABLE, "target '%s' is not available (targets: %s)", name, list);
 }
 
 /* The compiled targets of the target registry (xcomp/target.h): built-in

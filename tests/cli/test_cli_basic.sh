@@ -69,7 +69,8 @@ run_xcomp
 [ "$RC" -eq 2 ] || fail "xcomp without arguments exited $RC, expected 2"
 
 # Targets other than ref are refused by name.
-expect_error 1 "target 'cuda' is not available (available: ref)" run model.xir --target cuda
-expect_error 1 "target 'rocm' is not available (available: ref)" conform --target rocm --onnx-tests "$TMP"
+printf 'xir 1\ngraph g opset 23 {\n input x: f32[2]\n y = Relu(x)\n output y\n}\n' >"$TMP/model.xir"
+expect_error 1 "target 'nosuch' is not available (targets: ref, cpu, opencl" run "$TMP/model.xir" --target nosuch
+expect_error 1 "no target or device matches 'nosuch'" conform --target nosuch --onnx-tests "$TMP"
 
 finish
