@@ -14,7 +14,7 @@ typedef struct xc_cli_target {
 int xc_cli_target_count(void);
 const xc_cli_target_t* xc_cli_target_at(int i);
 /* NULL when `name` is available, else an XC_UNAVAILABLE error
- * "target 'X' is not available (available: ref)". */
+ * "target 'X' is not available (targets: ref, cpu, ...)". */
 xc_status_t xc_cli_check_target(const char* name);
 
 #endif
