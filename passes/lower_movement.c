@@ -12,7 +12,8 @@
 static const char* const movement_ops[] = {"Transpose", "Gather", "GatherElements", "Split", "Shape",
                                            "Concat", "Slice", "Expand", "Tile", "Pad",
                                            "ConstantOfShape", "Size", "Trilu", "EyeLike",
-                                           "BatchNormalization", "Dropout"};
+                                           "BatchNormalization", "Dropout", "DepthToSpace",
+                                           "SpaceToDepth", "GatherND", "OneHot"};
 
 bool lw_is_movement(const xc_node_t* n) {
   if (n->domain && n->domain[0]) return false;
@@ -228,6 +229,63 @@ xc_status_t lw_emit_movement(lw_ctx_t* c, const xc_node_t* n) {
       lw_val_t* keep = xc_tiled_cmp(k, upper ? XC_CMP_GE : XC_CMP_LE, diff, kv);
       y = xc_tiled_select(k, keep, lw_load_at(c, &sp, X), lw_fconst(c, Y->dtype, 0));
     }
+  } else if (!strcmp(op, "DepthToSpace") || !strcmp(op, "SpaceToDepth")) {
+    int64_t bs = xc_node_attr_int(n, "blocksize");
+    if (X->rank != 4 || bs < 1) return lw_unsupported(c, n, "rank %d", X->rank);
+    lw_val_t* b = lw_i64(c, bs);
+    in[0] = sp.idx[0];
+    if (op[0] == 'D') {
+      const char* mode = xc_node_attr_string(n, "mode");
+      bool crd = mode && !strcmp(mode, "CRD");
+      lw_val_t* i = lw_rem(c, sp.idx[2], b), *j = lw_rem(c, sp.idx[3], b);
+      lw_val_t* ij = lw_add(c, lw_mul(c, i, b), j);
+      in[1] = crd ? lw_add(c, lw_mul(c, sp.idx[1], lw_i64(c, bs * bs)), ij)
+                  : lw_add(c, lw_mul(c, ij, lw_dim(c, Y->dims[1]).v), sp.idx[1]);
+      in[2] = lw_div(c, sp.idx[2], b);
+      in[3] = lw_div(c, sp.idx[3], b);
+    } else {
+      lw_val_t* cx = lw_dim(c, X->dims[1]).v;
+      lw_val_t* ij = lw_div(c, sp.idx[1], cx);
+      in[1] = lw_rem(c, sp.idx[1], cx);
+      in[2] = lw_add(c, lw_mul(c, sp.idx[2], b), lw_div(c, ij, b));
+      in[3] = lw_add(c, lw_mul(c, sp.idx[3], b), lw_rem(c, ij, b));
+    }
+    y = load_idx(c, &sp, X, 4, in);
+  } else if (!strcmp(op, "GatherND")) {
+    const xc_value_t* I = n->inputs[1];
+    int64_t bd = xc_node_attr_int(n, "batch_dims");
+    if (I->rank < 1 || !xc_dim_is_static(I->dims[I->rank - 1])) return lw_unsupported(c, n, "index depth");
+    int64_t kd = I->dims[I->rank - 1].value;
+    int ri = I->rank;
+    if (bd < 0 || bd + kd > X->rank) return lw_unsupported(c, n, "batch_dims");
+    lw_val_t* iidx[LW_MAX_RANK];
+    for (int d = 0; d < ri - 1; d++) iidx[d] = sp.idx[d];
+    for (int d = 0; d < bd; d++) in[d] = sp.idx[d];
+    for (int64_t j = 0; j < kd; j++) {
+      iidx[ri - 1] = lw_i64(c, j);
+      lw_val_t* ix = lw_cast_to(c, load_idx(c, &sp, I, ri, iidx), XC_I64);
+      lw_val_t* dim = lw_dim(c, X->dims[bd + j]).v;
+      in[bd + j] = xc_tiled_select(k, lw_lt(c, ix, lw_i64(c, 0)), lw_add(c, ix, dim), ix);
+    }
+    for (int d = (int)(bd + kd); d < X->rank; d++) in[d] = sp.idx[ri - 1 + d - (bd + kd)];
+    y = load_idx(c, &sp, X, X->rank, in);
+  } else if (!strcmp(op, "OneHot")) {
+    const xc_value_t *I = X, *V = n->inputs[2];
+    int64_t axis = xc_node_attr_int(n, "axis");
+    if (axis < 0) axis += Y->rank;
+    if (axis < 0 || axis >= Y->rank) return lw_unsupported(c, n, "bad axis");
+    lw_val_t* iidx[LW_MAX_RANK];
+    for (int d = 0, e = 0; d < Y->rank; d++)
+      if (d != axis) iidx[e++] = sp.idx[d];
+    lw_val_t* ix = load_idx(c, &sp, I, I->rank, iidx);
+    if (xc_dtype_is_float(I->dtype)) ix = xc_tiled_unary(k, XC_TOP_FLOOR, ix);
+    ix = lw_cast_to(c, ix, XC_I64);
+    lw_val_t* depth = lw_dim(c, Y->dims[axis]).v;
+    ix = xc_tiled_select(k, lw_lt(c, ix, lw_i64(c, 0)), lw_add(c, ix, depth), ix);
+    lw_val_t* off = xc_tiled_load(k, lw_buf(c, V), lw_i64(c, 0), NULL, NULL);
+    lw_val_t* on = xc_tiled_load(k, lw_buf(c, V), lw_i64(c, 1), NULL, NULL);
+    y = xc_tiled_select(k, xc_tiled_cmp(k, XC_CMP_EQ, ix, sp.idx[axis]), on, off);
+    y = xc_tiled_select(k, sp.mask, y, y);
   } else if (!strcmp(op, "BatchNormalization")) {
     if (xc_node_attr_int(n, "training_mode")) return lw_unsupported(c, n, "training mode");
     if (X->rank < 2 || !xc_dtype_is_float(X->dtype)) return lw_unsupported(c, n, "input");

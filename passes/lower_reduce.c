@@ -98,7 +98,7 @@ bool lw_is_normalize(const xc_node_t* n) {
   if (n->domain && n->domain[0]) return false;
   return !strcmp(n->op_type, "Softmax") || !strcmp(n->op_type, "LogSoftmax") ||
          !strcmp(n->op_type, "LayerNormalization") || !strcmp(n->op_type, "RMSNormalization") ||
-         !strcmp(n->op_type, "LpNormalization");
+         !strcmp(n->op_type, "LpNormalization") || !strcmp(n->op_type, "InstanceNormalization");
 }
 
 /* for r0 over the reduced elements, one carried [BR] accumulator. */
@@ -364,13 +364,15 @@ xc_status_t lw_emit_normalize(lw_ctx_t* c, const xc_node_t* n) {
   for (int o = 1; o < n->num_outputs; o++)
     if (n->outputs[o] && c->must_store[n->outputs[o]->id] && strcmp(op, "LayerNormalization") != 0)
       return lw_unsupported(c, n, "output %d is used", o);
-  int64_t axis = xc_node_attr_int(n, "axis");
+  int64_t axis = strcmp(op, "InstanceNormalization") ? xc_node_attr_int(n, "axis") : 2;
   if (axis < 0) axis += X->rank;
   if (axis < 0 || axis >= X->rank) return lw_unsupported(c, n, "bad axis");
   bool is_red[LW_MAX_RANK] = {0};
   if (!strcmp(op, "LpNormalization")) return emit_lpnorm(c, n, axis);
   bool soft = !strcmp(op, "Softmax") || !strcmp(op, "LogSoftmax");
   bool rms = !strcmp(op, "RMSNormalization");
+  bool inst = !strcmp(op, "InstanceNormalization"); /* per (n, c) over the spatial dims */
+  if (inst && X->rank < 3) return lw_unsupported(c, n, "rank %d", X->rank);
   for (int d = 0; d < X->rank; d++) is_red[d] = soft ? d == axis : d >= axis;
   xc_dtype_t at = acc_type(X->dtype);
   if (!xc_dtype_is_float(at)) return lw_unsupported(c, n, "integer input");
@@ -448,9 +450,14 @@ xc_status_t lw_emit_normalize(lw_ctx_t* c, const xc_node_t* n) {
         y = lw_sub(c, lw_sub(c, x, m), xc_tiled_unary(k, XC_TOP_LOG, s2c));
     } else {
       y = rms ? lw_mul(c, x, s2c) : lw_mul(c, lw_sub(c, x, s1c), s2c);
-      y = lw_mul(c, y, lw_cast_to(c, lw_load_at(c, &sp, n->inputs[1]), at));
-      if (!rms && n->num_inputs > 2 && n->inputs[2])
-        y = lw_add(c, y, lw_cast_to(c, lw_load_at(c, &sp, n->inputs[2]), at));
+      if (inst) { /* scale and bias per channel */
+        y = lw_mul(c, y, lw_cast_to(c, xc_tiled_load(k, lw_buf(c, n->inputs[1]), sp.idx[1], sp.mask, NULL), at));
+        y = lw_add(c, y, lw_cast_to(c, xc_tiled_load(k, lw_buf(c, n->inputs[2]), sp.idx[1], sp.mask, NULL), at));
+      } else {
+        y = lw_mul(c, y, lw_cast_to(c, lw_load_at(c, &sp, n->inputs[1]), at));
+        if (!rms && n->num_inputs > 2 && n->inputs[2])
+          y = lw_add(c, y, lw_cast_to(c, lw_load_at(c, &sp, n->inputs[2]), at));
+      }
     }
     XC_RETURN_IF_ERROR(lw_epilogue(c, &sp, y));
   }
