@@ -123,6 +123,8 @@ xc_status_t lw_emit_movement(lw_ctx_t* c, const xc_node_t* n);  /* lower_movemen
 bool lw_is_reduce(const xc_node_t* n);
 bool lw_is_argreduce(const xc_node_t* n);
 bool lw_is_loss(const xc_node_t* n);
+bool lw_is_scatter(const xc_node_t* n);
+xc_status_t lw_emit_scatter(lw_ctx_t* c, const xc_node_t* n); /* lower_scatter.c */
 xc_status_t lw_emit_loss(lw_ctx_t* c, const xc_node_t* n); /* lower_loss.c */
 xc_status_t lw_emit_argreduce(lw_ctx_t* c, const xc_node_t* n); /* lower_reduce.c */
 xc_status_t lw_emit_cumsum(lw_ctx_t* c, const xc_node_t* n);    /* lower_reduce.c */
