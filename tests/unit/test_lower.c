@@ -261,6 +261,33 @@ static void test_attention_masks(void) {
   check_graph("attention-3d", t2, 3, sh2, rk2);
 }
 
+/* Empty tensors: zero programs, or zero-trip loops that leave the
+ * reduction identity. */
+static void test_empty(void) {
+  const char* t = HDR
+      "  input x: f32[0, 5]\n  input w: f32[5, 3]\n  const ax: i64[1] = [0]\n"
+      "  r = Relu(x)\n  s = ReduceSum(r, ax) {keepdims: 0}\n  m = MatMul(x, w)\n"
+      "  output r\n  output s\n  output m\n}\n";
+  const int64_t sh[2][4] = {{0, 5}, {5, 3}};
+  const int rk[2] = {2, 2};
+  check_graph("empty", t, 2, sh, rk);
+  const char* t2 = HDR
+      "  input x: f32[4, 0]\n  input w: f32[0, 3]\n  m = MatMul(x, w)\n  output m\n}\n";
+  const int64_t sh2[2][4] = {{4, 0}, {0, 3}};
+  check_graph("empty-k", t2, 2, sh2, rk);
+}
+
+/* f16 inputs: f32 accumulation, one rounding on store. */
+static void test_f16(void) {
+  const char* t = HDR
+      "  input a: f16[9, 13]\n  input b: f16[13, 6]\n  input g: f16[6]\n  input c: f16[6]\n"
+      "  m = MatMul(a, b)\n  l = LayerNormalization(m, g, c) {axis: -1}\n  y = Softmax(l) {axis: 0}\n"
+      "  output y\n}\n";
+  const int64_t sh[4][4] = {{9, 13}, {13, 6}, {6}, {6}};
+  const int rk[4] = {2, 2, 1, 1};
+  check_graph("f16", t, 4, sh, rk);
+}
+
 /* Structure: views are alias steps, symbolic dims become scalar params. */
 static void test_structure(void) {
   const char* t = HDR
@@ -379,6 +406,8 @@ int main(void) {
   test_more_movement();
   test_attention_masks();
   test_structure();
+  test_empty();
+  test_f16();
   test_unsupported();
   test_models();
   test_models_limits();
