@@ -327,7 +327,7 @@ static xc_status_t emit_anchor(lw_ctx_t* c, const xc_node_t* n) {
   if (!strcmp(op, "MatMul") || !strcmp(op, "Gemm")) return lw_emit_gemm(c, n);
   if (!strcmp(op, "Conv")) return lw_emit_conv(c, n);
   if (!strcmp(op, "ConvTranspose")) return lw_emit_convtranspose(c, n);
-  if (!strcmp(op, "MaxPool") || !strcmp(op, "AveragePool")) return lw_emit_pool(c, n);
+  if (!strcmp(op, "MaxPool") || !strcmp(op, "AveragePool") || !strcmp(op, "LpPool")) return lw_emit_pool(c, n);
   if (!strcmp(op, "Attention")) return lw_emit_attention(c, n);
   if (!strcmp(op, "CumSum")) return lw_emit_cumsum(c, n);
   return lw_unsupported(c, n, "no lowering for this op");

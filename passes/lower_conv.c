@@ -130,7 +130,10 @@ xc_status_t lw_emit_pool(lw_ctx_t* c, const xc_node_t* n) {
   xc_tiled_kernel_t* k = c->k;
   const xc_value_t *X = n->inputs[0], *Y = n->outputs[0];
   bool is_max = n->op_type[0] == 'M';
-  if (n->num_outputs > 1 && n->outputs[1]) return lw_unsupported(c, n, "Indices output");
+  bool is_lp = n->op_type[0] == 'L';
+  double p = is_lp ? (double)xc_node_attr_int(n, "p") : 2;
+  const xc_value_t* IDX = is_max && n->num_outputs > 1 ? n->outputs[1] : NULL;
+  bool col_major = is_max && xc_node_attr_int(n, "storage_order") != 0;
   if (!xc_dtype_is_float(X->dtype)) return lw_unsupported(c, n, "dtype %s", xc_dtype_name(X->dtype));
   int64_t cnt = 0;
   const int64_t* kv = xc_node_attr_ints(n, "kernel_shape", &cnt);
@@ -148,9 +151,10 @@ xc_status_t lw_emit_pool(lw_ctx_t* c, const xc_node_t* n) {
   lw_space_t sp;
   lw_flat_space(c, Y->rank, Y->dims, start, kb, &sp, NULL);
   xc_tiled_dim_t d1[1] = {xc_tiled_dim_knob(kb)};
-  lw_val_t* init[2] = {xc_tiled_const_f(k, at, is_max ? -INFINITY : 0.0, 1, d1),
-                       xc_tiled_const_f(k, at, 0.0, 1, d1)};
-  xc_tiled_op_t* loop = xc_tiled_for_begin(k, lw_i64(c, 0), lw_i64(c, R), xc_tiled_knob_value(k, kr), 2, init);
+  /* max/sum, count (avg) or best index (max with Indices) */
+  lw_val_t* init[3] = {xc_tiled_const_f(k, at, is_max ? -INFINITY : 0.0, 1, d1),
+                       xc_tiled_const_f(k, at, 0.0, 1, d1), xc_tiled_const_i(k, XC_I64, -1, 1, d1)};
+  xc_tiled_op_t* loop = xc_tiled_for_begin(k, lw_i64(c, 0), lw_i64(c, R), xc_tiled_knob_value(k, kr), 3, init);
   {
     lw_val_t* r = lw_row(c, lw_add(c, xc_tiled_for_iv(loop), xc_tiled_arange(k, xc_tiled_dim_knob(kr))));
     lw_val_t* ridx[LW_MAX_RANK];
@@ -167,10 +171,44 @@ xc_status_t lw_emit_pool(lw_ctx_t* c, const xc_node_t* n) {
     for (int i = 0; i < w.nsp; i++) sx.idx[2 + i] = in_sp[i];
     lw_val_t* x = lw_cast_to(c, xc_tiled_load(k, lw_buf(c, X), lw_offset(c, &sx, X), m, NULL), at);
     lw_val_t* one = lw_fconst(c, at, 1), *zero = lw_fconst(c, at, 0);
-    lw_val_t *next[2];
+    lw_val_t *next[3];
+    next[2] = xc_tiled_for_arg(loop, 2);
     if (is_max) {
       x = xc_tiled_select(k, m, x, lw_fconst(c, at, -INFINITY));
-      next[0] = xc_tiled_binary(k, XC_TOP_MAX, xc_tiled_for_arg(loop, 0), xc_tiled_reduce(k, XC_REDUCE_MAX, x, 1));
+      lw_val_t* part = xc_tiled_reduce(k, XC_REDUCE_MAX, x, 1);
+      next[0] = xc_tiled_binary(k, XC_TOP_MAX, xc_tiled_for_arg(loop, 0), part);
+      next[1] = xc_tiled_for_arg(loop, 1);
+      if (IDX) { /* first position of the maximum, as a flat input index */
+        lw_val_t* off = NULL, *col = NULL, *cs = lw_i64(c, 1);
+        for (int i = 0; i < w.nsp; i++) { /* column-major: first spatial dim fastest */
+          lw_val_t* t = lw_mul(c, in_sp[i], cs);
+          col = col ? lw_add(c, col, t) : t;
+          cs = lw_mul(c, cs, lw_dim(c, X->dims[2 + i]).v);
+        }
+        lw_val_t* rowm = NULL;
+        cs = lw_i64(c, 1);
+        for (int i = w.nsp - 1; i >= 0; i--) {
+          lw_val_t* t = lw_mul(c, in_sp[i], cs);
+          rowm = rowm ? lw_add(c, rowm, t) : t;
+          cs = lw_mul(c, cs, lw_dim(c, X->dims[2 + i]).v);
+        }
+        off = col_major ? col : rowm;
+        lw_val_t* plane = lw_add(c, lw_mul(c, sp.idx[0], lw_dim(c, X->dims[1]).v), sp.idx[1]);
+        off = lw_add(c, off, lw_col(c, lw_mul(c, plane, cs)));
+        lw_val_t* hit = lw_and(c, m, xc_tiled_cmp(k, XC_CMP_EQ, x, lw_col(c, part)));
+        /* first in window order: the smallest window position r */
+        lw_val_t* big = lw_i64(c, INT64_MAX);
+        lw_val_t* rmin = xc_tiled_reduce(k, XC_REDUCE_MIN, xc_tiled_select(k, hit, r, big), 1);
+        lw_val_t* at_r = lw_and(c, hit, xc_tiled_cmp(k, XC_CMP_EQ, r, lw_col(c, rmin)));
+        lw_val_t* pidx = xc_tiled_reduce(k, XC_REDUCE_MAX, xc_tiled_select(k, at_r, off, lw_i64(c, -1)), 1);
+        lw_val_t* take = xc_tiled_binary(k, XC_TOP_OR, xc_tiled_cmp(k, XC_CMP_GT, part, xc_tiled_for_arg(loop, 0)),
+                                         xc_tiled_cmp(k, XC_CMP_LT, xc_tiled_for_arg(loop, 2), lw_i64(c, 0)));
+        take = lw_and(c, take, xc_tiled_cmp(k, XC_CMP_GE, pidx, lw_i64(c, 0)));
+        next[2] = xc_tiled_select(k, take, pidx, xc_tiled_for_arg(loop, 2));
+      }
+    } else if (is_lp) {
+      lw_val_t* v = xc_tiled_binary(k, XC_TOP_POW, xc_tiled_unary(k, XC_TOP_ABS, x), lw_fconst(c, at, p));
+      next[0] = lw_add(c, xc_tiled_for_arg(loop, 0), xc_tiled_reduce(k, XC_REDUCE_SUM, xc_tiled_select(k, m, v, zero), 1));
       next[1] = xc_tiled_for_arg(loop, 1);
     } else {
       lw_val_t* counted = m;
@@ -186,10 +224,12 @@ xc_status_t lw_emit_pool(lw_ctx_t* c, const xc_node_t* n) {
       next[1] = lw_add(c, xc_tiled_for_arg(loop, 1),
                        xc_tiled_reduce(k, XC_REDUCE_SUM, xc_tiled_select(k, counted, one, zero), 1));
     }
-    xc_tiled_for_end(k, loop, 2, next);
+    xc_tiled_for_end(k, loop, 3, next);
   }
   lw_val_t* y = xc_tiled_for_result(loop, 0);
-  if (!is_max) y = lw_div(c, y, xc_tiled_for_result(loop, 1));
+  if (is_lp) y = xc_tiled_binary(k, XC_TOP_POW, y, lw_fconst(c, at, 1.0 / p));
+  else if (!is_max) y = lw_div(c, y, xc_tiled_for_result(loop, 1));
+  if (IDX) lw_store_at(c, &sp, IDX, xc_tiled_for_result(loop, 2));
   XC_RETURN_IF_ERROR(lw_epilogue(c, &sp, y));
   lw_iter_end(c, start);
   return NULL;

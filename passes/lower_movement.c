@@ -182,7 +182,11 @@ xc_status_t lw_emit_movement(lw_ctx_t* c, const xc_node_t* n) {
     y = load_idx(c, &sp, X, X->rank, in);
   } else if (!strcmp(op, "Pad")) {
     const char* mode = xc_node_attr_string(n, "mode");
-    if (mode && strcmp(mode, "constant") != 0) return lw_unsupported(c, n, "mode %s", mode);
+    int pm = 0; /* constant, edge, wrap, reflect */
+    if (mode && !strcmp(mode, "edge")) pm = 1;
+    else if (mode && !strcmp(mode, "wrap")) pm = 2;
+    else if (mode && !strcmp(mode, "reflect")) pm = 3;
+    else if (mode && strcmp(mode, "constant") != 0) return lw_unsupported(c, n, "mode %s", mode);
     int64_t pads[2 * LW_MAX_RANK], ax[LW_MAX_RANK];
     int np = 0, na = 0;
     if (!lw_const_ints(c, n->inputs[1], pads, 2 * LW_MAX_RANK, &np)) return lw_unsupported(c, n, "pads");
@@ -197,8 +201,22 @@ xc_status_t lw_emit_movement(lw_ctx_t* c, const xc_node_t* n) {
       if (a < 0) a += X->rank;
       if (a < 0 || a >= X->rank) return lw_unsupported(c, n, "bad axis");
       in[a] = lw_sub(c, sp.idx[a], lw_i64(c, pads[i]));
-      inside = lw_and(c, inside, xc_tiled_cmp(k, XC_CMP_GE, in[a], lw_i64(c, 0)));
-      inside = lw_and(c, inside, lw_lt(c, in[a], lw_dim(c, X->dims[a]).v));
+      lw_val_t* d = lw_dim(c, X->dims[a]).v;
+      lw_val_t* zero = lw_i64(c, 0), *one = lw_i64(c, 1);
+      if (pm == 1) {
+        in[a] = xc_tiled_binary(k, XC_TOP_MAX, zero, xc_tiled_binary(k, XC_TOP_MIN, in[a], lw_sub(c, d, one)));
+      } else if (pm == 2) {
+        lw_val_t* ds = xc_tiled_binary(k, XC_TOP_MAX, d, one);
+        in[a] = lw_rem(c, lw_add(c, lw_rem(c, in[a], ds), ds), ds);
+      } else if (pm == 3) {
+        lw_val_t* period = xc_tiled_binary(k, XC_TOP_MAX, lw_mul(c, lw_i64(c, 2), lw_sub(c, d, one)), one);
+        lw_val_t* m = lw_rem(c, lw_add(c, lw_rem(c, in[a], period), period), period);
+        m = xc_tiled_select(k, lw_lt(c, m, d), m, lw_sub(c, period, m));
+        in[a] = xc_tiled_select(k, xc_tiled_cmp(k, XC_CMP_EQ, d, one), zero, m);
+      } else {
+        inside = lw_and(c, inside, xc_tiled_cmp(k, XC_CMP_GE, in[a], zero));
+        inside = lw_and(c, inside, lw_lt(c, in[a], d));
+      }
     }
     lw_space_t si = sp;
     si.mask = inside;
