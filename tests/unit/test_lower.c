@@ -261,6 +261,46 @@ static void test_attention_masks(void) {
   check_graph("attention-3d", t2, 3, sh2, rk2);
 }
 
+static void test_more_ops(void) {
+  /* ConvTranspose (groups, strides, pads, dilation), LpPool, MaxPool
+   * Indices in both storage orders, InstanceNormalization */
+  const char* t = HDR
+      "  input x: f32[2, 4, 5, 7]\n  input w: f32[4, 3, 3, 2]\n  input b: f32[6]\n"
+      "  input s: f32[4]\n  input c: f32[4]\n"
+      "  y = ConvTranspose(x, w, b) {group: 2, strides: [2, 3], pads: [1, 0, 0, 1], dilations: [1, 2]}\n"
+      "  l = LpPool(x) {kernel_shape: [2, 3], p: 3, pads: [1, 1, 0, 1]}\n"
+      "  m, i = MaxPool(x) {kernel_shape: [3, 2], strides: [2, 2]}\n"
+      "  m2, i2 = MaxPool(x) {kernel_shape: [2, 2], storage_order: 1}\n"
+      "  n = InstanceNormalization(x, s, c) {epsilon: 1e-3}\n"
+      "  output y\n  output l\n  output m\n  output i\n  output i2\n  output n\n}\n";
+  const int64_t sh[5][4] = {{2, 4, 5, 7}, {4, 3, 3, 2}, {6}, {4}, {4}};
+  const int rk[5] = {4, 4, 1, 1, 1};
+  check_graph("more-conv", t, 5, sh, rk);
+  /* index ops (indices are random in [0, 5), valid for every axis used) */
+  const char* t2 = HDR
+      "  input d: f32[5, 6, 7]\n  input ie: i64[3, 2, 7]\n  input u: f32[3, 2, 7]\n"
+      "  input ind: i64[4, 2]\n  input un: f32[4, 7]\n"
+      "  se = ScatterElements(d, ie, u) {axis: 0, reduction: \"add\"}\n"
+      "  sn = ScatterND(d, ind, un)\n  gn = GatherND(d, ind)\n"
+      "  ge = GatherElements(d, ie) {axis: 0}\n"
+      "  const pads: i64[6] = [1, 2, 0, 2, 0, 3]\n  pr = Pad(d, pads) {mode: \"reflect\"}\n"
+      "  pw = Pad(d, pads) {mode: \"wrap\"}\n  pe = Pad(d, pads) {mode: \"edge\"}\n"
+      "  output se\n  output sn\n  output gn\n  output ge\n  output pr\n  output pw\n  output pe\n}\n";
+  const int64_t sh2[5][4] = {{5, 6, 7}, {3, 2, 7}, {3, 2, 7}, {4, 2}, {4, 7}};
+  const int rk2[5] = {3, 3, 3, 2, 2};
+  check_graph("index-ops", t2, 5, sh2, rk2);
+  /* depth/space and losses */
+  const char* t3 = HDR
+      "  input x: f32[2, 8, 3, 5]\n  input tg: i64[2, 3, 5]\n  input wt: f32[8]\n"
+      "  d = DepthToSpace(x) {blocksize: 2, mode: \"CRD\"}\n  s = SpaceToDepth(d) {blocksize: 2}\n"
+      "  nl = NegativeLogLikelihoodLoss(x, tg, wt) {reduction: \"mean\", ignore_index: 1}\n"
+      "  ce, lp = SoftmaxCrossEntropyLoss(x, tg) {reduction: \"none\"}\n"
+      "  output d\n  output s\n  output nl\n  output ce\n  output lp\n}\n";
+  const int64_t sh3[3][4] = {{2, 8, 3, 5}, {2, 3, 5}, {8}};
+  const int rk3[3] = {4, 3, 1};
+  check_graph("depth-loss", t3, 3, sh3, rk3);
+}
+
 /* Empty tensors: zero programs, or zero-trip loops that leave the
  * reduction identity. */
 static void test_empty(void) {
@@ -407,6 +447,7 @@ int main(void) {
   test_attention_masks();
   test_structure();
   test_empty();
+  test_more_ops();
   test_f16();
   test_unsupported();
   test_models();
