@@ -301,6 +301,24 @@ static void test_more_ops(void) {
   check_graph("depth-loss", t3, 3, sh3, rk3);
 }
 
+/* Resize with constant scales/sizes (the ONNX node tests pass them as
+ * inputs, which makes the output shape data-dependent). */
+static void test_resize(void) {
+  const char* t = HDR
+      "  input x: f32[1, 2, 5, 7]\n  const sc: f32[4] = [1.0, 1.0, 1.7, 0.6]\n"
+      "  const sz: i64[2] = [9, 4]\n  const roi: f32[4] = [0.2, 0.1, 0.9, 0.8]\n"
+      "  a = Resize(x, _, sc) {mode: \"nearest\", coordinate_transformation_mode: \"asymmetric\", nearest_mode: \"floor\"}\n"
+      "  b = Resize(x, _, sc) {mode: \"linear\"}\n"
+      "  c = Resize(x, _, _, sz) {mode: \"cubic\", axes: [2, 3], coordinate_transformation_mode: \"align_corners\", exclude_outside: 1}\n"
+      "  d = Resize(x, roi, _, sz) {mode: \"linear\", axes: [2, 3], coordinate_transformation_mode: \"tf_crop_and_resize\", extrapolation_value: 3.0}\n"
+      "  e = Resize(x, _, sc) {mode: \"nearest\", coordinate_transformation_mode: \"half_pixel_symmetric\", nearest_mode: \"round_prefer_ceil\"}\n"
+      "  f = Resize(x, _, sc) {mode: \"cubic\", coordinate_transformation_mode: \"pytorch_half_pixel\"}\n"
+      "  output a\n  output b\n  output c\n  output d\n  output e\n  output f\n}\n";
+  const int64_t sh[1][4] = {{1, 2, 5, 7}};
+  const int rk[1] = {4};
+  check_graph("resize", t, 1, sh, rk);
+}
+
 /* Empty tensors: zero programs, or zero-trip loops that leave the
  * reduction identity. */
 static void test_empty(void) {
@@ -448,6 +466,7 @@ int main(void) {
   test_structure();
   test_empty();
   test_more_ops();
+  test_resize();
   test_f16();
   test_unsupported();
   test_models();
