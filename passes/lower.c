@@ -321,6 +321,7 @@ static xc_status_t emit_anchor(lw_ctx_t* c, const xc_node_t* n) {
   if (lw_is_argreduce(n)) return lw_emit_argreduce(c, n);
   if (lw_is_loss(n)) return lw_emit_loss(c, n);
   if (lw_is_scatter(n)) return lw_emit_scatter(c, n);
+  if (lw_is_quant(n)) return lw_emit_quant(c, n);
   if (lw_is_movement(n)) return lw_emit_movement(c, n);
   const char* op = n->op_type;
   if (n->domain && n->domain[0]) return lw_unsupported(c, n, "domain '%s' has no lowering", n->domain);

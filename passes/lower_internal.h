@@ -124,6 +124,8 @@ bool lw_is_reduce(const xc_node_t* n);
 bool lw_is_argreduce(const xc_node_t* n);
 bool lw_is_loss(const xc_node_t* n);
 bool lw_is_scatter(const xc_node_t* n);
+bool lw_is_quant(const xc_node_t* n);
+xc_status_t lw_emit_quant(lw_ctx_t* c, const xc_node_t* n); /* lower_quant.c */
 xc_status_t lw_emit_resize(lw_ctx_t* c, const xc_node_t* n); /* lower_resize.c */
 xc_status_t lw_emit_scatter(lw_ctx_t* c, const xc_node_t* n); /* lower_scatter.c */
 xc_status_t lw_emit_loss(lw_ctx_t* c, const xc_node_t* n); /* lower_loss.c */

@@ -319,6 +319,20 @@ static void test_resize(void) {
   check_graph("resize", t, 1, sh, rk);
 }
 
+static void test_quant(void) {
+  const char* t = HDR
+      "  input x: f32[3, 8]\n  const s: f32[8] = [0.1, 0.2, 0.3, 0.05, 0.5, 1.0, 0.25, 0.125]\n"
+      "  const z: u8[8] = [0, 3, 128, 7, 9, 200, 1, 2]\n  const sb: f32[3, 2] = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6]\n"
+      "  const zb: i8[3, 2] = [0, -3, 5, 1, 2, -7]\n"
+      "  q = QuantizeLinear(x, s, z) {axis: 1}\n  d = DequantizeLinear(q, s, z) {axis: 1}\n"
+      "  qb = QuantizeLinear(x, sb, zb) {axis: 1, block_size: 4}\n"
+      "  db = DequantizeLinear(qb, sb, zb) {axis: 1, block_size: 4}\n"
+      "  output q\n  output d\n  output qb\n  output db\n}\n";
+  const int64_t sh[1][4] = {{3, 8}};
+  const int rk[1] = {2};
+  check_graph("quant", t, 1, sh, rk);
+}
+
 /* Empty tensors: zero programs, or zero-trip loops that leave the
  * reduction identity. */
 static void test_empty(void) {
@@ -467,6 +481,7 @@ int main(void) {
   test_empty();
   test_more_ops();
   test_resize();
+  test_quant();
   test_f16();
   test_unsupported();
   test_models();
