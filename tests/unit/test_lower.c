@@ -259,6 +259,16 @@ static void test_attention_masks(void) {
   const int64_t sh2[3][4] = {{2, 5, 12}, {2, 7, 6}, {2, 7, 8}};
   const int rk2[3] = {3, 3, 3};
   check_graph("attention-3d", t2, 3, sh2, rk2);
+  /* KV cache: past + new keys, present outputs, causal aligned to the end,
+   * and the softmax probabilities output */
+  const char* t3 = HDR
+      "  input q: f32[1, 4, 3, 8]\n  input k: f32[1, 2, 3, 8]\n  input v: f32[1, 2, 3, 8]\n"
+      "  input pk: f32[1, 2, 5, 8]\n  input pv: f32[1, 2, 5, 8]\n"
+      "  y, prk, prv, qk = Attention(q, k, v, _, pk, pv) {is_causal: 1, qk_matmul_output_mode: 3}\n"
+      "  output y\n  output prk\n  output prv\n  output qk\n}\n";
+  const int64_t sh3[5][4] = {{1, 4, 3, 8}, {1, 2, 3, 8}, {1, 2, 3, 8}, {1, 2, 5, 8}, {1, 2, 5, 8}};
+  const int rk3[5] = {4, 4, 4, 4, 4};
+  check_graph("attention-kv-cache", t3, 5, sh3, rk3);
 }
 
 static void test_more_ops(void) {
