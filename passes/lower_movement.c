@@ -13,7 +13,7 @@ static const char* const movement_ops[] = {"Transpose", "Gather", "GatherElement
                                            "Concat", "Slice", "Expand", "Tile", "Pad",
                                            "ConstantOfShape", "Size", "Trilu", "EyeLike",
                                            "BatchNormalization", "Dropout", "DepthToSpace",
-                                           "SpaceToDepth", "GatherND", "OneHot"};
+                                           "SpaceToDepth", "GatherND", "OneHot", "RotaryEmbedding"};
 
 bool lw_is_movement(const xc_node_t* n) {
   if (n->domain && n->domain[0]) return false;
@@ -304,6 +304,47 @@ xc_status_t lw_emit_movement(lw_ctx_t* c, const xc_node_t* n) {
     lw_val_t* on = xc_tiled_load(k, lw_buf(c, V), lw_i64(c, 1), NULL, NULL);
     y = xc_tiled_select(k, xc_tiled_cmp(k, XC_CMP_EQ, ix, sp.idx[axis]), on, off);
     y = xc_tiled_select(k, sp.mask, y, y);
+  } else if (!strcmp(op, "RotaryEmbedding")) {
+    const xc_value_t *CS = n->inputs[1], *SN = n->inputs[2];
+    const xc_value_t* POS = n->num_inputs > 3 ? n->inputs[3] : NULL;
+    bool inter = xc_node_attr_int(n, "interleaved") != 0;
+    int64_t heads, d;
+    if (X->rank == 4 && xc_dim_is_static(X->dims[3])) {
+      d = X->dims[3].value, heads = 0;
+    } else if (X->rank == 3 && xc_dim_is_static(X->dims[2]) && (heads = xc_node_attr_int(n, "num_heads")) > 0) {
+      d = X->dims[2].value / heads;
+    } else {
+      return lw_unsupported(c, n, "input shape");
+    }
+    int64_t rd = xc_node_attr_int(n, "rotary_embedding_dim");
+    if (rd == 0) rd = d;
+    int64_t half = rd / 2;
+    lw_val_t *b = sp.idx[0], *sq, *dd;
+    if (X->rank == 4) sq = sp.idx[2], dd = sp.idx[3];
+    else sq = sp.idx[1], dd = lw_rem(c, sp.idx[2], lw_i64(c, d));
+    lw_val_t* row;
+    if (POS) {
+      lw_space_t s2 = sp;
+      s2.rank = 2;
+      s2.idx[0] = b, s2.idx[1] = sq;
+      row = lw_cast_to(c, xc_tiled_load(k, lw_buf(c, POS), lw_offset(c, &s2, POS), sp.mask, NULL), XC_I64);
+    } else {
+      row = lw_add(c, lw_mul(c, b, lw_dim(c, X->dims[X->rank == 4 ? 2 : 1]).v), sq);
+    }
+    lw_val_t* i = inter ? lw_div(c, dd, lw_i64(c, 2)) : lw_rem(c, dd, lw_i64(c, half > 0 ? half : 1));
+    lw_val_t* first = inter ? xc_tiled_cmp(k, XC_CMP_EQ, lw_rem(c, dd, lw_i64(c, 2)), lw_i64(c, 0))
+                            : lw_lt(c, dd, lw_i64(c, half));
+    lw_val_t* rot = lw_and(c, sp.mask, lw_lt(c, dd, lw_i64(c, rd)));
+    lw_val_t* delta = xc_tiled_select(k, first, lw_i64(c, inter ? 1 : half), lw_i64(c, inter ? -1 : -half));
+    lw_val_t* coff = lw_add(c, lw_mul(c, row, lw_i64(c, half)), i);
+    xc_dtype_t at = X->dtype == XC_F64 ? XC_F64 : XC_F32;
+    lw_val_t* cv = lw_cast_to(c, xc_tiled_load(k, lw_buf(c, CS), coff, rot, NULL), at);
+    lw_val_t* sv = lw_cast_to(c, xc_tiled_load(k, lw_buf(c, SN), coff, rot, NULL), at);
+    lw_val_t* x = lw_cast_to(c, xc_tiled_load(k, lw_buf(c, X), flat, sp.mask, NULL), at);
+    lw_val_t* xp = lw_cast_to(c, xc_tiled_load(k, lw_buf(c, X), lw_add(c, flat, delta), rot, NULL), at);
+    lw_val_t* y1 = lw_sub(c, lw_mul(c, cv, x), lw_mul(c, sv, xp));
+    lw_val_t* y2 = lw_add(c, lw_mul(c, sv, xp), lw_mul(c, cv, x));
+    y = xc_tiled_select(k, rot, xc_tiled_select(k, first, y1, y2), x);
   } else if (!strcmp(op, "BatchNormalization")) {
     if (xc_node_attr_int(n, "training_mode")) return lw_unsupported(c, n, "training mode");
     if (X->rank < 2 || !xc_dtype_is_float(X->dtype)) return lw_unsupported(c, n, "input");
