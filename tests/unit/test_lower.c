@@ -269,6 +269,17 @@ static void test_attention_masks(void) {
   const int64_t sh3[5][4] = {{1, 4, 3, 8}, {1, 2, 3, 8}, {1, 2, 3, 8}, {1, 2, 5, 8}, {1, 2, 5, 8}};
   const int rk3[5] = {4, 4, 4, 4, 4};
   check_graph("attention-kv-cache", t3, 5, sh3, rk3);
+  /* rotary embeddings: 4-D full, 3-D interleaved with position ids and a
+   * partial rotary dim */
+  const char* t4 = HDR
+      "  input x: f32[2, 3, 5, 8]\n  input cs: f32[2, 5, 4]\n  input sn: f32[2, 5, 4]\n"
+      "  input x3: f32[2, 5, 12]\n  input cc: f32[7, 2]\n  input sc: f32[7, 2]\n  input pos: i64[2, 5]\n"
+      "  y = RotaryEmbedding(x, cs, sn)\n"
+      "  z = RotaryEmbedding(x3, cc, sc, pos) {num_heads: 2, interleaved: 1, rotary_embedding_dim: 4}\n"
+      "  output y\n  output z\n}\n";
+  const int64_t sh4[7][4] = {{2, 3, 5, 8}, {2, 5, 4}, {2, 5, 4}, {2, 5, 12}, {7, 2}, {7, 2}, {2, 5}};
+  const int rk4[7] = {4, 3, 3, 3, 2, 2, 2};
+  check_graph("rotary", t4, 7, sh4, rk4);
 }
 
 static void test_more_ops(void) {
