@@ -204,6 +204,45 @@ lw_val_t* lw_offset_dims(lw_ctx_t* c, const lw_space_t* sp, int r, const xc_dim_
   return off;
 }
 
+lw_val_t* lw_virtual_offset(lw_ctx_t* c, const xc_value_t* v, lw_val_t* const* idx_in, const xc_value_t** buf) {
+  lw_val_t* idx[LW_MAX_RANK] = {0};
+  for (int d = 0; d < v->rank && d < LW_MAX_RANK; d++) idx[d] = idx_in[d];
+  while (v->producer && c->absorbed && v->producer->id < c->plan->num_nodes && c->absorbed[v->producer->id] &&
+         v->producer != c->remap_out) {
+    const xc_node_t* n = v->producer;
+    const xc_value_t* u = n->inputs[0];
+    lw_val_t* nidx[LW_MAX_RANK] = {0};
+    if (u->rank > LW_MAX_RANK) break;
+    if (lw_is_view(n)) { /* same bytes: through the flat index */
+      lw_space_t sp;
+      memset(&sp, 0, sizeof sp);
+      sp.rank = v->rank;
+      for (int d = 0; d < v->rank; d++) sp.idx[d] = idx[d];
+      lw_decompose(c, lw_offset_dims(c, &sp, v->rank, v->dims), u->rank, u->dims, nidx);
+    } else if (!strcmp(n->op_type, "Transpose")) {
+      int64_t cnt = 0;
+      const int64_t* perm = xc_node_attr_ints(n, "perm", &cnt);
+      for (int d = 0; d < v->rank; d++) nidx[perm && cnt == v->rank ? perm[d] : v->rank - 1 - d] = idx[d];
+    } else { /* Split */
+      int64_t axis = xc_node_attr_int(n, "axis");
+      if (axis < 0) axis += u->rank;
+      xc_dim_t off = xc_dim_const(0);
+      for (int j = 0; j < n->num_outputs && n->outputs[j] != v; j++)
+        off = xc_dim_add(c->g, off, n->outputs[j]->dims[axis]);
+      for (int d = 0; d < v->rank; d++) nidx[d] = idx[d];
+      nidx[axis] = lw_add(c, idx[axis], lw_dim(c, off).v);
+    }
+    for (int d = 0; d < LW_MAX_RANK; d++) idx[d] = nidx[d];
+    v = u;
+  }
+  *buf = v;
+  lw_space_t sp;
+  memset(&sp, 0, sizeof sp);
+  sp.rank = v->rank;
+  for (int d = 0; d < v->rank && d < LW_MAX_RANK; d++) sp.idx[d] = idx[d];
+  return lw_offset(c, &sp, v);
+}
+
 void lw_set_reg(lw_ctx_t* c, const xc_value_t* v, lw_val_t* t) {
   for (int i = 0; i < c->num_regs; i++)
     if (c->reg_val[i] == v) {
@@ -335,17 +374,87 @@ static xc_status_t emit_anchor(lw_ctx_t* c, const xc_node_t* n) {
   return lw_unsupported(c, n, "no lowering for this op");
 }
 
+static bool is_consumer(const xc_node_t* u, const xc_value_t* v, int* index) {
+  for (int q = 0; q < u->num_inputs; q++)
+    if (u->inputs[q] == v) {
+      if (index) *index = q;
+      return true;
+    }
+  return false;
+}
+
+/* Attention groups: the head Split/Transpose/view chains that only feed
+ * Q/K/V of the attention become index math of its loads, and a Transpose
+ * that is the only reader of its output becomes the layout of its stores,
+ * so the group is one parallel kernel. */
+static void plan_absorbed(const xc_graph_t* g, const xc_fusion_group_t* grp, int max_id, bool* absorbed,
+                          const xc_node_t** remap_out) {
+  *remap_out = NULL;
+  const xc_node_t* att = NULL;
+  int count = 0;
+  for (int i = 0; i < grp->num_nodes; i++)
+    if (!strcmp(grp->nodes[i]->op_type, "Attention") && (!grp->nodes[i]->domain || !grp->nodes[i]->domain[0]))
+      att = grp->nodes[i], count++;
+  if (count != 1) return;
+  for (int i = 0; i < grp->num_nodes; i++) {
+    const xc_node_t* n = grp->nodes[i];
+    if (n->id < max_id && (lw_is_view(n) || !strcmp(n->op_type, "Transpose") || !strcmp(n->op_type, "Split")))
+      absorbed[n->id] = true;
+  }
+  bool changed = true;
+  while (changed) {
+    changed = false;
+    for (int i = 0; i < grp->num_nodes; i++) {
+      const xc_node_t* n = grp->nodes[i];
+      if (n->id >= max_id || !absorbed[n->id]) continue;
+      bool ok = n->inputs[0] && n->inputs[0]->rank <= LW_MAX_RANK;
+      for (int o = 0; o < n->num_outputs && ok; o++) {
+        const xc_value_t* v = n->outputs[o];
+        if (!v) continue;
+        for (int j = 0; j < g->num_outputs && ok; j++) ok = g->outputs[j] != v;
+        for (int j = 0; j < g->num_nodes && ok; j++) {
+          const xc_node_t* u = g->nodes[j];
+          int q = -1;
+          if (!is_consumer(u, v, &q)) continue;
+          bool virt = u->id < max_id && absorbed[u->id] && node_in_group(grp, u);
+          ok = virt || (u == att && q <= 2);
+        }
+      }
+      if (!ok) {
+        absorbed[n->id] = false;
+        changed = true;
+      }
+    }
+  }
+  /* the output side */
+  const xc_value_t* y = att->outputs[0];
+  const xc_node_t* only = NULL;
+  int readers = 0;
+  for (int j = 0; j < g->num_nodes; j++)
+    if (is_consumer(g->nodes[j], y, NULL)) only = g->nodes[j], readers++;
+  for (int j = 0; j < g->num_outputs; j++)
+    if (g->outputs[j] == y) readers += 2;
+  if (readers == 1 && !strcmp(only->op_type, "Transpose") && node_in_group(grp, only) && only->id < max_id &&
+      only->outputs[0] && only->outputs[0]->rank == y->rank) {
+    absorbed[only->id] = true;
+    *remap_out = only;
+  }
+}
+
 static xc_status_t lower_group(xc_lowered_module_t* m, xc_graph_t* g, const xc_fusion_plan_t* plan,
                                const xc_fusion_group_t* grp, const xc_tiled_limits_t* limits,
-                               bool* must_store, xc_lowered_kernel_t* out_kernel, bool* has_kernel) {
+                               bool* must_store, bool* absorbed, xc_lowered_kernel_t* out_kernel,
+                               bool* has_kernel) {
   (void)m;
   *has_kernel = false;
+  const xc_node_t* remap_out = NULL;
+  if (grp->kind == XC_GROUP_ATTENTION) plan_absorbed(g, grp, plan->num_nodes, absorbed, &remap_out);
   lw_phase_t* phases = calloc((size_t)(grp->num_nodes + 1), sizeof *phases);
   if (!phases) return xc_error_oom();
   int np = 0;
   for (int i = 0; i < grp->num_nodes; i++) {
     xc_node_t* n = grp->nodes[i];
-    if (lw_is_view(n)) continue;
+    if (lw_is_view(n) || (n->id < plan->num_nodes && absorbed[n->id])) continue;
     if (np > 0 && can_join(&phases[np - 1], n)) {
       phases[np - 1].nodes[phases[np - 1].num_nodes++] = n;
     } else {
@@ -380,6 +489,8 @@ static xc_status_t lower_group(xc_lowered_module_t* m, xc_graph_t* g, const xc_f
   c.plan = plan;
   c.grp = grp;
   c.must_store = must_store;
+  c.absorbed = absorbed;
+  c.remap_out = remap_out;
   c.multi_phase = np > 1;
   char name[64];
   snprintf(name, sizeof name, "g%d_%s", grp->id, xc_group_kind_name(grp->kind));
@@ -449,9 +560,11 @@ xc_status_t xc_lower(const xc_graph_t* cg, const xc_fusion_plan_t* plan,
   xc_graph_t* g = (xc_graph_t*)cg; /* symbolic dim arithmetic allocates in the arena */
   xc_lowered_module_t* m = calloc(1, sizeof *m);
   bool* must_store = calloc((size_t)g->num_values + 1, sizeof *must_store);
+  bool* absorbed = calloc((size_t)plan->num_nodes + 1, sizeof *absorbed);
   if (m) m->kernels = calloc((size_t)plan->num_groups + 1, sizeof *m->kernels);
-  if (!m || !must_store || !m->kernels) {
+  if (!m || !must_store || !absorbed || !m->kernels) {
     free(must_store);
+    free(absorbed);
     xc_lowered_module_destroy(m);
     return xc_error_oom();
   }
@@ -461,12 +574,12 @@ xc_status_t xc_lower(const xc_graph_t* cg, const xc_fusion_plan_t* plan,
   for (int gi = 0; gi < plan->num_groups && !s; gi++) {
     const xc_fusion_group_t* grp = &plan->groups[gi];
     bool has_kernel = false;
-    s = lower_group(m, g, plan, grp, limits, must_store, &m->kernels[m->num_kernels], &has_kernel);
+    s = lower_group(m, g, plan, grp, limits, must_store, absorbed, &m->kernels[m->num_kernels], &has_kernel);
     if (s) break;
     /* views whose source comes from outside the group alias before the kernel */
     for (int i = 0; i < grp->num_nodes && !s; i++) {
       xc_node_t* n = grp->nodes[i];
-      if (!lw_is_view(n)) continue;
+      if (!lw_is_view(n) || (n->id < plan->num_nodes && absorbed[n->id])) continue;
       const xc_value_t* src = view_source(n->inputs[0]);
       if (src && src->producer && node_in_group(grp, src->producer) && has_kernel) continue;
       xc_lowered_step_t st = {XC_STEP_ALIAS, 0, n->outputs[0], n->inputs[0]};
@@ -478,7 +591,7 @@ xc_status_t xc_lower(const xc_graph_t* cg, const xc_fusion_plan_t* plan,
     }
     for (int i = 0; i < grp->num_nodes && !s && has_kernel; i++) {
       xc_node_t* n = grp->nodes[i];
-      if (!lw_is_view(n)) continue;
+      if (!lw_is_view(n) || (n->id < plan->num_nodes && absorbed[n->id])) continue;
       const xc_value_t* src = view_source(n->inputs[0]);
       if (!(src && src->producer && node_in_group(grp, src->producer))) continue;
       xc_lowered_step_t st = {XC_STEP_ALIAS, 0, n->outputs[0], n->inputs[0]};
@@ -487,6 +600,7 @@ xc_status_t xc_lower(const xc_graph_t* cg, const xc_fusion_plan_t* plan,
   }
   if (!s) s = xc_graph_take_error(g);
   free(must_store);
+  free(absorbed);
   if (s) {
     xc_lowered_module_destroy(m);
     return s;

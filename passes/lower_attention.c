@@ -18,35 +18,35 @@ static int64_t pow2_at_least(int64_t v) {
   return p;
 }
 
-/* Offset of (batch b, head h, position s, channel d) in a 4-D
- * [B, H, seq, hd] operand or a 3-D [B, seq, H*hd] one. */
-static lw_val_t* head_off(lw_ctx_t* c, const xc_value_t* X, bool is3d, int64_t H, lw_val_t* b,
-                          lw_val_t* h, lw_val_t* s, lw_val_t* d) {
-  lw_space_t sp;
-  memset(&sp, 0, sizeof sp);
-  sp.rank = 4;
+/* Loads (batch b, head h, position s, channel d) of a 4-D [B, H, seq, hd]
+ * operand or a 3-D [B, seq, H*hd] one, through the group's absorbed head
+ * reshapes/transposes/splits. */
+static lw_val_t* head_load(lw_ctx_t* c, const xc_value_t* X, bool is3d, int64_t H, lw_val_t* b, lw_val_t* h,
+                           lw_val_t* s, lw_val_t* d, lw_val_t* mask) {
+  lw_val_t* idx[4];
   if (!is3d) {
-    sp.idx[0] = b, sp.idx[1] = h, sp.idx[2] = s, sp.idx[3] = d;
-    return lw_offset(c, &sp, X);
+    idx[0] = b, idx[1] = h, idx[2] = s, idx[3] = d;
+  } else {
+    idx[0] = b, idx[1] = s, idx[2] = lw_add(c, lw_mul(c, h, lw_i64(c, X->dims[2].value / H)), d);
   }
-  xc_dim_t dims[4] = {X->dims[0], X->dims[1], xc_dim_const(H), xc_dim_const(X->dims[2].value / H)};
-  sp.idx[0] = b, sp.idx[1] = s, sp.idx[2] = h, sp.idx[3] = d;
-  return lw_offset_dims(c, &sp, 4, dims);
+  const xc_value_t* buf = NULL;
+  lw_val_t* off = lw_virtual_offset(c, X, idx, &buf);
+  return xc_tiled_load(c->k, lw_buf(c, buf), off, mask, NULL);
 }
 
 /* K or V at cache positions pos (past first, then the new keys), channel d. */
 static lw_val_t* kv_load(lw_ctx_t* c, const xc_value_t* X, const xc_value_t* past, bool is3d, int64_t H,
                          lw_val_t* b, lw_val_t* h, lw_val_t* pos, lw_val_t* d, lw_val_t* P, lw_val_t* mask) {
   xc_tiled_kernel_t* k = c->k;
-  if (!past) return xc_tiled_load(k, lw_buf(c, X), head_off(c, X, is3d, H, b, h, pos, d), mask, NULL);
+  if (!past) return head_load(c, X, is3d, H, b, h, pos, d, mask);
   lw_val_t* in_past = lw_lt(c, pos, P);
   lw_space_t sp;
   memset(&sp, 0, sizeof sp);
   sp.rank = 4;
   sp.idx[0] = b, sp.idx[1] = h, sp.idx[2] = pos, sp.idx[3] = d;
   lw_val_t* a = xc_tiled_load(k, lw_buf(c, past), lw_offset(c, &sp, past), lw_and(c, mask, in_past), NULL);
-  lw_val_t* bnew = xc_tiled_load(k, lw_buf(c, X), head_off(c, X, is3d, H, b, h, lw_sub(c, pos, P), d),
-                                 lw_and(c, mask, xc_tiled_cmp(k, XC_CMP_GE, pos, P)), NULL);
+  lw_val_t* bnew = head_load(c, X, is3d, H, b, h, lw_sub(c, pos, P), d,
+                             lw_and(c, mask, xc_tiled_cmp(k, XC_CMP_GE, pos, P)));
   return xc_tiled_select(k, in_past, a, bnew);
 }
 
@@ -156,8 +156,8 @@ xc_status_t lw_emit_attention(lw_ctx_t* c, const xc_node_t* n) {
   lw_val_t* mmask = lw_lt(c, rm, S.v);
   lw_val_t* ad = xc_tiled_arange(k, dd), *adv = xc_tiled_arange(k, ddv);
   lw_val_t* d_row = lw_row(c, ad), *d_col = lw_col(c, ad), *dv_row = lw_row(c, adv);
-  lw_val_t* q = lw_cast_to(c, xc_tiled_load(k, lw_buf(c, Q), head_off(c, Q, is3d, Hq, b, h, rm, d_row),
-                                            lw_and(c, mmask, lw_lt(c, d_row, lw_i64(c, D))), NULL), at);
+  lw_val_t* q = lw_cast_to(c, head_load(c, Q, is3d, Hq, b, h, rm, d_row,
+                                      lw_and(c, mmask, lw_lt(c, d_row, lw_i64(c, D)))), at);
   q = lw_mul(c, q, lw_fconst(c, at, scale));
   xc_tiled_dim_t vm[1] = {dm}, mdv[2] = {dm, ddv}, mn[2] = {dm, dn};
   /* m, l, acc, and the count of keys not masked (rows with none give 0) */
@@ -221,7 +221,22 @@ xc_status_t lw_emit_attention(lw_ctx_t* c, const xc_node_t* n) {
     sy.idx[0] = b, sy.idx[1] = h, sy.idx[2] = rm, sy.idx[3] = dv_row;
   }
   sy.mask = lw_and(c, mmask, lw_lt(c, dv_row, lw_i64(c, Dv)));
-  XC_RETURN_IF_ERROR(lw_epilogue(c, &sy, o));
+  if (c->remap_out) { /* store through the output Transpose */
+    const xc_node_t* t = c->remap_out;
+    const xc_value_t* T = t->outputs[0];
+    int64_t cnt = 0;
+    const int64_t* perm = xc_node_attr_ints(t, "perm", &cnt);
+    lw_space_t st;
+    memset(&st, 0, sizeof st);
+    st.rank = T->rank;
+    st.dims = T->dims;
+    st.mask = sy.mask;
+    for (int d = 0; d < T->rank; d++) st.idx[d] = sy.idx[perm && cnt == T->rank ? perm[d] : T->rank - 1 - d];
+    if (c->phase->num_nodes != 1) return lw_unsupported(c, n, "epilogue with a transposed output");
+    lw_store_at(c, &st, T, o);
+  } else {
+    XC_RETURN_IF_ERROR(lw_epilogue(c, &sy, o));
+  }
   /* present_key/present_value: written once per kv head, by the first
    * query tile of the first query head of its group */
   if (PRK || PRV) {

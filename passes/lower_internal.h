@@ -57,6 +57,11 @@ typedef struct lw_ctx {
   const xc_value_t* reg_val[LW_MAX_PHASE_NODES * 2];
   lw_val_t* reg_tile[LW_MAX_PHASE_NODES * 2];
   bool* must_store; /* by value id */
+  /* Attention groups: head Split/Transpose/view nodes folded into the
+   * attention kernel's index math (by node id), and the Transpose of the
+   * attention output that the kernel stores through (or NULL). */
+  const bool* absorbed;
+  const xc_node_t* remap_out;
   xc_status_t err;
 } lw_ctx_t;
 
@@ -94,6 +99,9 @@ lw_val_t* lw_offset(lw_ctx_t* c, const lw_space_t* sp, const xc_value_t* v);
 /* Offset into a contiguous buffer of shape dims (aligned to the trailing
  * dims of the space; size-1 dims broadcast). */
 lw_val_t* lw_offset_dims(lw_ctx_t* c, const lw_space_t* sp, int rank, const xc_dim_t* dims);
+/* Offset of element idx (v's own dims) traced through absorbed nodes to the
+ * buffer that holds it (*buf). */
+lw_val_t* lw_virtual_offset(lw_ctx_t* c, const xc_value_t* v, lw_val_t* const* idx, const xc_value_t** buf);
 /* Decomposes a scalar/tile flat index over dims[0..rank) into idx. */
 void lw_decompose(lw_ctx_t* c, lw_val_t* flat, int rank, const xc_dim_t* dims, lw_val_t** idx);
 /* v at the space: from registers, or loaded (masked) from its buffer. */
@@ -103,7 +111,7 @@ void lw_set_reg(lw_ctx_t* c, const xc_value_t* v, lw_val_t* t);
 /* Runs the phase's fused elementwise nodes after the anchor (whose output
  * tile is `anchor_out` at space sp) and stores what must be stored. */
 xc_status_t lw_epilogue(lw_ctx_t* c, const lw_space_t* sp, lw_val_t* anchor_out);
-/* Broadcast of two tiles to a common shape (for select with scalar args). */
+/* x converted to dtype dt (x itself when it already has it). */
 lw_val_t* lw_cast_to(lw_ctx_t* c, lw_val_t* x, xc_dtype_t dt);
 
 /* ---- elementwise (lower_elementwise.c) ---- */

@@ -269,6 +269,19 @@ static void test_attention_masks(void) {
   const int64_t sh3[5][4] = {{1, 4, 3, 8}, {1, 2, 3, 8}, {1, 2, 3, 8}, {1, 2, 5, 8}, {1, 2, 5, 8}};
   const int rk3[5] = {4, 4, 4, 4, 4};
   check_graph("attention-kv-cache", t3, 5, sh3, rk3);
+  /* head split/reshape/transpose around the attention, folded into its
+   * loads and stores */
+  const char* t5 = HDR
+      "  input x: f32[2, 5, 36]\n  const sp: i64[3] = [12, 12, 12]\n  const hs: i64[4] = [2, 5, 3, 4]\n"
+      "  const os: i64[3] = [2, 5, 12]\n"
+      "  q0, k0, v0 = Split(x, sp) {axis: 2}\n"
+      "  q1 = Reshape(q0, hs)\n  k1 = Reshape(k0, hs)\n  v1 = Reshape(v0, hs)\n"
+      "  q = Transpose(q1) {perm: [0, 2, 1, 3]}\n  k = Transpose(k1) {perm: [0, 2, 1, 3]}\n"
+      "  v = Transpose(v1) {perm: [0, 2, 1, 3]}\n  a = Attention(q, k, v) {is_causal: 1}\n"
+      "  t = Transpose(a) {perm: [0, 2, 1, 3]}\n  y = Reshape(t, os)\n  output y\n}\n";
+  const int64_t sh5[1][4] = {{2, 5, 36}};
+  const int rk5[1] = {3};
+  check_graph("attention-heads", t5, 1, sh5, rk5);
   /* rotary embeddings: 4-D full, 3-D interleaved with position ids and a
    * partial rotary dim */
   const char* t4 = HDR
@@ -461,6 +474,7 @@ static void test_models(void) {
 static void test_models_limits(void) {
   const char* models[] = {"tests/models/mlp/model.onnx", "tests/models/cnn/model.onnx",
                           "tests/models/gpt2-tiny/model.onnx", "tests/models/bert-tiny/model.onnx"};
+  int attention_kernels = 0;
   for (int i = 0; i < 4; i++) {
     xc_graph_t* g = NULL;
     CHECK_OK(xc_load_model(models[i], &g));
@@ -479,12 +493,21 @@ static void test_models_limits(void) {
       CHECK_OK(xc_lower(g, plan, &lim, &m));
       if (!m) continue;
       CHECK_EQ_INT(m->num_kernels, xc_fusion_plan_kernel_count(plan));
-      for (int k = 0; k < m->num_kernels; k++) CHECK_OK(xc_tiled_knobs_check(m->kernels[k].kernel, m->kernels[k].knobs, &lim));
+      for (int k = 0; k < m->num_kernels; k++) {
+        CHECK_OK(xc_tiled_knobs_check(m->kernels[k].kernel, m->kernels[k].knobs, &lim));
+        /* attention groups fold their head reshapes/transposes into the
+         * kernel: one parallel launch over (query tiles, batch*heads) */
+        if (plan->groups[m->kernels[k].group].kind == XC_GROUP_ATTENTION) {
+          CHECK_EQ_INT(m->kernels[k].kernel->grid_rank, 2);
+          attention_kernels++;
+        }
+      }
       xc_lowered_module_destroy(m);
     }
     xc_fusion_plan_destroy(plan);
     xc_graph_destroy(g);
   }
+  CHECK_EQ_INT(attention_kernels, 8); /* 2 layers x 2 models x GPU/CPU limits */
 }
 
 int main(void) {
