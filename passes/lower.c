@@ -9,6 +9,9 @@
 #include "lower_internal.h"
 #include "xcomp/tensor.h"
 
+static const xc_value_t* view_source(const xc_value_t* v);
+static bool same_numel(xc_graph_t* g, const xc_value_t* a, const xc_value_t* b);
+
 /* ---- errors and classification ------------------------------------------- */
 
 xc_status_t lw_unsupported(const lw_ctx_t* c, const xc_node_t* n, const char* fmt, ...) {
@@ -259,17 +262,45 @@ lw_val_t* lw_load_at(lw_ctx_t* c, const lw_space_t* sp, const xc_value_t* v) {
   if (!v) return NULL;
   for (int i = 0; i < c->num_regs; i++)
     if (c->reg_val[i] == v) return c->reg_tile[i];
+  if (v->producer && lw_is_view(v->producer)) { /* a reshaped register value: same element order */
+    const xc_value_t* src = view_source(v);
+    for (int i = 0; i < c->num_regs; i++)
+      if (c->reg_val[i] == src && same_numel(c->g, src, v)) return c->reg_tile[i];
+  }
+  for (int i = 0; c->phase && i < c->phase->num_pro; i++) {
+    const xc_node_t* n = c->phase->pro[i];
+    if (n->outputs[0] != v) continue;
+    /* a prologue value: computed here from its own inputs */
+    lw_val_t* ins[16] = {0};
+    for (int j = 0; j < n->num_inputs && j < 16; j++)
+      if (!(j == 1 && !strcmp(n->op_type, "CastLike"))) ins[j] = lw_load_at(c, sp, n->inputs[j]);
+    lw_val_t* out = NULL;
+    xc_status_t s = lw_ew_compute(c, n, ins, &out);
+    if (s) {
+      if (!c->err) c->err = s;
+      else xc_status_free(s);
+      return NULL;
+    }
+    return lw_cast_to(c, out, v->dtype);
+  }
   lw_val_t* b = lw_buf(c, v);
   return xc_tiled_load(c->k, b, lw_offset(c, sp, v), sp->mask, NULL);
 }
 
 void lw_store_at(lw_ctx_t* c, const lw_space_t* sp, const xc_value_t* v, lw_val_t* tile) {
-  if (v->rank != sp->rank) {
-    if (!c->err) c->err = xc_error(XC_INTERNAL, "lowering: store of '%s' with rank %d into a rank-%d space",
-                                   v->name, v->rank, sp->rank);
-    return;
+  lw_val_t* off;
+  bool same = v->rank == sp->rank;
+  for (int d = 0; same && sp->dims && d < v->rank; d++) same = xc_dim_equal(v->dims[d], sp->dims[d]);
+  if (same || !sp->dims) {
+    if (v->rank != sp->rank) {
+      if (!c->err) c->err = xc_error(XC_INTERNAL, "lowering: store of '%s' with rank %d into a rank-%d space",
+                                     v->name, v->rank, sp->rank);
+      return;
+    }
+    off = lw_offset(c, sp, v);
+  } else { /* a flat-joined value: the element order of the space's shape */
+    off = lw_offset_dims(c, sp, sp->rank, sp->dims);
   }
-  lw_val_t* off = lw_offset(c, sp, v);
   if (sp->mask) off = xc_tiled_select(c->k, sp->mask, off, off);
   tile = lw_cast_to(c, tile, v->dtype);
   xc_tiled_store(c->k, lw_buf(c, v), off, tile, sp->mask);
@@ -294,6 +325,13 @@ xc_status_t lw_epilogue(lw_ctx_t* c, const lw_space_t* sp, lw_val_t* anchor_out)
     if (c->must_store[v->id]) lw_store_at(c, sp, v, lw_load_at(c, sp, v));
   }
   return NULL;
+}
+
+void lw_store_prologue(lw_ctx_t* c, const lw_space_t* sp) {
+  for (int i = 0; c->phase && i < c->phase->num_pro; i++) {
+    const xc_value_t* v = c->phase->pro[i]->outputs[0];
+    if (c->must_store[v->id]) lw_store_at(c, sp, v, lw_load_at(c, sp, v));
+  }
 }
 
 bool lw_const_ints(lw_ctx_t* c, const xc_value_t* v, int64_t* out, int max, int* n) {
@@ -328,7 +366,46 @@ static bool same_shape(const xc_value_t* a, const xc_value_t* b) {
 static bool phase_has_node(const lw_phase_t* p, const xc_node_t* n) {
   for (int i = 0; i < p->num_nodes; i++)
     if (p->nodes[i] == n) return true;
+  for (int i = 0; i < p->num_pro; i++)
+    if (p->pro[i] == n) return true;
   return false;
+}
+
+/* Whether phase p (only elementwise nodes of the normalized input's shape)
+ * can be the prologue of phase q, a Softmax/LayerNorm/RMSNorm-like anchor
+ * that reads its last value as input 0: each value of p is read only by p,
+ * by q's anchor as input 0, or outside the group (stored by the anchor's
+ * final pass, which visits every element once). */
+static bool can_prologue(const xc_graph_t* g, const xc_fusion_group_t* grp, const lw_phase_t* p,
+                         const lw_phase_t* q) {
+  const xc_node_t* a = q->nodes[0];
+  if (p->num_pro || p->num_nodes + q->num_pro > LW_MAX_PHASE_NODES) return false;
+  /* (a) the input of a normalization, whose final pass stores what leaves */
+  bool norm = lw_is_normalize(a) && strcmp(a->op_type, "LpNormalization") != 0 &&
+              a->inputs[0] == p->nodes[p->num_nodes - 1]->outputs[0];
+  for (int i = 0; i < p->num_nodes; i++) {
+    const xc_node_t* n = p->nodes[i];
+    if (!lw_is_elementwise(n)) return false;
+    const xc_value_t* v = n->outputs[0];
+    if (norm && v->rank != a->inputs[0]->rank) return false;
+    for (int j = 0; j < g->num_outputs; j++)
+      if (g->outputs[j] == v && !norm) return false;
+    for (int j = 0; j < g->num_nodes; j++) {
+      const xc_node_t* u = g->nodes[j];
+      for (int k = 0; k < u->num_inputs; k++) {
+        if (u->inputs[k] != v || phase_has_node(p, u)) continue;
+        if (!node_in_group(grp, u)) {
+          if (!norm) return false; /* (b) must not need a store */
+          continue;
+        }
+        if (norm && !(u == a && k == 0)) return false;
+        /* (b) values read only by elementwise nodes of q, which load through
+         * the prologue at their own index space */
+        if (!norm && !(phase_has_node(q, u) && lw_is_elementwise(u))) return false;
+      }
+    }
+  }
+  return true;
 }
 
 /* The source value of a chain of views. */
@@ -337,11 +414,41 @@ static const xc_value_t* view_source(const xc_value_t* v) {
   return v;
 }
 
-static bool can_join(const lw_phase_t* p, const xc_node_t* n) {
+static bool same_numel(xc_graph_t* g, const xc_value_t* a, const xc_value_t* b) {
+  xc_dim_t x = xc_dim_const(1), y = xc_dim_const(1);
+  for (int i = 0; i < a->rank; i++) x = xc_dim_mul(g, x, a->dims[i]);
+  for (int i = 0; i < b->rank; i++) y = xc_dim_mul(g, y, b->dims[i]);
+  return xc_dim_equal(x, y);
+}
+
+static bool scalar_like(const xc_value_t* v) {
+  for (int i = 0; i < v->rank; i++)
+    if (!(xc_dim_is_static(v->dims[i]) && v->dims[i].value == 1)) return false;
+  return true;
+}
+
+/* An elementwise node on a reshaped view of the phase's values (GEMM ->
+ * Reshape -> Gelu): same element order, so it runs in the phase's space
+ * when each input is such a view (or scalar-like) with the phase's numel. */
+static bool can_join_flat(xc_graph_t* g, const lw_phase_t* p, const xc_node_t* n) {
+  const xc_value_t* y = p->nodes[0]->outputs[0];
+  if (!same_numel(g, y, n->outputs[0])) return false;
+  bool any = false;
+  for (int j = 0; j < n->num_inputs; j++) {
+    const xc_value_t* v = n->inputs[j];
+    if (!v || scalar_like(v)) continue;
+    const xc_value_t* src = view_source(v);
+    if (!src || !src->producer || !phase_has_node(p, src->producer) || !same_numel(g, v, y)) return false;
+    any = true;
+  }
+  return any;
+}
+
+static bool can_join(xc_graph_t* g, const lw_phase_t* p, const xc_node_t* n) {
   if (!p || p->num_nodes >= LW_MAX_PHASE_NODES || !lw_is_elementwise(n)) return false;
   const xc_node_t* a = p->nodes[0];
   if (a->num_outputs != 1 || !a->outputs[0] || n->num_outputs != 1) return false;
-  if (!same_shape(a->outputs[0], n->outputs[0])) return false;
+  if (!same_shape(a->outputs[0], n->outputs[0])) return can_join_flat(g, p, n);
   for (int j = 0; j < n->num_inputs; j++) {
     const xc_value_t* v = n->inputs[j];
     if (!v || !v->producer) continue;
@@ -455,7 +562,7 @@ static xc_status_t lower_group(xc_lowered_module_t* m, xc_graph_t* g, const xc_f
   for (int i = 0; i < grp->num_nodes; i++) {
     xc_node_t* n = grp->nodes[i];
     if (lw_is_view(n) || (n->id < plan->num_nodes && absorbed[n->id])) continue;
-    if (np > 0 && can_join(&phases[np - 1], n)) {
+    if (np > 0 && can_join(g, &phases[np - 1], n)) {
       phases[np - 1].nodes[phases[np - 1].num_nodes++] = n;
     } else {
       phases[np].nodes[0] = n;
@@ -466,10 +573,18 @@ static xc_status_t lower_group(xc_lowered_module_t* m, xc_graph_t* g, const xc_f
     free(phases);
     return NULL;
   }
+  /* elementwise phases feeding a normalization become its prologue */
+  for (int p = np - 2; p >= 0; p--) {
+    if (!can_prologue(g, grp, &phases[p], &phases[p + 1])) continue;
+    lw_phase_t* q = &phases[p + 1];
+    for (int i = 0; i < phases[p].num_nodes; i++) q->pro[q->num_pro++] = phases[p].nodes[i];
+    memmove(&phases[p], &phases[p + 1], sizeof *phases * (size_t)(np - p - 1));
+    np--;
+  }
   /* values that leave their phase */
   for (int p = 0; p < np; p++)
-    for (int i = 0; i < phases[p].num_nodes; i++) {
-      const xc_node_t* n = phases[p].nodes[i];
+    for (int i = 0; i < phases[p].num_nodes + phases[p].num_pro; i++) {
+      const xc_node_t* n = i < phases[p].num_nodes ? phases[p].nodes[i] : phases[p].pro[i - phases[p].num_nodes];
       for (int o = 0; o < n->num_outputs; o++) {
         const xc_value_t* v = n->outputs[o];
         if (!v) continue;

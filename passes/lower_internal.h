@@ -32,6 +32,10 @@ typedef struct lw_space {
 typedef struct lw_phase {
   int num_nodes;
   xc_node_t* nodes[LW_MAX_PHASE_NODES];
+  /* elementwise producers of a normalization's input, computed where the
+   * anchor loads it (a prologue) */
+  int num_pro;
+  xc_node_t* pro[LW_MAX_PHASE_NODES];
 } lw_phase_t;
 
 typedef struct lw_ctx {
@@ -111,6 +115,9 @@ void lw_set_reg(lw_ctx_t* c, const xc_value_t* v, lw_val_t* t);
 /* Runs the phase's fused elementwise nodes after the anchor (whose output
  * tile is `anchor_out` at space sp) and stores what must be stored. */
 xc_status_t lw_epilogue(lw_ctx_t* c, const lw_space_t* sp, lw_val_t* anchor_out);
+/* Stores the prologue values that leave the phase, at space sp (call once
+ * per element: in the anchor's single pass over its input). */
+void lw_store_prologue(lw_ctx_t* c, const lw_space_t* sp);
 /* x converted to dtype dt (x itself when it already has it). */
 lw_val_t* lw_cast_to(lw_ctx_t* c, lw_val_t* x, xc_dtype_t dt);
 

@@ -69,7 +69,7 @@ static xc_dtype_t acc_type(xc_dtype_t dt) {
 /* x chunk loaded as acc dtype, masked-off lanes = fill. */
 static lw_val_t* load_chunk(lw_ctx_t* c, const lw_space_t* sp, const xc_value_t* X, xc_dtype_t at,
                             double fill) {
-  lw_val_t* x = lw_cast_to(c, xc_tiled_load(c->k, lw_buf(c, X), lw_offset(c, sp, X), sp->mask, NULL), at);
+  lw_val_t* x = lw_cast_to(c, lw_load_at(c, sp, X), at); /* a buffer, or the phase's prologue */
   return xc_tiled_select(c->k, sp->mask, x, lw_fconst(c, at, fill));
 }
 
@@ -439,7 +439,8 @@ xc_status_t lw_emit_normalize(lw_ctx_t* c, const xc_node_t* n) {
   xc_tiled_op_t* out_loop = xc_tiled_for_begin(k, lw_i64(c, 0), w.R.v, xc_tiled_knob_value(k, w.kBC), 0, NULL);
   rows_chunk(c, &w, xc_tiled_for_iv(out_loop), &sp);
   {
-    lw_val_t* x = lw_cast_to(c, xc_tiled_load(k, lw_buf(c, X), lw_offset(c, &sp, X), sp.mask, NULL), at);
+    lw_val_t* x = lw_cast_to(c, lw_load_at(c, &sp, X), at);
+    lw_store_prologue(c, &sp);
     lw_val_t* y;
     if (soft) {
       lw_val_t* m = xc_tiled_select(k, xc_tiled_cmp(k, XC_CMP_EQ, s1c, lw_fconst(c, at, -INFINITY)),

@@ -495,6 +495,13 @@ static void test_models_limits(void) {
       CHECK_EQ_INT(m->num_kernels, xc_fusion_plan_kernel_count(plan));
       for (int k = 0; k < m->num_kernels; k++) {
         CHECK_OK(xc_tiled_knobs_check(m->kernels[k].kernel, m->kernels[k].knobs, &lim));
+        /* every group of the models is one parallel kernel (no serial
+         * single-program kernel): residual Adds are LayerNorm prologues */
+        const xc_tiled_kernel_t* kk = m->kernels[k].kernel;
+        bool serial = true;
+        for (int a = 0; a < kk->grid_rank; a++) serial = serial && kk->grid[a]->kind == XC_TEXPR_CONST;
+        if (serial) fprintf(stderr, "%s: kernel %s runs one program\n", models[i], kk->name);
+        CHECK(!serial);
         /* attention groups fold their head reshapes/transposes into the
          * kernel: one parallel launch over (query tiles, batch*heads) */
         if (plan->groups[m->kernels[k].group].kind == XC_GROUP_ATTENTION) {
