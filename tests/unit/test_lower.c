@@ -367,6 +367,64 @@ static void test_quant(void) {
   check_graph("quant", t, 1, sh, rk);
 }
 
+/* Number of kernels of text's lowering; *serial set when one of them runs
+ * a single program. */
+static int kernel_count(const char* text, bool* serial) {
+  xc_graph_t* g = NULL;
+  xc_fusion_plan_t* plan = NULL;
+  xc_lowered_module_t* m = NULL;
+  int count = -1;
+  *serial = false;
+  CHECK_OK(xc_xir_parse(text, strlen(text), "count", NULL, &g));
+  if (g) CHECK_OK(xc_graph_infer(g));
+  if (g) CHECK_OK(xc_fusion_plan_build(g, NULL, &plan));
+  if (plan) CHECK_OK(xc_lower(g, plan, NULL, &m));
+  if (m) {
+    count = m->num_kernels;
+    for (int k = 0; k < m->num_kernels; k++) {
+      bool one = true;
+      for (int a = 0; a < m->kernels[k].kernel->grid_rank; a++)
+        one = one && m->kernels[k].kernel->grid[a]->kind == XC_TEXPR_CONST;
+      *serial = *serial || one;
+    }
+  }
+  xc_lowered_module_destroy(m);
+  xc_fusion_plan_destroy(plan);
+  xc_graph_destroy(g);
+  return count;
+}
+
+/* Fusion shapes: a residual Add (also a graph output) computed inside the
+ * LayerNorm kernel, a broadcast chain whose first op has a smaller shape, a
+ * Gelu on a reshaped GEMM output. */
+static void test_fusion_shapes(void) {
+  const char* t = HDR
+      "  input x: f32[7, 13]\n  input r: f32[7, 13]\n  input g: f32[13]\n  input b: f32[13]\n"
+      "  h = Add(x, r)\n  ln = LayerNormalization(h, g, b) {axis: -1}\n  y = Relu(ln)\n"
+      "  output y\n  output h\n}\n";
+  const int64_t sh[4][4] = {{7, 13}, {7, 13}, {13}, {13}};
+  const int rk[4] = {2, 2, 1, 1};
+  check_graph("residual-layernorm", t, 4, sh, rk);
+  const char* t2 = HDR
+      "  input a: f32[3, 1, 1]\n  input s: f32[1]\n  input c: f32[1, 5, 7]\n"
+      "  m = Mul(a, s)\n  y = Add(m, c)\n  output y\n}\n";
+  const int64_t sh2[3][4] = {{3, 1, 1}, {1}, {1, 5, 7}};
+  const int rk2[3] = {3, 1, 3};
+  check_graph("broadcast-prologue", t2, 3, sh2, rk2);
+  const char* t3 = HDR
+      "  input a: f32[15, 9]\n  input w: f32[9, 11]\n  const shp: i64[3] = [3, 5, 11]\n"
+      "  m = MatMul(a, w)\n  r = Reshape(m, shp)\n  y = Gelu(r)\n  output y\n}\n";
+  const int64_t sh3[2][4] = {{15, 9}, {9, 11}};
+  const int rk3[2] = {2, 2};
+  check_graph("gemm-reshape-gelu", t3, 2, sh3, rk3);
+  const char* texts[3] = {t, t2, t3};
+  for (int i = 0; i < 3; i++) {
+    bool serial = true;
+    CHECK_EQ_INT(kernel_count(texts[i], &serial), 1);
+    CHECK(!serial);
+  }
+}
+
 /* Empty tensors: zero programs, or zero-trip loops that leave the
  * reduction identity. */
 static void test_empty(void) {
@@ -530,6 +588,7 @@ int main(void) {
   test_attention_masks();
   test_structure();
   test_empty();
+  test_fusion_shapes();
   test_more_ops();
   test_resize();
   test_quant();
