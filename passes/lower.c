@@ -299,6 +299,13 @@ void lw_store_at(lw_ctx_t* c, const lw_space_t* sp, const xc_value_t* v, lw_val_
     }
     off = lw_offset(c, sp, v);
   } else { /* a flat-joined value: the element order of the space's shape */
+    xc_dim_t a = xc_dim_const(1), b = xc_dim_const(1);
+    for (int d = 0; d < v->rank; d++) a = xc_dim_mul(c->g, a, v->dims[d]);
+    for (int d = 0; d < sp->rank; d++) b = xc_dim_mul(c->g, b, sp->dims[d]);
+    if (!xc_dim_equal(a, b)) {
+      if (!c->err) c->err = xc_error(XC_INTERNAL, "lowering: store of '%s' into a space of another size", v->name);
+      return;
+    }
     off = lw_offset_dims(c, sp, sp->rank, sp->dims);
   }
   if (sp->mask) off = xc_tiled_select(c->k, sp->mask, off, off);
@@ -389,13 +396,14 @@ static bool can_prologue(const xc_graph_t* g, const xc_fusion_group_t* grp, cons
     const xc_value_t* v = n->outputs[0];
     if (norm && v->rank != a->inputs[0]->rank) return false;
     for (int j = 0; j < g->num_outputs; j++)
-      if (g->outputs[j] == v && !norm) return false;
+      if (g->outputs[j] == v && (!norm || !same_shape(v, a->inputs[0]))) return false;
     for (int j = 0; j < g->num_nodes; j++) {
       const xc_node_t* u = g->nodes[j];
       for (int k = 0; k < u->num_inputs; k++) {
         if (u->inputs[k] != v || phase_has_node(p, u)) continue;
         if (!node_in_group(grp, u)) {
-          if (!norm) return false; /* (b) must not need a store */
+          /* (b) must not need a store; (a) stores at the input's shape */
+          if (!norm || !same_shape(v, a->inputs[0])) return false;
           continue;
         }
         if (norm && !(u == a && k == 0)) return false;
