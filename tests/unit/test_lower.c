@@ -142,6 +142,18 @@ static void test_symbolic(void) {
     const int rk[2] = {3, 2};
     check_graph("symbolic-matmul", t2, 2, sh, rk);
   }
+  /* symbolic batch through conv, pooling, attention, gather and layernorm */
+  const char* t3 = HDR
+      "  input x: f32[batch, 3, 7, 6]\n  input w: f32[4, 3, 3, 3]\n  input q: f32[batch, 2, 5, 4]\n"
+      "  input e: f32[11, 6]\n  input ids: i64[batch, 5]\n  input g: f32[6]\n"
+      "  c = Conv(x, w) {pads: [1, 1, 1, 1]}\n  r = Relu(c)\n  p = MaxPool(r) {kernel_shape: [2, 2], strides: [2, 2]}\n"
+      "  a = Attention(q, q, q) {is_causal: 1}\n  h = Gather(e, ids) {axis: 0}\n"
+      "  l = LayerNormalization(h, g) {axis: -1}\n  output p\n  output a\n  output l\n}\n";
+  for (int64_t bt = 1; bt <= 3; bt += 2) {
+    const int64_t sh[6][4] = {{bt, 3, 7, 6}, {4, 3, 3, 3}, {bt, 2, 5, 4}, {11, 6}, {bt, 5}, {6}};
+    const int rk[6] = {4, 4, 4, 2, 2, 1};
+    check_graph("symbolic-mixed", t3, 6, sh, rk);
+  }
 }
 
 static void test_gemm(void) {
