@@ -146,6 +146,7 @@ xc_status_t lw_emit_scatter(lw_ctx_t* c, const xc_node_t* n); /* lower_scatter.c
 xc_status_t lw_emit_loss(lw_ctx_t* c, const xc_node_t* n); /* lower_loss.c */
 xc_status_t lw_emit_argreduce(lw_ctx_t* c, const xc_node_t* n); /* lower_reduce.c */
 xc_status_t lw_emit_cumsum(lw_ctx_t* c, const xc_node_t* n);    /* lower_reduce.c */
+xc_status_t lw_emit_topk(lw_ctx_t* c, const xc_node_t* n);      /* lower_reduce.c */
 bool lw_is_normalize(const xc_node_t* n);
 bool lw_is_movement(const xc_node_t* n);
 

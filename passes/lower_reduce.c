@@ -466,3 +466,56 @@ xc_status_t lw_emit_normalize(lw_ctx_t* c, const xc_node_t* n) {
   lw_iter_end(c, w.start);
   return NULL;
 }
+
+/* TopK: each element's rank along the axis (how many elements come before
+ * it: better values, or equal values at lower indices) is counted over
+ * BLOCK_C chunks of the axis; elements ranked below k store themselves and
+ * their index at position rank. Ranks are a permutation, so every output
+ * is written once and programs stay independent. */
+xc_status_t lw_emit_topk(lw_ctx_t* c, const xc_node_t* n) {
+  xc_tiled_kernel_t* k = c->k;
+  const xc_value_t *X = n->inputs[0], *V = n->outputs[0], *I = n->outputs[1];
+  int64_t kv[1];
+  int nk = 0;
+  if (!lw_const_ints(c, n->inputs[1], kv, 1, &nk) || nk != 1) return lw_unsupported(c, n, "k is not constant");
+  int64_t axis = xc_node_attr_int(n, "axis");
+  if (axis < 0) axis += X->rank;
+  if (axis < 0 || axis >= X->rank || X->rank > LW_MAX_RANK) return lw_unsupported(c, n, "bad axis");
+  bool largest = xc_node_attr_int(n, "largest") != 0;
+  xc_dtype_t at = acc_type(X->dtype);
+  static const int64_t blk[] = {32, 64, 128, 256}, bc[] = {8, 16, 32, 64};
+  int kb = lw_knob(c, "BLOCK", 4, blk, 64);
+  int kc = lw_knob(c, "BLOCK_C", 4, bc, 16);
+  lw_val_t* start = lw_iter_begin(c, 0, lw_dim(c, lw_numel(c, X->rank, X->dims)), kb, 0);
+  lw_space_t sp;
+  lw_flat_space(c, X->rank, X->dims, start, kb, &sp, NULL);
+  lw_val_t* x = lw_cast_to(c, lw_load_at(c, &sp, X), at);
+  lw_val_t* xc = lw_col(c, x), *ic = lw_col(c, sp.idx[axis]);
+  xc_tiled_dim_t d1 = xc_tiled_dim_knob(kb);
+  lw_val_t* r0 = xc_tiled_const_i(k, XC_I64, 0, 1, &d1);
+  lw_dimv_t A = lw_dim(c, X->dims[axis]);
+  xc_tiled_op_t* loop = xc_tiled_for_begin(k, lw_i64(c, 0), A.v, xc_tiled_knob_value(k, kc), 1, &r0);
+  {
+    lw_val_t* j = lw_row(c, lw_add(c, xc_tiled_for_iv(loop), xc_tiled_arange(k, xc_tiled_dim_knob(kc))));
+    lw_val_t* m = lw_and(c, lw_col(c, sp.mask), lw_lt(c, j, A.v));
+    lw_space_t sx = sp;
+    for (int d = 0; d < X->rank; d++) sx.idx[d] = lw_col(c, sp.idx[d]);
+    sx.idx[axis] = j;
+    lw_val_t* y = lw_cast_to(c, xc_tiled_load(k, lw_buf(c, X), lw_offset(c, &sx, X), m, NULL), at);
+    lw_val_t* before = xc_tiled_cmp(k, largest ? XC_CMP_GT : XC_CMP_LT, y, xc);
+    before = xc_tiled_binary(k, XC_TOP_OR, before,
+                             lw_and(c, xc_tiled_cmp(k, XC_CMP_EQ, y, xc), lw_lt(c, j, ic)));
+    lw_val_t* cnt = xc_tiled_select(k, lw_and(c, m, before), lw_i64(c, 1), lw_i64(c, 0));
+    lw_val_t* next = lw_add(c, xc_tiled_for_arg(loop, 0), xc_tiled_reduce(k, XC_REDUCE_SUM, cnt, 1));
+    xc_tiled_for_end(k, loop, 1, &next);
+  }
+  lw_val_t* rank = xc_tiled_for_result(loop, 0);
+  lw_space_t so = sp;
+  so.dims = V->dims;
+  so.idx[axis] = rank;
+  so.mask = lw_and(c, sp.mask, lw_lt(c, rank, lw_i64(c, kv[0])));
+  lw_store_at(c, &so, V, x);
+  if (I) lw_store_at(c, &so, I, sp.idx[axis]);
+  lw_iter_end(c, start);
+  return NULL;
+}

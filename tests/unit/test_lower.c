@@ -231,6 +231,14 @@ static void test_more_reductions(void) {
   const int64_t sh[1][4] = {{4, 7, 3}};
   const int rk[1] = {3};
   check_graph("more-reductions", t, 1, sh, rk);
+  /* TopK with ties (integers in [0, 5)): lower index first */
+  const char* tk = HDR
+      "  input x: i64[4, 9]\n  input y: f32[6, 5]\n  const k: i64[1] = [4]\n  const k2: i64[1] = [3]\n"
+      "  v, i = TopK(x, k) {axis: 1}\n  w, j = TopK(y, k2) {axis: 0, largest: 0}\n"
+      "  output v\n  output i\n  output w\n  output j\n}\n";
+  const int64_t shk[2][4] = {{4, 9}, {6, 5}};
+  const int rkk[2] = {2, 2};
+  check_graph("topk", tk, 2, shk, rkk);
   const char* t2 = HDR
       "  input x: f32[3, 11]\n  input g: f32[11]\n  input b: f32[11]\n"
       "  y, mean, rstd = LayerNormalization(x, g, b) {axis: -1, epsilon: 1e-3}\n"
