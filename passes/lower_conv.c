@@ -88,7 +88,8 @@ xc_status_t lw_emit_conv(lw_ctx_t* c, const xc_node_t* n) {
   rd[0] = xc_dim_const(cg);
   for (int i = 0; i < w.nsp; i++) rd[1 + i] = xc_dim_const(ks[i]);
   int64_t R = cg;
-  for (int i = 0; i < w.nsp; i++) R *= ks[i];
+  for (int i = 0; i < w.nsp; i++)
+    if (ks[i] < 1 || !xc_mul_i64(R, ks[i], &R)) return lw_unsupported(c, n, "kernel size");
   int kb = lw_knob(c, "BLOCK", 4, blk_c, 128);
   int kr = lw_knob(c, "BLOCK_R", 4, br_c, 32);
   lw_val_t* start = lw_iter_begin(c, 0, lw_dim(c, lw_numel(c, Y->rank, Y->dims)), kb, 0);
@@ -144,7 +145,10 @@ xc_status_t lw_emit_pool(lw_ctx_t* c, const xc_node_t* n) {
   xc_dtype_t at = X->dtype == XC_F64 ? XC_F64 : XC_F32;
   xc_dim_t rd[LW_MAX_RANK];
   int64_t R = 1;
-  for (int i = 0; i < w.nsp; i++) rd[i] = xc_dim_const(w.k[i]), R *= w.k[i];
+  for (int i = 0; i < w.nsp; i++) {
+    rd[i] = xc_dim_const(w.k[i]);
+    if (w.k[i] < 1 || !xc_mul_i64(R, w.k[i], &R)) return lw_unsupported(c, n, "kernel size");
+  }
   int kb = lw_knob(c, "BLOCK", 4, blk_c, 128);
   int kr = lw_knob(c, "BLOCK_R", 4, br_c, 16);
   lw_val_t* start = lw_iter_begin(c, 0, lw_dim(c, lw_numel(c, Y->rank, Y->dims)), kb, 0);
@@ -270,7 +274,11 @@ xc_status_t lw_emit_convtranspose(lw_ctx_t* c, const xc_node_t* n) {
   xc_dim_t rd[LW_MAX_RANK];
   rd[0] = xc_dim_const(cg);
   int64_t R = cg, ksize = 1;
-  for (int i = 0; i < w.nsp; i++) rd[1 + i] = xc_dim_const(ks[i]), R *= ks[i], ksize *= ks[i];
+  for (int i = 0; i < w.nsp; i++) {
+    rd[1 + i] = xc_dim_const(ks[i]);
+    if (ks[i] < 1 || !xc_mul_i64(R, ks[i], &R) || !xc_mul_i64(ksize, ks[i], &ksize))
+      return lw_unsupported(c, n, "kernel size");
+  }
   int kb = lw_knob(c, "BLOCK", 4, blk_c, 128);
   int kr = lw_knob(c, "BLOCK_R", 4, br_c, 32);
   lw_val_t* start = lw_iter_begin(c, 0, lw_dim(c, lw_numel(c, Y->rank, Y->dims)), kb, 0);
