@@ -487,6 +487,7 @@ static xc_status_t emit_anchor(lw_ctx_t* c, const xc_node_t* n) {
   if (!strcmp(op, "CumSum")) return lw_emit_cumsum(c, n);
   if (!strcmp(op, "TopK")) return lw_emit_topk(c, n);
   if (!strcmp(op, "Resize")) return lw_emit_resize(c, n);
+  if (!strcmp(op, "GridSample")) return lw_emit_grid_sample(c, n);
   return lw_unsupported(c, n, "no lowering for this op");
 }
 

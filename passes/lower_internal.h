@@ -142,6 +142,7 @@ bool lw_is_scatter(const xc_node_t* n);
 bool lw_is_quant(const xc_node_t* n);
 xc_status_t lw_emit_quant(lw_ctx_t* c, const xc_node_t* n); /* lower_quant.c */
 xc_status_t lw_emit_resize(lw_ctx_t* c, const xc_node_t* n); /* lower_resize.c */
+xc_status_t lw_emit_grid_sample(lw_ctx_t* c, const xc_node_t* n); /* lower_sample.c */
 xc_status_t lw_emit_scatter(lw_ctx_t* c, const xc_node_t* n); /* lower_scatter.c */
 xc_status_t lw_emit_loss(lw_ctx_t* c, const xc_node_t* n); /* lower_loss.c */
 xc_status_t lw_emit_argreduce(lw_ctx_t* c, const xc_node_t* n); /* lower_reduce.c */

@@ -371,6 +371,17 @@ static void test_resize(void) {
   const int64_t sh[1][4] = {{1, 2, 5, 7}};
   const int rk[1] = {4};
   check_graph("resize", t, 1, sh, rk);
+  /* GridSample: random grid coordinates in [-2, 2) exercise every padding */
+  const char* t2 = HDR
+      "  input x: f32[2, 3, 5, 7]\n  input g: f32[2, 4, 6, 2]\n"
+      "  a = GridSample(x, g) {mode: \"linear\", padding_mode: \"zeros\"}\n"
+      "  b = GridSample(x, g) {mode: \"nearest\", padding_mode: \"border\", align_corners: 1}\n"
+      "  c = GridSample(x, g) {mode: \"cubic\", padding_mode: \"reflection\"}\n"
+      "  d = GridSample(x, g) {mode: \"linear\", padding_mode: \"reflection\", align_corners: 1}\n"
+      "  output a\n  output b\n  output c\n  output d\n}\n";
+  const int64_t sh2[2][4] = {{2, 3, 5, 7}, {2, 4, 6, 2}};
+  const int rk2[2] = {4, 4};
+  check_graph("grid-sample", t2, 2, sh2, rk2);
 }
 
 static void test_quant(void) {
