@@ -396,6 +396,14 @@ static void test_quant(void) {
   const int64_t sh[1][4] = {{3, 8}};
   const int rk[1] = {2};
   check_graph("quant", t, 1, sh, rk);
+  const char* t2 = HDR
+      "  input a: u8[5, 9]\n  input b: u8[3, 9, 7]\n  const as: f32[5] = [0.01, 0.02, 0.03, 0.04, 0.05]\n"
+      "  const az: u8[] = 3\n  const bs: f32[] = 0.02\n  const bz: u8[7] = [1, 2, 3, 4, 0, 2, 1]\n"
+      "  const ys: f32[] = 0.001\n  const yz: u8[] = 100\n"
+      "  y = QLinearMatMul(a, as, az, b, bs, bz, ys, yz)\n  output y\n}\n";
+  const int64_t sh2[2][4] = {{5, 9}, {3, 9, 7}};
+  const int rk2[2] = {2, 3};
+  check_graph("qlinear-matmul", t2, 2, sh2, rk2);
 }
 
 /* Number of kernels of text's lowering; *serial set when one of them runs
