@@ -21,6 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../cstyle/cstyle.h"
 #include "../targets_internal.h"
 
 extern char** environ;
@@ -374,6 +375,19 @@ static xc_status_t cpu_launch(void* device, void* kernel, const xc_launch_args_t
   return NULL;
 }
 
+/* Kernel emission: the C-family emitter with the c dialect (targets/cstyle/). */
+static bool cpu_supports(void* target, const xc_device_caps_t* caps, const struct xc_tiled_kernel* kernel,
+                          char* why, size_t why_size) {
+  (void)target;
+  return xc_cstyle_supports(&xc_cstyle_dialect_c, caps, kernel, why, why_size);
+}
+
+static xc_status_t cpu_emit(void* target, const xc_device_caps_t* caps, const struct xc_tiled_kernel* kernel,
+                             const xc_knob_t* knobs, int num_knobs, xc_kernel_source_t* out_source) {
+  (void)target;
+  return xc_cstyle_emit(&xc_cstyle_dialect_c, caps, kernel, knobs, num_knobs, NULL, out_source);
+}
+
 static const xc_target_iface_t cpu_iface = {
     .api_version = XC_TARGET_API_VERSION,
     .name = "cpu",
@@ -381,8 +395,8 @@ static const xc_target_iface_t cpu_iface = {
     .probe = NULL,
     .device_count = cpu_device_count,
     .device_caps = cpu_device_caps,
-    .supports = NULL,
-    .emit = NULL,
+    .supports = cpu_supports,
+    .emit = cpu_emit,
     .compile = cpu_compile,
     .device_open = cpu_device_open,
     .device_close = cpu_device_close,

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../cstyle/cstyle.h"
 #include "../targets_internal.h"
 #include "opencl_api.h"
 
@@ -530,6 +531,19 @@ static void cl_target_free(void* target) {
   free(t);
 }
 
+/* Kernel emission: the C-family emitter with the OpenCL C dialect (targets/cstyle/). */
+static bool cl_supports(void* target, const xc_device_caps_t* caps, const struct xc_tiled_kernel* kernel,
+                        char* why, size_t why_size) {
+  (void)target;
+  return xc_cstyle_supports(&xc_cstyle_dialect_opencl, caps, kernel, why, why_size);
+}
+
+static xc_status_t cl_emit(void* target, const xc_device_caps_t* caps, const struct xc_tiled_kernel* kernel,
+                           const xc_knob_t* knobs, int num_knobs, xc_kernel_source_t* out_source) {
+  (void)target;
+  return xc_cstyle_emit(&xc_cstyle_dialect_opencl, caps, kernel, knobs, num_knobs, NULL, out_source);
+}
+
 static const xc_target_iface_t cl_iface = {
     .api_version = XC_TARGET_API_VERSION,
     .name = "opencl",
@@ -537,8 +551,8 @@ static const xc_target_iface_t cl_iface = {
     .probe = cl_probe,
     .device_count = cl_device_count,
     .device_caps = cl_device_caps,
-    .supports = NULL,
-    .emit = NULL,
+    .supports = cl_supports,
+    .emit = cl_emit,
     .compile = cl_compile,
     .device_open = cl_device_open,
     .device_close = cl_device_close,

@@ -6,6 +6,7 @@
 
 #include "test.h"
 #include "xcomp/target.h"
+#include "xcomp/tiled.h"
 
 /* Ragged vector add: program p handles elements [64p, 64p+64) ∩ [0, n). */
 static const char* vector_add_source =
@@ -219,11 +220,13 @@ static void test_errors(xc_device_t* dev, xc_target_t* t) {
   CHECK_ERR(xc_module_load(dev, &wrong_format, &module), "elf-so");
   CHECK(module == NULL);
 
-  /* No emitter yet: tiled kernels are unsupported, not a crash. */
-  int fake_kernel = 0;
+  /* A kernel that does not verify is declined by the emitter, not a crash. */
+  xc_tiled_kernel_t* bad_kernel = NULL;
+  CHECK_OK(xc_tiled_kernel_create("no_grid", &bad_kernel));
   xc_kernel_source_t out;
-  CHECK_ERR(xc_target_emit(t, xc_device_caps(dev), (const struct xc_tiled_kernel*)&fake_kernel, NULL, 0, &out),
-            "no kernel emitter");
+  CHECK_ERR(xc_target_emit(t, xc_device_caps(dev), (const struct xc_tiled_kernel*)bad_kernel, NULL, 0, &out),
+            "emitter");
+  xc_tiled_kernel_destroy(bad_kernel);
 }
 
 int main(void) {

@@ -1,0 +1,88 @@
+/* The C-family kernel emitter: one emitter for every target whose kernel
+ * language is C-like (C for the cpu target, OpenCL C; CUDA and HIP later),
+ * parameterized by a dialect table. docs/emitter.md describes the mapping of
+ * tiles to hardware and the table. */
+#ifndef XCOMP_TARGETS_CSTYLE_H
+#define XCOMP_TARGETS_CSTYLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "xcomp/target.h"
+#include "xcomp/tiled.h"
+
+/* Work-items per program when a work-group dialect meets a kernel without a
+ * THREADS knob. */
+#define XC_CSTYLE_DEFAULT_THREADS 64
+
+typedef struct xc_cstyle_writer xc_cstyle_writer_t;
+
+/* What the dialect hooks see of the kernel being emitted. */
+typedef struct xc_cstyle_entry {
+  const xc_tiled_kernel_t* kernel;
+  const char* entry;        /* entry point symbol */
+  int64_t threads;          /* work-items per program (1 without work-groups) */
+  const char* decls;        /* declarations of the program's tiles and allocations */
+  const char* body;         /* the program body */
+} xc_cstyle_entry_t;
+
+typedef struct xc_cstyle_dialect {
+  const char* name;          /* "c", "opencl-c": also the source language */
+  bool work_groups;          /* a program is `threads` work-items sharing local memory */
+  /* Type names of values (compute types: f16/bf16 compute in float) and of
+   * buffer elements (storage types: f16/bf16 are 16-bit unsigned integers). */
+  const char* value_type[XC_F8E5M2 + 1];
+  const char* storage_type[XC_F8E5M2 + 1];
+  const char* global_qual;   /* before the element type of a buffer pointer */
+  const char* local_qual;    /* work-group shared arrays */
+  const char* private_qual;  /* per-thread arrays */
+  const char* restrict_kw;
+  const char* program_id[3]; /* expressions of the program ids (i64) */
+  const char* num_programs[3];
+  const char* thread_id;     /* work-item index in the program (work-group dialects) */
+  const char* barrier;       /* statement */
+  const char* f32_suffix;    /* math function suffix for f32: "f" in C, "" in OpenCL */
+  const char* f64_suffix;
+  bool has_rsqrt;            /* rsqrt() is a builtin */
+  const char* simd_pragma;   /* before vectorizable element loops; NULL = none */
+  const char* unroll_pragma; /* before per-thread element loops; NULL = none */
+  /* Prelude: includes, the u32/bit-cast helpers the shared prelude needs
+   * (xc_u16, xc_u32, xc_fbits, xc_bitsf), and `extra` when f64 is used. */
+  const char* prelude;
+  const char* f64_prelude;
+  /* Writes the entry function around decls and body (signature, argument
+   * unpacking, the loop over programs or the work-group setup). */
+  void (*write_entry)(xc_cstyle_writer_t* w, const struct xc_cstyle_dialect* d,
+                      const xc_cstyle_entry_t* e);
+} xc_cstyle_dialect_t;
+
+extern const xc_cstyle_dialect_t xc_cstyle_dialect_c;
+extern const xc_cstyle_dialect_t xc_cstyle_dialect_opencl;
+
+/* Text output used by the hooks. */
+void xc_cstyle_printf(xc_cstyle_writer_t* w, const char* fmt, ...) XC_PRINTF(2, 3);
+/* C identifier of a kernel parameter ("p_<name>"). */
+const char* xc_cstyle_param_name(const xc_tiled_value_t* param, char* buf, size_t size);
+
+typedef struct xc_cstyle_options {
+  const char* const* provenance; /* lines for the header comment; may be NULL */
+  int num_provenance;
+} xc_cstyle_options_t;
+
+/* Knob values (one per kernel knob) from name/value pairs: unnamed knobs take
+ * their default; an unknown name or an invalid combination is an error. */
+xc_status_t xc_cstyle_resolve_knobs(const xc_tiled_kernel_t* k, const xc_knob_t* knobs, int num_knobs,
+                                    int64_t* out_values);
+/* Work-items per program: the THREADS knob's value, else XC_CSTYLE_DEFAULT_THREADS. */
+int64_t xc_cstyle_threads(const xc_tiled_kernel_t* k, const int64_t* knob_values);
+
+/* False (with a reason) for kernels the emitter cannot translate for `caps`. */
+bool xc_cstyle_supports(const xc_cstyle_dialect_t* d, const xc_device_caps_t* caps,
+                        const xc_tiled_kernel_t* k, char* why, size_t why_size);
+
+/* Source for kernel k with the given knobs. caps and options may be NULL. */
+xc_status_t xc_cstyle_emit(const xc_cstyle_dialect_t* d, const xc_device_caps_t* caps,
+                           const xc_tiled_kernel_t* k, const xc_knob_t* knobs, int num_knobs,
+                           const xc_cstyle_options_t* options, xc_kernel_source_t* out);
+
+#endif

@@ -1,0 +1,1072 @@
+/* The C-family emitter: tiled kernel + knob values -> source text in the
+ * language of a dialect table (docs/emitter.md).
+ *
+ * Every tile value gets a storage class:
+ *   SCALAR   rank 0: a variable (uniform over the work-items of a program)
+ *   VIRTUAL  splat constants, arange, expand_dims, broadcast, trans: no
+ *            storage; a read is an expression of the reader's coordinates
+ *   ARRAY    the whole tile in one array of the program (work-group local
+ *            memory on work-group dialects, a stack array on C)
+ *   PRIVATE  work-group dialects only: thread t holds flat elements
+ *            t, t+T, t+2T... in a private array indexed by j. Only values
+ *            whose every use reads them elementwise at the same shape.
+ * Each tile op is one loop over the elements of its result: nested loops
+ * with a simd pragma on C, a strided loop over the flat index on work-group
+ * dialects, followed by a barrier when it wrote ARRAY storage. */
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cstyle.h"
+
+/* ---- text output ---------------------------------------------------------- */
+
+struct xc_cstyle_writer {
+  char* data;
+  size_t len, cap;
+  bool oom;
+};
+
+static void wv(xc_cstyle_writer_t* w, const char* fmt, va_list ap) {
+  if (w->oom) return;
+  va_list ap2;
+  va_copy(ap2, ap);
+  int n = vsnprintf(NULL, 0, fmt, ap2);
+  va_end(ap2);
+  if (n < 0) {
+    w->oom = true;
+    return;
+  }
+  if (w->len + (size_t)n + 1 > w->cap) {
+    size_t cap = w->cap ? w->cap : 1024;
+    while (cap < w->len + (size_t)n + 1) cap *= 2;
+    char* d = realloc(w->data, cap);
+    if (!d) {
+      w->oom = true;
+      return;
+    }
+    w->data = d;
+    w->cap = cap;
+  }
+  vsnprintf(w->data + w->len, (size_t)n + 1, fmt, ap);
+  w->len += (size_t)n;
+}
+
+void xc_cstyle_printf(xc_cstyle_writer_t* w, const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  wv(w, fmt, ap);
+  va_end(ap);
+}
+#define P xc_cstyle_printf
+
+static const char* wstr(xc_cstyle_writer_t* w) { return w->data ? w->data : ""; }
+
+/* ---- names ---------------------------------------------------------------- */
+
+static void sanitize(const char* in, char* out, size_t size, size_t max_len) {
+  size_t n = 0;
+  if (!in || !*in) in = "k";
+  if (!((in[0] >= 'a' && in[0] <= 'z') || (in[0] >= 'A' && in[0] <= 'Z'))) out[n++] = 'v';
+  for (const char* c = in; *c && n + 1 < size && n < max_len; c++) {
+    bool ok = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '_';
+    out[n++] = ok ? *c : '_';
+  }
+  out[n] = 0;
+}
+
+const char* xc_cstyle_param_name(const xc_tiled_value_t* param, char* buf, size_t size) {
+  char s[44];
+  sanitize(param->name, s, sizeof s, 40);
+  snprintf(buf, size, "p_%s", s);
+  return buf;
+}
+
+/* ---- knobs ---------------------------------------------------------------- */
+
+xc_status_t xc_cstyle_resolve_knobs(const xc_tiled_kernel_t* k, const xc_knob_t* knobs, int num_knobs,
+                                    int64_t* out) {
+  for (int i = 0; i < k->num_knobs; i++) out[i] = k->knobs[i].default_value;
+  for (int i = 0; i < num_knobs; i++) {
+    int idx = knobs[i].name ? xc_tiled_find_knob(k, knobs[i].name) : -1;
+    if (idx < 0)
+      return xc_error(XC_INVALID_ARGUMENT, "kernel '%s' has no knob '%s'", k->name,
+                      knobs[i].name ? knobs[i].name : "(null)");
+    out[idx] = knobs[i].value;
+  }
+  return xc_tiled_knobs_check(k, out, NULL);
+}
+
+int64_t xc_cstyle_threads(const xc_tiled_kernel_t* k, const int64_t* values) {
+  int t = xc_tiled_knob_of_kind(k, XC_KNOB_THREADS);
+  return t >= 0 ? values[t] : XC_CSTYLE_DEFAULT_THREADS;
+}
+
+/* ---- emitter state ---------------------------------------------------------- */
+
+typedef enum { ST_NONE, ST_SCALAR, ST_VIRTUAL, ST_ARRAY, ST_PRIVATE, ST_MEM } storage_t;
+
+typedef struct vinfo {
+  storage_t st;
+  char name[64];
+  int rank;
+  int64_t dims[XC_TILED_MAX_RANK];
+  int64_t n;            /* elements */
+  bool not_private;     /* some use reads it at another shape */
+} vinfo_t;
+
+typedef struct em {
+  const xc_cstyle_dialect_t* d;
+  const xc_tiled_kernel_t* k;
+  const int64_t* knobs;
+  vinfo_t* vi;
+  int64_t T;            /* work-items per program */
+  xc_cstyle_writer_t decls, body;
+  int64_t local_bytes;
+  bool uses_f64;
+  xc_status_t err;
+  int depth;
+} em_t;
+
+static void fail(em_t* e, xc_status_t s) {
+  if (!e->err) e->err = s;
+  else xc_status_free(s);
+}
+
+static vinfo_t* V(em_t* e, const xc_tiled_value_t* v) { return &e->vi[v->id]; }
+
+static void indent(em_t* e) {
+  for (int i = 0; i < e->depth; i++) P(&e->body, "  ");
+}
+#define L(...) (indent(e), P(&e->body, __VA_ARGS__))
+
+static const char* vtype(em_t* e, xc_dtype_t t) { return e->d->value_type[t]; }
+static const char* stype(em_t* e, xc_dtype_t t) { return e->d->storage_type[t]; }
+static const char* itype(em_t* e) { return e->d->value_type[XC_I64]; }
+static bool is_half(xc_dtype_t t) { return t == XC_F16 || t == XC_BF16; }
+static bool fcompute(xc_dtype_t t) { return t == XC_F32 || t == XC_F64 || is_half(t); }
+
+static bool same_shape(const vinfo_t* a, const vinfo_t* b) {
+  if (a->rank != b->rank) return false;
+  for (int i = 0; i < a->rank; i++)
+    if (a->dims[i] != b->dims[i]) return false;
+  return true;
+}
+
+/* Math function name for a compute dtype ("expf" / "exp"). */
+static void mathfn(em_t* e, char* out, size_t size, const char* stem, xc_dtype_t t) {
+  snprintf(out, size, "%s%s", stem, t == XC_F64 ? e->d->f64_suffix : e->d->f32_suffix);
+}
+
+/* A literal of compute dtype t. */
+static void literal(em_t* e, char* out, size_t size, xc_dtype_t t, double f, int64_t i) {
+  if (t == XC_BOOL) {
+    snprintf(out, size, "%d", f != 0 ? 1 : 0);
+  } else if (fcompute(t)) {
+    double v = xc_round_to_dtype(t, f);
+    const char* suf = t == XC_F64 ? "" : "f";
+    if (isnan(v)) snprintf(out, size, "NAN");
+    else if (isinf(v)) snprintf(out, size, v < 0 ? "(-INFINITY)" : "INFINITY");
+    else {
+      char b[48];
+      snprintf(b, sizeof b, t == XC_F64 ? "%.17g" : "%.9g", v);
+      if (!strpbrk(b, ".e")) strcat(b, ".0");
+      snprintf(out, size, "%s%s", b, suf);
+    }
+  } else if (t == XC_I64 && i == INT64_MIN) {
+    snprintf(out, size, "((%s)(-9223372036854775807 - 1))", vtype(e, t));
+  } else if (t == XC_U64 || t == XC_I64) {
+    snprintf(out, size, "((%s)%" PRId64 "%s)", vtype(e, t), i, t == XC_U64 ? "u" : "");
+  } else {
+    snprintf(out, size, "((%s)%" PRId64 ")", vtype(e, t), i);
+  }
+}
+
+/* ---- reads ------------------------------------------------------------------ */
+
+/* Appends to out the expression of v's element at coordinates c (v's rank).
+ * same: c are the loop's own coordinates at v's exact shape (PRIVATE reads). */
+static void read_at(em_t* e, xc_cstyle_writer_t* out, const xc_tiled_value_t* v, const char* const* c,
+                    bool same) {
+  vinfo_t* x = V(e, v);
+  if (x->st == ST_SCALAR) {
+    P(out, "%s", x->name);
+    return;
+  }
+  if (x->st == ST_PRIVATE) {
+    if (!same) fail(e, xc_error(XC_INTERNAL, "cstyle: private tile %s read at another shape", x->name));
+    P(out, "%s[j]", x->name);
+    return;
+  }
+  if (x->st == ST_ARRAY) {
+    P(out, "%s[", x->name);
+    int64_t stride = 1;
+    bool first = true;
+    for (int i = x->rank - 1; i >= 0; i--) {
+      if (x->dims[i] != 1) {
+        if (!first) P(out, " + ");
+        if (stride == 1) P(out, "%s", c[i]);
+        else P(out, "(%s) * %" PRId64, c[i], stride);
+        first = false;
+      }
+      stride *= x->dims[i];
+    }
+    if (first) P(out, "0");
+    P(out, "]");
+    return;
+  }
+  if (x->st != ST_VIRTUAL || !v->def) {
+    fail(e, xc_error(XC_INTERNAL, "cstyle: value %d has no readable storage", v->id));
+    return;
+  }
+  const xc_tiled_op_t* op = v->def;
+  const xc_tiled_value_t* src = op->num_operands > 0 ? op->operands[0] : NULL;
+  const char* sc[XC_TILED_MAX_RANK];
+  char lit[96];
+  switch (op->opcode) {
+    case XC_TOP_CONST:
+      literal(e, lit, sizeof lit, v->type.dtype, op->f, op->i);
+      P(out, "%s", lit);
+      return;
+    case XC_TOP_ARANGE: P(out, "(%s)", c[0]); return;
+    case XC_TOP_EXPAND_DIMS:
+      for (int i = 0, j = 0; i < x->rank; i++)
+        if (i != op->axis) sc[j++] = c[i];
+      read_at(e, out, src, sc, false);
+      return;
+    case XC_TOP_BROADCAST: {
+      vinfo_t* s = V(e, src);
+      for (int i = 0; i < s->rank; i++) sc[i] = s->dims[i] == 1 ? "0" : c[i + x->rank - s->rank];
+      read_at(e, out, src, sc, false);
+      return;
+    }
+    case XC_TOP_TRANS:
+      sc[0] = c[1], sc[1] = c[0];
+      read_at(e, out, src, sc, false);
+      return;
+    default: fail(e, xc_error(XC_INTERNAL, "cstyle: op %d is not virtual", op->id));
+  }
+}
+
+static const char* const loop_coords[XC_TILED_MAX_RANK] = {"i0", "i1", "i2"};
+
+/* Reads operand v inside an element loop over a result of shape r. */
+static void read_operand(em_t* e, xc_cstyle_writer_t* out, const xc_tiled_value_t* v, const vinfo_t* r) {
+  vinfo_t* x = V(e, v);
+  const char* c[XC_TILED_MAX_RANK];
+  for (int i = 0; i < x->rank; i++) c[i] = x->dims[i] == 1 ? "0" : loop_coords[i + r->rank - x->rank];
+  read_at(e, out, v, c, same_shape(x, r));
+}
+
+/* Operand expression as a malloc'd-free temporary string in a writer. */
+typedef struct { xc_cstyle_writer_t w; } expr_t;
+static const char* opnd(em_t* e, expr_t* x, const xc_tiled_value_t* v, const vinfo_t* r) {
+  memset(x, 0, sizeof *x);
+  read_operand(e, &x->w, v, r);
+  if (x->w.oom) fail(e, xc_error_oom());
+  return wstr(&x->w);
+}
+static void expr_free(expr_t* x) { free(x->w.data); }
+
+/* ---- element loops ------------------------------------------------------------ */
+
+/* Opens a loop over the elements of shape r; inside, i0.. are the coordinates
+ * and f the flat index (j the per-thread slot on work-group dialects). simd:
+ * the innermost C loop is vectorizable. Returns the number of braces to close. */
+static int loop_open(em_t* e, const vinfo_t* r, bool simd) {
+  const char* it = itype(e);
+  if (e->d->work_groups) {
+    int64_t slots = (r->n + e->T - 1) / e->T;
+    if (e->d->unroll_pragma && slots <= 8) L("%s\n", e->d->unroll_pragma);
+    L("for (int j = 0; j < %" PRId64 "; j++) {\n", slots);
+    e->depth++;
+    L("const %s f = lid + (%s)j * %" PRId64 ";\n", it, it, e->T);
+    L("if (f < %" PRId64 ") {\n", r->n);
+    e->depth++;
+    if (r->rank == 1) L("const %s i0 = f;\n", it);
+    if (r->rank == 2) L("const %s i0 = f / %" PRId64 ", i1 = f %% %" PRId64 ";\n", it, r->dims[1], r->dims[1]);
+    if (r->rank == 3)
+      L("const %s i0 = f / %" PRId64 ", i1 = (f / %" PRId64 ") %% %" PRId64 ", i2 = f %% %" PRId64 ";\n", it,
+        r->dims[1] * r->dims[2], r->dims[2], r->dims[1], r->dims[2]);
+    return 2;
+  }
+  /* extent-1 dims are constants; the innermost real loop gets the pragma */
+  int inner = -1, opened = 0;
+  for (int i = 0; i < r->rank; i++)
+    if (r->dims[i] != 1) inner = i;
+  for (int i = 0; i < r->rank; i++) {
+    if (r->dims[i] == 1) {
+      L("{ const %s i%d = 0;\n", it, i);
+    } else {
+      if (i == inner && simd && e->d->simd_pragma) L("%s\n", e->d->simd_pragma);
+      L("for (%s i%d = 0; i%d < %" PRId64 "; i%d++) {\n", it, i, i, r->dims[i], i);
+    }
+    e->depth++;
+    opened++;
+  }
+  (void)opened;
+  if (r->rank == 1) L("const %s f = i0;\n", it);
+  if (r->rank == 2) L("const %s f = i0 * %" PRId64 " + i1;\n", it, r->dims[1]);
+  if (r->rank == 3) L("const %s f = (i0 * %" PRId64 " + i1) * %" PRId64 " + i2;\n", it, r->dims[1], r->dims[2]);
+  return r->rank;
+}
+
+static void loop_close(em_t* e, int n) {
+  for (int i = 0; i < n; i++) {
+    e->depth--;
+    L("}\n");
+  }
+}
+
+static void barrier(em_t* e) {
+  if (e->d->work_groups) L("%s\n", e->d->barrier);
+}
+
+/* Destination of the current element of r: "name[j]" or "name[f]". */
+static const char* dst(em_t* e, const vinfo_t* r, char* buf, size_t size) {
+  snprintf(buf, size, "%s[%s]", r->name, r->st == ST_PRIVATE ? "j" : "f");
+  (void)e;
+  return buf;
+}
+
+/* ---- element expressions -------------------------------------------------- */
+
+static void cast_expr(em_t* e, xc_cstyle_writer_t* w, xc_dtype_t from, xc_dtype_t to, const char* a) {
+  const char* tt = vtype(e, to);
+  if (to == XC_BOOL) {
+    P(w, "(%s)((%s) != 0)", tt, a);
+  } else if (fcompute(from) && !fcompute(to)) {
+    const char* lo = "0", *hi = "0";
+    switch (to) {
+      case XC_I8: lo = "-128", hi = "127"; break;
+      case XC_I16: lo = "-32768", hi = "32767"; break;
+      case XC_I32: lo = "-2147483648.0", hi = "2147483647.0"; break;
+      case XC_U8: lo = "0", hi = "255"; break;
+      case XC_U16: lo = "0", hi = "65535"; break;
+      case XC_U32: lo = "0", hi = "4294967295.0"; break;
+      case XC_U64: lo = "0", hi = "9223372036854774784.0"; break;
+      default: lo = "-9223372036854775808.0", hi = "9223372036854774784.0"; break;
+    }
+    const char* suf = from == XC_F64 ? "" : "f";
+    char los[48], his[48];
+    snprintf(los, sizeof los, "%s%s%s", lo, strchr(lo, '.') ? "" : ".0", suf);
+    snprintf(his, sizeof his, "%s%s%s", hi, strchr(hi, '.') ? "" : ".0", suf);
+    P(w, "((%s) != (%s) ? (%s)0 : (%s) <= %s ? (%s)(%s) : (%s) >= %s ? (%s)(%s) : (%s)(%s))", a, a, tt, a, los,
+      tt, los, a, his, tt, his, tt, a);
+  } else if (to == XC_F16) {
+    P(w, "xc_h2f(xc_f2h((float)(%s)))", a);
+  } else if (to == XC_BF16) {
+    P(w, "xc_bf2f(xc_f2bf((float)(%s)))", a);
+  } else {
+    P(w, "(%s)(%s)", tt, a);
+  }
+}
+
+/* Expression of an elementwise op (unary, binary, cmp, select, cast) given
+ * its operands' expressions. */
+static void elementwise_expr(em_t* e, xc_cstyle_writer_t* w, const xc_tiled_op_t* op, const char* const* a) {
+  xc_dtype_t t = op->operands[0]->type.dtype;
+  bool fl = fcompute(t);
+  const char* one = t == XC_F64 ? "1.0" : "1.0f";
+  char fn[32];
+  const char* bin = NULL;
+  switch (op->opcode) {
+    case XC_TOP_NEG: P(w, "(-(%s))", a[0]); return;
+    case XC_TOP_ABS:
+      if (fl) mathfn(e, fn, sizeof fn, "fabs", t), P(w, "%s(%s)", fn, a[0]);
+      else P(w, "((%s) < 0 ? -(%s) : (%s))", a[0], a[0], a[0]);
+      return;
+    case XC_TOP_EXP: mathfn(e, fn, sizeof fn, "exp", t); break;
+    case XC_TOP_LOG: mathfn(e, fn, sizeof fn, "log", t); break;
+    case XC_TOP_SQRT: mathfn(e, fn, sizeof fn, "sqrt", t); break;
+    case XC_TOP_ERF: mathfn(e, fn, sizeof fn, "erf", t); break;
+    case XC_TOP_TANH: mathfn(e, fn, sizeof fn, "tanh", t); break;
+    case XC_TOP_FLOOR: mathfn(e, fn, sizeof fn, "floor", t); break;
+    case XC_TOP_CEIL: mathfn(e, fn, sizeof fn, "ceil", t); break;
+    case XC_TOP_SIN: mathfn(e, fn, sizeof fn, "sin", t); break;
+    case XC_TOP_COS: mathfn(e, fn, sizeof fn, "cos", t); break;
+    case XC_TOP_RSQRT:
+      if (e->d->has_rsqrt) {
+        P(w, "rsqrt(%s)", a[0]);
+      } else {
+        mathfn(e, fn, sizeof fn, "sqrt", t);
+        P(w, "(%s / %s(%s))", one, fn, a[0]);
+      }
+      return;
+    case XC_TOP_SIGMOID:
+      mathfn(e, fn, sizeof fn, "exp", t);
+      P(w, "(%s / (%s + %s(-(%s))))", one, one, fn, a[0]);
+      return;
+    case XC_TOP_RECIP: P(w, "(%s / (%s))", one, a[0]); return;
+    case XC_TOP_NOT:
+      if (t == XC_BOOL) P(w, "(%s)!(%s)", vtype(e, t), a[0]);
+      else P(w, "(%s)~(%s)", vtype(e, t), a[0]);
+      return;
+    case XC_TOP_ADD: bin = "+"; break;
+    case XC_TOP_SUB: bin = "-"; break;
+    case XC_TOP_MUL: bin = "*"; break;
+    case XC_TOP_DIV: bin = "/"; break;
+    case XC_TOP_AND: bin = "&"; break;
+    case XC_TOP_OR: bin = "|"; break;
+    case XC_TOP_XOR: bin = "^"; break;
+    case XC_TOP_REM:
+      if (fl) {
+        mathfn(e, fn, sizeof fn, "fmod", t);
+        P(w, "%s(%s, %s)", fn, a[0], a[1]);
+      } else {
+        bin = "%";
+        break;
+      }
+      return;
+    case XC_TOP_MAX: P(w, "XC_MAX(%s, %s)", a[0], a[1]); return;
+    case XC_TOP_MIN: P(w, "XC_MIN(%s, %s)", a[0], a[1]); return;
+    case XC_TOP_POW: mathfn(e, fn, sizeof fn, "pow", t), P(w, "%s(%s, %s)", fn, a[0], a[1]); return;
+    case XC_TOP_CMP: {
+      static const char* const cmps[] = {"==", "!=", "<", "<=", ">", ">="};
+      P(w, "(%s)((%s) %s (%s))", vtype(e, XC_BOOL), a[0], cmps[op->cmp], a[1]);
+      return;
+    }
+    case XC_TOP_SELECT: P(w, "((%s) ? (%s) : (%s))", a[0], a[1], a[2]); return;
+    case XC_TOP_CAST: cast_expr(e, w, t, op->results[0]->type.dtype, a[0]); return;
+    default: fail(e, xc_error(XC_INTERNAL, "cstyle: %s is not elementwise", xc_tiled_opcode_name(op->opcode)));
+      return;
+  }
+  if (bin) P(w, "(%s)((%s) %s (%s))", vtype(e, op->results[0]->type.dtype), a[0], bin, a[1]);
+  else P(w, "%s(%s)", fn, a[0]);
+}
+
+/* Converts a loaded storage element to its compute value and back. */
+static void load_conv(xc_cstyle_writer_t* w, xc_dtype_t t, const char* x) {
+  if (t == XC_F16) P(w, "xc_h2f(%s)", x);
+  else if (t == XC_BF16) P(w, "xc_bf2f(%s)", x);
+  else P(w, "%s", x);
+}
+static void store_conv(em_t* e, xc_cstyle_writer_t* w, xc_dtype_t t, const char* x) {
+  if (t == XC_F16) P(w, "xc_f2h(%s)", x);
+  else if (t == XC_BF16) P(w, "xc_f2bf(%s)", x);
+  else P(w, "(%s)(%s)", stype(e, t), x);
+}
+
+/* ---- ops -------------------------------------------------------------------------- */
+
+static const char* mem_name(em_t* e, const xc_tiled_value_t* m) { return V(e, m)->name; }
+
+/* Generic "result element = expression(operands)" op. */
+static void emit_elementwise(em_t* e, const xc_tiled_op_t* op) {
+  const xc_tiled_value_t* res = op->results[0];
+  vinfo_t* r = V(e, res);
+  expr_t ops[3];
+  const char* a[3] = {"", "", ""};
+  int n = op->num_operands < 3 ? op->num_operands : 3;
+  xc_cstyle_writer_t ex = {0};
+  if (r->st == ST_SCALAR) {
+    for (int i = 0; i < n; i++) a[i] = opnd(e, &ops[i], op->operands[i], r);
+    elementwise_expr(e, &ex, op, a);
+    L("const %s %s = %s;\n", vtype(e, res->type.dtype), r->name, wstr(&ex));
+  } else {
+    int close = loop_open(e, r, true);
+    for (int i = 0; i < n; i++) a[i] = opnd(e, &ops[i], op->operands[i], r);
+    elementwise_expr(e, &ex, op, a);
+    char d[96];
+    L("%s = %s;\n", dst(e, r, d, sizeof d), wstr(&ex));
+    loop_close(e, close);
+    if (r->st == ST_ARRAY) barrier(e);
+  }
+  if (ex.oom) fail(e, xc_error_oom());
+  free(ex.data);
+  for (int i = 0; i < n; i++) expr_free(&ops[i]);
+}
+
+static void emit_load(em_t* e, const xc_tiled_op_t* op) {
+  const xc_tiled_value_t* res = op->results[0];
+  const xc_tiled_value_t* mem = op->operands[0];
+  const xc_tiled_value_t* mask = op->num_operands > 2 ? op->operands[2] : NULL;
+  const xc_tiled_value_t* other = op->num_operands > 3 ? op->operands[3] : NULL;
+  vinfo_t* r = V(e, res);
+  xc_dtype_t t = res->type.dtype;
+  bool scalar = r->st == ST_SCALAR;
+  int close = scalar ? 0 : loop_open(e, r, true);
+  expr_t eo, em, eth;
+  const char* off = opnd(e, &eo, op->operands[1], r);
+  xc_cstyle_writer_t x = {0}, ld = {0};
+  char acc[256], lit[96];
+  snprintf(acc, sizeof acc, "%s[%s]", mem_name(e, mem), off);
+  load_conv(&ld, t, acc);
+  if (mask) {
+    const char* m = opnd(e, &em, mask, r);
+    const char* o = lit;
+    if (other) o = opnd(e, &eth, other, r);
+    else literal(e, lit, sizeof lit, t, 0, 0);
+    P(&x, "(%s) ? %s : (%s)", m, wstr(&ld), o);
+    expr_free(&em);
+    if (other) expr_free(&eth);
+  } else {
+    P(&x, "%s", wstr(&ld));
+  }
+  char d[96];
+  if (scalar) L("const %s %s = %s;\n", vtype(e, t), r->name, wstr(&x));
+  else L("%s = %s;\n", dst(e, r, d, sizeof d), wstr(&x));
+  loop_close(e, close);
+  if (!scalar && r->st == ST_ARRAY) barrier(e);
+  if (x.oom || ld.oom) fail(e, xc_error_oom());
+  free(x.data), free(ld.data);
+  expr_free(&eo);
+}
+
+static void emit_store(em_t* e, const xc_tiled_op_t* op) {
+  const xc_tiled_value_t* mem = op->operands[0];
+  const xc_tiled_value_t* offv = op->operands[1];
+  const xc_tiled_value_t* val = op->operands[2];
+  const xc_tiled_value_t* mask = op->num_operands > 3 ? op->operands[3] : NULL;
+  vinfo_t* r = V(e, offv);
+  xc_dtype_t t = mem->type.dtype;
+  bool scalar = r->rank == 0;
+  int close = 0;
+  if (scalar && e->d->work_groups) {
+    L("if (lid == 0) {\n");
+    e->depth++;
+    close = 1;
+  } else if (!scalar) {
+    close = loop_open(e, r, false); /* no simd: offsets may repeat */
+  }
+  expr_t eo, ev, em;
+  const char* off = opnd(e, &eo, offv, r);
+  const char* v = opnd(e, &ev, val, r);
+  xc_cstyle_writer_t sv = {0};
+  store_conv(e, &sv, t, v);
+  if (mask) {
+    L("if (%s) %s[%s] = %s;\n", opnd(e, &em, mask, r), mem_name(e, mem), off, wstr(&sv));
+    expr_free(&em);
+  } else {
+    L("%s[%s] = %s;\n", mem_name(e, mem), off, wstr(&sv));
+  }
+  loop_close(e, close);
+  if (mem->type.scope != XC_SCOPE_GLOBAL) barrier(e);
+  if (sv.oom) fail(e, xc_error_oom());
+  free(sv.data);
+  expr_free(&eo), expr_free(&ev);
+}
+
+static void combine(em_t* e, xc_cstyle_writer_t* w, int kind, const char* acc, const char* v) {
+  (void)e;
+  switch (kind) {
+    case XC_REDUCE_SUM: P(w, "%s = %s + (%s);", acc, acc, v); break;
+    case XC_REDUCE_PROD: P(w, "%s = %s * (%s);", acc, acc, v); break;
+    case XC_REDUCE_MAX: P(w, "%s = XC_MAX(%s, %s);", acc, acc, v); break;
+    default: P(w, "%s = XC_MIN(%s, %s);", acc, acc, v); break;
+  }
+}
+
+static void emit_reduce(em_t* e, const xc_tiled_op_t* op) {
+  const xc_tiled_value_t* res = op->results[0];
+  const xc_tiled_value_t* x = op->operands[0];
+  vinfo_t* r = V(e, res), *xi = V(e, x);
+  int axis = (int)op->axis;
+  int64_t len = xi->dims[axis];
+  const char* t = vtype(e, res->type.dtype);
+  const char* c[XC_TILED_MAX_RANK];
+  for (int i = 0, j = 0; i < xi->rank; i++) c[i] = i == axis ? "q" : loop_coords[j++];
+  const char* c0[XC_TILED_MAX_RANK];
+  for (int i = 0; i < xi->rank; i++) c0[i] = i == axis ? "0" : c[i];
+  xc_cstyle_writer_t first = {0}, item = {0}, comb = {0};
+  read_at(e, &first, x, c0, false);
+  read_at(e, &item, x, c, false);
+  combine(e, &comb, op->reduce, "racc", wstr(&item));
+  bool scalar = r->st == ST_SCALAR;
+  int close = 0;
+  if (scalar) {
+    L("%s %s;\n", t, r->name);
+    L("{\n");
+    e->depth++;
+  } else {
+    close = loop_open(e, r, false);
+  }
+  L("%s racc = %s;\n", t, wstr(&first));
+  if (e->d->simd_pragma && fcompute(res->type.dtype) && (op->reduce == XC_REDUCE_SUM || op->reduce == XC_REDUCE_PROD))
+    L("%s reduction(%s:racc)\n", e->d->simd_pragma, op->reduce == XC_REDUCE_SUM ? "+" : "*");
+  L("for (%s q = 1; q < %" PRId64 "; q++) %s\n", itype(e), len, wstr(&comb));
+  if (scalar) {
+    L("%s = racc;\n", r->name);
+    e->depth--;
+    L("}\n");
+  } else {
+    char d[96];
+    L("%s = racc;\n", dst(e, r, d, sizeof d));
+    loop_close(e, close);
+    if (r->st == ST_ARRAY) barrier(e);
+  }
+  if (first.oom || item.oom || comb.oom) fail(e, xc_error_oom());
+  free(first.data), free(item.data), free(comb.data);
+}
+
+static void emit_dot(em_t* e, const xc_tiled_op_t* op) {
+  const xc_tiled_value_t* a = op->operands[0], *b = op->operands[1], *acc = op->operands[2];
+  const xc_tiled_value_t* res = op->results[0];
+  vinfo_t* r = V(e, res);
+  xc_dtype_t ct = res->type.dtype;
+  const char* t = vtype(e, ct);
+  int64_t K = V(e, a)->dims[1];
+  xc_cstyle_writer_t ra = {0}, rb = {0};
+  char d[96];
+  expr_t eacc;
+  if (!e->d->work_groups) {
+    /* r = acc; then for m, k: r[m, :] += a[m,k] * b[k, :] (vectorized over n) */
+    int close = loop_open(e, r, true);
+    L("%s = %s;\n", dst(e, r, d, sizeof d), opnd(e, &eacc, acc, r));
+    loop_close(e, close);
+    expr_free(&eacc);
+    const char* ca[2] = {"i0", "q"}, *cb[2] = {"q", "i1"};
+    read_at(e, &ra, a, ca, false);
+    read_at(e, &rb, b, cb, false);
+    L("for (%s i0 = 0; i0 < %" PRId64 "; i0++) {\n", itype(e), r->dims[0]);
+    e->depth++;
+    L("for (%s q = 0; q < %" PRId64 "; q++) {\n", itype(e), K);
+    e->depth++;
+    L("const %s av = (%s)(%s);\n", t, t, wstr(&ra));
+    if (e->d->simd_pragma) L("%s\n", e->d->simd_pragma);
+    L("for (%s i1 = 0; i1 < %" PRId64 "; i1++) %s[i0 * %" PRId64 " + i1] += av * (%s)(%s);\n", itype(e),
+      r->dims[1], r->name, r->dims[1], t, wstr(&rb));
+    loop_close(e, 2);
+  } else {
+    int close = loop_open(e, r, false);
+    const char* ca[2] = {"i0", "q"}, *cb[2] = {"q", "i1"};
+    read_at(e, &ra, a, ca, false);
+    read_at(e, &rb, b, cb, false);
+    L("%s s = %s;\n", t, opnd(e, &eacc, acc, r));
+    expr_free(&eacc);
+    L("for (%s q = 0; q < %" PRId64 "; q++) s += (%s)(%s) * (%s)(%s);\n", itype(e), K, t, wstr(&ra), t,
+      wstr(&rb));
+    L("%s = s;\n", dst(e, r, d, sizeof d));
+    loop_close(e, close);
+    if (r->st == ST_ARRAY) barrier(e);
+  }
+  if (ra.oom || rb.oom) fail(e, xc_error_oom());
+  free(ra.data), free(rb.data);
+}
+
+/* Copies value src into the storage of carried value dstv (same shape). */
+static void emit_copy(em_t* e, const xc_tiled_value_t* dstv, const xc_tiled_value_t* src, bool declare) {
+  vinfo_t* r = V(e, dstv);
+  expr_t ex;
+  if (r->st == ST_SCALAR) {
+    const char* s = opnd(e, &ex, src, r);
+    if (declare) L("%s %s = %s;\n", vtype(e, dstv->type.dtype), r->name, s);
+    else L("%s = %s;\n", r->name, s);
+    expr_free(&ex);
+    return;
+  }
+  char d[96];
+  int close = loop_open(e, r, true);
+  L("%s = %s;\n", dst(e, r, d, sizeof d), opnd(e, &ex, src, r));
+  expr_free(&ex);
+  loop_close(e, close);
+}
+
+static void emit_block(em_t* e, const xc_tiled_block_t* b);
+
+static void emit_for(em_t* e, const xc_tiled_op_t* op) {
+  const xc_tiled_block_t* body = op->body;
+  int nc = op->num_operands - 3;
+  bool any_array = false;
+  for (int i = 0; i < nc; i++) {
+    emit_copy(e, body->args[i + 1], op->operands[3 + i], true);
+    any_array |= V(e, body->args[i + 1])->st == ST_ARRAY;
+  }
+  if (any_array) barrier(e);
+  const char* iv = V(e, body->args[0])->name;
+  expr_t lb, ub, st;
+  vinfo_t scalar = {0};
+  L("for (%s %s = %s; %s < %s; %s += %s) {\n", itype(e), iv, opnd(e, &lb, op->operands[0], &scalar), iv,
+    opnd(e, &ub, op->operands[1], &scalar), iv, opnd(e, &st, op->operands[2], &scalar));
+  expr_free(&lb), expr_free(&ub), expr_free(&st);
+  e->depth++;
+  emit_block(e, body);
+  const xc_tiled_op_t* y = body->num_ops ? body->ops[body->num_ops - 1] : NULL;
+  if (!y || y->opcode != XC_TOP_YIELD) {
+    fail(e, xc_error(XC_INTERNAL, "cstyle: for body without yield"));
+    return;
+  }
+  barrier(e); /* every work-item is done reading this iteration's storage */
+  for (int i = 0; i < nc; i++)
+    if (y->operands[i] != body->args[i + 1]) emit_copy(e, body->args[i + 1], y->operands[i], false);
+  if (any_array) barrier(e);
+  e->depth--;
+  L("}\n");
+}
+
+static void emit_op(em_t* e, const xc_tiled_op_t* op) {
+  const xc_tiled_value_t* res = op->num_results ? op->results[0] : NULL;
+  switch (op->opcode) {
+    case XC_TOP_CONST:
+      if (res->type.rank == 0) {
+        char lit[96];
+        literal(e, lit, sizeof lit, res->type.dtype, op->f, op->i);
+        L("const %s %s = %s;\n", vtype(e, res->type.dtype), V(e, res)->name, lit);
+      }
+      return;
+    case XC_TOP_PROGRAM_ID:
+      L("const %s %s = %s;\n", itype(e), V(e, res)->name, e->d->program_id[op->axis]);
+      return;
+    case XC_TOP_NUM_PROGRAMS:
+      L("const %s %s = %s;\n", itype(e), V(e, res)->name, e->d->num_programs[op->axis]);
+      return;
+    case XC_TOP_KNOB:
+      L("const %s %s = %" PRId64 "; /* %s */\n", itype(e), V(e, res)->name, e->knobs[op->axis],
+        e->k->knobs[op->axis].name);
+      return;
+    case XC_TOP_ARANGE:
+    case XC_TOP_EXPAND_DIMS:
+    case XC_TOP_BROADCAST:
+    case XC_TOP_TRANS:
+    case XC_TOP_ALLOC:
+    case XC_TOP_YIELD: return;
+    case XC_TOP_BARRIER: barrier(e); return;
+    case XC_TOP_LOAD: emit_load(e, op); return;
+    case XC_TOP_STORE: emit_store(e, op); return;
+    case XC_TOP_REDUCE: emit_reduce(e, op); return;
+    case XC_TOP_DOT: emit_dot(e, op); return;
+    case XC_TOP_FOR: emit_for(e, op); return;
+    default: emit_elementwise(e, op); return;
+  }
+}
+
+static void emit_block(em_t* e, const xc_tiled_block_t* b) {
+  for (int i = 0; i < b->num_ops && !e->err; i++) emit_op(e, b->ops[i]);
+}
+
+/* ---- analysis: storage classes ------------------------------------------------- */
+
+static void mark_use(em_t* e, const xc_tiled_value_t* v, const vinfo_t* loop_shape) {
+  if (!v) return;
+  vinfo_t* x = V(e, v);
+  if (!loop_shape || !same_shape(x, loop_shape)) x->not_private = true;
+}
+
+static void analyze_block(em_t* e, const xc_tiled_block_t* b) {
+  for (int i = 0; i < b->num_ops; i++) {
+    const xc_tiled_op_t* op = b->ops[i];
+    const vinfo_t* r = op->num_results ? V(e, op->results[0]) : NULL;
+    switch (op->opcode) {
+      case XC_TOP_LOAD:
+        for (int j = 1; j < op->num_operands; j++) mark_use(e, op->operands[j], r);
+        break;
+      case XC_TOP_STORE:
+        for (int j = 1; j < op->num_operands; j++) mark_use(e, op->operands[j], V(e, op->operands[1]));
+        break;
+      case XC_TOP_DOT:
+        mark_use(e, op->operands[0], NULL);
+        mark_use(e, op->operands[1], NULL);
+        mark_use(e, op->operands[2], r);
+        break;
+      case XC_TOP_FOR:
+        for (int j = 3; j < op->num_operands; j++) mark_use(e, op->operands[j], V(e, op->operands[j]));
+        analyze_block(e, op->body);
+        break;
+      case XC_TOP_YIELD:
+        for (int j = 0; j < op->num_operands; j++) mark_use(e, op->operands[j], V(e, op->operands[j]));
+        break;
+      case XC_TOP_REDUCE:
+      case XC_TOP_EXPAND_DIMS:
+      case XC_TOP_BROADCAST:
+      case XC_TOP_TRANS:
+        mark_use(e, op->operands[0], NULL);
+        break;
+      default:
+        for (int j = 0; j < op->num_operands; j++) mark_use(e, op->operands[j], r);
+        break;
+    }
+  }
+}
+
+static void set_shape(em_t* e, vinfo_t* x, const xc_tiled_type_t* t) {
+  x->rank = t->rank;
+  x->n = 1;
+  for (int i = 0; i < t->rank; i++) {
+    x->dims[i] = xc_tiled_dim_resolve(t->dims[i], e->knobs);
+    x->n *= x->dims[i];
+  }
+}
+
+static void name_value(em_t* e, const xc_tiled_value_t* v) {
+  vinfo_t* x = V(e, v);
+  if (v->param >= 0) {
+    xc_cstyle_param_name(v, x->name, sizeof x->name);
+  } else if (v->name) {
+    char s[40];
+    sanitize(v->name, s, sizeof s, 24);
+    snprintf(x->name, sizeof x->name, "%s_%d", s, v->id);
+  } else {
+    snprintf(x->name, sizeof x->name, "v%d", v->id);
+  }
+}
+
+static void classify_block(em_t* e, const xc_tiled_block_t* b);
+
+static void classify_value(em_t* e, const xc_tiled_value_t* v) {
+  vinfo_t* x = V(e, v);
+  set_shape(e, x, &v->type);
+  if (!x->name[0]) name_value(e, v);
+  if (v->type.dtype == XC_F64) e->uses_f64 = true;
+  if (v->type.kind == XC_TILED_MEMREF) {
+    x->st = ST_MEM;
+    return;
+  }
+  if (x->rank == 0) {
+    x->st = ST_SCALAR;
+    return;
+  }
+  if (v->def) {
+    switch (v->def->opcode) {
+      case XC_TOP_CONST:
+      case XC_TOP_ARANGE:
+      case XC_TOP_EXPAND_DIMS:
+      case XC_TOP_BROADCAST:
+      case XC_TOP_TRANS: x->st = ST_VIRTUAL; return;
+      default: break;
+    }
+  }
+  x->st = e->d->work_groups && !x->not_private ? ST_PRIVATE : ST_ARRAY;
+}
+
+static void classify_block(em_t* e, const xc_tiled_block_t* b) {
+  const xc_tiled_op_t* loop = b->parent;
+  for (int i = 0; i < b->num_args; i++) {
+    const xc_tiled_value_t* init = loop && i > 0 && 2 + i < loop->num_operands ? loop->operands[2 + i] : NULL;
+    vinfo_t* x = V(e, b->args[i]);
+    if (!x->name[0] && !b->args[i]->name && init && init->name) {
+      char h[40];
+      sanitize(init->name, h, sizeof h, 24);
+      snprintf(x->name, sizeof x->name, "%s_%d", h, b->args[i]->id);
+    }
+    classify_value(e, b->args[i]);
+  }
+  for (int i = 0; i < b->num_ops; i++) {
+    const xc_tiled_op_t* op = b->ops[i];
+    if (op->opcode == XC_TOP_FOR) {
+      /* Carried values, their body arguments and the loop results share one
+       * storage, named after the body argument. */
+      for (int c = 0; c + 1 < op->body->num_args && c < op->num_results; c++) {
+        vinfo_t* arg = V(e, op->body->args[c + 1]), *res = V(e, op->results[c]);
+        arg->not_private = res->not_private = arg->not_private || res->not_private;
+      }
+      classify_block(e, op->body);
+      for (int c = 0; c + 1 < op->body->num_args && c < op->num_results; c++) {
+        vinfo_t* res = V(e, op->results[c]);
+        *res = *V(e, op->body->args[c + 1]);
+      }
+      continue;
+    }
+    for (int r = 0; r < op->num_results; r++) classify_value(e, op->results[r]);
+  }
+}
+
+/* Declares the ARRAY / PRIVATE storage of v (nothing for other classes). */
+static void declare_value(em_t* e, const xc_tiled_value_t* v) {
+  vinfo_t* x = V(e, v);
+  if (x->st != ST_ARRAY && x->st != ST_PRIVATE) return;
+  bool priv = x->st == ST_PRIVATE;
+  int64_t n = priv ? (x->n + e->T - 1) / e->T : x->n;
+  P(&e->decls, "%s%s %s[%" PRId64 "];\n", priv ? e->d->private_qual : e->d->local_qual, vtype(e, v->type.dtype),
+    x->name, n);
+  if (!priv) e->local_bytes += n * (int64_t)xc_dtype_size(v->type.dtype == XC_BOOL ? XC_U8 : v->type.dtype);
+}
+
+/* Declarations of ARRAY / PRIVATE storage and allocations, hoisted to the
+ * top of the program (OpenCL wants __local arrays at kernel scope). */
+static void declare_block(em_t* e, const xc_tiled_block_t* b) {
+  for (int i = 0; i < b->num_args; i++) declare_value(e, b->args[i]);
+  for (int i = 0; i < b->num_ops; i++) {
+    const xc_tiled_op_t* op = b->ops[i];
+    if (op->opcode == XC_TOP_FOR) {
+      declare_block(e, op->body); /* results share the body arguments' storage */
+      continue;
+    }
+    for (int r = 0; r < op->num_results; r++) {
+      const xc_tiled_value_t* v = op->results[r];
+      vinfo_t* x = V(e, v);
+      if (op->opcode == XC_TOP_ALLOC) {
+        P(&e->decls, "%s%s %s[%" PRId64 "];\n", e->d->local_qual, stype(e, v->type.dtype), x->name, x->n);
+        e->local_bytes += x->n * (int64_t)xc_dtype_size(v->type.dtype);
+      } else {
+        declare_value(e, v);
+      }
+    }
+  }
+}
+
+/* ---- support check -------------------------------------------------------------- */
+
+static bool check_block(const xc_cstyle_dialect_t* d, const xc_device_caps_t* caps, const xc_tiled_block_t* b,
+                        char* why, size_t why_size);
+
+static bool check_value(const xc_cstyle_dialect_t* d, const xc_device_caps_t* caps, const xc_tiled_value_t* v,
+                        char* why, size_t why_size) {
+  xc_dtype_t t = v->type.dtype;
+  if (t == XC_F8E4M3FN || t == XC_F8E5M2 || t == XC_DTYPE_UNDEFINED || t > XC_F8E5M2) {
+    snprintf(why, why_size, "dtype %s is not supported by the %s emitter", xc_dtype_name(t), d->name);
+    return false;
+  }
+  if (t == XC_F64 && caps && d->work_groups && !(caps->dtypes & XC_DT(XC_F64))) {
+    snprintf(why, why_size, "f64 values need a device with double precision (%s)", caps->name);
+    return false;
+  }
+  return true;
+}
+
+static bool check_block(const xc_cstyle_dialect_t* d, const xc_device_caps_t* caps, const xc_tiled_block_t* b,
+                        char* why, size_t why_size) {
+  for (int i = 0; i < b->num_args; i++)
+    if (!check_value(d, caps, b->args[i], why, why_size)) return false;
+  for (int i = 0; i < b->num_ops; i++) {
+    const xc_tiled_op_t* op = b->ops[i];
+    for (int r = 0; r < op->num_results; r++)
+      if (!check_value(d, caps, op->results[r], why, why_size)) return false;
+    if (op->opcode == XC_TOP_FOR) {
+      const xc_tiled_block_t* body = op->body;
+      const xc_tiled_op_t* y = body->num_ops ? body->ops[body->num_ops - 1] : NULL;
+      for (int c = 0; y && c < y->num_operands; c++)
+        for (int a = 1; a < body->num_args; a++)
+          if (y->operands[c] == body->args[a] && a != c + 1) {
+            snprintf(why, why_size, "op %d (for) yields carried value %d in slot %d: permuting carried "
+                     "values is not supported by the %s emitter", op->id, a - 1, c, d->name);
+            return false;
+          }
+      if (!check_block(d, caps, body, why, why_size)) return false;
+    }
+  }
+  return true;
+}
+
+bool xc_cstyle_supports(const xc_cstyle_dialect_t* d, const xc_device_caps_t* caps, const xc_tiled_kernel_t* k,
+                        char* why, size_t why_size) {
+  char dummy[8];
+  if (!why || !why_size) why = dummy, why_size = sizeof dummy;
+  why[0] = 0;
+  xc_status_t st = xc_tiled_verify(k);
+  if (st) {
+    snprintf(why, why_size, "%s", xc_status_message(st));
+    xc_status_free(st);
+    return false;
+  }
+  for (int i = 0; i < k->num_params; i++)
+    if (!check_value(d, caps, k->params[i], why, why_size)) return false;
+  return check_block(d, caps, k->body, why, why_size);
+}
+
+/* ---- prelude shared by all dialects ---------------------------------------------- */
+
+static const char* const shared_prelude =
+    "#define XC_MAX(a, b) ((a) > (b) || (a) != (a) ? (a) : (b))\n"
+    "#define XC_MIN(a, b) ((a) < (b) || (a) != (a) ? (a) : (b))\n"
+    "/* f16 / bf16 are stored as 16-bit integers and computed in float. */\n"
+    "static inline float xc_h2f(xc_u16 h) {\n"
+    "  xc_u32 sign = ((xc_u32)h & 0x8000u) << 16, e = ((xc_u32)h >> 10) & 0x1fu, m = (xc_u32)h & 0x3ffu;\n"
+    "  if (e == 0) { float v = (float)m * 5.9604644775390625e-8f; return sign ? -v : v; }\n"
+    "  if (e == 31) return xc_bitsf(sign | 0x7f800000u | (m << 13));\n"
+    "  return xc_bitsf(sign | ((e + 112u) << 23) | (m << 13));\n"
+    "}\n"
+    "static inline xc_u16 xc_f2h(float f) {\n"
+    "  xc_u32 x = xc_fbits(f), sign = (x >> 16) & 0x8000u, ax = x & 0x7fffffffu;\n"
+    "  if (ax >= 0x7f800000u) return (xc_u16)(sign | (ax > 0x7f800000u ? 0x7e00u : 0x7c00u));\n"
+    "  if (ax >= 0x477ff000u) return (xc_u16)(sign | 0x7c00u);\n"
+    "  if (ax < 0x38800000u) {\n"
+    "    xc_u32 e = ax >> 23;\n"
+    "    if (e < 102u) return (xc_u16)sign;\n"
+    "    xc_u32 m = (ax & 0x7fffffu) | 0x800000u, sh = 126u - e, r = m >> sh, rem = m & ((1u << sh) - 1u);\n"
+    "    xc_u32 hb = 1u << (sh - 1u);\n"
+    "    if (rem > hb || (rem == hb && (r & 1u))) r++;\n"
+    "    return (xc_u16)(sign | r);\n"
+    "  }\n"
+    "  xc_u32 h = (ax - 0x38000000u) >> 13, rem = ax & 0x1fffu;\n"
+    "  if (rem > 0x1000u || (rem == 0x1000u && (h & 1u))) h++;\n"
+    "  return (xc_u16)(sign | h);\n"
+    "}\n"
+    "static inline float xc_bf2f(xc_u16 b) { return xc_bitsf((xc_u32)b << 16); }\n"
+    "static inline xc_u16 xc_f2bf(float f) {\n"
+    "  xc_u32 x = xc_fbits(f);\n"
+    "  if ((x & 0x7fffffffu) > 0x7f800000u) return (xc_u16)((x >> 16) | 0x40u);\n"
+    "  return (xc_u16)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);\n"
+    "}\n";
+
+/* ---- entry ------------------------------------------------------------------------ */
+
+xc_status_t xc_cstyle_emit(const xc_cstyle_dialect_t* d, const xc_device_caps_t* caps, const xc_tiled_kernel_t* k,
+                           const xc_knob_t* knobs, int num_knobs, const xc_cstyle_options_t* options,
+                           xc_kernel_source_t* out) {
+  memset(out, 0, sizeof *out);
+  char why[512];
+  if (!xc_cstyle_supports(d, caps, k, why, sizeof why))
+    return xc_error(XC_UNSUPPORTED, "%s emitter: kernel '%s': %s", d->name, k->name, why);
+  int64_t* values = calloc((size_t)(k->num_knobs ? k->num_knobs : 1), sizeof *values);
+  em_t e;
+  memset(&e, 0, sizeof e);
+  e.vi = calloc((size_t)(k->num_values > 0 ? k->num_values : 1), sizeof *e.vi);
+  if (!values || !e.vi) {
+    free(values), free(e.vi);
+    return xc_error_oom();
+  }
+  e.d = d;
+  e.k = k;
+  e.knobs = values;
+  e.err = xc_cstyle_resolve_knobs(k, knobs, num_knobs, values);
+  e.T = d->work_groups ? xc_cstyle_threads(k, values) : 1;
+  if (!e.err && d->work_groups && caps && caps->max_threads_per_group > 0 && e.T > caps->max_threads_per_group)
+    e.err = xc_error(XC_UNSUPPORTED, "%s emitter: %" PRId64 " threads per program exceed the device limit %d",
+                     d->name, e.T, caps->max_threads_per_group);
+  if (!e.err) {
+    for (int i = 0; i < k->num_params; i++) classify_value(&e, k->params[i]);
+    /* first pass: shapes and names, so that uses can be compared */
+    classify_block(&e, k->body);
+    analyze_block(&e, k->body);
+    classify_block(&e, k->body);
+    declare_block(&e, k->body);
+    e.depth = 1;
+    emit_block(&e, k->body);
+  }
+  if (!e.err && d->work_groups && caps && caps->local_memory_bytes > 0 && e.local_bytes > caps->local_memory_bytes)
+    e.err = xc_error(XC_UNSUPPORTED,
+                     "%s emitter: kernel '%s' needs %" PRId64 " bytes of local memory with these knobs, "
+                     "the device has %" PRId64,
+                     d->name, k->name, e.local_bytes, caps->local_memory_bytes);
+  char entry[128], kname[100];
+  sanitize(k->name, kname, sizeof kname, 90);
+  snprintf(entry, sizeof entry, "xk_%s", kname);
+  xc_cstyle_writer_t src = {0};
+  if (!e.err) {
+    P(&src, "/* xcomp kernel %s: %s, emitted for %s", k->name, entry, d->name);
+    if (caps && caps->name[0]) P(&src, " (%s)", caps->name);
+    P(&src, "\n");
+    if (k->num_knobs) {
+      P(&src, " * knobs:");
+      for (int i = 0; i < k->num_knobs; i++) P(&src, " %s=%" PRId64, k->knobs[i].name, values[i]);
+      P(&src, "\n");
+    }
+    if (d->work_groups) P(&src, " * work-items per program: %" PRId64 "\n", e.T);
+    for (int i = 0; options && i < options->num_provenance; i++)
+      if (options->provenance[i]) {
+        /* keep the comment closed whatever the string holds */
+        P(&src, " * from: ");
+        for (const char* c = options->provenance[i]; *c; c++)
+          P(&src, "%c", (c[0] == '*' && c[1] == '/') ? '+' : (*c == '\n' ? ' ' : *c));
+        P(&src, "\n");
+      }
+    P(&src, " */\n%s", d->prelude);
+    if (e.uses_f64 && d->f64_prelude) P(&src, "%s", d->f64_prelude);
+    P(&src, "%s\n", shared_prelude);
+    xc_cstyle_entry_t en = {k, entry, e.T, wstr(&e.decls), wstr(&e.body)};
+    d->write_entry(&src, d, &en);
+    if (src.oom || e.decls.oom || e.body.oom) e.err = xc_error_oom();
+  }
+  free(e.decls.data), free(e.body.data), free(e.vi), free(values);
+  if (e.err) {
+    free(src.data);
+    return e.err;
+  }
+  out->language = d->name;
+  out->text = src.data;
+  snprintf(out->entry, sizeof out->entry, "%s", entry);
+  return NULL;
+}

@@ -1,0 +1,427 @@
+/* The C-family emitter end to end: tiled kernels (elementwise with masks and
+ * broadcasting, a row reduction with a loop-carried tile, a GEMM with fused
+ * epilogues at ragged sizes, LayerNorm, FlashAttention causal and not) are
+ * emitted for several knob choices, compiled and launched through the
+ * target API on `cpu` and on `opencl` (skipped without a platform), and
+ * compared with the tiled interpreter (f32 rel-L2 <= 1e-5, integers exact).
+ * Output buffers are poisoned with NaN before each launch and followed by
+ * sentinel bytes that must survive. Also: declined kernels, bad knobs,
+ * local-memory limits. */
+#include "test.h"
+#include "tiled_kernels.h"
+#include "xcomp/target.h"
+
+#include "../../targets/cstyle/cstyle.h"
+
+#define SENTINEL 256
+
+static uint64_t rng_state = 0x2545f4914f6cdd1dull;
+static double rnd(void) {
+  rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
+  return (double)(rng_state >> 11) / 9007199254740992.0 * 2.0 - 1.0;
+}
+
+static xc_tensor_t* tensor(xc_dtype_t dt, int64_t n, bool random) {
+  xc_tensor_t* t = NULL;
+  int64_t d[1] = {n};
+  if (xc_tensor_create(dt, 1, d, &t)) return NULL;
+  for (int64_t i = 0; random && i < n; i++) xc_tensor_set_f64(t, i, rnd());
+  return t;
+}
+
+static double rel_l2(const xc_tensor_t* a, const xc_tensor_t* b) {
+  double num = 0, den = 0;
+  for (int64_t i = 0; i < a->numel; i++) {
+    double x = xc_tensor_get_f64(a, i), y = xc_tensor_get_f64(b, i);
+    if (isnan(x) != isnan(y)) return INFINITY;
+    if (isinf(x) || isinf(y)) {
+      if (x != y) return INFINITY;
+      continue;
+    }
+    if (isnan(x)) continue;
+    num += (x - y) * (x - y);
+    den += y * y;
+  }
+  return sqrt(num / (den > 0 ? den : 1));
+}
+
+typedef struct device_slot {
+  const char* selector;
+  xc_device_t* dev;
+  bool tried;
+} device_slot_t;
+
+static device_slot_t devices[2] = {{"cpu", NULL, false}, {"opencl", NULL, false}};
+static int runs[2];
+
+static xc_device_t* get_device(int which) {
+  device_slot_t* s = &devices[which];
+  if (!s->tried) {
+    s->tried = true;
+    xc_status_t st = xc_device_open(s->selector, &s->dev);
+    if (st) {
+      if (which == 0) CHECK_OK(st);
+      else {
+        printf("SKIP opencl: %s\n", xc_status_message(st));
+        xc_status_free(st);
+      }
+      s->dev = NULL;
+    }
+  }
+  return s->dev;
+}
+
+/* Runs kernel k with `knobs` (NULL = defaults) on device `which` and compares
+ * every output buffer with `ref` (the interpreter's results). args: the
+ * interpreter arguments holding the inputs. */
+static void run_on(int which, const kern_t* k, const int64_t* knob_values, const xc_tiled_arg_t* args,
+                   xc_tensor_t* const* ref, const char* label) {
+  xc_device_t* dev = get_device(which);
+  if (!dev) return;
+  xc_target_t* t = xc_device_target(dev);
+  const xc_device_caps_t* caps = xc_device_caps(dev);
+  char why[512];
+  if (!xc_target_supports(t, caps, (const struct xc_tiled_kernel*)k, why, sizeof why)) {
+    fprintf(stderr, "%s on %s: declined: %s\n", label, devices[which].selector, why);
+    CHECK(false);
+    return;
+  }
+  xc_knob_t knobs[16];
+  for (int i = 0; i < k->num_knobs; i++) knobs[i] = (xc_knob_t){k->knobs[i].name, knob_values[i]};
+  xc_blob_t blob;
+  /* XCOMP_EMIT_TEST_CFLAGS: extra flags for the cpu kernels (e.g. -fsanitize=address in an ASan build) */
+  xc_compile_options_t opts;
+  memset(&opts, 0, sizeof opts);
+  if (which == 0) opts.extra_flags = getenv("XCOMP_EMIT_TEST_CFLAGS");
+  xc_status_t st = xc_target_compile_kernel(t, caps, (const struct xc_tiled_kernel*)k, knobs, k->num_knobs, &opts,
+                                            &blob);
+  if (st) {
+    fprintf(stderr, "%s on %s: %s\n", label, devices[which].selector, xc_status_message(st));
+    xc_status_free(st);
+    CHECK(false);
+    return;
+  }
+  xc_module_t* module = NULL;
+  xc_kernel_t* kernel = NULL;
+  char entry[160];
+  snprintf(entry, sizeof entry, "xk_%s", k->name);
+  CHECK_OK(xc_module_load(dev, &blob, &module));
+  if (module) CHECK_OK(xc_module_kernel(module, entry, &kernel));
+  xc_blob_release(&blob);
+  xc_buffer_t* bufs[16] = {0};
+  int64_t scalars[16], params[16];
+  int nb = 0, ns = 0;
+  for (int i = 0; i < k->num_params; i++) {
+    const xc_tiled_value_t* p = k->params[i];
+    params[i] = 0;
+    if (p->type.kind != XC_TILED_MEMREF) {
+      params[i] = scalars[ns++] = args[i].scalar;
+      continue;
+    }
+    size_t bytes = (size_t)args[i].buffer->numel * xc_dtype_size(p->type.dtype);
+    uint8_t* host = malloc(bytes + SENTINEL);
+    if (p->type.role == XC_ROLE_OUT) memset(host, 0xff, bytes); /* NaN in every float dtype */
+    else memcpy(host, args[i].buffer->data, bytes);
+    memset(host + bytes, 0xa5, SENTINEL);
+    CHECK_OK(xc_buffer_alloc(dev, bytes + SENTINEL, &bufs[nb]));
+    if (bufs[nb]) CHECK_OK(xc_buffer_write(bufs[nb], 0, host, bytes + SENTINEL));
+    free(host);
+    nb++;
+  }
+  int64_t knobs_v[16];
+  memcpy(knobs_v, knob_values, sizeof(int64_t) * (size_t)k->num_knobs);
+  xc_launch_t launch;
+  memset(&launch, 0, sizeof launch);
+  for (int a = 0; a < k->grid_rank; a++)
+    CHECK_OK(xc_texpr_eval(k->grid[a], knobs_v, params, NULL, &launch.grid[a]));
+  launch.threads[0] = which == 1 ? xc_cstyle_threads(k, knobs_v) : 1;
+  launch.buffers = bufs;
+  launch.num_buffers = nb;
+  launch.scalars = scalars;
+  launch.num_scalars = ns;
+  if (kernel) {
+    CHECK_OK(xc_kernel_launch(kernel, &launch));
+    CHECK_OK(xc_device_synchronize(dev));
+  }
+  for (int i = 0, b = 0; i < k->num_params; i++) {
+    const xc_tiled_value_t* p = k->params[i];
+    if (p->type.kind != XC_TILED_MEMREF) continue;
+    xc_buffer_t* buf = bufs[b++];
+    if (p->type.role == XC_ROLE_IN || !buf) continue;
+    const xc_tensor_t* r = ref[i];
+    size_t bytes = (size_t)r->numel * xc_dtype_size(p->type.dtype);
+    uint8_t* host = malloc(bytes + SENTINEL);
+    CHECK_OK(xc_buffer_read(buf, 0, host, bytes + SENTINEL));
+    int bad_sentinel = 0;
+    for (int s = 0; s < SENTINEL; s++) bad_sentinel += host[bytes + (size_t)s] != 0xa5;
+    if (bad_sentinel) fprintf(stderr, "%s on %s: write past the end of %s\n", label, devices[which].selector, p->name);
+    CHECK_EQ_INT(bad_sentinel, 0);
+    xc_tensor_t* got = tensor(p->type.dtype, r->numel, false);
+    memcpy(got->data, host, bytes);
+    double err = rel_l2(got, r);
+    double tol = p->type.dtype == XC_F32 || p->type.dtype == XC_F64 ? 1e-5 : 0;
+    if (strncmp(k->name, "gemm_", 5) == 0 && (p->type.dtype == XC_F16 || p->type.dtype == XC_BF16)) tol = 2e-3;
+    if (!(err <= tol))
+      fprintf(stderr, "%s on %s: output %s rel-L2 %g\n", label, devices[which].selector, p->name, err);
+    CHECK(err <= tol);
+    xc_tensor_destroy(got);
+    free(host);
+  }
+  for (int i = 0; i < nb; i++) xc_buffer_free(bufs[i]);
+  xc_module_unload(module);
+  runs[which]++;
+}
+
+/* Interprets k on args (outputs start at zero), then runs it on every target. */
+static void check_kernel(const kern_t* k, const int64_t* knobs, xc_tiled_arg_t* args, const char* label) {
+  int64_t values[16];
+  if (knobs) memcpy(values, knobs, sizeof(int64_t) * (size_t)k->num_knobs);
+  else
+    for (int i = 0; i < k->num_knobs; i++) values[i] = k->knobs[i].default_value;
+  CHECK_OK(xc_tiled_run(k, values, k->num_params, args));
+  xc_tensor_t* ref[16] = {0};
+  for (int i = 0; i < k->num_params; i++)
+    if (args[i].buffer && k->params[i]->type.role != XC_ROLE_IN) ref[i] = args[i].buffer;
+  for (int w = 0; w < 2; w++) run_on(w, k, values, args, ref, label);
+}
+
+static void free_args(xc_tiled_arg_t* args, int n) {
+  for (int i = 0; i < n; i++) xc_tensor_destroy(args[i].buffer);
+}
+
+/* ---- kernels ----------------------------------------------------------------------- */
+
+static void test_elementwise(void) {
+  kern_t* k = build_elementwise();
+  CHECK(k != NULL);
+  if (!k) return;
+  const int64_t choices[][3] = {{4, 32, 64}, {1, 16, 32}, {8, 64, 128}};
+  const int64_t sizes[][2] = {{13, 37}, {8, 64}, {1, 1}};
+  for (int c = 0; c < 3; c++)
+    for (int s = 0; s < 3; s++) {
+      int64_t m = sizes[s][0], n = sizes[s][1];
+      xc_tiled_arg_t args[7] = {{tensor(XC_F32, m * n, true), 0}, {tensor(XC_F32, n, true), 0},
+                                {tensor(XC_F32, m, true), 0},     {tensor(XC_F32, m * n, false), 0},
+                                {tensor(XC_I32, m * n, false), 0}, {NULL, m}, {NULL, n}};
+      char label[128];
+      snprintf(label, sizeof label, "elementwise %lldx%lld knobs %d", (long long)m, (long long)n, c);
+      check_kernel(k, choices[c], args, label);
+      free_args(args, 7);
+    }
+  xc_tiled_kernel_destroy(k);
+}
+
+static void test_row_reduce(void) {
+  kern_t* k = build_row_reduce();
+  CHECK(k != NULL);
+  if (!k) return;
+  const int64_t choices[][3] = {{2, 32, 64}, {1, 8, 16}, {8, 128, 256}};
+  const int64_t sizes[][2] = {{7, 100}, {16, 32}, {3, 5}};
+  for (int c = 0; c < 3; c++)
+    for (int s = 0; s < 3; s++) {
+      int64_t r = sizes[s][0], n = sizes[s][1];
+      xc_tiled_arg_t args[5] = {{tensor(XC_F32, r * n, true), 0}, {tensor(XC_F32, r, false), 0},
+                                {tensor(XC_F32, r, false), 0}, {NULL, r}, {NULL, n}};
+      char label[128];
+      snprintf(label, sizeof label, "row reduce %lldx%lld knobs %d", (long long)r, (long long)n, c);
+      check_kernel(k, choices[c], args, label);
+      free_args(args, 5);
+    }
+  xc_tiled_kernel_destroy(k);
+}
+
+static void test_gemm(void) {
+  /* knob order: BLOCK_M BLOCK_N BLOCK_K num_threads vector stages */
+  const int64_t choices[][6] = {{32, 32, 16, 128, 4, 2}, {16, 16, 8, 32, 1, 1}, {64, 32, 32, 256, 2, 3},
+                                {16, 64, 16, 64, 4, 2}};
+  const int64_t sizes[][3] = {{67, 45, 33}, {64, 64, 32}, {1, 3, 1}};
+  for (int epi = 0; epi < 2; epi++) {
+    kern_t* k = build_gemm(epi);
+    CHECK(k != NULL);
+    if (!k) continue;
+    for (int c = 0; c < 4; c++)
+      for (int s = 0; s < 3; s++) {
+        if (s > 0 && c > 1) continue;
+        int64_t m = sizes[s][0], n = sizes[s][1], kk = sizes[s][2];
+        xc_tiled_arg_t args[8] = {{tensor(XC_F32, m * kk, true), 0}, {tensor(XC_F32, kk * n, true), 0},
+                                  {tensor(XC_F32, n, true), 0},      {tensor(XC_F32, m * n, true), 0},
+                                  {tensor(XC_F32, m * n, false), 0}, {NULL, m}, {NULL, n}, {NULL, kk}};
+        char label[128];
+        snprintf(label, sizeof label, "gemm epi %d %lldx%lldx%lld knobs %d", epi, (long long)m, (long long)n,
+                 (long long)kk, c);
+        check_kernel(k, choices[c], args, label);
+        free_args(args, 8);
+      }
+    xc_tiled_kernel_destroy(k);
+  }
+}
+
+static void test_layernorm(void) {
+  const int64_t choices[][2] = {{2, 128}, {1, 128}, {4, 256}};
+  for (int c = 0; c < 3; c++) {
+    int64_t rows = c == 2 ? 9 : 7, n = 100;
+    kern_t* k = build_layernorm(n, 1e-5);
+    CHECK(k != NULL);
+    if (!k) return;
+    xc_tiled_arg_t args[7] = {{tensor(XC_F32, rows * n, true), 0}, {tensor(XC_F32, rows * n, true), 0},
+                              {tensor(XC_F32, n, true), 0},        {tensor(XC_F32, n, true), 0},
+                              {tensor(XC_F32, rows * n, false), 0}, {NULL, rows}, {NULL, n}};
+    char label[128];
+    snprintf(label, sizeof label, "layernorm %lldx%lld knobs %d", (long long)rows, (long long)n, c);
+    check_kernel(k, choices[c], args, label);
+    free_args(args, 7);
+    xc_tiled_kernel_destroy(k);
+  }
+}
+
+static void test_attention(void) {
+  const int64_t choices[][3] = {{16, 16, 64}, {8, 16, 32}, {32, 8, 128}};
+  const int64_t sizes[][2] = {{2, 37}, {1, 64}, {1, 5}};
+  for (int causal = 0; causal < 2; causal++) {
+    kern_t* k = build_attention(causal, 0.25);
+    CHECK(k != NULL);
+    if (!k) continue;
+    for (int c = 0; c < 3; c++)
+      for (int s = 0; s < 3; s++) {
+        int64_t bh = sizes[s][0], sl = sizes[s][1], n = bh * sl * 16;
+        xc_tiled_arg_t args[6] = {{tensor(XC_F32, n, true), 0},  {tensor(XC_F32, n, true), 0},
+                                  {tensor(XC_F32, n, true), 0},  {tensor(XC_F32, n, false), 0},
+                                  {NULL, sl}, {NULL, bh}};
+        char label[128];
+        snprintf(label, sizeof label, "attention causal %d S=%lld knobs %d", causal, (long long)sl, c);
+        check_kernel(k, choices[c], args, label);
+        free_args(args, 6);
+      }
+    xc_tiled_kernel_destroy(k);
+  }
+}
+
+/* ---- 16-bit floats ------------------------------------------------------------------ */
+
+/* Conversions bit for bit: every 16-bit pattern to f32, and f32 values around
+ * the rounding boundaries (ties, subnormals, overflow, inf, NaN) to 16 bits. */
+static void test_convert(void) {
+  for (int h = 0; h < 2; h++) {
+    xc_dtype_t half = h ? XC_BF16 : XC_F16;
+    kern_t* k = build_convert(half);
+    CHECK(k != NULL);
+    if (!k) continue;
+    const int64_t n = 65536;
+    xc_tiled_arg_t args[5] = {{tensor(XC_F32, n, false), 0}, {tensor(half, n, false), 0},
+                              {tensor(half, n, false), 0},   {tensor(XC_F32, n, false), 0}, {NULL, n}};
+    float* a = (float*)args[0].buffer->data;
+    uint16_t* b = (uint16_t*)args[2].buffer->data;
+    const float special[] = {0.0f, -0.0f, 1.0f, 65504.0f, 65519.99f, 65520.0f, 1e6f, INFINITY, -INFINITY, NAN,
+                             5.9604645e-8f, 2.9802322e-8f, 2.9802326e-8f, 8.9406967e-8f, 6.1035156e-5f,
+                             6.1035152e-5f, 3.3895314e38f, 1.0009766f, 1.0004883f, 1.0014648f};
+    for (int64_t i = 0; i < n; i++) {
+      b[i] = (uint16_t)i;
+      if (i < (int64_t)(sizeof special / sizeof special[0])) a[i] = special[i];
+      else {
+        /* random f32 bit patterns over the whole exponent range, and
+         * patterns that sit exactly on a 16-bit rounding tie */
+        uint32_t u = (uint32_t)(rnd() * 2147483647.0) ^ (uint32_t)(i * 2654435761u);
+        if (i % 3 == 0) u = (u & 0xffff0000u) | (h ? 0x8000u : 0x1000u);
+        memcpy(&a[i], &u, 4);
+      }
+    }
+    const int64_t choices[][2] = {{256, 64}, {64, 32}};
+    for (int c = 0; c < 2; c++) check_kernel(k, choices[c], args, h ? "convert bf16" : "convert f16");
+    free_args(args, 5);
+    xc_tiled_kernel_destroy(k);
+  }
+}
+
+/* Half GEMMs: 16-bit tiles, f32 accumulation, one rounding into the output.
+ * The emitted code accumulates in f32 where the interpreter uses double, so
+ * the rounded outputs agree to a 16-bit ulp (checked by rel-L2 <= 2e-3). */
+static void test_gemm_half(void) {
+  for (int h = 0; h < 2; h++) {
+    xc_dtype_t half = h ? XC_BF16 : XC_F16;
+    kern_t* k = build_gemm_half(half);
+    CHECK(k != NULL);
+    if (!k) continue;
+    int64_t m = 37, n = 21, kk = 50;
+    xc_tiled_arg_t args[6] = {{tensor(half, m * kk, true), 0}, {tensor(half, kk * n, true), 0},
+                              {tensor(half, m * n, false), 0}, {NULL, m}, {NULL, n}, {NULL, kk}};
+    const int64_t choices[][4] = {{16, 16, 16, 64}, {32, 16, 32, 128}};
+    for (int c = 0; c < 2; c++) check_kernel(k, choices[c], args, h ? "gemm bf16" : "gemm f16");
+    free_args(args, 6);
+    xc_tiled_kernel_destroy(k);
+  }
+}
+
+/* ---- declines and errors ------------------------------------------------------------ */
+
+static void test_errors(void) {
+  char why[256];
+  /* fp8 values are declined with a reason, not emitted */
+  kern_t* k;
+  CHECK_OK(xc_tiled_kernel_create("fp8_copy", &k));
+  val_t* x = xc_tiled_param_buffer(k, "x", XC_F8E4M3FN, XC_ROLE_IN);
+  val_t* y = xc_tiled_param_buffer(k, "y", XC_F8E4M3FN, XC_ROLE_OUT);
+  const xc_tiled_expr_t* grid[1] = {xc_texpr_const(k, 1)};
+  xc_tiled_set_grid(k, 1, grid);
+  val_t* off = xc_tiled_arange(k, xc_tiled_dim_const(8));
+  xc_tiled_store(k, y, off, xc_tiled_load(k, x, off, NULL, NULL), NULL);
+  CHECK_OK(xc_tiled_verify(k));
+  CHECK(!xc_cstyle_supports(&xc_cstyle_dialect_c, NULL, k, why, sizeof why));
+  CHECK(strstr(why, "f8e4m3fn") != NULL || strstr(why, "dtype") != NULL);
+  xc_kernel_source_t src;
+  CHECK_ERR(xc_cstyle_emit(&xc_cstyle_dialect_opencl, NULL, k, NULL, 0, NULL, &src), "not supported");
+  xc_device_t* dev = get_device(0);
+  if (dev) {
+    xc_blob_t blob;
+    CHECK_ERR(xc_target_compile_kernel(xc_device_target(dev), xc_device_caps(dev), (const struct xc_tiled_kernel*)k,
+                                       NULL, 0, NULL, &blob),
+              "does not support");
+  }
+  xc_tiled_kernel_destroy(k);
+
+  /* an unverifiable kernel (no grid) is declined, not crashed on */
+  CHECK_OK(xc_tiled_kernel_create("no_grid", &k));
+  CHECK(!xc_cstyle_supports(&xc_cstyle_dialect_c, NULL, k, why, sizeof why));
+  xc_tiled_kernel_destroy(k);
+
+  /* bad knobs */
+  k = build_scale();
+  CHECK(k != NULL);
+  if (!k) return;
+  xc_knob_t unknown = {"BLOCK_Q", 4}, invalid = {"BLOCK", 5};
+  CHECK_ERR(xc_cstyle_emit(&xc_cstyle_dialect_c, NULL, k, &unknown, 1, NULL, &src), "no knob 'BLOCK_Q'");
+  CHECK_ERR(xc_cstyle_emit(&xc_cstyle_dialect_c, NULL, k, &invalid, 1, NULL, &src), "BLOCK");
+  xc_tiled_kernel_destroy(k);
+
+  /* a device with too little local memory for the GEMM's staging tiles */
+  k = build_gemm(0);
+  if (k) {
+    xc_device_caps_t tiny;
+    memset(&tiny, 0, sizeof tiny);
+    snprintf(tiny.name, sizeof tiny.name, "tiny");
+    tiny.max_threads_per_group = 1024;
+    tiny.local_memory_bytes = 4096;
+    tiny.dtypes = ~0u;
+    CHECK_ERR(xc_cstyle_emit(&xc_cstyle_dialect_opencl, &tiny, k, NULL, 0, NULL, &src), "bytes of local memory");
+    tiny.max_threads_per_group = 64;
+    xc_knob_t th = {"num_threads", 128};
+    CHECK_ERR(xc_cstyle_emit(&xc_cstyle_dialect_opencl, &tiny, k, &th, 1, NULL, &src), "threads per program");
+    xc_tiled_kernel_destroy(k);
+  }
+}
+
+int main(void) {
+  CHECK_OK(xc_targets_init());
+  test_elementwise();
+  test_row_reduce();
+  test_gemm();
+  test_layernorm();
+  test_attention();
+  test_convert();
+  test_gemm_half();
+  test_errors();
+  printf("runs: cpu %d, opencl %d\n", runs[0], runs[1]);
+  CHECK(runs[0] > 0);
+  for (int i = 0; i < 2; i++)
+    if (devices[i].dev) xc_device_close(devices[i].dev);
+  return xc_test_summary("test_emit");
+}
