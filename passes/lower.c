@@ -478,6 +478,10 @@ static xc_status_t emit_anchor(lw_ctx_t* c, const xc_node_t* n) {
   if (lw_is_quant(n)) return lw_emit_quant(c, n);
   if (lw_is_movement(n)) return lw_emit_movement(c, n);
   const char* op = n->op_type;
+  if (n->domain && !strcmp(n->domain, "xcomp")) { /* channels-last composites of the layout pass */
+    if (!strcmp(op, "ConvNHWC")) return lw_emit_conv(c, n);
+    if (!strcmp(op, "MaxPoolNHWC") || !strcmp(op, "AveragePoolNHWC")) return lw_emit_pool(c, n);
+  }
   if (n->domain && n->domain[0]) return lw_unsupported(c, n, "domain '%s' has no lowering", n->domain);
   if (!strcmp(op, "MatMul") || !strcmp(op, "Gemm") || !strcmp(op, "QLinearMatMul")) return lw_emit_gemm(c, n);
   if (!strcmp(op, "Conv")) return lw_emit_conv(c, n);

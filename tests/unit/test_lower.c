@@ -9,6 +9,7 @@
 #include "xcomp/frontend.h"
 #include "xcomp/fusion.h"
 #include "xcomp/passes.h"
+#include "xcomp/tensor_io.h"
 #include "xcomp/interp.h"
 #include "xcomp/lower.h"
 #include "xcomp/xir.h"
@@ -614,6 +615,43 @@ static void test_models_limits(void) {
   CHECK_EQ_INT(attention_kernels, 8); /* 2 layers x 2 models x GPU/CPU limits */
 }
 
+/* The CNN optimized for the CPU target's channels-last layout (ConvNHWC,
+ * MaxPoolNHWC) lowers and matches its stored output. */
+static void test_cnn_nhwc(void) {
+  xc_graph_t* g = NULL;
+  CHECK_OK(xc_load_model("tests/models/cnn/model.onnx", &g));
+  if (!g) return;
+  CHECK_OK(xc_graph_infer(g));
+  xc_pass_options_t po;
+  xc_pass_options_init(&po);
+  po.target.preferred_layout = XC_LAYOUT_NHWC; /* what the CPU target asks for */
+  CHECK_OK(xc_passes_run(g, &po));
+  int nhwc = 0;
+  for (int i = 0; i < g->num_nodes; i++) nhwc += strstr(g->nodes[i]->op_type, "NHWC") != NULL;
+  CHECK(nhwc >= 3);
+  xc_fusion_plan_t* plan = NULL;
+  xc_lowered_module_t* m = NULL;
+  CHECK_OK(xc_fusion_plan_build(g, &po.target, &plan));
+  if (plan) CHECK_OK(xc_lower(g, plan, NULL, &m));
+  xc_tensor_t *x = NULL, *want = NULL, *got = NULL;
+  CHECK_OK(xc_tensor_read_file("tests/models/cnn/test_data_set_0/input_0.pb", &x, NULL));
+  CHECK_OK(xc_tensor_read_file("tests/models/cnn/test_data_set_0/output_0.pb", &want, NULL));
+  for (int choice = -1; m && x && want && choice < 3; choice++) {
+    if (choice >= 0) set_knobs(m, choice);
+    CHECK_OK(xc_lowered_run_interp(m, 1, (const xc_tensor_t* const*)&x, &got));
+    double err = compare(got, want);
+    if (!(err <= 1e-5)) fprintf(stderr, "cnn nhwc knob choice %d: rel-L2 %g\n", choice, err);
+    CHECK(err <= 1e-5);
+    xc_tensor_destroy(got);
+    got = NULL;
+  }
+  xc_tensor_destroy(x);
+  xc_tensor_destroy(want);
+  xc_lowered_module_destroy(m);
+  xc_fusion_plan_destroy(plan);
+  xc_graph_destroy(g);
+}
+
 int main(void) {
   test_elementwise();
   test_symbolic();
@@ -635,5 +673,6 @@ int main(void) {
   test_unsupported();
   test_models();
   test_models_limits();
+  test_cnn_nhwc();
   return xc_test_summary("test_lower");
 }
