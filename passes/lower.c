@@ -9,6 +9,9 @@
 #include "lower_internal.h"
 #include "xcomp/tensor.h"
 
+static const xc_value_t* view_source(const xc_value_t* v);
+static bool same_numel(xc_graph_t* g, const xc_value_t* a, const xc_value_t* b);
+
 /* ---- errors and classification ------------------------------------------- */
 
 xc_status_t lw_unsupported(const lw_ctx_t* c, const xc_node_t* n, const char* fmt, ...) {
@@ -204,6 +207,45 @@ lw_val_t* lw_offset_dims(lw_ctx_t* c, const lw_space_t* sp, int r, const xc_dim_
   return off;
 }
 
+lw_val_t* lw_virtual_offset(lw_ctx_t* c, const xc_value_t* v, lw_val_t* const* idx_in, const xc_value_t** buf) {
+  lw_val_t* idx[LW_MAX_RANK] = {0};
+  for (int d = 0; d < v->rank && d < LW_MAX_RANK; d++) idx[d] = idx_in[d];
+  while (v->producer && c->absorbed && v->producer->id < c->plan->num_nodes && c->absorbed[v->producer->id] &&
+         v->producer != c->remap_out) {
+    const xc_node_t* n = v->producer;
+    const xc_value_t* u = n->inputs[0];
+    lw_val_t* nidx[LW_MAX_RANK] = {0};
+    if (u->rank > LW_MAX_RANK) break;
+    if (lw_is_view(n)) { /* same bytes: through the flat index */
+      lw_space_t sp;
+      memset(&sp, 0, sizeof sp);
+      sp.rank = v->rank;
+      for (int d = 0; d < v->rank; d++) sp.idx[d] = idx[d];
+      lw_decompose(c, lw_offset_dims(c, &sp, v->rank, v->dims), u->rank, u->dims, nidx);
+    } else if (!strcmp(n->op_type, "Transpose")) {
+      int64_t cnt = 0;
+      const int64_t* perm = xc_node_attr_ints(n, "perm", &cnt);
+      for (int d = 0; d < v->rank; d++) nidx[perm && cnt == v->rank ? perm[d] : v->rank - 1 - d] = idx[d];
+    } else { /* Split */
+      int64_t axis = xc_node_attr_int(n, "axis");
+      if (axis < 0) axis += u->rank;
+      xc_dim_t off = xc_dim_const(0);
+      for (int j = 0; j < n->num_outputs && n->outputs[j] != v; j++)
+        off = xc_dim_add(c->g, off, n->outputs[j]->dims[axis]);
+      for (int d = 0; d < v->rank; d++) nidx[d] = idx[d];
+      nidx[axis] = lw_add(c, idx[axis], lw_dim(c, off).v);
+    }
+    for (int d = 0; d < LW_MAX_RANK; d++) idx[d] = nidx[d];
+    v = u;
+  }
+  *buf = v;
+  lw_space_t sp;
+  memset(&sp, 0, sizeof sp);
+  sp.rank = v->rank;
+  for (int d = 0; d < v->rank && d < LW_MAX_RANK; d++) sp.idx[d] = idx[d];
+  return lw_offset(c, &sp, v);
+}
+
 void lw_set_reg(lw_ctx_t* c, const xc_value_t* v, lw_val_t* t) {
   for (int i = 0; i < c->num_regs; i++)
     if (c->reg_val[i] == v) {
@@ -220,17 +262,52 @@ lw_val_t* lw_load_at(lw_ctx_t* c, const lw_space_t* sp, const xc_value_t* v) {
   if (!v) return NULL;
   for (int i = 0; i < c->num_regs; i++)
     if (c->reg_val[i] == v) return c->reg_tile[i];
+  if (v->producer && lw_is_view(v->producer)) { /* a reshaped register value: same element order */
+    const xc_value_t* src = view_source(v);
+    for (int i = 0; i < c->num_regs; i++)
+      if (c->reg_val[i] == src && same_numel(c->g, src, v)) return c->reg_tile[i];
+  }
+  for (int i = 0; c->phase && i < c->phase->num_pro; i++) {
+    const xc_node_t* n = c->phase->pro[i];
+    if (n->outputs[0] != v) continue;
+    /* a prologue value: computed here from its own inputs */
+    lw_val_t* ins[16] = {0};
+    for (int j = 0; j < n->num_inputs && j < 16; j++)
+      if (!(j == 1 && !strcmp(n->op_type, "CastLike"))) ins[j] = lw_load_at(c, sp, n->inputs[j]);
+    lw_val_t* out = NULL;
+    xc_status_t s = lw_ew_compute(c, n, ins, &out);
+    if (s) {
+      if (!c->err) c->err = s;
+      else xc_status_free(s);
+      return NULL;
+    }
+    return lw_cast_to(c, out, v->dtype);
+  }
   lw_val_t* b = lw_buf(c, v);
   return xc_tiled_load(c->k, b, lw_offset(c, sp, v), sp->mask, NULL);
 }
 
 void lw_store_at(lw_ctx_t* c, const lw_space_t* sp, const xc_value_t* v, lw_val_t* tile) {
-  if (v->rank != sp->rank) {
-    if (!c->err) c->err = xc_error(XC_INTERNAL, "lowering: store of '%s' with rank %d into a rank-%d space",
-                                   v->name, v->rank, sp->rank);
-    return;
+  lw_val_t* off;
+  bool same = v->rank == sp->rank;
+  for (int d = 0; same && sp->dims && d < v->rank; d++) same = xc_dim_equal(v->dims[d], sp->dims[d]);
+  if (same || !sp->dims) {
+    if (v->rank != sp->rank) {
+      if (!c->err) c->err = xc_error(XC_INTERNAL, "lowering: store of '%s' with rank %d into a rank-%d space",
+                                     v->name, v->rank, sp->rank);
+      return;
+    }
+    off = lw_offset(c, sp, v);
+  } else { /* a flat-joined value: the element order of the space's shape */
+    xc_dim_t a = xc_dim_const(1), b = xc_dim_const(1);
+    for (int d = 0; d < v->rank; d++) a = xc_dim_mul(c->g, a, v->dims[d]);
+    for (int d = 0; d < sp->rank; d++) b = xc_dim_mul(c->g, b, sp->dims[d]);
+    if (!xc_dim_equal(a, b)) {
+      if (!c->err) c->err = xc_error(XC_INTERNAL, "lowering: store of '%s' into a space of another size", v->name);
+      return;
+    }
+    off = lw_offset_dims(c, sp, sp->rank, sp->dims);
   }
-  lw_val_t* off = lw_offset(c, sp, v);
   if (sp->mask) off = xc_tiled_select(c->k, sp->mask, off, off);
   tile = lw_cast_to(c, tile, v->dtype);
   xc_tiled_store(c->k, lw_buf(c, v), off, tile, sp->mask);
@@ -255,6 +332,13 @@ xc_status_t lw_epilogue(lw_ctx_t* c, const lw_space_t* sp, lw_val_t* anchor_out)
     if (c->must_store[v->id]) lw_store_at(c, sp, v, lw_load_at(c, sp, v));
   }
   return NULL;
+}
+
+void lw_store_prologue(lw_ctx_t* c, const lw_space_t* sp) {
+  for (int i = 0; c->phase && i < c->phase->num_pro; i++) {
+    const xc_value_t* v = c->phase->pro[i]->outputs[0];
+    if (c->must_store[v->id]) lw_store_at(c, sp, v, lw_load_at(c, sp, v));
+  }
 }
 
 bool lw_const_ints(lw_ctx_t* c, const xc_value_t* v, int64_t* out, int max, int* n) {
@@ -289,7 +373,47 @@ static bool same_shape(const xc_value_t* a, const xc_value_t* b) {
 static bool phase_has_node(const lw_phase_t* p, const xc_node_t* n) {
   for (int i = 0; i < p->num_nodes; i++)
     if (p->nodes[i] == n) return true;
+  for (int i = 0; i < p->num_pro; i++)
+    if (p->pro[i] == n) return true;
   return false;
+}
+
+/* Whether phase p (only elementwise nodes of the normalized input's shape)
+ * can be the prologue of phase q, a Softmax/LayerNorm/RMSNorm-like anchor
+ * that reads its last value as input 0: each value of p is read only by p,
+ * by q's anchor as input 0, or outside the group (stored by the anchor's
+ * final pass, which visits every element once). */
+static bool can_prologue(const xc_graph_t* g, const xc_fusion_group_t* grp, const lw_phase_t* p,
+                         const lw_phase_t* q) {
+  const xc_node_t* a = q->nodes[0];
+  if (p->num_pro || p->num_nodes + q->num_pro > LW_MAX_PHASE_NODES) return false;
+  /* (a) the input of a normalization, whose final pass stores what leaves */
+  bool norm = lw_is_normalize(a) && strcmp(a->op_type, "LpNormalization") != 0 &&
+              a->inputs[0] == p->nodes[p->num_nodes - 1]->outputs[0];
+  for (int i = 0; i < p->num_nodes; i++) {
+    const xc_node_t* n = p->nodes[i];
+    if (!lw_is_elementwise(n)) return false;
+    const xc_value_t* v = n->outputs[0];
+    if (norm && v->rank != a->inputs[0]->rank) return false;
+    for (int j = 0; j < g->num_outputs; j++)
+      if (g->outputs[j] == v && (!norm || !same_shape(v, a->inputs[0]))) return false;
+    for (int j = 0; j < g->num_nodes; j++) {
+      const xc_node_t* u = g->nodes[j];
+      for (int k = 0; k < u->num_inputs; k++) {
+        if (u->inputs[k] != v || phase_has_node(p, u)) continue;
+        if (!node_in_group(grp, u)) {
+          /* (b) must not need a store; (a) stores at the input's shape */
+          if (!norm || !same_shape(v, a->inputs[0])) return false;
+          continue;
+        }
+        if (norm && !(u == a && k == 0)) return false;
+        /* (b) values read only by elementwise nodes of q, which load through
+         * the prologue at their own index space */
+        if (!norm && !(phase_has_node(q, u) && lw_is_elementwise(u))) return false;
+      }
+    }
+  }
+  return true;
 }
 
 /* The source value of a chain of views. */
@@ -298,11 +422,41 @@ static const xc_value_t* view_source(const xc_value_t* v) {
   return v;
 }
 
-static bool can_join(const lw_phase_t* p, const xc_node_t* n) {
+static bool same_numel(xc_graph_t* g, const xc_value_t* a, const xc_value_t* b) {
+  xc_dim_t x = xc_dim_const(1), y = xc_dim_const(1);
+  for (int i = 0; i < a->rank; i++) x = xc_dim_mul(g, x, a->dims[i]);
+  for (int i = 0; i < b->rank; i++) y = xc_dim_mul(g, y, b->dims[i]);
+  return xc_dim_equal(x, y);
+}
+
+static bool scalar_like(const xc_value_t* v) {
+  for (int i = 0; i < v->rank; i++)
+    if (!(xc_dim_is_static(v->dims[i]) && v->dims[i].value == 1)) return false;
+  return true;
+}
+
+/* An elementwise node on a reshaped view of the phase's values (GEMM ->
+ * Reshape -> Gelu): same element order, so it runs in the phase's space
+ * when each input is such a view (or scalar-like) with the phase's numel. */
+static bool can_join_flat(xc_graph_t* g, const lw_phase_t* p, const xc_node_t* n) {
+  const xc_value_t* y = p->nodes[0]->outputs[0];
+  if (!same_numel(g, y, n->outputs[0])) return false;
+  bool any = false;
+  for (int j = 0; j < n->num_inputs; j++) {
+    const xc_value_t* v = n->inputs[j];
+    if (!v || scalar_like(v)) continue;
+    const xc_value_t* src = view_source(v);
+    if (!src || !src->producer || !phase_has_node(p, src->producer) || !same_numel(g, v, y)) return false;
+    any = true;
+  }
+  return any;
+}
+
+static bool can_join(xc_graph_t* g, const lw_phase_t* p, const xc_node_t* n) {
   if (!p || p->num_nodes >= LW_MAX_PHASE_NODES || !lw_is_elementwise(n)) return false;
   const xc_node_t* a = p->nodes[0];
   if (a->num_outputs != 1 || !a->outputs[0] || n->num_outputs != 1) return false;
-  if (!same_shape(a->outputs[0], n->outputs[0])) return false;
+  if (!same_shape(a->outputs[0], n->outputs[0])) return can_join_flat(g, p, n);
   for (int j = 0; j < n->num_inputs; j++) {
     const xc_value_t* v = n->inputs[j];
     if (!v || !v->producer) continue;
@@ -320,30 +474,109 @@ static xc_status_t emit_anchor(lw_ctx_t* c, const xc_node_t* n) {
   if (lw_is_normalize(n)) return lw_emit_normalize(c, n);
   if (lw_is_argreduce(n)) return lw_emit_argreduce(c, n);
   if (lw_is_loss(n)) return lw_emit_loss(c, n);
+  if (lw_is_scatter(n)) return lw_emit_scatter(c, n);
+  if (lw_is_quant(n)) return lw_emit_quant(c, n);
   if (lw_is_movement(n)) return lw_emit_movement(c, n);
   const char* op = n->op_type;
+  if (n->domain && !strcmp(n->domain, "xcomp")) { /* channels-last composites of the layout pass */
+    if (!strcmp(op, "ConvNHWC")) return lw_emit_conv(c, n);
+    if (!strcmp(op, "MaxPoolNHWC") || !strcmp(op, "AveragePoolNHWC")) return lw_emit_pool(c, n);
+  }
   if (n->domain && n->domain[0]) return lw_unsupported(c, n, "domain '%s' has no lowering", n->domain);
-  if (!strcmp(op, "MatMul") || !strcmp(op, "Gemm")) return lw_emit_gemm(c, n);
+  if (!strcmp(op, "MatMul") || !strcmp(op, "Gemm") || !strcmp(op, "QLinearMatMul")) return lw_emit_gemm(c, n);
   if (!strcmp(op, "Conv")) return lw_emit_conv(c, n);
   if (!strcmp(op, "ConvTranspose")) return lw_emit_convtranspose(c, n);
-  if (!strcmp(op, "MaxPool") || !strcmp(op, "AveragePool")) return lw_emit_pool(c, n);
+  if (!strcmp(op, "MaxPool") || !strcmp(op, "AveragePool") || !strcmp(op, "LpPool")) return lw_emit_pool(c, n);
   if (!strcmp(op, "Attention")) return lw_emit_attention(c, n);
   if (!strcmp(op, "CumSum")) return lw_emit_cumsum(c, n);
+  if (!strcmp(op, "TopK")) return lw_emit_topk(c, n);
+  if (!strcmp(op, "Resize")) return lw_emit_resize(c, n);
+  if (!strcmp(op, "GridSample")) return lw_emit_grid_sample(c, n);
   return lw_unsupported(c, n, "no lowering for this op");
+}
+
+static bool is_consumer(const xc_node_t* u, const xc_value_t* v, int* index) {
+  for (int q = 0; q < u->num_inputs; q++)
+    if (u->inputs[q] == v) {
+      if (index) *index = q;
+      return true;
+    }
+  return false;
+}
+
+/* Attention groups: the head Split/Transpose/view chains that only feed
+ * Q/K/V of the attention become index math of its loads, and a Transpose
+ * that is the only reader of its output becomes the layout of its stores,
+ * so the group is one parallel kernel. */
+static void plan_absorbed(const xc_graph_t* g, const xc_fusion_group_t* grp, int max_id, bool* absorbed,
+                          const xc_node_t** remap_out) {
+  *remap_out = NULL;
+  const xc_node_t* att = NULL;
+  int count = 0;
+  for (int i = 0; i < grp->num_nodes; i++)
+    if (!strcmp(grp->nodes[i]->op_type, "Attention") && (!grp->nodes[i]->domain || !grp->nodes[i]->domain[0]))
+      att = grp->nodes[i], count++;
+  if (count != 1) return;
+  for (int i = 0; i < grp->num_nodes; i++) {
+    const xc_node_t* n = grp->nodes[i];
+    if (n->id < max_id && (lw_is_view(n) || !strcmp(n->op_type, "Transpose") || !strcmp(n->op_type, "Split")))
+      absorbed[n->id] = true;
+  }
+  bool changed = true;
+  while (changed) {
+    changed = false;
+    for (int i = 0; i < grp->num_nodes; i++) {
+      const xc_node_t* n = grp->nodes[i];
+      if (n->id >= max_id || !absorbed[n->id]) continue;
+      bool ok = n->inputs[0] && n->inputs[0]->rank <= LW_MAX_RANK;
+      for (int o = 0; o < n->num_outputs && ok; o++) {
+        const xc_value_t* v = n->outputs[o];
+        if (!v) continue;
+        for (int j = 0; j < g->num_outputs && ok; j++) ok = g->outputs[j] != v;
+        for (int j = 0; j < g->num_nodes && ok; j++) {
+          const xc_node_t* u = g->nodes[j];
+          int q = -1;
+          if (!is_consumer(u, v, &q)) continue;
+          bool virt = u->id < max_id && absorbed[u->id] && node_in_group(grp, u);
+          ok = virt || (u == att && q <= 2);
+        }
+      }
+      if (!ok) {
+        absorbed[n->id] = false;
+        changed = true;
+      }
+    }
+  }
+  /* the output side */
+  const xc_value_t* y = att->outputs[0];
+  const xc_node_t* only = NULL;
+  int readers = 0;
+  for (int j = 0; j < g->num_nodes; j++)
+    if (is_consumer(g->nodes[j], y, NULL)) only = g->nodes[j], readers++;
+  for (int j = 0; j < g->num_outputs; j++)
+    if (g->outputs[j] == y) readers += 2;
+  if (readers == 1 && !strcmp(only->op_type, "Transpose") && node_in_group(grp, only) && only->id < max_id &&
+      only->outputs[0] && only->outputs[0]->rank == y->rank) {
+    absorbed[only->id] = true;
+    *remap_out = only;
+  }
 }
 
 static xc_status_t lower_group(xc_lowered_module_t* m, xc_graph_t* g, const xc_fusion_plan_t* plan,
                                const xc_fusion_group_t* grp, const xc_tiled_limits_t* limits,
-                               bool* must_store, xc_lowered_kernel_t* out_kernel, bool* has_kernel) {
+                               bool* must_store, bool* absorbed, xc_lowered_kernel_t* out_kernel,
+                               bool* has_kernel) {
   (void)m;
   *has_kernel = false;
+  const xc_node_t* remap_out = NULL;
+  if (grp->kind == XC_GROUP_ATTENTION) plan_absorbed(g, grp, plan->num_nodes, absorbed, &remap_out);
   lw_phase_t* phases = calloc((size_t)(grp->num_nodes + 1), sizeof *phases);
   if (!phases) return xc_error_oom();
   int np = 0;
   for (int i = 0; i < grp->num_nodes; i++) {
     xc_node_t* n = grp->nodes[i];
-    if (lw_is_view(n)) continue;
-    if (np > 0 && can_join(&phases[np - 1], n)) {
+    if (lw_is_view(n) || (n->id < plan->num_nodes && absorbed[n->id])) continue;
+    if (np > 0 && can_join(g, &phases[np - 1], n)) {
       phases[np - 1].nodes[phases[np - 1].num_nodes++] = n;
     } else {
       phases[np].nodes[0] = n;
@@ -354,10 +587,18 @@ static xc_status_t lower_group(xc_lowered_module_t* m, xc_graph_t* g, const xc_f
     free(phases);
     return NULL;
   }
+  /* elementwise phases feeding a normalization become its prologue */
+  for (int p = np - 2; p >= 0; p--) {
+    if (!can_prologue(g, grp, &phases[p], &phases[p + 1])) continue;
+    lw_phase_t* q = &phases[p + 1];
+    for (int i = 0; i < phases[p].num_nodes; i++) q->pro[q->num_pro++] = phases[p].nodes[i];
+    memmove(&phases[p], &phases[p + 1], sizeof *phases * (size_t)(np - p - 1));
+    np--;
+  }
   /* values that leave their phase */
   for (int p = 0; p < np; p++)
-    for (int i = 0; i < phases[p].num_nodes; i++) {
-      const xc_node_t* n = phases[p].nodes[i];
+    for (int i = 0; i < phases[p].num_nodes + phases[p].num_pro; i++) {
+      const xc_node_t* n = i < phases[p].num_nodes ? phases[p].nodes[i] : phases[p].pro[i - phases[p].num_nodes];
       for (int o = 0; o < n->num_outputs; o++) {
         const xc_value_t* v = n->outputs[o];
         if (!v) continue;
@@ -377,6 +618,8 @@ static xc_status_t lower_group(xc_lowered_module_t* m, xc_graph_t* g, const xc_f
   c.plan = plan;
   c.grp = grp;
   c.must_store = must_store;
+  c.absorbed = absorbed;
+  c.remap_out = remap_out;
   c.multi_phase = np > 1;
   char name[64];
   snprintf(name, sizeof name, "g%d_%s", grp->id, xc_group_kind_name(grp->kind));
@@ -392,6 +635,9 @@ static xc_status_t lower_group(xc_lowered_module_t* m, xc_graph_t* g, const xc_f
     if (!s && c.loop_depth) s = xc_error(XC_INTERNAL, "lowering: unclosed loop in group %d", grp->id);
   }
   if (!s) {
+    /* a work-group size hint for emitters (every tile shape is valid with it) */
+    const int64_t threads[] = {32, 64, 128, 256};
+    xc_tiled_add_knob(c.k, "num_threads", XC_KNOB_THREADS, 4, threads, 128);
     if (c.grid_rank == 0) {
       c.grid[0] = xc_texpr_const(c.k, 1);
       c.grid_rank = 1;
@@ -446,9 +692,11 @@ xc_status_t xc_lower(const xc_graph_t* cg, const xc_fusion_plan_t* plan,
   xc_graph_t* g = (xc_graph_t*)cg; /* symbolic dim arithmetic allocates in the arena */
   xc_lowered_module_t* m = calloc(1, sizeof *m);
   bool* must_store = calloc((size_t)g->num_values + 1, sizeof *must_store);
+  bool* absorbed = calloc((size_t)plan->num_nodes + 1, sizeof *absorbed);
   if (m) m->kernels = calloc((size_t)plan->num_groups + 1, sizeof *m->kernels);
-  if (!m || !must_store || !m->kernels) {
+  if (!m || !must_store || !absorbed || !m->kernels) {
     free(must_store);
+    free(absorbed);
     xc_lowered_module_destroy(m);
     return xc_error_oom();
   }
@@ -458,12 +706,12 @@ xc_status_t xc_lower(const xc_graph_t* cg, const xc_fusion_plan_t* plan,
   for (int gi = 0; gi < plan->num_groups && !s; gi++) {
     const xc_fusion_group_t* grp = &plan->groups[gi];
     bool has_kernel = false;
-    s = lower_group(m, g, plan, grp, limits, must_store, &m->kernels[m->num_kernels], &has_kernel);
+    s = lower_group(m, g, plan, grp, limits, must_store, absorbed, &m->kernels[m->num_kernels], &has_kernel);
     if (s) break;
     /* views whose source comes from outside the group alias before the kernel */
     for (int i = 0; i < grp->num_nodes && !s; i++) {
       xc_node_t* n = grp->nodes[i];
-      if (!lw_is_view(n)) continue;
+      if (!lw_is_view(n) || (n->id < plan->num_nodes && absorbed[n->id])) continue;
       const xc_value_t* src = view_source(n->inputs[0]);
       if (src && src->producer && node_in_group(grp, src->producer) && has_kernel) continue;
       xc_lowered_step_t st = {XC_STEP_ALIAS, 0, n->outputs[0], n->inputs[0]};
@@ -475,7 +723,7 @@ xc_status_t xc_lower(const xc_graph_t* cg, const xc_fusion_plan_t* plan,
     }
     for (int i = 0; i < grp->num_nodes && !s && has_kernel; i++) {
       xc_node_t* n = grp->nodes[i];
-      if (!lw_is_view(n)) continue;
+      if (!lw_is_view(n) || (n->id < plan->num_nodes && absorbed[n->id])) continue;
       const xc_value_t* src = view_source(n->inputs[0]);
       if (!(src && src->producer && node_in_group(grp, src->producer))) continue;
       xc_lowered_step_t st = {XC_STEP_ALIAS, 0, n->outputs[0], n->inputs[0]};
@@ -484,6 +732,7 @@ xc_status_t xc_lower(const xc_graph_t* cg, const xc_fusion_plan_t* plan,
   }
   if (!s) s = xc_graph_take_error(g);
   free(must_store);
+  free(absorbed);
   if (s) {
     xc_lowered_module_destroy(m);
     return s;

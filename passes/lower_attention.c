@@ -18,30 +18,99 @@ static int64_t pow2_at_least(int64_t v) {
   return p;
 }
 
-/* Offset of (batch b, head h, position s, channel d) in a 4-D
- * [B, H, seq, hd] operand or a 3-D [B, seq, H*hd] one. */
-static lw_val_t* head_off(lw_ctx_t* c, const xc_value_t* X, bool is3d, int64_t H, lw_val_t* b,
-                          lw_val_t* h, lw_val_t* s, lw_val_t* d) {
+/* Loads (batch b, head h, position s, channel d) of a 4-D [B, H, seq, hd]
+ * operand or a 3-D [B, seq, H*hd] one, through the group's absorbed head
+ * reshapes/transposes/splits. */
+static lw_val_t* head_load(lw_ctx_t* c, const xc_value_t* X, bool is3d, int64_t H, lw_val_t* b, lw_val_t* h,
+                           lw_val_t* s, lw_val_t* d, lw_val_t* mask) {
+  lw_val_t* idx[4];
+  if (!is3d) {
+    idx[0] = b, idx[1] = h, idx[2] = s, idx[3] = d;
+  } else {
+    idx[0] = b, idx[1] = s, idx[2] = lw_add(c, lw_mul(c, h, lw_i64(c, X->dims[2].value / H)), d);
+  }
+  const xc_value_t* buf = NULL;
+  lw_val_t* off = lw_virtual_offset(c, X, idx, &buf);
+  return xc_tiled_load(c->k, lw_buf(c, buf), off, mask, NULL);
+}
+
+/* K or V at cache positions pos (past first, then the new keys), channel d. */
+static lw_val_t* kv_load(lw_ctx_t* c, const xc_value_t* X, const xc_value_t* past, bool is3d, int64_t H,
+                         lw_val_t* b, lw_val_t* h, lw_val_t* pos, lw_val_t* d, lw_val_t* P, lw_val_t* mask) {
+  xc_tiled_kernel_t* k = c->k;
+  if (!past) return head_load(c, X, is3d, H, b, h, pos, d, mask);
+  lw_val_t* in_past = lw_lt(c, pos, P);
   lw_space_t sp;
   memset(&sp, 0, sizeof sp);
   sp.rank = 4;
-  if (!is3d) {
-    sp.idx[0] = b, sp.idx[1] = h, sp.idx[2] = s, sp.idx[3] = d;
-    return lw_offset(c, &sp, X);
+  sp.idx[0] = b, sp.idx[1] = h, sp.idx[2] = pos, sp.idx[3] = d;
+  lw_val_t* a = xc_tiled_load(k, lw_buf(c, past), lw_offset(c, &sp, past), lw_and(c, mask, in_past), NULL);
+  lw_val_t* bnew = head_load(c, X, is3d, H, b, h, lw_sub(c, pos, P), d,
+                             lw_and(c, mask, xc_tiled_cmp(k, XC_CMP_GE, pos, P)));
+  return xc_tiled_select(k, in_past, a, bnew);
+}
+
+/* Everything the score tile of a key block needs. */
+typedef struct att {
+  lw_ctx_t* c;
+  const xc_value_t *K, *PK, *mask, *QK;
+  bool is3d, causal;
+  int64_t Hk, D;
+  int mode;
+  double softcap;
+  xc_dtype_t at;
+  lw_val_t *b, *h, *hk, *rm, *d_col, *P, *L, *q, *s_zero, *mmask;
+} att_t;
+
+/* Scores of keys rn ([1,BN]) for the query tile: scale*qk, plus the float
+ * mask, -inf where masked (bool mask, causal, padding), softcapped; *valid
+ * is the unmasked set. Stores the requested qk_matmul output mode 0-2. */
+static lw_val_t* scores(att_t* A, lw_val_t* rn_row, lw_val_t** valid_out) {
+  lw_ctx_t* c = A->c;
+  xc_tiled_kernel_t* k = c->k;
+  lw_val_t* ninf = lw_fconst(c, A->at, -INFINITY);
+  lw_val_t* inside = lw_and(c, lw_lt(c, rn_row, A->L), A->mmask);
+  lw_space_t sq;
+  memset(&sq, 0, sizeof sq);
+  sq.rank = 4;
+  sq.idx[0] = A->b, sq.idx[1] = A->h, sq.idx[2] = A->rm, sq.idx[3] = rn_row;
+  sq.mask = inside;
+  /* K^T tile [BD,BN] */
+  lw_val_t* kT = lw_cast_to(c, kv_load(c, A->K, A->PK, A->is3d, A->Hk, A->b, A->hk, rn_row, A->d_col, A->P,
+                                       lw_and(c, lw_lt(c, rn_row, A->L), lw_lt(c, A->d_col, lw_i64(c, A->D)))), A->at);
+  lw_val_t* s = xc_tiled_dot(k, A->q, kT, A->s_zero);
+  if (A->QK && A->mode == 0) lw_store_at(c, &sq, A->QK, s);
+  lw_val_t* valid = inside;
+  if (A->causal) valid = lw_and(c, valid, xc_tiled_cmp(k, XC_CMP_LE, rn_row, lw_add(c, A->rm, A->P)));
+  if (A->mask) {
+    lw_val_t* mv = xc_tiled_load(k, lw_buf(c, A->mask), lw_offset(c, &sq, A->mask), inside, NULL);
+    if (A->mask->dtype == XC_BOOL) valid = lw_and(c, valid, mv);
+    else s = lw_add(c, s, lw_cast_to(c, mv, A->at));
   }
-  xc_dim_t dims[4] = {X->dims[0], X->dims[1], xc_dim_const(H), xc_dim_const(X->dims[2].value / H)};
-  sp.idx[0] = b, sp.idx[1] = s, sp.idx[2] = h, sp.idx[3] = d;
-  return lw_offset_dims(c, &sp, 4, dims);
+  s = xc_tiled_select(k, valid, s, ninf);
+  if (A->QK && A->mode == 1) lw_store_at(c, &sq, A->QK, s);
+  if (A->softcap > 0) /* like the reference, masked scores become -softcap */
+    s = xc_tiled_select(k, inside, lw_mul(c, lw_fconst(c, A->at, A->softcap),
+                                          xc_tiled_unary(k, XC_TOP_TANH, lw_div(c, s, lw_fconst(c, A->at, A->softcap)))),
+                        ninf);
+  if (A->QK && A->mode == 2) lw_store_at(c, &sq, A->QK, s);
+  *valid_out = valid;
+  return s;
 }
 
 xc_status_t lw_emit_attention(lw_ctx_t* c, const xc_node_t* n) {
   xc_tiled_kernel_t* k = c->k;
   const xc_value_t *Q = n->inputs[0], *K = n->inputs[1], *V = n->inputs[2], *Y = n->outputs[0];
   const xc_value_t* mask = n->num_inputs > 3 ? n->inputs[3] : NULL;
-  for (int i = 4; i < n->num_inputs; i++)
-    if (n->inputs[i]) return lw_unsupported(c, n, "past key/value or nonpad_kv_seqlen");
-  for (int o = 1; o < n->num_outputs; o++)
-    if (n->outputs[o] && c->must_store[n->outputs[o]->id]) return lw_unsupported(c, n, "output %d is used", o);
+  const xc_value_t* PK = n->num_inputs > 4 ? n->inputs[4] : NULL;
+  const xc_value_t* PV = n->num_inputs > 5 ? n->inputs[5] : NULL;
+  if (n->num_inputs > 6 && n->inputs[6]) return lw_unsupported(c, n, "nonpad_kv_seqlen");
+  if (!PK != !PV || (PK && (PK->rank != 4 || PV->rank != 4))) return lw_unsupported(c, n, "past key/value shapes");
+  const xc_value_t* QK = n->num_outputs > 3 && n->outputs[3] && c->must_store[n->outputs[3]->id] ? n->outputs[3] : NULL;
+  int qk_mode = (int)xc_node_attr_int(n, "qk_matmul_output_mode");
+  if (QK && (qk_mode < 0 || qk_mode > 3)) return lw_unsupported(c, n, "qk_matmul_output_mode %d", qk_mode);
+  const xc_value_t* PRK = n->num_outputs > 1 && n->outputs[1] && c->must_store[n->outputs[1]->id] ? n->outputs[1] : NULL;
+  const xc_value_t* PRV = n->num_outputs > 2 && n->outputs[2] && c->must_store[n->outputs[2]->id] ? n->outputs[2] : NULL;
   bool is3d = Q->rank == 3;
   if (!((Q->rank == 4 && K->rank == 4 && V->rank == 4) || (is3d && K->rank == 3 && V->rank == 3)))
     return lw_unsupported(c, n, "input ranks %d/%d/%d", Q->rank, K->rank, V->rank);
@@ -64,7 +133,9 @@ xc_status_t lw_emit_attention(lw_ctx_t* c, const xc_node_t* n) {
   int seq = is3d ? 1 : 2;
   if (Hk < 1 || Hq % Hk) return lw_unsupported(c, n, "q heads not a multiple of kv heads");
   if (D > 1024 || Dv > 1024 || D < 1 || Dv < 1) return lw_unsupported(c, n, "head size %lld", (long long)D);
-  if (mask && mask->rank >= 1 && !xc_dim_equal(mask->dims[mask->rank - 1], K->dims[seq]))
+  xc_dim_t past_d = PK ? PK->dims[2] : xc_dim_const(0);
+  xc_dim_t total_d = xc_dim_add(c->g, past_d, K->dims[seq]);
+  if (mask && mask->rank >= 1 && !xc_dim_equal(mask->dims[mask->rank - 1], total_d))
     return lw_unsupported(c, n, "attn_mask shorter than the keys");
   double scale = xc_node_has_attr(n, "scale") ? xc_node_attr_float(n, "scale") : 1.0 / sqrt((double)D);
   bool causal = xc_node_attr_int(n, "is_causal") != 0;
@@ -74,7 +145,8 @@ xc_status_t lw_emit_attention(lw_ctx_t* c, const xc_node_t* n) {
   int kBN = lw_knob(c, "BLOCK_N", 4, bn_c, 16);
   xc_tiled_dim_t dm = xc_tiled_dim_knob(kBM), dn = xc_tiled_dim_knob(kBN);
   xc_tiled_dim_t dd = xc_tiled_dim_const(BD), ddv = xc_tiled_dim_const(BDv);
-  lw_dimv_t S = lw_dim(c, Q->dims[seq]), L = lw_dim(c, K->dims[seq]);
+  /* L: the keys seen (past + new); P: the past length */
+  lw_dimv_t S = lw_dim(c, Q->dims[seq]), L = lw_dim(c, total_d), P = lw_dim(c, past_d);
   lw_val_t* m0 = lw_iter_begin(c, 0, S, kBM, 0);
   lw_val_t* bh = lw_iter_begin(c, 1, lw_dim(c, xc_dim_mul(c->g, Q->dims[0], xc_dim_const(Hq))), -1, 1);
   lw_val_t* b = lw_div(c, bh, lw_i64(c, Hq));
@@ -84,8 +156,8 @@ xc_status_t lw_emit_attention(lw_ctx_t* c, const xc_node_t* n) {
   lw_val_t* mmask = lw_lt(c, rm, S.v);
   lw_val_t* ad = xc_tiled_arange(k, dd), *adv = xc_tiled_arange(k, ddv);
   lw_val_t* d_row = lw_row(c, ad), *d_col = lw_col(c, ad), *dv_row = lw_row(c, adv);
-  lw_val_t* q = lw_cast_to(c, xc_tiled_load(k, lw_buf(c, Q), head_off(c, Q, is3d, Hq, b, h, rm, d_row),
-                                            lw_and(c, mmask, lw_lt(c, d_row, lw_i64(c, D))), NULL), at);
+  lw_val_t* q = lw_cast_to(c, head_load(c, Q, is3d, Hq, b, h, rm, d_row,
+                                      lw_and(c, mmask, lw_lt(c, d_row, lw_i64(c, D)))), at);
   q = lw_mul(c, q, lw_fconst(c, at, scale));
   xc_tiled_dim_t vm[1] = {dm}, mdv[2] = {dm, ddv}, mn[2] = {dm, dn};
   /* m, l, acc, and the count of keys not masked (rows with none give 0) */
@@ -93,44 +165,25 @@ xc_status_t lw_emit_attention(lw_ctx_t* c, const xc_node_t* n) {
                        xc_tiled_const_f(k, at, 0.0, 2, mdv), xc_tiled_const_f(k, at, 0.0, 1, vm)};
   lw_val_t* s_zero = xc_tiled_const_f(k, at, 0.0, 2, mn);
   lw_val_t* ninf = lw_fconst(c, at, -INFINITY), *zero = lw_fconst(c, at, 0);
+  att_t A = {c, K, PK, mask, QK, is3d, causal, Hk, D, qk_mode, softcap, at,
+             b, h, hk, rm, d_col, P.v, L.v, q, s_zero, mmask};
   xc_tiled_op_t* loop = xc_tiled_for_begin(k, lw_i64(c, 0), L.v, xc_tiled_knob_value(k, kBN), 4, init);
   {
     lw_val_t* n0 = xc_tiled_for_iv(loop);
     lw_val_t *m_i = xc_tiled_for_arg(loop, 0), *l_i = xc_tiled_for_arg(loop, 1), *acc = xc_tiled_for_arg(loop, 2);
     lw_val_t* rn = lw_add(c, n0, xc_tiled_arange(k, dn));
     lw_val_t* rn_row = lw_row(c, rn), *rn_col = lw_col(c, rn);
-    /* K^T tile [BD,BN] */
-    lw_val_t* kT = lw_cast_to(c, xc_tiled_load(k, lw_buf(c, K), head_off(c, K, is3d, Hk, b, hk, rn_row, d_col),
-                                               lw_and(c, lw_lt(c, rn_row, L.v), lw_lt(c, d_col, lw_i64(c, D))), NULL), at);
-    lw_val_t* s = xc_tiled_dot(k, q, kT, s_zero);
-    lw_val_t* valid = lw_and(c, lw_lt(c, rn_row, L.v), mmask);
-    if (causal) valid = lw_and(c, valid, xc_tiled_cmp(k, XC_CMP_LE, rn_row, lw_add(c, rm, lw_sub(c, L.v, L.v))));
-    if (mask) {
-      lw_space_t smk;
-      memset(&smk, 0, sizeof smk);
-      smk.rank = 4;
-      smk.idx[0] = b, smk.idx[1] = h, smk.idx[2] = rm, smk.idx[3] = rn_row;
-      smk.mask = lw_and(c, mmask, lw_lt(c, rn_row, L.v));
-      lw_val_t* mv = xc_tiled_load(k, lw_buf(c, mask), lw_offset(c, &smk, mask), smk.mask, NULL);
-      if (mask->dtype == XC_BOOL) valid = lw_and(c, valid, mv);
-      else s = lw_add(c, s, lw_cast_to(c, mv, at));
-    }
-    lw_val_t* inside = lw_and(c, lw_lt(c, rn_row, L.v), mmask);
-    s = xc_tiled_select(k, valid, s, ninf);
+    lw_val_t *valid, *s = scores(&A, rn_row, &valid);
     lw_val_t* cnt = lw_add(c, xc_tiled_for_arg(loop, 3),
                            xc_tiled_reduce(k, XC_REDUCE_SUM, xc_tiled_select(k, valid, lw_fconst(c, at, 1), zero), 1));
-    if (softcap > 0) /* like the reference, masked scores become -softcap */
-      s = xc_tiled_select(k, inside, lw_mul(c, lw_fconst(c, at, softcap),
-                                            xc_tiled_unary(k, XC_TOP_TANH, lw_div(c, s, lw_fconst(c, at, softcap)))),
-                          ninf);
     lw_val_t* m_new = xc_tiled_binary(k, XC_TOP_MAX, m_i, xc_tiled_reduce(k, XC_REDUCE_MAX, s, 1));
     lw_val_t* m_safe = xc_tiled_select(k, xc_tiled_cmp(k, XC_CMP_EQ, m_new, ninf), zero, m_new);
     lw_val_t* p = xc_tiled_unary(k, XC_TOP_EXP, lw_sub(c, s, lw_col(c, m_safe)));
     lw_val_t* alpha = xc_tiled_unary(k, XC_TOP_EXP, lw_sub(c, m_i, m_safe));
     lw_val_t* l_new = lw_add(c, lw_mul(c, l_i, alpha), xc_tiled_reduce(k, XC_REDUCE_SUM, p, 1));
     /* V tile [BN,BDv] */
-    lw_val_t* vt = lw_cast_to(c, xc_tiled_load(k, lw_buf(c, V), head_off(c, V, is3d, Hk, b, hk, rn_col, dv_row),
-                                               lw_and(c, lw_lt(c, rn_col, L.v), lw_lt(c, dv_row, lw_i64(c, Dv))), NULL), at);
+    lw_val_t* vt = lw_cast_to(c, kv_load(c, V, PV, is3d, Hk, b, hk, rn_col, dv_row, P.v,
+                                         lw_and(c, lw_lt(c, rn_col, L.v), lw_lt(c, dv_row, lw_i64(c, Dv)))), at);
     lw_val_t* acc_new = xc_tiled_dot(k, p, vt, lw_mul(c, acc, lw_col(c, alpha)));
     lw_val_t* next[4] = {m_new, l_new, acc_new, cnt};
     xc_tiled_for_end(k, loop, 4, next);
@@ -138,6 +191,24 @@ xc_status_t lw_emit_attention(lw_ctx_t* c, const xc_node_t* n) {
   lw_val_t* l = lw_col(c, xc_tiled_for_result(loop, 1));
   lw_val_t* pos = lw_and(c, xc_tiled_cmp(k, XC_CMP_GT, l, zero),
                          xc_tiled_cmp(k, XC_CMP_GT, lw_col(c, xc_tiled_for_result(loop, 3)), zero));
+  if (QK && qk_mode == 3) { /* softmax probabilities: a second pass with the final max and sum */
+    lw_val_t* mf = xc_tiled_for_result(loop, 0);
+    lw_val_t* mfs = lw_col(c, xc_tiled_select(k, xc_tiled_cmp(k, XC_CMP_EQ, mf, ninf), zero, mf));
+    lw_val_t* lsafe = xc_tiled_select(k, pos, l, lw_fconst(c, at, 1));
+    A.QK = NULL;
+    xc_tiled_op_t* pl = xc_tiled_for_begin(k, lw_i64(c, 0), L.v, xc_tiled_knob_value(k, kBN), 0, NULL);
+    lw_val_t* rn_row = lw_row(c, lw_add(c, xc_tiled_for_iv(pl), xc_tiled_arange(k, dn)));
+    lw_val_t* valid;
+    lw_val_t* s = scores(&A, rn_row, &valid);
+    lw_val_t* p = xc_tiled_select(k, pos, lw_div(c, xc_tiled_unary(k, XC_TOP_EXP, lw_sub(c, s, mfs)), lsafe), zero);
+    lw_space_t sq;
+    memset(&sq, 0, sizeof sq);
+    sq.rank = 4;
+    sq.idx[0] = b, sq.idx[1] = h, sq.idx[2] = rm, sq.idx[3] = rn_row;
+    sq.mask = lw_and(c, lw_lt(c, rn_row, L.v), mmask);
+    lw_store_at(c, &sq, QK, p);
+    xc_tiled_for_end(k, pl, 0, NULL);
+  }
   lw_val_t* o = xc_tiled_select(k, pos, lw_div(c, xc_tiled_for_result(loop, 2),
                                                xc_tiled_select(k, pos, l, lw_fconst(c, at, 1))), zero);
   lw_space_t sy;
@@ -150,7 +221,45 @@ xc_status_t lw_emit_attention(lw_ctx_t* c, const xc_node_t* n) {
     sy.idx[0] = b, sy.idx[1] = h, sy.idx[2] = rm, sy.idx[3] = dv_row;
   }
   sy.mask = lw_and(c, mmask, lw_lt(c, dv_row, lw_i64(c, Dv)));
-  XC_RETURN_IF_ERROR(lw_epilogue(c, &sy, o));
+  if (c->remap_out) { /* store through the output Transpose */
+    const xc_node_t* t = c->remap_out;
+    const xc_value_t* T = t->outputs[0];
+    int64_t cnt = 0;
+    const int64_t* perm = xc_node_attr_ints(t, "perm", &cnt);
+    lw_space_t st;
+    memset(&st, 0, sizeof st);
+    st.rank = T->rank;
+    st.dims = T->dims;
+    st.mask = sy.mask;
+    for (int d = 0; d < T->rank; d++) st.idx[d] = sy.idx[perm && cnt == T->rank ? perm[d] : T->rank - 1 - d];
+    if (c->phase->num_nodes != 1) return lw_unsupported(c, n, "epilogue with a transposed output");
+    lw_store_at(c, &st, T, o);
+  } else {
+    XC_RETURN_IF_ERROR(lw_epilogue(c, &sy, o));
+  }
+  /* present_key/present_value: written once per kv head, by the first
+   * query tile of the first query head of its group */
+  if (PRK || PRV) {
+    lw_val_t* writer = lw_and(c, xc_tiled_cmp(k, XC_CMP_EQ, m0, lw_i64(c, 0)),
+                              xc_tiled_cmp(k, XC_CMP_EQ, lw_rem(c, h, lw_i64(c, Hq / Hk)), lw_i64(c, 0)));
+    xc_tiled_op_t* pl = xc_tiled_for_begin(k, lw_i64(c, 0), L.v, xc_tiled_knob_value(k, kBN), 0, NULL);
+    lw_val_t* rn_col = lw_col(c, lw_add(c, xc_tiled_for_iv(pl), xc_tiled_arange(k, dn)));
+    for (int which = 0; which < 2; which++) {
+      const xc_value_t* out = which ? PRV : PRK;
+      if (!out) continue;
+      int64_t size = which ? Dv : D;
+      lw_val_t* dr = which ? dv_row : d_row;
+      lw_val_t* m = lw_and(c, lw_and(c, lw_lt(c, rn_col, L.v), lw_lt(c, dr, lw_i64(c, size))), writer);
+      lw_val_t* v = kv_load(c, which ? V : K, which ? PV : PK, is3d, Hk, b, hk, rn_col, dr, P.v, m);
+      lw_space_t so;
+      memset(&so, 0, sizeof so);
+      so.rank = 4;
+      so.idx[0] = b, so.idx[1] = hk, so.idx[2] = rn_col, so.idx[3] = dr;
+      so.mask = m;
+      lw_store_at(c, &so, out, v);
+    }
+    xc_tiled_for_end(k, pl, 0, NULL);
+  }
   lw_iter_end(c, bh);
   lw_iter_end(c, m0);
   return NULL;

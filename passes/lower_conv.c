@@ -12,12 +12,14 @@
 
 typedef struct win {
   int nsp;
+  int sp0; /* first spatial dim of X and Y: 2 (NCHW) or 1 (channels last) */
   int64_t k[LW_MAX_RANK], s[LW_MAX_RANK], d[LW_MAX_RANK], pb[LW_MAX_RANK], pe[LW_MAX_RANK];
 } win_t;
 
 static xc_status_t window(lw_ctx_t* c, const xc_node_t* n, const xc_value_t* X, const int64_t* kshape,
-                          win_t* w) {
+                          bool nhwc, win_t* w) {
   memset(w, 0, sizeof *w);
+  w->sp0 = nhwc ? 1 : 2;
   w->nsp = X->rank - 2;
   if (w->nsp < 1 || w->nsp > LW_MAX_RANK - 2) return lw_unsupported(c, n, "rank %d", X->rank);
   int64_t cnt = 0;
@@ -32,7 +34,7 @@ static xc_status_t window(lw_ctx_t* c, const xc_node_t* n, const xc_value_t* X, 
   const char* ap = xc_node_attr_string(n, "auto_pad");
   if (ap && (!strcmp(ap, "SAME_UPPER") || !strcmp(ap, "SAME_LOWER"))) {
     for (int i = 0; i < w->nsp; i++) {
-      xc_dim_t in = X->dims[2 + i];
+      xc_dim_t in = X->dims[w->sp0 + i];
       if (!xc_dim_is_static(in)) return lw_unsupported(c, n, "auto_pad SAME with a symbolic dim");
       int64_t out = (in.value + w->s[i] - 1) / w->s[i];
       int64_t total = (out - 1) * w->s[i] + (w->k[i] - 1) * w->d[i] + 1 - in.value;
@@ -54,12 +56,12 @@ static lw_val_t* window_coords(lw_ctx_t* c, const win_t* w, const lw_space_t* sp
                                lw_val_t* const* kidx, lw_val_t** in_idx) {
   lw_val_t* ok = NULL;
   for (int i = 0; i < w->nsp; i++) {
-    lw_val_t* o = lw_col(c, sp->idx[2 + i]);
+    lw_val_t* o = lw_col(c, sp->idx[w->sp0 + i]);
     lw_val_t* p = lw_add(c, lw_sub(c, lw_mul(c, o, lw_i64(c, w->s[i])), lw_i64(c, w->pb[i])),
                          lw_mul(c, kidx[i], lw_i64(c, w->d[i])));
     in_idx[i] = p;
     ok = lw_and(c, ok, lw_and(c, xc_tiled_cmp(c->k, XC_CMP_GE, p, lw_i64(c, 0)),
-                              lw_lt(c, p, lw_dim(c, X->dims[2 + i]).v)));
+                              lw_lt(c, p, lw_dim(c, X->dims[w->sp0 + i]).v)));
   }
   return ok;
 }
@@ -68,33 +70,37 @@ xc_status_t lw_emit_conv(lw_ctx_t* c, const xc_node_t* n) {
   xc_tiled_kernel_t* k = c->k;
   const xc_value_t *X = n->inputs[0], *W = n->inputs[1], *Y = n->outputs[0];
   const xc_value_t* B = n->num_inputs > 2 ? n->inputs[2] : NULL;
+  /* ConvNHWC: X [N, sp..., C], W [M, k..., C/group] */
+  bool nhwc = !strcmp(n->op_type, "ConvNHWC");
   if (!xc_dtype_is_float(X->dtype)) return lw_unsupported(c, n, "dtype %s", xc_dtype_name(X->dtype));
+  if (W->rank != X->rank || W->rank < 3 || W->rank - 2 >= LW_MAX_RANK) return lw_unsupported(c, n, "weight rank");
+  for (int i = 0; i < W->rank; i++)
+    if (!xc_dim_is_static(W->dims[i])) return lw_unsupported(c, n, "symbolic weight shape");
   int64_t ks[LW_MAX_RANK];
-  for (int i = 2; i < W->rank; i++) {
-    if (!xc_dim_is_static(W->dims[i]) || i - 2 >= LW_MAX_RANK) return lw_unsupported(c, n, "symbolic kernel");
-    ks[i - 2] = W->dims[i].value;
-  }
-  if (!xc_dim_is_static(W->dims[1]) || !xc_dim_is_static(W->dims[0]))
-    return lw_unsupported(c, n, "symbolic weight shape");
+  int ksp0 = nhwc ? 1 : 2;
+  for (int i = 0; i < W->rank - 2; i++) ks[i] = W->dims[ksp0 + i].value;
   win_t w;
-  XC_RETURN_IF_ERROR(window(c, n, X, ks, &w));
+  XC_RETURN_IF_ERROR(window(c, n, X, ks, nhwc, &w));
   int64_t group = xc_node_attr_int(n, "group");
   if (group < 1) group = 1;
-  int64_t cg = W->dims[1].value, ocg = W->dims[0].value / group;
+  int cdim = nhwc ? X->rank - 1 : 1;
+  int64_t cg = W->dims[nhwc ? W->rank - 1 : 1].value, ocg = W->dims[0].value / group;
   if (ocg < 1) return lw_unsupported(c, n, "bad group");
   xc_dtype_t at = X->dtype == XC_F64 ? XC_F64 : XC_F32;
-  /* reduction dims: [Cg, k...] */
+  /* reduction dims in the weight's order: [Cg, k...] or [k..., Cg] */
   xc_dim_t rd[LW_MAX_RANK];
-  rd[0] = xc_dim_const(cg);
-  for (int i = 0; i < w.nsp; i++) rd[1 + i] = xc_dim_const(ks[i]);
+  int kpos = nhwc ? 0 : 1, cpos = nhwc ? w.nsp : 0;
+  rd[cpos] = xc_dim_const(cg);
+  for (int i = 0; i < w.nsp; i++) rd[kpos + i] = xc_dim_const(ks[i]);
   int64_t R = cg;
-  for (int i = 0; i < w.nsp; i++) R *= ks[i];
+  for (int i = 0; i < w.nsp; i++)
+    if (ks[i] < 1 || !xc_mul_i64(R, ks[i], &R)) return lw_unsupported(c, n, "kernel size");
   int kb = lw_knob(c, "BLOCK", 4, blk_c, 128);
   int kr = lw_knob(c, "BLOCK_R", 4, br_c, 32);
   lw_val_t* start = lw_iter_begin(c, 0, lw_dim(c, lw_numel(c, Y->rank, Y->dims)), kb, 0);
   lw_space_t sp;
   lw_flat_space(c, Y->rank, Y->dims, start, kb, &sp, NULL);
-  lw_val_t* oc = sp.idx[1];
+  lw_val_t* oc = sp.idx[cdim];
   lw_val_t* gidx = lw_div(c, oc, lw_i64(c, ocg));
   xc_tiled_dim_t d1[1] = {xc_tiled_dim_knob(kb)};
   lw_val_t* acc0 = xc_tiled_const_f(k, at, 0.0, 1, d1);
@@ -104,14 +110,14 @@ xc_status_t lw_emit_conv(lw_ctx_t* c, const xc_node_t* n) {
     lw_val_t* ridx[LW_MAX_RANK];
     lw_decompose(c, r, 1 + w.nsp, rd, ridx);
     lw_val_t* in_sp[LW_MAX_RANK];
-    lw_val_t* ok = window_coords(c, &w, &sp, X, ridx + 1, in_sp);
+    lw_val_t* ok = window_coords(c, &w, &sp, X, ridx + kpos, in_sp);
     lw_val_t* m = lw_and(c, lw_and(c, lw_col(c, sp.mask), lw_lt(c, r, lw_i64(c, R))), ok);
     lw_space_t sx;
     memset(&sx, 0, sizeof sx);
     sx.rank = X->rank;
     sx.idx[0] = lw_col(c, sp.idx[0]);
-    sx.idx[1] = lw_add(c, lw_col(c, lw_mul(c, gidx, lw_i64(c, cg))), ridx[0]);
-    for (int i = 0; i < w.nsp; i++) sx.idx[2 + i] = in_sp[i];
+    sx.idx[cdim] = lw_add(c, lw_col(c, lw_mul(c, gidx, lw_i64(c, cg))), ridx[cpos]);
+    for (int i = 0; i < w.nsp; i++) sx.idx[w.sp0 + i] = in_sp[i];
     lw_val_t* x = lw_cast_to(c, xc_tiled_load(k, lw_buf(c, X), lw_offset(c, &sx, X), m, NULL), at);
     lw_val_t* woff = lw_add(c, lw_mul(c, lw_col(c, oc), lw_i64(c, R)), r);
     lw_val_t* wm = lw_and(c, lw_col(c, sp.mask), lw_lt(c, r, lw_i64(c, R)));
@@ -130,27 +136,37 @@ xc_status_t lw_emit_pool(lw_ctx_t* c, const xc_node_t* n) {
   xc_tiled_kernel_t* k = c->k;
   const xc_value_t *X = n->inputs[0], *Y = n->outputs[0];
   bool is_max = n->op_type[0] == 'M';
-  if (n->num_outputs > 1 && n->outputs[1]) return lw_unsupported(c, n, "Indices output");
+  bool is_lp = n->op_type[0] == 'L';
+  double p = is_lp ? (double)xc_node_attr_int(n, "p") : 2;
+  const xc_value_t* IDX = is_max && n->num_outputs > 1 ? n->outputs[1] : NULL;
+  bool col_major = is_max && xc_node_attr_int(n, "storage_order") != 0;
   if (!xc_dtype_is_float(X->dtype)) return lw_unsupported(c, n, "dtype %s", xc_dtype_name(X->dtype));
   int64_t cnt = 0;
   const int64_t* kv = xc_node_attr_ints(n, "kernel_shape", &cnt);
   if (!kv || cnt != X->rank - 2) return lw_unsupported(c, n, "kernel_shape");
+  bool nhwc = strstr(n->op_type, "NHWC") != NULL;
+  int cdim = nhwc ? X->rank - 1 : 1;
+  if (nhwc && IDX) return lw_unsupported(c, n, "Indices output");
   win_t w;
-  XC_RETURN_IF_ERROR(window(c, n, X, kv, &w));
+  XC_RETURN_IF_ERROR(window(c, n, X, kv, nhwc, &w));
   bool include_pad = !is_max && xc_node_attr_int(n, "count_include_pad");
   xc_dtype_t at = X->dtype == XC_F64 ? XC_F64 : XC_F32;
   xc_dim_t rd[LW_MAX_RANK];
   int64_t R = 1;
-  for (int i = 0; i < w.nsp; i++) rd[i] = xc_dim_const(w.k[i]), R *= w.k[i];
+  for (int i = 0; i < w.nsp; i++) {
+    rd[i] = xc_dim_const(w.k[i]);
+    if (w.k[i] < 1 || !xc_mul_i64(R, w.k[i], &R)) return lw_unsupported(c, n, "kernel size");
+  }
   int kb = lw_knob(c, "BLOCK", 4, blk_c, 128);
   int kr = lw_knob(c, "BLOCK_R", 4, br_c, 16);
   lw_val_t* start = lw_iter_begin(c, 0, lw_dim(c, lw_numel(c, Y->rank, Y->dims)), kb, 0);
   lw_space_t sp;
   lw_flat_space(c, Y->rank, Y->dims, start, kb, &sp, NULL);
   xc_tiled_dim_t d1[1] = {xc_tiled_dim_knob(kb)};
-  lw_val_t* init[2] = {xc_tiled_const_f(k, at, is_max ? -INFINITY : 0.0, 1, d1),
-                       xc_tiled_const_f(k, at, 0.0, 1, d1)};
-  xc_tiled_op_t* loop = xc_tiled_for_begin(k, lw_i64(c, 0), lw_i64(c, R), xc_tiled_knob_value(k, kr), 2, init);
+  /* max/sum, count (avg) or best index (max with Indices) */
+  lw_val_t* init[3] = {xc_tiled_const_f(k, at, is_max ? -INFINITY : 0.0, 1, d1),
+                       xc_tiled_const_f(k, at, 0.0, 1, d1), xc_tiled_const_i(k, XC_I64, -1, 1, d1)};
+  xc_tiled_op_t* loop = xc_tiled_for_begin(k, lw_i64(c, 0), lw_i64(c, R), xc_tiled_knob_value(k, kr), 3, init);
   {
     lw_val_t* r = lw_row(c, lw_add(c, xc_tiled_for_iv(loop), xc_tiled_arange(k, xc_tiled_dim_knob(kr))));
     lw_val_t* ridx[LW_MAX_RANK];
@@ -163,14 +179,48 @@ xc_status_t lw_emit_pool(lw_ctx_t* c, const xc_node_t* n) {
     memset(&sx, 0, sizeof sx);
     sx.rank = X->rank;
     sx.idx[0] = lw_col(c, sp.idx[0]);
-    sx.idx[1] = lw_col(c, sp.idx[1]);
-    for (int i = 0; i < w.nsp; i++) sx.idx[2 + i] = in_sp[i];
+    sx.idx[cdim] = lw_col(c, sp.idx[cdim]);
+    for (int i = 0; i < w.nsp; i++) sx.idx[w.sp0 + i] = in_sp[i];
     lw_val_t* x = lw_cast_to(c, xc_tiled_load(k, lw_buf(c, X), lw_offset(c, &sx, X), m, NULL), at);
     lw_val_t* one = lw_fconst(c, at, 1), *zero = lw_fconst(c, at, 0);
-    lw_val_t *next[2];
+    lw_val_t *next[3];
+    next[2] = xc_tiled_for_arg(loop, 2);
     if (is_max) {
       x = xc_tiled_select(k, m, x, lw_fconst(c, at, -INFINITY));
-      next[0] = xc_tiled_binary(k, XC_TOP_MAX, xc_tiled_for_arg(loop, 0), xc_tiled_reduce(k, XC_REDUCE_MAX, x, 1));
+      lw_val_t* part = xc_tiled_reduce(k, XC_REDUCE_MAX, x, 1);
+      next[0] = xc_tiled_binary(k, XC_TOP_MAX, xc_tiled_for_arg(loop, 0), part);
+      next[1] = xc_tiled_for_arg(loop, 1);
+      if (IDX) { /* first position of the maximum, as a flat input index */
+        lw_val_t* off = NULL, *col = NULL, *cs = lw_i64(c, 1);
+        for (int i = 0; i < w.nsp; i++) { /* column-major: first spatial dim fastest */
+          lw_val_t* t = lw_mul(c, in_sp[i], cs);
+          col = col ? lw_add(c, col, t) : t;
+          cs = lw_mul(c, cs, lw_dim(c, X->dims[2 + i]).v);
+        }
+        lw_val_t* rowm = NULL;
+        cs = lw_i64(c, 1);
+        for (int i = w.nsp - 1; i >= 0; i--) {
+          lw_val_t* t = lw_mul(c, in_sp[i], cs);
+          rowm = rowm ? lw_add(c, rowm, t) : t;
+          cs = lw_mul(c, cs, lw_dim(c, X->dims[2 + i]).v);
+        }
+        off = col_major ? col : rowm;
+        lw_val_t* plane = lw_add(c, lw_mul(c, sp.idx[0], lw_dim(c, X->dims[1]).v), sp.idx[1]);
+        off = lw_add(c, off, lw_col(c, lw_mul(c, plane, cs)));
+        lw_val_t* hit = lw_and(c, m, xc_tiled_cmp(k, XC_CMP_EQ, x, lw_col(c, part)));
+        /* first in window order: the smallest window position r */
+        lw_val_t* big = lw_i64(c, INT64_MAX);
+        lw_val_t* rmin = xc_tiled_reduce(k, XC_REDUCE_MIN, xc_tiled_select(k, hit, r, big), 1);
+        lw_val_t* at_r = lw_and(c, hit, xc_tiled_cmp(k, XC_CMP_EQ, r, lw_col(c, rmin)));
+        lw_val_t* pidx = xc_tiled_reduce(k, XC_REDUCE_MAX, xc_tiled_select(k, at_r, off, lw_i64(c, -1)), 1);
+        lw_val_t* take = xc_tiled_binary(k, XC_TOP_OR, xc_tiled_cmp(k, XC_CMP_GT, part, xc_tiled_for_arg(loop, 0)),
+                                         xc_tiled_cmp(k, XC_CMP_LT, xc_tiled_for_arg(loop, 2), lw_i64(c, 0)));
+        take = lw_and(c, take, xc_tiled_cmp(k, XC_CMP_GE, pidx, lw_i64(c, 0)));
+        next[2] = xc_tiled_select(k, take, pidx, xc_tiled_for_arg(loop, 2));
+      }
+    } else if (is_lp) {
+      lw_val_t* v = xc_tiled_binary(k, XC_TOP_POW, xc_tiled_unary(k, XC_TOP_ABS, x), lw_fconst(c, at, p));
+      next[0] = lw_add(c, xc_tiled_for_arg(loop, 0), xc_tiled_reduce(k, XC_REDUCE_SUM, xc_tiled_select(k, m, v, zero), 1));
       next[1] = xc_tiled_for_arg(loop, 1);
     } else {
       lw_val_t* counted = m;
@@ -179,17 +229,19 @@ xc_status_t lw_emit_pool(lw_ctx_t* c, const xc_node_t* n) {
         counted = valid;
         for (int i = 0; i < w.nsp; i++) {
           counted = lw_and(c, counted, xc_tiled_cmp(k, XC_CMP_GE, in_sp[i], lw_i64(c, -w.pb[i])));
-          counted = lw_and(c, counted, lw_lt(c, in_sp[i], lw_add(c, lw_dim(c, X->dims[2 + i]).v, lw_i64(c, w.pe[i]))));
+          counted = lw_and(c, counted, lw_lt(c, in_sp[i], lw_add(c, lw_dim(c, X->dims[w.sp0 + i]).v, lw_i64(c, w.pe[i]))));
         }
       }
       next[0] = lw_add(c, xc_tiled_for_arg(loop, 0), xc_tiled_reduce(k, XC_REDUCE_SUM, xc_tiled_select(k, m, x, zero), 1));
       next[1] = lw_add(c, xc_tiled_for_arg(loop, 1),
                        xc_tiled_reduce(k, XC_REDUCE_SUM, xc_tiled_select(k, counted, one, zero), 1));
     }
-    xc_tiled_for_end(k, loop, 2, next);
+    xc_tiled_for_end(k, loop, 3, next);
   }
   lw_val_t* y = xc_tiled_for_result(loop, 0);
-  if (!is_max) y = lw_div(c, y, xc_tiled_for_result(loop, 1));
+  if (is_lp) y = xc_tiled_binary(k, XC_TOP_POW, y, lw_fconst(c, at, 1.0 / p));
+  else if (!is_max) y = lw_div(c, y, xc_tiled_for_result(loop, 1));
+  if (IDX) lw_store_at(c, &sp, IDX, xc_tiled_for_result(loop, 2));
   XC_RETURN_IF_ERROR(lw_epilogue(c, &sp, y));
   lw_iter_end(c, start);
   return NULL;
@@ -207,7 +259,7 @@ xc_status_t lw_emit_convtranspose(lw_ctx_t* c, const xc_node_t* n) {
     if (!xc_dim_is_static(W->dims[i]) || i - 2 >= LW_MAX_RANK) return lw_unsupported(c, n, "symbolic weight shape");
   for (int i = 2; i < W->rank; i++) ks[i - 2] = W->dims[i].value;
   win_t w;
-  XC_RETURN_IF_ERROR(window(c, n, X, ks, &w));
+  XC_RETURN_IF_ERROR(window(c, n, X, ks, false, &w));
   const char* ap = xc_node_attr_string(n, "auto_pad");
   if (ap && (!strcmp(ap, "SAME_UPPER") || !strcmp(ap, "SAME_LOWER"))) {
     int64_t cnt = 0;
@@ -230,7 +282,11 @@ xc_status_t lw_emit_convtranspose(lw_ctx_t* c, const xc_node_t* n) {
   xc_dim_t rd[LW_MAX_RANK];
   rd[0] = xc_dim_const(cg);
   int64_t R = cg, ksize = 1;
-  for (int i = 0; i < w.nsp; i++) rd[1 + i] = xc_dim_const(ks[i]), R *= ks[i], ksize *= ks[i];
+  for (int i = 0; i < w.nsp; i++) {
+    rd[1 + i] = xc_dim_const(ks[i]);
+    if (ks[i] < 1 || !xc_mul_i64(R, ks[i], &R) || !xc_mul_i64(ksize, ks[i], &ksize))
+      return lw_unsupported(c, n, "kernel size");
+  }
   int kb = lw_knob(c, "BLOCK", 4, blk_c, 128);
   int kr = lw_knob(c, "BLOCK_R", 4, br_c, 32);
   lw_val_t* start = lw_iter_begin(c, 0, lw_dim(c, lw_numel(c, Y->rank, Y->dims)), kb, 0);

@@ -209,8 +209,25 @@ xc_status_t lw_ew_compute(lw_ctx_t* c, const xc_node_t* n, lw_val_t* const* ins,
     if (n->num_inputs > 2 && ins[2]) y = xc_tiled_binary(k, XC_TOP_MIN, y, lw_cast_to(c, ins[2], dt));
     *out = y;
   } else if (!strcmp(op, "Cast") || !strcmp(op, "CastLike")) {
-    if (odt == XC_F8E4M3FN || odt == XC_F8E5M2 || (int)odt > (int)XC_F8E5M2)
-      return lw_unsupported(c, n, "cast to %s (saturating fp8 rounding)", xc_dtype_name(odt));
+    if ((int)odt > (int)XC_F8E5M2) return lw_unsupported(c, n, "cast to %s", xc_dtype_name(odt));
+    bool sat = !xc_node_has_attr(n, "saturate") || xc_node_attr_int(n, "saturate") != 0;
+    if ((odt == XC_F8E4M3FN || odt == XC_F8E5M2) && !is_float && dt != XC_BOOL) {
+      x = lw_cast_to(c, x, XC_F64);
+      dt = XC_F64;
+      is_float = true;
+    }
+    if (odt == XC_F8E4M3FN && !sat) {
+      /* past the rounding range of 448: NaN instead of saturating */
+      lw_val_t* big = xc_tiled_cmp(k, XC_CMP_GT, xc_tiled_unary(k, XC_TOP_ABS, x), K(464.0));
+      x = xc_tiled_select(k, big, K(NAN), x);
+    } else if (odt == XC_F8E5M2 && sat) {
+      x = xc_tiled_select(k, xc_tiled_cmp(k, XC_CMP_EQ, x, K(INFINITY)), K(57344.0), x);
+      x = xc_tiled_select(k, xc_tiled_cmp(k, XC_CMP_EQ, x, K(-INFINITY)), K(-57344.0), x);
+    } else if (odt == XC_F8E5M2) {
+      /* from 61440 the tie rounds up and overflows to infinity */
+      lw_val_t* big = xc_tiled_cmp(k, XC_CMP_GE, xc_tiled_unary(k, XC_TOP_ABS, x), K(61440.0));
+      x = xc_tiled_select(k, big, lw_mul(c, x, K(INFINITY)), x);
+    }
     if (odt == XC_BOOL && dt != XC_BOOL)
       *out = xc_tiled_cmp(k, XC_CMP_NE, x, K(0));
     else

@@ -9,17 +9,36 @@
 
 static const int64_t bm_c[] = {16, 32, 64}, bn_c[] = {16, 32, 64}, bk_c[] = {8, 16, 32};
 
+/* A QLinearMatMul scale or zero point as f64: one value, or one per row
+ * (idx = rm) or column (idx = rn). */
+static lw_val_t* qparam(lw_ctx_t* c, const xc_value_t* v, lw_val_t* idx, lw_val_t* mask) {
+  bool one = true;
+  for (int d = 0; d < v->rank; d++) one = one && xc_dim_is_static(v->dims[d]) && v->dims[d].value == 1;
+  lw_val_t* off = one || !idx ? lw_i64(c, 0) : idx;
+  return lw_cast_to(c, xc_tiled_load(c->k, lw_buf(c, v), off, one || !idx ? NULL : mask, NULL), XC_F64);
+}
+
 xc_status_t lw_emit_gemm(lw_ctx_t* c, const xc_node_t* n) {
   xc_tiled_kernel_t* k = c->k;
   bool gemm = !strcmp(n->op_type, "Gemm");
-  const xc_value_t *A = n->inputs[0], *B = n->inputs[1], *Y = n->outputs[0];
+  /* QLinearMatMul: (a - a_zp) @ (b - b_zp) exactly in f64, requantized */
+  bool qlin = !strcmp(n->op_type, "QLinearMatMul");
+  const xc_value_t *A = n->inputs[0], *B = n->inputs[qlin ? 3 : 1], *Y = n->outputs[0];
   const xc_value_t* C = gemm && n->num_inputs > 2 ? n->inputs[2] : NULL;
   xc_dtype_t dt = A->dtype;
-  if (!(dt == XC_F32 || dt == XC_F16 || dt == XC_BF16 || dt == XC_F64) || B->dtype != dt)
+  if (qlin) {
+    if (!((dt == XC_U8 || dt == XC_I8) && (B->dtype == XC_U8 || B->dtype == XC_I8) &&
+          (Y->dtype == XC_U8 || Y->dtype == XC_I8)))
+      return lw_unsupported(c, n, "dtypes %s x %s -> %s", xc_dtype_name(dt), xc_dtype_name(B->dtype),
+                            xc_dtype_name(Y->dtype));
+    for (int i = 0; i < 8; i++)
+      if (!n->inputs[i]) return lw_unsupported(c, n, "missing input %d", i);
+  } else if (!(dt == XC_F32 || dt == XC_F16 || dt == XC_BF16 || dt == XC_F64) || B->dtype != dt) {
     return lw_unsupported(c, n, "dtype %s (float GEMMs only)", xc_dtype_name(dt));
+  }
   if (A->rank < 1 || B->rank < 1 || (gemm && (A->rank != 2 || B->rank != 2)))
     return lw_unsupported(c, n, "operand ranks %d and %d", A->rank, B->rank);
-  xc_dtype_t acc_dt = dt == XC_F64 ? XC_F64 : XC_F32;
+  xc_dtype_t acc_dt = dt == XC_F64 || qlin ? XC_F64 : XC_F32;
   bool ta = gemm && xc_node_attr_int(n, "transA");
   bool tb = gemm && xc_node_attr_int(n, "transB");
   bool a1 = A->rank == 1, b1 = B->rank == 1;
@@ -63,6 +82,9 @@ xc_status_t lw_emit_gemm(lw_ctx_t* c, const xc_node_t* n) {
     }
     lw_val_t* amask = lw_and(c, mm, lw_lt(c, kr, Kd.v));
     lw_val_t* a = xc_tiled_load(k, lw_buf(c, A), lw_offset_dims(c, &sa, ra, A->dims), amask, NULL);
+    if (qlin)
+      a = xc_tiled_select(k, amask, lw_sub(c, lw_cast_to(c, a, XC_F64), qparam(c, n->inputs[2], rm, amask)),
+                          lw_fconst(c, XC_F64, 0));
     /* B tile [BK,BN] */
     lw_space_t sb;
     memset(&sb, 0, sizeof sb);
@@ -76,6 +98,9 @@ xc_status_t lw_emit_gemm(lw_ctx_t* c, const xc_node_t* n) {
     }
     lw_val_t* bmask = lw_and(c, lw_lt(c, kc, Kd.v), mn);
     lw_val_t* b = xc_tiled_load(k, lw_buf(c, B), lw_offset_dims(c, &sb, rb, B->dims), bmask, NULL);
+    if (qlin)
+      b = xc_tiled_select(k, bmask, lw_sub(c, lw_cast_to(c, b, XC_F64), qparam(c, n->inputs[5], rn, bmask)),
+                          lw_fconst(c, XC_F64, 0));
     lw_val_t* next = xc_tiled_dot(k, a, b, xc_tiled_for_arg(loop, 0));
     xc_tiled_for_end(k, loop, 1, &next);
   }
@@ -98,6 +123,21 @@ xc_status_t lw_emit_gemm(lw_ctx_t* c, const xc_node_t* n) {
       if (beta != 1.0) cv = lw_mul(c, cv, lw_fconst(c, acc_dt, beta));
       y = lw_add(c, y, cv);
     }
+  }
+  if (qlin) {
+    /* the multiplier in the scales' precision, like the reference */
+    const xc_value_t *as = n->inputs[1], *bs = n->inputs[4], *ys = n->inputs[6], *yz = n->inputs[7];
+    xc_dtype_t sd = as->dtype;
+    lw_val_t* sc = lw_cast_to(c, lw_mul(c, lw_cast_to(c, qparam(c, as, rm, mm), sd), lw_cast_to(c, qparam(c, bs, rn, mn), sd)), sd);
+    lw_val_t* mult = lw_cast_to(c, lw_div(c, lw_cast_to(c, sc, XC_F64), qparam(c, ys, NULL, NULL)), sd);
+    y = lw_add(c, lw_mul(c, y, lw_cast_to(c, mult, XC_F64)), qparam(c, yz, NULL, NULL));
+    lw_val_t* r = xc_tiled_unary(k, XC_TOP_FLOOR, lw_add(c, y, lw_fconst(c, XC_F64, 0.5)));
+    lw_val_t* tie = xc_tiled_cmp(k, XC_CMP_EQ, lw_sub(c, r, y), lw_fconst(c, XC_F64, 0.5));
+    lw_val_t* odd = xc_tiled_cmp(k, XC_CMP_NE, xc_tiled_binary(k, XC_TOP_REM, r, lw_fconst(c, XC_F64, 2)),
+                                 lw_fconst(c, XC_F64, 0));
+    y = xc_tiled_select(k, lw_and(c, tie, odd), lw_sub(c, r, lw_fconst(c, XC_F64, 1)), r);
+    double lo = Y->dtype == XC_U8 ? 0 : -128, hi = Y->dtype == XC_U8 ? 255 : 127;
+    y = xc_tiled_binary(k, XC_TOP_MAX, lw_fconst(c, XC_F64, lo), xc_tiled_binary(k, XC_TOP_MIN, y, lw_fconst(c, XC_F64, hi)));
   }
   XC_RETURN_IF_ERROR(lw_epilogue(c, &sy, y));
   lw_iter_end(c, b0);

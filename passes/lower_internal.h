@@ -32,6 +32,10 @@ typedef struct lw_space {
 typedef struct lw_phase {
   int num_nodes;
   xc_node_t* nodes[LW_MAX_PHASE_NODES];
+  /* elementwise producers of a normalization's input, computed where the
+   * anchor loads it (a prologue) */
+  int num_pro;
+  xc_node_t* pro[LW_MAX_PHASE_NODES];
 } lw_phase_t;
 
 typedef struct lw_ctx {
@@ -57,6 +61,11 @@ typedef struct lw_ctx {
   const xc_value_t* reg_val[LW_MAX_PHASE_NODES * 2];
   lw_val_t* reg_tile[LW_MAX_PHASE_NODES * 2];
   bool* must_store; /* by value id */
+  /* Attention groups: head Split/Transpose/view nodes folded into the
+   * attention kernel's index math (by node id), and the Transpose of the
+   * attention output that the kernel stores through (or NULL). */
+  const bool* absorbed;
+  const xc_node_t* remap_out;
   xc_status_t err;
 } lw_ctx_t;
 
@@ -94,6 +103,9 @@ lw_val_t* lw_offset(lw_ctx_t* c, const lw_space_t* sp, const xc_value_t* v);
 /* Offset into a contiguous buffer of shape dims (aligned to the trailing
  * dims of the space; size-1 dims broadcast). */
 lw_val_t* lw_offset_dims(lw_ctx_t* c, const lw_space_t* sp, int rank, const xc_dim_t* dims);
+/* Offset of element idx (v's own dims) traced through absorbed nodes to the
+ * buffer that holds it (*buf). */
+lw_val_t* lw_virtual_offset(lw_ctx_t* c, const xc_value_t* v, lw_val_t* const* idx, const xc_value_t** buf);
 /* Decomposes a scalar/tile flat index over dims[0..rank) into idx. */
 void lw_decompose(lw_ctx_t* c, lw_val_t* flat, int rank, const xc_dim_t* dims, lw_val_t** idx);
 /* v at the space: from registers, or loaded (masked) from its buffer. */
@@ -103,7 +115,10 @@ void lw_set_reg(lw_ctx_t* c, const xc_value_t* v, lw_val_t* t);
 /* Runs the phase's fused elementwise nodes after the anchor (whose output
  * tile is `anchor_out` at space sp) and stores what must be stored. */
 xc_status_t lw_epilogue(lw_ctx_t* c, const lw_space_t* sp, lw_val_t* anchor_out);
-/* Broadcast of two tiles to a common shape (for select with scalar args). */
+/* Stores the prologue values that leave the phase, at space sp (call once
+ * per element: in the anchor's single pass over its input). */
+void lw_store_prologue(lw_ctx_t* c, const lw_space_t* sp);
+/* x converted to dtype dt (x itself when it already has it). */
 lw_val_t* lw_cast_to(lw_ctx_t* c, lw_val_t* x, xc_dtype_t dt);
 
 /* ---- elementwise (lower_elementwise.c) ---- */
@@ -123,9 +138,16 @@ xc_status_t lw_emit_movement(lw_ctx_t* c, const xc_node_t* n);  /* lower_movemen
 bool lw_is_reduce(const xc_node_t* n);
 bool lw_is_argreduce(const xc_node_t* n);
 bool lw_is_loss(const xc_node_t* n);
+bool lw_is_scatter(const xc_node_t* n);
+bool lw_is_quant(const xc_node_t* n);
+xc_status_t lw_emit_quant(lw_ctx_t* c, const xc_node_t* n); /* lower_quant.c */
+xc_status_t lw_emit_resize(lw_ctx_t* c, const xc_node_t* n); /* lower_resize.c */
+xc_status_t lw_emit_grid_sample(lw_ctx_t* c, const xc_node_t* n); /* lower_sample.c */
+xc_status_t lw_emit_scatter(lw_ctx_t* c, const xc_node_t* n); /* lower_scatter.c */
 xc_status_t lw_emit_loss(lw_ctx_t* c, const xc_node_t* n); /* lower_loss.c */
 xc_status_t lw_emit_argreduce(lw_ctx_t* c, const xc_node_t* n); /* lower_reduce.c */
 xc_status_t lw_emit_cumsum(lw_ctx_t* c, const xc_node_t* n);    /* lower_reduce.c */
+xc_status_t lw_emit_topk(lw_ctx_t* c, const xc_node_t* n);      /* lower_reduce.c */
 bool lw_is_normalize(const xc_node_t* n);
 bool lw_is_movement(const xc_node_t* n);
 

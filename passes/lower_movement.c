@@ -12,7 +12,8 @@
 static const char* const movement_ops[] = {"Transpose", "Gather", "GatherElements", "Split", "Shape",
                                            "Concat", "Slice", "Expand", "Tile", "Pad",
                                            "ConstantOfShape", "Size", "Trilu", "EyeLike",
-                                           "BatchNormalization", "Dropout"};
+                                           "BatchNormalization", "Dropout", "DepthToSpace",
+                                           "SpaceToDepth", "GatherND", "OneHot", "RotaryEmbedding"};
 
 bool lw_is_movement(const xc_node_t* n) {
   if (n->domain && n->domain[0]) return false;
@@ -181,7 +182,11 @@ xc_status_t lw_emit_movement(lw_ctx_t* c, const xc_node_t* n) {
     y = load_idx(c, &sp, X, X->rank, in);
   } else if (!strcmp(op, "Pad")) {
     const char* mode = xc_node_attr_string(n, "mode");
-    if (mode && strcmp(mode, "constant") != 0) return lw_unsupported(c, n, "mode %s", mode);
+    int pm = 0; /* constant, edge, wrap, reflect */
+    if (mode && !strcmp(mode, "edge")) pm = 1;
+    else if (mode && !strcmp(mode, "wrap")) pm = 2;
+    else if (mode && !strcmp(mode, "reflect")) pm = 3;
+    else if (mode && strcmp(mode, "constant") != 0) return lw_unsupported(c, n, "mode %s", mode);
     int64_t pads[2 * LW_MAX_RANK], ax[LW_MAX_RANK];
     int np = 0, na = 0;
     if (!lw_const_ints(c, n->inputs[1], pads, 2 * LW_MAX_RANK, &np)) return lw_unsupported(c, n, "pads");
@@ -196,8 +201,22 @@ xc_status_t lw_emit_movement(lw_ctx_t* c, const xc_node_t* n) {
       if (a < 0) a += X->rank;
       if (a < 0 || a >= X->rank) return lw_unsupported(c, n, "bad axis");
       in[a] = lw_sub(c, sp.idx[a], lw_i64(c, pads[i]));
-      inside = lw_and(c, inside, xc_tiled_cmp(k, XC_CMP_GE, in[a], lw_i64(c, 0)));
-      inside = lw_and(c, inside, lw_lt(c, in[a], lw_dim(c, X->dims[a]).v));
+      lw_val_t* d = lw_dim(c, X->dims[a]).v;
+      lw_val_t* zero = lw_i64(c, 0), *one = lw_i64(c, 1);
+      if (pm == 1) {
+        in[a] = xc_tiled_binary(k, XC_TOP_MAX, zero, xc_tiled_binary(k, XC_TOP_MIN, in[a], lw_sub(c, d, one)));
+      } else if (pm == 2) {
+        lw_val_t* ds = xc_tiled_binary(k, XC_TOP_MAX, d, one);
+        in[a] = lw_rem(c, lw_add(c, lw_rem(c, in[a], ds), ds), ds);
+      } else if (pm == 3) {
+        lw_val_t* period = xc_tiled_binary(k, XC_TOP_MAX, lw_mul(c, lw_i64(c, 2), lw_sub(c, d, one)), one);
+        lw_val_t* m = lw_rem(c, lw_add(c, lw_rem(c, in[a], period), period), period);
+        m = xc_tiled_select(k, lw_lt(c, m, d), m, lw_sub(c, period, m));
+        in[a] = xc_tiled_select(k, xc_tiled_cmp(k, XC_CMP_EQ, d, one), zero, m);
+      } else {
+        inside = lw_and(c, inside, xc_tiled_cmp(k, XC_CMP_GE, in[a], zero));
+        inside = lw_and(c, inside, lw_lt(c, in[a], d));
+      }
     }
     lw_space_t si = sp;
     si.mask = inside;
@@ -228,6 +247,104 @@ xc_status_t lw_emit_movement(lw_ctx_t* c, const xc_node_t* n) {
       lw_val_t* keep = xc_tiled_cmp(k, upper ? XC_CMP_GE : XC_CMP_LE, diff, kv);
       y = xc_tiled_select(k, keep, lw_load_at(c, &sp, X), lw_fconst(c, Y->dtype, 0));
     }
+  } else if (!strcmp(op, "DepthToSpace") || !strcmp(op, "SpaceToDepth")) {
+    int64_t bs = xc_node_attr_int(n, "blocksize");
+    if (X->rank != 4 || bs < 1) return lw_unsupported(c, n, "rank %d", X->rank);
+    lw_val_t* b = lw_i64(c, bs);
+    in[0] = sp.idx[0];
+    if (op[0] == 'D') {
+      const char* mode = xc_node_attr_string(n, "mode");
+      bool crd = mode && !strcmp(mode, "CRD");
+      lw_val_t* i = lw_rem(c, sp.idx[2], b), *j = lw_rem(c, sp.idx[3], b);
+      lw_val_t* ij = lw_add(c, lw_mul(c, i, b), j);
+      in[1] = crd ? lw_add(c, lw_mul(c, sp.idx[1], lw_i64(c, bs * bs)), ij)
+                  : lw_add(c, lw_mul(c, ij, lw_dim(c, Y->dims[1]).v), sp.idx[1]);
+      in[2] = lw_div(c, sp.idx[2], b);
+      in[3] = lw_div(c, sp.idx[3], b);
+    } else {
+      lw_val_t* cx = lw_dim(c, X->dims[1]).v;
+      lw_val_t* ij = lw_div(c, sp.idx[1], cx);
+      in[1] = lw_rem(c, sp.idx[1], cx);
+      in[2] = lw_add(c, lw_mul(c, sp.idx[2], b), lw_div(c, ij, b));
+      in[3] = lw_add(c, lw_mul(c, sp.idx[3], b), lw_rem(c, ij, b));
+    }
+    y = load_idx(c, &sp, X, 4, in);
+  } else if (!strcmp(op, "GatherND")) {
+    const xc_value_t* I = n->inputs[1];
+    int64_t bd = xc_node_attr_int(n, "batch_dims");
+    if (I->rank < 1 || !xc_dim_is_static(I->dims[I->rank - 1])) return lw_unsupported(c, n, "index depth");
+    int64_t kd = I->dims[I->rank - 1].value;
+    int ri = I->rank;
+    if (bd < 0 || bd + kd > X->rank) return lw_unsupported(c, n, "batch_dims");
+    lw_val_t* iidx[LW_MAX_RANK];
+    for (int d = 0; d < ri - 1; d++) iidx[d] = sp.idx[d];
+    for (int d = 0; d < bd; d++) in[d] = sp.idx[d];
+    for (int64_t j = 0; j < kd; j++) {
+      iidx[ri - 1] = lw_i64(c, j);
+      lw_val_t* ix = lw_cast_to(c, load_idx(c, &sp, I, ri, iidx), XC_I64);
+      lw_val_t* dim = lw_dim(c, X->dims[bd + j]).v;
+      in[bd + j] = xc_tiled_select(k, lw_lt(c, ix, lw_i64(c, 0)), lw_add(c, ix, dim), ix);
+    }
+    for (int d = (int)(bd + kd); d < X->rank; d++) in[d] = sp.idx[ri - 1 + d - (bd + kd)];
+    y = load_idx(c, &sp, X, X->rank, in);
+  } else if (!strcmp(op, "OneHot")) {
+    const xc_value_t *I = X, *V = n->inputs[2];
+    int64_t axis = xc_node_attr_int(n, "axis");
+    if (axis < 0) axis += Y->rank;
+    if (axis < 0 || axis >= Y->rank) return lw_unsupported(c, n, "bad axis");
+    lw_val_t* iidx[LW_MAX_RANK];
+    for (int d = 0, e = 0; d < Y->rank; d++)
+      if (d != axis) iidx[e++] = sp.idx[d];
+    lw_val_t* ix = load_idx(c, &sp, I, I->rank, iidx);
+    if (xc_dtype_is_float(I->dtype)) ix = xc_tiled_unary(k, XC_TOP_FLOOR, ix);
+    ix = lw_cast_to(c, ix, XC_I64);
+    lw_val_t* depth = lw_dim(c, Y->dims[axis]).v;
+    ix = xc_tiled_select(k, lw_lt(c, ix, lw_i64(c, 0)), lw_add(c, ix, depth), ix);
+    lw_val_t* off = xc_tiled_load(k, lw_buf(c, V), lw_i64(c, 0), NULL, NULL);
+    lw_val_t* on = xc_tiled_load(k, lw_buf(c, V), lw_i64(c, 1), NULL, NULL);
+    y = xc_tiled_select(k, xc_tiled_cmp(k, XC_CMP_EQ, ix, sp.idx[axis]), on, off);
+    y = xc_tiled_select(k, sp.mask, y, y);
+  } else if (!strcmp(op, "RotaryEmbedding")) {
+    const xc_value_t *CS = n->inputs[1], *SN = n->inputs[2];
+    const xc_value_t* POS = n->num_inputs > 3 ? n->inputs[3] : NULL;
+    bool inter = xc_node_attr_int(n, "interleaved") != 0;
+    int64_t heads, d;
+    if (X->rank == 4 && xc_dim_is_static(X->dims[3])) {
+      d = X->dims[3].value, heads = 0;
+    } else if (X->rank == 3 && xc_dim_is_static(X->dims[2]) && (heads = xc_node_attr_int(n, "num_heads")) > 0) {
+      d = X->dims[2].value / heads;
+    } else {
+      return lw_unsupported(c, n, "input shape");
+    }
+    int64_t rd = xc_node_attr_int(n, "rotary_embedding_dim");
+    if (rd == 0) rd = d;
+    int64_t half = rd / 2;
+    lw_val_t *b = sp.idx[0], *sq, *dd;
+    if (X->rank == 4) sq = sp.idx[2], dd = sp.idx[3];
+    else sq = sp.idx[1], dd = lw_rem(c, sp.idx[2], lw_i64(c, d));
+    lw_val_t* row;
+    if (POS) {
+      lw_space_t s2 = sp;
+      s2.rank = 2;
+      s2.idx[0] = b, s2.idx[1] = sq;
+      row = lw_cast_to(c, xc_tiled_load(k, lw_buf(c, POS), lw_offset(c, &s2, POS), sp.mask, NULL), XC_I64);
+    } else {
+      row = lw_add(c, lw_mul(c, b, lw_dim(c, X->dims[X->rank == 4 ? 2 : 1]).v), sq);
+    }
+    lw_val_t* i = inter ? lw_div(c, dd, lw_i64(c, 2)) : lw_rem(c, dd, lw_i64(c, half > 0 ? half : 1));
+    lw_val_t* first = inter ? xc_tiled_cmp(k, XC_CMP_EQ, lw_rem(c, dd, lw_i64(c, 2)), lw_i64(c, 0))
+                            : lw_lt(c, dd, lw_i64(c, half));
+    lw_val_t* rot = lw_and(c, sp.mask, lw_lt(c, dd, lw_i64(c, rd)));
+    lw_val_t* delta = xc_tiled_select(k, first, lw_i64(c, inter ? 1 : half), lw_i64(c, inter ? -1 : -half));
+    lw_val_t* coff = lw_add(c, lw_mul(c, row, lw_i64(c, half)), i);
+    xc_dtype_t at = X->dtype == XC_F64 ? XC_F64 : XC_F32;
+    lw_val_t* cv = lw_cast_to(c, xc_tiled_load(k, lw_buf(c, CS), coff, rot, NULL), at);
+    lw_val_t* sv = lw_cast_to(c, xc_tiled_load(k, lw_buf(c, SN), coff, rot, NULL), at);
+    lw_val_t* x = lw_cast_to(c, xc_tiled_load(k, lw_buf(c, X), flat, sp.mask, NULL), at);
+    lw_val_t* xp = lw_cast_to(c, xc_tiled_load(k, lw_buf(c, X), lw_add(c, flat, delta), rot, NULL), at);
+    lw_val_t* y1 = lw_sub(c, lw_mul(c, cv, x), lw_mul(c, sv, xp));
+    lw_val_t* y2 = lw_add(c, lw_mul(c, sv, xp), lw_mul(c, cv, x));
+    y = xc_tiled_select(k, rot, xc_tiled_select(k, first, y1, y2), x);
   } else if (!strcmp(op, "BatchNormalization")) {
     if (xc_node_attr_int(n, "training_mode")) return lw_unsupported(c, n, "training mode");
     if (X->rank < 2 || !xc_dtype_is_float(X->dtype)) return lw_unsupported(c, n, "input");

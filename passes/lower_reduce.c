@@ -69,7 +69,7 @@ static xc_dtype_t acc_type(xc_dtype_t dt) {
 /* x chunk loaded as acc dtype, masked-off lanes = fill. */
 static lw_val_t* load_chunk(lw_ctx_t* c, const lw_space_t* sp, const xc_value_t* X, xc_dtype_t at,
                             double fill) {
-  lw_val_t* x = lw_cast_to(c, xc_tiled_load(c->k, lw_buf(c, X), lw_offset(c, sp, X), sp->mask, NULL), at);
+  lw_val_t* x = lw_cast_to(c, lw_load_at(c, sp, X), at); /* a buffer, or the phase's prologue */
   return xc_tiled_select(c->k, sp->mask, x, lw_fconst(c, at, fill));
 }
 
@@ -98,7 +98,7 @@ bool lw_is_normalize(const xc_node_t* n) {
   if (n->domain && n->domain[0]) return false;
   return !strcmp(n->op_type, "Softmax") || !strcmp(n->op_type, "LogSoftmax") ||
          !strcmp(n->op_type, "LayerNormalization") || !strcmp(n->op_type, "RMSNormalization") ||
-         !strcmp(n->op_type, "LpNormalization");
+         !strcmp(n->op_type, "LpNormalization") || !strcmp(n->op_type, "InstanceNormalization");
 }
 
 /* for r0 over the reduced elements, one carried [BR] accumulator. */
@@ -364,13 +364,15 @@ xc_status_t lw_emit_normalize(lw_ctx_t* c, const xc_node_t* n) {
   for (int o = 1; o < n->num_outputs; o++)
     if (n->outputs[o] && c->must_store[n->outputs[o]->id] && strcmp(op, "LayerNormalization") != 0)
       return lw_unsupported(c, n, "output %d is used", o);
-  int64_t axis = xc_node_attr_int(n, "axis");
+  int64_t axis = strcmp(op, "InstanceNormalization") ? xc_node_attr_int(n, "axis") : 2;
   if (axis < 0) axis += X->rank;
   if (axis < 0 || axis >= X->rank) return lw_unsupported(c, n, "bad axis");
   bool is_red[LW_MAX_RANK] = {0};
   if (!strcmp(op, "LpNormalization")) return emit_lpnorm(c, n, axis);
   bool soft = !strcmp(op, "Softmax") || !strcmp(op, "LogSoftmax");
   bool rms = !strcmp(op, "RMSNormalization");
+  bool inst = !strcmp(op, "InstanceNormalization"); /* per (n, c) over the spatial dims */
+  if (inst && X->rank < 3) return lw_unsupported(c, n, "rank %d", X->rank);
   for (int d = 0; d < X->rank; d++) is_red[d] = soft ? d == axis : d >= axis;
   xc_dtype_t at = acc_type(X->dtype);
   if (!xc_dtype_is_float(at)) return lw_unsupported(c, n, "integer input");
@@ -437,7 +439,8 @@ xc_status_t lw_emit_normalize(lw_ctx_t* c, const xc_node_t* n) {
   xc_tiled_op_t* out_loop = xc_tiled_for_begin(k, lw_i64(c, 0), w.R.v, xc_tiled_knob_value(k, w.kBC), 0, NULL);
   rows_chunk(c, &w, xc_tiled_for_iv(out_loop), &sp);
   {
-    lw_val_t* x = lw_cast_to(c, xc_tiled_load(k, lw_buf(c, X), lw_offset(c, &sp, X), sp.mask, NULL), at);
+    lw_val_t* x = lw_cast_to(c, lw_load_at(c, &sp, X), at);
+    lw_store_prologue(c, &sp);
     lw_val_t* y;
     if (soft) {
       lw_val_t* m = xc_tiled_select(k, xc_tiled_cmp(k, XC_CMP_EQ, s1c, lw_fconst(c, at, -INFINITY)),
@@ -448,13 +451,71 @@ xc_status_t lw_emit_normalize(lw_ctx_t* c, const xc_node_t* n) {
         y = lw_sub(c, lw_sub(c, x, m), xc_tiled_unary(k, XC_TOP_LOG, s2c));
     } else {
       y = rms ? lw_mul(c, x, s2c) : lw_mul(c, lw_sub(c, x, s1c), s2c);
-      y = lw_mul(c, y, lw_cast_to(c, lw_load_at(c, &sp, n->inputs[1]), at));
-      if (!rms && n->num_inputs > 2 && n->inputs[2])
-        y = lw_add(c, y, lw_cast_to(c, lw_load_at(c, &sp, n->inputs[2]), at));
+      if (inst) { /* scale and bias per channel */
+        y = lw_mul(c, y, lw_cast_to(c, xc_tiled_load(k, lw_buf(c, n->inputs[1]), sp.idx[1], sp.mask, NULL), at));
+        y = lw_add(c, y, lw_cast_to(c, xc_tiled_load(k, lw_buf(c, n->inputs[2]), sp.idx[1], sp.mask, NULL), at));
+      } else {
+        y = lw_mul(c, y, lw_cast_to(c, lw_load_at(c, &sp, n->inputs[1]), at));
+        if (!rms && n->num_inputs > 2 && n->inputs[2])
+          y = lw_add(c, y, lw_cast_to(c, lw_load_at(c, &sp, n->inputs[2]), at));
+      }
     }
     XC_RETURN_IF_ERROR(lw_epilogue(c, &sp, y));
   }
   xc_tiled_for_end(k, out_loop, 0, NULL);
   lw_iter_end(c, w.start);
+  return NULL;
+}
+
+/* TopK: each element's rank along the axis (how many elements come before
+ * it: better values, or equal values at lower indices) is counted over
+ * BLOCK_C chunks of the axis; elements ranked below k store themselves and
+ * their index at position rank. Ranks are a permutation, so every output
+ * is written once and programs stay independent. */
+xc_status_t lw_emit_topk(lw_ctx_t* c, const xc_node_t* n) {
+  xc_tiled_kernel_t* k = c->k;
+  const xc_value_t *X = n->inputs[0], *V = n->outputs[0], *I = n->outputs[1];
+  int64_t kv[1];
+  int nk = 0;
+  if (!lw_const_ints(c, n->inputs[1], kv, 1, &nk) || nk != 1) return lw_unsupported(c, n, "k is not constant");
+  int64_t axis = xc_node_attr_int(n, "axis");
+  if (axis < 0) axis += X->rank;
+  if (axis < 0 || axis >= X->rank || X->rank > LW_MAX_RANK) return lw_unsupported(c, n, "bad axis");
+  bool largest = xc_node_attr_int(n, "largest") != 0;
+  xc_dtype_t at = acc_type(X->dtype);
+  static const int64_t blk[] = {32, 64, 128, 256}, bc[] = {8, 16, 32, 64};
+  int kb = lw_knob(c, "BLOCK", 4, blk, 64);
+  int kc = lw_knob(c, "BLOCK_C", 4, bc, 16);
+  lw_val_t* start = lw_iter_begin(c, 0, lw_dim(c, lw_numel(c, X->rank, X->dims)), kb, 0);
+  lw_space_t sp;
+  lw_flat_space(c, X->rank, X->dims, start, kb, &sp, NULL);
+  lw_val_t* x = lw_cast_to(c, lw_load_at(c, &sp, X), at);
+  lw_val_t* xc = lw_col(c, x), *ic = lw_col(c, sp.idx[axis]);
+  xc_tiled_dim_t d1 = xc_tiled_dim_knob(kb);
+  lw_val_t* r0 = xc_tiled_const_i(k, XC_I64, 0, 1, &d1);
+  lw_dimv_t A = lw_dim(c, X->dims[axis]);
+  xc_tiled_op_t* loop = xc_tiled_for_begin(k, lw_i64(c, 0), A.v, xc_tiled_knob_value(k, kc), 1, &r0);
+  {
+    lw_val_t* j = lw_row(c, lw_add(c, xc_tiled_for_iv(loop), xc_tiled_arange(k, xc_tiled_dim_knob(kc))));
+    lw_val_t* m = lw_and(c, lw_col(c, sp.mask), lw_lt(c, j, A.v));
+    lw_space_t sx = sp;
+    for (int d = 0; d < X->rank; d++) sx.idx[d] = lw_col(c, sp.idx[d]);
+    sx.idx[axis] = j;
+    lw_val_t* y = lw_cast_to(c, xc_tiled_load(k, lw_buf(c, X), lw_offset(c, &sx, X), m, NULL), at);
+    lw_val_t* before = xc_tiled_cmp(k, largest ? XC_CMP_GT : XC_CMP_LT, y, xc);
+    before = xc_tiled_binary(k, XC_TOP_OR, before,
+                             lw_and(c, xc_tiled_cmp(k, XC_CMP_EQ, y, xc), lw_lt(c, j, ic)));
+    lw_val_t* cnt = xc_tiled_select(k, lw_and(c, m, before), lw_i64(c, 1), lw_i64(c, 0));
+    lw_val_t* next = lw_add(c, xc_tiled_for_arg(loop, 0), xc_tiled_reduce(k, XC_REDUCE_SUM, cnt, 1));
+    xc_tiled_for_end(k, loop, 1, &next);
+  }
+  lw_val_t* rank = xc_tiled_for_result(loop, 0);
+  lw_space_t so = sp;
+  so.dims = V->dims;
+  so.idx[axis] = rank;
+  so.mask = lw_and(c, sp.mask, lw_lt(c, rank, lw_i64(c, kv[0])));
+  lw_store_at(c, &so, V, x);
+  if (I) lw_store_at(c, &so, I, sp.idx[axis]);
+  lw_iter_end(c, start);
   return NULL;
 }

@@ -9,6 +9,7 @@
 #include "xcomp/frontend.h"
 #include "xcomp/fusion.h"
 #include "xcomp/passes.h"
+#include "xcomp/tensor_io.h"
 #include "xcomp/interp.h"
 #include "xcomp/lower.h"
 #include "xcomp/xir.h"
@@ -142,6 +143,18 @@ static void test_symbolic(void) {
     const int rk[2] = {3, 2};
     check_graph("symbolic-matmul", t2, 2, sh, rk);
   }
+  /* symbolic batch through conv, pooling, attention, gather and layernorm */
+  const char* t3 = HDR
+      "  input x: f32[batch, 3, 7, 6]\n  input w: f32[4, 3, 3, 3]\n  input q: f32[batch, 2, 5, 4]\n"
+      "  input e: f32[11, 6]\n  input ids: i64[batch, 5]\n  input g: f32[6]\n"
+      "  c = Conv(x, w) {pads: [1, 1, 1, 1]}\n  r = Relu(c)\n  p = MaxPool(r) {kernel_shape: [2, 2], strides: [2, 2]}\n"
+      "  a = Attention(q, q, q) {is_causal: 1}\n  h = Gather(e, ids) {axis: 0}\n"
+      "  l = LayerNormalization(h, g) {axis: -1}\n  output p\n  output a\n  output l\n}\n";
+  for (int64_t bt = 1; bt <= 3; bt += 2) {
+    const int64_t sh[6][4] = {{bt, 3, 7, 6}, {4, 3, 3, 3}, {bt, 2, 5, 4}, {11, 6}, {bt, 5}, {6}};
+    const int rk[6] = {4, 4, 4, 2, 2, 1};
+    check_graph("symbolic-mixed", t3, 6, sh, rk);
+  }
 }
 
 static void test_gemm(void) {
@@ -219,6 +232,14 @@ static void test_more_reductions(void) {
   const int64_t sh[1][4] = {{4, 7, 3}};
   const int rk[1] = {3};
   check_graph("more-reductions", t, 1, sh, rk);
+  /* TopK with ties (integers in [0, 5)): lower index first */
+  const char* tk = HDR
+      "  input x: i64[4, 9]\n  input y: f32[6, 5]\n  const k: i64[1] = [4]\n  const k2: i64[1] = [3]\n"
+      "  v, i = TopK(x, k) {axis: 1}\n  w, j = TopK(y, k2) {axis: 0, largest: 0}\n"
+      "  output v\n  output i\n  output w\n  output j\n}\n";
+  const int64_t shk[2][4] = {{4, 9}, {6, 5}};
+  const int rkk[2] = {2, 2};
+  check_graph("topk", tk, 2, shk, rkk);
   const char* t2 = HDR
       "  input x: f32[3, 11]\n  input g: f32[11]\n  input b: f32[11]\n"
       "  y, mean, rstd = LayerNormalization(x, g, b) {axis: -1, epsilon: 1e-3}\n"
@@ -259,6 +280,216 @@ static void test_attention_masks(void) {
   const int64_t sh2[3][4] = {{2, 5, 12}, {2, 7, 6}, {2, 7, 8}};
   const int rk2[3] = {3, 3, 3};
   check_graph("attention-3d", t2, 3, sh2, rk2);
+  /* KV cache: past + new keys, present outputs, causal aligned to the end,
+   * and the softmax probabilities output */
+  const char* t3 = HDR
+      "  input q: f32[1, 4, 3, 8]\n  input k: f32[1, 2, 3, 8]\n  input v: f32[1, 2, 3, 8]\n"
+      "  input pk: f32[1, 2, 5, 8]\n  input pv: f32[1, 2, 5, 8]\n"
+      "  y, prk, prv, qk = Attention(q, k, v, _, pk, pv) {is_causal: 1, qk_matmul_output_mode: 3}\n"
+      "  output y\n  output prk\n  output prv\n  output qk\n}\n";
+  const int64_t sh3[5][4] = {{1, 4, 3, 8}, {1, 2, 3, 8}, {1, 2, 3, 8}, {1, 2, 5, 8}, {1, 2, 5, 8}};
+  const int rk3[5] = {4, 4, 4, 4, 4};
+  check_graph("attention-kv-cache", t3, 5, sh3, rk3);
+  /* head split/reshape/transpose around the attention, folded into its
+   * loads and stores */
+  const char* t5 = HDR
+      "  input x: f32[2, 5, 36]\n  const sp: i64[3] = [12, 12, 12]\n  const hs: i64[4] = [2, 5, 3, 4]\n"
+      "  const os: i64[3] = [2, 5, 12]\n"
+      "  q0, k0, v0 = Split(x, sp) {axis: 2}\n"
+      "  q1 = Reshape(q0, hs)\n  k1 = Reshape(k0, hs)\n  v1 = Reshape(v0, hs)\n"
+      "  q = Transpose(q1) {perm: [0, 2, 1, 3]}\n  k = Transpose(k1) {perm: [0, 2, 1, 3]}\n"
+      "  v = Transpose(v1) {perm: [0, 2, 1, 3]}\n  a = Attention(q, k, v) {is_causal: 1}\n"
+      "  t = Transpose(a) {perm: [0, 2, 1, 3]}\n  y = Reshape(t, os)\n  output y\n}\n";
+  const int64_t sh5[1][4] = {{2, 5, 36}};
+  const int rk5[1] = {3};
+  check_graph("attention-heads", t5, 1, sh5, rk5);
+  /* rotary embeddings: 4-D full, 3-D interleaved with position ids and a
+   * partial rotary dim */
+  const char* t4 = HDR
+      "  input x: f32[2, 3, 5, 8]\n  input cs: f32[2, 5, 4]\n  input sn: f32[2, 5, 4]\n"
+      "  input x3: f32[2, 5, 12]\n  input cc: f32[7, 2]\n  input sc: f32[7, 2]\n  input pos: i64[2, 5]\n"
+      "  y = RotaryEmbedding(x, cs, sn)\n"
+      "  z = RotaryEmbedding(x3, cc, sc, pos) {num_heads: 2, interleaved: 1, rotary_embedding_dim: 4}\n"
+      "  output y\n  output z\n}\n";
+  const int64_t sh4[7][4] = {{2, 3, 5, 8}, {2, 5, 4}, {2, 5, 4}, {2, 5, 12}, {7, 2}, {7, 2}, {2, 5}};
+  const int rk4[7] = {4, 3, 3, 3, 2, 2, 2};
+  check_graph("rotary", t4, 7, sh4, rk4);
+}
+
+static void test_more_ops(void) {
+  /* ConvTranspose (groups, strides, pads, dilation), LpPool, MaxPool
+   * Indices in both storage orders, InstanceNormalization */
+  const char* t = HDR
+      "  input x: f32[2, 4, 5, 7]\n  input w: f32[4, 3, 3, 2]\n  input b: f32[6]\n"
+      "  input s: f32[4]\n  input c: f32[4]\n"
+      "  y = ConvTranspose(x, w, b) {group: 2, strides: [2, 3], pads: [1, 0, 0, 1], dilations: [1, 2]}\n"
+      "  l = LpPool(x) {kernel_shape: [2, 3], p: 3, pads: [1, 1, 0, 1]}\n"
+      "  m, i = MaxPool(x) {kernel_shape: [3, 2], strides: [2, 2]}\n"
+      "  m2, i2 = MaxPool(x) {kernel_shape: [2, 2], storage_order: 1}\n"
+      "  n = InstanceNormalization(x, s, c) {epsilon: 1e-3}\n"
+      "  output y\n  output l\n  output m\n  output i\n  output i2\n  output n\n}\n";
+  const int64_t sh[5][4] = {{2, 4, 5, 7}, {4, 3, 3, 2}, {6}, {4}, {4}};
+  const int rk[5] = {4, 4, 1, 1, 1};
+  check_graph("more-conv", t, 5, sh, rk);
+  /* index ops (indices are random in [0, 5), valid for every axis used) */
+  const char* t2 = HDR
+      "  input d: f32[5, 6, 7]\n  input ie: i64[3, 2, 7]\n  input u: f32[3, 2, 7]\n"
+      "  input ind: i64[4, 2]\n  input un: f32[4, 7]\n"
+      "  se = ScatterElements(d, ie, u) {axis: 0, reduction: \"add\"}\n"
+      "  sn = ScatterND(d, ind, un)\n  gn = GatherND(d, ind)\n"
+      "  ge = GatherElements(d, ie) {axis: 0}\n"
+      "  const pads: i64[6] = [1, 2, 0, 2, 0, 3]\n  pr = Pad(d, pads) {mode: \"reflect\"}\n"
+      "  pw = Pad(d, pads) {mode: \"wrap\"}\n  pe = Pad(d, pads) {mode: \"edge\"}\n"
+      "  output se\n  output sn\n  output gn\n  output ge\n  output pr\n  output pw\n  output pe\n}\n";
+  const int64_t sh2[5][4] = {{5, 6, 7}, {3, 2, 7}, {3, 2, 7}, {4, 2}, {4, 7}};
+  const int rk2[5] = {3, 3, 3, 2, 2};
+  check_graph("index-ops", t2, 5, sh2, rk2);
+  /* depth/space and losses */
+  const char* t3 = HDR
+      "  input x: f32[2, 8, 3, 5]\n  input tg: i64[2, 3, 5]\n  input wt: f32[8]\n"
+      "  d = DepthToSpace(x) {blocksize: 2, mode: \"CRD\"}\n  s = SpaceToDepth(d) {blocksize: 2}\n"
+      "  nl = NegativeLogLikelihoodLoss(x, tg, wt) {reduction: \"mean\", ignore_index: 1}\n"
+      "  ce, lp = SoftmaxCrossEntropyLoss(x, tg) {reduction: \"none\"}\n"
+      "  output d\n  output s\n  output nl\n  output ce\n  output lp\n}\n";
+  const int64_t sh3[3][4] = {{2, 8, 3, 5}, {2, 3, 5}, {8}};
+  const int rk3[3] = {4, 3, 1};
+  check_graph("depth-loss", t3, 3, sh3, rk3);
+}
+
+/* Resize with constant scales/sizes (the ONNX node tests pass them as
+ * inputs, which makes the output shape data-dependent). */
+static void test_resize(void) {
+  const char* t = HDR
+      "  input x: f32[1, 2, 5, 7]\n  const sc: f32[4] = [1.0, 1.0, 1.7, 0.6]\n"
+      "  const sz: i64[2] = [9, 4]\n  const roi: f32[4] = [0.2, 0.1, 0.9, 0.8]\n"
+      "  a = Resize(x, _, sc) {mode: \"nearest\", coordinate_transformation_mode: \"asymmetric\", nearest_mode: \"floor\"}\n"
+      "  b = Resize(x, _, sc) {mode: \"linear\"}\n"
+      "  c = Resize(x, _, _, sz) {mode: \"cubic\", axes: [2, 3], coordinate_transformation_mode: \"align_corners\", exclude_outside: 1}\n"
+      "  d = Resize(x, roi, _, sz) {mode: \"linear\", axes: [2, 3], coordinate_transformation_mode: \"tf_crop_and_resize\", extrapolation_value: 3.0}\n"
+      "  e = Resize(x, _, sc) {mode: \"nearest\", coordinate_transformation_mode: \"half_pixel_symmetric\", nearest_mode: \"round_prefer_ceil\"}\n"
+      "  f = Resize(x, _, sc) {mode: \"cubic\", coordinate_transformation_mode: \"pytorch_half_pixel\"}\n"
+      "  output a\n  output b\n  output c\n  output d\n  output e\n  output f\n}\n";
+  const int64_t sh[1][4] = {{1, 2, 5, 7}};
+  const int rk[1] = {4};
+  check_graph("resize", t, 1, sh, rk);
+  /* GridSample: random grid coordinates in [-2, 2) exercise every padding */
+  const char* t2 = HDR
+      "  input x: f32[2, 3, 5, 7]\n  input g: f32[2, 4, 6, 2]\n"
+      "  a = GridSample(x, g) {mode: \"linear\", padding_mode: \"zeros\"}\n"
+      "  b = GridSample(x, g) {mode: \"nearest\", padding_mode: \"border\", align_corners: 1}\n"
+      "  c = GridSample(x, g) {mode: \"cubic\", padding_mode: \"reflection\"}\n"
+      "  d = GridSample(x, g) {mode: \"linear\", padding_mode: \"reflection\", align_corners: 1}\n"
+      "  output a\n  output b\n  output c\n  output d\n}\n";
+  const int64_t sh2[2][4] = {{2, 3, 5, 7}, {2, 4, 6, 2}};
+  const int rk2[2] = {4, 4};
+  check_graph("grid-sample", t2, 2, sh2, rk2);
+}
+
+static void test_quant(void) {
+  const char* t = HDR
+      "  input x: f32[3, 8]\n  const s: f32[8] = [0.1, 0.2, 0.3, 0.05, 0.5, 1.0, 0.25, 0.125]\n"
+      "  const z: u8[8] = [0, 3, 128, 7, 9, 200, 1, 2]\n  const sb: f32[3, 2] = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6]\n"
+      "  const zb: i8[3, 2] = [0, -3, 5, 1, 2, -7]\n"
+      "  q = QuantizeLinear(x, s, z) {axis: 1}\n  d = DequantizeLinear(q, s, z) {axis: 1}\n"
+      "  qb = QuantizeLinear(x, sb, zb) {axis: 1, block_size: 4}\n"
+      "  db = DequantizeLinear(qb, sb, zb) {axis: 1, block_size: 4}\n"
+      "  output q\n  output d\n  output qb\n  output db\n}\n";
+  const int64_t sh[1][4] = {{3, 8}};
+  const int rk[1] = {2};
+  check_graph("quant", t, 1, sh, rk);
+  const char* t2 = HDR
+      "  input a: u8[5, 9]\n  input b: u8[3, 9, 7]\n  const as: f32[5] = [0.01, 0.02, 0.03, 0.04, 0.05]\n"
+      "  const az: u8[] = 3\n  const bs: f32[] = 0.02\n  const bz: u8[7] = [1, 2, 3, 4, 0, 2, 1]\n"
+      "  const ys: f32[] = 0.001\n  const yz: u8[] = 100\n"
+      "  y = QLinearMatMul(a, as, az, b, bs, bz, ys, yz)\n  output y\n}\n";
+  const int64_t sh2[2][4] = {{5, 9}, {3, 9, 7}};
+  const int rk2[2] = {2, 3};
+  check_graph("qlinear-matmul", t2, 2, sh2, rk2);
+}
+
+/* Number of kernels of text's lowering; *serial set when one of them runs
+ * a single program. */
+static int kernel_count(const char* text, bool* serial) {
+  xc_graph_t* g = NULL;
+  xc_fusion_plan_t* plan = NULL;
+  xc_lowered_module_t* m = NULL;
+  int count = -1;
+  *serial = false;
+  CHECK_OK(xc_xir_parse(text, strlen(text), "count", NULL, &g));
+  if (g) CHECK_OK(xc_graph_infer(g));
+  if (g) CHECK_OK(xc_fusion_plan_build(g, NULL, &plan));
+  if (plan) CHECK_OK(xc_lower(g, plan, NULL, &m));
+  if (m) {
+    count = m->num_kernels;
+    for (int k = 0; k < m->num_kernels; k++) {
+      bool one = true;
+      for (int a = 0; a < m->kernels[k].kernel->grid_rank; a++)
+        one = one && m->kernels[k].kernel->grid[a]->kind == XC_TEXPR_CONST;
+      *serial = *serial || one;
+    }
+  }
+  xc_lowered_module_destroy(m);
+  xc_fusion_plan_destroy(plan);
+  xc_graph_destroy(g);
+  return count;
+}
+
+/* Fusion shapes: a residual Add (also a graph output) computed inside the
+ * LayerNorm kernel, a broadcast chain whose first op has a smaller shape, a
+ * Gelu on a reshaped GEMM output. */
+static void test_fusion_shapes(void) {
+  const char* t = HDR
+      "  input x: f32[7, 13]\n  input r: f32[7, 13]\n  input g: f32[13]\n  input b: f32[13]\n"
+      "  h = Add(x, r)\n  ln = LayerNormalization(h, g, b) {axis: -1}\n  y = Relu(ln)\n"
+      "  output y\n  output h\n}\n";
+  const int64_t sh[4][4] = {{7, 13}, {7, 13}, {13}, {13}};
+  const int rk[4] = {2, 2, 1, 1};
+  check_graph("residual-layernorm", t, 4, sh, rk);
+  const char* t2 = HDR
+      "  input a: f32[3, 1, 1]\n  input s: f32[1]\n  input c: f32[1, 5, 7]\n"
+      "  m = Mul(a, s)\n  y = Add(m, c)\n  output y\n}\n";
+  const int64_t sh2[3][4] = {{3, 1, 1}, {1}, {1, 5, 7}};
+  const int rk2[3] = {3, 1, 3};
+  check_graph("broadcast-prologue", t2, 3, sh2, rk2);
+  const char* t3 = HDR
+      "  input a: f32[15, 9]\n  input w: f32[9, 11]\n  const shp: i64[3] = [3, 5, 11]\n"
+      "  m = MatMul(a, w)\n  r = Reshape(m, shp)\n  y = Gelu(r)\n  output y\n}\n";
+  const int64_t sh3[2][4] = {{15, 9}, {9, 11}};
+  const int rk3[2] = {2, 2};
+  check_graph("gemm-reshape-gelu", t3, 2, sh3, rk3);
+  const char* texts[3] = {t, t2, t3};
+  for (int i = 0; i < 3; i++) {
+    bool serial = true;
+    CHECK_EQ_INT(kernel_count(texts[i], &serial), 1);
+    CHECK(!serial);
+  }
+}
+
+/* Empty tensors: zero programs, or zero-trip loops that leave the
+ * reduction identity. */
+static void test_empty(void) {
+  const char* t = HDR
+      "  input x: f32[0, 5]\n  input w: f32[5, 3]\n  const ax: i64[1] = [0]\n"
+      "  r = Relu(x)\n  s = ReduceSum(r, ax) {keepdims: 0}\n  m = MatMul(x, w)\n"
+      "  output r\n  output s\n  output m\n}\n";
+  const int64_t sh[2][4] = {{0, 5}, {5, 3}};
+  const int rk[2] = {2, 2};
+  check_graph("empty", t, 2, sh, rk);
+  const char* t2 = HDR
+      "  input x: f32[4, 0]\n  input w: f32[0, 3]\n  m = MatMul(x, w)\n  output m\n}\n";
+  const int64_t sh2[2][4] = {{4, 0}, {0, 3}};
+  check_graph("empty-k", t2, 2, sh2, rk);
+}
+
+/* f16 inputs: f32 accumulation, one rounding on store. */
+static void test_f16(void) {
+  const char* t = HDR
+      "  input a: f16[9, 13]\n  input b: f16[13, 6]\n  input g: f16[6]\n  input c: f16[6]\n"
+      "  m = MatMul(a, b)\n  l = LayerNormalization(m, g, c) {axis: -1}\n  y = Softmax(l) {axis: 0}\n"
+      "  output y\n}\n";
+  const int64_t sh[4][4] = {{9, 13}, {13, 6}, {6}, {6}};
+  const int rk[4] = {2, 2, 1, 1};
+  check_graph("f16", t, 4, sh, rk);
 }
 
 /* Structure: views are alias steps, symbolic dims become scalar params. */
@@ -341,6 +572,7 @@ static void test_models(void) {
 static void test_models_limits(void) {
   const char* models[] = {"tests/models/mlp/model.onnx", "tests/models/cnn/model.onnx",
                           "tests/models/gpt2-tiny/model.onnx", "tests/models/bert-tiny/model.onnx"};
+  int attention_kernels = 0;
   for (int i = 0; i < 4; i++) {
     xc_graph_t* g = NULL;
     CHECK_OK(xc_load_model(models[i], &g));
@@ -359,12 +591,65 @@ static void test_models_limits(void) {
       CHECK_OK(xc_lower(g, plan, &lim, &m));
       if (!m) continue;
       CHECK_EQ_INT(m->num_kernels, xc_fusion_plan_kernel_count(plan));
-      for (int k = 0; k < m->num_kernels; k++) CHECK_OK(xc_tiled_knobs_check(m->kernels[k].kernel, m->kernels[k].knobs, &lim));
+      for (int k = 0; k < m->num_kernels; k++) {
+        CHECK_OK(xc_tiled_knobs_check(m->kernels[k].kernel, m->kernels[k].knobs, &lim));
+        /* every group of the models is one parallel kernel (no serial
+         * single-program kernel): residual Adds are LayerNorm prologues */
+        const xc_tiled_kernel_t* kk = m->kernels[k].kernel;
+        bool serial = true;
+        for (int a = 0; a < kk->grid_rank; a++) serial = serial && kk->grid[a]->kind == XC_TEXPR_CONST;
+        if (serial) fprintf(stderr, "%s: kernel %s runs one program\n", models[i], kk->name);
+        CHECK(!serial);
+        /* attention groups fold their head reshapes/transposes into the
+         * kernel: one parallel launch over (query tiles, batch*heads) */
+        if (plan->groups[m->kernels[k].group].kind == XC_GROUP_ATTENTION) {
+          CHECK_EQ_INT(m->kernels[k].kernel->grid_rank, 2);
+          attention_kernels++;
+        }
+      }
       xc_lowered_module_destroy(m);
     }
     xc_fusion_plan_destroy(plan);
     xc_graph_destroy(g);
   }
+  CHECK_EQ_INT(attention_kernels, 8); /* 2 layers x 2 models x GPU/CPU limits */
+}
+
+/* The CNN optimized for the CPU target's channels-last layout (ConvNHWC,
+ * MaxPoolNHWC) lowers and matches its stored output. */
+static void test_cnn_nhwc(void) {
+  xc_graph_t* g = NULL;
+  CHECK_OK(xc_load_model("tests/models/cnn/model.onnx", &g));
+  if (!g) return;
+  CHECK_OK(xc_graph_infer(g));
+  xc_pass_options_t po;
+  xc_pass_options_init(&po);
+  po.target.preferred_layout = XC_LAYOUT_NHWC; /* what the CPU target asks for */
+  CHECK_OK(xc_passes_run(g, &po));
+  int nhwc = 0;
+  for (int i = 0; i < g->num_nodes; i++) nhwc += strstr(g->nodes[i]->op_type, "NHWC") != NULL;
+  CHECK(nhwc >= 3);
+  xc_fusion_plan_t* plan = NULL;
+  xc_lowered_module_t* m = NULL;
+  CHECK_OK(xc_fusion_plan_build(g, &po.target, &plan));
+  if (plan) CHECK_OK(xc_lower(g, plan, NULL, &m));
+  xc_tensor_t *x = NULL, *want = NULL, *got = NULL;
+  CHECK_OK(xc_tensor_read_file("tests/models/cnn/test_data_set_0/input_0.pb", &x, NULL));
+  CHECK_OK(xc_tensor_read_file("tests/models/cnn/test_data_set_0/output_0.pb", &want, NULL));
+  for (int choice = -1; m && x && want && choice < 3; choice++) {
+    if (choice >= 0) set_knobs(m, choice);
+    CHECK_OK(xc_lowered_run_interp(m, 1, (const xc_tensor_t* const*)&x, &got));
+    double err = compare(got, want);
+    if (!(err <= 1e-5)) fprintf(stderr, "cnn nhwc knob choice %d: rel-L2 %g\n", choice, err);
+    CHECK(err <= 1e-5);
+    xc_tensor_destroy(got);
+    got = NULL;
+  }
+  xc_tensor_destroy(x);
+  xc_tensor_destroy(want);
+  xc_lowered_module_destroy(m);
+  xc_fusion_plan_destroy(plan);
+  xc_graph_destroy(g);
 }
 
 int main(void) {
@@ -379,8 +664,15 @@ int main(void) {
   test_more_movement();
   test_attention_masks();
   test_structure();
+  test_empty();
+  test_fusion_shapes();
+  test_more_ops();
+  test_resize();
+  test_quant();
+  test_f16();
   test_unsupported();
   test_models();
   test_models_limits();
+  test_cnn_nhwc();
   return xc_test_summary("test_lower");
 }
