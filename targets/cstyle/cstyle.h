@@ -14,6 +14,10 @@
 /* Work-items per program when a work-group dialect meets a kernel without a
  * THREADS knob. */
 #define XC_CSTYLE_DEFAULT_THREADS 64
+/* Dialects without work-groups keep a program's tiles in stack arrays; emit
+ * refuses knob choices that need more than this per program (OpenMP worker
+ * threads get the default thread stack, typically 8 MiB). */
+#define XC_CSTYLE_MAX_STACK_BYTES ((int64_t)4 << 20)
 
 typedef struct xc_cstyle_writer xc_cstyle_writer_t;
 

@@ -1026,6 +1026,11 @@ xc_status_t xc_cstyle_emit(const xc_cstyle_dialect_t* d, const xc_device_caps_t*
     e.depth = 1;
     emit_block(&e, k->body);
   }
+  if (!e.err && !d->work_groups && e.local_bytes > XC_CSTYLE_MAX_STACK_BYTES)
+    e.err = xc_error(XC_UNSUPPORTED,
+                     "%s emitter: kernel '%s' needs %" PRId64 " bytes of tile arrays per program with these "
+                     "knobs, more than the %lld allowed on a thread's stack: choose smaller tiles",
+                     d->name, k->name, e.local_bytes, (long long)XC_CSTYLE_MAX_STACK_BYTES);
   if (!e.err && d->work_groups && caps && caps->local_memory_bytes > 0 && e.local_bytes > caps->local_memory_bytes)
     e.err = xc_error(XC_UNSUPPORTED,
                      "%s emitter: kernel '%s' needs %" PRId64 " bytes of local memory with these knobs, "

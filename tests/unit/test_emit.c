@@ -58,7 +58,9 @@ static xc_device_t* get_device(int which) {
   device_slot_t* s = &devices[which];
   if (!s->tried) {
     s->tried = true;
-    xc_status_t st = xc_device_open(s->selector, &s->dev);
+    /* XCOMP_EMIT_TEST_OPENCL selects another OpenCL device ("opencl:nvidia") */
+    const char* sel = which == 1 && getenv("XCOMP_EMIT_TEST_OPENCL") ? getenv("XCOMP_EMIT_TEST_OPENCL") : s->selector;
+    xc_status_t st = xc_device_open(sel, &s->dev);
     if (st) {
       if (which == 0) CHECK_OK(st);
       else {
@@ -405,6 +407,24 @@ static void test_errors(void) {
     tiny.max_threads_per_group = 64;
     xc_knob_t th = {"num_threads", 128};
     CHECK_ERR(xc_cstyle_emit(&xc_cstyle_dialect_opencl, &tiny, k, &th, 1, NULL, &src), "threads per program");
+    xc_tiled_kernel_destroy(k);
+  }
+
+  /* the C dialect refuses tiles that would not fit a thread's stack */
+  CHECK_OK(xc_tiled_kernel_create("huge_tiles", &k));
+  {
+    const int64_t big[] = {1024};
+    int kb = xc_tiled_add_knob(k, "BLOCK", XC_KNOB_TILE, 1, big, 1024);
+    val_t* a = xc_tiled_param_buffer(k, "a", XC_F32, XC_ROLE_IN);
+    val_t* b = xc_tiled_param_buffer(k, "b", XC_F32, XC_ROLE_OUT);
+    const xc_tiled_expr_t* g[1] = {xc_texpr_const(k, 1)};
+    xc_tiled_set_grid(k, 1, g);
+    val_t* r = col(k, xc_tiled_arange(k, xc_tiled_dim_knob(kb)));
+    val_t* c = row(k, xc_tiled_arange(k, xc_tiled_dim_knob(kb)));
+    val_t* hoff = add(k, mul(k, r, kv(k, "BLOCK")), c); /* 1024 x 1024 i64: 8 MiB */
+    xc_tiled_store(k, b, hoff, xc_tiled_load(k, a, hoff, NULL, NULL), NULL);
+    CHECK_OK(xc_tiled_verify(k));
+    CHECK_ERR(xc_cstyle_emit(&xc_cstyle_dialect_c, NULL, k, NULL, 0, NULL, &src), "choose smaller tiles");
     xc_tiled_kernel_destroy(k);
   }
 }
