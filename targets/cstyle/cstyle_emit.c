@@ -116,7 +116,16 @@ typedef struct vinfo {
   int64_t dims[XC_TILED_MAX_RANK];
   int64_t n;            /* elements */
   bool not_private;     /* some use reads it at another shape */
+  int cost;             /* VIRTUAL: nodes of the inlined expression */
 } vinfo_t;
+
+/* Elementwise ops whose operands are all virtual or scalar are inlined into
+ * their readers (index arithmetic, masks) up to this expression size. */
+#define MAX_INLINE_COST 24
+
+static bool is_elementwise(xc_tiled_opcode_t op) {
+  return (op >= XC_TOP_NEG && op <= XC_TOP_CMP) || op == XC_TOP_SELECT || op == XC_TOP_CAST;
+}
 
 typedef struct em {
   const xc_cstyle_dialect_t* d;
@@ -187,6 +196,8 @@ static void literal(em_t* e, char* out, size_t size, xc_dtype_t t, double f, int
 
 /* ---- reads ------------------------------------------------------------------ */
 
+static void elementwise_expr(em_t* e, xc_cstyle_writer_t* w, const xc_tiled_op_t* op, const char* const* a);
+
 /* Appends to out the expression of v's element at coordinates c (v's rank).
  * same: c are the loop's own coordinates at v's exact shape (PRIVATE reads). */
 static void read_at(em_t* e, xc_cstyle_writer_t* out, const xc_tiled_value_t* v, const char* const* c,
@@ -247,6 +258,24 @@ static void read_at(em_t* e, xc_cstyle_writer_t* out, const xc_tiled_value_t* v,
       sc[0] = c[1], sc[1] = c[0];
       read_at(e, out, src, sc, false);
       return;
+    default: break;
+  }
+  if (is_elementwise(op->opcode) && op->num_operands <= 3) {
+    xc_cstyle_writer_t ow[3];
+    const char* a[3];
+    memset(ow, 0, sizeof ow);
+    for (int i = 0; i < op->num_operands; i++) {
+      vinfo_t* o = V(e, op->operands[i]);
+      for (int d = 0; d < o->rank; d++) sc[d] = o->dims[d] == 1 ? "0" : c[d + x->rank - o->rank];
+      read_at(e, &ow[i], op->operands[i], sc, false);
+      if (ow[i].oom) fail(e, xc_error_oom());
+      a[i] = wstr(&ow[i]);
+    }
+    elementwise_expr(e, out, op, a);
+    for (int i = 0; i < op->num_operands; i++) free(ow[i].data);
+    return;
+  }
+  switch (op->opcode) {
     default: fail(e, xc_error(XC_INTERNAL, "cstyle: op %d is not virtual", op->id));
   }
 }
@@ -729,7 +758,10 @@ static void emit_op(em_t* e, const xc_tiled_op_t* op) {
     case XC_TOP_REDUCE: emit_reduce(e, op); return;
     case XC_TOP_DOT: emit_dot(e, op); return;
     case XC_TOP_FOR: emit_for(e, op); return;
-    default: emit_elementwise(e, op); return;
+    default:
+      if (res && V(e, res)->st == ST_VIRTUAL) return; /* inlined into its readers */
+      emit_elementwise(e, op);
+      return;
   }
 }
 
@@ -819,13 +851,27 @@ static void classify_value(em_t* e, const xc_tiled_value_t* v) {
     return;
   }
   if (v->def) {
-    switch (v->def->opcode) {
+    const xc_tiled_op_t* op = v->def;
+    switch (op->opcode) {
       case XC_TOP_CONST:
-      case XC_TOP_ARANGE:
+      case XC_TOP_ARANGE: x->st = ST_VIRTUAL, x->cost = 1; return;
       case XC_TOP_EXPAND_DIMS:
       case XC_TOP_BROADCAST:
-      case XC_TOP_TRANS: x->st = ST_VIRTUAL; return;
+      case XC_TOP_TRANS: x->st = ST_VIRTUAL, x->cost = V(e, op->operands[0])->cost; return;
       default: break;
+    }
+    if (is_elementwise(op->opcode) && op->num_operands <= 3) {
+      int cost = 1;
+      bool ok = true;
+      for (int i = 0; i < op->num_operands && ok; i++) {
+        vinfo_t* o = V(e, op->operands[i]);
+        ok = o->st == ST_SCALAR || o->st == ST_VIRTUAL;
+        cost += o->st == ST_SCALAR ? 1 : o->cost;
+      }
+      if (ok && cost <= MAX_INLINE_COST) {
+        x->st = ST_VIRTUAL, x->cost = cost;
+        return;
+      }
     }
   }
   x->st = e->d->work_groups && !x->not_private ? ST_PRIVATE : ST_ARRAY;

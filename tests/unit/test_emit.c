@@ -413,15 +413,15 @@ static void test_errors(void) {
   /* the C dialect refuses tiles that would not fit a thread's stack */
   CHECK_OK(xc_tiled_kernel_create("huge_tiles", &k));
   {
-    const int64_t big[] = {1024};
-    int kb = xc_tiled_add_knob(k, "BLOCK", XC_KNOB_TILE, 1, big, 1024);
+    const int64_t big[] = {2048};
+    int kb = xc_tiled_add_knob(k, "BLOCK", XC_KNOB_TILE, 1, big, 2048);
     val_t* a = xc_tiled_param_buffer(k, "a", XC_F32, XC_ROLE_IN);
     val_t* b = xc_tiled_param_buffer(k, "b", XC_F32, XC_ROLE_OUT);
     const xc_tiled_expr_t* g[1] = {xc_texpr_const(k, 1)};
     xc_tiled_set_grid(k, 1, g);
     val_t* r = col(k, xc_tiled_arange(k, xc_tiled_dim_knob(kb)));
     val_t* c = row(k, xc_tiled_arange(k, xc_tiled_dim_knob(kb)));
-    val_t* hoff = add(k, mul(k, r, kv(k, "BLOCK")), c); /* 1024 x 1024 i64: 8 MiB */
+    val_t* hoff = add(k, mul(k, r, kv(k, "BLOCK")), c); /* the loaded 2048 x 2048 f32 tile: 16 MiB */
     xc_tiled_store(k, b, hoff, xc_tiled_load(k, a, hoff, NULL, NULL), NULL);
     CHECK_OK(xc_tiled_verify(k));
     CHECK_ERR(xc_cstyle_emit(&xc_cstyle_dialect_c, NULL, k, NULL, 0, NULL, &src), "choose smaller tiles");
