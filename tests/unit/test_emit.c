@@ -353,6 +353,44 @@ static void test_gemm_half(void) {
   }
 }
 
+/* ---- every op ------------------------------------------------------------------------ */
+
+static void test_ops_zoo(void) {
+  for (int f = 0; f < 2; f++) {
+    xc_dtype_t ft = f ? XC_F64 : XC_F32;
+    kern_t* k = build_ops_zoo(ft);
+    CHECK(k != NULL);
+    if (!k) continue;
+    int64_t n = 300;
+    xc_tiled_arg_t args[4] = {{tensor(ft, n, true), 0}, {tensor(ft, TK_ZOO_FLOAT_OUTS * n, false), 0},
+                              {tensor(XC_I32, TK_ZOO_INT_OUTS * n, false), 0}, {NULL, n}};
+    /* exact ties and edges: 0, +-0.5 (f16 round trip, ceil), 1 */
+    xc_tensor_set_f64(args[0].buffer, 0, 0.0);
+    xc_tensor_set_f64(args[0].buffer, 1, 0.5);
+    xc_tensor_set_f64(args[0].buffer, 2, -0.5);
+    xc_tensor_set_f64(args[0].buffer, 3, 1.0);
+    const int64_t choices[][2] = {{128, 64}, {16, 32}};
+    for (int c = 0; c < 2; c++) check_kernel(k, choices[c], args, f ? "ops zoo f64" : "ops zoo f32");
+    free_args(args, 4);
+    xc_tiled_kernel_destroy(k);
+  }
+  kern_t* k = build_zoo_2d();
+  CHECK(k != NULL);
+  if (!k) return;
+  xc_tiled_arg_t args[7] = {{tensor(XC_F32, 30, true), 0},  {tensor(XC_F32, 30, false), 0},
+                            {tensor(XC_F32, 5, false), 0},  {tensor(XC_F32, 5, false), 0},
+                            {tensor(XC_I8, 30, false), 0},  {tensor(XC_I8, 30, false), 0},
+                            {tensor(XC_I32, 36, false), 0}};
+  for (int i = 0; i < 30; i++) {
+    xc_tensor_set_f64(args[4].buffer, i, (double)((i * 37) % 255 - 127));
+    xc_tensor_set_f64(args[5].buffer, i, (double)((i * 91) % 255 - 127));
+  }
+  const int64_t choices[][1] = {{64}, {8}};
+  for (int c = 0; c < 2; c++) check_kernel(k, choices[c], args, "zoo 2d");
+  free_args(args, 7);
+  xc_tiled_kernel_destroy(k);
+}
+
 /* ---- declines and errors ------------------------------------------------------------ */
 
 static void test_errors(void) {
@@ -437,6 +475,7 @@ int main(void) {
   test_layernorm();
   test_attention();
   test_convert();
+  test_ops_zoo();
   test_gemm_half();
   test_errors();
   printf("runs: cpu %d, opencl %d\n", runs[0], runs[1]);
