@@ -117,6 +117,7 @@ typedef struct vinfo {
   int64_t n;            /* elements */
   bool not_private;     /* some use reads it at another shape */
   int cost;             /* VIRTUAL: nodes of the inlined expression */
+  bool yielded;         /* a loop yields it: never virtual (it may read carried storage) */
 } vinfo_t;
 
 /* Elementwise ops whose operands are all virtual or scalar are inlined into
@@ -197,6 +198,7 @@ static void literal(em_t* e, char* out, size_t size, xc_dtype_t t, double f, int
 /* ---- reads ------------------------------------------------------------------ */
 
 static void elementwise_expr(em_t* e, xc_cstyle_writer_t* w, const xc_tiled_op_t* op, const char* const* a);
+static void def_expr(em_t* e, xc_cstyle_writer_t* out, const xc_tiled_value_t* v, const char* const* c);
 
 /* Appends to out the expression of v's element at coordinates c (v's rank).
  * same: c are the loop's own coordinates at v's exact shape (PRIVATE reads). */
@@ -233,6 +235,13 @@ static void read_at(em_t* e, xc_cstyle_writer_t* out, const xc_tiled_value_t* v,
     fail(e, xc_error(XC_INTERNAL, "cstyle: value %d has no readable storage", v->id));
     return;
   }
+  def_expr(e, out, v, c);
+}
+
+/* Appends the expression of v's defining op (a view or an elementwise op) at
+ * v's coordinates c, reading the operands. */
+static void def_expr(em_t* e, xc_cstyle_writer_t* out, const xc_tiled_value_t* v, const char* const* c) {
+  vinfo_t* x = V(e, v);
   const xc_tiled_op_t* op = v->def;
   const xc_tiled_value_t* src = op->num_operands > 0 ? op->operands[0] : NULL;
   const char* sc[XC_TILED_MAX_RANK];
@@ -694,6 +703,20 @@ static void emit_copy(em_t* e, const xc_tiled_value_t* dstv, const xc_tiled_valu
   loop_close(e, close);
 }
 
+/* A view (expand_dims, broadcast, trans) that needs its own storage. */
+static void emit_view(em_t* e, const xc_tiled_op_t* op) {
+  vinfo_t* r = V(e, op->results[0]);
+  xc_cstyle_writer_t ex = {0};
+  char d[96];
+  int close = loop_open(e, r, true);
+  def_expr(e, &ex, op->results[0], loop_coords);
+  L("%s = %s;\n", dst(e, r, d, sizeof d), wstr(&ex));
+  loop_close(e, close);
+  if (r->st == ST_ARRAY) barrier(e);
+  if (ex.oom) fail(e, xc_error_oom());
+  free(ex.data);
+}
+
 static void emit_block(em_t* e, const xc_tiled_block_t* b);
 
 static void emit_for(em_t* e, const xc_tiled_op_t* op) {
@@ -746,10 +769,12 @@ static void emit_op(em_t* e, const xc_tiled_op_t* op) {
       L("const %s %s = %" PRId64 "; /* %s */\n", itype(e), V(e, res)->name, e->knobs[op->axis],
         e->k->knobs[op->axis].name);
       return;
-    case XC_TOP_ARANGE:
     case XC_TOP_EXPAND_DIMS:
     case XC_TOP_BROADCAST:
     case XC_TOP_TRANS:
+      if (V(e, res)->st != ST_VIRTUAL) emit_view(e, op);
+      return;
+    case XC_TOP_ARANGE:
     case XC_TOP_ALLOC:
     case XC_TOP_YIELD: return;
     case XC_TOP_BARRIER: barrier(e); return;
@@ -798,7 +823,10 @@ static void analyze_block(em_t* e, const xc_tiled_block_t* b) {
         analyze_block(e, op->body);
         break;
       case XC_TOP_YIELD:
-        for (int j = 0; j < op->num_operands; j++) mark_use(e, op->operands[j], V(e, op->operands[j]));
+        for (int j = 0; j < op->num_operands; j++) {
+          mark_use(e, op->operands[j], V(e, op->operands[j]));
+          V(e, op->operands[j])->yielded = true;
+        }
         break;
       case XC_TOP_REDUCE:
       case XC_TOP_EXPAND_DIMS:
@@ -857,10 +885,13 @@ static void classify_value(em_t* e, const xc_tiled_value_t* v) {
       case XC_TOP_ARANGE: x->st = ST_VIRTUAL, x->cost = 1; return;
       case XC_TOP_EXPAND_DIMS:
       case XC_TOP_BROADCAST:
-      case XC_TOP_TRANS: x->st = ST_VIRTUAL, x->cost = V(e, op->operands[0])->cost; return;
+      case XC_TOP_TRANS:
+        if (x->yielded) break;
+        x->st = ST_VIRTUAL, x->cost = V(e, op->operands[0])->cost;
+        return;
       default: break;
     }
-    if (is_elementwise(op->opcode) && op->num_operands <= 3) {
+    if (is_elementwise(op->opcode) && op->num_operands <= 3 && !x->yielded) {
       int cost = 1;
       bool ok = true;
       for (int i = 0; i < op->num_operands && ok; i++) {

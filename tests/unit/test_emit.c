@@ -391,6 +391,47 @@ static void test_ops_zoo(void) {
   xc_tiled_kernel_destroy(k);
 }
 
+/* A loop whose yields read other carried values (the new value of slot 1 is
+ * a view of the old value of slot 0): the copies must not see half-updated
+ * state. Outputs s (scalar), u [8] and w [1,8] after n iterations. */
+static void test_carry_order(void) {
+  kern_t* k;
+  CHECK_OK(xc_tiled_kernel_create("carry_order", &k));
+  const int64_t th[] = {4, 64};
+  xc_tiled_add_knob(k, "num_threads", XC_KNOB_THREADS, 2, th, 4);
+  val_t* O = xc_tiled_param_buffer(k, "O", XC_F32, XC_ROLE_OUT);
+  val_t* n = xc_tiled_param_scalar(k, "n");
+  const xc_tiled_expr_t* g[1] = {xc_texpr_const(k, 1)};
+  xc_tiled_set_grid(k, 1, g);
+  xc_tiled_dim_t d8[1] = {xc_tiled_dim_const(8)}, d18[2] = {xc_tiled_dim_const(1), xc_tiled_dim_const(8)};
+  val_t* r8 = xc_tiled_arange(k, d8[0]);
+  val_t* init[4] = {f32c(k, 1.0), xc_tiled_cast(k, r8, XC_F32), xc_tiled_const_f(k, XC_F32, 0.0, 2, d18),
+                    xc_tiled_const_f(k, XC_F32, -1.0, 1, d8)};
+  xc_tiled_op_t* loop = xc_tiled_for_begin(k, i64c(k, 0), n, i64c(k, 1), 4, init);
+  {
+    val_t* s = xc_tiled_for_arg(loop, 0), *u = xc_tiled_for_arg(loop, 1), *w = xc_tiled_for_arg(loop, 2);
+    val_t* next[4] = {mul(k, s, f32c(k, 2.0)),
+                      add(k, u, xc_tiled_broadcast(k, s, 1, d8)),
+                      xc_tiled_expand_dims(k, u, 0),
+                      xc_tiled_broadcast(k, add(k, s, xc_tiled_reduce(k, XC_REDUCE_SUM, w, 1)), 1, d8)};
+    xc_tiled_for_end(k, loop, 4, next);
+  }
+  xc_tiled_store(k, O, i64c(k, 0), xc_tiled_for_result(loop, 0), NULL);
+  xc_tiled_store(k, O, add(k, r8, i64c(k, 1)), xc_tiled_for_result(loop, 1), NULL);
+  xc_tiled_store(k, O, add(k, row(k, r8), i64c(k, 9)), xc_tiled_for_result(loop, 2), NULL);
+  xc_tiled_store(k, O, add(k, r8, i64c(k, 17)), xc_tiled_for_result(loop, 3), NULL);
+  CHECK_OK(xc_tiled_verify(k));
+  xc_tiled_arg_t args[2] = {{tensor(XC_F32, 25, false), 0}, {NULL, 5}};
+  const int64_t choices[][1] = {{4}, {64}};
+  for (int c = 0; c < 2; c++) check_kernel(k, choices[c], args, "carry order");
+  /* closed form after 5 iterations: s = 32, u[i] = i + 31, w = u before the last step */
+  CHECK_NEAR(xc_tensor_get_f64(args[0].buffer, 0), 32.0, 0);
+  CHECK_NEAR(xc_tensor_get_f64(args[0].buffer, 1 + 3), 34.0, 0);
+  CHECK_NEAR(xc_tensor_get_f64(args[0].buffer, 9 + 3), 18.0, 0);
+  free_args(args, 2);
+  xc_tiled_kernel_destroy(k);
+}
+
 /* ---- declines and errors ------------------------------------------------------------ */
 
 static void test_errors(void) {
@@ -476,6 +517,7 @@ int main(void) {
   test_attention();
   test_convert();
   test_ops_zoo();
+  test_carry_order();
   test_gemm_half();
   test_errors();
   printf("runs: cpu %d, opencl %d\n", runs[0], runs[1]);
