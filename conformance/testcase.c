@@ -16,6 +16,9 @@
 #include <string.h>
 
 #include "xcomp/conformance.h"
+#include "xcomp/fusion.h"
+#include "xcomp/lower.h"
+#include "xcomp/passes.h"
 #include "xcomp/interp.h"
 #include "xcomp/onnx_testcase.h"
 
@@ -49,6 +52,21 @@ static xc_conform_verdict_t verdict_of(xc_status_t s) {
   return xc_status_code(s) == XC_UNSUPPORTED ? XC_CONFORM_UNSUPPORTED : XC_CONFORM_FAIL;
 }
 
+/* The `tiled` pseudo-target: the graph (already optimized by
+ * xc_conform_run_case) is planned, lowered to tiled kernels and run with the
+ * tiled-IR interpreter. A group that cannot be lowered is XC_UNSUPPORTED,
+ * which the verdict reports as skipped. */
+static xc_status_t run_tiled(const xc_graph_t* g, const xc_onnx_test_data_t* set, xc_tensor_t** got) {
+  xc_fusion_plan_t* plan = NULL;
+  xc_lowered_module_t* m = NULL;
+  xc_status_t s = xc_fusion_plan_build(g, NULL, &plan);
+  if (!s) s = xc_lower(g, plan, NULL, &m);
+  if (!s) s = xc_lowered_run_interp(m, set->num_inputs, (const xc_tensor_t* const*)set->inputs, got);
+  xc_lowered_module_destroy(m);
+  xc_fusion_plan_destroy(plan);
+  return s;
+}
+
 /* Tensors of one data set: files[k] holds kind_k.pb, names[k] its name. */
 /* Runs one data set (inputs already bound to graph inputs by the loader) and
  * compares every output with its reference. */
@@ -62,9 +80,13 @@ static xc_conform_verdict_t run_set(const xc_graph_t* g, const xc_onnx_test_data
     s = xc_error_oom();
     goto done;
   }
-  xc_interp_options_t io;
-  xc_interp_options_init(&io);
-  s = xc_interp_run(g, &io, set->num_inputs, (const xc_tensor_t* const*)set->inputs, got);
+  if (opt->target && strcmp(opt->target, "tiled") == 0) {
+    s = run_tiled(g, set, got);
+  } else {
+    xc_interp_options_t io;
+    xc_interp_options_init(&io);
+    s = xc_interp_run(g, &io, set->num_inputs, (const xc_tensor_t* const*)set->inputs, got);
+  }
   if (s) goto done;
   for (int i = 0; i < g->num_outputs; i++) {
     const xc_tensor_t* ref = set->expected[i];
@@ -111,7 +133,8 @@ xc_conform_verdict_t xc_conform_run_case(const char* dir, const xc_conform_optio
     xc_conform_options_init(&defaults);
     opt = &defaults;
   }
-  if (opt->target && strcmp(opt->target, "ref") != 0) {
+  bool tiled = opt->target && strcmp(opt->target, "tiled") == 0;
+  if (opt->target && strcmp(opt->target, "ref") != 0 && !tiled) {
     *out_detail = dup_printf("target '%s' is not available", opt->target);
     return XC_CONFORM_UNSUPPORTED;
   }
@@ -124,6 +147,12 @@ xc_conform_verdict_t xc_conform_run_case(const char* dir, const xc_conform_optio
   xc_onnx_testcase_t* tc = NULL;
   xc_status_t s = xc_onnx_testcase_load(dir, &tc);
   if (!s) s = xc_graph_infer(tc->graph);
+  if (!s && tiled) {
+    xc_pass_options_t po;
+    xc_pass_options_init(&po);
+    po.opt_level = 2;
+    s = xc_passes_run(tc->graph, &po);
+  }
   if (s) {
     xc_conform_verdict_t v = verdict_of(s);
     *out_detail = dup_printf("%s", xc_status_message(s));

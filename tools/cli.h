@@ -74,6 +74,12 @@ void xc_cli_pass_args_init(xc_cli_pass_args_t* pa, int default_level);
 int xc_cli_pass_option(const xc_cli_command_t* cmd, int argc, char** argv, int* i,
                        xc_cli_pass_args_t* pa);
 
+/* Traits the pass pipeline reads for a target selector: `ref` gives the
+ * defaults; other targets ("cpu", "opencl:1") are looked up in the target
+ * registry and their device capabilities (preferred layout, local memory,
+ * matrix units) become the traits. */
+xc_status_t xc_cli_target_traits(const char* target, xc_target_traits_t* out);
+
 /* Parses a finite double / a positive int; false on junk. */
 bool xc_cli_parse_double(const char* s, double* out);
 bool xc_cli_parse_int(const char* s, int* out);

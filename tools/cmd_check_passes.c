@@ -51,7 +51,7 @@ static int check_main(int argc, char** argv) {
   o.log = stdout;
   xc_graph_t* g = NULL;
   xc_tensor_t** templates = NULL;
-  xc_status_t s = xc_target_traits_for(target, &o.passes.target);
+  xc_status_t s = xc_cli_target_traits(target, &o.passes.target);
   if (!s) s = xc_cli_check_file(model);
   if (!s) s = xc_load_model(model, &g);
   if (!s) s = xc_graph_infer(g);

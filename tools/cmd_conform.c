@@ -71,7 +71,8 @@ static int conform_main(int argc, char** argv) {
     if (m < 0) return xc_cli_usage_error(cmd, "%s needs a value", opt);
   }
   if (!dir) return xc_cli_usage_error(cmd, "give --onnx-tests DIR or --models DIR");
-  xc_status_t s = xc_cli_check_target(o.target);
+  /* `tiled` is a pseudo-target: lowering run by the tiled-IR interpreter. */
+  xc_status_t s = o.target && strcmp(o.target, "tiled") == 0 ? NULL : xc_cli_check_target(o.target);
   if (s) return xc_cli_fail(s);
   o.progress = stdout;
   xc_conform_report_t r;
@@ -109,7 +110,8 @@ const xc_cli_command_t xc_cli_conform_command = {
     "'N passed, N failed, N skipped'. A test that crashes or times out is a FAIL.\n"
     "\n"
     "options:\n"
-    "  --target T        target to check (default: ref)\n"
+    "  --target T        target to check (default: ref; `tiled`: lowered kernels on the\n"
+    "                    tiled-IR interpreter)\n"
     "  --onnx-tests DIR  ONNX backend tests: rtol 1e-3, atol 1e-7, exact dtype and shape\n"
     "  --models DIR      exported models: the same, plus relative L2 error <= 1e-5\n"
     "                    (f32, f64; f16: 2e-3; bf16: 1.6e-2)\n"

@@ -76,7 +76,7 @@ static int dump_main(int argc, char** argv) {
     return xc_cli_usage_error(cmd, "--format applies to --stage fused");
   if (!infer && (stage != STAGE_IMPORTED || stats))
     return xc_cli_usage_error(cmd, "--no-infer only applies to --stage imported");
-  xc_status_t s = xc_target_traits_for(target, &pa.options.target);
+  xc_status_t s = xc_cli_target_traits(target, &pa.options.target);
   if (s) return xc_cli_fail(s);
   xc_graph_t* g = NULL;
   char* text = NULL;

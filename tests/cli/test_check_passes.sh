@@ -67,5 +67,11 @@ run_xcomp dump "$T" --format dot
 run_xcomp dump "$T" --stage nope
 [ "$RC" -eq 2 ] || fail "--stage nope should be a usage error"
 run_xcomp dump "$T" --target nope
-[ "$RC" -eq 1 ] && grep -q "unknown target 'nope'" "$TMP/err" || fail "unknown target: $(cat "$TMP/err")"
+[ "$RC" -eq 1 ] && grep -q "no target or device matches 'nope'" "$TMP/err" || fail "unknown target: $(cat "$TMP/err")"
+
+# The cpu target prefers NHWC: the layout pass rewrites the CNN, and the
+# harness checks the rewritten graph computes the same.
+run_xcomp check-passes "$MODELS/cnn/model.onnx" --data "$MODELS/cnn/test_data_set_0" --target cpu
+[ "$RC" -eq 0 ] || fail "check-passes --target cpu: $(cat "$TMP/out" "$TMP/err")"
+grep -q "^pass layout .* nodes, 4 input sets agree" "$TMP/out" || fail "layout did not run for cpu: $(cat "$TMP/out")"
 finish

@@ -2,6 +2,7 @@
  * MaxPoolNHWC, AveragePoolNHWC): hand-computed convolutions, CNNs moved to
  * NHWC keep their values and end with at most one Transpose per boundary,
  * and an NCHW target leaves the graph alone. */
+#include "graph_test_util.h"
 #include "test.h"
 #include "xcomp/frontend.h"
 #include "xcomp/interp.h"
@@ -10,24 +11,7 @@
 #include "xcomp/tensor_io.h"
 #include "xcomp/xir.h"
 
-static xc_graph_t* parse(const char* text) {
-  xc_graph_t* g = NULL;
-  xc_status_t s = xc_xir_parse(text, strlen(text), "test.xir", NULL, &g);
-  if (!s) s = xc_graph_infer(g);
-  if (s) {
-    fprintf(stderr, "parse: %s\n", xc_status_message(s));
-    xc_status_free(s);
-    xc_graph_destroy(g);
-    return NULL;
-  }
-  return g;
-}
 
-static int count_op(const xc_graph_t* g, const char* op) {
-  int n = 0;
-  for (int i = 0; i < g->num_nodes; i++) n += strcmp(g->nodes[i]->op_type, op) == 0;
-  return n;
-}
 
 /* Transposes reading a graph input, and transposes whose result reaches a
  * graph output through views only. */

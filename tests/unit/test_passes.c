@@ -1,30 +1,14 @@
 /* Tests of the pass manager and the cleanup passes: each rewrite happens
  * (node counts and ops after the pass), and the graph computes the same
  * values before and after (interpreter on fixed inputs). */
+#include "graph_test_util.h"
 #include "test.h"
 #include "xcomp/interp.h"
 #include "xcomp/op.h"
 #include "xcomp/passes.h"
 #include "xcomp/xir.h"
 
-static xc_graph_t* parse(const char* text) {
-  xc_graph_t* g = NULL;
-  xc_status_t s = xc_xir_parse(text, strlen(text), "test.xir", NULL, &g);
-  if (!s) s = xc_graph_infer(g);
-  if (s) {
-    fprintf(stderr, "parse: %s\n", xc_status_message(s));
-    xc_status_free(s);
-    xc_graph_destroy(g);
-    return NULL;
-  }
-  return g;
-}
 
-static int count_op(const xc_graph_t* g, const char* op) {
-  int n = 0;
-  for (int i = 0; i < g->num_nodes; i++) n += strcmp(g->nodes[i]->op_type, op) == 0;
-  return n;
-}
 
 /* Runs g on one f32 input of shape dims filled with a fixed pattern and
  * returns output 0 (caller frees). */
@@ -194,6 +178,44 @@ static void test_fold_respects_size_limit(void) {
   xc_graph_destroy(g);
 }
 
+static void test_must_not_rewrite(void) {
+  /* Two Transposes that are not inverses compose into one but are not
+   * removed; two LeakyRelus with different alpha are not merged by CSE; an
+   * Add of a non-zero constant stays. */
+  const char* text =
+      "xir 1\ngraph g opset 23 {\n"
+      "  input x: f32[2, 3, 4]\n"
+      "  const c: f32[1] = [0.5]\n"
+      "  t1 = Transpose(x) {perm: [1, 0, 2]}\n"
+      "  t2 = Transpose(t1) {perm: [0, 2, 1]}\n"
+      "  a = LeakyRelu(t2) {alpha: 0.1}\n"
+      "  b = LeakyRelu(t2) {alpha: 0.2}\n"
+      "  s = Add(a, b)\n"
+      "  y = Add(s, c)\n"
+      "  output y\n"
+      "}\n";
+  int64_t dims[3] = {2, 3, 4};
+  xc_graph_t* g = optimize_and_check(text, 3, dims);
+  if (!g) return;
+  CHECK_EQ_INT(count_op(g, "Transpose"), 1);
+  CHECK_EQ_INT(count_op(g, "LeakyRelu"), 2);
+  CHECK_EQ_INT(count_op(g, "Add"), 2);
+  for (int i = 0; i < g->num_nodes; i++)
+    if (strcmp(g->nodes[i]->op_type, "Transpose") == 0) {
+      int64_t n;
+      const int64_t* perm = xc_node_attr_ints(g->nodes[i], "perm", &n);
+      /* out axis i of t2 = t1 axis p2[i] = x axis p1[p2[i]]: [1, 2, 0] */
+      CHECK_EQ_INT(n, 3);
+      if (n == 3) {
+        CHECK_EQ_INT(perm[0], 1);
+        CHECK_EQ_INT(perm[1], 2);
+        CHECK_EQ_INT(perm[2], 0);
+      }
+      CHECK(g->nodes[i]->inputs[0] == g->inputs[0]);
+    }
+  xc_graph_destroy(g);
+}
+
 static void test_options(void) {
   xc_graph_t* g = parse("xir 1\ngraph g opset 23 {\n input x: f32[2]\n a = Identity(x)\n y = Relu(a)\n output y\n}\n");
   if (!g) return;
@@ -223,6 +245,7 @@ int main(void) {
   test_squeeze_unsqueeze();
   test_fold_cse_dce();
   test_fold_respects_size_limit();
+  test_must_not_rewrite();
   test_options();
   return xc_test_summary("test_passes");
 }

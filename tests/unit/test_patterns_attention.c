@@ -7,6 +7,7 @@
  * stored reference outputs. */
 #include <math.h>
 
+#include "graph_test_util.h"
 #include "test.h"
 #include "xcomp/interp.h"
 #include "xcomp/onnx_testcase.h"
@@ -14,24 +15,7 @@
 #include "xcomp/passes.h"
 #include "xcomp/xir.h"
 
-static xc_graph_t* parse(const char* text) {
-  xc_graph_t* g = NULL;
-  xc_status_t s = xc_xir_parse(text, strlen(text), "test.xir", NULL, &g);
-  if (!s) s = xc_graph_infer(g);
-  if (s) {
-    fprintf(stderr, "parse: %s\n", xc_status_message(s));
-    xc_status_free(s);
-    xc_graph_destroy(g);
-    return NULL;
-  }
-  return g;
-}
 
-static int count_op(const xc_graph_t* g, const char* op) {
-  int n = 0;
-  for (int i = 0; i < g->num_nodes; i++) n += strcmp(g->nodes[i]->op_type, op) == 0;
-  return n;
-}
 
 static xc_node_t* find_op(const xc_graph_t* g, const char* op) {
   for (int i = 0; i < g->num_nodes; i++)

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "graph_test_util.h"
 #include "test.h"
 #include "xcomp/interp.h"
 #include "xcomp/onnx_testcase.h"
@@ -19,24 +20,7 @@
 
 #define MAX_IO 4
 
-static xc_graph_t* parse(const char* text) {
-  xc_graph_t* g = NULL;
-  xc_status_t s = xc_xir_parse(text, strlen(text), "test.xir", NULL, &g);
-  if (!s) s = xc_graph_infer(g);
-  if (s) {
-    fprintf(stderr, "parse: %s\n", xc_status_message(s));
-    xc_status_free(s);
-    xc_graph_destroy(g);
-    return NULL;
-  }
-  return g;
-}
 
-static int count_op(const xc_graph_t* g, const char* op) {
-  int n = 0;
-  for (int i = 0; i < g->num_nodes; i++) n += strcmp(g->nodes[i]->op_type, op) == 0;
-  return n;
-}
 
 static const xc_node_t* find_op(const xc_graph_t* g, const char* op) {
   for (int i = 0; i < g->num_nodes; i++)

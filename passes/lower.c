@@ -1,0 +1,665 @@
+/* Lowering driver: fusion-plan groups -> tiled kernels and alias steps
+ * (docs/lowering.md), the shared index-space helpers, and the tiled-IR
+ * interpreter runner of a lowered module. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lower_internal.h"
+#include "xcomp/tensor.h"
+
+/* ---- errors and classification ------------------------------------------- */
+
+xc_status_t lw_unsupported(const lw_ctx_t* c, const xc_node_t* n, const char* fmt, ...) {
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  return xc_error(XC_UNSUPPORTED, "lowering group %d (%s): op %s (node '%s'): %s",
+                  c->grp ? c->grp->id : -1, c->grp ? xc_group_kind_name(c->grp->kind) : "?",
+                  n ? n->op_type : "?", n && n->name ? n->name : "", msg);
+}
+
+bool lw_is_view(const xc_node_t* n) {
+  static const char* views[] = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity"};
+  if (n->domain && n->domain[0]) return false;
+  for (size_t i = 0; i < sizeof views / sizeof *views; i++)
+    if (strcmp(n->op_type, views[i]) == 0) return n->num_outputs >= 1 && n->outputs[0];
+  return false;
+}
+
+static bool node_in_group(const xc_fusion_group_t* grp, const xc_node_t* n) {
+  for (int i = 0; i < grp->num_nodes; i++)
+    if (grp->nodes[i] == n) return true;
+  return false;
+}
+
+bool lw_in_group(const lw_ctx_t* c, const xc_value_t* v) {
+  return v->producer && node_in_group(c->grp, v->producer);
+}
+
+/* ---- parameters, dims, knobs --------------------------------------------- */
+
+static int add_param(lw_ctx_t* c, const xc_value_t* v, xc_dim_t d, lw_val_t* pv) {
+  if (c->num_params == c->cap_params) {
+    int cap = c->cap_params ? c->cap_params * 2 : 16;
+    const xc_value_t** a = realloc(c->pvals, sizeof *a * (size_t)cap);
+    if (a) c->pvals = a;
+    xc_dim_t* b = realloc(c->pdims, sizeof *b * (size_t)cap);
+    if (b) c->pdims = b;
+    lw_val_t** p = realloc(c->pv, sizeof *p * (size_t)cap);
+    if (p) c->pv = p;
+    if (!a || !b || !p) {
+      if (!c->err) c->err = xc_error_oom();
+      return -1;
+    }
+    c->cap_params = cap;
+  }
+  c->pvals[c->num_params] = v;
+  c->pdims[c->num_params] = d;
+  c->pv[c->num_params] = pv;
+  return c->num_params++;
+}
+
+lw_val_t* lw_buf(lw_ctx_t* c, const xc_value_t* v) {
+  for (int i = 0; i < c->num_params; i++)
+    if (c->pvals[i] == v) return c->pv[i];
+  xc_tiled_role_t role = XC_ROLE_IN;
+  /* produced here: a view of it may be read back by the same kernel */
+  if (lw_in_group(c, v)) role = XC_ROLE_INOUT;
+  char name[64];
+  snprintf(name, sizeof name, "v%d", v->id);
+  lw_val_t* p = xc_tiled_param_buffer(c->k, name, v->dtype, role);
+  if (p) add_param(c, v, xc_dim_const(0), p);
+  return p;
+}
+
+lw_dimv_t lw_dim_const(lw_ctx_t* c, int64_t v) {
+  lw_dimv_t r = {lw_i64(c, v), xc_texpr_const(c->k, v), true, v};
+  return r;
+}
+
+lw_dimv_t lw_dim(lw_ctx_t* c, xc_dim_t d) {
+  if (xc_dim_is_static(d)) return lw_dim_const(c, d.value);
+  lw_val_t* p = NULL;
+  for (int i = 0; i < c->num_params && !p; i++)
+    if (!c->pvals[i] && xc_dim_equal(c->pdims[i], d)) p = c->pv[i];
+  if (!p) {
+    char name[32];
+    snprintf(name, sizeof name, "s%d", c->num_params);
+    p = xc_tiled_param_scalar(c->k, name);
+    if (p) add_param(c, NULL, d, p);
+  }
+  lw_dimv_t r = {p, xc_texpr_param(c->k, p), false, 0};
+  return r;
+}
+
+xc_dim_t lw_prod(lw_ctx_t* c, int from, int to, const xc_dim_t* dims) {
+  xc_dim_t r = xc_dim_const(1);
+  for (int i = from; i < to; i++) r = xc_dim_mul(c->g, r, dims[i]);
+  return r;
+}
+
+xc_dim_t lw_numel(lw_ctx_t* c, int rank, const xc_dim_t* dims) { return lw_prod(c, 0, rank, dims); }
+
+int lw_knob(lw_ctx_t* c, const char* base, int n, const int64_t* cands, int64_t def) {
+  char name[64];
+  snprintf(name, sizeof name, "%s_p%d", base, c->phase_index);
+  return xc_tiled_add_knob(c->k, name, XC_KNOB_TILE, n, cands, def);
+}
+
+lw_val_t* lw_i64(lw_ctx_t* c, int64_t v) { return xc_tiled_const_i(c->k, XC_I64, v, 0, NULL); }
+lw_val_t* lw_fconst(lw_ctx_t* c, xc_dtype_t dt, double v) {
+  if (xc_dtype_is_float(dt) || dt == XC_BOOL) return xc_tiled_const_f(c->k, dt, v, 0, NULL);
+  return xc_tiled_const_i(c->k, dt, (int64_t)v, 0, NULL);
+}
+lw_val_t* lw_add(lw_ctx_t* c, lw_val_t* a, lw_val_t* b) { return xc_tiled_binary(c->k, XC_TOP_ADD, a, b); }
+lw_val_t* lw_sub(lw_ctx_t* c, lw_val_t* a, lw_val_t* b) { return xc_tiled_binary(c->k, XC_TOP_SUB, a, b); }
+lw_val_t* lw_mul(lw_ctx_t* c, lw_val_t* a, lw_val_t* b) { return xc_tiled_binary(c->k, XC_TOP_MUL, a, b); }
+lw_val_t* lw_div(lw_ctx_t* c, lw_val_t* a, lw_val_t* b) { return xc_tiled_binary(c->k, XC_TOP_DIV, a, b); }
+lw_val_t* lw_rem(lw_ctx_t* c, lw_val_t* a, lw_val_t* b) { return xc_tiled_binary(c->k, XC_TOP_REM, a, b); }
+lw_val_t* lw_lt(lw_ctx_t* c, lw_val_t* a, lw_val_t* b) { return xc_tiled_cmp(c->k, XC_CMP_LT, a, b); }
+lw_val_t* lw_and(lw_ctx_t* c, lw_val_t* a, lw_val_t* b) {
+  if (!a) return b;
+  if (!b) return a;
+  return xc_tiled_binary(c->k, XC_TOP_AND, a, b);
+}
+lw_val_t* lw_col(lw_ctx_t* c, lw_val_t* x) { return xc_tiled_expand_dims(c->k, x, 1); }
+lw_val_t* lw_row(lw_ctx_t* c, lw_val_t* x) { return xc_tiled_expand_dims(c->k, x, 0); }
+
+lw_val_t* lw_cast_to(lw_ctx_t* c, lw_val_t* x, xc_dtype_t dt) {
+  if (!x || x->type.dtype == dt) return x;
+  return xc_tiled_cast(c->k, x, dt);
+}
+
+/* ---- iteration ------------------------------------------------------------ */
+
+lw_val_t* lw_iter_begin(lw_ctx_t* c, int axis, lw_dimv_t count, int knob, int64_t step) {
+  lw_val_t* stepv = knob >= 0 ? xc_tiled_knob_value(c->k, knob) : lw_i64(c, step);
+  if (!c->multi_phase) {
+    const xc_tiled_expr_t* se = knob >= 0 ? xc_texpr_knob(c->k, knob) : xc_texpr_const(c->k, step);
+    c->grid[axis] = xc_texpr_binary(c->k, XC_TEXPR_CEILDIV, count.e, se);
+    if (axis + 1 > c->grid_rank) c->grid_rank = axis + 1;
+    return lw_mul(c, xc_tiled_program_id(c->k, axis), stepv);
+  }
+  xc_tiled_op_t* loop = xc_tiled_for_begin(c->k, lw_i64(c, 0), count.v, stepv, 0, NULL);
+  if (!loop || c->loop_depth >= 16) {
+    if (!c->err) c->err = xc_error(XC_INTERNAL, "lowering: loop nest too deep or invalid");
+    return NULL;
+  }
+  c->loops[c->loop_depth++] = loop;
+  return xc_tiled_for_iv(loop);
+}
+
+void lw_iter_end(lw_ctx_t* c, lw_val_t* start) {
+  (void)start;
+  if (!c->multi_phase || c->loop_depth == 0) return;
+  xc_tiled_op_t* loop = c->loops[--c->loop_depth];
+  xc_tiled_for_end(c->k, loop, 0, NULL);
+}
+
+/* ---- spaces ---------------------------------------------------------------- */
+
+void lw_flat_space(lw_ctx_t* c, int rank, const xc_dim_t* dims, lw_val_t* start, int knob,
+                   lw_space_t* sp, lw_val_t** flat) {
+  memset(sp, 0, sizeof *sp);
+  sp->rank = rank;
+  sp->dims = dims;
+  lw_val_t* offs = lw_add(c, start, xc_tiled_arange(c->k, xc_tiled_dim_knob(knob)));
+  lw_dimv_t n = lw_dim(c, lw_numel(c, rank, dims));
+  sp->mask = lw_lt(c, offs, n.v);
+  lw_decompose(c, offs, rank, dims, sp->idx);
+  if (flat) *flat = offs;
+}
+
+void lw_decompose(lw_ctx_t* c, lw_val_t* offs, int rank, const xc_dim_t* dims, lw_val_t** idx) {
+  for (int d = 0; d < rank; d++) {
+    xc_dim_t pitch = lw_prod(c, d + 1, rank, dims);
+    lw_val_t* q = offs;
+    if (!(xc_dim_is_static(pitch) && pitch.value == 1)) q = lw_div(c, q, lw_dim(c, pitch).v);
+    if (d > 0) q = lw_rem(c, q, lw_dim(c, dims[d]).v);
+    idx[d] = q;
+  }
+}
+
+static bool dim_is_one(xc_dim_t d) { return xc_dim_is_static(d) && d.value == 1; }
+
+lw_val_t* lw_offset(lw_ctx_t* c, const lw_space_t* sp, const xc_value_t* v) {
+  return lw_offset_dims(c, sp, v->rank, v->dims);
+}
+
+lw_val_t* lw_offset_dims(lw_ctx_t* c, const lw_space_t* sp, int r, const xc_dim_t* dims) {
+  lw_val_t* off = NULL;
+  for (int i = 0; i < r; i++) {
+    int d = sp->rank - r + i;
+    if (d < 0 || dim_is_one(dims[i]) || !sp->idx[d]) continue;
+    xc_dim_t stride = lw_prod(c, i + 1, r, dims);
+    lw_val_t* t = sp->idx[d];
+    if (!dim_is_one(stride)) t = lw_mul(c, t, lw_dim(c, stride).v);
+    off = off ? lw_add(c, off, t) : t;
+  }
+  if (!off) off = lw_i64(c, 0);
+  return off;
+}
+
+void lw_set_reg(lw_ctx_t* c, const xc_value_t* v, lw_val_t* t) {
+  for (int i = 0; i < c->num_regs; i++)
+    if (c->reg_val[i] == v) {
+      c->reg_tile[i] = t;
+      return;
+    }
+  if (c->num_regs < LW_MAX_PHASE_NODES * 2) {
+    c->reg_val[c->num_regs] = v;
+    c->reg_tile[c->num_regs++] = t;
+  }
+}
+
+lw_val_t* lw_load_at(lw_ctx_t* c, const lw_space_t* sp, const xc_value_t* v) {
+  if (!v) return NULL;
+  for (int i = 0; i < c->num_regs; i++)
+    if (c->reg_val[i] == v) return c->reg_tile[i];
+  lw_val_t* b = lw_buf(c, v);
+  return xc_tiled_load(c->k, b, lw_offset(c, sp, v), sp->mask, NULL);
+}
+
+void lw_store_at(lw_ctx_t* c, const lw_space_t* sp, const xc_value_t* v, lw_val_t* tile) {
+  if (v->rank != sp->rank) {
+    if (!c->err) c->err = xc_error(XC_INTERNAL, "lowering: store of '%s' with rank %d into a rank-%d space",
+                                   v->name, v->rank, sp->rank);
+    return;
+  }
+  lw_val_t* off = lw_offset(c, sp, v);
+  if (sp->mask) off = xc_tiled_select(c->k, sp->mask, off, off);
+  tile = lw_cast_to(c, tile, v->dtype);
+  xc_tiled_store(c->k, lw_buf(c, v), off, tile, sp->mask);
+}
+
+xc_status_t lw_epilogue(lw_ctx_t* c, const lw_space_t* sp, lw_val_t* anchor_out) {
+  const lw_phase_t* ph = c->phase;
+  const xc_node_t* a = ph->nodes[0];
+  lw_set_reg(c, a->outputs[0], lw_cast_to(c, anchor_out, a->outputs[0]->dtype));
+  for (int i = 1; i < ph->num_nodes; i++) {
+    const xc_node_t* n = ph->nodes[i];
+    lw_val_t* ins[16] = {0};
+    if (n->num_inputs > 16) return lw_unsupported(c, n, "too many inputs");
+    for (int j = 0; j < n->num_inputs; j++)
+      if (!(j == 1 && !strcmp(n->op_type, "CastLike"))) ins[j] = lw_load_at(c, sp, n->inputs[j]);
+    lw_val_t* out = NULL;
+    XC_RETURN_IF_ERROR(lw_ew_compute(c, n, ins, &out));
+    lw_set_reg(c, n->outputs[0], lw_cast_to(c, out, n->outputs[0]->dtype));
+  }
+  for (int i = 0; i < ph->num_nodes; i++) {
+    const xc_value_t* v = ph->nodes[i]->outputs[0];
+    if (c->must_store[v->id]) lw_store_at(c, sp, v, lw_load_at(c, sp, v));
+  }
+  return NULL;
+}
+
+bool lw_const_ints(lw_ctx_t* c, const xc_value_t* v, int64_t* out, int max, int* n) {
+  if (!v) return false;
+  if (v->constant && xc_dtype_is_int(v->constant->dtype) && v->constant->numel <= max) {
+    for (int64_t i = 0; i < v->constant->numel; i++) out[i] = xc_tensor_get_i64(v->constant, i);
+    *n = (int)v->constant->numel;
+    return true;
+  }
+  int64_t cnt = 0;
+  const xc_dim_t* el = NULL;
+  if (xc_value_known_elems(c->g, v, &cnt, &el) && el && cnt <= max) {
+    for (int64_t i = 0; i < cnt; i++) {
+      if (!xc_dim_is_static(el[i])) return false;
+      out[i] = el[i].value;
+    }
+    *n = (int)cnt;
+    return true;
+  }
+  return false;
+}
+
+/* ---- planning ---------------------------------------------------------------- */
+
+static bool same_shape(const xc_value_t* a, const xc_value_t* b) {
+  if (a->rank != b->rank) return false;
+  for (int i = 0; i < a->rank; i++)
+    if (!xc_dim_equal(a->dims[i], b->dims[i])) return false;
+  return true;
+}
+
+static bool phase_has_node(const lw_phase_t* p, const xc_node_t* n) {
+  for (int i = 0; i < p->num_nodes; i++)
+    if (p->nodes[i] == n) return true;
+  return false;
+}
+
+/* The source value of a chain of views. */
+static const xc_value_t* view_source(const xc_value_t* v) {
+  while (v && v->producer && lw_is_view(v->producer)) v = v->producer->inputs[0];
+  return v;
+}
+
+static bool can_join(const lw_phase_t* p, const xc_node_t* n) {
+  if (!p || p->num_nodes >= LW_MAX_PHASE_NODES || !lw_is_elementwise(n)) return false;
+  const xc_node_t* a = p->nodes[0];
+  if (a->num_outputs != 1 || !a->outputs[0] || n->num_outputs != 1) return false;
+  if (!same_shape(a->outputs[0], n->outputs[0])) return false;
+  for (int j = 0; j < n->num_inputs; j++) {
+    const xc_value_t* v = n->inputs[j];
+    if (!v || !v->producer) continue;
+    if (lw_is_view(v->producer)) {
+      const xc_value_t* s = view_source(v);
+      if (s && s->producer && phase_has_node(p, s->producer)) return false;
+    }
+  }
+  return true;
+}
+
+static xc_status_t emit_anchor(lw_ctx_t* c, const xc_node_t* n) {
+  if (lw_is_elementwise(n)) return lw_emit_elementwise(c, n);
+  if (lw_is_reduce(n)) return lw_emit_reduce(c, n);
+  if (lw_is_normalize(n)) return lw_emit_normalize(c, n);
+  if (lw_is_argreduce(n)) return lw_emit_argreduce(c, n);
+  if (lw_is_loss(n)) return lw_emit_loss(c, n);
+  if (lw_is_movement(n)) return lw_emit_movement(c, n);
+  const char* op = n->op_type;
+  if (n->domain && n->domain[0]) return lw_unsupported(c, n, "domain '%s' has no lowering", n->domain);
+  if (!strcmp(op, "MatMul") || !strcmp(op, "Gemm")) return lw_emit_gemm(c, n);
+  if (!strcmp(op, "Conv")) return lw_emit_conv(c, n);
+  if (!strcmp(op, "ConvTranspose")) return lw_emit_convtranspose(c, n);
+  if (!strcmp(op, "MaxPool") || !strcmp(op, "AveragePool")) return lw_emit_pool(c, n);
+  if (!strcmp(op, "Attention")) return lw_emit_attention(c, n);
+  if (!strcmp(op, "CumSum")) return lw_emit_cumsum(c, n);
+  return lw_unsupported(c, n, "no lowering for this op");
+}
+
+static xc_status_t lower_group(xc_lowered_module_t* m, xc_graph_t* g, const xc_fusion_plan_t* plan,
+                               const xc_fusion_group_t* grp, const xc_tiled_limits_t* limits,
+                               bool* must_store, xc_lowered_kernel_t* out_kernel, bool* has_kernel) {
+  (void)m;
+  *has_kernel = false;
+  lw_phase_t* phases = calloc((size_t)(grp->num_nodes + 1), sizeof *phases);
+  if (!phases) return xc_error_oom();
+  int np = 0;
+  for (int i = 0; i < grp->num_nodes; i++) {
+    xc_node_t* n = grp->nodes[i];
+    if (lw_is_view(n)) continue;
+    if (np > 0 && can_join(&phases[np - 1], n)) {
+      phases[np - 1].nodes[phases[np - 1].num_nodes++] = n;
+    } else {
+      phases[np].nodes[0] = n;
+      phases[np++].num_nodes = 1;
+    }
+  }
+  if (np == 0) {
+    free(phases);
+    return NULL;
+  }
+  /* values that leave their phase */
+  for (int p = 0; p < np; p++)
+    for (int i = 0; i < phases[p].num_nodes; i++) {
+      const xc_node_t* n = phases[p].nodes[i];
+      for (int o = 0; o < n->num_outputs; o++) {
+        const xc_value_t* v = n->outputs[o];
+        if (!v) continue;
+        bool st = false;
+        for (int j = 0; j < g->num_outputs && !st; j++) st = g->outputs[j] == v;
+        for (int j = 0; j < g->num_nodes && !st; j++) {
+          const xc_node_t* u = g->nodes[j];
+          if (phase_has_node(&phases[p], u)) continue;
+          for (int q = 0; q < u->num_inputs && !st; q++) st = u->inputs[q] == v;
+        }
+        must_store[v->id] = st;
+      }
+    }
+  lw_ctx_t c;
+  memset(&c, 0, sizeof c);
+  c.g = g;
+  c.plan = plan;
+  c.grp = grp;
+  c.must_store = must_store;
+  c.multi_phase = np > 1;
+  char name[64];
+  snprintf(name, sizeof name, "g%d_%s", grp->id, xc_group_kind_name(grp->kind));
+  for (char* s = name; *s; s++)
+    if (*s == '-') *s = '_';
+  xc_status_t s = xc_tiled_kernel_create(name, &c.k);
+  for (int p = 0; p < np && !s; p++) {
+    c.phase = &phases[p];
+    c.phase_index = p;
+    c.num_regs = 0;
+    s = emit_anchor(&c, phases[p].nodes[0]);
+    if (!s && c.err) s = c.err, c.err = NULL;
+    if (!s && c.loop_depth) s = xc_error(XC_INTERNAL, "lowering: unclosed loop in group %d", grp->id);
+  }
+  if (!s) {
+    if (c.grid_rank == 0) {
+      c.grid[0] = xc_texpr_const(c.k, 1);
+      c.grid_rank = 1;
+    }
+    for (int i = 0; i < c.grid_rank; i++)
+      if (!c.grid[i]) c.grid[i] = xc_texpr_const(c.k, 1);
+    xc_tiled_set_grid(c.k, c.grid_rank, c.grid);
+    s = xc_tiled_verify(c.k);
+    if (s) s = xc_status_annotate(s, "lowering group %d", grp->id);
+  }
+  int64_t* knobs = NULL;
+  if (!s) {
+    knobs = calloc((size_t)(c.k->num_knobs + 1), sizeof *knobs);
+    if (!knobs) s = xc_error_oom();
+  }
+  if (!s) s = xc_tiled_knobs_choose(c.k, limits, knobs);
+  if (s) {
+    free(knobs);
+    xc_tiled_kernel_destroy(c.k);
+    free(c.pvals), free(c.pdims), free(c.pv);
+    free(phases);
+    if (c.err) xc_status_free(c.err);
+    return s;
+  }
+  out_kernel->group = grp->id;
+  out_kernel->kernel = c.k;
+  out_kernel->num_params = c.num_params;
+  out_kernel->param_values = c.pvals;
+  out_kernel->param_dims = c.pdims;
+  out_kernel->knobs = knobs;
+  free(c.pv);
+  free(phases);
+  *has_kernel = true;
+  return NULL;
+}
+
+static xc_status_t add_step(xc_lowered_module_t* m, int* cap, xc_lowered_step_t st) {
+  if (m->num_steps == *cap) {
+    int nc = *cap ? *cap * 2 : 32;
+    xc_lowered_step_t* a = realloc(m->steps, sizeof *a * (size_t)nc);
+    if (!a) return xc_error_oom();
+    m->steps = a;
+    *cap = nc;
+  }
+  m->steps[m->num_steps++] = st;
+  return NULL;
+}
+
+xc_status_t xc_lower(const xc_graph_t* cg, const xc_fusion_plan_t* plan,
+                     const xc_tiled_limits_t* limits, xc_lowered_module_t** out) {
+  *out = NULL;
+  xc_graph_t* g = (xc_graph_t*)cg; /* symbolic dim arithmetic allocates in the arena */
+  xc_lowered_module_t* m = calloc(1, sizeof *m);
+  bool* must_store = calloc((size_t)g->num_values + 1, sizeof *must_store);
+  if (m) m->kernels = calloc((size_t)plan->num_groups + 1, sizeof *m->kernels);
+  if (!m || !must_store || !m->kernels) {
+    free(must_store);
+    xc_lowered_module_destroy(m);
+    return xc_error_oom();
+  }
+  m->graph = g;
+  int cap = 0;
+  xc_status_t s = NULL;
+  for (int gi = 0; gi < plan->num_groups && !s; gi++) {
+    const xc_fusion_group_t* grp = &plan->groups[gi];
+    bool has_kernel = false;
+    s = lower_group(m, g, plan, grp, limits, must_store, &m->kernels[m->num_kernels], &has_kernel);
+    if (s) break;
+    /* views whose source comes from outside the group alias before the kernel */
+    for (int i = 0; i < grp->num_nodes && !s; i++) {
+      xc_node_t* n = grp->nodes[i];
+      if (!lw_is_view(n)) continue;
+      const xc_value_t* src = view_source(n->inputs[0]);
+      if (src && src->producer && node_in_group(grp, src->producer) && has_kernel) continue;
+      xc_lowered_step_t st = {XC_STEP_ALIAS, 0, n->outputs[0], n->inputs[0]};
+      s = add_step(m, &cap, st);
+    }
+    if (!s && has_kernel) {
+      xc_lowered_step_t st = {XC_STEP_KERNEL, m->num_kernels++, NULL, NULL};
+      s = add_step(m, &cap, st);
+    }
+    for (int i = 0; i < grp->num_nodes && !s && has_kernel; i++) {
+      xc_node_t* n = grp->nodes[i];
+      if (!lw_is_view(n)) continue;
+      const xc_value_t* src = view_source(n->inputs[0]);
+      if (!(src && src->producer && node_in_group(grp, src->producer))) continue;
+      xc_lowered_step_t st = {XC_STEP_ALIAS, 0, n->outputs[0], n->inputs[0]};
+      s = add_step(m, &cap, st);
+    }
+  }
+  if (!s) s = xc_graph_take_error(g);
+  free(must_store);
+  if (s) {
+    xc_lowered_module_destroy(m);
+    return s;
+  }
+  *out = m;
+  return NULL;
+}
+
+void xc_lowered_module_destroy(xc_lowered_module_t* m) {
+  if (!m) return;
+  for (int i = 0; i < m->num_kernels; i++) {
+    xc_tiled_kernel_destroy(m->kernels[i].kernel);
+    free(m->kernels[i].param_values);
+    free(m->kernels[i].param_dims);
+    free(m->kernels[i].knobs);
+  }
+  free(m->kernels);
+  free(m->steps);
+  free(m);
+}
+
+/* ---- running with the tiled interpreter ------------------------------------ */
+
+typedef struct run_state {
+  const xc_graph_t* g;
+  xc_tensor_t** of;     /* by value id; aliases share */
+  bool* owned;          /* by value id: of[id] is owned here */
+  xc_symbind_t bind;
+} run_state_t;
+
+static xc_status_t eval_shape(run_state_t* r, const xc_value_t* v, int64_t* dims) {
+  for (int i = 0; i < v->rank; i++) {
+    xc_status_t s = xc_dim_eval(v->dims[i], &r->bind, &dims[i]);
+    if (s) {
+      /* a dim that no graph input binds is data-dependent */
+      xc_status_t u = xc_error(XC_UNSUPPORTED, "data-dependent shape of '%s': %s", v->name,
+                               xc_status_message(s));
+      xc_status_free(s);
+      return u;
+    }
+  }
+  return NULL;
+}
+
+static const xc_tensor_t* constant_of(const xc_value_t* v) {
+  if (v->constant) return v->constant;
+  if (v->producer && !strcmp(v->producer->op_type, "Constant"))
+    return xc_node_attr_tensor(v->producer, "value");
+  return NULL;
+}
+
+static bool is_alias_dst(const xc_lowered_module_t* m, const xc_value_t* v) {
+  for (int i = 0; i < m->num_steps; i++)
+    if (m->steps[i].kind == XC_STEP_ALIAS && m->steps[i].dst == v) return true;
+  return false;
+}
+
+xc_status_t xc_lowered_run_interp(const xc_lowered_module_t* m, int num_inputs,
+                                  const xc_tensor_t* const* inputs, xc_tensor_t** outputs) {
+  const xc_graph_t* g = m->graph;
+  if (num_inputs != g->num_inputs)
+    return xc_error(XC_INVALID_ARGUMENT, "lowered module expects %d inputs, got %d", g->num_inputs,
+                    num_inputs);
+  for (int i = 0; i < g->num_outputs; i++) outputs[i] = NULL;
+  run_state_t r;
+  memset(&r, 0, sizeof r);
+  r.g = g;
+  int nv = g->num_values + 1;
+  int maxid = 0;
+  for (int i = 0; i < g->num_values; i++)
+    if (g->values[i] && g->values[i]->id > maxid) maxid = g->values[i]->id;
+  if (maxid + 1 > nv) nv = maxid + 1;
+  r.of = calloc((size_t)nv, sizeof *r.of);
+  r.owned = calloc((size_t)nv, sizeof *r.owned);
+  xc_symbind_init(&r.bind);
+  xc_status_t s = (!r.of || !r.owned) ? xc_error_oom() : NULL;
+  /* inputs: check and bind shapes */
+  for (int i = 0; i < g->num_inputs && !s; i++) {
+    const xc_value_t* v = g->inputs[i];
+    const xc_tensor_t* t = inputs[i];
+    if (!t || t->dtype != v->dtype || t->rank != v->rank) {
+      s = xc_error(XC_INVALID_ARGUMENT, "input '%s': expected %s rank %d", v->name,
+                   xc_dtype_name(v->dtype), v->rank);
+      break;
+    }
+    for (int d = 0; d < v->rank && !s; d++) {
+      s = xc_dim_unify(v->dims[d], t->dims[d], &r.bind);
+      if (s) s = xc_status_annotate(s, "input '%s' dim %d", v->name, d);
+    }
+    r.of[v->id] = (xc_tensor_t*)t;
+  }
+  /* constants and computed values */
+  for (int i = 0; i < g->num_values && !s; i++) {
+    const xc_value_t* v = g->values[i];
+    if (!v || r.of[v->id]) continue;
+    const xc_tensor_t* ct = constant_of(v);
+    if (ct) {
+      r.of[v->id] = (xc_tensor_t*)ct;
+      continue;
+    }
+    if (!v->producer || is_alias_dst(m, v) || v->rank < 0) continue;
+    int64_t dims[XC_MAX_RANK];
+    s = eval_shape(&r, v, dims);
+    if (!s) s = xc_tensor_create(v->dtype, v->rank, dims, &r.of[v->id]);
+    if (!s) r.owned[v->id] = true;
+  }
+  /* Aliases share their source's buffer: resolve them all up front (a view
+   * of a kernel's output is read by later phases of the same kernel). */
+  bool progress = true;
+  while (progress && !s) {
+    progress = false;
+    for (int i = 0; i < m->num_steps; i++) {
+      const xc_lowered_step_t* st = &m->steps[i];
+      if (st->kind == XC_STEP_ALIAS && !r.of[st->dst->id] && r.of[st->src->id]) {
+        r.of[st->dst->id] = r.of[st->src->id];
+        progress = true;
+      }
+    }
+  }
+  for (int i = 0; i < m->num_steps && !s; i++) {
+    const xc_lowered_step_t* st = &m->steps[i];
+    if (st->kind == XC_STEP_ALIAS) {
+      xc_tensor_t* src = r.of[st->src->id];
+      if (!src || r.of[st->dst->id] != src) {
+        s = xc_error(XC_INTERNAL, "alias source '%s' has no buffer", st->src->name);
+        break;
+      }
+      int64_t dims[XC_MAX_RANK], numel = 1;
+      s = eval_shape(&r, st->dst, dims);
+      for (int d = 0; d < st->dst->rank && !s; d++) numel *= dims[d];
+      if (!s && (numel != src->numel || st->dst->dtype != src->dtype))
+        s = xc_error(XC_INTERNAL, "alias '%s' -> '%s': %lld elements of %s vs %lld of %s",
+                     st->src->name, st->dst->name, (long long)src->numel, xc_dtype_name(src->dtype),
+                     (long long)numel, xc_dtype_name(st->dst->dtype));
+      if (!s) r.of[st->dst->id] = src;
+      continue;
+    }
+    const xc_lowered_kernel_t* lk = &m->kernels[st->index];
+    xc_tiled_arg_t* args = calloc((size_t)lk->num_params + 1, sizeof *args);
+    if (!args) {
+      s = xc_error_oom();
+      break;
+    }
+    for (int p = 0; p < lk->num_params && !s; p++) {
+      if (lk->param_values[p]) {
+        args[p].buffer = r.of[lk->param_values[p]->id];
+        if (!args[p].buffer)
+          s = xc_error(XC_INTERNAL, "kernel %s: value '%s' has no buffer", lk->kernel->name,
+                       lk->param_values[p]->name);
+      } else {
+        s = xc_dim_eval(lk->param_dims[p], &r.bind, &args[p].scalar);
+      }
+    }
+    if (!s) s = xc_tiled_run(lk->kernel, lk->knobs, lk->num_params, args);
+    free(args);
+  }
+  for (int i = 0; i < g->num_outputs && !s; i++) {
+    const xc_value_t* v = g->outputs[i];
+    xc_tensor_t* t = r.of[v->id];
+    int64_t dims[XC_MAX_RANK];
+    s = t ? eval_shape(&r, v, dims) : xc_error(XC_INTERNAL, "output '%s' was not computed", v->name);
+    if (!s) s = xc_tensor_create(v->dtype, v->rank, dims, &outputs[i]);
+    if (!s && outputs[i]->numel != t->numel)
+      s = xc_error(XC_INTERNAL, "output '%s' has %lld elements, expected %lld", v->name,
+                   (long long)t->numel, (long long)outputs[i]->numel);
+    if (!s && t->numel) memcpy(outputs[i]->data, t->data, (size_t)t->numel * xc_dtype_size(t->dtype));
+  }
+  if (s)
+    for (int i = 0; i < g->num_outputs; i++) {
+      xc_tensor_destroy(outputs[i]);
+      outputs[i] = NULL;
+    }
+  for (int i = 0; i < nv && r.of; i++)
+    if (r.owned[i]) xc_tensor_destroy(r.of[i]);
+  free(r.of);
+  free(r.owned);
+  xc_symbind_free(&r.bind);
+  return s;
+}

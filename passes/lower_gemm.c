@@ -1,0 +1,107 @@
+/* GEMM lowering: MatMul (batched, broadcast batch dims, 1-D promotion) and
+ * Gemm (transA/transB, alpha, beta, C) as a tiled dot kernel: programs over
+ * (M tiles, N tiles, batch), a K loop accumulating dot(A[BM,BK], B[BK,BN])
+ * in f32 (f64 for f64), then the group's elementwise epilogue on the
+ * accumulator tile. */
+#include <string.h>
+
+#include "lower_internal.h"
+
+static const int64_t bm_c[] = {16, 32, 64}, bn_c[] = {16, 32, 64}, bk_c[] = {8, 16, 32};
+
+xc_status_t lw_emit_gemm(lw_ctx_t* c, const xc_node_t* n) {
+  xc_tiled_kernel_t* k = c->k;
+  bool gemm = !strcmp(n->op_type, "Gemm");
+  const xc_value_t *A = n->inputs[0], *B = n->inputs[1], *Y = n->outputs[0];
+  const xc_value_t* C = gemm && n->num_inputs > 2 ? n->inputs[2] : NULL;
+  xc_dtype_t dt = A->dtype;
+  if (!(dt == XC_F32 || dt == XC_F16 || dt == XC_BF16 || dt == XC_F64) || B->dtype != dt)
+    return lw_unsupported(c, n, "dtype %s (float GEMMs only)", xc_dtype_name(dt));
+  if (A->rank < 1 || B->rank < 1 || (gemm && (A->rank != 2 || B->rank != 2)))
+    return lw_unsupported(c, n, "operand ranks %d and %d", A->rank, B->rank);
+  xc_dtype_t acc_dt = dt == XC_F64 ? XC_F64 : XC_F32;
+  bool ta = gemm && xc_node_attr_int(n, "transA");
+  bool tb = gemm && xc_node_attr_int(n, "transB");
+  bool a1 = A->rank == 1, b1 = B->rank == 1;
+  int ra = A->rank, rb = B->rank, ry = Y->rank;
+  xc_dim_t M = a1 ? xc_dim_const(1) : (ta ? A->dims[1] : A->dims[ra - 2]);
+  xc_dim_t K = a1 ? A->dims[0] : (ta ? A->dims[0] : A->dims[ra - 1]);
+  xc_dim_t N = b1 ? xc_dim_const(1) : (tb ? B->dims[0] : B->dims[rb - 1]);
+  int nb = ry - (a1 ? 0 : 1) - (b1 ? 0 : 1);
+  if (nb < 0 || ry > LW_MAX_RANK) return lw_unsupported(c, n, "unexpected output rank %d", ry);
+
+  int kBM = lw_knob(c, "BLOCK_M", 3, bm_c, 32);
+  int kBN = lw_knob(c, "BLOCK_N", 3, bn_c, 32);
+  int kBK = lw_knob(c, "BLOCK_K", 3, bk_c, 16);
+  xc_tiled_dim_t dm = xc_tiled_dim_knob(kBM), dn = xc_tiled_dim_knob(kBN), dk = xc_tiled_dim_knob(kBK);
+  lw_val_t* m0 = lw_iter_begin(c, 0, lw_dim(c, M), kBM, 0);
+  lw_val_t* n0 = lw_iter_begin(c, 1, lw_dim(c, N), kBN, 0);
+  lw_val_t* b0 = lw_iter_begin(c, 2, lw_dim(c, lw_prod(c, 0, nb, Y->dims)), -1, 1);
+  lw_val_t* bidx[LW_MAX_RANK] = {0};
+  lw_decompose(c, b0, nb, Y->dims, bidx);
+  lw_val_t* rm = lw_col(c, lw_add(c, m0, xc_tiled_arange(k, dm))); /* [BM,1] */
+  lw_val_t* rn = lw_row(c, lw_add(c, n0, xc_tiled_arange(k, dn))); /* [1,BN] */
+  lw_val_t* mm = lw_lt(c, rm, lw_dim(c, M).v), *mn = lw_lt(c, rn, lw_dim(c, N).v);
+  lw_val_t* ak = xc_tiled_arange(k, dk);
+  xc_tiled_dim_t acc_shape[2] = {dm, dn};
+  lw_val_t* acc0 = xc_tiled_const_f(k, acc_dt, 0.0, 2, acc_shape);
+  lw_dimv_t Kd = lw_dim(c, K);
+  xc_tiled_op_t* loop = xc_tiled_for_begin(k, lw_i64(c, 0), Kd.v, xc_tiled_knob_value(k, kBK), 1, &acc0);
+  {
+    lw_val_t* k0 = xc_tiled_for_iv(loop);
+    lw_val_t* kr = lw_row(c, lw_add(c, k0, ak)), *kc = lw_col(c, lw_add(c, k0, ak));
+    /* A tile [BM,BK] */
+    lw_space_t sa;
+    memset(&sa, 0, sizeof sa);
+    sa.rank = nb + 2;
+    for (int i = 0; i < nb; i++) sa.idx[i] = bidx[i];
+    if (a1) {
+      sa.idx[nb + 1] = kr;
+    } else {
+      sa.idx[nb] = ta ? kr : rm;
+      sa.idx[nb + 1] = ta ? rm : kr;
+    }
+    lw_val_t* amask = lw_and(c, mm, lw_lt(c, kr, Kd.v));
+    lw_val_t* a = xc_tiled_load(k, lw_buf(c, A), lw_offset_dims(c, &sa, ra, A->dims), amask, NULL);
+    /* B tile [BK,BN] */
+    lw_space_t sb;
+    memset(&sb, 0, sizeof sb);
+    sb.rank = nb + 2;
+    for (int i = 0; i < nb; i++) sb.idx[i] = bidx[i];
+    if (b1) {
+      sb.idx[nb + 1] = kc;
+    } else {
+      sb.idx[nb] = tb ? rn : kc;
+      sb.idx[nb + 1] = tb ? kc : rn;
+    }
+    lw_val_t* bmask = lw_and(c, lw_lt(c, kc, Kd.v), mn);
+    lw_val_t* b = xc_tiled_load(k, lw_buf(c, B), lw_offset_dims(c, &sb, rb, B->dims), bmask, NULL);
+    lw_val_t* next = xc_tiled_dot(k, a, b, xc_tiled_for_arg(loop, 0));
+    xc_tiled_for_end(k, loop, 1, &next);
+  }
+  lw_val_t* y = xc_tiled_for_result(loop, 0);
+  /* output space */
+  lw_space_t sy;
+  memset(&sy, 0, sizeof sy);
+  sy.rank = ry;
+  sy.dims = Y->dims;
+  for (int i = 0; i < nb; i++) sy.idx[i] = bidx[i];
+  int p = nb;
+  if (!a1) sy.idx[p++] = rm;
+  if (!b1) sy.idx[p++] = rn;
+  sy.mask = lw_and(c, mm, mn);
+  if (gemm) {
+    double alpha = xc_node_attr_float(n, "alpha"), beta = xc_node_attr_float(n, "beta");
+    if (alpha != 1.0) y = lw_mul(c, y, lw_fconst(c, acc_dt, alpha));
+    if (C && beta != 0.0) {
+      lw_val_t* cv = lw_cast_to(c, lw_load_at(c, &sy, C), acc_dt);
+      if (beta != 1.0) cv = lw_mul(c, cv, lw_fconst(c, acc_dt, beta));
+      y = lw_add(c, y, cv);
+    }
+  }
+  XC_RETURN_IF_ERROR(lw_epilogue(c, &sy, y));
+  lw_iter_end(c, b0);
+  lw_iter_end(c, n0);
+  lw_iter_end(c, m0);
+  return NULL;
+}

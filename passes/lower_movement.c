@@ -1,0 +1,248 @@
+/* Data-movement lowering: index-mapping kernels. A flat space over the
+ * output gives per-dim output indices; each op maps them to input indices
+ * (Transpose permutes, Slice scales and shifts, Gather loads an index, Concat
+ * selects the input whose range holds the axis index, Expand/Tile broadcast
+ * or wrap, Pad masks with the constant) and loads. Split runs over its input
+ * and stores each element into the output that owns it. Shape stores the
+ * (possibly symbolic) dims. */
+#include <string.h>
+
+#include "lower_internal.h"
+
+static const char* const movement_ops[] = {"Transpose", "Gather", "GatherElements", "Split", "Shape",
+                                           "Concat", "Slice", "Expand", "Tile", "Pad",
+                                           "ConstantOfShape", "Size", "Trilu", "EyeLike",
+                                           "BatchNormalization", "Dropout"};
+
+bool lw_is_movement(const xc_node_t* n) {
+  if (n->domain && n->domain[0]) return false;
+  for (size_t i = 0; i < sizeof movement_ops / sizeof *movement_ops; i++)
+    if (!strcmp(n->op_type, movement_ops[i])) return true;
+  return false;
+}
+
+static const int64_t blk_c[] = {64, 128, 256, 512, 1024};
+
+static lw_val_t* load_idx(lw_ctx_t* c, const lw_space_t* sp, const xc_value_t* v, int rank,
+                          lw_val_t* const* idx) {
+  lw_space_t s2 = *sp;
+  s2.rank = rank;
+  for (int i = 0; i < rank; i++) s2.idx[i] = idx[i];
+  return xc_tiled_load(c->k, lw_buf(c, v), lw_offset(c, &s2, v), sp->mask, NULL);
+}
+
+xc_status_t lw_emit_movement(lw_ctx_t* c, const xc_node_t* n) {
+  xc_tiled_kernel_t* k = c->k;
+  const char* op = n->op_type;
+  const xc_value_t* X = n->num_inputs > 0 ? n->inputs[0] : NULL;
+  if (!strcmp(op, "Split")) {
+    int64_t axis = xc_node_attr_int(n, "axis");
+    if (axis < 0) axis += X->rank;
+    if (X->rank > LW_MAX_RANK || axis < 0 || axis >= X->rank) return lw_unsupported(c, n, "bad axis");
+    int kb = lw_knob(c, "BLOCK", 5, blk_c, 256);
+    lw_val_t* start = lw_iter_begin(c, 0, lw_dim(c, lw_numel(c, X->rank, X->dims)), kb, 0);
+    lw_space_t sp;
+    lw_flat_space(c, X->rank, X->dims, start, kb, &sp, NULL);
+    lw_val_t* x = lw_load_at(c, &sp, X);
+    xc_dim_t off = xc_dim_const(0);
+    for (int o = 0; o < n->num_outputs; o++) {
+      const xc_value_t* Y = n->outputs[o];
+      if (!Y) return lw_unsupported(c, n, "omitted output");
+      lw_space_t so = sp;
+      lw_val_t* lo = lw_dim(c, off).v;
+      xc_dim_t end = xc_dim_add(c->g, off, Y->dims[axis]);
+      lw_val_t* ia = sp.idx[axis];
+      so.mask = lw_and(c, sp.mask, lw_and(c, xc_tiled_cmp(k, XC_CMP_GE, ia, lo), lw_lt(c, ia, lw_dim(c, end).v)));
+      so.idx[axis] = lw_sub(c, ia, lo);
+      so.dims = Y->dims;
+      lw_store_at(c, &so, Y, x);
+      off = end;
+    }
+    lw_iter_end(c, start);
+    return NULL;
+  }
+  const xc_value_t* Y = n->outputs[0];
+  if (!Y || Y->rank > LW_MAX_RANK || (X && X->rank > LW_MAX_RANK)) return lw_unsupported(c, n, "rank");
+  if (!strcmp(op, "Dropout")) { /* inference: identity, mask all true */
+    if (n->num_inputs > 2 && n->inputs[2]) {
+      const xc_tensor_t* t = n->inputs[2]->constant;
+      if (!t || xc_tensor_get_i64(t, 0) != 0) return lw_unsupported(c, n, "training mode");
+    }
+    int kb = lw_knob(c, "BLOCK", 5, blk_c, 256);
+    lw_val_t* start = lw_iter_begin(c, 0, lw_dim(c, lw_numel(c, Y->rank, Y->dims)), kb, 0);
+    lw_space_t sp;
+    lw_flat_space(c, Y->rank, Y->dims, start, kb, &sp, NULL);
+    lw_store_at(c, &sp, Y, lw_load_at(c, &sp, X));
+    if (n->num_outputs > 1 && n->outputs[1])
+      lw_store_at(c, &sp, n->outputs[1], xc_tiled_select(k, sp.mask, lw_fconst(c, XC_BOOL, 1), lw_fconst(c, XC_BOOL, 1)));
+    lw_iter_end(c, start);
+    return NULL;
+  }
+  for (int o = 1; o < n->num_outputs; o++)
+    if (n->outputs[o]) return lw_unsupported(c, n, "several outputs");
+  int kb = lw_knob(c, "BLOCK", 5, blk_c, 256);
+  lw_val_t* start = lw_iter_begin(c, 0, lw_dim(c, lw_numel(c, Y->rank, Y->dims)), kb, 0);
+  lw_space_t sp;
+  lw_val_t* flat = NULL;
+  lw_flat_space(c, Y->rank, Y->dims, start, kb, &sp, &flat);
+  lw_val_t* in[LW_MAX_RANK] = {0};
+  lw_val_t* y = NULL;
+  if (!strcmp(op, "Transpose")) {
+    int64_t cnt = 0;
+    const int64_t* perm = xc_node_attr_ints(n, "perm", &cnt);
+    for (int d = 0; d < Y->rank; d++) {
+      int p = perm && cnt == Y->rank ? (int)perm[d] : Y->rank - 1 - d;
+      in[p] = sp.idx[d];
+    }
+    y = load_idx(c, &sp, X, X->rank, in);
+  } else if (!strcmp(op, "Expand")) {
+    y = lw_load_at(c, &sp, X);
+  } else if (!strcmp(op, "Tile")) {
+    for (int d = 0; d < X->rank; d++) in[d] = lw_rem(c, sp.idx[d], lw_dim(c, X->dims[d]).v);
+    y = load_idx(c, &sp, X, X->rank, in);
+  } else if (!strcmp(op, "Gather") || !strcmp(op, "GatherElements")) {
+    const xc_value_t* I = n->inputs[1];
+    int64_t axis = xc_node_attr_int(n, "axis");
+    if (axis < 0) axis += X->rank;
+    if (axis < 0 || axis >= X->rank) return lw_unsupported(c, n, "bad axis");
+    bool elems = op[6] == 'E';
+    lw_val_t* iidx[LW_MAX_RANK];
+    int ir = I->rank;
+    for (int i = 0; i < ir; i++) iidx[i] = elems ? sp.idx[i] : sp.idx[axis + i];
+    lw_val_t* ix = lw_cast_to(c, load_idx(c, &sp, I, ir, iidx), XC_I64);
+    lw_val_t* dim = lw_dim(c, X->dims[axis]).v;
+    ix = xc_tiled_select(k, lw_lt(c, ix, lw_i64(c, 0)), lw_add(c, ix, dim), ix);
+    for (int d = 0; d < X->rank; d++) {
+      if (elems || d < axis) in[d] = sp.idx[d];
+      else if (d > axis) in[d] = sp.idx[d + ir - 1];
+    }
+    in[axis] = ix;
+    y = load_idx(c, &sp, X, X->rank, in);
+  } else if (!strcmp(op, "Shape") || !strcmp(op, "Size")) {
+    int64_t start_a = 0, end_a = X->rank;
+    if (op[1] == 'h') {
+      if (xc_node_has_attr(n, "start")) start_a = xc_node_attr_int(n, "start");
+      if (xc_node_has_attr(n, "end")) end_a = xc_node_attr_int(n, "end");
+      if (start_a < 0) start_a += X->rank;
+      if (end_a < 0) end_a += X->rank;
+      if (start_a < 0) start_a = 0;
+      if (end_a > X->rank) end_a = X->rank;
+      y = lw_i64(c, 0);
+      for (int64_t d = start_a; d < end_a; d++)
+        y = xc_tiled_select(k, xc_tiled_cmp(k, XC_CMP_EQ, flat, lw_i64(c, d - start_a)),
+                            lw_dim(c, X->dims[d]).v, y);
+    } else {
+      y = lw_dim(c, lw_numel(c, X->rank, X->dims)).v;
+    }
+    y = xc_tiled_select(k, sp.mask, y, y);
+  } else if (!strcmp(op, "ConstantOfShape")) {
+    const xc_tensor_t* t = xc_node_attr_tensor(n, "value");
+    double v = t ? xc_tensor_get_f64(t, 0) : 0.0;
+    if (t && xc_dtype_is_int(t->dtype)) v = (double)xc_tensor_get_i64(t, 0);
+    y = xc_tiled_select(k, sp.mask, lw_fconst(c, Y->dtype, v), lw_fconst(c, Y->dtype, v));
+  } else if (!strcmp(op, "Concat")) {
+    int64_t axis = xc_node_attr_int(n, "axis");
+    if (axis < 0) axis += Y->rank;
+    xc_dim_t off = xc_dim_const(0);
+    for (int i = 0; i < n->num_inputs; i++) {
+      const xc_value_t* Xi = n->inputs[i];
+      lw_val_t* lo = lw_dim(c, off).v;
+      xc_dim_t end = xc_dim_add(c->g, off, Xi->dims[axis]);
+      lw_val_t* ia = sp.idx[axis];
+      lw_val_t* sel = lw_and(c, xc_tiled_cmp(k, XC_CMP_GE, ia, lo), lw_lt(c, ia, lw_dim(c, end).v));
+      lw_space_t si = sp;
+      si.mask = lw_and(c, sp.mask, sel);
+      si.idx[axis] = lw_sub(c, ia, lo);
+      lw_val_t* v = xc_tiled_load(k, lw_buf(c, Xi), lw_offset(c, &si, Xi), si.mask, NULL);
+      y = y ? xc_tiled_select(k, sel, v, y) : v;
+      off = end;
+    }
+  } else if (!strcmp(op, "Slice")) {
+    int64_t st[LW_MAX_RANK], en[LW_MAX_RANK], ax[LW_MAX_RANK], sp_[LW_MAX_RANK];
+    int ns = 0, ne = 0, na = 0, nsp = 0;
+    if (!lw_const_ints(c, n->inputs[1], st, LW_MAX_RANK, &ns) || !lw_const_ints(c, n->inputs[2], en, LW_MAX_RANK, &ne))
+      return lw_unsupported(c, n, "starts/ends are not constant");
+    bool has_ax = n->num_inputs > 3 && n->inputs[3], has_st = n->num_inputs > 4 && n->inputs[4];
+    if (has_ax && !lw_const_ints(c, n->inputs[3], ax, LW_MAX_RANK, &na)) return lw_unsupported(c, n, "axes");
+    if (has_st && !lw_const_ints(c, n->inputs[4], sp_, LW_MAX_RANK, &nsp)) return lw_unsupported(c, n, "steps");
+    for (int d = 0; d < X->rank; d++) in[d] = sp.idx[d];
+    for (int i = 0; i < ns; i++) {
+      int64_t a = has_ax ? ax[i] : i;
+      if (a < 0) a += X->rank;
+      int64_t step = has_st ? sp_[i] : 1;
+      if (a < 0 || a >= X->rank || step == 0) return lw_unsupported(c, n, "bad axis/step");
+      if (!xc_dim_is_static(X->dims[a])) return lw_unsupported(c, n, "symbolic sliced dim");
+      int64_t dim = X->dims[a].value, s0 = st[i];
+      if (s0 < 0) s0 += dim;
+      if (step > 0) s0 = s0 < 0 ? 0 : (s0 > dim ? dim : s0);
+      else s0 = s0 < 0 ? -1 : (s0 > dim - 1 ? dim - 1 : s0);
+      in[a] = lw_add(c, lw_mul(c, sp.idx[a], lw_i64(c, step)), lw_i64(c, s0));
+    }
+    y = load_idx(c, &sp, X, X->rank, in);
+  } else if (!strcmp(op, "Pad")) {
+    const char* mode = xc_node_attr_string(n, "mode");
+    if (mode && strcmp(mode, "constant") != 0) return lw_unsupported(c, n, "mode %s", mode);
+    int64_t pads[2 * LW_MAX_RANK], ax[LW_MAX_RANK];
+    int np = 0, na = 0;
+    if (!lw_const_ints(c, n->inputs[1], pads, 2 * LW_MAX_RANK, &np)) return lw_unsupported(c, n, "pads");
+    bool has_ax = n->num_inputs > 3 && n->inputs[3];
+    if (has_ax && !lw_const_ints(c, n->inputs[3], ax, LW_MAX_RANK, &na)) return lw_unsupported(c, n, "axes");
+    int cnt = has_ax ? na : X->rank;
+    if (np != 2 * cnt) return lw_unsupported(c, n, "pads length");
+    lw_val_t* inside = sp.mask;
+    for (int d = 0; d < X->rank; d++) in[d] = sp.idx[d];
+    for (int i = 0; i < cnt; i++) {
+      int64_t a = has_ax ? ax[i] : i;
+      if (a < 0) a += X->rank;
+      if (a < 0 || a >= X->rank) return lw_unsupported(c, n, "bad axis");
+      in[a] = lw_sub(c, sp.idx[a], lw_i64(c, pads[i]));
+      inside = lw_and(c, inside, xc_tiled_cmp(k, XC_CMP_GE, in[a], lw_i64(c, 0)));
+      inside = lw_and(c, inside, lw_lt(c, in[a], lw_dim(c, X->dims[a]).v));
+    }
+    lw_space_t si = sp;
+    si.mask = inside;
+    for (int d = 0; d < X->rank; d++) si.idx[d] = in[d];
+    lw_val_t* v = xc_tiled_load(k, lw_buf(c, X), lw_offset(c, &si, X), inside, NULL);
+    lw_val_t* cv = lw_fconst(c, Y->dtype, 0);
+    if (n->num_inputs > 2 && n->inputs[2]) {
+      cv = xc_tiled_load(k, lw_buf(c, n->inputs[2]), lw_i64(c, 0), NULL, NULL);
+    }
+    y = xc_tiled_select(k, inside, v, cv);
+  } else if (!strcmp(op, "Trilu") || !strcmp(op, "EyeLike")) {
+    int64_t kk = 0;
+    int nk = 0;
+    bool eye = op[0] == 'E';
+    lw_val_t* kv = NULL;
+    if (eye) kk = xc_node_attr_int(n, "k");
+    else if (n->num_inputs > 1 && n->inputs[1] && !lw_const_ints(c, n->inputs[1], &kk, 1, &nk))
+      kv = lw_cast_to(c, xc_tiled_load(k, lw_buf(c, n->inputs[1]), lw_i64(c, 0), NULL, NULL), XC_I64);
+    if (!kv) kv = lw_i64(c, kk);
+    if (Y->rank < 2) return lw_unsupported(c, n, "rank %d", Y->rank);
+    lw_val_t* diff = lw_sub(c, sp.idx[Y->rank - 1], sp.idx[Y->rank - 2]); /* j - i */
+    if (eye) {
+      lw_val_t* on = xc_tiled_cmp(k, XC_CMP_EQ, diff, lw_i64(c, kk));
+      y = xc_tiled_select(k, on, lw_fconst(c, Y->dtype, 1), lw_fconst(c, Y->dtype, 0));
+      y = xc_tiled_select(k, sp.mask, y, y);
+    } else {
+      bool upper = xc_node_attr_int(n, "upper") != 0;
+      lw_val_t* keep = xc_tiled_cmp(k, upper ? XC_CMP_GE : XC_CMP_LE, diff, kv);
+      y = xc_tiled_select(k, keep, lw_load_at(c, &sp, X), lw_fconst(c, Y->dtype, 0));
+    }
+  } else if (!strcmp(op, "BatchNormalization")) {
+    if (xc_node_attr_int(n, "training_mode")) return lw_unsupported(c, n, "training mode");
+    if (X->rank < 2 || !xc_dtype_is_float(X->dtype)) return lw_unsupported(c, n, "input");
+    xc_dtype_t at = X->dtype == XC_F64 ? XC_F64 : XC_F32;
+    lw_val_t* ch = sp.idx[1];
+    lw_val_t* p[4];
+    for (int i = 0; i < 4; i++)
+      p[i] = lw_cast_to(c, xc_tiled_load(k, lw_buf(c, n->inputs[1 + i]), ch, sp.mask, NULL), at);
+    lw_val_t* x = lw_cast_to(c, lw_load_at(c, &sp, X), at);
+    lw_val_t* rstd = xc_tiled_unary(k, XC_TOP_RSQRT, lw_add(c, p[3], lw_fconst(c, at, xc_node_attr_float(n, "epsilon"))));
+    y = lw_add(c, lw_mul(c, lw_mul(c, lw_sub(c, x, p[2]), rstd), p[0]), p[1]);
+  } else {
+    return lw_unsupported(c, n, "no lowering for this op");
+  }
+  XC_RETURN_IF_ERROR(lw_epilogue(c, &sp, y));
+  lw_iter_end(c, start);
+  return NULL;
+}

@@ -1,0 +1,460 @@
+/* Reduction lowering. The input is viewed as [rows = kept dims, cols =
+ * reduced dims] through index math (any set of axes, no data movement):
+ * each program takes BLOCK_R rows and loops over the reduced elements in
+ * BLOCK_C chunks, carrying a [BLOCK_R] accumulator. Reduce* and global
+ * pools finish with one value per row; Softmax/LogSoftmax/LayerNorm/
+ * RMSNorm make their statistics passes and then a final pass that writes
+ * [BLOCK_R, BLOCK_C] tiles through the fused epilogue. */
+#include <math.h>
+#include <string.h>
+
+#include "lower_internal.h"
+
+typedef struct rows {
+  const xc_value_t* X;
+  int nk, nr;
+  int kept[LW_MAX_RANK], red[LW_MAX_RANK];
+  xc_dim_t kdims[LW_MAX_RANK], rdims[LW_MAX_RANK];
+  lw_val_t* kidx[LW_MAX_RANK];
+  lw_val_t* rowmask; /* [BR,1] */
+  lw_dimv_t R;
+  int kBR, kBC;
+  lw_val_t* start;
+  lw_val_t* rc; /* [1,BC] flat reduced index of the current chunk */
+} rows_t;
+
+static const int64_t br_c[] = {1, 2, 4, 8, 16}, bc_c[] = {16, 32, 64, 128, 256};
+
+static void rows_begin(lw_ctx_t* c, const xc_value_t* X, const bool* is_red, rows_t* w) {
+  memset(w, 0, sizeof *w);
+  w->X = X;
+  for (int d = 0; d < X->rank; d++) {
+    if (is_red[d]) {
+      w->red[w->nr] = d;
+      w->rdims[w->nr++] = X->dims[d];
+    } else {
+      w->kept[w->nk] = d;
+      w->kdims[w->nk++] = X->dims[d];
+    }
+  }
+  w->kBR = lw_knob(c, "BLOCK_R", 5, br_c, 4);
+  w->kBC = lw_knob(c, "BLOCK_C", 5, bc_c, 64);
+  w->start = lw_iter_begin(c, 0, lw_dim(c, lw_numel(c, w->nk, w->kdims)), w->kBR, 0);
+  lw_val_t* row = lw_add(c, w->start, xc_tiled_arange(c->k, xc_tiled_dim_knob(w->kBR)));
+  w->rowmask = lw_col(c, lw_lt(c, row, lw_dim(c, lw_numel(c, w->nk, w->kdims)).v));
+  lw_decompose(c, lw_col(c, row), w->nk, w->kdims, w->kidx);
+  w->R = lw_dim(c, lw_numel(c, w->nr, w->rdims));
+}
+
+/* The space of the chunk starting at r0: idx of X's dims, mask [BR,BC]. */
+static void rows_chunk(lw_ctx_t* c, rows_t* w, lw_val_t* r0, lw_space_t* sp) {
+  memset(sp, 0, sizeof *sp);
+  sp->rank = w->X->rank;
+  sp->dims = w->X->dims;
+  lw_val_t* rc = lw_row(c, lw_add(c, r0, xc_tiled_arange(c->k, xc_tiled_dim_knob(w->kBC))));
+  lw_val_t* ridx[LW_MAX_RANK];
+  w->rc = rc;
+  lw_decompose(c, rc, w->nr, w->rdims, ridx);
+  for (int i = 0; i < w->nk; i++) sp->idx[w->kept[i]] = w->kidx[i];
+  for (int i = 0; i < w->nr; i++) sp->idx[w->red[i]] = ridx[i];
+  sp->mask = lw_and(c, w->rowmask, lw_lt(c, rc, w->R.v));
+}
+
+static xc_dtype_t acc_type(xc_dtype_t dt) {
+  if (dt == XC_F64) return XC_F64;
+  if (xc_dtype_is_float(dt)) return XC_F32;
+  return dt;
+}
+
+/* x chunk loaded as acc dtype, masked-off lanes = fill. */
+static lw_val_t* load_chunk(lw_ctx_t* c, const lw_space_t* sp, const xc_value_t* X, xc_dtype_t at,
+                            double fill) {
+  lw_val_t* x = lw_cast_to(c, xc_tiled_load(c->k, lw_buf(c, X), lw_offset(c, sp, X), sp->mask, NULL), at);
+  return xc_tiled_select(c->k, sp->mask, x, lw_fconst(c, at, fill));
+}
+
+enum { RK_SUM, RK_MEAN, RK_MAX, RK_MIN, RK_PROD, RK_L1, RK_L2, RK_SUMSQ, RK_LOGSUM, RK_LOGSUMEXP };
+
+static const struct {
+  const char* name;
+  int kind;
+} reduce_ops[] = {
+    {"ReduceSum", RK_SUM},   {"ReduceMean", RK_MEAN},     {"ReduceMax", RK_MAX},
+    {"ReduceMin", RK_MIN},   {"ReduceProd", RK_PROD},     {"ReduceL1", RK_L1},
+    {"ReduceL2", RK_L2},     {"ReduceSumSquare", RK_SUMSQ}, {"ReduceLogSum", RK_LOGSUM},
+    {"ReduceLogSumExp", RK_LOGSUMEXP}, {"GlobalAveragePool", RK_MEAN}, {"GlobalMaxPool", RK_MAX},
+};
+
+static int reduce_kind(const xc_node_t* n) {
+  if (n->domain && n->domain[0]) return -1;
+  for (size_t i = 0; i < sizeof reduce_ops / sizeof *reduce_ops; i++)
+    if (!strcmp(n->op_type, reduce_ops[i].name)) return reduce_ops[i].kind;
+  return -1;
+}
+
+bool lw_is_reduce(const xc_node_t* n) { return reduce_kind(n) >= 0; }
+
+bool lw_is_normalize(const xc_node_t* n) {
+  if (n->domain && n->domain[0]) return false;
+  return !strcmp(n->op_type, "Softmax") || !strcmp(n->op_type, "LogSoftmax") ||
+         !strcmp(n->op_type, "LayerNormalization") || !strcmp(n->op_type, "RMSNormalization") ||
+         !strcmp(n->op_type, "LpNormalization");
+}
+
+/* for r0 over the reduced elements, one carried [BR] accumulator. */
+static xc_tiled_op_t* chunk_loop(lw_ctx_t* c, rows_t* w, lw_val_t* init, lw_space_t* sp) {
+  xc_tiled_op_t* loop = xc_tiled_for_begin(c->k, lw_i64(c, 0), w->R.v,
+                                           xc_tiled_knob_value(c->k, w->kBC), 1, &init);
+  rows_chunk(c, w, xc_tiled_for_iv(loop), sp);
+  return loop;
+}
+
+static lw_val_t* row_init(lw_ctx_t* c, rows_t* w, xc_dtype_t at, double v) {
+  xc_tiled_dim_t d = xc_tiled_dim_knob(w->kBR);
+  if (xc_dtype_is_float(at)) return xc_tiled_const_f(c->k, at, v, 1, &d);
+  return xc_tiled_const_i(c->k, at, (int64_t)v, 1, &d);
+}
+
+xc_status_t lw_emit_reduce(lw_ctx_t* c, const xc_node_t* n) {
+  xc_tiled_kernel_t* k = c->k;
+  int kind = reduce_kind(n);
+  const xc_value_t *X = n->inputs[0], *Y = n->outputs[0];
+  if (X->rank > LW_MAX_RANK) return lw_unsupported(c, n, "rank %d", X->rank);
+  bool is_red[LW_MAX_RANK] = {0};
+  bool global = !strncmp(n->op_type, "Global", 6);
+  if (global) {
+    for (int d = 2; d < X->rank; d++) is_red[d] = true;
+  } else {
+    int64_t axes[LW_MAX_RANK];
+    int na = 0;
+    const xc_value_t* av = n->num_inputs > 1 ? n->inputs[1] : NULL;
+    if (av && !lw_const_ints(c, av, axes, LW_MAX_RANK, &na))
+      return lw_unsupported(c, n, "axes are not constant");
+    if (na == 0) {
+      if (xc_node_attr_int(n, "noop_with_empty_axes")) return lw_unsupported(c, n, "noop_with_empty_axes");
+      for (int d = 0; d < X->rank; d++) is_red[d] = true;
+    }
+    for (int i = 0; i < na; i++) {
+      int64_t a = axes[i] < 0 ? axes[i] + X->rank : axes[i];
+      if (a < 0 || a >= X->rank) return lw_unsupported(c, n, "bad axis");
+      is_red[a] = true;
+    }
+  }
+  xc_dtype_t at = acc_type(X->dtype);
+  if (!xc_dtype_is_float(at) && (kind == RK_MEAN || kind == RK_L2 || kind == RK_LOGSUM || kind == RK_LOGSUMEXP))
+    return lw_unsupported(c, n, "integer %s", n->op_type);
+  rows_t w;
+  rows_begin(c, X, is_red, &w);
+  double init = 0;
+  xc_tiled_reduce_kind_t rk = XC_REDUCE_SUM;
+  if (kind == RK_MAX) init = -INFINITY, rk = XC_REDUCE_MAX;
+  if (kind == RK_MIN) init = INFINITY, rk = XC_REDUCE_MIN;
+  if (kind == RK_PROD) init = 1, rk = XC_REDUCE_PROD;
+  if (!xc_dtype_is_float(at) && (kind == RK_MAX || kind == RK_MIN))
+    init = kind == RK_MAX ? -9.2e18 : 9.2e18;
+  double fill = init;
+  lw_val_t* a0 = row_init(c, &w, at, kind == RK_MAX || kind == RK_MIN ? init : (kind == RK_PROD ? 1 : 0));
+  lw_space_t sp;
+  xc_tiled_op_t* loop = chunk_loop(c, &w, a0, &sp);
+  {
+    lw_val_t* x = load_chunk(c, &sp, X, at, fill);
+    if (kind == RK_L1) x = xc_tiled_unary(k, XC_TOP_ABS, x);
+    if (kind == RK_L2 || kind == RK_SUMSQ) x = lw_mul(c, x, x);
+    if (kind == RK_LOGSUMEXP) x = xc_tiled_select(k, sp.mask, xc_tiled_unary(k, XC_TOP_EXP, x), lw_fconst(c, at, 0));
+    lw_val_t* part = xc_tiled_reduce(k, rk, x, 1);
+    lw_val_t* acc = xc_tiled_for_arg(loop, 0);
+    lw_val_t* next;
+    if (rk == XC_REDUCE_MAX || rk == XC_REDUCE_MIN) {
+      next = xc_tiled_binary(k, rk == XC_REDUCE_MAX ? XC_TOP_MAX : XC_TOP_MIN, acc, part);
+      if (xc_dtype_is_float(at)) /* NaN propagates */
+        next = xc_tiled_select(k, xc_tiled_cmp(k, XC_CMP_NE, part, part), part, next);
+    } else if (rk == XC_REDUCE_PROD) {
+      next = lw_mul(c, acc, part);
+    } else {
+      next = lw_add(c, acc, part);
+    }
+    xc_tiled_for_end(k, loop, 1, &next);
+  }
+  lw_val_t* y = xc_tiled_for_result(loop, 0);
+  if (kind == RK_MEAN) y = lw_div(c, y, lw_cast_to(c, w.R.v, at));
+  if (kind == RK_L2) y = xc_tiled_unary(k, XC_TOP_SQRT, y);
+  if (kind == RK_LOGSUM || kind == RK_LOGSUMEXP) y = xc_tiled_unary(k, XC_TOP_LOG, y);
+  y = lw_col(c, y); /* [BR,1] */
+  lw_space_t sy;
+  memset(&sy, 0, sizeof sy);
+  sy.rank = Y->rank;
+  sy.dims = Y->dims;
+  sy.mask = w.rowmask;
+  if (Y->rank == X->rank) {
+    for (int i = 0; i < w.nk; i++) sy.idx[w.kept[i]] = w.kidx[i];
+  } else if (Y->rank == w.nk) {
+    for (int i = 0; i < w.nk; i++) sy.idx[i] = w.kidx[i];
+  } else {
+    return lw_unsupported(c, n, "unexpected output rank");
+  }
+  XC_RETURN_IF_ERROR(lw_epilogue(c, &sy, y));
+  lw_iter_end(c, w.start);
+  return NULL;
+}
+
+/* y = x / ||x||_p along one axis (a zero vector stays zero). */
+static xc_status_t emit_lpnorm(lw_ctx_t* c, const xc_node_t* n, int64_t axis) {
+  xc_tiled_kernel_t* k = c->k;
+  const xc_value_t* X = n->inputs[0];
+  int64_t p = xc_node_attr_int(n, "p");
+  if (p != 1 && p != 2) return lw_unsupported(c, n, "p=%lld", (long long)p);
+  xc_dtype_t at = acc_type(X->dtype);
+  bool is_red[LW_MAX_RANK] = {0};
+  is_red[axis] = true;
+  rows_t w;
+  rows_begin(c, X, is_red, &w);
+  lw_space_t sp;
+  xc_tiled_op_t* loop = chunk_loop(c, &w, row_init(c, &w, at, 0), &sp);
+  {
+    lw_val_t* x = load_chunk(c, &sp, X, at, 0);
+    x = p == 1 ? xc_tiled_unary(k, XC_TOP_ABS, x) : lw_mul(c, x, x);
+    lw_val_t* next = lw_add(c, xc_tiled_for_arg(loop, 0), xc_tiled_reduce(k, XC_REDUCE_SUM, x, 1));
+    xc_tiled_for_end(k, loop, 1, &next);
+  }
+  lw_val_t* norm = xc_tiled_for_result(loop, 0);
+  if (p == 2) norm = xc_tiled_unary(k, XC_TOP_SQRT, norm);
+  norm = lw_col(c, norm);
+  lw_val_t* zero = lw_fconst(c, at, 0);
+  lw_val_t* nz = xc_tiled_cmp(k, XC_CMP_NE, norm, zero);
+  lw_val_t* safe = xc_tiled_select(k, nz, norm, lw_fconst(c, at, 1));
+  xc_tiled_op_t* out_loop = xc_tiled_for_begin(k, lw_i64(c, 0), w.R.v, xc_tiled_knob_value(k, w.kBC), 0, NULL);
+  rows_chunk(c, &w, xc_tiled_for_iv(out_loop), &sp);
+  lw_val_t* x = lw_cast_to(c, xc_tiled_load(k, lw_buf(c, X), lw_offset(c, &sp, X), sp.mask, NULL), at);
+  XC_RETURN_IF_ERROR(lw_epilogue(c, &sp, xc_tiled_select(k, nz, lw_div(c, x, safe), zero)));
+  xc_tiled_for_end(k, out_loop, 0, NULL);
+  lw_iter_end(c, w.start);
+  return NULL;
+}
+
+bool lw_is_argreduce(const xc_node_t* n) {
+  return (!n->domain || !n->domain[0]) &&
+         (!strcmp(n->op_type, "ArgMax") || !strcmp(n->op_type, "ArgMin") || !strcmp(n->op_type, "Hardmax"));
+}
+
+/* ArgMax/ArgMin: carried (best value, its index) per row; ties keep the
+ * first index (or the last with select_last_index). */
+xc_status_t lw_emit_argreduce(lw_ctx_t* c, const xc_node_t* n) {
+  xc_tiled_kernel_t* k = c->k;
+  const xc_value_t *X = n->inputs[0], *Y = n->outputs[0];
+  if (X->rank < 1 || X->rank > LW_MAX_RANK) return lw_unsupported(c, n, "rank %d", X->rank);
+  bool hard = n->op_type[0] == 'H';
+  bool is_max = hard || (n->op_type[3] == 'M' && n->op_type[4] == 'a');
+  bool last = xc_node_attr_int(n, "select_last_index") != 0;
+  int64_t axis = xc_node_attr_int(n, "axis");
+  if (axis < 0) axis += X->rank;
+  if (axis < 0 || axis >= X->rank) return lw_unsupported(c, n, "bad axis");
+  xc_dtype_t at = acc_type(X->dtype);
+  bool fl = xc_dtype_is_float(at);
+  double worst = is_max ? (fl ? -INFINITY : -9.2e18) : (fl ? INFINITY : 9.2e18);
+  bool is_red[LW_MAX_RANK] = {0};
+  is_red[axis] = true;
+  rows_t w;
+  rows_begin(c, X, is_red, &w);
+  xc_tiled_dim_t d1 = xc_tiled_dim_knob(w.kBR);
+  lw_val_t* init[2] = {row_init(c, &w, at, worst), xc_tiled_const_i(k, XC_I64, last ? -1 : 0, 1, &d1)};
+  xc_tiled_op_t* loop = xc_tiled_for_begin(k, lw_i64(c, 0), w.R.v, xc_tiled_knob_value(k, w.kBC), 2, init);
+  lw_space_t sp;
+  rows_chunk(c, &w, xc_tiled_for_iv(loop), &sp);
+  {
+    lw_val_t* x = load_chunk(c, &sp, X, at, worst);
+    lw_val_t* best = xc_tiled_for_arg(loop, 0), *bidx = xc_tiled_for_arg(loop, 1);
+    lw_val_t* part = xc_tiled_reduce(k, is_max ? XC_REDUCE_MAX : XC_REDUCE_MIN, x, 1);
+    lw_val_t* hit = lw_and(c, sp.mask, xc_tiled_cmp(k, XC_CMP_EQ, x, lw_col(c, part)));
+    lw_val_t* pidx = xc_tiled_reduce(k, last ? XC_REDUCE_MAX : XC_REDUCE_MIN,
+                                     xc_tiled_select(k, hit, w.rc, lw_i64(c, last ? -1 : INT64_MAX)), 1);
+    lw_val_t* any = xc_tiled_cmp(k, XC_CMP_GE, pidx, lw_i64(c, 0));
+    any = lw_and(c, any, lw_lt(c, pidx, lw_i64(c, INT64_MAX)));
+    xc_tiled_cmp_t better = is_max ? (last ? XC_CMP_GE : XC_CMP_GT) : (last ? XC_CMP_LE : XC_CMP_LT);
+    lw_val_t* take = lw_and(c, any, xc_tiled_cmp(k, better, part, best));
+    /* the first chunk always sets an index (rows of only the worst value) */
+    take = xc_tiled_binary(k, XC_TOP_OR, take, lw_and(c, any, xc_tiled_cmp(k, XC_CMP_EQ, xc_tiled_for_iv(loop), lw_i64(c, 0))));
+    lw_val_t* next[2] = {xc_tiled_select(k, take, part, best), xc_tiled_select(k, take, pidx, bidx)};
+    xc_tiled_for_end(k, loop, 2, next);
+  }
+  lw_val_t* y = lw_col(c, xc_tiled_for_result(loop, 1));
+  if (hard) { /* one-hot of the first maximum */
+    xc_tiled_op_t* out_loop = xc_tiled_for_begin(k, lw_i64(c, 0), w.R.v, xc_tiled_knob_value(k, w.kBC), 0, NULL);
+    rows_chunk(c, &w, xc_tiled_for_iv(out_loop), &sp);
+    lw_val_t* on = xc_tiled_cmp(k, XC_CMP_EQ, w.rc, y);
+    XC_RETURN_IF_ERROR(lw_epilogue(c, &sp, xc_tiled_select(k, on, lw_fconst(c, Y->dtype, 1), lw_fconst(c, Y->dtype, 0))));
+    xc_tiled_for_end(k, out_loop, 0, NULL);
+    lw_iter_end(c, w.start);
+    return NULL;
+  }
+  lw_space_t sy;
+  memset(&sy, 0, sizeof sy);
+  sy.rank = Y->rank;
+  sy.dims = Y->dims;
+  sy.mask = w.rowmask;
+  if (Y->rank == X->rank) {
+    for (int i = 0; i < w.nk; i++) sy.idx[w.kept[i]] = w.kidx[i];
+  } else {
+    for (int i = 0; i < w.nk; i++) sy.idx[i] = w.kidx[i];
+  }
+  XC_RETURN_IF_ERROR(lw_epilogue(c, &sy, y));
+  lw_iter_end(c, w.start);
+  return NULL;
+}
+
+/* CumSum: each output sums the inputs before it along the axis (a masked
+ * reduction over BLOCK_C chunks of the axis). */
+xc_status_t lw_emit_cumsum(lw_ctx_t* c, const xc_node_t* n) {
+  xc_tiled_kernel_t* k = c->k;
+  const xc_value_t *X = n->inputs[0], *Y = n->outputs[0];
+  int64_t ax[1];
+  int na = 0;
+  if (X->rank < 1 || X->rank > LW_MAX_RANK) return lw_unsupported(c, n, "rank %d", X->rank);
+  /* a run-time axis is selected among the dims with compares */
+  bool dyn = !lw_const_ints(c, n->inputs[1], ax, 1, &na) || na != 1;
+  int64_t axis = dyn ? 0 : (ax[0] < 0 ? ax[0] + X->rank : ax[0]);
+  if (axis < 0 || axis >= X->rank) return lw_unsupported(c, n, "bad axis");
+  bool excl = xc_node_attr_int(n, "exclusive") != 0, rev = xc_node_attr_int(n, "reverse") != 0;
+  xc_dtype_t at = acc_type(X->dtype);
+  static const int64_t blk[] = {32, 64, 128, 256}, bc[] = {8, 16, 32, 64};
+  int kb = lw_knob(c, "BLOCK", 4, blk, 64);
+  int kc = lw_knob(c, "BLOCK_C", 4, bc, 16);
+  lw_val_t* start = lw_iter_begin(c, 0, lw_dim(c, lw_numel(c, Y->rank, Y->dims)), kb, 0);
+  lw_space_t sp;
+  lw_flat_space(c, Y->rank, Y->dims, start, kb, &sp, NULL);
+  xc_tiled_dim_t d1 = xc_tiled_dim_knob(kb);
+  lw_val_t* acc0 = xc_dtype_is_float(at) ? xc_tiled_const_f(k, at, 0, 1, &d1) : xc_tiled_const_i(k, at, 0, 1, &d1);
+  lw_val_t* A = lw_dim(c, X->dims[axis]).v;
+  lw_val_t* axv = NULL;
+  lw_val_t* i = lw_col(c, sp.idx[axis]);
+  if (dyn) {
+    axv = lw_cast_to(c, xc_tiled_load(k, lw_buf(c, n->inputs[1]), lw_i64(c, 0), NULL, NULL), XC_I64);
+    axv = xc_tiled_select(k, lw_lt(c, axv, lw_i64(c, 0)), lw_add(c, axv, lw_i64(c, X->rank)), axv);
+    for (int d = 1; d < X->rank; d++) {
+      lw_val_t* is_d = xc_tiled_cmp(k, XC_CMP_EQ, axv, lw_i64(c, d));
+      A = xc_tiled_select(k, is_d, lw_dim(c, X->dims[d]).v, A);
+      i = xc_tiled_select(k, is_d, lw_col(c, sp.idx[d]), i);
+    }
+  }
+  xc_tiled_op_t* loop = xc_tiled_for_begin(k, lw_i64(c, 0), A, xc_tiled_knob_value(k, kc), 1, &acc0);
+  {
+    lw_val_t* j = lw_row(c, lw_add(c, xc_tiled_for_iv(loop), xc_tiled_arange(k, xc_tiled_dim_knob(kc))));
+    xc_tiled_cmp_t cmp = rev ? (excl ? XC_CMP_GT : XC_CMP_GE) : (excl ? XC_CMP_LT : XC_CMP_LE);
+    lw_val_t* m = lw_and(c, lw_and(c, lw_col(c, sp.mask), lw_lt(c, j, A)), xc_tiled_cmp(k, cmp, j, i));
+    lw_space_t sx = sp;
+    for (int d = 0; d < X->rank; d++) {
+      sx.idx[d] = lw_col(c, sp.idx[d]);
+      if (dyn) sx.idx[d] = xc_tiled_select(k, xc_tiled_cmp(k, XC_CMP_EQ, axv, lw_i64(c, d)), j, sx.idx[d]);
+    }
+    if (!dyn) sx.idx[axis] = j;
+    lw_val_t* x = lw_cast_to(c, xc_tiled_load(k, lw_buf(c, X), lw_offset(c, &sx, X), m, NULL), at);
+    x = xc_tiled_select(k, m, x, lw_fconst(c, at, 0));
+    lw_val_t* next = lw_add(c, xc_tiled_for_arg(loop, 0), xc_tiled_reduce(k, XC_REDUCE_SUM, x, 1));
+    xc_tiled_for_end(k, loop, 1, &next);
+  }
+  XC_RETURN_IF_ERROR(lw_epilogue(c, &sp, xc_tiled_for_result(loop, 0)));
+  lw_iter_end(c, start);
+  return NULL;
+}
+
+xc_status_t lw_emit_normalize(lw_ctx_t* c, const xc_node_t* n) {
+  xc_tiled_kernel_t* k = c->k;
+  const char* op = n->op_type;
+  const xc_value_t* X = n->inputs[0];
+  if (X->rank < 1 || X->rank > LW_MAX_RANK) return lw_unsupported(c, n, "rank %d", X->rank);
+  for (int o = 1; o < n->num_outputs; o++)
+    if (n->outputs[o] && c->must_store[n->outputs[o]->id] && strcmp(op, "LayerNormalization") != 0)
+      return lw_unsupported(c, n, "output %d is used", o);
+  int64_t axis = xc_node_attr_int(n, "axis");
+  if (axis < 0) axis += X->rank;
+  if (axis < 0 || axis >= X->rank) return lw_unsupported(c, n, "bad axis");
+  bool is_red[LW_MAX_RANK] = {0};
+  if (!strcmp(op, "LpNormalization")) return emit_lpnorm(c, n, axis);
+  bool soft = !strcmp(op, "Softmax") || !strcmp(op, "LogSoftmax");
+  bool rms = !strcmp(op, "RMSNormalization");
+  for (int d = 0; d < X->rank; d++) is_red[d] = soft ? d == axis : d >= axis;
+  xc_dtype_t at = acc_type(X->dtype);
+  if (!xc_dtype_is_float(at)) return lw_unsupported(c, n, "integer input");
+  double eps = soft ? 0 : xc_node_attr_float(n, "epsilon");
+  rows_t w;
+  rows_begin(c, X, is_red, &w);
+  lw_space_t sp;
+  lw_val_t* stat1 = NULL; /* max, mean or mean square */
+  lw_val_t* stat2 = NULL; /* sum of exp or rstd */
+  /* pass 1 */
+  xc_tiled_op_t* loop = chunk_loop(c, &w, row_init(c, &w, at, soft ? -INFINITY : 0), &sp);
+  {
+    lw_val_t* x = load_chunk(c, &sp, X, at, soft ? -INFINITY : 0);
+    lw_val_t* next;
+    if (soft) {
+      next = xc_tiled_binary(k, XC_TOP_MAX, xc_tiled_for_arg(loop, 0), xc_tiled_reduce(k, XC_REDUCE_MAX, x, 1));
+    } else {
+      if (rms) x = lw_mul(c, x, x);
+      next = lw_add(c, xc_tiled_for_arg(loop, 0), xc_tiled_reduce(k, XC_REDUCE_SUM, x, 1));
+    }
+    xc_tiled_for_end(k, loop, 1, &next);
+  }
+  stat1 = xc_tiled_for_result(loop, 0);
+  lw_val_t* rf = lw_cast_to(c, w.R.v, at);
+  if (!soft) stat1 = lw_div(c, stat1, rf);
+  lw_val_t* s1c = lw_col(c, stat1);
+  if (rms) {
+    stat2 = xc_tiled_unary(k, XC_TOP_RSQRT, lw_add(c, stat1, lw_fconst(c, at, eps)));
+  } else {
+    loop = chunk_loop(c, &w, row_init(c, &w, at, 0), &sp);
+    {
+      lw_val_t* x = load_chunk(c, &sp, X, at, 0);
+      lw_val_t* t;
+      if (soft) {
+        /* rows of -inf (all masked) give exp(nan): guard the max */
+        lw_val_t* m = xc_tiled_select(k, xc_tiled_cmp(k, XC_CMP_EQ, s1c, lw_fconst(c, at, -INFINITY)),
+                                      lw_fconst(c, at, 0), s1c);
+        t = xc_tiled_select(k, sp.mask, xc_tiled_unary(k, XC_TOP_EXP, lw_sub(c, x, m)), lw_fconst(c, at, 0));
+      } else {
+        lw_val_t* d = xc_tiled_select(k, sp.mask, lw_sub(c, x, s1c), lw_fconst(c, at, 0));
+        t = lw_mul(c, d, d);
+      }
+      lw_val_t* next = lw_add(c, xc_tiled_for_arg(loop, 0), xc_tiled_reduce(k, XC_REDUCE_SUM, t, 1));
+      xc_tiled_for_end(k, loop, 1, &next);
+    }
+    stat2 = xc_tiled_for_result(loop, 0);
+    if (!soft) stat2 = xc_tiled_unary(k, XC_TOP_RSQRT, lw_add(c, lw_div(c, stat2, rf), lw_fconst(c, at, eps)));
+  }
+  lw_val_t* s2c = lw_col(c, stat2);
+  /* LayerNormalization's Mean and InvStdDev outputs: one value per row */
+  for (int o = 1; o < n->num_outputs && o < 3 && !soft && !rms; o++) {
+    const xc_value_t* v = n->outputs[o];
+    if (!v || !c->must_store[v->id]) continue;
+    lw_space_t so;
+    memset(&so, 0, sizeof so);
+    so.rank = v->rank;
+    so.dims = v->dims;
+    so.mask = w.rowmask;
+    if (v->rank != X->rank) return lw_unsupported(c, n, "statistics output rank");
+    for (int i = 0; i < w.nk; i++) so.idx[w.kept[i]] = w.kidx[i];
+    lw_store_at(c, &so, v, o == 1 ? s1c : s2c);
+  }
+  /* final pass: write through the epilogue */
+  xc_tiled_op_t* out_loop = xc_tiled_for_begin(k, lw_i64(c, 0), w.R.v, xc_tiled_knob_value(k, w.kBC), 0, NULL);
+  rows_chunk(c, &w, xc_tiled_for_iv(out_loop), &sp);
+  {
+    lw_val_t* x = lw_cast_to(c, xc_tiled_load(k, lw_buf(c, X), lw_offset(c, &sp, X), sp.mask, NULL), at);
+    lw_val_t* y;
+    if (soft) {
+      lw_val_t* m = xc_tiled_select(k, xc_tiled_cmp(k, XC_CMP_EQ, s1c, lw_fconst(c, at, -INFINITY)),
+                                    lw_fconst(c, at, 0), s1c);
+      if (!strcmp(op, "Softmax"))
+        y = lw_div(c, xc_tiled_unary(k, XC_TOP_EXP, lw_sub(c, x, m)), s2c);
+      else
+        y = lw_sub(c, lw_sub(c, x, m), xc_tiled_unary(k, XC_TOP_LOG, s2c));
+    } else {
+      y = rms ? lw_mul(c, x, s2c) : lw_mul(c, lw_sub(c, x, s1c), s2c);
+      y = lw_mul(c, y, lw_cast_to(c, lw_load_at(c, &sp, n->inputs[1]), at));
+      if (!rms && n->num_inputs > 2 && n->inputs[2])
+        y = lw_add(c, y, lw_cast_to(c, lw_load_at(c, &sp, n->inputs[2]), at));
+    }
+    XC_RETURN_IF_ERROR(lw_epilogue(c, &sp, y));
+  }
+  xc_tiled_for_end(k, out_loop, 0, NULL);
+  lw_iter_end(c, w.start);
+  return NULL;
+}
