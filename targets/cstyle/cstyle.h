@@ -40,11 +40,12 @@ typedef struct xc_cstyle_dialect {
   const char* global_qual;   /* before the element type of a buffer pointer */
   const char* local_qual;    /* work-group shared arrays */
   const char* private_qual;  /* per-thread arrays */
-  const char* restrict_kw;
+  const char* restrict_kw;   /* "" : buffers of one launch may alias (views), so no restrict */
   const char* program_id[3]; /* expressions of the program ids (i64) */
   const char* num_programs[3];
   const char* thread_id;     /* work-item index in the program (work-group dialects) */
-  const char* barrier;       /* statement */
+  const char* barrier;       /* statement: orders local-memory accesses of a program */
+  const char* global_barrier; /* statement: also orders global-memory accesses of a program */
   const char* f32_suffix;    /* math function suffix for f32: "f" in C, "" in OpenCL */
   const char* f64_suffix;
   bool has_rsqrt;            /* rsqrt() is a builtin */

@@ -137,6 +137,7 @@ typedef struct em {
   xc_cstyle_writer_t decls, body;
   int64_t local_bytes;
   bool uses_f64;
+  bool phased;          /* a global load may read what an earlier global store wrote */
   xc_status_t err;
   int depth;
 } em_t;
@@ -583,6 +584,7 @@ static void emit_store(em_t* e, const xc_tiled_op_t* op) {
   }
   loop_close(e, close);
   if (mem->type.scope != XC_SCOPE_GLOBAL) barrier(e);
+  else if (e->phased && e->d->work_groups) L("%s\n", e->d->global_barrier);
   if (sv.oom) fail(e, xc_error_oom());
   free(sv.data);
   expr_free(&eo), expr_free(&ev);
@@ -795,6 +797,29 @@ static void emit_block(em_t* e, const xc_tiled_block_t* b) {
 }
 
 /* ---- analysis: storage classes ------------------------------------------------- */
+
+/* Whether a global load follows a global store (in program order, or in the
+ * same loop body): then work-items must see each other's global stores
+ * (buffers may alias: views of a kernel's outputs are read by its later phases). */
+static void scan_phases(em_t* e, const xc_tiled_block_t* b, bool* stored) {
+  for (int i = 0; i < b->num_ops; i++) {
+    const xc_tiled_op_t* op = b->ops[i];
+    bool global = op->num_operands > 0 && op->operands[0] && op->operands[0]->type.kind == XC_TILED_MEMREF &&
+                  op->operands[0]->type.scope == XC_SCOPE_GLOBAL;
+    if (op->opcode == XC_TOP_STORE && global) *stored = true;
+    if (op->opcode == XC_TOP_LOAD && global && *stored) e->phased = true;
+    if (op->opcode == XC_TOP_FOR) {
+      bool inner = false;
+      scan_phases(e, op->body, &inner);
+      if (inner) {
+        /* a store in the body precedes the loads of the next iteration */
+        bool again = true;
+        scan_phases(e, op->body, &again);
+        *stored = true;
+      }
+    }
+  }
+}
 
 static void mark_use(em_t* e, const xc_tiled_value_t* v, const vinfo_t* loop_shape) {
   if (!v) return;
@@ -1095,6 +1120,8 @@ xc_status_t xc_cstyle_emit(const xc_cstyle_dialect_t* d, const xc_device_caps_t*
                      d->name, e.T, caps->max_threads_per_group);
   if (!e.err) {
     for (int i = 0; i < k->num_params; i++) classify_value(&e, k->params[i]);
+    bool stored = false;
+    scan_phases(&e, k->body, &stored);
     /* first pass: shapes and names, so that uses can be compared */
     classify_block(&e, k->body);
     analyze_block(&e, k->body);

@@ -12,8 +12,8 @@ static const char* const expected_c =
     "        int64_t program_begin, int64_t program_end);\n"
     "void xk_scale(void* const* buffers, const int64_t* scalars, const int64_t grid[3],\n"
     "        int64_t program_begin, int64_t program_end) {\n"
-    "  const float* restrict p_x = (const float*)buffers[0];\n"
-    "  float* restrict p_y = (float*)buffers[1];\n"
+    "  const float* p_x = (const float*)buffers[0];\n"
+    "  float* p_y = (float*)buffers[1];\n"
     "  const int64_t p_n = scalars[0];\n"
     "  (void)scalars;\n"
     "  #pragma omp parallel for schedule(dynamic, 1)\n"
@@ -47,8 +47,8 @@ static const char* const expected_c =
 
 static const char* const expected_opencl =
     "__kernel __attribute__((reqd_work_group_size(64, 1, 1)))\n"
-    "void xk_scale(__global const float* restrict p_x,\n"
-    "    __global float* restrict p_y,\n"
+    "void xk_scale(__global const float* p_x,\n"
+    "    __global float* p_y,\n"
     "    const long p_n) {\n"
     "  const long lid = (long)get_local_id(0);\n"
     "  float v9[1];\n"
