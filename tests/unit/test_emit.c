@@ -95,6 +95,7 @@ static void run_on(int which, const kern_t* k, const int64_t* knob_values, const
   xc_compile_options_t opts;
   memset(&opts, 0, sizeof opts);
   if (which == 0) opts.extra_flags = getenv("XCOMP_EMIT_TEST_CFLAGS");
+  else opts.extra_flags = getenv("XCOMP_EMIT_TEST_CLFLAGS") ? getenv("XCOMP_EMIT_TEST_CLFLAGS") : "-cl-std=CL1.2"; /* plain OpenCL C 1.2, as every driver accepts */
   xc_status_t st = xc_target_compile_kernel(t, caps, (const struct xc_tiled_kernel*)k, knobs, k->num_knobs, &opts,
                                             &blob);
   if (st) {
