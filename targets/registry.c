@@ -27,6 +27,7 @@ static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static const xc_target_plugin_init_fn builtin_inits[] = {
     xc_target_cpu_init,
     xc_target_opencl_init,
+    xc_target_cuda_init,
 };
 
 static bool valid_target_name(const char* name) {

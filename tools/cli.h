@@ -32,6 +32,7 @@ extern const xc_cli_command_t xc_cli_targets_command;
 extern const xc_cli_command_t xc_cli_ops_command;
 extern const xc_cli_command_t xc_cli_conform_command;
 extern const xc_cli_command_t xc_cli_check_passes_command;
+extern const xc_cli_command_t xc_cli_compile_command;
 
 /* Prints "xcomp: error: <message>" as one line (newlines in the message are
  * flattened), frees the status and returns XC_EXIT_ERROR. */

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "runtime_cli.h"
 #include "targets.h"
 #include "xcomp/frontend.h"
 #include "xcomp/interp.h"
@@ -92,7 +93,9 @@ static int run_main(int argc, char** argv) {
   const char* model = NULL;
   const char* target = "ref";
   const char* out_dir = ".";
-  bool trace = false;
+  const char* device = NULL;
+  bool trace = false, no_cache = false, poison = false;
+  xc_compiled_module_t* cm = NULL;
   int num_specs = 0;
   input_spec_t* specs = calloc((size_t)argc + 1, sizeof *specs);
   char** spec_copies = calloc((size_t)argc + 1, sizeof *spec_copies);
@@ -129,6 +132,12 @@ static int run_main(int argc, char** argv) {
     } else if ((m = xc_cli_option(argc, argv, &i, "--output-dir", &v)) != 0) {
       if (m < 0) { rc = xc_cli_usage_error(cmd, "--output-dir needs a value"); goto done; }
       out_dir = v;
+    } else if ((m = xc_cli_option(argc, argv, &i, "--device", &v)) != 0) {
+      if (m < 0) { rc = xc_cli_usage_error(cmd, "--device needs a value"); goto done; }
+      device = v;
+    } else if (strcmp(argv[i], "--no-cache") == 0 || strcmp(argv[i], "--poison") == 0) {
+      if (argv[i][2] == 'n') no_cache = true;
+      else poison = true;
     } else if (strcmp(argv[i], "--trace") == 0) {
       trace = true;
     } else if (argv[i][0] == '-' && argv[i][1]) {
@@ -142,11 +151,20 @@ static int run_main(int argc, char** argv) {
     }
   }
   if (!model) { rc = xc_cli_usage_error(cmd, "no MODEL given"); goto done; }
-  xc_status_t s = xc_cli_check_target(target);
-  if (!s) s = xc_cli_check_file(model);
-  if (!s) s = xc_load_model(model, &g);
-  if (!s) s = xc_graph_infer(g);
-  if (!s) s = xc_passes_run(g, &pa.options);
+  bool compiled = xc_cli_uses_executor(model, target);
+  xc_status_t s = NULL;
+  if (compiled) {
+    /* A compiled target: the module's optimized graph describes the inputs. */
+    s = xc_cli_load_compiled(model, target, pa.level_given ? pa.options.opt_level : 2, no_cache, &cm);
+    if (!s) g = cm->graph;
+    if (!s && !device && strcmp(target, "ref") != 0) device = target;
+  } else {
+    s = xc_cli_check_target(target);
+    if (!s) s = xc_cli_check_file(model);
+    if (!s) s = xc_load_model(model, &g);
+    if (!s) s = xc_graph_infer(g);
+    if (!s) s = xc_passes_run(g, &pa.options);
+  }
   if (s) { rc = xc_cli_fail(s); goto done; }
 
   /* Named inputs bind by name; positional ones fill the rest in order. */
@@ -206,7 +224,10 @@ static int run_main(int argc, char** argv) {
   xc_interp_options_t io;
   xc_interp_options_init(&io);
   io.trace = trace;
-  s = xc_interp_run(g, &io, n, (const xc_tensor_t* const*)inputs, outputs);
+  if (compiled)
+    s = xc_cli_run_compiled(cm, device, poison, trace, n, (const xc_tensor_t* const*)inputs, outputs);
+  else
+    s = xc_interp_run(g, &io, n, (const xc_tensor_t* const*)inputs, outputs);
   if (!s) s = make_dir(out_dir);
   if (s) { rc = xc_cli_fail(s); goto done; }
   for (int i = 0; i < g->num_outputs; i++) {
@@ -226,6 +247,10 @@ done:
   free(outputs);
   free(inputs);
   xc_symbind_free(&binds);
+  if (cm) {
+    xc_compiled_module_destroy(cm); /* owns g */
+    g = NULL;
+  }
   xc_graph_destroy(g);
   if (spec_copies)
     for (int k = 0; k < argc; k++) free(spec_copies[k]);
@@ -237,16 +262,22 @@ done:
 const xc_cli_command_t xc_cli_run_command = {
     "run", run_main,
     "xcomp run MODEL [--target T] [--input NAME=@FILE | --input @FILE]... "
-    "[--output-dir DIR] [--trace] [-O<n>] [pass options]",
-    "Run a model (.xir or .onnx) on input tensors and write its outputs.",
+    "[--output-dir DIR] [--device SEL] [--trace] [-O<n>] [pass options]",
+    "Run a model (.xir, .onnx or compiled .xcm) on input tensors and write its outputs.",
     "options:\n"
     "  --target T          where to run it (default: ref, the reference interpreter;\n"
-    "                      'xcomp targets' lists the available targets)\n"
+    "                      'xcomp targets' lists the available targets). Another target\n"
+    "                      (cpu, opencl[:N]) compiles the model in memory, through the\n"
+    "                      compile cache, and runs it with the executor\n"
+    "  --device SEL        device for a compiled module MODEL.xcm (default: its target)\n"
+    "  --no-cache          compile without the compile cache\n"
+    "  --poison            fill intermediate buffers with NaN before running (compiled)\n"
     "  --input NAME=@FILE  bind graph input NAME to the tensor in FILE (.npy or .pb)\n"
     "  --input @FILE       bind the next unbound graph input, in graph-input order\n"
     "  --output-dir DIR    write DIR/output_<i>.npy for output i (default: .; created\n"
     "                      with its parents if missing)\n"
-    "  --trace             print each node to stderr as it runs\n"
+    "  --trace             print each node to stderr as it runs (compiled: the run's\n"
+    "                      time and peak memory)\n"
     "pass options (default -O0: the interpreter runs the graph as written):\n"
     XC_CLI_PASS_HELP
     "\n"

@@ -1,0 +1,160 @@
+/* xcomp compiled modules: a lowered, target-compiled model as one
+ * self-contained file (`.xcm`, docs/runtime.md describes every field).
+ *
+ * A compiled module holds the optimized graph (its .xir text, constants in a
+ * binary weights section), the execution plan (kernel launches with their
+ * parameter bindings by value name, scalar dim expressions and knob values;
+ * zero-copy aliases), and per kernel the blob the target compiled plus the
+ * tiled IR it came from. It is tied to one target and records the capability
+ * fingerprint of the device it was compiled for.
+ *
+ * Ownership: a module owns everything reachable from it (arena, graph, parsed
+ * tiled kernels, blobs); xc_compiled_module_destroy frees it all. */
+#ifndef XCOMP_MODULE_H
+#define XCOMP_MODULE_H
+
+#include <stdint.h>
+
+#include "xcomp/graph.h"
+#include "xcomp/lower.h"
+#include "xcomp/target.h"
+#include "xcomp/tiled.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define XC_CM_MAGIC "XCOMPMOD"    /* 8 bytes at offset 0 */
+#define XC_CM_FORMAT_VERSION 1u   /* bumped on any incompatible layout change */
+
+/* A 128-bit hash (XXH3-128): checksums, device fingerprints, cache keys. */
+typedef struct xc_hash128 {
+  uint64_t lo, hi;
+} xc_hash128_t;
+
+xc_hash128_t xc_hash128(const void* data, size_t size);
+/* 32 lowercase hex digits + NUL into out (33 bytes). */
+void xc_hash128_hex(xc_hash128_t h, char out[33]);
+/* The fingerprint of the capabilities that decide generated code (name,
+ * vendor, driver version, kind, SIMD width, thread/local-memory/buffer limits,
+ * dtypes, matrix shapes, layout); memory sizes and core counts are left out. */
+xc_hash128_t xc_device_caps_fingerprint(const xc_device_caps_t* caps);
+
+/* A tensor value the plan refers to. */
+enum {
+  XC_CM_VALUE_INPUT = 1u << 0,
+  XC_CM_VALUE_OUTPUT = 1u << 1,
+  XC_CM_VALUE_WEIGHT = 1u << 2, /* an initializer: data in the graph's constant */
+};
+
+typedef struct xc_cm_value {
+  const char* name;
+  xc_dtype_t dtype;
+  int rank;
+  xc_dim_t* dims;               /* symbolic dims over the graph inputs' symbols */
+  unsigned flags;
+  const xc_tensor_t* constant;  /* WEIGHT: the graph's tensor (borrowed from graph) */
+} xc_cm_value_t;
+
+/* One kernel parameter binding of a launch step. */
+typedef struct xc_cm_param {
+  int value;        /* buffer parameter: index into values; -1 for a scalar */
+  int role;         /* buffer: xc_tiled_role_t (IN / OUT / INOUT) */
+  xc_dim_t dim;     /* scalar parameter: its value as an expression over dims */
+} xc_cm_param_t;
+
+typedef enum xc_cm_step_kind {
+  XC_CM_STEP_KERNEL = 0,
+  XC_CM_STEP_ALIAS = 1,
+} xc_cm_step_kind_t;
+
+typedef struct xc_cm_step {
+  xc_cm_step_kind_t kind;
+  int kernel;               /* KERNEL: index into kernels */
+  int num_params;           /* KERNEL: one per kernel parameter, in order */
+  xc_cm_param_t* params;
+  int num_knobs;            /* KERNEL: the kernel's knob values, in knob order */
+  int64_t* knobs;
+  int alias_dst, alias_src; /* ALIAS: value indices; dst holds src's bytes */
+} xc_cm_step_t;
+
+typedef struct xc_cm_kernel {
+  const char* name;          /* the tiled kernel's name */
+  char entry[128];           /* entry point symbol in the blob */
+  xc_blob_t blob;            /* owned; bytes malloc'd */
+  const char* tiled_text;    /* xc_tiled_print form (debugging, re-emission, grid) */
+  xc_tiled_kernel_t* tiled;  /* parsed from tiled_text; owned */
+} xc_cm_kernel_t;
+
+typedef struct xc_compiled_module {
+  xc_arena_t* arena;
+  char xcomp_version[32];
+  char target[64];               /* target name, e.g. "cpu" */
+  char device_name[128];         /* device compiled for (for messages) */
+  xc_hash128_t caps_fingerprint; /* xc_device_caps_fingerprint of that device */
+  xc_graph_t* graph;             /* the optimized graph; owned */
+  char* graph_text;              /* its .xir text (constants as file(...) refs); owned */
+  size_t graph_text_size;
+  uint8_t* weights;              /* the constants the text refers to; owned */
+  size_t weights_size;
+  int num_values;
+  xc_cm_value_t* values;
+  int num_inputs;                /* graph inputs, in call order: value indices */
+  int* inputs;
+  int num_outputs;               /* graph outputs, in order: value indices */
+  int* outputs;
+  int num_kernels;
+  xc_cm_kernel_t* kernels;
+  int num_steps;
+  xc_cm_step_t* steps;
+} xc_compiled_module_t;
+
+/* How xc_compiled_module_build gets each kernel's source. */
+typedef xc_status_t (*xc_cm_emit_fn)(void* ctx, const xc_tiled_kernel_t* kernel,
+                                     const int64_t* knobs, xc_kernel_source_t* out_source);
+
+typedef struct xc_cm_build_options {
+  xc_compile_options_t compile;  /* passed to the target's compile */
+  const char* dump_dir;          /* write <dir>/<kernel>.<ext> sources and .tiled text */
+  FILE* progress;                /* one line per kernel compiled; NULL = quiet */
+  /* NULL: the target's emitter. Set: this function supplies the source
+   * (hand-written kernels in tests, other code generators). */
+  xc_cm_emit_fn emit;
+  void* emit_ctx;
+} xc_cm_build_options_t;
+
+void xc_cm_build_options_init(xc_cm_build_options_t* o);
+
+/* Compiles every kernel of a lowered module for `target` / `caps` and builds
+ * a module. The module takes a copy of the graph (re-parsed from its printed
+ * form, so what is run is what a file holds). *kernels_compiled (may be
+ * NULL) is incremented once per target compile. */
+xc_status_t xc_compiled_module_build(const xc_lowered_module_t* lowered, xc_target_t* target,
+                                     const xc_device_caps_t* caps, const xc_cm_build_options_t* o,
+                                     int* kernels_compiled, xc_compiled_module_t** out);
+void xc_compiled_module_destroy(xc_compiled_module_t* m);
+
+/* Serializes into a malloc'd buffer (caller frees). */
+xc_status_t xc_compiled_module_serialize(const xc_compiled_module_t* m, uint8_t** out_bytes,
+                                         size_t* out_size);
+/* Parses and validates bytes (magic, version, sizes, checksum, every length
+ * and offset); a bad file is XC_DATA_LOSS / XC_UNSUPPORTED naming the fault.
+ * `what` names the source in messages (a path). */
+xc_status_t xc_compiled_module_deserialize(const uint8_t* bytes, size_t size, const char* what,
+                                           xc_compiled_module_t** out);
+/* Writes to path atomically (temp file in the same folder + rename). */
+xc_status_t xc_compiled_module_write(const xc_compiled_module_t* m, const char* path);
+xc_status_t xc_compiled_module_read(const char* path, xc_compiled_module_t** out);
+
+/* Reads a whole file into a malloc'd buffer (caller frees). */
+xc_status_t xc_read_file_bytes(const char* path, uint8_t** out_bytes, size_t* out_size);
+/* Writes bytes to path through a temp file in the same folder + rename. */
+xc_status_t xc_write_file_atomic(const char* path, const void* bytes, size_t size);
+
+/* Prints a summary (target, kernels, steps, sizes) for people. */
+void xc_compiled_module_describe(const xc_compiled_module_t* m, FILE* f);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

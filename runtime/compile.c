@@ -1,0 +1,213 @@
+/* Compiling a model: graph passes for the target, fusion plan, lowering to
+ * tiled kernels, emitting and compiling every kernel into a compiled module,
+ * through the compile cache (cache.c) keyed by everything that decides the
+ * result. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <xxhash.h>
+
+#include "runtime_internal.h"
+#include "xcomp/fusion.h"
+#include "xcomp/lower.h"
+
+void xc_compile_request_init(xc_compile_request_t* r) {
+  memset(r, 0, sizeof *r);
+  r->target = "cpu";
+  r->opt_level = 2;
+  r->use_cache = true;
+  xc_cm_build_options_init(&r->build);
+}
+
+/* First line of `<compiler> --version`, computed once per compiler command. */
+static void compiler_identity(const char* compiler, char* out, size_t size) {
+  static char cached_cmd[512], cached_id[256];
+  static bool have = false;
+  if (have && strcmp(cached_cmd, compiler) == 0) {
+    snprintf(out, size, "%s", cached_id);
+    return;
+  }
+  char cmd[700];
+  snprintf(cmd, sizeof cmd, "%s --version 2>/dev/null", compiler);
+  char line[256] = "unknown compiler";
+  FILE* p = popen(cmd, "r");
+  if (p) {
+    if (!fgets(line, sizeof line, p)) snprintf(line, sizeof line, "unknown compiler");
+    pclose(p);
+  }
+  line[strcspn(line, "\n")] = '\0';
+  snprintf(cached_cmd, sizeof cached_cmd, "%s", compiler);
+  snprintf(cached_id, sizeof cached_id, "%s", line);
+  have = true;
+  snprintf(out, size, "%s", line);
+}
+
+/* The running program's own bytes: a rebuilt xcomp (another emitter, another
+ * pass) must not reuse entries of the old one even though its version string
+ * is the same. Read once per process; zero when unreadable (then the version
+ * string alone decides). */
+static xc_hash128_t self_identity(void) {
+  static xc_hash128_t id;
+  static bool have = false;
+  if (have) return id;
+  uint8_t* bytes = NULL;
+  size_t size = 0;
+  xc_status_t s = xc_read_file_bytes("/proc/self/exe", &bytes, &size);
+  if (!s) id = xc_hash128(bytes, size);
+  xc_status_free(s);
+  free(bytes);
+  have = true;
+  return id;
+}
+
+static void hash_str(XXH3_state_t* st, const char* tag, const char* s) {
+  if (!s) s = "";
+  uint64_t n = strlen(s);
+  XXH3_128bits_update(st, tag, strlen(tag));
+  XXH3_128bits_update(st, &n, sizeof n);
+  XXH3_128bits_update(st, s, (size_t)n);
+}
+
+xc_hash128_t xc_compile_cache_key(const void* model_bytes, size_t model_size, const char* target_name,
+                                  const xc_device_caps_t* caps, const xc_compile_request_t* r) {
+  XXH3_state_t* st = XXH3_createState();
+  xc_hash128_t out = {0, 0};
+  if (!st) return out;
+  XXH3_128bits_reset(st);
+  uint64_t n = model_size;
+  XXH3_128bits_update(st, "model", 5);
+  XXH3_128bits_update(st, &n, sizeof n);
+  XXH3_128bits_update(st, model_bytes, model_size);
+  hash_str(st, "target", target_name);
+  xc_hash128_t fp = xc_device_caps_fingerprint(caps);
+  XXH3_128bits_update(st, &fp, sizeof fp);
+  char opts[1200];
+  const xc_compile_options_t* c = &r->build.compile;
+  snprintf(opts, sizeof opts, "O%d|flags=%s|extra=%s|cross=%d|env=%s|format=%u", r->opt_level,
+           c->flags ? c->flags : "-", c->extra_flags ? c->extra_flags : "-", c->cross ? 1 : 0,
+           getenv("XCOMP_CPU_CFLAGS") ? getenv("XCOMP_CPU_CFLAGS") : "-", XC_CM_FORMAT_VERSION);
+  hash_str(st, "options", opts);
+  hash_str(st, "xcomp", XCOMP_VERSION);
+  xc_hash128_t self = self_identity();
+  XXH3_128bits_update(st, &self, sizeof self);
+  if (strcmp(target_name, "cpu") == 0) {
+    const char* compiler = c->compiler ? c->compiler : getenv("CC");
+    if (!compiler || !*compiler) compiler = "cc";
+    char id[256];
+    compiler_identity(compiler, id, sizeof id);
+    hash_str(st, "compiler", compiler);
+    hash_str(st, "compiler-id", id);
+  }
+  XXH128_hash_t h = XXH3_128bits_digest(st);
+  XXH3_freeState(st);
+  out.lo = h.low64;
+  out.hi = h.high64;
+  return out;
+}
+
+static void limits_of(const xc_device_caps_t* caps, xc_tiled_limits_t* l) {
+  if (caps->kind == XC_DEVICE_CPU) xc_tiled_limits_init_cpu(l);
+  else xc_tiled_limits_init_gpu(l);
+  if (caps->max_threads_per_group > 1) l->value[XC_TILED_LIMIT_MAX_THREADS] = caps->max_threads_per_group;
+  if (caps->kind != XC_DEVICE_CPU && caps->local_memory_bytes > 0)
+    l->value[XC_TILED_LIMIT_SHARED_BYTES] = caps->local_memory_bytes;
+  if (caps->simd_width > 0) l->value[XC_TILED_LIMIT_SIMD_WIDTH] = caps->simd_width;
+}
+
+static xc_status_t lower_graph(const xc_graph_t* g, const xc_fusion_plan_t* plan, const xc_tiled_limits_t* limits,
+                               xc_lowered_module_t** out) {
+#ifdef XCOMP_HAVE_LOWERING
+  return xc_lower(g, plan, limits, out);
+#else
+  (void)g;
+  (void)plan;
+  (void)limits;
+  *out = NULL;
+  return xc_error(XC_UNSUPPORTED, "lowering to tiled kernels is not available in this build");
+#endif
+}
+
+static void lowered_free(xc_lowered_module_t* lm) {
+#ifdef XCOMP_HAVE_LOWERING
+  xc_lowered_module_destroy(lm);
+#else
+  (void)lm;
+#endif
+}
+
+xc_status_t xc_runtime_compile_graph(xc_graph_t* g, xc_target_t* target, const xc_device_caps_t* caps,
+                                     const xc_compile_request_t* r, int* kernels_compiled,
+                                     xc_compiled_module_t** out) {
+  *out = NULL;
+  xc_pass_options_t po;
+  xc_pass_options_init(&po);
+  po.opt_level = r->opt_level;
+  po.target.name = xc_target_name(target);
+  po.target.preferred_layout = caps->preferred_layout;
+  if (caps->local_memory_bytes > 0) po.target.shared_mem_bytes = caps->local_memory_bytes;
+  po.target.has_tensor_cores = caps->num_mma_shapes > 0;
+  XC_RETURN_IF_ERROR(xc_passes_run(g, &po));
+  xc_tiled_limits_t limits;
+  limits_of(caps, &limits);
+  xc_lowered_module_t* lm = NULL;
+  xc_fusion_plan_t* plan = NULL;
+  xc_status_t s = NULL;
+  if (r->lower) {
+    s = r->lower(r->lower_ctx, g, &limits, &lm);
+  } else {
+    s = xc_fusion_plan_build(g, &po.target, &plan);
+    if (!s) s = lower_graph(g, plan, &limits, &lm);
+  }
+  if (!s) s = xc_compiled_module_build(lm, target, caps, &r->build, kernels_compiled, out);
+  if (lm) {
+    if (r->lower) {
+      if (r->lower_free) r->lower_free(r->lower_ctx, lm);
+    } else {
+      lowered_free(lm);
+    }
+  }
+  xc_fusion_plan_destroy(plan);
+  return s;
+}
+
+xc_status_t xc_runtime_compile(const void* model_bytes, size_t model_size, xc_model_loader_fn load,
+                               void* load_ctx, const xc_compile_request_t* r, xc_cache_stats_t* stats,
+                               xc_compiled_module_t** out) {
+  *out = NULL;
+  XC_RETURN_IF_ERROR(xc_targets_init());
+  xc_target_t* target = NULL;
+  int index = 0;
+  XC_RETURN_IF_ERROR(xc_target_find(r->target, &target, &index));
+  xc_device_caps_t caps;
+  XC_RETURN_IF_ERROR(xc_target_device_caps(target, index, &caps));
+  char dir[4096] = "";
+  xc_hash128_t key = {0, 0};
+  bool cached = r->use_cache;
+  if (cached) {
+    if (r->cache_dir) snprintf(dir, sizeof dir, "%s", r->cache_dir);
+    else XC_RETURN_IF_ERROR(xc_cache_dir(dir, sizeof dir));
+    key = xc_compile_cache_key(model_bytes, model_size, xc_target_name(target), &caps, r);
+    XC_RETURN_IF_ERROR(xc_cache_lookup(dir, key, stats, out));
+    if (*out) {
+      if (strcmp((*out)->target, xc_target_name(target)) == 0) return NULL;
+      xc_compiled_module_destroy(*out); /* a key collision across targets: recompile */
+      *out = NULL;
+    }
+  }
+  xc_graph_t* g = NULL;
+  XC_RETURN_IF_ERROR(load(load_ctx, &g));
+  int compiled = 0;
+  xc_status_t s = xc_runtime_compile_graph(g, target, &caps, r, &compiled, out);
+  xc_graph_destroy(g);
+  if (stats) stats->kernels_compiled += compiled;
+  if (s) return s;
+  if (cached) {
+    xc_status_t w = xc_cache_store(dir, key, *out, stats);
+    if (w) {
+      /* The compile itself succeeded; a read-only cache only costs time. */
+      if (r->build.progress) fprintf(r->build.progress, "xcomp: warning: not cached: %s\n", xc_status_message(w));
+      xc_status_free(w);
+    }
+  }
+  return NULL;
+}

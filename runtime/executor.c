@@ -1,0 +1,281 @@
+/* The executor: a compiled module loaded on one device (kernels and weights
+ * once), run any number of times on input tensors. Each run binds the
+ * symbolic dims from the input shapes, plans memory (memplan.c), reuses the
+ * slot buffers of earlier runs when they are large enough, uploads the
+ * inputs, launches every step and downloads the outputs. */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "runtime_internal.h"
+
+struct xc_executor {
+  const xc_compiled_module_t* m;
+  xc_executor_options_t options;
+  xc_device_t* device;
+  xc_module_t** modules;       /* per kernel */
+  xc_kernel_t** kernels;       /* per kernel */
+  xc_buffer_t** value_buffers; /* per value: weights (uploaded once) and inputs (per run) */
+  int num_slots;
+  xc_buffer_t** slots;
+  int64_t weight_bytes;
+};
+
+void xc_executor_options_init(xc_executor_options_t* o) { memset(o, 0, sizeof *o); }
+
+xc_device_t* xc_executor_device(xc_executor_t* e) { return e ? e->device : NULL; }
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+void xc_executor_destroy(xc_executor_t* e) {
+  if (!e) return;
+  for (int i = 0; i < e->num_slots; i++) xc_buffer_free(e->slots[i]);
+  free(e->slots);
+  if (e->value_buffers)
+    for (int v = 0; v < e->m->num_values; v++) xc_buffer_free(e->value_buffers[v]);
+  free(e->value_buffers);
+  if (e->modules)
+    for (int k = 0; k < e->m->num_kernels; k++) xc_module_unload(e->modules[k]);
+  free(e->modules);
+  free(e->kernels);
+  xc_device_close(e->device);
+  free(e);
+}
+
+xc_status_t xc_executor_create(const xc_compiled_module_t* m, const char* selector,
+                               const xc_executor_options_t* o, xc_executor_t** out) {
+  *out = NULL;
+  XC_RETURN_IF_ERROR(xc_targets_init());
+  xc_executor_t* e = calloc(1, sizeof *e);
+  if (!e) return xc_error_oom();
+  e->m = m;
+  if (o) e->options = *o;
+  else xc_executor_options_init(&e->options);
+  xc_status_t s = xc_device_open(selector && *selector ? selector : m->target, &e->device);
+  if (!s) {
+    const char* tname = xc_target_name(xc_device_target(e->device));
+    const xc_device_caps_t* caps = xc_device_caps(e->device);
+    if (strcmp(tname, m->target) != 0) {
+      s = xc_error(XC_INVALID_ARGUMENT, "the module was compiled for target %s; device '%s' belongs to target %s",
+                   m->target, selector, tname);
+    } else if (!e->options.ignore_fingerprint) {
+      xc_hash128_t fp = xc_device_caps_fingerprint(caps);
+      if (fp.lo != m->caps_fingerprint.lo || fp.hi != m->caps_fingerprint.hi)
+        s = xc_error(XC_UNSUPPORTED,
+                     "the module was compiled for device '%s'; device '%s' has other capabilities "
+                     "(recompile it for this device)",
+                     m->device_name, caps->name);
+    }
+  }
+  e->modules = calloc((size_t)m->num_kernels + 1, sizeof *e->modules);
+  e->kernels = calloc((size_t)m->num_kernels + 1, sizeof *e->kernels);
+  e->value_buffers = calloc((size_t)m->num_values + 1, sizeof *e->value_buffers);
+  if (!s && (!e->modules || !e->kernels || !e->value_buffers)) s = xc_error_oom();
+  for (int k = 0; !s && k < m->num_kernels; k++) {
+    s = xc_module_load(e->device, &m->kernels[k].blob, &e->modules[k]);
+    if (!s) s = xc_module_kernel(e->modules[k], m->kernels[k].entry, &e->kernels[k]);
+    if (s) s = xc_status_annotate(s, "loading kernel '%s'", m->kernels[k].name);
+  }
+  for (int v = 0; !s && v < m->num_values; v++) {
+    const xc_cm_value_t* val = &m->values[v];
+    if (!(val->flags & XC_CM_VALUE_WEIGHT) || !val->constant) continue;
+    size_t n = xc_tensor_nbytes(val->constant);
+    s = xc_buffer_alloc(e->device, n, &e->value_buffers[v]);
+    if (!s && n) s = xc_buffer_write(e->value_buffers[v], 0, val->constant->data, n);
+    if (s) s = xc_status_annotate(s, "uploading weight '%s'", val->name);
+    e->weight_bytes += (int64_t)n;
+  }
+  if (s) {
+    xc_executor_destroy(e);
+    return s;
+  }
+  *out = e;
+  return NULL;
+}
+
+/* Checks an input tensor against its value and binds its symbols. */
+static xc_status_t bind_input(const xc_cm_value_t* v, const xc_tensor_t* t, int index, xc_symbind_t* binds) {
+  char b[256];
+  if (!t) return xc_error(XC_INVALID_ARGUMENT, "input %d '%s' is missing", index, v->name);
+  if (t->dtype != v->dtype)
+    return xc_error(XC_INVALID_ARGUMENT, "input %d '%s': got %s, the module expects dtype %s", index, v->name,
+                    xc_tensor_describe(t, b, sizeof b), xc_dtype_name(v->dtype));
+  if (t->rank != v->rank)
+    return xc_error(XC_INVALID_ARGUMENT, "input %d '%s': got %s, the module expects rank %d", index, v->name,
+                    xc_tensor_describe(t, b, sizeof b), v->rank);
+  for (int d = 0; d < v->rank; d++) {
+    xc_status_t s = xc_dim_unify(v->dims[d], t->dims[d], binds);
+    if (s) {
+      xc_status_free(s);
+      char want[128];
+      return xc_error(XC_INVALID_ARGUMENT, "input %d '%s': got %s, axis %d should be %s", index, v->name,
+                      xc_tensor_describe(t, b, sizeof b), d, xc_dim_print(v->dims[d], want, sizeof want));
+    }
+  }
+  return NULL;
+}
+
+static xc_buffer_t* buffer_of(xc_executor_t* e, const xc_memplan_t* plan, int v) {
+  int slot = plan->value_slot[v];
+  if (slot >= 0) return e->slots[slot];
+  return e->value_buffers[plan->value_root[v]];
+}
+
+/* Makes slot buffers fit the plan, keeping those that are large enough. */
+static xc_status_t fit_slots(xc_executor_t* e, const xc_memplan_t* plan) {
+  if (plan->num_slots > e->num_slots) {
+    xc_buffer_t** ns = realloc(e->slots, sizeof *ns * (size_t)plan->num_slots);
+    if (!ns) return xc_error_oom();
+    for (int i = e->num_slots; i < plan->num_slots; i++) ns[i] = NULL;
+    e->slots = ns;
+    e->num_slots = plan->num_slots;
+  }
+  for (int i = 0; i < plan->num_slots; i++) {
+    size_t need = (size_t)plan->slot_bytes[i];
+    if (e->slots[i] && xc_buffer_size(e->slots[i]) >= need) continue;
+    xc_buffer_free(e->slots[i]);
+    e->slots[i] = NULL;
+    XC_RETURN_IF_ERROR(xc_buffer_alloc(e->device, need, &e->slots[i]));
+  }
+  return NULL;
+}
+
+static xc_status_t poison_slots(xc_executor_t* e, const xc_memplan_t* plan) {
+  int64_t most = 0;
+  for (int i = 0; i < plan->num_slots; i++)
+    if (plan->slot_bytes[i] > most) most = plan->slot_bytes[i];
+  if (most == 0) return NULL;
+  uint8_t* junk = malloc((size_t)most);
+  if (!junk) return xc_error_oom();
+  memset(junk, 0xFF, (size_t)most);
+  xc_status_t s = NULL;
+  for (int i = 0; !s && i < plan->num_slots; i++)
+    s = xc_buffer_write(e->slots[i], 0, junk, (size_t)plan->slot_bytes[i]);
+  free(junk);
+  return s;
+}
+
+static xc_status_t launch_step(xc_executor_t* e, const xc_memplan_t* plan, const xc_symbind_t* binds, int index,
+                               int* launches) {
+  const xc_compiled_module_t* m = e->m;
+  const xc_cm_step_t* st = &m->steps[index];
+  const xc_cm_kernel_t* k = &m->kernels[st->kernel];
+  const xc_tiled_kernel_t* tk = k->tiled;
+  xc_buffer_t* bufs[XC_TARGET_MAX_ARGS];
+  int64_t scalars[XC_TARGET_MAX_ARGS];
+  int64_t* param_values = calloc((size_t)st->num_params + 1, sizeof *param_values);
+  if (!param_values) return xc_error_oom();
+  int nb = 0, ns = 0;
+  xc_status_t s = NULL;
+  for (int p = 0; !s && p < st->num_params; p++) {
+    if (st->params[p].value >= 0) {
+      bufs[nb++] = buffer_of(e, plan, st->params[p].value);
+    } else {
+      s = xc_dim_eval(st->params[p].dim, binds, &param_values[p]);
+      scalars[ns++] = param_values[p];
+    }
+  }
+  xc_launch_t launch;
+  memset(&launch, 0, sizeof launch);
+  bool empty = false;
+  for (int a = 0; !s && a < 3; a++) {
+    launch.grid[a] = 1;
+    launch.threads[a] = 1;
+    if (a < tk->grid_rank) {
+      s = xc_texpr_eval(tk->grid[a], st->knobs, param_values, NULL, &launch.grid[a]);
+      if (!s && launch.grid[a] <= 0) empty = true;
+    }
+  }
+  /* Work-items per program: the THREADS knob, else the emitters' default of
+   * 64 (an OpenCL kernel is built with reqd_work_group_size of that). A cpu
+   * program is one thread: its "threads" are SIMD lanes inside the code. */
+  int threads_knob = xc_tiled_knob_of_kind(tk, XC_KNOB_THREADS);
+  if (xc_device_caps(e->device)->max_threads_per_group > 1)
+    launch.threads[0] = threads_knob >= 0 ? st->knobs[threads_knob] : XC_RUNTIME_DEFAULT_THREADS;
+  free(param_values);
+  if (s) return xc_status_annotate(s, "step %d (kernel '%s')", index, k->name);
+  if (empty) return NULL; /* no programs: an empty tensor */
+  launch.buffers = bufs;
+  launch.num_buffers = nb;
+  launch.scalars = scalars;
+  launch.num_scalars = ns;
+  s = xc_kernel_launch(e->kernels[st->kernel], &launch);
+  if (s) return xc_status_annotate(s, "step %d (kernel '%s')", index, k->name);
+  (*launches)++;
+  return NULL;
+}
+
+xc_status_t xc_executor_run(xc_executor_t* e, int num_inputs, const xc_tensor_t* const* inputs,
+                            xc_tensor_t** outputs, xc_run_stats_t* stats) {
+  const xc_compiled_module_t* m = e->m;
+  double t0 = now_ms();
+  for (int i = 0; i < m->num_outputs; i++) outputs[i] = NULL;
+  if (num_inputs != m->num_inputs)
+    return xc_error(XC_INVALID_ARGUMENT, "the module takes %d inputs, %d given", m->num_inputs, num_inputs);
+  xc_symbind_t binds;
+  xc_symbind_init(&binds);
+  xc_memplan_t plan;
+  memset(&plan, 0, sizeof plan);
+  xc_status_t s = NULL;
+  for (int i = 0; !s && i < num_inputs; i++) s = bind_input(&m->values[m->inputs[i]], inputs[i], i, &binds);
+  if (!s) s = xc_memplan_build(m, &binds, &plan);
+  if (!s) s = fit_slots(e, &plan);
+  if (!s && e->options.poison) s = poison_slots(e, &plan);
+  int64_t input_bytes = 0;
+  for (int i = 0; !s && i < num_inputs; i++) {
+    int v = m->inputs[i];
+    size_t n = xc_tensor_nbytes(inputs[i]);
+    xc_buffer_t** b = &e->value_buffers[v];
+    if (*b && xc_buffer_size(*b) != n) {
+      xc_buffer_free(*b);
+      *b = NULL;
+    }
+    if (!*b) s = xc_buffer_alloc(e->device, n, b);
+    if (!s && n) s = xc_buffer_write(*b, 0, inputs[i]->data, n);
+    input_bytes += (int64_t)n;
+  }
+  int launches = 0;
+  xc_event_t *start = NULL, *end = NULL;
+  double kernels_ms = 0;
+  if (!s) s = xc_event_record(e->device, &start);
+  for (int i = 0; !s && i < m->num_steps; i++)
+    if (m->steps[i].kind == XC_CM_STEP_KERNEL) s = launch_step(e, &plan, &binds, i, &launches);
+  if (!s) s = xc_event_record(e->device, &end);
+  if (!s) s = xc_device_synchronize(e->device);
+  if (!s) s = xc_event_elapsed_ms(start, end, &kernels_ms);
+  xc_event_free(start);
+  xc_event_free(end);
+  for (int i = 0; !s && i < m->num_outputs; i++) {
+    int v = m->outputs[i];
+    const xc_cm_value_t* val = &m->values[v];
+    int64_t dims[XC_MAX_RANK];
+    for (int d = 0; !s && d < val->rank; d++) s = xc_dim_eval(val->dims[d], &binds, &dims[d]);
+    if (!s) s = xc_tensor_create(val->dtype, val->rank, dims, &outputs[i]);
+    size_t n = outputs[i] ? xc_tensor_nbytes(outputs[i]) : 0;
+    xc_buffer_t* b = s ? NULL : buffer_of(e, &plan, v);
+    if (!s && !b) s = xc_error(XC_INTERNAL, "output '%s' has no buffer", val->name);
+    if (!s && n) s = xc_buffer_read(b, 0, outputs[i]->data, n);
+    if (s) s = xc_status_annotate(s, "output %d '%s'", i, val->name);
+  }
+  if (s) {
+    for (int i = 0; i < m->num_outputs; i++) {
+      xc_tensor_destroy(outputs[i]);
+      outputs[i] = NULL;
+    }
+  } else if (stats) {
+    memset(stats, 0, sizeof *stats);
+    stats->total_ms = now_ms() - t0;
+    stats->kernels_ms = kernels_ms;
+    stats->planned_bytes = plan.planned_bytes;
+    stats->unplanned_bytes = plan.unplanned_bytes;
+    stats->peak_bytes = plan.planned_bytes + e->weight_bytes + input_bytes;
+    stats->launches = launches;
+  }
+  xc_memplan_free(&plan);
+  xc_symbind_free(&binds);
+  return s;
+}

@@ -1,0 +1,688 @@
+/* The .xcm file format: serialization and validated parsing of compiled
+ * modules (layout in docs/runtime.md). Every length, count and offset read
+ * from a file is checked against what remains before it is used; a bad file
+ * is a status naming the section and what is wrong, never a crash. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "runtime_internal.h"
+
+enum { HEADER_SIZE = 48 };
+enum { SEC_GRAPH = 1, SEC_WEIGHTS = 2, SEC_PLAN = 3, SEC_KERNELS = 4, NUM_SECTIONS = 4 };
+enum { MAX_EXPR_DEPTH = 64 };
+
+static const char* section_name(uint32_t id) {
+  switch (id) {
+    case SEC_GRAPH: return "graph";
+    case SEC_WEIGHTS: return "weights";
+    case SEC_PLAN: return "plan";
+    case SEC_KERNELS: return "kernels";
+    default: return "unknown";
+  }
+}
+
+/* ---- writer ---------------------------------------------------------------- */
+
+typedef struct {
+  uint8_t* data;
+  size_t len, cap;
+  bool oom;
+} wbuf_t;
+
+static void w_bytes(wbuf_t* w, const void* p, size_t n) {
+  if (w->oom) return;
+  if (w->len + n > w->cap) {
+    size_t cap = w->cap ? w->cap : 4096;
+    while (cap < w->len + n) cap *= 2;
+    uint8_t* d = realloc(w->data, cap);
+    if (!d) {
+      w->oom = true;
+      return;
+    }
+    w->data = d;
+    w->cap = cap;
+  }
+  if (n) memcpy(w->data + w->len, p, n);
+  w->len += n;
+}
+static void w_u8(wbuf_t* w, uint8_t v) { w_bytes(w, &v, 1); }
+static void w_u32(wbuf_t* w, uint32_t v) {
+  uint8_t b[4];
+  for (int i = 0; i < 4; i++) b[i] = (uint8_t)(v >> (8 * i));
+  w_bytes(w, b, 4);
+}
+static void w_u64(wbuf_t* w, uint64_t v) {
+  uint8_t b[8];
+  for (int i = 0; i < 8; i++) b[i] = (uint8_t)(v >> (8 * i));
+  w_bytes(w, b, 8);
+}
+static void w_str(wbuf_t* w, const char* s) {
+  size_t n = s ? strlen(s) : 0;
+  w_u32(w, (uint32_t)n);
+  w_bytes(w, s, n);
+}
+static void put_u64_at(uint8_t* p, uint64_t v) {
+  for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void w_expr(wbuf_t* w, const xc_symexpr_t* e) {
+  w_u8(w, (uint8_t)e->kind);
+  switch (e->kind) {
+    case XC_SYM_CONST: w_u64(w, (uint64_t)e->value); break;
+    case XC_SYM_VAR: w_str(w, e->name); break;
+    default:
+      w_expr(w, e->a);
+      w_expr(w, e->b);
+  }
+}
+static void w_dim(wbuf_t* w, xc_dim_t d) {
+  if (!d.sym) {
+    w_u8(w, 0);
+    w_u64(w, (uint64_t)d.value);
+  } else {
+    w_u8(w, 1);
+    w_expr(w, d.sym);
+  }
+}
+
+static void write_plan(wbuf_t* w, const xc_compiled_module_t* m) {
+  w_u32(w, (uint32_t)m->num_values);
+  for (int i = 0; i < m->num_values; i++) {
+    const xc_cm_value_t* v = &m->values[i];
+    w_str(w, v->name);
+    w_u32(w, (uint32_t)v->dtype);
+    w_u32(w, v->flags);
+    w_u32(w, (uint32_t)v->rank);
+    for (int d = 0; d < v->rank; d++) w_dim(w, v->dims[d]);
+  }
+  w_u32(w, (uint32_t)m->num_inputs);
+  for (int i = 0; i < m->num_inputs; i++) w_u32(w, (uint32_t)m->inputs[i]);
+  w_u32(w, (uint32_t)m->num_outputs);
+  for (int i = 0; i < m->num_outputs; i++) w_u32(w, (uint32_t)m->outputs[i]);
+  w_u32(w, (uint32_t)m->num_steps);
+  for (int i = 0; i < m->num_steps; i++) {
+    const xc_cm_step_t* s = &m->steps[i];
+    w_u32(w, (uint32_t)s->kind);
+    if (s->kind == XC_CM_STEP_ALIAS) {
+      w_str(w, m->values[s->alias_dst].name);
+      w_str(w, m->values[s->alias_src].name);
+      continue;
+    }
+    w_u32(w, (uint32_t)s->kernel);
+    w_u32(w, (uint32_t)s->num_params);
+    for (int p = 0; p < s->num_params; p++) {
+      const xc_cm_param_t* prm = &s->params[p];
+      if (prm->value >= 0) {
+        w_u8(w, 1);
+        w_str(w, m->values[prm->value].name);
+        w_u32(w, (uint32_t)prm->role);
+      } else {
+        w_u8(w, 0);
+        w_dim(w, prm->dim);
+      }
+    }
+    w_u32(w, (uint32_t)s->num_knobs);
+    for (int k = 0; k < s->num_knobs; k++) w_u64(w, (uint64_t)s->knobs[k]);
+  }
+}
+
+static void write_kernels(wbuf_t* w, const xc_compiled_module_t* m) {
+  w_u32(w, (uint32_t)m->num_kernels);
+  for (int i = 0; i < m->num_kernels; i++) {
+    const xc_cm_kernel_t* k = &m->kernels[i];
+    w_str(w, k->name);
+    w_str(w, k->entry);
+    w_str(w, k->blob.format);
+    w_u8(w, k->blob.options ? 1 : 0);
+    if (k->blob.options) w_str(w, k->blob.options);
+    w_u64(w, (uint64_t)k->blob.size);
+    w_bytes(w, k->blob.bytes, k->blob.size);
+    w_str(w, k->tiled_text);
+  }
+}
+
+xc_status_t xc_compiled_module_serialize(const xc_compiled_module_t* m, uint8_t** out_bytes,
+                                         size_t* out_size) {
+  *out_bytes = NULL;
+  *out_size = 0;
+  wbuf_t sec[NUM_SECTIONS];
+  memset(sec, 0, sizeof sec);
+  w_bytes(&sec[0], m->graph_text, m->graph_text_size);
+  w_bytes(&sec[1], m->weights, m->weights_size);
+  write_plan(&sec[2], m);
+  write_kernels(&sec[3], m);
+
+  wbuf_t w = {0};
+  uint8_t header[HEADER_SIZE];
+  memset(header, 0, sizeof header);
+  w_bytes(&w, header, sizeof header);
+  w_str(&w, m->xcomp_version);
+  w_str(&w, m->target);
+  w_str(&w, m->device_name);
+  w_u64(&w, m->caps_fingerprint.lo);
+  w_u64(&w, m->caps_fingerprint.hi);
+  w_u32(&w, NUM_SECTIONS);
+  /* Section table, then the sections, each 64-byte aligned in the payload. */
+  size_t offset = w.len - HEADER_SIZE + (size_t)NUM_SECTIONS * 24;
+  for (int i = 0; i < NUM_SECTIONS; i++) {
+    offset = (offset + 63) & ~(size_t)63;
+    w_u32(&w, (uint32_t)(i + 1));
+    w_u32(&w, 0);
+    w_u64(&w, (uint64_t)offset);
+    w_u64(&w, (uint64_t)sec[i].len);
+    offset += sec[i].len;
+  }
+  static const uint8_t zeros[64];
+  bool oom = false;
+  for (int i = 0; i < NUM_SECTIONS; i++) {
+    size_t pos = w.len - HEADER_SIZE;
+    w_bytes(&w, zeros, ((pos + 63) & ~(size_t)63) - pos);
+    w_bytes(&w, sec[i].data, sec[i].len);
+    oom |= sec[i].oom;
+    free(sec[i].data);
+  }
+  if (w.oom || oom) {
+    free(w.data);
+    return xc_error_oom();
+  }
+  memcpy(w.data, XC_CM_MAGIC, 8);
+  uint8_t* h = w.data;
+  for (int i = 0; i < 4; i++) h[8 + i] = (uint8_t)(XC_CM_FORMAT_VERSION >> (8 * i));
+  for (int i = 0; i < 4; i++) h[12 + i] = (uint8_t)((uint32_t)HEADER_SIZE >> (8 * i));
+  size_t payload = w.len - HEADER_SIZE;
+  put_u64_at(h + 16, (uint64_t)payload);
+  xc_hash128_t sum = xc_hash128(w.data + HEADER_SIZE, payload);
+  put_u64_at(h + 24, sum.lo);
+  put_u64_at(h + 32, sum.hi);
+  *out_bytes = w.data;
+  *out_size = w.len;
+  return NULL;
+}
+
+/* ---- reader ------------------------------------------------------------------ */
+
+typedef struct {
+  const uint8_t* p;
+  size_t len, pos;
+  const char* what;     /* file name */
+  const char* section;  /* section being read */
+  xc_status_t err;
+} rbuf_t;
+
+static bool r_fail(rbuf_t* r, const char* msg) {
+  if (!r->err)
+    r->err = xc_error(XC_DATA_LOSS, "%s: corrupt compiled module: %s section at byte %zu: %s", r->what,
+                      r->section, r->pos, msg);
+  return false;
+}
+static bool r_need(rbuf_t* r, size_t n) {
+  if (r->err) return false;
+  if (n > r->len - r->pos) return r_fail(r, "truncated (a length or count runs past its end)");
+  return true;
+}
+static uint8_t r_u8(rbuf_t* r) {
+  if (!r_need(r, 1)) return 0;
+  return r->p[r->pos++];
+}
+static uint32_t r_u32(rbuf_t* r) {
+  if (!r_need(r, 4)) return 0;
+  uint32_t v = 0;
+  for (int i = 0; i < 4; i++) v |= (uint32_t)r->p[r->pos + i] << (8 * i);
+  r->pos += 4;
+  return v;
+}
+static uint64_t get_u64(const uint8_t* p) {
+  uint64_t v = 0;
+  for (int i = 0; i < 8; i++) v |= (uint64_t)p[i] << (8 * i);
+  return v;
+}
+static uint64_t r_u64(rbuf_t* r) {
+  if (!r_need(r, 8)) return 0;
+  uint64_t v = get_u64(r->p + r->pos);
+  r->pos += 8;
+  return v;
+}
+/* A count of items each at least min_bytes long: refused when the rest of the
+ * section could not hold them. */
+static int r_count(rbuf_t* r, size_t min_bytes) {
+  uint32_t n = r_u32(r);
+  if (r->err) return 0;
+  if (n > INT32_MAX / 2 || (min_bytes && (size_t)n > (r->len - r->pos) / min_bytes)) {
+    r_fail(r, "count larger than the data that follows");
+    return 0;
+  }
+  return (int)n;
+}
+/* Copies a string into the arena (NUL-terminated). Embedded NULs refused. */
+static const char* r_str(rbuf_t* r, xc_arena_t* a) {
+  uint32_t n = r_u32(r);
+  if (!r_need(r, n)) return NULL;
+  if (memchr(r->p + r->pos, 0, n)) {
+    r_fail(r, "string holds a NUL byte");
+    return NULL;
+  }
+  char* s = xc_arena_strndup(a, (const char*)r->p + r->pos, n);
+  if (!s && !r->err) r->err = xc_error_oom();
+  r->pos += n;
+  return s;
+}
+static void r_str_fixed(rbuf_t* r, char* out, size_t cap, const char* field) {
+  uint32_t n = r_u32(r);
+  if (!r_need(r, n)) return;
+  if (n >= cap || memchr(r->p + r->pos, 0, n)) {
+    r_fail(r, field);
+    return;
+  }
+  memcpy(out, r->p + r->pos, n);
+  out[n] = '\0';
+  r->pos += n;
+}
+
+static const xc_symexpr_t* r_expr(rbuf_t* r, xc_arena_t* a, int depth) {
+  if (depth > MAX_EXPR_DEPTH) {
+    r_fail(r, "dim expression nested too deeply");
+    return NULL;
+  }
+  uint8_t kind = r_u8(r);
+  if (r->err) return NULL;
+  if (kind > XC_SYM_MAX) {
+    r_fail(r, "unknown dim expression kind");
+    return NULL;
+  }
+  xc_symexpr_t* e = xc_arena_alloc(a, sizeof *e);
+  if (!e) {
+    if (!r->err) r->err = xc_error_oom();
+    return NULL;
+  }
+  e->kind = (xc_sym_kind_t)kind;
+  if (kind == XC_SYM_CONST) {
+    e->value = (int64_t)r_u64(r);
+  } else if (kind == XC_SYM_VAR) {
+    e->name = r_str(r, a);
+    if (e->name && !e->name[0]) r_fail(r, "empty symbol name");
+  } else {
+    e->a = r_expr(r, a, depth + 1);
+    e->b = r_expr(r, a, depth + 1);
+  }
+  return r->err ? NULL : e;
+}
+static xc_dim_t r_dim(rbuf_t* r, xc_arena_t* a) {
+  xc_dim_t d = {0, NULL};
+  uint8_t tag = r_u8(r);
+  if (tag == 0) {
+    d.value = (int64_t)r_u64(r);
+    if (!r->err && d.value < 0) r_fail(r, "negative static dim");
+  } else if (tag == 1) {
+    d.sym = r_expr(r, a, 0);
+  } else {
+    r_fail(r, "bad dim tag");
+  }
+  return d;
+}
+
+/* Value names -> indices while a plan is read: open addressing, a power-of-two
+ * table at least twice the value count. */
+typedef struct {
+  int* slots; /* value index + 1; 0 = empty */
+  size_t mask;
+} name_index_t;
+
+static uint64_t name_hash(const char* s) {
+  uint64_t h = 1469598103934665603ull;
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+  return h;
+}
+
+/* Returns the index of name, or -1; with add >= 0 inserts it when absent. */
+static int name_index_find(name_index_t* ix, const xc_compiled_module_t* m, const char* name, int add) {
+  if (!name || !ix->slots) return -1;
+  for (size_t i = (size_t)name_hash(name) & ix->mask;; i = (i + 1) & ix->mask) {
+    int v = ix->slots[i] - 1;
+    if (v < 0) {
+      if (add >= 0) ix->slots[i] = add + 1;
+      return -1;
+    }
+    if (strcmp(m->values[v].name, name) == 0) return v;
+  }
+}
+
+static int r_value_ref(rbuf_t* r, xc_compiled_module_t* m, name_index_t* ix) {
+  const char* name = r_str(r, m->arena);
+  if (r->err) return -1;
+  int v = name_index_find(ix, m, name, -1);
+  if (v < 0) r_fail(r, "a step names a value missing from the value table");
+  return v;
+}
+
+static void read_plan(rbuf_t* r, xc_compiled_module_t* m) {
+  xc_arena_t* a = m->arena;
+  m->num_values = r_count(r, 16);
+  name_index_t ix = {NULL, 0};
+  size_t cap = 16;
+  while (cap < 2 * (size_t)m->num_values + 2) cap *= 2;
+  ix.slots = xc_arena_alloc(a, cap * sizeof *ix.slots);
+  ix.mask = cap - 1;
+  if (!ix.slots && !r->err) r->err = xc_error_oom();
+  m->values = calloc((size_t)m->num_values + 1, sizeof *m->values);
+  if (!m->values) {
+    m->num_values = 0;
+    if (!r->err) r->err = xc_error_oom();
+  }
+  for (int i = 0; i < m->num_values && !r->err; i++) {
+    xc_cm_value_t* v = &m->values[i];
+    v->name = r_str(r, a);
+    uint32_t dt = r_u32(r);
+    v->flags = r_u32(r);
+    uint32_t rank = r_u32(r);
+    if (r->err) break;
+    if (dt == XC_DTYPE_UNDEFINED || dt >= XC_DTYPE_COUNT) r_fail(r, "unknown dtype of a value");
+    else if (rank > XC_MAX_RANK) r_fail(r, "value rank above the limit");
+    else if (v->flags & ~7u) r_fail(r, "unknown value flags");
+    else if (!v->name || name_index_find(&ix, m, v->name, i) >= 0) r_fail(r, "duplicate value name");
+    if (r->err) break;
+    v->dtype = (xc_dtype_t)dt;
+    v->rank = (int)rank;
+    v->dims = xc_arena_alloc(a, sizeof *v->dims * (rank + 1));
+    if (!v->dims) {
+      r->err = xc_error_oom();
+      break;
+    }
+    for (uint32_t d = 0; d < rank; d++) v->dims[d] = r_dim(r, a);
+  }
+  for (int pass = 0; pass < 2 && !r->err; pass++) {
+    int n = r_count(r, 4);
+    int* idx = xc_arena_alloc(a, sizeof(int) * (size_t)(n + 1));
+    if (!idx) {
+      r->err = r->err ? r->err : xc_error_oom();
+      break;
+    }
+    for (int i = 0; i < n && !r->err; i++) {
+      uint32_t v = r_u32(r);
+      if (!r->err && v >= (uint32_t)m->num_values) r_fail(r, "graph input/output index out of range");
+      idx[i] = (int)v;
+    }
+    if (pass == 0) {
+      m->num_inputs = n;
+      m->inputs = idx;
+    } else {
+      m->num_outputs = n;
+      m->outputs = idx;
+    }
+  }
+  m->num_steps = r_count(r, 4);
+  m->steps = xc_arena_alloc(a, sizeof *m->steps * (size_t)(m->num_steps + 1));
+  if (!m->steps && !r->err) r->err = xc_error_oom();
+  for (int i = 0; i < m->num_steps && !r->err; i++) {
+    xc_cm_step_t* s = &m->steps[i];
+    uint32_t kind = r_u32(r);
+    if (r->err) break;
+    if (kind == XC_CM_STEP_ALIAS) {
+      s->kind = XC_CM_STEP_ALIAS;
+      s->alias_dst = r_value_ref(r, m, &ix);
+      s->alias_src = r_value_ref(r, m, &ix);
+      continue;
+    }
+    if (kind != XC_CM_STEP_KERNEL) {
+      r_fail(r, "unknown step kind");
+      break;
+    }
+    s->kind = XC_CM_STEP_KERNEL;
+    s->kernel = (int)r_u32(r);
+    s->num_params = r_count(r, 2);
+    s->params = xc_arena_alloc(a, sizeof *s->params * (size_t)(s->num_params + 1));
+    if (!s->params && !r->err) r->err = xc_error_oom();
+    for (int p = 0; p < s->num_params && !r->err; p++) {
+      uint8_t is_buffer = r_u8(r);
+      if (is_buffer == 1) {
+        s->params[p].value = r_value_ref(r, m, &ix);
+        s->params[p].role = (int)r_u32(r);
+        if (!r->err && (s->params[p].role < XC_ROLE_IN || s->params[p].role > XC_ROLE_INOUT))
+          r_fail(r, "bad buffer role");
+      } else if (is_buffer == 0) {
+        s->params[p].value = -1;
+        s->params[p].dim = r_dim(r, a);
+      } else {
+        r_fail(r, "bad parameter tag");
+      }
+    }
+    s->num_knobs = r_count(r, 8);
+    s->knobs = xc_arena_alloc(a, sizeof(int64_t) * (size_t)(s->num_knobs + 1));
+    if (!s->knobs && !r->err) r->err = xc_error_oom();
+    for (int k = 0; k < s->num_knobs && !r->err; k++) s->knobs[k] = (int64_t)r_u64(r);
+  }
+  if (!r->err && r->pos != r->len) r_fail(r, "trailing bytes");
+}
+
+static void read_kernels(rbuf_t* r, xc_compiled_module_t* m) {
+  m->num_kernels = r_count(r, 24);
+  m->kernels = calloc((size_t)m->num_kernels + 1, sizeof *m->kernels);
+  if (!m->kernels) {
+    m->num_kernels = 0;
+    if (!r->err) r->err = xc_error_oom();
+    return;
+  }
+  for (int i = 0; i < m->num_kernels && !r->err; i++) {
+    xc_cm_kernel_t* k = &m->kernels[i];
+    k->name = r_str(r, m->arena);
+    r_str_fixed(r, k->entry, sizeof k->entry, "entry point name too long");
+    r_str_fixed(r, k->blob.format, sizeof k->blob.format, "blob format name too long");
+    uint8_t has_options = r_u8(r);
+    if (has_options > 1) r_fail(r, "bad blob options flag");
+    if (has_options == 1) {
+      const char* o = r_str(r, m->arena);
+      if (o) k->blob.options = strdup(o);
+      if (o && !k->blob.options) r->err = xc_error_oom();
+    }
+    uint64_t size = r_u64(r);
+    if (r->err) break;
+    if (size > r->len - r->pos) {
+      r_fail(r, "kernel blob runs past the section end");
+      break;
+    }
+    k->blob.bytes = malloc(size ? (size_t)size : 1);
+    if (!k->blob.bytes) {
+      r->err = xc_error_oom();
+      break;
+    }
+    memcpy(k->blob.bytes, r->p + r->pos, (size_t)size);
+    k->blob.size = (size_t)size;
+    r->pos += (size_t)size;
+    k->tiled_text = r_str(r, m->arena);
+    if (!r->err && (!k->entry[0] || !k->blob.format[0])) r_fail(r, "kernel without entry point or blob format");
+  }
+  if (!r->err && r->pos != r->len) r_fail(r, "trailing bytes");
+}
+
+xc_status_t xc_compiled_module_deserialize(const uint8_t* bytes, size_t size, const char* what,
+                                           xc_compiled_module_t** out) {
+  *out = NULL;
+  if (!what) what = "compiled module";
+  if (size < 8 || memcmp(bytes, XC_CM_MAGIC, 8) != 0)
+    return xc_error(XC_DATA_LOSS, "%s: not a compiled xcomp module (no %s magic at byte 0)", what,
+                    XC_CM_MAGIC);
+  if (size < HEADER_SIZE)
+    return xc_error(XC_DATA_LOSS, "%s: truncated compiled module: %zu bytes, the header alone is %d",
+                    what, size, HEADER_SIZE);
+  uint32_t version = 0, header = 0;
+  for (int i = 0; i < 4; i++) version |= (uint32_t)bytes[8 + i] << (8 * i);
+  for (int i = 0; i < 4; i++) header |= (uint32_t)bytes[12 + i] << (8 * i);
+  if (version != XC_CM_FORMAT_VERSION)
+    return xc_error(XC_UNSUPPORTED,
+                    "%s: compiled module format version %u, this xcomp reads version %u "
+                    "(recompile the model with 'xcomp compile')",
+                    what, version, XC_CM_FORMAT_VERSION);
+  if (header != HEADER_SIZE)
+    return xc_error(XC_DATA_LOSS, "%s: corrupt compiled module: header size %u, expected %d", what, header,
+                    HEADER_SIZE);
+  uint64_t payload = get_u64(bytes + 16);
+  if (payload != size - HEADER_SIZE)
+    return xc_error(XC_DATA_LOSS,
+                    "%s: %s compiled module: the header announces %llu payload bytes, the file has %zu",
+                    what, payload > size - HEADER_SIZE ? "truncated" : "corrupt (trailing bytes in)",
+                    (unsigned long long)payload, size - HEADER_SIZE);
+  xc_hash128_t want = {get_u64(bytes + 24), get_u64(bytes + 32)};
+  xc_hash128_t got = xc_hash128(bytes + HEADER_SIZE, (size_t)payload);
+  if (want.lo != got.lo || want.hi != got.hi || get_u64(bytes + 40) != 0)
+    return xc_error(XC_DATA_LOSS, "%s: corrupt compiled module: checksum mismatch (XXH3-128 of the payload)",
+                    what);
+
+  xc_compiled_module_t* m = calloc(1, sizeof *m);
+  if (!m) return xc_error_oom();
+  m->arena = xc_arena_create();
+  if (!m->arena) {
+    free(m);
+    return xc_error_oom();
+  }
+  rbuf_t r = {bytes + HEADER_SIZE, (size_t)payload, 0, what, "module header", NULL};
+  r_str_fixed(&r, m->xcomp_version, sizeof m->xcomp_version, "xcomp version string too long");
+  r_str_fixed(&r, m->target, sizeof m->target, "target name too long");
+  r_str_fixed(&r, m->device_name, sizeof m->device_name, "device name too long");
+  m->caps_fingerprint.lo = r_u64(&r);
+  m->caps_fingerprint.hi = r_u64(&r);
+  int nsec = r_count(&r, 24);
+  size_t sec_off[NUM_SECTIONS + 1] = {0}, sec_len[NUM_SECTIONS + 1] = {0};
+  bool seen[NUM_SECTIONS + 1] = {false};
+  for (int i = 0; i < nsec && !r.err; i++) {
+    uint32_t id = r_u32(&r);
+    r_u32(&r);
+    uint64_t off = r_u64(&r), len = r_u64(&r);
+    if (r.err) break;
+    if (off > payload || len > payload - off) {
+      r_fail(&r, "a section lies outside the file");
+      break;
+    }
+    if (id >= 1 && id <= NUM_SECTIONS) {
+      if (seen[id]) {
+        r_fail(&r, "a section appears twice");
+        break;
+      }
+      seen[id] = true;
+      sec_off[id] = (size_t)off;
+      sec_len[id] = (size_t)len;
+    }
+  }
+  for (uint32_t id = 1; id <= NUM_SECTIONS && !r.err; id++)
+    if (!seen[id]) {
+      r.err = xc_error(XC_DATA_LOSS, "%s: corrupt compiled module: no %s section", what, section_name(id));
+    }
+  if (!r.err && !m->target[0]) r_fail(&r, "empty target name");
+  if (!r.err) {
+    m->graph_text = malloc(sec_len[SEC_GRAPH] + 1);
+    m->weights = malloc(sec_len[SEC_WEIGHTS] + 1);
+    if (!m->graph_text || !m->weights) {
+      r.err = xc_error_oom();
+    } else {
+      memcpy(m->graph_text, bytes + HEADER_SIZE + sec_off[SEC_GRAPH], sec_len[SEC_GRAPH]);
+      m->graph_text[sec_len[SEC_GRAPH]] = '\0';
+      m->graph_text_size = sec_len[SEC_GRAPH];
+      memcpy(m->weights, bytes + HEADER_SIZE + sec_off[SEC_WEIGHTS], sec_len[SEC_WEIGHTS]);
+      m->weights_size = sec_len[SEC_WEIGHTS];
+    }
+  }
+  if (!r.err) {
+    rbuf_t s = {bytes + HEADER_SIZE + sec_off[SEC_PLAN], sec_len[SEC_PLAN], 0, what, "plan", NULL};
+    read_plan(&s, m);
+    r.err = s.err;
+  }
+  if (!r.err) {
+    rbuf_t s = {bytes + HEADER_SIZE + sec_off[SEC_KERNELS], sec_len[SEC_KERNELS], 0, what, "kernels", NULL};
+    read_kernels(&s, m);
+    r.err = s.err;
+  }
+  xc_status_t st = r.err;
+  if (!st) st = xc_cm_link(m, what);
+  if (st) {
+    xc_compiled_module_destroy(m);
+    return st;
+  }
+  *out = m;
+  return NULL;
+}
+
+/* ---- files ------------------------------------------------------------------- */
+
+xc_status_t xc_read_file_bytes(const char* path, uint8_t** out_bytes, size_t* out_size) {
+  *out_bytes = NULL;
+  *out_size = 0;
+  FILE* f = fopen(path, "rb");
+  if (!f) return xc_error(errno == ENOENT ? XC_NOT_FOUND : XC_IO, "cannot open '%s': %s", path, strerror(errno));
+  struct stat st;
+  if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
+    fclose(f);
+    return xc_error(XC_INVALID_ARGUMENT, "'%s' is not a regular file", path);
+  }
+  size_t size = (size_t)st.st_size;
+  uint8_t* data = malloc(size ? size : 1);
+  if (!data) {
+    fclose(f);
+    return xc_error(XC_RESOURCE_EXHAUSTED, "'%s': cannot allocate %zu bytes", path, size);
+  }
+  size_t got = size ? fread(data, 1, size, f) : 0;
+  fclose(f);
+  if (got != size) {
+    free(data);
+    return xc_error(XC_IO, "cannot read '%s'", path);
+  }
+  *out_bytes = data;
+  *out_size = size;
+  return NULL;
+}
+
+xc_status_t xc_write_file_atomic(const char* path, const void* bytes, size_t size) {
+  size_t n = strlen(path);
+  char* tmp = malloc(n + 16);
+  if (!tmp) return xc_error_oom();
+  snprintf(tmp, n + 16, "%s.tmp.XXXXXX", path);
+  int fd = mkstemp(tmp);
+  if (fd < 0) {
+    xc_status_t s = xc_error(XC_IO, "cannot create a temp file next to '%s': %s", path, strerror(errno));
+    free(tmp);
+    return s;
+  }
+  const uint8_t* p = bytes;
+  size_t left = size;
+  bool ok = true;
+  while (left > 0) {
+    ssize_t w = write(fd, p, left);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      ok = false;
+      break;
+    }
+    p += w;
+    left -= (size_t)w;
+  }
+  (void)fchmod(fd, 0644);
+  if (close(fd) != 0) ok = false;
+  if (!ok || rename(tmp, path) != 0) {
+    xc_status_t s = xc_error(XC_IO, "cannot write '%s': %s", path, strerror(errno));
+    unlink(tmp);
+    free(tmp);
+    return s;
+  }
+  free(tmp);
+  return NULL;
+}
+
+xc_status_t xc_compiled_module_write(const xc_compiled_module_t* m, const char* path) {
+  uint8_t* bytes;
+  size_t size;
+  XC_RETURN_IF_ERROR(xc_compiled_module_serialize(m, &bytes, &size));
+  xc_status_t s = xc_write_file_atomic(path, bytes, size);
+  free(bytes);
+  return s;
+}
+
+xc_status_t xc_compiled_module_read(const char* path, xc_compiled_module_t** out) {
+  *out = NULL;
+  uint8_t* bytes;
+  size_t size;
+  XC_RETURN_IF_ERROR(xc_read_file_bytes(path, &bytes, &size));
+  xc_status_t s = xc_compiled_module_deserialize(bytes, size, path, out);
+  free(bytes);
+  return s;
+}

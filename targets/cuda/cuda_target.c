@@ -1,0 +1,837 @@
+/* The cuda target: kernels emitted in CUDA C++ by the C-family emitter
+ * (cuda_dialect.c), compiled by NVRTC to a cubin for one architecture plus
+ * its PTX, and run through the CUDA Driver API. Both libraries are loaded
+ * with dlopen on first use (no link-time dependency): libnvrtc for compile,
+ * libcuda.so.1 for the runtime, each with a table of the functions used
+ * (cuda_api.h) resolved once. Compilation works without a GPU; the runtime
+ * half reports "target cuda unavailable: <reason>" when the driver or a
+ * device is missing.
+ *
+ * A launch of grid G and threads T is cuLaunchKernel with G blocks of T
+ * threads on the device's stream; arguments are the buffers (CUdeviceptr)
+ * then the scalars (long long), in order. docs/targets/cuda.md. */
+#include <ctype.h>
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../targets_internal.h"
+#include "cuda_api.h"
+#include "cuda_target.h"
+
+typedef struct cu_target {
+  pthread_mutex_t lock;
+  /* driver */
+  bool loaded;
+  xc_status_t load_error;
+  void* library;
+  xc_cuda_api_t api;
+  int num_devices;
+  int driver_version;
+  /* NVRTC */
+  bool nvrtc_loaded;
+  xc_status_t nvrtc_error;
+  void* nvrtc_library;
+  xc_nvrtc_api_t nvrtc;
+} cu_target_t;
+
+typedef struct cu_device {
+  cu_target_t* target;
+  CUdevice device;
+  CUcontext context;
+  CUstream stream;
+} cu_device_t;
+
+typedef struct cu_buffer {
+  CUdeviceptr ptr;
+  size_t size;
+} cu_buffer_t;
+
+typedef struct cu_kernel {
+  CUfunction function;
+  int max_threads;
+  int num_params;  /* -1 when the driver cannot tell */
+  struct cu_kernel* next;
+} cu_kernel_t;
+
+typedef struct cu_module {
+  CUmodule module;
+  cu_kernel_t* kernels;
+} cu_module_t;
+
+typedef struct cu_event {
+  CUevent event;
+} cu_event_t;
+
+static atomic_int g_ptx_fallbacks;
+int xc_cuda_ptx_fallback_count(void) { return atomic_load(&g_ptx_fallbacks); }
+
+#define DRIVER_HINT "install the NVIDIA driver (libcuda.so.1) and run on a machine with an NVIDIA GPU"
+#define NVRTC_HINT "install the CUDA toolkit's NVRTC (libnvrtc.so, e.g. /usr/local/cuda/lib64) or set XCOMP_NVRTC_LIBRARY"
+
+/* ---- errors ---- */
+
+static xc_status_t cu_fail(cu_target_t* t, CUresult e, const char* what) {
+  const char* name = NULL, *text = NULL;
+  if (t->api.cuGetErrorName) t->api.cuGetErrorName(e, &name);
+  if (t->api.cuGetErrorString) t->api.cuGetErrorString(e, &text);
+  xc_code_t code = e == CUDA_ERROR_OUT_OF_MEMORY ? XC_RESOURCE_EXHAUSTED
+                   : (e == 1 || e == 400 || e == 701) ? XC_INVALID_ARGUMENT  /* invalid value/handle, launch resources */
+                   : e == CUDA_ERROR_NOT_FOUND ? XC_NOT_FOUND
+                                               : XC_INTERNAL;
+  return xc_error(code, "cuda: %s failed: %s (%d)%s%s", what, name ? name : "CUDA error", (int)e, text ? ": " : "",
+                  text ? text : "");
+}
+
+#define CU_CHECK(t, expr, what)                           \
+  do {                                                    \
+    CUresult cu_err_ = (expr);                            \
+    if (cu_err_ != CUDA_SUCCESS) return cu_fail(t, cu_err_, what); \
+  } while (0)
+
+/* ---- architectures ---- */
+
+/* Copies the architecture token ("sm_90", "sm_90a") found in s, if any. */
+static bool find_arch_token(const char* s, char* out, size_t size) {
+  for (const char* p = s ? strstr(s, "sm_") : NULL; p; p = strstr(p + 1, "sm_")) {
+    size_t n = 3;
+    while (isdigit((unsigned char)p[n])) n++;
+    if (n < 5 || n > 6) continue;
+    if (p[n] == 'a' || p[n] == 'f') n++;
+    if (isalnum((unsigned char)p[n])) continue;
+    if (n + 1 > size) return false;
+    memcpy(out, p, n);
+    out[n] = 0;
+    return true;
+  }
+  return false;
+}
+
+static bool caps_arch_token(const xc_device_caps_t* caps, char* out, size_t size) {
+  return caps && (find_arch_token(caps->vendor, out, size) || find_arch_token(caps->version, out, size) ||
+                  find_arch_token(caps->name, out, size));
+}
+
+int xc_cuda_caps_arch(const xc_device_caps_t* caps) {
+  char tok[16];
+  if (!caps_arch_token(caps, tok, sizeof tok)) return 0;
+  return atoi(tok + 3);
+}
+
+/* Native matrix shapes by architecture (what mma.sync / wgmma offer). */
+static void set_mma_shapes(xc_device_caps_t* caps, int arch) {
+  caps->num_mma_shapes = 0;
+#define MMA(M, N, K, IN, ACC)                                                     \
+  if (caps->num_mma_shapes < XC_TARGET_MAX_MMA_SHAPES)                            \
+    caps->mma_shapes[caps->num_mma_shapes++] = (xc_mma_shape_t){M, N, K, IN, ACC};
+  if (arch >= 90 && arch < 100) {
+    MMA(64, 256, 16, XC_F16, XC_F32);  /* wgmma (warpgroup) */
+    MMA(64, 256, 16, XC_BF16, XC_F32);
+  }
+  if (arch >= 80) {
+    MMA(16, 8, 16, XC_F16, XC_F32);
+    MMA(16, 8, 16, XC_BF16, XC_F32);
+    MMA(16, 8, 32, XC_I8, XC_I32);
+  } else if (arch >= 75) {
+    MMA(16, 8, 8, XC_F16, XC_F32);
+    MMA(8, 8, 16, XC_I8, XC_I32);
+  } else if (arch >= 70) {
+    MMA(8, 8, 4, XC_F16, XC_F32);
+  }
+#undef MMA
+}
+
+static void set_common_caps(xc_device_caps_t* caps, int arch, const char* token) {
+  snprintf(caps->vendor, sizeof caps->vendor, "NVIDIA %s", token);
+  caps->kind = XC_DEVICE_GPU;
+  caps->preferred_layout = XC_LAYOUT_NCHW;
+  caps->dtypes = XC_DT(XC_F32) | XC_DT(XC_F64) | XC_DT(XC_F16) | XC_DT(XC_BF16) | XC_DT(XC_I8) | XC_DT(XC_I16) |
+                 XC_DT(XC_I32) | XC_DT(XC_I64) | XC_DT(XC_U8) | XC_DT(XC_U16) | XC_DT(XC_U32) | XC_DT(XC_U64) |
+                 XC_DT(XC_BOOL);
+  set_mma_shapes(caps, arch);
+  caps->has_vendor_blas = false; /* cuBLASLt is not wired in */
+}
+
+xc_status_t xc_cuda_arch_caps(const char* arch, xc_device_caps_t* caps) {
+  if (!caps) return xc_error(XC_INVALID_ARGUMENT, "xc_cuda_arch_caps: NULL argument");
+  memset(caps, 0, sizeof *caps);
+  char tok[16], buf[24];
+  if (arch && isdigit((unsigned char)arch[0])) {
+    snprintf(buf, sizeof buf, "sm_%s", arch);
+    arch = buf;
+  }
+  if (!arch || !find_arch_token(arch, tok, sizeof tok) || strcmp(tok, arch) != 0)
+    return xc_error(XC_INVALID_ARGUMENT, "cuda: '%s' is not a CUDA architecture (expected sm_XX, e.g. sm_90)",
+                    arch ? arch : "(null)");
+  int n = atoi(tok + 3);
+  if (n < 50 || n > 199)
+    return xc_error(XC_INVALID_ARGUMENT, "cuda: unknown architecture %s", tok);
+  snprintf(caps->name, sizeof caps->name, "CUDA %s (no device)", tok);
+  set_common_caps(caps, n, tok);
+  caps->compute_units = n >= 100 ? 148 : n >= 90 ? 132 : n == 80 ? 108 : 1;
+  caps->simd_width = 32;
+  caps->max_threads_per_group = 1024;
+  caps->local_memory_bytes = 48 * 1024; /* static __shared__ limit of every architecture */
+  return NULL;
+}
+
+/* ---- loading the driver (once) ---- */
+
+static xc_status_t cu_load_driver(cu_target_t* t) {
+  const char* override = getenv("XCOMP_CUDA_LIBRARY");
+  static const char* const paths[] = {"libcuda.so.1", "/usr/lib/x86_64-linux-gnu/libcuda.so.1",
+                                      "/usr/local/nvidia/lib64/libcuda.so.1", "/usr/lib64/libcuda.so.1",
+                                      "/usr/lib/libcuda.so.1"};
+  if (override && *override) t->library = dlopen(override, RTLD_NOW | RTLD_LOCAL);
+  for (size_t i = 0; !t->library && !(override && *override) && i < sizeof paths / sizeof paths[0]; i++)
+    t->library = dlopen(paths[i], RTLD_NOW | RTLD_LOCAL);
+  if (!t->library)
+    return xc_error(XC_UNAVAILABLE, "target cuda unavailable: %s not found (no NVIDIA driver) — " DRIVER_HINT,
+                    override && *override ? override : "libcuda.so.1");
+#define XC_CUDA_RESOLVE(ret, name, sym, params)                                                     \
+  *(void**)&t->api.name = dlsym(t->library, sym);                                                   \
+  if (!t->api.name)                                                                                 \
+    return xc_error(XC_UNAVAILABLE, "target cuda unavailable: libcuda.so.1 lacks " sym              \
+                                    " (the driver is too old) — " DRIVER_HINT);
+  XC_CUDA_FUNCTIONS(XC_CUDA_RESOLVE)
+#undef XC_CUDA_RESOLVE
+  *(void**)&t->api.cuEventElapsedTime = dlsym(t->library, "cuEventElapsedTime_v2");
+  if (!t->api.cuEventElapsedTime) *(void**)&t->api.cuEventElapsedTime = dlsym(t->library, "cuEventElapsedTime");
+  if (!t->api.cuEventElapsedTime)
+    return xc_error(XC_UNAVAILABLE, "target cuda unavailable: libcuda.so.1 lacks cuEventElapsedTime");
+  *(void**)&t->api.cuFuncGetParamInfo = dlsym(t->library, "cuFuncGetParamInfo");
+  CUresult e = t->api.cuInit(0);
+  if (e != CUDA_SUCCESS) {
+    xc_status_t st = cu_fail(t, e, "cuInit");
+    xc_status_t un = xc_error(XC_UNAVAILABLE, "target cuda unavailable: %s%s", xc_status_message(st),
+                              e == CUDA_ERROR_NO_DEVICE ? " (no NVIDIA GPU is visible)" : "");
+    xc_status_free(st);
+    return un;
+  }
+  t->api.cuDriverGetVersion(&t->driver_version);
+  int count = 0;
+  e = t->api.cuDeviceGetCount(&count);
+  if (e != CUDA_SUCCESS || count <= 0)
+    return xc_error(XC_UNAVAILABLE, "target cuda unavailable: the driver reports no CUDA device");
+  t->num_devices = count;
+  return NULL;
+}
+
+static xc_status_t cu_probe(void* target) {
+  cu_target_t* t = target;
+  pthread_mutex_lock(&t->lock);
+  if (!t->loaded) {
+    t->loaded = true;
+    t->load_error = cu_load_driver(t);
+  }
+  xc_status_t st = t->load_error ? xc_error(xc_status_code(t->load_error), "%s", xc_status_message(t->load_error))
+                                 : NULL;
+  pthread_mutex_unlock(&t->lock);
+  return st;
+}
+
+static xc_status_t cu_device_count(void* target, int* out_count) {
+  cu_target_t* t = target;
+  XC_RETURN_IF_ERROR(cu_probe(t));
+  *out_count = t->num_devices;
+  return NULL;
+}
+
+static int attr(cu_target_t* t, CUdevice d, int which) {
+  int v = 0;
+  if (t->api.cuDeviceGetAttribute(&v, which, d) != CUDA_SUCCESS) v = 0;
+  return v;
+}
+
+static xc_status_t cu_device_caps(void* target, int index, xc_device_caps_t* caps) {
+  cu_target_t* t = target;
+  memset(caps, 0, sizeof *caps);
+  CUdevice d;
+  CU_CHECK(t, t->api.cuDeviceGet(&d, index), "cuDeviceGet");
+  CU_CHECK(t, t->api.cuDeviceGetName(caps->name, (int)sizeof caps->name - 1, d), "cuDeviceGetName");
+  int major = attr(t, d, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
+  int minor = attr(t, d, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+  int arch = major * 10 + minor;
+  char tok[16];
+  snprintf(tok, sizeof tok, "sm_%d", arch);
+  set_common_caps(caps, arch, tok);
+  snprintf(caps->version, sizeof caps->version, "CUDA driver %d.%d, %s", t->driver_version / 1000,
+           (t->driver_version % 1000) / 10, tok);
+  caps->compute_units = attr(t, d, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+  caps->simd_width = attr(t, d, CU_DEVICE_ATTRIBUTE_WARP_SIZE);
+  caps->max_threads_per_group = attr(t, d, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
+  /* Static __shared__ arrays are limited to this (48 KiB); the opt-in
+   * maximum needs dynamic shared memory, which the emitter does not use. */
+  caps->local_memory_bytes = attr(t, d, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK);
+  size_t total = 0;
+  if (t->api.cuDeviceTotalMem(&total, d) == CUDA_SUCCESS) caps->global_memory_bytes = (int64_t)total;
+  caps->max_buffer_bytes = 0;
+  return NULL;
+}
+
+/* ---- NVRTC (loaded on the first compile) ---- */
+
+static xc_status_t cu_load_nvrtc(cu_target_t* t) {
+  const char* override = getenv("XCOMP_NVRTC_LIBRARY");
+  static const char* const paths[] = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so",
+                                      "/usr/local/cuda/lib64/libnvrtc.so.13", "/usr/local/cuda/lib64/libnvrtc.so.12",
+                                      "/usr/local/cuda/lib64/libnvrtc.so"};
+  if (override && *override) t->nvrtc_library = dlopen(override, RTLD_NOW | RTLD_LOCAL);
+  for (size_t i = 0; !t->nvrtc_library && !(override && *override) && i < sizeof paths / sizeof paths[0]; i++)
+    t->nvrtc_library = dlopen(paths[i], RTLD_NOW | RTLD_LOCAL);
+  if (!t->nvrtc_library)
+    return xc_error(XC_UNAVAILABLE, "target cuda unavailable: %s not found, kernels cannot be compiled — " NVRTC_HINT,
+                    override && *override ? override : "libnvrtc.so");
+#define XC_NVRTC_RESOLVE(ret, name, sym, params)                                                    \
+  *(void**)&t->nvrtc.name = dlsym(t->nvrtc_library, sym);                                           \
+  if (!t->nvrtc.name)                                                                               \
+    return xc_error(XC_UNAVAILABLE, "target cuda unavailable: libnvrtc lacks " sym                  \
+                                    " (NVRTC 11.1 or newer is needed) — " NVRTC_HINT);
+  XC_NVRTC_FUNCTIONS(XC_NVRTC_RESOLVE)
+#undef XC_NVRTC_RESOLVE
+  return NULL;
+}
+
+static xc_status_t cu_nvrtc(cu_target_t* t) {
+  pthread_mutex_lock(&t->lock);
+  if (!t->nvrtc_loaded) {
+    t->nvrtc_loaded = true;
+    t->nvrtc_error = cu_load_nvrtc(t);
+  }
+  xc_status_t st = t->nvrtc_error ? xc_error(xc_status_code(t->nvrtc_error), "%s", xc_status_message(t->nvrtc_error))
+                                  : NULL;
+  pthread_mutex_unlock(&t->lock);
+  return st;
+}
+
+/* ---- compile: NVRTC -> cubin + PTX ---- */
+
+/* Blob layout (little-endian): "XCCUDA01", u32 arch, u32 0, u64 cubin size,
+ * u64 ptx size (with its NUL), cubin bytes, PTX text. */
+#define BLOB_MAGIC "XCCUDA01"
+#define BLOB_HEADER 32
+
+bool xc_cuda_blob_parts(const xc_blob_t* blob, int* out_arch, const uint8_t** out_cubin, size_t* out_cubin_size,
+                        const char** out_ptx, size_t* out_ptx_size) {
+  if (!blob || !blob->bytes || blob->size < BLOB_HEADER || memcmp(blob->bytes, BLOB_MAGIC, 8) != 0) return false;
+  uint32_t arch;
+  uint64_t nc, np;
+  memcpy(&arch, blob->bytes + 8, 4);
+  memcpy(&nc, blob->bytes + 16, 8);
+  memcpy(&np, blob->bytes + 24, 8);
+  if (nc > blob->size - BLOB_HEADER || np > blob->size - BLOB_HEADER - nc) return false;
+  if (np == 0 || blob->bytes[BLOB_HEADER + nc + np - 1] != 0) return false;
+  if (out_arch) *out_arch = (int)arch;
+  if (out_cubin) *out_cubin = blob->bytes + BLOB_HEADER;
+  if (out_cubin_size) *out_cubin_size = (size_t)nc;
+  if (out_ptx) *out_ptx = (const char*)blob->bytes + BLOB_HEADER + nc;
+  if (out_ptx_size) *out_ptx_size = (size_t)np;
+  return true;
+}
+
+/* Splits flags on blanks into argv (pointers into the copy `buf`). */
+static int split_flags(char* buf, const char** argv, int max) {
+  int n = 0;
+  for (char* p = buf; *p && n < max;) {
+    while (*p == ' ' || *p == '\t' || *p == '\n') *p++ = 0;
+    if (!*p) break;
+    argv[n++] = p;
+    while (*p && *p != ' ' && *p != '\t' && *p != '\n') p++;
+  }
+  return n;
+}
+
+/* The compile log followed by the generated source lines it points at
+ * ("<name>.cu(LINE): error: ..."). */
+static char* log_with_source(const char* log, const char* program, const char* text) {
+  size_t cap = strlen(log) + 4096, len = 0;
+  char* out = malloc(cap);
+  if (!out) return NULL;
+  len += (size_t)snprintf(out, cap, "%s", log);
+  size_t plen = strlen(program);
+  int shown[8], nshown = 0;
+  for (const char* p = strstr(log, program); p && nshown < 8; p = strstr(p + 1, program)) {
+    if (p[plen] != '(') continue;
+    int line = atoi(p + plen + 1);
+    bool seen = false;
+    for (int i = 0; i < nshown; i++) seen |= shown[i] == line;
+    if (line <= 0 || seen) continue;
+    shown[nshown++] = line;
+    const char* s = text;
+    for (int l = 1; l < line && s; l++) {
+      s = strchr(s, '\n');
+      if (s) s++;
+    }
+    if (!s) continue;
+    const char* e = strchr(s, '\n');
+    int n = e ? (int)(e - s) : (int)strlen(s);
+    if (n > 300) n = 300;
+    if (len + 400 < cap)
+      len += (size_t)snprintf(out + len, cap - len, "\ngenerated source line %d: %.*s", line, n, s);
+  }
+  return out;
+}
+
+static xc_status_t nvrtc_fail(cu_target_t* t, nvrtcResult r, const char* what) {
+  return xc_error(XC_INTERNAL, "cuda: %s failed: %s (%d)", what, t->nvrtc.nvrtcGetErrorString(r), (int)r);
+}
+
+static xc_status_t cu_compile(void* target, const xc_device_caps_t* caps, const xc_kernel_source_t* source,
+                              const xc_compile_options_t* options, xc_blob_t* out_blob) {
+  cu_target_t* t = target;
+  if (source->language && strcmp(source->language, "cuda") != 0)
+    return xc_error(XC_UNSUPPORTED, "cuda target builds CUDA C++ (cuda), not %s", source->language);
+  char tok[16];
+  if (!caps_arch_token(caps, tok, sizeof tok))
+    return xc_error(XC_INVALID_ARGUMENT,
+                    "cuda: cannot tell the architecture to compile for from device '%s' (select cuda:sm_XX)",
+                    caps->name);
+  XC_RETURN_IF_ERROR(cu_nvrtc(t));
+  char arch_flag[48];
+  snprintf(arch_flag, sizeof arch_flag, "--gpu-architecture=%s", tok);
+  const char* flags = options->flags ? options->flags : "-lineinfo";
+  const char* extra = options->extra_flags ? options->extra_flags : "";
+  size_t flen = strlen(flags) + strlen(extra) + 2;
+  char* fbuf = malloc(flen);
+  if (!fbuf) return xc_error_oom();
+  snprintf(fbuf, flen, "%s %s", flags, extra);
+  const char* argv[72];
+  argv[0] = arch_flag;
+  argv[1] = "-default-device";
+  int argc = 2 + split_flags(fbuf, argv + 2, 70);
+  char program_name[160];
+  snprintf(program_name, sizeof program_name, "%s.cu", source->entry[0] ? source->entry : "kernel");
+
+  nvrtcProgram prog = NULL;
+  nvrtcResult r = t->nvrtc.nvrtcCreateProgram(&prog, source->text, program_name, 0, NULL, NULL);
+  if (r != NVRTC_SUCCESS) {
+    free(fbuf);
+    return nvrtc_fail(t, r, "nvrtcCreateProgram");
+  }
+  xc_status_t st = NULL;
+  r = t->nvrtc.nvrtcCompileProgram(prog, argc, argv);
+  if (r != NVRTC_SUCCESS) {
+    size_t log_size = 0;
+    t->nvrtc.nvrtcGetProgramLogSize(prog, &log_size);
+    char* log = calloc(1, log_size + 1);
+    if (log && log_size) t->nvrtc.nvrtcGetProgramLog(prog, log);
+    char* shown = log_with_source(log ? log : "", program_name, source->text);
+    char opts[512] = "";
+    for (int i = 0, k = 0; i < argc && k < (int)sizeof opts; i++)
+      k += snprintf(opts + k, sizeof opts - (size_t)k, "%s%s", i ? " " : "", argv[i]);
+    st = xc_error(r == NVRTC_ERROR_COMPILATION ? XC_INVALID_ARGUMENT : XC_INTERNAL,
+                  "cuda: NVRTC could not compile %s for %s: %s (%d); options \"%s\"; log:\n%s", program_name, tok,
+                  t->nvrtc.nvrtcGetErrorString(r), (int)r, opts, shown ? shown : (log ? log : ""));
+    free(shown);
+    free(log);
+  }
+  size_t ncubin = 0, nptx = 0;
+  if (!st && (r = t->nvrtc.nvrtcGetCUBINSize(prog, &ncubin)) != NVRTC_SUCCESS)
+    st = nvrtc_fail(t, r, "nvrtcGetCUBINSize");
+  if (!st && (r = t->nvrtc.nvrtcGetPTXSize(prog, &nptx)) != NVRTC_SUCCESS) st = nvrtc_fail(t, r, "nvrtcGetPTXSize");
+  if (!st && (ncubin == 0 || nptx == 0))
+    st = xc_error(XC_INTERNAL, "cuda: NVRTC produced no %s for %s", ncubin == 0 ? "cubin" : "PTX", tok);
+  if (!st) {
+    out_blob->size = BLOB_HEADER + ncubin + nptx + 1;
+    out_blob->bytes = calloc(1, out_blob->size);
+    if (!out_blob->bytes) st = xc_error_oom();
+  }
+  if (!st && (r = t->nvrtc.nvrtcGetCUBIN(prog, (char*)out_blob->bytes + BLOB_HEADER)) != NVRTC_SUCCESS)
+    st = nvrtc_fail(t, r, "nvrtcGetCUBIN");
+  if (!st && (r = t->nvrtc.nvrtcGetPTX(prog, (char*)out_blob->bytes + BLOB_HEADER + ncubin)) != NVRTC_SUCCESS)
+    st = nvrtc_fail(t, r, "nvrtcGetPTX");
+  t->nvrtc.nvrtcDestroyProgram(&prog);
+  if (!st) {
+    uint8_t* b = out_blob->bytes;
+    memcpy(b, BLOB_MAGIC, 8);
+    uint32_t arch = (uint32_t)atoi(tok + 3), zero = 0;
+    uint64_t nc = ncubin, np = nptx + 1; /* the extra NUL terminates the PTX whatever NVRTC counted */
+    memcpy(b + 8, &arch, 4);
+    memcpy(b + 12, &zero, 4);
+    memcpy(b + 16, &nc, 8);
+    memcpy(b + 24, &np, 8);
+    snprintf(out_blob->format, sizeof out_blob->format, "%s", XC_CUDA_BLOB_FORMAT);
+    size_t olen = 0;
+    for (int i = 0; i < argc; i++) olen += strlen(argv[i]) + 1;
+    out_blob->options = malloc(olen + 1);
+    if (!out_blob->options) st = xc_error_oom();
+    else {
+      out_blob->options[0] = 0;
+      for (int i = 0; i < argc; i++) {
+        if (i) strcat(out_blob->options, " ");
+        strcat(out_blob->options, argv[i]);
+      }
+    }
+  }
+  free(fbuf);
+  return st; /* on failure the caller releases the blob */
+}
+
+/* ---- selection for compilation ---- */
+
+xc_status_t xc_cuda_select(const char* selector, xc_target_t** out_target, xc_device_caps_t* caps,
+                           int* out_device_index) {
+  if (out_target) *out_target = NULL;
+  if (out_device_index) *out_device_index = -1;
+  if (!selector || !out_target || !caps) return xc_error(XC_INVALID_ARGUMENT, "xc_cuda_select: NULL argument");
+  memset(caps, 0, sizeof *caps);
+  if (strncmp(selector, "cuda", 4) != 0 || (selector[4] != 0 && selector[4] != ':'))
+    return xc_error(XC_INVALID_ARGUMENT, "'%s' is not a cuda selector", selector);
+  XC_RETURN_IF_ERROR(xc_targets_init());
+  xc_target_t* t = NULL;
+  for (int i = 0; i < xc_target_count(); i++)
+    if (strcmp(xc_target_name(xc_target_at(i)), "cuda") == 0) t = xc_target_at(i);
+  if (!t) return xc_error(XC_NOT_FOUND, "target cuda is not registered");
+  const char* spec = selector[4] == ':' ? selector + 5 : "";
+  char tok[16];
+  if (find_arch_token(spec, tok, sizeof tok) && strcmp(tok, spec) == 0) {
+    xc_status_t avail = xc_target_availability(t);
+    int count = 0;
+    if (!avail) avail = xc_target_device_count(t, &count);
+    xc_status_free(avail);
+    for (int i = 0; i < count; i++) {
+      char dtok[16];
+      if (xc_target_device_caps(t, i, caps) == NULL && caps_arch_token(caps, dtok, sizeof dtok) &&
+          strcmp(dtok, tok) == 0) {
+        *out_target = t;
+        if (out_device_index) *out_device_index = i;
+        return NULL;
+      }
+    }
+    XC_RETURN_IF_ERROR(xc_cuda_arch_caps(tok, caps));
+    *out_target = t;
+    return NULL;
+  }
+  int index = 0;
+  XC_RETURN_IF_ERROR(xc_target_find(selector, &t, &index));
+  XC_RETURN_IF_ERROR(xc_target_device_caps(t, index, caps));
+  *out_target = t;
+  if (out_device_index) *out_device_index = index;
+  return NULL;
+}
+
+/* ---- devices ---- */
+
+static xc_status_t use(cu_device_t* dev) {
+  CU_CHECK(dev->target, dev->target->api.cuCtxSetCurrent(dev->context), "cuCtxSetCurrent");
+  return NULL;
+}
+
+static xc_status_t cu_device_open(void* target, int index, void** out_device) {
+  cu_target_t* t = target;
+  cu_device_t* dev = calloc(1, sizeof *dev);
+  if (!dev) return xc_error_oom();
+  dev->target = t;
+  xc_status_t st = NULL;
+  CUresult e = t->api.cuDeviceGet(&dev->device, index);
+  if (e != CUDA_SUCCESS) st = cu_fail(t, e, "cuDeviceGet");
+  if (!st && (e = t->api.cuDevicePrimaryCtxRetain(&dev->context, dev->device)) != CUDA_SUCCESS)
+    st = cu_fail(t, e, "cuDevicePrimaryCtxRetain");
+  if (!st && (e = t->api.cuCtxSetCurrent(dev->context)) != CUDA_SUCCESS) {
+    st = cu_fail(t, e, "cuCtxSetCurrent");
+    t->api.cuDevicePrimaryCtxRelease(dev->device);
+  }
+  if (!st && (e = t->api.cuStreamCreate(&dev->stream, 0)) != CUDA_SUCCESS) {
+    st = cu_fail(t, e, "cuStreamCreate");
+    t->api.cuDevicePrimaryCtxRelease(dev->device);
+  }
+  if (st) {
+    free(dev);
+    return st;
+  }
+  *out_device = dev;
+  return NULL;
+}
+
+static void cu_device_close(void* device) {
+  cu_device_t* dev = device;
+  xc_cuda_api_t* api = &dev->target->api;
+  if (api->cuCtxSetCurrent(dev->context) == CUDA_SUCCESS) {
+    api->cuStreamSynchronize(dev->stream);
+    api->cuStreamDestroy(dev->stream);
+  }
+  api->cuDevicePrimaryCtxRelease(dev->device);
+  free(dev);
+}
+
+static xc_status_t cu_synchronize(void* device) {
+  cu_device_t* dev = device;
+  XC_RETURN_IF_ERROR(use(dev));
+  CU_CHECK(dev->target, dev->target->api.cuStreamSynchronize(dev->stream), "cuStreamSynchronize");
+  return NULL;
+}
+
+/* ---- buffers ---- */
+
+static xc_status_t cu_buffer_alloc(void* device, size_t size, void** out_buffer) {
+  cu_device_t* dev = device;
+  XC_RETURN_IF_ERROR(use(dev));
+  cu_buffer_t* b = calloc(1, sizeof *b);
+  if (!b) return xc_error_oom();
+  /* cuMemAlloc refuses 0 bytes; an empty tensor still gets an address. */
+  CUresult e = dev->target->api.cuMemAlloc(&b->ptr, size ? size : 1);
+  if (e != CUDA_SUCCESS) {
+    free(b);
+    return xc_status_annotate(cu_fail(dev->target, e, "cuMemAlloc"), "allocating %zu bytes", size);
+  }
+  b->size = size;
+  *out_buffer = b;
+  return NULL;
+}
+
+static void cu_buffer_free(void* device, void* buffer) {
+  cu_device_t* dev = device;
+  cu_buffer_t* b = buffer;
+  if (dev->target->api.cuCtxSetCurrent(dev->context) == CUDA_SUCCESS) dev->target->api.cuMemFree(b->ptr);
+  free(b);
+}
+
+static xc_status_t cu_buffer_write(void* device, void* buffer, size_t offset, const void* src, size_t size) {
+  cu_device_t* dev = device;
+  if (size == 0) return NULL;
+  XC_RETURN_IF_ERROR(use(dev));
+  cu_buffer_t* b = buffer;
+  CU_CHECK(dev->target, dev->target->api.cuMemcpyHtoDAsync(b->ptr + offset, src, size, dev->stream),
+           "cuMemcpyHtoDAsync");
+  CU_CHECK(dev->target, dev->target->api.cuStreamSynchronize(dev->stream), "cuStreamSynchronize after a copy");
+  return NULL;
+}
+
+static xc_status_t cu_buffer_read(void* device, void* buffer, size_t offset, void* dst, size_t size) {
+  cu_device_t* dev = device;
+  if (size == 0) return NULL;
+  XC_RETURN_IF_ERROR(use(dev));
+  cu_buffer_t* b = buffer;
+  CU_CHECK(dev->target, dev->target->api.cuMemcpyDtoHAsync(dst, b->ptr + offset, size, dev->stream),
+           "cuMemcpyDtoHAsync");
+  CU_CHECK(dev->target, dev->target->api.cuStreamSynchronize(dev->stream), "cuStreamSynchronize after a copy");
+  return NULL;
+}
+
+/* ---- modules and kernels ---- */
+
+static xc_status_t cu_module_load(void* device, const xc_blob_t* blob, void** out_module) {
+  cu_device_t* dev = device;
+  cu_target_t* t = dev->target;
+  if (strcmp(blob->format, XC_CUDA_BLOB_FORMAT) != 0)
+    return xc_error(XC_INVALID_ARGUMENT, "cuda: a module must be a %s blob, not '%s'", XC_CUDA_BLOB_FORMAT,
+                    blob->format);
+  int arch = 0;
+  const uint8_t* cubin = NULL;
+  const char* ptx = NULL;
+  size_t ncubin = 0, nptx = 0;
+  if (!xc_cuda_blob_parts(blob, &arch, &cubin, &ncubin, &ptx, &nptx))
+    return xc_error(XC_INVALID_ARGUMENT, "cuda: malformed %s blob (%zu bytes)", XC_CUDA_BLOB_FORMAT, blob->size);
+  XC_RETURN_IF_ERROR(use(dev));
+  CUmodule mod = NULL;
+  /* cuModuleLoadData reads an ELF image whose size it finds in its header:
+   * copy it to aligned memory first (the blob's bytes may sit anywhere). */
+  void* image = malloc(ncubin ? ncubin : 1);
+  if (!image) return xc_error_oom();
+  memcpy(image, cubin, ncubin);
+  CUresult e = ncubin ? t->api.cuModuleLoadData(&mod, image) : CUDA_ERROR_INVALID_IMAGE;
+  free(image);
+  if (e != CUDA_SUCCESS) {
+    /* Not this architecture (or an image the driver cannot read): let the
+     * driver compile the PTX for the device. */
+    CUresult e2 = t->api.cuModuleLoadData(&mod, ptx);
+    if (e2 != CUDA_SUCCESS) {
+      xc_status_t a = cu_fail(t, e, "cuModuleLoadData (cubin)");
+      xc_status_t b = cu_fail(t, e2, "cuModuleLoadData (PTX)");
+      xc_status_t st = xc_error(xc_status_code(b), "cuda: loading a module compiled for sm_%d: %s; %s", arch,
+                                xc_status_message(a), xc_status_message(b));
+      xc_status_free(a);
+      xc_status_free(b);
+      return st;
+    }
+    atomic_fetch_add(&g_ptx_fallbacks, 1);
+  }
+  cu_module_t* m = calloc(1, sizeof *m);
+  if (!m) {
+    t->api.cuModuleUnload(mod);
+    return xc_error_oom();
+  }
+  m->module = mod;
+  *out_module = m;
+  return NULL;
+}
+
+static void cu_module_unload(void* device, void* module) {
+  cu_device_t* dev = device;
+  cu_module_t* m = module;
+  for (cu_kernel_t* k = m->kernels; k;) {
+    cu_kernel_t* next = k->next;
+    free(k);
+    k = next;
+  }
+  if (dev->target->api.cuCtxSetCurrent(dev->context) == CUDA_SUCCESS) dev->target->api.cuModuleUnload(m->module);
+  free(m);
+}
+
+static xc_status_t cu_kernel_get(void* device, void* module, const char* name, void** out_kernel) {
+  cu_device_t* dev = device;
+  cu_target_t* t = dev->target;
+  cu_module_t* m = module;
+  XC_RETURN_IF_ERROR(use(dev));
+  CUfunction f = NULL;
+  CUresult e = t->api.cuModuleGetFunction(&f, m->module, name);
+  if (e == CUDA_ERROR_NOT_FOUND) return xc_error(XC_NOT_FOUND, "cuda: the module has no kernel '%s'", name);
+  if (e != CUDA_SUCCESS) return cu_fail(t, e, "cuModuleGetFunction");
+  cu_kernel_t* k = calloc(1, sizeof *k);
+  if (!k) return xc_error_oom();
+  k->function = f;
+  if (t->api.cuFuncGetAttribute(&k->max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, f) != CUDA_SUCCESS)
+    k->max_threads = 0;
+  k->num_params = -1;
+  if (t->api.cuFuncGetParamInfo) {
+    size_t off, size;
+    int n = 0;
+    while (n <= 2 * XC_TARGET_MAX_ARGS && t->api.cuFuncGetParamInfo(f, (size_t)n, &off, &size) == CUDA_SUCCESS) n++;
+    if (n <= 2 * XC_TARGET_MAX_ARGS) k->num_params = n;
+  }
+  k->next = m->kernels;
+  m->kernels = k;
+  *out_kernel = k;
+  return NULL;
+}
+
+static xc_status_t cu_launch(void* device, void* kernel, const xc_launch_args_t* args) {
+  cu_device_t* dev = device;
+  cu_target_t* t = dev->target;
+  cu_kernel_t* k = kernel;
+  int nargs = args->num_buffers + args->num_scalars;
+  if (k->num_params >= 0 && nargs != k->num_params)
+    return xc_error(XC_INVALID_ARGUMENT, "cuda: the kernel takes %d arguments, the launch passes %d buffers and %d scalars",
+                    k->num_params, args->num_buffers, args->num_scalars);
+  int64_t threads = args->threads[0] * args->threads[1] * args->threads[2];
+  if (k->max_threads > 0 && threads > k->max_threads)
+    return xc_error(XC_INVALID_ARGUMENT, "cuda: %lld threads per block exceed the device limit of %d for this kernel",
+                    (long long)threads, k->max_threads);
+  const int64_t grid_max[3] = {2147483647, 65535, 65535};
+  for (int i = 0; i < 3; i++)
+    if (args->grid[i] > grid_max[i] || args->threads[i] > 1024)
+      return xc_error(XC_OUT_OF_RANGE, "cuda: grid %lld x %lld x %lld of blocks %lld x %lld x %lld is beyond the limits",
+                      (long long)args->grid[0], (long long)args->grid[1], (long long)args->grid[2],
+                      (long long)args->threads[0], (long long)args->threads[1], (long long)args->threads[2]);
+  CUdeviceptr ptrs[XC_TARGET_MAX_ARGS];
+  long long scalars[XC_TARGET_MAX_ARGS];
+  void* params[2 * XC_TARGET_MAX_ARGS];
+  int n = 0;
+  for (int i = 0; i < args->num_buffers; i++) {
+    ptrs[i] = ((cu_buffer_t*)args->buffers[i])->ptr;
+    params[n++] = &ptrs[i];
+  }
+  for (int i = 0; i < args->num_scalars; i++) {
+    scalars[i] = (long long)args->scalars[i];
+    params[n++] = &scalars[i];
+  }
+  XC_RETURN_IF_ERROR(use(dev));
+  CU_CHECK(t,
+           t->api.cuLaunchKernel(k->function, (unsigned)args->grid[0], (unsigned)args->grid[1], (unsigned)args->grid[2],
+                                 (unsigned)args->threads[0], (unsigned)args->threads[1], (unsigned)args->threads[2], 0,
+                                 dev->stream, n ? params : NULL, NULL),
+           "cuLaunchKernel");
+  return NULL;
+}
+
+/* ---- events ---- */
+
+static xc_status_t cu_event_record(void* device, void** out_event) {
+  cu_device_t* dev = device;
+  cu_target_t* t = dev->target;
+  XC_RETURN_IF_ERROR(use(dev));
+  cu_event_t* ev = calloc(1, sizeof *ev);
+  if (!ev) return xc_error_oom();
+  CUresult e = t->api.cuEventCreate(&ev->event, 0);
+  if (e == CUDA_SUCCESS) {
+    e = t->api.cuEventRecord(ev->event, dev->stream);
+    if (e != CUDA_SUCCESS) t->api.cuEventDestroy(ev->event);
+  }
+  if (e != CUDA_SUCCESS) {
+    free(ev);
+    return cu_fail(t, e, "cuEventCreate/cuEventRecord");
+  }
+  *out_event = ev;
+  return NULL;
+}
+
+static xc_status_t cu_event_elapsed_ms(void* device, void* start, void* end, double* out_ms) {
+  cu_device_t* dev = device;
+  cu_target_t* t = dev->target;
+  XC_RETURN_IF_ERROR(use(dev));
+  CU_CHECK(t, t->api.cuEventSynchronize(((cu_event_t*)end)->event), "cuEventSynchronize");
+  float ms = 0;
+  CU_CHECK(t, t->api.cuEventElapsedTime(&ms, ((cu_event_t*)start)->event, ((cu_event_t*)end)->event),
+           "cuEventElapsedTime");
+  *out_ms = ms;
+  return NULL;
+}
+
+static void cu_event_free(void* device, void* event) {
+  cu_device_t* dev = device;
+  cu_event_t* ev = event;
+  if (dev->target->api.cuCtxSetCurrent(dev->context) == CUDA_SUCCESS) dev->target->api.cuEventDestroy(ev->event);
+  free(ev);
+}
+
+static void cu_target_free(void* target) {
+  cu_target_t* t = target;
+  xc_status_free(t->load_error);
+  xc_status_free(t->nvrtc_error);
+  pthread_mutex_destroy(&t->lock);
+  /* The libraries stay loaded: the driver does not survive being unloaded. */
+  free(t);
+}
+
+/* ---- emission: the C-family emitter with the CUDA dialect ---- */
+
+static bool cu_supports(void* target, const xc_device_caps_t* caps, const struct xc_tiled_kernel* kernel, char* why,
+                        size_t why_size) {
+  (void)target;
+  return xc_cstyle_supports(&xc_cstyle_dialect_cuda, caps, kernel, why, why_size);
+}
+
+static xc_status_t cu_emit(void* target, const xc_device_caps_t* caps, const struct xc_tiled_kernel* kernel,
+                           const xc_knob_t* knobs, int num_knobs, xc_kernel_source_t* out_source) {
+  (void)target;
+  return xc_cstyle_emit(&xc_cstyle_dialect_cuda, caps, kernel, knobs, num_knobs, NULL, out_source);
+}
+
+static const xc_target_iface_t cu_iface = {
+    .api_version = XC_TARGET_API_VERSION,
+    .name = "cuda",
+    .description = "NVIDIA GPUs: CUDA C++ compiled by NVRTC (libnvrtc), run through the Driver API (libcuda.so.1)",
+    .probe = cu_probe,
+    .device_count = cu_device_count,
+    .device_caps = cu_device_caps,
+    .supports = cu_supports,
+    .emit = cu_emit,
+    .compile = cu_compile,
+    .device_open = cu_device_open,
+    .device_close = cu_device_close,
+    .buffer_alloc = cu_buffer_alloc,
+    .buffer_free = cu_buffer_free,
+    .buffer_host_pointer = NULL,
+    .buffer_write = cu_buffer_write,
+    .buffer_read = cu_buffer_read,
+    .module_load = cu_module_load,
+    .module_unload = cu_module_unload,
+    .kernel_get = cu_kernel_get,
+    .launch = cu_launch,
+    .synchronize = cu_synchronize,
+    .event_record = cu_event_record,
+    .event_elapsed_ms = cu_event_elapsed_ms,
+    .event_free = cu_event_free,
+    .target_free = cu_target_free,
+};
+
+xc_status_t xc_target_cuda_init(int api_version, const xc_target_host_t* host) {
+  (void)api_version;
+  cu_target_t* t = calloc(1, sizeof *t);
+  if (!t) return xc_error_oom();
+  pthread_mutex_init(&t->lock, NULL);
+  return host->register_target(host, &cu_iface, t);
+}

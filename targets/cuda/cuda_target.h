@@ -1,0 +1,42 @@
+/* The cuda target's declarations shared with tests and tools in this tree:
+ * the CUDA dialect of the C-family emitter and compile-side helpers that
+ * need no GPU (capabilities of an architecture named "sm_90", selectors).
+ * docs/targets/cuda.md describes the target. */
+#ifndef XCOMP_TARGETS_CUDA_TARGET_H
+#define XCOMP_TARGETS_CUDA_TARGET_H
+
+#include "../cstyle/cstyle.h"
+#include "xcomp/target.h"
+
+/* CUDA C++ for NVRTC: one thread block per program, __shared__ tiles. */
+extern const xc_cstyle_dialect_t xc_cstyle_dialect_cuda;
+
+/* Blob format made by the cuda target's compile: a small header, the cubin
+ * for the architecture, and the PTX (loaded when the cubin does not fit the
+ * device). See docs/targets/cuda.md for the layout. */
+#define XC_CUDA_BLOB_FORMAT "cuda-cubin+ptx"
+
+/* Nominal capabilities of an architecture ("sm_90", "sm_80", "90"), for
+ * compiling without a device: the limits every device of that architecture
+ * has (48 KiB static shared memory, 1024 threads, warp 32). */
+xc_status_t xc_cuda_arch_caps(const char* arch, xc_device_caps_t* out_caps);
+
+/* Resolves a cuda selector for compilation: "cuda", "cuda:N", "cuda:<name>"
+ * use a present device (its caps); "cuda:sm_XX" uses the first device of
+ * that architecture when one is present, else the nominal caps of sm_XX
+ * (*out_device_index = -1: compile only). out_device_index may be NULL. */
+xc_status_t xc_cuda_select(const char* selector, xc_target_t** out_target, xc_device_caps_t* out_caps,
+                           int* out_device_index);
+
+/* The architecture number a caps record is for (90 for "sm_90"), 0 if none. */
+int xc_cuda_caps_arch(const xc_device_caps_t* caps);
+
+/* Parts of a cuda blob (pointers into the blob). False when malformed. */
+bool xc_cuda_blob_parts(const xc_blob_t* blob, int* out_arch, const uint8_t** out_cubin, size_t* out_cubin_size,
+                        const char** out_ptx, size_t* out_ptx_size);
+
+/* Modules loaded from PTX because their cubin did not fit the device
+ * (process-wide count, for tests and diagnostics). */
+int xc_cuda_ptx_fallback_count(void);
+
+#endif

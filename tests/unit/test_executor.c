@@ -1,0 +1,153 @@
+/* The executor on the cpu target with a hand-lowered module
+ * (test_module_fixture.h): results against the closed form for several
+ * bindings of the symbolic length (ragged against the block sizes, empty),
+ * poisoned intermediates, the memory plan's reuse (peak below the sum of
+ * the intermediates; which values share a buffer), knob values reaching the
+ * grid, a module read back from bytes, and input errors. */
+#include "test_module_fixture.h"
+
+static int value_index(const xc_compiled_module_t* m, const char* name) {
+  for (int i = 0; i < m->num_values; i++)
+    if (strcmp(m->values[i].name, name) == 0) return i;
+  return -1;
+}
+
+static void check_memplan(const xc_compiled_module_t* m) {
+  xc_symbind_t b;
+  xc_symbind_init(&b);
+  CHECK_OK(xc_symbind_set(&b, "n", 100));
+  xc_memplan_t p;
+  CHECK_OK(xc_memplan_build(m, &b, &p));
+  int x = value_index(m, "x"), w = value_index(m, "w"), t1 = value_index(m, "t1"), t2 = value_index(m, "t2"),
+      t3 = value_index(m, "t3"), r = value_index(m, "r"), t4 = value_index(m, "t4"), y = value_index(m, "y");
+  CHECK(x >= 0 && w >= 0 && t1 >= 0 && t2 >= 0 && t3 >= 0 && r >= 0 && t4 >= 0 && y >= 0);
+  if (x < 0 || w < 0 || t1 < 0 || t2 < 0 || t3 < 0 || r < 0 || t4 < 0 || y < 0) return;
+  /* Inputs and weights have their own buffers. */
+  CHECK_EQ_INT(p.value_slot[x], -1);
+  CHECK_EQ_INT(p.value_slot[w], -1);
+  CHECK_EQ_INT(p.value_bytes[t1], 400);
+  /* The alias shares its source's buffer. */
+  CHECK_EQ_INT(p.value_slot[r], p.value_slot[t3]);
+  CHECK_EQ_INT(p.value_root[r], t3);
+  /* t2 dies at neg (step 2); t4 is born at abs (step 4): same slot. t3/r
+   * dies at abs; y is born at add (step 5): same slot. t1 lives throughout. */
+  CHECK_EQ_INT(p.value_slot[t4], p.value_slot[t2]);
+  CHECK_EQ_INT(p.value_slot[y], p.value_slot[t3]);
+  CHECK(p.value_slot[t1] != p.value_slot[t2] && p.value_slot[t1] != p.value_slot[t3] &&
+        p.value_slot[t1] != p.value_slot[y]);
+  CHECK(p.value_slot[t2] != p.value_slot[t3]); /* a kernel's output never shares its input's slot */
+  CHECK_EQ_INT(p.num_slots, 3);
+  CHECK_EQ_INT(p.planned_bytes, 3 * 400);
+  CHECK_EQ_INT(p.unplanned_bytes, 5 * 400); /* t1 t2 t3(+r) t4 y */
+  CHECK(p.planned_bytes < p.unplanned_bytes);
+  xc_memplan_free(&p);
+  /* An unbound symbol is an error naming the value, not a crash. */
+  xc_symbind_t empty;
+  xc_symbind_init(&empty);
+  CHECK_ERR(xc_memplan_build(m, &empty, &p), "n");
+  xc_symbind_free(&empty);
+  xc_symbind_free(&b);
+}
+
+static void run_and_check(xc_executor_t* e, int64_t n, int expect_launches) {
+  xc_tensor_t* in = fixture_input(n);
+  xc_tensor_t* out[1] = {NULL};
+  xc_run_stats_t st;
+  CHECK(in != NULL);
+  CHECK_OK(xc_executor_run(e, 1, (const xc_tensor_t* const*)&in, out, &st));
+  CHECK(out[0] != NULL);
+  if (out[0]) {
+    CHECK_EQ_INT(out[0]->rank, 1);
+    CHECK_EQ_INT(out[0]->dims[0], n);
+    CHECK_EQ_INT(fixture_wrong(in, out[0]), 0);
+    CHECK_EQ_INT(st.launches, expect_launches);
+    CHECK_EQ_INT(st.planned_bytes, 3 * 4 * n);
+    CHECK_EQ_INT(st.unplanned_bytes, 5 * 4 * n);
+    /* weights (4 bytes) + input + slots */
+    CHECK_EQ_INT(st.peak_bytes, 4 + 4 * n + 3 * 4 * n);
+    CHECK(st.total_ms >= 0 && st.kernels_ms >= 0);
+  }
+  xc_tensor_destroy(in);
+  xc_tensor_destroy(out[0]);
+}
+
+static void check_executor(const xc_compiled_module_t* m) {
+  xc_executor_options_t o;
+  xc_executor_options_init(&o);
+  o.poison = true; /* any element a kernel skips would read back as NaN */
+  xc_executor_t* e = NULL;
+  CHECK_OK(xc_executor_create(m, NULL, &o, &e));
+  if (!e) return;
+  run_and_check(e, 100, 5);  /* ragged: add_w runs 4 programs of 32, the rest 2 of 64 */
+  run_and_check(e, 1000, 5); /* larger: slots grow */
+  run_and_check(e, 37, 5);   /* smaller again: slots kept */
+  run_and_check(e, 1, 5);
+  run_and_check(e, 0, 0);    /* empty: no programs to launch */
+
+  /* Inputs that do not fit. */
+  int64_t d2[2] = {2, 3};
+  xc_tensor_t* bad = NULL;
+  xc_tensor_t* out[1] = {NULL};
+  CHECK_OK(xc_tensor_create(XC_F32, 2, d2, &bad));
+  CHECK_ERR(xc_executor_run(e, 1, (const xc_tensor_t* const*)&bad, out, NULL), "rank 1");
+  xc_tensor_destroy(bad);
+  CHECK_OK(xc_tensor_create(XC_I64, 1, d2, &bad));
+  CHECK_ERR(xc_executor_run(e, 1, (const xc_tensor_t* const*)&bad, out, NULL), "dtype f32");
+  xc_tensor_destroy(bad);
+  CHECK_ERR(xc_executor_run(e, 0, NULL, out, NULL), "takes 1 inputs");
+  CHECK(out[0] == NULL);
+  xc_executor_destroy(e);
+
+  /* Devices of another target, or with other capabilities, are refused. */
+  CHECK_ERR(xc_executor_create(m, "no_such_target", NULL, &e), "no_such_target");
+  CHECK(e == NULL);
+}
+
+/* The knob values stored in a step decide the grid: with BLOCK forced to 64
+ * while add_w's body still covers 32 elements per program, half the elements
+ * stay poisoned. */
+static void check_knobs_reach_grid(const xc_compiled_module_t* m) {
+  xc_compiled_module_t* copy = NULL;
+  uint8_t* bytes = NULL;
+  size_t size = 0;
+  CHECK_OK(xc_compiled_module_serialize(m, &bytes, &size));
+  if (bytes) CHECK_OK(xc_compiled_module_deserialize(bytes, size, "copy", &copy));
+  free(bytes);
+  if (!copy) return;
+  CHECK_EQ_INT(copy->steps[0].knobs[0], 32);
+  copy->steps[0].knobs[0] = 64;
+  xc_executor_options_t o;
+  xc_executor_options_init(&o);
+  o.poison = true;
+  xc_executor_t* e = NULL;
+  CHECK_OK(xc_executor_create(copy, NULL, &o, &e));
+  if (e) {
+    xc_tensor_t* in = fixture_input(128);
+    xc_tensor_t* out[1] = {NULL};
+    CHECK_OK(xc_executor_run(e, 1, (const xc_tensor_t* const*)&in, out, NULL));
+    int nan = 0;
+    for (int64_t i = 0; out[0] && i < 128; i++) nan += isnan(((float*)out[0]->data)[i]);
+    CHECK_EQ_INT(nan, 64); /* programs 0 and 1 each wrote their first 32 only */
+    xc_tensor_destroy(in);
+    xc_tensor_destroy(out[0]);
+    xc_executor_destroy(e);
+  }
+  xc_compiled_module_destroy(copy);
+}
+
+int main(void) {
+  xc_compiled_module_t* m = NULL;
+  int compiled = 0;
+  xc_status_t s = fixture_module(&m, &compiled);
+  CHECK_OK(s);
+  if (!m) {
+    fprintf(stderr, "test_executor: no module: %d failure(s)\n", xc_test_failures);
+    return 1;
+  }
+  CHECK_EQ_INT(compiled, FIXTURE_KERNELS);
+  check_memplan(m);
+  check_executor(m);
+  check_knobs_reach_grid(m);
+  xc_compiled_module_destroy(m);
+  return xc_test_summary("test_executor");
+}

@@ -1,0 +1,165 @@
+/* xcomp compile: a model (.xir or .onnx) -> a compiled module (.xcm) for one
+ * target, through the compile cache; and the executor side of `xcomp run`
+ * (tools/runtime_cli.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "runtime_cli.h"
+#include "xcomp/frontend.h"
+#include "xcomp/runtime.h"
+
+static bool has_suffix(const char* s, const char* suffix) {
+  size_t n = strlen(s), m = strlen(suffix);
+  return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+bool xc_cli_uses_executor(const char* model, const char* target) {
+  if (has_suffix(model, ".xcm")) return true;
+  if (strcmp(target, "ref") == 0) return false;
+  /* A name no registered target answers to stays with the interpreter's
+   * target check, which lists what is available. */
+  xc_status_t s = xc_targets_init();
+  xc_target_t* t = NULL;
+  if (!s) s = xc_target_find(target, &t, NULL);
+  bool known = !s || xc_status_code(s) != XC_NOT_FOUND;
+  xc_status_free(s);
+  return known;
+}
+
+static xc_status_t load_model(void* ctx, xc_graph_t** out) {
+  xc_status_t s = xc_load_model((const char*)ctx, out);
+  if (!s) s = xc_graph_infer(*out);
+  if (s) {
+    xc_graph_destroy(*out);
+    *out = NULL;
+  }
+  return s;
+}
+
+static xc_status_t compile_model(const char* model, const xc_compile_request_t* r, xc_cache_stats_t* stats,
+                                 xc_compiled_module_t** out) {
+  *out = NULL;
+  XC_RETURN_IF_ERROR(xc_cli_check_file(model));
+  uint8_t* bytes = NULL;
+  size_t size = 0;
+  XC_RETURN_IF_ERROR(xc_read_file_bytes(model, &bytes, &size));
+  xc_status_t s = xc_runtime_compile(bytes, size, load_model, (void*)model, r, stats, out);
+  free(bytes);
+  return s;
+}
+
+xc_status_t xc_cli_load_compiled(const char* model, const char* target, int opt_level, bool no_cache,
+                                 xc_compiled_module_t** out) {
+  *out = NULL;
+  if (has_suffix(model, ".xcm")) {
+    XC_RETURN_IF_ERROR(xc_cli_check_file(model));
+    return xc_compiled_module_read(model, out);
+  }
+  xc_compile_request_t r;
+  xc_compile_request_init(&r);
+  r.target = target;
+  r.opt_level = opt_level;
+  r.use_cache = !no_cache;
+  r.build.progress = stderr;
+  return compile_model(model, &r, NULL, out);
+}
+
+xc_status_t xc_cli_run_compiled(const xc_compiled_module_t* m, const char* device, bool poison, bool verbose,
+                                int num_inputs, const xc_tensor_t* const* inputs, xc_tensor_t** outputs) {
+  xc_executor_options_t o;
+  xc_executor_options_init(&o);
+  o.poison = poison;
+  xc_executor_t* e = NULL;
+  XC_RETURN_IF_ERROR(xc_executor_create(m, device, &o, &e));
+  xc_run_stats_t st;
+  xc_status_t s = xc_executor_run(e, num_inputs, inputs, outputs, &st);
+  if (!s && verbose)
+    fprintf(stderr, "xcomp: ran %d kernels on %s: %.3f ms (kernels %.3f ms), peak memory %lld bytes\n",
+            st.launches, xc_device_caps(xc_executor_device(e))->name, st.total_ms, st.kernels_ms,
+            (long long)st.peak_bytes);
+  xc_executor_destroy(e);
+  return s;
+}
+
+/* model.onnx -> model.xcm in the current folder. */
+static char* default_output(const char* model) {
+  const char* base = strrchr(model, '/');
+  base = base ? base + 1 : model;
+  size_t n = strlen(base);
+  const char* dot = strrchr(base, '.');
+  if (dot && dot != base) n = (size_t)(dot - base);
+  char* out = malloc(n + 5);
+  if (out) snprintf(out, n + 5, "%.*s.xcm", (int)n, base);
+  return out;
+}
+
+static int compile_main(int argc, char** argv) {
+  const xc_cli_command_t* cmd = &xc_cli_compile_command;
+  const char* model = NULL;
+  const char* output = NULL;
+  xc_compile_request_t r;
+  xc_compile_request_init(&r);
+  r.build.progress = stderr;
+  for (int i = 1; i < argc; i++) {
+    const char* v = NULL;
+    int m;
+    if ((m = xc_cli_option(argc, argv, &i, "--target", &v)) != 0) {
+      if (m < 0) return xc_cli_usage_error(cmd, "--target needs a value");
+      r.target = v;
+    } else if ((m = xc_cli_option(argc, argv, &i, "-o", &v)) != 0) {
+      if (m < 0) return xc_cli_usage_error(cmd, "-o needs a value");
+      output = v;
+    } else if ((m = xc_cli_option(argc, argv, &i, "--dump-kernels", &v)) != 0) {
+      if (m < 0) return xc_cli_usage_error(cmd, "--dump-kernels needs a value");
+      r.build.dump_dir = v;
+    } else if (strcmp(argv[i], "--no-cache") == 0) {
+      r.use_cache = false;
+    } else if (argv[i][0] == '-' && argv[i][1] == 'O' && argv[i][2] >= '0' && argv[i][2] <= '3' && !argv[i][3]) {
+      r.opt_level = argv[i][2] - '0';
+    } else if (argv[i][0] == '-' && argv[i][1]) {
+      return xc_cli_usage_error(cmd, "unknown option '%s'", argv[i]);
+    } else if (!model) {
+      model = argv[i];
+    } else {
+      return xc_cli_usage_error(cmd, "unexpected argument '%s'", argv[i]);
+    }
+  }
+  if (!model) return xc_cli_usage_error(cmd, "no MODEL given");
+  if (strcmp(r.target, "ref") == 0)
+    return xc_cli_errorf("target ref is the reference interpreter: there is nothing to compile for it");
+  char* out_path = output ? strdup(output) : default_output(model);
+  if (!out_path) return xc_cli_fail(xc_error_oom());
+  xc_cache_stats_t stats;
+  memset(&stats, 0, sizeof stats);
+  xc_compiled_module_t* m = NULL;
+  xc_status_t s = compile_model(model, &r, &stats, &m);
+  if (!s) s = xc_compiled_module_write(m, out_path);
+  if (s) {
+    free(out_path);
+    return xc_cli_fail(s);
+  }
+  printf("wrote %s: target %s, %d kernels, %d steps (%s, %d kernels compiled)\n", out_path, m->target,
+         m->num_kernels, m->num_steps, stats.hits ? "cache hit" : (r.use_cache ? "cache miss" : "no cache"),
+         stats.kernels_compiled);
+  xc_compiled_module_destroy(m);
+  free(out_path);
+  return XC_EXIT_OK;
+}
+
+const xc_cli_command_t xc_cli_compile_command = {
+    "compile", compile_main,
+    "xcomp compile MODEL [--target T] [-o OUT.xcm] [-O<n>] [--no-cache] [--dump-kernels DIR]",
+    "Compile a model (.xir or .onnx) into a compiled module (.xcm) for one target.",
+    "options:\n"
+    "  --target T           target and device to compile for (default: cpu; e.g. opencl:1;\n"
+    "                       'xcomp targets' lists them)\n"
+    "  -o OUT.xcm           where to write the module (default: MODEL's name with .xcm,\n"
+    "                       in the current folder)\n"
+    "  -O0 .. -O3           optimization level of the graph pass pipeline (default 2)\n"
+    "  --no-cache           neither read nor write the compile cache\n"
+    "                       ($XCOMP_CACHE_DIR, default ~/.cache/xcomp)\n"
+    "  --dump-kernels DIR   write every kernel's source and tiled IR into DIR\n"
+    "\n"
+    "Prints one line per kernel compiled on stderr, and a summary line on stdout.\n"
+    "Run the result with 'xcomp run OUT.xcm --input ...' (docs/runtime.md).\n"};

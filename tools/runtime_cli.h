@@ -1,0 +1,23 @@
+/* The compiled-target half of `xcomp run` (tools/cmd_compile.c): loading a
+ * compiled module (.xcm) or compiling a model in memory through the cache,
+ * and running it with the executor. */
+#ifndef XCOMP_TOOLS_RUNTIME_CLI_H
+#define XCOMP_TOOLS_RUNTIME_CLI_H
+
+#include <stdbool.h>
+
+#include "xcomp/runtime.h"
+
+/* True when `xcomp run MODEL --target T` goes through the executor: MODEL is
+ * a .xcm file or T is not the reference interpreter. */
+bool xc_cli_uses_executor(const char* model, const char* target);
+/* A .xcm is read; another model is compiled for `target` (through the cache
+ * unless no_cache) at optimization level opt_level. */
+xc_status_t xc_cli_load_compiled(const char* model, const char* target, int opt_level, bool no_cache,
+                                 xc_compiled_module_t** out);
+/* Runs m on `device` (NULL: the module's target) and prints the run's time
+ * and peak memory to stderr when verbose. */
+xc_status_t xc_cli_run_compiled(const xc_compiled_module_t* m, const char* device, bool poison, bool verbose,
+                                int num_inputs, const xc_tensor_t* const* inputs, xc_tensor_t** outputs);
+
+#endif
