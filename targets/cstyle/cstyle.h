@@ -45,7 +45,8 @@ typedef struct xc_cstyle_dialect {
   const char* num_programs[3];
   const char* thread_id;     /* work-item index in the program (work-group dialects) */
   const char* barrier;       /* statement: orders local-memory accesses of a program */
-  const char* global_barrier; /* statement: also orders global-memory accesses of a program */
+  const char* global_barrier; /* statement: also orders global-memory accesses of a program
+                                 (NULL: `barrier` does, as __syncthreads() does in CUDA) */
   const char* f32_suffix;    /* math function suffix for f32: "f" in C, "" in OpenCL */
   const char* f64_suffix;
   bool has_rsqrt;            /* rsqrt() is a builtin */

@@ -584,7 +584,8 @@ static void emit_store(em_t* e, const xc_tiled_op_t* op) {
   }
   loop_close(e, close);
   if (mem->type.scope != XC_SCOPE_GLOBAL) barrier(e);
-  else if (e->phased && e->d->work_groups) L("%s\n", e->d->global_barrier);
+  else if (e->phased && e->d->work_groups)
+    L("%s\n", e->d->global_barrier ? e->d->global_barrier : e->d->barrier); /* CUDA: __syncthreads() */
   if (sv.oom) fail(e, xc_error_oom());
   free(sv.data);
   expr_free(&eo), expr_free(&ev);
