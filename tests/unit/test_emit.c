@@ -3,7 +3,8 @@
  * epilogues at ragged sizes, LayerNorm, FlashAttention causal and not) are
  * emitted for several knob choices, compiled and launched through the
  * target API on `cpu` and on `opencl` (skipped without a platform), and
- * compared with the tiled interpreter (f32 rel-L2 <= 1e-5, integers exact).
+ * compared with the tiled interpreter (f32 rel-L2 <= 1e-5, integers exact);
+ * also on `cuda` when a CUDA device is present.
  * Output buffers are poisoned with NaN before each launch and followed by
  * sentinel bytes that must survive. Also: declined kernels, bad knobs,
  * local-memory limits. */
@@ -51,8 +52,9 @@ typedef struct device_slot {
   bool tried;
 } device_slot_t;
 
-static device_slot_t devices[2] = {{"cpu", NULL, false}, {"opencl", NULL, false}};
-static int runs[2];
+#define NUM_DEVICES 3
+static device_slot_t devices[NUM_DEVICES] = {{"cpu", NULL, false}, {"opencl", NULL, false}, {"cuda", NULL, false}};
+static int runs[NUM_DEVICES];
 
 static xc_device_t* get_device(int which) {
   device_slot_t* s = &devices[which];
@@ -64,7 +66,7 @@ static xc_device_t* get_device(int which) {
     if (st) {
       if (which == 0) CHECK_OK(st);
       else {
-        printf("SKIP opencl: %s\n", xc_status_message(st));
+        printf("SKIP %s: %s\n", s->selector, xc_status_message(st));
         xc_status_free(st);
       }
       s->dev = NULL;
@@ -95,7 +97,7 @@ static void run_on(int which, const kern_t* k, const int64_t* knob_values, const
   xc_compile_options_t opts;
   memset(&opts, 0, sizeof opts);
   if (which == 0) opts.extra_flags = getenv("XCOMP_EMIT_TEST_CFLAGS");
-  else opts.extra_flags = getenv("XCOMP_EMIT_TEST_CLFLAGS") ? getenv("XCOMP_EMIT_TEST_CLFLAGS") : "-cl-std=CL1.2"; /* plain OpenCL C 1.2, as every driver accepts */
+  else if (which == 1) opts.extra_flags = getenv("XCOMP_EMIT_TEST_CLFLAGS") ? getenv("XCOMP_EMIT_TEST_CLFLAGS") : "-cl-std=CL1.2"; /* plain OpenCL C 1.2, as every driver accepts */
   xc_status_t st = xc_target_compile_kernel(t, caps, (const struct xc_tiled_kernel*)k, knobs, k->num_knobs, &opts,
                                             &blob);
   if (st) {
@@ -137,7 +139,7 @@ static void run_on(int which, const kern_t* k, const int64_t* knob_values, const
   memset(&launch, 0, sizeof launch);
   for (int a = 0; a < k->grid_rank; a++)
     CHECK_OK(xc_texpr_eval(k->grid[a], knobs_v, params, NULL, &launch.grid[a]));
-  launch.threads[0] = which == 1 ? xc_cstyle_threads(k, knobs_v) : 1;
+  launch.threads[0] = caps->max_threads_per_group > 1 ? xc_cstyle_threads(k, knobs_v) : 1;
   launch.buffers = bufs;
   launch.num_buffers = nb;
   launch.scalars = scalars;
@@ -185,7 +187,7 @@ static void check_kernel(const kern_t* k, const int64_t* knobs, xc_tiled_arg_t* 
   xc_tensor_t* ref[16] = {0};
   for (int i = 0; i < k->num_params; i++)
     if (args[i].buffer && k->params[i]->type.role != XC_ROLE_IN) ref[i] = args[i].buffer;
-  for (int w = 0; w < 2; w++) run_on(w, k, values, args, ref, label);
+  for (int w = 0; w < NUM_DEVICES; w++) run_on(w, k, values, args, ref, label);
 }
 
 static void free_args(xc_tiled_arg_t* args, int n) {
@@ -521,9 +523,9 @@ int main(void) {
   test_carry_order();
   test_gemm_half();
   test_errors();
-  printf("runs: cpu %d, opencl %d\n", runs[0], runs[1]);
+  printf("runs: cpu %d, opencl %d, cuda %d\n", runs[0], runs[1], runs[2]);
   CHECK(runs[0] > 0);
-  for (int i = 0; i < 2; i++)
+  for (int i = 0; i < NUM_DEVICES; i++)
     if (devices[i].dev) xc_device_close(devices[i].dev);
   return xc_test_summary("test_emit");
 }

@@ -283,8 +283,9 @@ static void check_model(const char* dir, xc_device_t* dev, const char* label) {
 int main(void) {
   CHECK_OK(xc_targets_init());
   const char* models[] = {"tests/models/mlp", "tests/models/cnn", "tests/models/gpt2-tiny", "tests/models/bert-tiny"};
-  const char* selectors[2] = {"cpu", getenv("XCOMP_EMIT_TEST_OPENCL") ? getenv("XCOMP_EMIT_TEST_OPENCL") : "opencl"};
-  for (int d = 0; d < 2; d++) {
+  const char* selectors[3] = {"cpu", getenv("XCOMP_EMIT_TEST_OPENCL") ? getenv("XCOMP_EMIT_TEST_OPENCL") : "opencl",
+                              "cuda"};
+  for (int d = 0; d < 3; d++) {
     xc_device_t* dev = NULL;
     xc_status_t s = xc_device_open(selectors[d], &dev);
     if (s) {
