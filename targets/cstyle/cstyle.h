@@ -14,6 +14,10 @@
 /* Work-items per program when a work-group dialect meets a kernel without a
  * THREADS knob. */
 #define XC_CSTYLE_DEFAULT_THREADS 64
+/* Dialects without work-groups keep a program's tiles in stack arrays; emit
+ * refuses knob choices that need more than this per program (OpenMP worker
+ * threads get the default thread stack, typically 8 MiB). */
+#define XC_CSTYLE_MAX_STACK_BYTES ((int64_t)4 << 20)
 
 typedef struct xc_cstyle_writer xc_cstyle_writer_t;
 
@@ -36,11 +40,13 @@ typedef struct xc_cstyle_dialect {
   const char* global_qual;   /* before the element type of a buffer pointer */
   const char* local_qual;    /* work-group shared arrays */
   const char* private_qual;  /* per-thread arrays */
-  const char* restrict_kw;
+  const char* restrict_kw;   /* "" : buffers of one launch may alias (views), so no restrict */
   const char* program_id[3]; /* expressions of the program ids (i64) */
   const char* num_programs[3];
   const char* thread_id;     /* work-item index in the program (work-group dialects) */
-  const char* barrier;       /* statement */
+  const char* barrier;       /* statement: orders local-memory accesses of a program */
+  const char* global_barrier; /* statement: also orders global-memory accesses of a program
+                                 (NULL: `barrier` does, as __syncthreads() does in CUDA) */
   const char* f32_suffix;    /* math function suffix for f32: "f" in C, "" in OpenCL */
   const char* f64_suffix;
   bool has_rsqrt;            /* rsqrt() is a builtin */

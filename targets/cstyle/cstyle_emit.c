@@ -116,7 +116,17 @@ typedef struct vinfo {
   int64_t dims[XC_TILED_MAX_RANK];
   int64_t n;            /* elements */
   bool not_private;     /* some use reads it at another shape */
+  int cost;             /* VIRTUAL: nodes of the inlined expression */
+  bool yielded;         /* a loop yields it: never virtual (it may read carried storage) */
 } vinfo_t;
+
+/* Elementwise ops whose operands are all virtual or scalar are inlined into
+ * their readers (index arithmetic, masks) up to this expression size. */
+#define MAX_INLINE_COST 24
+
+static bool is_elementwise(xc_tiled_opcode_t op) {
+  return (op >= XC_TOP_NEG && op <= XC_TOP_CMP) || op == XC_TOP_SELECT || op == XC_TOP_CAST;
+}
 
 typedef struct em {
   const xc_cstyle_dialect_t* d;
@@ -127,6 +137,7 @@ typedef struct em {
   xc_cstyle_writer_t decls, body;
   int64_t local_bytes;
   bool uses_f64;
+  bool phased;          /* a global load may read what an earlier global store wrote */
   xc_status_t err;
   int depth;
 } em_t;
@@ -187,6 +198,9 @@ static void literal(em_t* e, char* out, size_t size, xc_dtype_t t, double f, int
 
 /* ---- reads ------------------------------------------------------------------ */
 
+static void elementwise_expr(em_t* e, xc_cstyle_writer_t* w, const xc_tiled_op_t* op, const char* const* a);
+static void def_expr(em_t* e, xc_cstyle_writer_t* out, const xc_tiled_value_t* v, const char* const* c);
+
 /* Appends to out the expression of v's element at coordinates c (v's rank).
  * same: c are the loop's own coordinates at v's exact shape (PRIVATE reads). */
 static void read_at(em_t* e, xc_cstyle_writer_t* out, const xc_tiled_value_t* v, const char* const* c,
@@ -222,6 +236,13 @@ static void read_at(em_t* e, xc_cstyle_writer_t* out, const xc_tiled_value_t* v,
     fail(e, xc_error(XC_INTERNAL, "cstyle: value %d has no readable storage", v->id));
     return;
   }
+  def_expr(e, out, v, c);
+}
+
+/* Appends the expression of v's defining op (a view or an elementwise op) at
+ * v's coordinates c, reading the operands. */
+static void def_expr(em_t* e, xc_cstyle_writer_t* out, const xc_tiled_value_t* v, const char* const* c) {
+  vinfo_t* x = V(e, v);
   const xc_tiled_op_t* op = v->def;
   const xc_tiled_value_t* src = op->num_operands > 0 ? op->operands[0] : NULL;
   const char* sc[XC_TILED_MAX_RANK];
@@ -247,6 +268,24 @@ static void read_at(em_t* e, xc_cstyle_writer_t* out, const xc_tiled_value_t* v,
       sc[0] = c[1], sc[1] = c[0];
       read_at(e, out, src, sc, false);
       return;
+    default: break;
+  }
+  if (is_elementwise(op->opcode) && op->num_operands <= 3) {
+    xc_cstyle_writer_t ow[3];
+    const char* a[3];
+    memset(ow, 0, sizeof ow);
+    for (int i = 0; i < op->num_operands; i++) {
+      vinfo_t* o = V(e, op->operands[i]);
+      for (int d = 0; d < o->rank; d++) sc[d] = o->dims[d] == 1 ? "0" : c[d + x->rank - o->rank];
+      read_at(e, &ow[i], op->operands[i], sc, false);
+      if (ow[i].oom) fail(e, xc_error_oom());
+      a[i] = wstr(&ow[i]);
+    }
+    elementwise_expr(e, out, op, a);
+    for (int i = 0; i < op->num_operands; i++) free(ow[i].data);
+    return;
+  }
+  switch (op->opcode) {
     default: fail(e, xc_error(XC_INTERNAL, "cstyle: op %d is not virtual", op->id));
   }
 }
@@ -545,6 +584,8 @@ static void emit_store(em_t* e, const xc_tiled_op_t* op) {
   }
   loop_close(e, close);
   if (mem->type.scope != XC_SCOPE_GLOBAL) barrier(e);
+  else if (e->phased && e->d->work_groups)
+    L("%s\n", e->d->global_barrier ? e->d->global_barrier : e->d->barrier); /* CUDA: __syncthreads() */
   if (sv.oom) fail(e, xc_error_oom());
   free(sv.data);
   expr_free(&eo), expr_free(&ev);
@@ -665,6 +706,20 @@ static void emit_copy(em_t* e, const xc_tiled_value_t* dstv, const xc_tiled_valu
   loop_close(e, close);
 }
 
+/* A view (expand_dims, broadcast, trans) that needs its own storage. */
+static void emit_view(em_t* e, const xc_tiled_op_t* op) {
+  vinfo_t* r = V(e, op->results[0]);
+  xc_cstyle_writer_t ex = {0};
+  char d[96];
+  int close = loop_open(e, r, true);
+  def_expr(e, &ex, op->results[0], loop_coords);
+  L("%s = %s;\n", dst(e, r, d, sizeof d), wstr(&ex));
+  loop_close(e, close);
+  if (r->st == ST_ARRAY) barrier(e);
+  if (ex.oom) fail(e, xc_error_oom());
+  free(ex.data);
+}
+
 static void emit_block(em_t* e, const xc_tiled_block_t* b);
 
 static void emit_for(em_t* e, const xc_tiled_op_t* op) {
@@ -717,10 +772,12 @@ static void emit_op(em_t* e, const xc_tiled_op_t* op) {
       L("const %s %s = %" PRId64 "; /* %s */\n", itype(e), V(e, res)->name, e->knobs[op->axis],
         e->k->knobs[op->axis].name);
       return;
-    case XC_TOP_ARANGE:
     case XC_TOP_EXPAND_DIMS:
     case XC_TOP_BROADCAST:
     case XC_TOP_TRANS:
+      if (V(e, res)->st != ST_VIRTUAL) emit_view(e, op);
+      return;
+    case XC_TOP_ARANGE:
     case XC_TOP_ALLOC:
     case XC_TOP_YIELD: return;
     case XC_TOP_BARRIER: barrier(e); return;
@@ -729,7 +786,10 @@ static void emit_op(em_t* e, const xc_tiled_op_t* op) {
     case XC_TOP_REDUCE: emit_reduce(e, op); return;
     case XC_TOP_DOT: emit_dot(e, op); return;
     case XC_TOP_FOR: emit_for(e, op); return;
-    default: emit_elementwise(e, op); return;
+    default:
+      if (res && V(e, res)->st == ST_VIRTUAL) return; /* inlined into its readers */
+      emit_elementwise(e, op);
+      return;
   }
 }
 
@@ -738,6 +798,29 @@ static void emit_block(em_t* e, const xc_tiled_block_t* b) {
 }
 
 /* ---- analysis: storage classes ------------------------------------------------- */
+
+/* Whether a global load follows a global store (in program order, or in the
+ * same loop body): then work-items must see each other's global stores
+ * (buffers may alias: views of a kernel's outputs are read by its later phases). */
+static void scan_phases(em_t* e, const xc_tiled_block_t* b, bool* stored) {
+  for (int i = 0; i < b->num_ops; i++) {
+    const xc_tiled_op_t* op = b->ops[i];
+    bool global = op->num_operands > 0 && op->operands[0] && op->operands[0]->type.kind == XC_TILED_MEMREF &&
+                  op->operands[0]->type.scope == XC_SCOPE_GLOBAL;
+    if (op->opcode == XC_TOP_STORE && global) *stored = true;
+    if (op->opcode == XC_TOP_LOAD && global && *stored) e->phased = true;
+    if (op->opcode == XC_TOP_FOR) {
+      bool inner = false;
+      scan_phases(e, op->body, &inner);
+      if (inner) {
+        /* a store in the body precedes the loads of the next iteration */
+        bool again = true;
+        scan_phases(e, op->body, &again);
+        *stored = true;
+      }
+    }
+  }
+}
 
 static void mark_use(em_t* e, const xc_tiled_value_t* v, const vinfo_t* loop_shape) {
   if (!v) return;
@@ -766,7 +849,10 @@ static void analyze_block(em_t* e, const xc_tiled_block_t* b) {
         analyze_block(e, op->body);
         break;
       case XC_TOP_YIELD:
-        for (int j = 0; j < op->num_operands; j++) mark_use(e, op->operands[j], V(e, op->operands[j]));
+        for (int j = 0; j < op->num_operands; j++) {
+          mark_use(e, op->operands[j], V(e, op->operands[j]));
+          V(e, op->operands[j])->yielded = true;
+        }
         break;
       case XC_TOP_REDUCE:
       case XC_TOP_EXPAND_DIMS:
@@ -819,13 +905,30 @@ static void classify_value(em_t* e, const xc_tiled_value_t* v) {
     return;
   }
   if (v->def) {
-    switch (v->def->opcode) {
+    const xc_tiled_op_t* op = v->def;
+    switch (op->opcode) {
       case XC_TOP_CONST:
-      case XC_TOP_ARANGE:
+      case XC_TOP_ARANGE: x->st = ST_VIRTUAL, x->cost = 1; return;
       case XC_TOP_EXPAND_DIMS:
       case XC_TOP_BROADCAST:
-      case XC_TOP_TRANS: x->st = ST_VIRTUAL; return;
+      case XC_TOP_TRANS:
+        if (x->yielded) break;
+        x->st = ST_VIRTUAL, x->cost = V(e, op->operands[0])->cost;
+        return;
       default: break;
+    }
+    if (is_elementwise(op->opcode) && op->num_operands <= 3 && !x->yielded) {
+      int cost = 1;
+      bool ok = true;
+      for (int i = 0; i < op->num_operands && ok; i++) {
+        vinfo_t* o = V(e, op->operands[i]);
+        ok = o->st == ST_SCALAR || o->st == ST_VIRTUAL;
+        cost += o->st == ST_SCALAR ? 1 : o->cost;
+      }
+      if (ok && cost <= MAX_INLINE_COST) {
+        x->st = ST_VIRTUAL, x->cost = cost;
+        return;
+      }
     }
   }
   x->st = e->d->work_groups && !x->not_private ? ST_PRIVATE : ST_ARRAY;
@@ -1018,6 +1121,8 @@ xc_status_t xc_cstyle_emit(const xc_cstyle_dialect_t* d, const xc_device_caps_t*
                      d->name, e.T, caps->max_threads_per_group);
   if (!e.err) {
     for (int i = 0; i < k->num_params; i++) classify_value(&e, k->params[i]);
+    bool stored = false;
+    scan_phases(&e, k->body, &stored);
     /* first pass: shapes and names, so that uses can be compared */
     classify_block(&e, k->body);
     analyze_block(&e, k->body);
@@ -1026,6 +1131,11 @@ xc_status_t xc_cstyle_emit(const xc_cstyle_dialect_t* d, const xc_device_caps_t*
     e.depth = 1;
     emit_block(&e, k->body);
   }
+  if (!e.err && !d->work_groups && e.local_bytes > XC_CSTYLE_MAX_STACK_BYTES)
+    e.err = xc_error(XC_UNSUPPORTED,
+                     "%s emitter: kernel '%s' needs %" PRId64 " bytes of tile arrays per program with these "
+                     "knobs, more than the %lld allowed on a thread's stack: choose smaller tiles",
+                     d->name, k->name, e.local_bytes, (long long)XC_CSTYLE_MAX_STACK_BYTES);
   if (!e.err && d->work_groups && caps && caps->local_memory_bytes > 0 && e.local_bytes > caps->local_memory_bytes)
     e.err = xc_error(XC_UNSUPPORTED,
                      "%s emitter: kernel '%s' needs %" PRId64 " bytes of local memory with these knobs, "

@@ -3,7 +3,8 @@
  * epilogues at ragged sizes, LayerNorm, FlashAttention causal and not) are
  * emitted for several knob choices, compiled and launched through the
  * target API on `cpu` and on `opencl` (skipped without a platform), and
- * compared with the tiled interpreter (f32 rel-L2 <= 1e-5, integers exact).
+ * compared with the tiled interpreter (f32 rel-L2 <= 1e-5, integers exact);
+ * also on `cuda` when a CUDA device is present.
  * Output buffers are poisoned with NaN before each launch and followed by
  * sentinel bytes that must survive. Also: declined kernels, bad knobs,
  * local-memory limits. */
@@ -51,18 +52,21 @@ typedef struct device_slot {
   bool tried;
 } device_slot_t;
 
-static device_slot_t devices[2] = {{"cpu", NULL, false}, {"opencl", NULL, false}};
-static int runs[2];
+#define NUM_DEVICES 3
+static device_slot_t devices[NUM_DEVICES] = {{"cpu", NULL, false}, {"opencl", NULL, false}, {"cuda", NULL, false}};
+static int runs[NUM_DEVICES];
 
 static xc_device_t* get_device(int which) {
   device_slot_t* s = &devices[which];
   if (!s->tried) {
     s->tried = true;
-    xc_status_t st = xc_device_open(s->selector, &s->dev);
+    /* XCOMP_EMIT_TEST_OPENCL selects another OpenCL device ("opencl:nvidia") */
+    const char* sel = which == 1 && getenv("XCOMP_EMIT_TEST_OPENCL") ? getenv("XCOMP_EMIT_TEST_OPENCL") : s->selector;
+    xc_status_t st = xc_device_open(sel, &s->dev);
     if (st) {
       if (which == 0) CHECK_OK(st);
       else {
-        printf("SKIP opencl: %s\n", xc_status_message(st));
+        printf("SKIP %s: %s\n", s->selector, xc_status_message(st));
         xc_status_free(st);
       }
       s->dev = NULL;
@@ -93,6 +97,7 @@ static void run_on(int which, const kern_t* k, const int64_t* knob_values, const
   xc_compile_options_t opts;
   memset(&opts, 0, sizeof opts);
   if (which == 0) opts.extra_flags = getenv("XCOMP_EMIT_TEST_CFLAGS");
+  else if (which == 1) opts.extra_flags = getenv("XCOMP_EMIT_TEST_CLFLAGS") ? getenv("XCOMP_EMIT_TEST_CLFLAGS") : "-cl-std=CL1.2"; /* plain OpenCL C 1.2, as every driver accepts */
   xc_status_t st = xc_target_compile_kernel(t, caps, (const struct xc_tiled_kernel*)k, knobs, k->num_knobs, &opts,
                                             &blob);
   if (st) {
@@ -134,7 +139,7 @@ static void run_on(int which, const kern_t* k, const int64_t* knob_values, const
   memset(&launch, 0, sizeof launch);
   for (int a = 0; a < k->grid_rank; a++)
     CHECK_OK(xc_texpr_eval(k->grid[a], knobs_v, params, NULL, &launch.grid[a]));
-  launch.threads[0] = which == 1 ? xc_cstyle_threads(k, knobs_v) : 1;
+  launch.threads[0] = caps->max_threads_per_group > 1 ? xc_cstyle_threads(k, knobs_v) : 1;
   launch.buffers = bufs;
   launch.num_buffers = nb;
   launch.scalars = scalars;
@@ -182,7 +187,7 @@ static void check_kernel(const kern_t* k, const int64_t* knobs, xc_tiled_arg_t* 
   xc_tensor_t* ref[16] = {0};
   for (int i = 0; i < k->num_params; i++)
     if (args[i].buffer && k->params[i]->type.role != XC_ROLE_IN) ref[i] = args[i].buffer;
-  for (int w = 0; w < 2; w++) run_on(w, k, values, args, ref, label);
+  for (int w = 0; w < NUM_DEVICES; w++) run_on(w, k, values, args, ref, label);
 }
 
 static void free_args(xc_tiled_arg_t* args, int n) {
@@ -351,6 +356,85 @@ static void test_gemm_half(void) {
   }
 }
 
+/* ---- every op ------------------------------------------------------------------------ */
+
+static void test_ops_zoo(void) {
+  for (int f = 0; f < 2; f++) {
+    xc_dtype_t ft = f ? XC_F64 : XC_F32;
+    kern_t* k = build_ops_zoo(ft);
+    CHECK(k != NULL);
+    if (!k) continue;
+    int64_t n = 300;
+    xc_tiled_arg_t args[4] = {{tensor(ft, n, true), 0}, {tensor(ft, TK_ZOO_FLOAT_OUTS * n, false), 0},
+                              {tensor(XC_I32, TK_ZOO_INT_OUTS * n, false), 0}, {NULL, n}};
+    /* exact ties and edges: 0, +-0.5 (f16 round trip, ceil), 1 */
+    xc_tensor_set_f64(args[0].buffer, 0, 0.0);
+    xc_tensor_set_f64(args[0].buffer, 1, 0.5);
+    xc_tensor_set_f64(args[0].buffer, 2, -0.5);
+    xc_tensor_set_f64(args[0].buffer, 3, 1.0);
+    const int64_t choices[][2] = {{128, 64}, {16, 32}};
+    for (int c = 0; c < 2; c++) check_kernel(k, choices[c], args, f ? "ops zoo f64" : "ops zoo f32");
+    free_args(args, 4);
+    xc_tiled_kernel_destroy(k);
+  }
+  kern_t* k = build_zoo_2d();
+  CHECK(k != NULL);
+  if (!k) return;
+  xc_tiled_arg_t args[7] = {{tensor(XC_F32, 30, true), 0},  {tensor(XC_F32, 30, false), 0},
+                            {tensor(XC_F32, 5, false), 0},  {tensor(XC_F32, 5, false), 0},
+                            {tensor(XC_I8, 30, false), 0},  {tensor(XC_I8, 30, false), 0},
+                            {tensor(XC_I32, 36, false), 0}};
+  for (int i = 0; i < 30; i++) {
+    xc_tensor_set_f64(args[4].buffer, i, (double)((i * 37) % 255 - 127));
+    xc_tensor_set_f64(args[5].buffer, i, (double)((i * 91) % 255 - 127));
+  }
+  const int64_t choices[][1] = {{64}, {8}};
+  for (int c = 0; c < 2; c++) check_kernel(k, choices[c], args, "zoo 2d");
+  free_args(args, 7);
+  xc_tiled_kernel_destroy(k);
+}
+
+/* A loop whose yields read other carried values (the new value of slot 1 is
+ * a view of the old value of slot 0): the copies must not see half-updated
+ * state. Outputs s (scalar), u [8] and w [1,8] after n iterations. */
+static void test_carry_order(void) {
+  kern_t* k;
+  CHECK_OK(xc_tiled_kernel_create("carry_order", &k));
+  const int64_t th[] = {4, 64};
+  xc_tiled_add_knob(k, "num_threads", XC_KNOB_THREADS, 2, th, 4);
+  val_t* O = xc_tiled_param_buffer(k, "O", XC_F32, XC_ROLE_OUT);
+  val_t* n = xc_tiled_param_scalar(k, "n");
+  const xc_tiled_expr_t* g[1] = {xc_texpr_const(k, 1)};
+  xc_tiled_set_grid(k, 1, g);
+  xc_tiled_dim_t d8[1] = {xc_tiled_dim_const(8)}, d18[2] = {xc_tiled_dim_const(1), xc_tiled_dim_const(8)};
+  val_t* r8 = xc_tiled_arange(k, d8[0]);
+  val_t* init[4] = {f32c(k, 1.0), xc_tiled_cast(k, r8, XC_F32), xc_tiled_const_f(k, XC_F32, 0.0, 2, d18),
+                    xc_tiled_const_f(k, XC_F32, -1.0, 1, d8)};
+  xc_tiled_op_t* loop = xc_tiled_for_begin(k, i64c(k, 0), n, i64c(k, 1), 4, init);
+  {
+    val_t* s = xc_tiled_for_arg(loop, 0), *u = xc_tiled_for_arg(loop, 1), *w = xc_tiled_for_arg(loop, 2);
+    val_t* next[4] = {mul(k, s, f32c(k, 2.0)),
+                      add(k, u, xc_tiled_broadcast(k, s, 1, d8)),
+                      xc_tiled_expand_dims(k, u, 0),
+                      xc_tiled_broadcast(k, add(k, s, xc_tiled_reduce(k, XC_REDUCE_SUM, w, 1)), 1, d8)};
+    xc_tiled_for_end(k, loop, 4, next);
+  }
+  xc_tiled_store(k, O, i64c(k, 0), xc_tiled_for_result(loop, 0), NULL);
+  xc_tiled_store(k, O, add(k, r8, i64c(k, 1)), xc_tiled_for_result(loop, 1), NULL);
+  xc_tiled_store(k, O, add(k, row(k, r8), i64c(k, 9)), xc_tiled_for_result(loop, 2), NULL);
+  xc_tiled_store(k, O, add(k, r8, i64c(k, 17)), xc_tiled_for_result(loop, 3), NULL);
+  CHECK_OK(xc_tiled_verify(k));
+  xc_tiled_arg_t args[2] = {{tensor(XC_F32, 25, false), 0}, {NULL, 5}};
+  const int64_t choices[][1] = {{4}, {64}};
+  for (int c = 0; c < 2; c++) check_kernel(k, choices[c], args, "carry order");
+  /* closed form after 5 iterations: s = 32, u[i] = i + 31, w = u before the last step */
+  CHECK_NEAR(xc_tensor_get_f64(args[0].buffer, 0), 32.0, 0);
+  CHECK_NEAR(xc_tensor_get_f64(args[0].buffer, 1 + 3), 34.0, 0);
+  CHECK_NEAR(xc_tensor_get_f64(args[0].buffer, 9 + 3), 18.0, 0);
+  free_args(args, 2);
+  xc_tiled_kernel_destroy(k);
+}
+
 /* ---- declines and errors ------------------------------------------------------------ */
 
 static void test_errors(void) {
@@ -407,6 +491,24 @@ static void test_errors(void) {
     CHECK_ERR(xc_cstyle_emit(&xc_cstyle_dialect_opencl, &tiny, k, &th, 1, NULL, &src), "threads per program");
     xc_tiled_kernel_destroy(k);
   }
+
+  /* the C dialect refuses tiles that would not fit a thread's stack */
+  CHECK_OK(xc_tiled_kernel_create("huge_tiles", &k));
+  {
+    const int64_t big[] = {2048};
+    int kb = xc_tiled_add_knob(k, "BLOCK", XC_KNOB_TILE, 1, big, 2048);
+    val_t* a = xc_tiled_param_buffer(k, "a", XC_F32, XC_ROLE_IN);
+    val_t* b = xc_tiled_param_buffer(k, "b", XC_F32, XC_ROLE_OUT);
+    const xc_tiled_expr_t* g[1] = {xc_texpr_const(k, 1)};
+    xc_tiled_set_grid(k, 1, g);
+    val_t* r = col(k, xc_tiled_arange(k, xc_tiled_dim_knob(kb)));
+    val_t* c = row(k, xc_tiled_arange(k, xc_tiled_dim_knob(kb)));
+    val_t* hoff = add(k, mul(k, r, kv(k, "BLOCK")), c); /* the loaded 2048 x 2048 f32 tile: 16 MiB */
+    xc_tiled_store(k, b, hoff, xc_tiled_load(k, a, hoff, NULL, NULL), NULL);
+    CHECK_OK(xc_tiled_verify(k));
+    CHECK_ERR(xc_cstyle_emit(&xc_cstyle_dialect_c, NULL, k, NULL, 0, NULL, &src), "choose smaller tiles");
+    xc_tiled_kernel_destroy(k);
+  }
 }
 
 int main(void) {
@@ -417,11 +519,13 @@ int main(void) {
   test_layernorm();
   test_attention();
   test_convert();
+  test_ops_zoo();
+  test_carry_order();
   test_gemm_half();
   test_errors();
-  printf("runs: cpu %d, opencl %d\n", runs[0], runs[1]);
+  printf("runs: cpu %d, opencl %d, cuda %d\n", runs[0], runs[1], runs[2]);
   CHECK(runs[0] > 0);
-  for (int i = 0; i < 2; i++)
+  for (int i = 0; i < NUM_DEVICES; i++)
     if (devices[i].dev) xc_device_close(devices[i].dev);
   return xc_test_summary("test_emit");
 }

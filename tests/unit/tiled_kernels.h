@@ -406,4 +406,109 @@ static inline kern_t* build_gemm_half(xc_dtype_t half) {
   return tk_finish(k);
 }
 
+/* ---- every elementwise op ------------------------------------------------------------ */
+
+#define TK_ZOO_FLOAT_OUTS 17
+#define TK_ZOO_INT_OUTS 9
+
+/* One output row per op over x = X[i] (float dtype ft, |x| <= 1) for i < n:
+ * Y[j*n + i] = float op j, Z[j*n + i] = integer op j (on i32 values derived
+ * from x). Params: X Y Z n. */
+static inline kern_t* build_ops_zoo(xc_dtype_t ft) {
+  kern_t* k;
+  if (xc_tiled_kernel_create(ft == XC_F64 ? "ops_zoo_f64" : "ops_zoo", &k)) return NULL;
+  const int64_t bl[] = {16, 128}, th[] = {32, 64};
+  int kb = xc_tiled_add_knob(k, "BLOCK", XC_KNOB_TILE, 2, bl, 128);
+  xc_tiled_add_knob(k, "num_threads", XC_KNOB_THREADS, 2, th, 64);
+  val_t* X = xc_tiled_param_buffer(k, "X", ft, XC_ROLE_IN);
+  val_t* Y = xc_tiled_param_buffer(k, "Y", ft, XC_ROLE_OUT);
+  val_t* Z = xc_tiled_param_buffer(k, "Z", XC_I32, XC_ROLE_OUT);
+  val_t* n = xc_tiled_param_scalar(k, "n");
+  const xc_tiled_expr_t* grid[1] = {ceildiv(k, n, "BLOCK")};
+  xc_tiled_set_grid(k, 1, grid);
+  val_t* offs = add(k, mul(k, xc_tiled_program_id(k, 0), xc_tiled_knob_value(k, kb)),
+                    xc_tiled_arange(k, xc_tiled_dim_knob(kb)));
+  val_t* mask = lt(k, offs, n);
+  val_t* x = xc_tiled_load(k, X, offs, mask, NULL);
+  val_t* ax = xc_tiled_unary(k, XC_TOP_ABS, x);
+  val_t* half = xc_tiled_const_f(k, ft, 0.5, 0, NULL);
+  val_t* two = xc_tiled_const_f(k, ft, 2.0, 0, NULL);
+  val_t* fy[TK_ZOO_FLOAT_OUTS] = {
+      xc_tiled_unary(k, XC_TOP_NEG, x),
+      xc_tiled_unary(k, XC_TOP_EXP, x),
+      xc_tiled_unary(k, XC_TOP_LOG, add(k, ax, half)),
+      xc_tiled_unary(k, XC_TOP_SQRT, ax),
+      xc_tiled_unary(k, XC_TOP_RSQRT, add(k, ax, half)),
+      xc_tiled_unary(k, XC_TOP_ERF, x),
+      xc_tiled_unary(k, XC_TOP_SIGMOID, mul(k, x, xc_tiled_const_f(k, ft, 30.0, 0, NULL))),
+      xc_tiled_unary(k, XC_TOP_CEIL, mul(k, x, two)),
+      xc_tiled_unary(k, XC_TOP_SIN, mul(k, x, two)),
+      xc_tiled_unary(k, XC_TOP_COS, mul(k, x, two)),
+      xc_tiled_unary(k, XC_TOP_RECIP, add(k, ax, half)),
+      xc_tiled_binary(k, XC_TOP_DIV, x, add(k, ax, two)),
+      xc_tiled_binary(k, XC_TOP_REM, mul(k, x, xc_tiled_const_f(k, ft, 7.0, 0, NULL)), two),
+      xc_tiled_binary(k, XC_TOP_MIN, x, mul(k, x, x)),
+      xc_tiled_binary(k, XC_TOP_POW, add(k, ax, half), x),
+      xc_tiled_select(k, xc_tiled_cmp(k, XC_CMP_GE, x, half), x, xc_tiled_cast(k, xc_tiled_cast(k, x, XC_F16), ft)),
+      xc_tiled_cast(k, xc_tiled_cast(k, mul(k, x, xc_tiled_const_f(k, ft, 300.0, 0, NULL)), XC_I8), ft),
+  };
+  for (int j = 0; j < TK_ZOO_FLOAT_OUTS; j++)
+    xc_tiled_store(k, Y, add(k, offs, mul(k, n, i64c(k, j))), fy[j], mask);
+  /* integers: a = i32(x * 1000), b = odd i32 in [-99, 99] */
+  val_t* a = xc_tiled_cast(k, mul(k, x, xc_tiled_const_f(k, ft, 1000.0, 0, NULL)), XC_I32);
+  val_t* b = xc_tiled_binary(k, XC_TOP_OR, xc_tiled_cast(k, mul(k, x, xc_tiled_const_f(k, ft, 99.0, 0, NULL)), XC_I32),
+                             xc_tiled_const_i(k, XC_I32, 1, 0, NULL));
+  val_t* three = xc_tiled_const_i(k, XC_I32, 3, 0, NULL);
+  val_t* zi[TK_ZOO_INT_OUTS] = {
+      xc_tiled_binary(k, XC_TOP_DIV, a, b),
+      xc_tiled_binary(k, XC_TOP_REM, a, b),
+      xc_tiled_binary(k, XC_TOP_XOR, a, three),
+      xc_tiled_binary(k, XC_TOP_AND, a, xc_tiled_const_i(k, XC_I32, 0xff, 0, NULL)),
+      xc_tiled_unary(k, XC_TOP_NOT, a),
+      xc_tiled_unary(k, XC_TOP_ABS, a),
+      xc_tiled_binary(k, XC_TOP_MAX, a, b),
+      xc_tiled_cast(k, xc_tiled_binary(k, XC_TOP_OR, xc_tiled_cmp(k, XC_CMP_NE, a, b),
+                                       xc_tiled_unary(k, XC_TOP_NOT, xc_tiled_cmp(k, XC_CMP_LE, a, b))), XC_I32),
+      xc_tiled_cast(k, xc_tiled_cast(k, a, XC_U8), XC_I32), /* wraps */
+  };
+  for (int j = 0; j < TK_ZOO_INT_OUTS; j++)
+    xc_tiled_store(k, Z, add(k, offs, mul(k, n, i64c(k, j))), zi[j], mask);
+  return tk_finish(k);
+}
+
+/* One program on constant tiles of W[6,5] (f32): T = trans(W) as [5,6],
+ * P[5] = prod over rows, Q[5] = min over rows, and the i8 dot
+ * D[6,6] = A8[6,5] @ B8[5,6] into i32 plus a broadcast 1-D bias [6].
+ * Params: W T P Q A8 B8 D. */
+static inline kern_t* build_zoo_2d(void) {
+  kern_t* k;
+  if (xc_tiled_kernel_create("zoo_2d", &k)) return NULL;
+  const int64_t th[] = {8, 64};
+  xc_tiled_add_knob(k, "num_threads", XC_KNOB_THREADS, 2, th, 64);
+  val_t* W = xc_tiled_param_buffer(k, "W", XC_F32, XC_ROLE_IN);
+  val_t* T = xc_tiled_param_buffer(k, "T", XC_F32, XC_ROLE_OUT);
+  val_t* P = xc_tiled_param_buffer(k, "P", XC_F32, XC_ROLE_OUT);
+  val_t* Q = xc_tiled_param_buffer(k, "Q", XC_F32, XC_ROLE_OUT);
+  val_t* A8 = xc_tiled_param_buffer(k, "A8", XC_I8, XC_ROLE_IN);
+  val_t* B8 = xc_tiled_param_buffer(k, "B8", XC_I8, XC_ROLE_IN);
+  val_t* D = xc_tiled_param_buffer(k, "D", XC_I32, XC_ROLE_OUT);
+  const xc_tiled_expr_t* grid[1] = {xc_texpr_const(k, 1)};
+  xc_tiled_set_grid(k, 1, grid);
+  val_t* r6 = xc_tiled_arange(k, xc_tiled_dim_const(6)), *r5 = xc_tiled_arange(k, xc_tiled_dim_const(5));
+  val_t* w_off = add(k, mul(k, col(k, r6), i64c(k, 5)), row(k, r5));    /* [6,5] */
+  val_t* w = xc_tiled_load(k, W, w_off, NULL, NULL);
+  val_t* t_off = add(k, mul(k, col(k, r5), i64c(k, 6)), row(k, r6));    /* [5,6] */
+  xc_tiled_store(k, T, t_off, xc_tiled_trans(k, w), NULL);
+  xc_tiled_store(k, P, r5, xc_tiled_reduce(k, XC_REDUCE_PROD, w, 0), NULL);
+  xc_tiled_store(k, Q, r5, xc_tiled_reduce(k, XC_REDUCE_MIN, w, 0), NULL);
+  val_t* a8 = xc_tiled_load(k, A8, w_off, NULL, NULL);
+  val_t* b8 = xc_tiled_load(k, B8, t_off, NULL, NULL);
+  xc_tiled_dim_t d66[2] = {xc_tiled_dim_const(6), xc_tiled_dim_const(6)};
+  val_t* bias = xc_tiled_cast(k, r6, XC_I32);
+  val_t* acc = xc_tiled_broadcast(k, bias, 2, d66);
+  val_t* d = xc_tiled_dot(k, a8, b8, acc);
+  xc_tiled_store(k, D, add(k, mul(k, col(k, r6), i64c(k, 6)), row(k, r6)), d, NULL);
+  return tk_finish(k);
+}
+
 #endif
