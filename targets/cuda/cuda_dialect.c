@@ -55,7 +55,9 @@ const xc_cstyle_dialect_t xc_cstyle_dialect_cuda = {
     .global_qual = "",
     .local_qual = "__shared__ ",
     .private_qual = "",
-    .restrict_kw = "__restrict__ ",
+    /* No restrict: lowered modules may bind a view and its source to two
+     * parameters, so buffers can alias. */
+    .restrict_kw = "",
     .program_id = {"(long long)blockIdx.x", "(long long)blockIdx.y", "(long long)blockIdx.z"},
     .num_programs = {"(long long)gridDim.x", "(long long)gridDim.y", "(long long)gridDim.z"},
     .thread_id = "threadIdx.x",
