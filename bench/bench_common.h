@@ -64,21 +64,37 @@ static inline double bench_rel_l2(const float* got, const float* want, int64_t n
   return den > 0 ? sqrt(num / den) : sqrt(num);
 }
 
-/* Compiles g (consumed) for the cpu target with no cache and opens an
- * executor on it. */
-static inline void bench_compile_cpu(xc_graph_t* g, xc_compiled_module_t** out_m, xc_executor_t** out_e) {
-  bench_check(xc_targets_init(), "targets");
+/* Compiles g for the cpu target with no cache, destroys g, and opens an
+ * executor on the module; returns the first error (nothing left allocated). */
+static inline xc_status_t bench_try_compile_cpu(xc_graph_t* g, xc_compiled_module_t** out_m,
+                                                xc_executor_t** out_e) {
+  *out_m = NULL;
+  *out_e = NULL;
+  xc_status_t s = xc_targets_init();
   xc_target_t* t = NULL;
   int index = 0;
   xc_device_caps_t caps;
-  bench_check(xc_target_find("cpu", &t, &index), "cpu target");
-  bench_check(xc_target_device_caps(t, index, &caps), "cpu caps");
-  xc_compile_request_t req;
-  xc_compile_request_init(&req);
-  req.target = "cpu";
-  req.use_cache = false;
-  bench_check(xc_runtime_compile_graph(g, t, &caps, &req, NULL, out_m), "compile");
-  bench_check(xc_executor_create(*out_m, "cpu", NULL, out_e), "executor");
+  if (!s) s = xc_target_find("cpu", &t, &index);
+  if (!s) s = xc_target_device_caps(t, index, &caps);
+  if (!s) {
+    xc_compile_request_t req;
+    xc_compile_request_init(&req);
+    req.target = "cpu";
+    req.use_cache = false;
+    s = xc_runtime_compile_graph(g, t, &caps, &req, NULL, out_m);
+  }
+  xc_graph_destroy(g); /* the module holds its own copy */
+  if (!s) s = xc_executor_create(*out_m, "cpu", NULL, out_e);
+  if (s) {
+    xc_compiled_module_destroy(*out_m);
+    *out_m = NULL;
+  }
+  return s;
+}
+
+/* The same; exits on error. */
+static inline void bench_compile_cpu(xc_graph_t* g, xc_compiled_module_t** out_m, xc_executor_t** out_e) {
+  bench_check(bench_try_compile_cpu(g, out_m, out_e), "compile for cpu");
 }
 
 /* Parses and shape-infers .xir text. */

@@ -46,7 +46,7 @@ int main(int argc, char** argv) {
            "  input x: f32[%lld, %lld]\n  input res: f32[%lld, %lld]\n"
            "  input gamma: f32[%lld]\n  input beta: f32[%lld]\n"
            "  s = Add(x, res)\n"
-           "  n = LayerNormalization(s, gamma, beta) {axis = -1, epsilon = 1e-5}\n"
+           "  n = LayerNormalization(s, gamma, beta) {axis: -1, epsilon: 1e-5}\n"
            "  y: f32[%lld, %lld] = Gelu(n)\n  output y\n}\n",
            (long long)rows, (long long)cols, (long long)rows, (long long)cols, (long long)cols,
            (long long)cols, (long long)rows, (long long)cols);
