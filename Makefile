@@ -62,6 +62,7 @@ bench: bench-deps
 	cmake -S . -B $(BENCH_BUILD) -DXCOMP_WERROR=ON -DXCOMP_BENCH=ON
 	cmake --build $(BENCH_BUILD) -j$(JOBS) --target bench_sgemm bench_layernorm bench_models
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE OMP_NUM_THREADS=2 OPENBLAS_NUM_THREADS=2 $(BENCH_BUILD)/bench_sgemm
+	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE OMP_NUM_THREADS=2 OPENBLAS_NUM_THREADS=2 $(BENCH_BUILD)/bench_sgemm --knobs 2048 64 64 32 16 64 32 64 32 32
 	OMP_NUM_THREADS=2 $(BENCH_BUILD)/bench_layernorm
 	OMP_NUM_THREADS=2 $(BENCH_BUILD)/bench_models
 
@@ -84,4 +85,4 @@ docs: build
 	else echo "wrote docs/ops.md ($(SHARED)/onnx-backend-tests absent: docs/conformance.md kept)"; fi
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD) $(BENCH_BUILD)

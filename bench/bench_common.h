@@ -64,10 +64,10 @@ static inline double bench_rel_l2(const float* got, const float* want, int64_t n
   return den > 0 ? sqrt(num / den) : sqrt(num);
 }
 
-/* Compiles g for the cpu target with no cache, destroys g, and opens an
+/* Compiles g for the cpu target as req asks, destroys g, and opens an
  * executor on the module; returns the first error (nothing left allocated). */
-static inline xc_status_t bench_try_compile_cpu(xc_graph_t* g, xc_compiled_module_t** out_m,
-                                                xc_executor_t** out_e) {
+static inline xc_status_t bench_try_compile_request(xc_graph_t* g, const xc_compile_request_t* req,
+                                                    xc_compiled_module_t** out_m, xc_executor_t** out_e) {
   *out_m = NULL;
   *out_e = NULL;
   xc_status_t s = xc_targets_init();
@@ -76,13 +76,7 @@ static inline xc_status_t bench_try_compile_cpu(xc_graph_t* g, xc_compiled_modul
   xc_device_caps_t caps;
   if (!s) s = xc_target_find("cpu", &t, &index);
   if (!s) s = xc_target_device_caps(t, index, &caps);
-  if (!s) {
-    xc_compile_request_t req;
-    xc_compile_request_init(&req);
-    req.target = "cpu";
-    req.use_cache = false;
-    s = xc_runtime_compile_graph(g, t, &caps, &req, NULL, out_m);
-  }
+  if (!s) s = xc_runtime_compile_graph(g, t, &caps, req, NULL, out_m);
   xc_graph_destroy(g); /* the module holds its own copy */
   if (!s) s = xc_executor_create(*out_m, "cpu", NULL, out_e);
   if (s) {
@@ -90,6 +84,16 @@ static inline xc_status_t bench_try_compile_cpu(xc_graph_t* g, xc_compiled_modul
     *out_m = NULL;
   }
   return s;
+}
+
+/* The same with the default request for "cpu". */
+static inline xc_status_t bench_try_compile_cpu(xc_graph_t* g, xc_compiled_module_t** out_m,
+                                                xc_executor_t** out_e) {
+  xc_compile_request_t req;
+  xc_compile_request_init(&req);
+  req.target = "cpu";
+  req.use_cache = false;
+  return bench_try_compile_request(g, &req, out_m, out_e);
 }
 
 /* The same; exits on error. */
