@@ -3,9 +3,11 @@
 #   make test   normal + sanitizer builds with warnings as errors, all tests,
 #               bounded fuzzing, ONNX conformance when ../shared is present
 #   make docs   regenerate docs/ops.md (and docs/conformance.md)
+#   make bench  build and run the benchmarks in bench/ (ratios against peers, see bench/RESULTS.md)
 BUILD        ?= build
 ASAN_BUILD   ?= build-asan
 FUZZ_BUILD   ?= build-fuzz
+BENCH_BUILD  ?= build-bench
 JOBS         ?= 2
 SHARED       ?= ../shared
 FUZZ_SECONDS ?= 60
@@ -15,8 +17,10 @@ TEST_DEPS  = clang libclang-rt-14-dev
 # OpenCL target tests run on PoCL (headers and the dev package are for tooling
 # only: xcomp loads libOpenCL.so.1 at run time and builds without them).
 TEST_DEPS += ocl-icd-opencl-dev opencl-headers pocl-opencl-icd
+# Only for `make bench`: the SGEMM peer.
+BENCH_DEPS = libopenblas-dev
 
-.PHONY: all deps test-deps build demo test unit asan fuzz conformance docs clean
+.PHONY: all deps test-deps bench-deps build demo test unit asan fuzz conformance bench docs clean
 
 all: build
 
@@ -25,6 +29,9 @@ deps:
 
 test-deps: deps
 	@tools/install-deps.sh $(TEST_DEPS)
+
+bench-deps: deps
+	@tools/install-deps.sh $(BENCH_DEPS)
 
 build: deps
 	cmake -S . -B $(BUILD) -DXCOMP_WERROR=ON
@@ -48,6 +55,17 @@ fuzz: test-deps
 conformance: build
 	tools/conformance.sh $(BUILD)/xcomp $(SHARED) $(BUILD) $(JOBS)
 
+# Benchmarks: programs that print ratios against a peer measured in the same
+# run; never tests. OpenBLAS runs its best kernel for this command alone
+# (docs: ../shared/docs/PERFORMANCE.md), 2 threads on both sides.
+bench: bench-deps
+	cmake -S . -B $(BENCH_BUILD) -DXCOMP_WERROR=ON -DXCOMP_BENCH=ON
+	cmake --build $(BENCH_BUILD) -j$(JOBS) --target bench_sgemm bench_layernorm bench_models
+	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE OMP_NUM_THREADS=2 OPENBLAS_NUM_THREADS=2 $(BENCH_BUILD)/bench_sgemm
+	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE OMP_NUM_THREADS=2 OPENBLAS_NUM_THREADS=2 $(BENCH_BUILD)/bench_sgemm --knobs 2048 64 64 32 16 64 32 64 32 32
+	OMP_NUM_THREADS=2 $(BENCH_BUILD)/bench_layernorm
+	OMP_NUM_THREADS=2 $(BENCH_BUILD)/bench_models
+
 # Every step runs even when an earlier one fails, so one run shows everything.
 test: test-deps
 	@fail=""; \
@@ -67,4 +85,4 @@ docs: build
 	else echo "wrote docs/ops.md ($(SHARED)/onnx-backend-tests absent: docs/conformance.md kept)"; fi
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD) $(BENCH_BUILD)
