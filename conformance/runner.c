@@ -263,9 +263,16 @@ static xc_status_t spawn(const xc_conform_case_t* c, int index, const xc_conform
     close(fds[0]);
     char* detail = NULL;
     xc_conform_verdict_t v = xc_conform_run_case(c->dir, opt, &detail);
+    /* One line, always newline-terminated: long details (compiler logs) are
+     * cut and their newlines flattened, or the parent would see no result. */
     char line[2048];
-    snprintf(line, sizeof line, "%d\t%s\n", (int)v, detail ? detail : "");
+    int n = snprintf(line, sizeof line - 1, "%d\t%s", (int)v, detail ? detail : "");
     free(detail);
+    size_t len = n < 0 ? 0 : ((size_t)n < sizeof line - 1 ? (size_t)n : sizeof line - 2);
+    for (size_t i = 0; i < len; i++)
+      if (line[i] == '\n' || line[i] == '\r') line[i] = ' ';
+    line[len] = '\n';
+    line[len + 1] = '\0';
     write_all(fds[1], line, strlen(line));
     close(fds[1]);
     _exit(0);

@@ -530,10 +530,11 @@ static void emit_load(em_t* e, const xc_tiled_op_t* op) {
   int close = scalar ? 0 : loop_open(e, r, true);
   expr_t eo, em, eth;
   const char* off = opnd(e, &eo, op->operands[1], r);
-  xc_cstyle_writer_t x = {0}, ld = {0};
-  char acc[256], lit[96];
-  snprintf(acc, sizeof acc, "%s[%s]", mem_name(e, mem), off);
-  load_conv(&ld, t, acc);
+  xc_cstyle_writer_t x = {0}, ld = {0}, acc = {0};
+  char lit[96];
+  /* Index expressions grow with rank and broadcasting: no fixed buffer. */
+  P(&acc, "%s[%s]", mem_name(e, mem), off);
+  load_conv(&ld, t, wstr(&acc));
   if (mask) {
     const char* m = opnd(e, &em, mask, r);
     const char* o = lit;
@@ -550,8 +551,8 @@ static void emit_load(em_t* e, const xc_tiled_op_t* op) {
   else L("%s = %s;\n", dst(e, r, d, sizeof d), wstr(&x));
   loop_close(e, close);
   if (!scalar && r->st == ST_ARRAY) barrier(e);
-  if (x.oom || ld.oom) fail(e, xc_error_oom());
-  free(x.data), free(ld.data);
+  if (x.oom || ld.oom || acc.oom) fail(e, xc_error_oom());
+  free(x.data), free(ld.data), free(acc.data);
   expr_free(&eo);
 }
 
