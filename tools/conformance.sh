@@ -25,3 +25,19 @@ if [ -d "$MODELS" ]; then
 else
   echo "conformance: SKIP models ($MODELS not present)"
 fi
+
+# Compiled targets on the real models and on the lowering's own view (tiled):
+# each output against the reference interpreter at its dtype's tolerance. A
+# failure here fails the step (a compiled target must not produce wrong
+# numbers); a target without a device (no OpenCL platform) is skipped.
+status=0
+for t in tiled cpu opencl; do
+  if [ "$t" = opencl ] && ! "$XCOMP" targets | grep -q '^  opencl:'; then
+    echo "conformance: SKIP models on opencl (no OpenCL device)"
+    continue
+  fi
+  "$XCOMP" conform --target "$t" --models "$MODELS" -j "$JOBS" --strict \
+    --report "$OUT/conformance-models-$t.txt" >"$OUT/conformance-models-$t.log" || status=1
+  echo "conformance: models on $t: $(tail -1 "$OUT/conformance-models-$t.txt")"
+done
+exit $status
