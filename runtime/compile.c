@@ -222,9 +222,14 @@ xc_status_t xc_runtime_compile(const void* model_bytes, size_t model_size, xc_mo
   XC_RETURN_IF_ERROR(xc_targets_init());
   xc_target_t* target = NULL;
   int index = 0;
-  XC_RETURN_IF_ERROR(xc_target_find(r->target, &target, &index));
   xc_device_caps_t caps;
-  XC_RETURN_IF_ERROR(xc_target_device_caps(target, index, &caps));
+  if (r->resolved_target && r->resolved_caps) {
+    target = r->resolved_target;
+    caps = *r->resolved_caps;
+  } else {
+    XC_RETURN_IF_ERROR(xc_target_find(r->target, &target, &index));
+    XC_RETURN_IF_ERROR(xc_target_device_caps(target, index, &caps));
+  }
   char dir[4096] = "";
   xc_hash128_t key = {0, 0};
   bool cached = r->use_cache;

@@ -8,6 +8,8 @@
 #include "runtime_cli.h"
 #include "xcomp/frontend.h"
 #include "xcomp/runtime.h"
+#include "xcomp/target.h"
+#include "../targets/cuda/cuda_target.h"
 
 static bool has_suffix(const char* s, const char* suffix) {
   size_t n = strlen(s), m = strlen(suffix);
@@ -44,7 +46,18 @@ static xc_status_t compile_model(const char* model, const xc_compile_request_t* 
   uint8_t* bytes = NULL;
   size_t size = 0;
   XC_RETURN_IF_ERROR(xc_read_file_bytes(model, &bytes, &size));
-  xc_status_t s = xc_runtime_compile(bytes, size, load_model, (void*)model, r, stats, out);
+  /* A CUDA architecture ("cuda:sm_90") compiles without a GPU: the cuda
+   * target resolves it to the nominal capabilities of that architecture (or
+   * to a present device of it). */
+  xc_compile_request_t req = *r;
+  xc_device_caps_t caps;
+  xc_status_t s = NULL;
+  if (strncmp(r->target, "cuda:sm_", 8) == 0) {
+    s = xc_targets_init();
+    if (!s) s = xc_cuda_select(r->target, &req.resolved_target, &caps, NULL);
+    req.resolved_caps = &caps;
+  }
+  if (!s) s = xc_runtime_compile(bytes, size, load_model, (void*)model, &req, stats, out);
   free(bytes);
   return s;
 }

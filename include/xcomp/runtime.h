@@ -109,6 +109,11 @@ void xc_cache_entry_path(const char* dir, xc_hash128_t key, char* out, size_t si
 
 typedef struct xc_compile_request {
   const char* target;          /* selector: "cpu", "opencl:1" */
+  /* Optional: a target and capabilities the caller resolved itself, for
+   * compile-only selectors such as "cuda:sm_90" on a machine without that
+   * device. NULL: `target` is resolved through the registry. */
+  xc_target_t* resolved_target;
+  const xc_device_caps_t* resolved_caps;
   int opt_level;               /* graph pass pipeline level (default 2) */
   bool use_cache;              /* default true */
   const char* cache_dir;       /* NULL: xc_cache_dir() */
