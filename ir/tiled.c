@@ -273,6 +273,11 @@ int xc_tiled_find_knob(const xc_tiled_kernel_t* k, const char* name) {
   return -1;
 }
 
+int64_t xc_tiled_threads(const xc_tiled_kernel_t* k, const int64_t* knob_values) {
+  int t = xc_tiled_knob_of_kind(k, XC_KNOB_THREADS);
+  return t >= 0 ? knob_values[t] : XC_TILED_DEFAULT_THREADS;
+}
+
 int xc_tiled_knob_of_kind(const xc_tiled_kernel_t* k, xc_tiled_knob_kind_t kind) {
   for (int i = 0; i < k->num_knobs; i++)
     if (k->knobs[i].kind == kind) return i;

@@ -193,12 +193,10 @@ static xc_status_t launch_step(xc_executor_t* e, const xc_memplan_t* plan, const
       if (!s && launch.grid[a] <= 0) empty = true;
     }
   }
-  /* Work-items per program: the THREADS knob, else the emitters' default of
-   * 64 (an OpenCL kernel is built with reqd_work_group_size of that). A cpu
+  /* Work-items per program, as the emitter built the kernel for them. A cpu
    * program is one thread: its "threads" are SIMD lanes inside the code. */
-  int threads_knob = xc_tiled_knob_of_kind(tk, XC_KNOB_THREADS);
   if (xc_device_caps(e->device)->max_threads_per_group > 1)
-    launch.threads[0] = threads_knob >= 0 ? st->knobs[threads_knob] : XC_RUNTIME_DEFAULT_THREADS;
+    launch.threads[0] = xc_tiled_threads(tk, st->knobs);
   free(param_values);
   if (s) return xc_status_annotate(s, "step %d (kernel '%s')", index, k->name);
   if (empty) return NULL; /* no programs: an empty tensor */

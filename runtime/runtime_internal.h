@@ -19,9 +19,6 @@ xc_status_t xc_cm_graph_to_text(const xc_graph_t* g, char** out_text, size_t* ou
 /* mkdir -p: creates dir and its missing parents. */
 xc_status_t xc_rt_make_dirs(const char* dir);
 
-/* Work-items per program of a kernel without a THREADS knob, on devices with
- * work-groups; the same default the C-family emitters build kernels for. */
-#define XC_RUNTIME_DEFAULT_THREADS 64
 
 #ifndef XCOMP_VERSION
 #define XCOMP_VERSION "unknown"

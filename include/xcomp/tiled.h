@@ -275,6 +275,11 @@ int xc_tiled_find_knob(const xc_tiled_kernel_t* k, const char* name);
 /* Index of the first knob of `kind` (e.g. the THREADS knob an emitter sizes
  * work-groups with), or -1 when the kernel has none. */
 int xc_tiled_knob_of_kind(const xc_tiled_kernel_t* k, xc_tiled_knob_kind_t kind);
+/* Work-items per program on devices with work-groups: the THREADS knob's
+ * value, else XC_TILED_DEFAULT_THREADS. Emitters build kernels for this
+ * count and runtimes launch with it, so both ask here. */
+#define XC_TILED_DEFAULT_THREADS 64
+int64_t xc_tiled_threads(const xc_tiled_kernel_t* k, const int64_t* knob_values);
 /* Adds a constraint that must evaluate to nonzero for a valid knob choice. */
 void xc_tiled_add_constraint(xc_tiled_kernel_t* k, const xc_tiled_expr_t* e);
 

@@ -11,9 +11,6 @@
 #include "xcomp/target.h"
 #include "xcomp/tiled.h"
 
-/* Work-items per program when a work-group dialect meets a kernel without a
- * THREADS knob. */
-#define XC_CSTYLE_DEFAULT_THREADS 64
 /* Dialects without work-groups keep a program's tiles in stack arrays; emit
  * refuses knob choices that need more than this per program (OpenMP worker
  * threads get the default thread stack, typically 8 MiB). */
@@ -79,8 +76,6 @@ typedef struct xc_cstyle_options {
  * their default; an unknown name or an invalid combination is an error. */
 xc_status_t xc_cstyle_resolve_knobs(const xc_tiled_kernel_t* k, const xc_knob_t* knobs, int num_knobs,
                                     int64_t* out_values);
-/* Work-items per program: the THREADS knob's value, else XC_CSTYLE_DEFAULT_THREADS. */
-int64_t xc_cstyle_threads(const xc_tiled_kernel_t* k, const int64_t* knob_values);
 
 /* False (with a reason) for kernels the emitter cannot translate for `caps`. */
 bool xc_cstyle_supports(const xc_cstyle_dialect_t* d, const xc_device_caps_t* caps,

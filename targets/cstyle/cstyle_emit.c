@@ -100,10 +100,6 @@ xc_status_t xc_cstyle_resolve_knobs(const xc_tiled_kernel_t* k, const xc_knob_t*
   return xc_tiled_knobs_check(k, out, NULL);
 }
 
-int64_t xc_cstyle_threads(const xc_tiled_kernel_t* k, const int64_t* values) {
-  int t = xc_tiled_knob_of_kind(k, XC_KNOB_THREADS);
-  return t >= 0 ? values[t] : XC_CSTYLE_DEFAULT_THREADS;
-}
 
 /* ---- emitter state ---------------------------------------------------------- */
 
@@ -1116,7 +1112,7 @@ xc_status_t xc_cstyle_emit(const xc_cstyle_dialect_t* d, const xc_device_caps_t*
   e.k = k;
   e.knobs = values;
   e.err = xc_cstyle_resolve_knobs(k, knobs, num_knobs, values);
-  e.T = d->work_groups ? xc_cstyle_threads(k, values) : 1;
+  e.T = d->work_groups ? xc_tiled_threads(k, values) : 1;
   if (!e.err && d->work_groups && caps && caps->max_threads_per_group > 0 && e.T > caps->max_threads_per_group)
     e.err = xc_error(XC_UNSUPPORTED, "%s emitter: %" PRId64 " threads per program exceed the device limit %d",
                      d->name, e.T, caps->max_threads_per_group);

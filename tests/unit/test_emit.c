@@ -139,7 +139,7 @@ static void run_on(int which, const kern_t* k, const int64_t* knob_values, const
   memset(&launch, 0, sizeof launch);
   for (int a = 0; a < k->grid_rank; a++)
     CHECK_OK(xc_texpr_eval(k->grid[a], knobs_v, params, NULL, &launch.grid[a]));
-  launch.threads[0] = caps->max_threads_per_group > 1 ? xc_cstyle_threads(k, knobs_v) : 1;
+  launch.threads[0] = caps->max_threads_per_group > 1 ? xc_tiled_threads(k, knobs_v) : 1;
   launch.buffers = bufs;
   launch.num_buffers = nb;
   launch.scalars = scalars;

@@ -103,7 +103,7 @@ static xc_status_t launch_kernel(xc_device_t* dev, const xc_lowered_kernel_t* lk
     xc_launch_t launch;
     memset(&launch, 0, sizeof launch);
     for (int a = 0; a < k->grid_rank && !s; a++) s = xc_texpr_eval(k->grid[a], lk->knobs, params, NULL, &launch.grid[a]);
-    launch.threads[0] = caps->max_threads_per_group > 1 ? xc_cstyle_threads(k, lk->knobs) : 1;
+    launch.threads[0] = caps->max_threads_per_group > 1 ? xc_tiled_threads(k, lk->knobs) : 1;
     launch.buffers = dbufs;
     launch.num_buffers = nb;
     launch.scalars = scalars;

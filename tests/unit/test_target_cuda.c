@@ -287,7 +287,7 @@ static void run_kernel(const kern_t* k, const int64_t* knob_values, const xc_til
   xc_launch_t launch;
   memset(&launch, 0, sizeof launch);
   for (int a = 0; a < k->grid_rank; a++) CHECK_OK(xc_texpr_eval(k->grid[a], kv_, params, NULL, &launch.grid[a]));
-  launch.threads[0] = xc_cstyle_threads(k, kv_);
+  launch.threads[0] = xc_tiled_threads(k, kv_);
   launch.buffers = bufs;
   launch.num_buffers = nb;
   launch.scalars = scalars;

@@ -5,12 +5,11 @@
  * and ReLU, and FlashAttention-style attention (online softmax), causal and
  * not, with a ragged sequence length. */
 #include "test.h"
+#include "tiled_kernels.h"
 #include "xcomp/interp.h"
 #include "xcomp/tiled.h"
 #include "xcomp/xir.h"
 
-typedef xc_tiled_value_t val_t;
-typedef xc_tiled_kernel_t kern_t;
 
 /* ---- helpers --------------------------------------------------------------- */
 
@@ -60,31 +59,12 @@ static xc_tensor_t* run_graph(const char* text, int n, const xc_tensor_t* const*
   return out[0];
 }
 
-static val_t* kv(kern_t* k, const char* knob) { return xc_tiled_knob_value(k, xc_tiled_find_knob(k, knob)); }
-static val_t* add(kern_t* k, val_t* a, val_t* b) { return xc_tiled_binary(k, XC_TOP_ADD, a, b); }
-static val_t* sub(kern_t* k, val_t* a, val_t* b) { return xc_tiled_binary(k, XC_TOP_SUB, a, b); }
-static val_t* mul(kern_t* k, val_t* a, val_t* b) { return xc_tiled_binary(k, XC_TOP_MUL, a, b); }
-static val_t* lt(kern_t* k, val_t* a, val_t* b) { return xc_tiled_cmp(k, XC_CMP_LT, a, b); }
-static val_t* land(kern_t* k, val_t* a, val_t* b) { return xc_tiled_binary(k, XC_TOP_AND, a, b); }
-static val_t* f32c(kern_t* k, double v) { return xc_tiled_const_f(k, XC_F32, v, 0, NULL); }
-static val_t* i64c(kern_t* k, int64_t v) { return xc_tiled_const_i(k, XC_I64, v, 0, NULL); }
-static val_t* col(kern_t* k, val_t* x) { return xc_tiled_expand_dims(k, x, 1); }
-static val_t* row(kern_t* k, val_t* x) { return xc_tiled_expand_dims(k, x, 0); }
 
-static const xc_tiled_expr_t* ceildiv(kern_t* k, val_t* param, const char* knob) {
-  return xc_texpr_binary(k, XC_TEXPR_CEILDIV, xc_texpr_param(k, param),
-                         xc_texpr_knob(k, xc_tiled_find_knob(k, knob)));
-}
 
 /* Verifies k and checks that its text form parses back to the same text. */
-static kern_t* finish(kern_t* k) {
-  xc_status_t s = xc_tiled_verify(k);
-  if (s) {
-    fprintf(stderr, "kernel %s: %s\n", k->name, xc_status_message(s));
-    xc_status_free(s);
-    xc_tiled_kernel_destroy(k);
-    return NULL;
-  }
+/* Every kernel of these tests also survives print -> parse -> print. */
+static kern_t* roundtrip(kern_t* k) {
+  if (!k) return NULL;
   char* text = xc_tiled_print_to_string(k);
   kern_t* back = NULL;
   CHECK(text != NULL);
@@ -99,92 +79,10 @@ static kern_t* finish(kern_t* k) {
   return k;
 }
 
-/* ---- GEMM with a fused epilogue ------------------------------------------------ */
-
-enum { EPI_BIAS_GELU, EPI_BIAS_RELU_RESIDUAL };
-
-/* C[M,N] = epilogue(A[M,K] @ B[K,N] + bias[N]) with A and B tiles staged
- * through shared memory. Params: A B bias R C M N K. */
-static kern_t* build_gemm(int epilogue) {
-  kern_t* k;
-  if (xc_tiled_kernel_create(epilogue == EPI_BIAS_GELU ? "gemm_bias_gelu" : "gemm_bias_relu_res", &k))
-    return NULL;
-  const int64_t bm[] = {16, 32, 64}, bn[] = {16, 32, 64}, bk[] = {8, 16, 32};
-  const int64_t th[] = {32, 64, 128, 256}, vec[] = {1, 2, 4}, st[] = {1, 2, 3};
-  int kBM = xc_tiled_add_knob(k, "BLOCK_M", XC_KNOB_TILE, 3, bm, 32);
-  int kBN = xc_tiled_add_knob(k, "BLOCK_N", XC_KNOB_TILE, 3, bn, 32);
-  int kBK = xc_tiled_add_knob(k, "BLOCK_K", XC_KNOB_TILE, 3, bk, 16);
-  int kTH = xc_tiled_add_knob(k, "num_threads", XC_KNOB_THREADS, 4, th, 128);
-  xc_tiled_add_knob(k, "vector", XC_KNOB_VECTOR, 3, vec, 4);
-  xc_tiled_add_knob(k, "stages", XC_KNOB_STAGES, 3, st, 2);
-  /* at most 64 accumulators per thread */
-  xc_tiled_add_constraint(
-      k, xc_texpr_binary(k, XC_TEXPR_LE,
-                         xc_texpr_binary(k, XC_TEXPR_MUL, xc_texpr_knob(k, kBM), xc_texpr_knob(k, kBN)),
-                         xc_texpr_binary(k, XC_TEXPR_MUL, xc_texpr_knob(k, kTH), xc_texpr_const(k, 64))));
-  val_t* A = xc_tiled_param_buffer(k, "A", XC_F32, XC_ROLE_IN);
-  val_t* B = xc_tiled_param_buffer(k, "B", XC_F32, XC_ROLE_IN);
-  val_t* bias = xc_tiled_param_buffer(k, "bias", XC_F32, XC_ROLE_IN);
-  val_t* R = xc_tiled_param_buffer(k, "R", XC_F32, XC_ROLE_IN);
-  val_t* C = xc_tiled_param_buffer(k, "C", XC_F32, XC_ROLE_OUT);
-  val_t* M = xc_tiled_param_scalar(k, "M");
-  val_t* N = xc_tiled_param_scalar(k, "N");
-  val_t* K = xc_tiled_param_scalar(k, "K");
-  const xc_tiled_expr_t* grid[2] = {ceildiv(k, M, "BLOCK_M"), ceildiv(k, N, "BLOCK_N")};
-  xc_tiled_set_grid(k, 2, grid);
-
-  xc_tiled_dim_t dm = xc_tiled_dim_knob(kBM), dn = xc_tiled_dim_knob(kBN), dk = xc_tiled_dim_knob(kBK);
-  xc_tiled_dim_t sa[2] = {dm, dk}, sb[2] = {dk, dn}, acc_shape[2] = {dm, dn};
-  val_t* sA = xc_tiled_alloc(k, XC_SCOPE_SHARED, XC_F32, 2, sa);
-  val_t* sB = xc_tiled_alloc(k, XC_SCOPE_SHARED, XC_F32, 2, sb);
-  val_t* vbm = kv(k, "BLOCK_M");
-  val_t* vbn = kv(k, "BLOCK_N");
-  val_t* vbk = kv(k, "BLOCK_K");
-  val_t* am = xc_tiled_arange(k, dm);
-  val_t* an = xc_tiled_arange(k, dn);
-  val_t* ak = xc_tiled_arange(k, dk);
-  val_t* rm = col(k, add(k, mul(k, xc_tiled_program_id(k, 0), vbm), am));  /* [BM,1] */
-  val_t* rn = row(k, add(k, mul(k, xc_tiled_program_id(k, 1), vbn), an));  /* [1,BN] */
-  val_t* rk_row = row(k, ak), *rk_col = col(k, ak);
-  val_t* mask_m = lt(k, rm, M), *mask_n = lt(k, rn, N);
-  val_t* la = add(k, mul(k, col(k, am), vbk), rk_row);      /* local offsets in sA */
-  val_t* lb = add(k, mul(k, rk_col, vbn), row(k, an));      /* local offsets in sB */
-  val_t* zero = f32c(k, 0.0);
-  val_t* acc0 = xc_tiled_name(k, xc_tiled_const_f(k, XC_F32, 0.0, 2, acc_shape), "acc");
-  xc_tiled_op_t* loop = xc_tiled_for_begin(k, i64c(k, 0), K, vbk, 1, &acc0);
-  {
-    val_t* k0 = xc_tiled_name(k, xc_tiled_for_iv(loop), "k0");
-    val_t* acc = xc_tiled_for_arg(loop, 0);
-    val_t* ka = add(k, k0, rk_row);
-    val_t* a = xc_tiled_load(k, A, add(k, mul(k, rm, K), ka), land(k, mask_m, lt(k, ka, K)), zero);
-    xc_tiled_store(k, sA, la, a, NULL);
-    val_t* kb = add(k, k0, rk_col);
-    val_t* b = xc_tiled_load(k, B, add(k, mul(k, kb, N), rn), land(k, lt(k, kb, K), mask_n), zero);
-    xc_tiled_store(k, sB, lb, b, NULL);
-    xc_tiled_barrier(k);
-    val_t* next = xc_tiled_dot(k, xc_tiled_load(k, sA, la, NULL, NULL),
-                               xc_tiled_load(k, sB, lb, NULL, NULL), acc);
-    xc_tiled_barrier(k);
-    xc_tiled_for_end(k, loop, 1, &next);
-  }
-  val_t* acc = xc_tiled_for_result(loop, 0);
-  val_t* x = add(k, acc, xc_tiled_load(k, bias, rn, mask_n, zero));
-  val_t* c_off = add(k, mul(k, rm, N), rn);
-  val_t* c_mask = land(k, mask_m, mask_n);
-  val_t* y;
-  if (epilogue == EPI_BIAS_GELU) {
-    val_t* e = xc_tiled_unary(k, XC_TOP_ERF, mul(k, x, f32c(k, 0.70710678118654752)));
-    y = mul(k, mul(k, x, f32c(k, 0.5)), add(k, e, f32c(k, 1.0)));
-  } else {
-    val_t* r = xc_tiled_binary(k, XC_TOP_MAX, x, zero);
-    y = add(k, r, xc_tiled_load(k, R, c_off, c_mask, zero));
-  }
-  xc_tiled_store(k, C, c_off, y, c_mask);
-  return finish(k);
-}
+/* ---- GEMM with a fused epilogue (build_gemm in tiled_kernels.h) ------------------ */
 
 static void check_gemm(int epilogue, int64_t m, int64_t n, int64_t kk, const int64_t* knobs) {
-  kern_t* k = build_gemm(epilogue);
+  kern_t* k = roundtrip(build_gemm(epilogue));
   CHECK(k != NULL);
   if (!k) return;
   int64_t da[2] = {m, kk}, db[2] = {kk, n}, dbias[1] = {n}, dc[2] = {m, n};
@@ -233,7 +131,7 @@ static void test_gemm(void) {
   /* every tile-size combination a tuner could pick on a GPU */
   xc_tiled_limits_t gpu;
   xc_tiled_limits_init_gpu(&gpu);
-  kern_t* k = build_gemm(EPI_BIAS_RELU_RESIDUAL);
+  kern_t* k = roundtrip(build_gemm(EPI_BIAS_RELU_RESIDUAL));
   int tried = 0;
   for (int i = 0; k && i < 27; i++) {
     int64_t v[6] = {16 << (i % 3), 16 << (i / 3 % 3), 8 << (i / 9), 256, 4, 2};
@@ -252,7 +150,7 @@ static void test_gemm(void) {
 }
 
 static void test_gemm_knob_choice(void) {
-  kern_t* k = build_gemm(EPI_BIAS_GELU);
+  kern_t* k = roundtrip(build_gemm(EPI_BIAS_GELU));
   CHECK(k != NULL);
   if (!k) return;
   xc_tiled_limits_t gpu;
@@ -322,7 +220,7 @@ static void test_gemm_f16(void) {
   xc_tiled_for_end(k, loop, 1, &next);
   xc_tiled_store(k, C, add(k, mul(k, rm, N), rn), xc_tiled_cast(k, xc_tiled_for_result(loop, 0), XC_F16),
                  land(k, lt(k, rm, M), lt(k, rn, N)));
-  k = finish(k);
+  k = roundtrip(tk_finish(k));
   CHECK(k != NULL);
   if (!k) return;
   int64_t m = 37, n = 21, kk = 50, da[2] = {m, kk}, db[2] = {kk, n}, dc[2] = {m, n};
@@ -354,47 +252,9 @@ static void test_gemm_f16(void) {
 
 /* Y = Relu(LayerNorm(X + Res) * gamma + beta) over the last dim N, BLOCK_R
  * rows per program, the whole row (BLOCK_N >= N) in one tile. */
-static kern_t* build_layernorm(int64_t static_n, double eps) {
-  kern_t* k;
-  if (xc_tiled_kernel_create("layernorm_res_relu", &k)) return NULL;
-  const int64_t br[] = {1, 2, 4}, bn[] = {64, 128, 256};
-  int kBR = xc_tiled_add_knob(k, "BLOCK_R", XC_KNOB_TILE, 3, br, 2);
-  int kBN = xc_tiled_add_knob(k, "BLOCK_N", XC_KNOB_TILE, 3, bn, 128);
-  /* one pass: the row must fit in the tile (N is static for this kernel) */
-  xc_tiled_add_constraint(k, xc_texpr_binary(k, XC_TEXPR_LE, xc_texpr_const(k, static_n),
-                                             xc_texpr_knob(k, kBN)));
-  val_t* X = xc_tiled_param_buffer(k, "X", XC_F32, XC_ROLE_IN);
-  val_t* Res = xc_tiled_param_buffer(k, "Res", XC_F32, XC_ROLE_IN);
-  val_t* gamma = xc_tiled_param_buffer(k, "gamma", XC_F32, XC_ROLE_IN);
-  val_t* beta = xc_tiled_param_buffer(k, "beta", XC_F32, XC_ROLE_IN);
-  val_t* Y = xc_tiled_param_buffer(k, "Y", XC_F32, XC_ROLE_OUT);
-  val_t* R = xc_tiled_param_scalar(k, "R");
-  val_t* N = xc_tiled_param_scalar(k, "N");
-  const xc_tiled_expr_t* grid[1] = {ceildiv(k, R, "BLOCK_R")};
-  xc_tiled_set_grid(k, 1, grid);
-  val_t* rows = col(k, add(k, mul(k, xc_tiled_program_id(k, 0), kv(k, "BLOCK_R")),
-                           xc_tiled_arange(k, xc_tiled_dim_knob(kBR))));
-  val_t* cols = row(k, xc_tiled_arange(k, xc_tiled_dim_knob(kBN)));
-  val_t* cmask = lt(k, cols, N);
-  val_t* mask = land(k, lt(k, rows, R), cmask);
-  val_t* off = add(k, mul(k, rows, N), cols);
-  val_t* zero = f32c(k, 0.0);
-  val_t* h = add(k, xc_tiled_load(k, X, off, mask, zero), xc_tiled_load(k, Res, off, mask, zero));
-  val_t* nf = xc_tiled_cast(k, N, XC_F32);
-  val_t* mean = xc_tiled_binary(k, XC_TOP_DIV, xc_tiled_reduce(k, XC_REDUCE_SUM, h, 1), nf);
-  val_t* d = xc_tiled_select(k, mask, sub(k, h, col(k, mean)), zero);
-  val_t* var = xc_tiled_binary(k, XC_TOP_DIV, xc_tiled_reduce(k, XC_REDUCE_SUM, mul(k, d, d), 1), nf);
-  val_t* rstd = xc_tiled_unary(k, XC_TOP_RSQRT, add(k, var, f32c(k, eps)));
-  val_t* y = mul(k, d, col(k, rstd));
-  y = add(k, mul(k, y, xc_tiled_load(k, gamma, cols, cmask, zero)),
-          xc_tiled_load(k, beta, cols, cmask, zero));
-  y = xc_tiled_binary(k, XC_TOP_MAX, y, zero);
-  xc_tiled_store(k, Y, off, y, mask);
-  return finish(k);
-}
 
 static void check_layernorm(int64_t rows, int64_t n, const int64_t* knobs) {
-  kern_t* k = build_layernorm(n, 1e-5);
+  kern_t* k = roundtrip(build_layernorm(n, 1e-5));
   CHECK(k != NULL);
   if (!k) return;
   int64_t dx[2] = {rows, n}, dg[1] = {n};
@@ -427,7 +287,7 @@ static void test_layernorm(void) {
   check_layernorm(9, 100, k2);
   check_layernorm(3, 128, k3);
   /* BLOCK_N = 64 cannot hold a row of 100: the constraint rejects it. */
-  kern_t* k = build_layernorm(100, 1e-5);
+  kern_t* k = roundtrip(build_layernorm(100, 1e-5));
   if (k) {
     const int64_t bad[2] = {2, 64};
     CHECK_ERR(xc_tiled_knobs_check(k, bad, NULL), "100 <= BLOCK_N");
@@ -442,73 +302,10 @@ static void test_layernorm(void) {
 
 /* O[bh] = softmax(Q[bh] K[bh]^T * scale [+ causal mask]) V[bh], online softmax
  * over BLOCK_N-wide K/V tiles. Q, K, V, O: [BH, S, D] with D = 16. */
-static kern_t* build_attention(bool causal, double scale) {
-  kern_t* k;
-  if (xc_tiled_kernel_create(causal ? "flash_attention_causal" : "flash_attention", &k)) return NULL;
-  const int64_t bm[] = {8, 16, 32}, bn[] = {8, 16, 32}, th[] = {32, 64, 128};
-  int kBM = xc_tiled_add_knob(k, "BLOCK_M", XC_KNOB_TILE, 3, bm, 16);
-  int kBN = xc_tiled_add_knob(k, "BLOCK_N", XC_KNOB_TILE, 3, bn, 16);
-  xc_tiled_add_knob(k, "num_threads", XC_KNOB_THREADS, 3, th, 64);
-  val_t* Q = xc_tiled_param_buffer(k, "Q", XC_F32, XC_ROLE_IN);
-  val_t* K = xc_tiled_param_buffer(k, "K", XC_F32, XC_ROLE_IN);
-  val_t* V = xc_tiled_param_buffer(k, "V", XC_F32, XC_ROLE_IN);
-  val_t* O = xc_tiled_param_buffer(k, "O", XC_F32, XC_ROLE_OUT);
-  val_t* S = xc_tiled_param_scalar(k, "S");
-  val_t* BH = xc_tiled_param_scalar(k, "BH");
-  const xc_tiled_expr_t* grid[2] = {ceildiv(k, S, "BLOCK_M"), xc_texpr_param(k, BH)};
-  xc_tiled_set_grid(k, 2, grid);
-  xc_tiled_dim_t dm = xc_tiled_dim_knob(kBM), dn = xc_tiled_dim_knob(kBN), dd = xc_tiled_dim_const(16);
-  val_t* D = i64c(k, 16);
-  val_t* pid_m = xc_tiled_program_id(k, 0);
-  val_t* base = xc_tiled_name(k, mul(k, mul(k, xc_tiled_program_id(k, 1), S), D), "base");
-  val_t* vbm = kv(k, "BLOCK_M");
-  val_t* rm = col(k, add(k, mul(k, pid_m, vbm), xc_tiled_arange(k, dm)));  /* [BM,1] */
-  val_t* rd = xc_tiled_arange(k, dd);
-  val_t* rd_row = row(k, rd), *rd_col = col(k, rd);
-  val_t* zero = f32c(k, 0.0);
-  val_t* qmask = lt(k, rm, S);
-  val_t* q = xc_tiled_load(k, Q, add(k, base, add(k, mul(k, rm, D), rd_row)), qmask, zero);
-  q = mul(k, q, f32c(k, scale));
-  xc_tiled_dim_t vm[1] = {dm}, md[2] = {dm, dd}, mn[2] = {dm, dn};
-  val_t* init[3] = {xc_tiled_name(k, xc_tiled_const_f(k, XC_F32, -INFINITY, 1, vm), "m"),
-                    xc_tiled_name(k, xc_tiled_const_f(k, XC_F32, 0.0, 1, vm), "l"),
-                    xc_tiled_name(k, xc_tiled_const_f(k, XC_F32, 0.0, 2, md), "acc")};
-  val_t* s_zero = xc_tiled_const_f(k, XC_F32, 0.0, 2, mn);
-  val_t* ninf = f32c(k, -INFINITY);
-  val_t* ub = S;
-  if (causal) ub = xc_tiled_binary(k, XC_TOP_MIN, S, mul(k, add(k, pid_m, i64c(k, 1)), vbm));
-  xc_tiled_op_t* loop = xc_tiled_for_begin(k, i64c(k, 0), ub, kv(k, "BLOCK_N"), 3, init);
-  {
-    val_t* n0 = xc_tiled_name(k, xc_tiled_for_iv(loop), "n0");
-    val_t* m_i = xc_tiled_for_arg(loop, 0), *l_i = xc_tiled_for_arg(loop, 1);
-    val_t* acc = xc_tiled_for_arg(loop, 2);
-    val_t* rn = add(k, n0, xc_tiled_arange(k, dn));
-    val_t* rn_row = row(k, rn), *rn_col = col(k, rn);
-    val_t* kT = xc_tiled_load(k, K, add(k, base, add(k, mul(k, rn_row, D), rd_col)),
-                              lt(k, rn_row, S), zero);                        /* [D,BN] */
-    val_t* s = xc_tiled_dot(k, q, kT, s_zero);                                /* [BM,BN] */
-    val_t* valid = lt(k, rn_row, S);
-    if (causal) valid = land(k, valid, xc_tiled_cmp(k, XC_CMP_LE, rn_row, rm));
-    s = xc_tiled_select(k, valid, s, ninf);
-    val_t* m_new = xc_tiled_binary(k, XC_TOP_MAX, m_i, xc_tiled_reduce(k, XC_REDUCE_MAX, s, 1));
-    val_t* p = xc_tiled_unary(k, XC_TOP_EXP, sub(k, s, col(k, m_new)));
-    val_t* alpha = xc_tiled_unary(k, XC_TOP_EXP, sub(k, m_i, m_new));
-    val_t* l_new = add(k, mul(k, l_i, alpha), xc_tiled_reduce(k, XC_REDUCE_SUM, p, 1));
-    val_t* v = xc_tiled_load(k, V, add(k, base, add(k, mul(k, rn_col, D), rd_row)),
-                             lt(k, rn_col, S), zero);                         /* [BN,D] */
-    val_t* acc_new = xc_tiled_dot(k, p, v, mul(k, acc, col(k, alpha)));
-    val_t* next[3] = {m_new, l_new, acc_new};
-    xc_tiled_for_end(k, loop, 3, next);
-  }
-  val_t* o = xc_tiled_binary(k, XC_TOP_DIV, xc_tiled_for_result(loop, 2),
-                             col(k, xc_tiled_for_result(loop, 1)));
-  xc_tiled_store(k, O, add(k, base, add(k, mul(k, rm, D), rd_row)), o, qmask);
-  return finish(k);
-}
 
 static void check_attention(bool causal, int64_t bh, int64_t s, const int64_t* knobs) {
   double scale = 0.25; /* 1/sqrt(16) */
-  kern_t* k = build_attention(causal, scale);
+  kern_t* k = roundtrip(build_attention(causal, scale));
   CHECK(k != NULL);
   if (!k) return;
   int64_t d[3] = {bh, s, 16}, dmask[2] = {s, s};
