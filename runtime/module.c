@@ -323,7 +323,13 @@ static xc_status_t build_kernel(const xc_lowered_kernel_t* lk, int index, int co
   if (o->progress)
     fprintf(o->progress, "xcomp: compiling kernel %d/%d %s (%s)\n", index + 1, count, k->name,
             xc_target_name(target));
-  s = xc_target_compile(target, caps, &src, &o->compile, &k->blob);
+  xc_compile_options_t co = o->compile;
+  char dump_path[4096];
+  if (o->dump_dir) {
+    snprintf(dump_path, sizeof dump_path, "%s/%s", o->dump_dir, k->name);
+    co.dump_path = dump_path;
+  }
+  s = xc_target_compile(target, caps, &src, &co, &k->blob);
   if (compiled) (*compiled)++;
   snprintf(k->entry, sizeof k->entry, "%s", src.entry);
   xc_kernel_source_release(&src);

@@ -104,6 +104,10 @@ typedef struct xc_compile_options {
   bool cross;               /* building for another machine: cpu drops
                                -march=native */
   bool keep_temp;           /* keep temp files even on success (debugging) */
+  /* When set, compile also writes the binaries it made to dump_path plus an
+   * extension (cuda: ".cubin", ".ptx"); `xcomp compile --dump-kernels DIR`
+   * sets it to DIR/<kernel>. Targets without such files ignore it. */
+  const char* dump_path;
 } xc_compile_options_t;
 
 /* Compiled code for one module: a shared object (cpu), program source

@@ -318,6 +318,17 @@ static xc_status_t cu_nvrtc(cu_target_t* t) {
 
 /* ---- compile: NVRTC -> cubin + PTX ---- */
 
+/* Writes bytes to path + ext (--dump-kernels). */
+static xc_status_t dump_file(const char* path, const char* ext, const void* bytes, size_t n) {
+  char name[4200];
+  snprintf(name, sizeof name, "%s%s", path, ext);
+  FILE* f = fopen(name, "wb");
+  if (!f) return xc_error(XC_IO, "cannot write %s", name);
+  bool ok = fwrite(bytes, 1, n, f) == n;
+  ok = fclose(f) == 0 && ok;
+  return ok ? NULL : xc_error(XC_IO, "cannot write %s", name);
+}
+
 /* Blob layout (little-endian): "XCCUDA01", u32 arch, u32 0, u64 cubin size,
  * u64 ptx size (with its NUL), cubin bytes, PTX text. */
 #define BLOB_MAGIC "XCCUDA01"
@@ -463,6 +474,10 @@ static xc_status_t cu_compile(void* target, const xc_device_caps_t* caps, const 
     memcpy(b + 16, &nc, 8);
     memcpy(b + 24, &np, 8);
     snprintf(out_blob->format, sizeof out_blob->format, "%s", XC_CUDA_BLOB_FORMAT);
+    if (options->dump_path) {
+      st = dump_file(options->dump_path, ".cubin", b + BLOB_HEADER, ncubin);
+      if (!st) st = dump_file(options->dump_path, ".ptx", b + BLOB_HEADER + ncubin, strlen((char*)b + BLOB_HEADER + ncubin));
+    }
     size_t olen = 0;
     for (int i = 0; i < argc; i++) olen += strlen(argv[i]) + 1;
     out_blob->options = malloc(olen + 1);
