@@ -154,6 +154,8 @@ static int compile_main(int argc, char** argv) {
       r.build.dump_dir = v;
     } else if (strcmp(argv[i], "--no-cache") == 0) {
       r.use_cache = false;
+    } else if (strcmp(argv[i], "--no-vendor-blas") == 0) {
+      r.no_vendor_blas = true;
     } else if (argv[i][0] == '-' && argv[i][1] == 'O' && argv[i][2] >= '0' && argv[i][2] <= '3' && !argv[i][3]) {
       r.opt_level = argv[i][2] - '0';
     } else if (argv[i][0] == '-' && argv[i][1]) {
@@ -188,7 +190,7 @@ static int compile_main(int argc, char** argv) {
 
 const xc_cli_command_t xc_cli_compile_command = {
     "compile", compile_main,
-    "xcomp compile MODEL [--target T] [-o OUT.xcm] [-O<n>] [--no-cache] [--dump-kernels DIR]",
+    "xcomp compile MODEL [--target T] [-o OUT.xcm] [-O<n>] [--no-cache] [--dump-kernels DIR] [--no-vendor-blas]",
     "Compile a model (.xir or .onnx) into a compiled module (.xcm) for one target.",
     "options:\n"
     "  --target T           target and device to compile for (default: cpu; e.g. opencl:1;\n"
@@ -199,6 +201,8 @@ const xc_cli_command_t xc_cli_compile_command = {
     "  --no-cache           neither read nor write the compile cache\n"
     "                       ($XCOMP_CACHE_DIR, default ~/.cache/xcomp)\n"
     "  --dump-kernels DIR   write every kernel's source and tiled IR into DIR\n"
+    "  --no-vendor-blas     keep the generated GEMM kernels: do not measure them against\n"
+    "                       the vendor library (cuda: cuBLASLt) on the device\n"
     "\n"
     "Prints one line per kernel compiled on stderr, and a summary line on stdout.\n"
     "Run the result with 'xcomp run OUT.xcm --input ...' (docs/runtime.md).\n"};

@@ -127,6 +127,11 @@ typedef struct xc_compile_request {
   bool use_cache;              /* default true */
   const char* cache_dir;       /* NULL: xc_cache_dir() */
   xc_cm_build_options_t build; /* compile options, dump folder, progress */
+  /* GEMM groups a vendor library can compute are measured against the
+   * generated kernel on the device and the faster one is kept, where a device
+   * of the target is present and reports has_vendor_blas (cuda: cuBLASLt).
+   * Set to keep the generated kernels (`--no-vendor-blas`). */
+  bool no_vendor_blas;
   /* NULL: xc_lower. Set: lowers the optimized graph instead (other lowering
    * strategies, tests); lower_free then releases its result. Hooks are not
    * part of the cache key. */
