@@ -362,12 +362,14 @@ xc_status_t xc_executor_run(xc_executor_t* e, int num_inputs, const xc_tensor_t*
   bool captured = false;
   if (!s) s = graph_for(e, inputs, &plan, &binds, &graph, &captured);
   if (!s) s = xc_event_record(e->device, &start);
+  double issue0 = now_ms();
   if (!s && graph) {
     s = xc_launch_graph_run(graph->graph);
     launches = graph->launches;
   } else if (!s) {
     s = launch_all(e, &plan, &binds, &launches);
   }
+  double issue_ms = now_ms() - issue0;
   if (!s) s = xc_event_record(e->device, &end);
   if (!s) s = xc_device_synchronize(e->device);
   if (!s) s = xc_event_elapsed_ms(start, end, &kernels_ms);
@@ -394,6 +396,7 @@ xc_status_t xc_executor_run(xc_executor_t* e, int num_inputs, const xc_tensor_t*
     memset(stats, 0, sizeof *stats);
     stats->total_ms = now_ms() - t0;
     stats->kernels_ms = kernels_ms;
+    stats->issue_ms = issue_ms;
     stats->planned_bytes = plan.planned_bytes;
     stats->unplanned_bytes = plan.unplanned_bytes;
     stats->peak_bytes = plan.planned_bytes + e->weight_bytes + input_bytes;

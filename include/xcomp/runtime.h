@@ -68,6 +68,8 @@ typedef struct xc_executor xc_executor_t;
 typedef struct xc_run_stats {
   double total_ms;      /* whole run: binding, uploads, launches, downloads */
   double kernels_ms;    /* from the first launch to the end of the last */
+  double issue_ms;      /* host time spent issuing the launches (or the graph replay):
+                           the launch overhead the host pays, kernels not awaited */
   int64_t peak_bytes;   /* device bytes held during the run: weights + inputs + slots */
   int64_t planned_bytes;   /* slots alone */
   int64_t unplanned_bytes; /* what the intermediates would take without reuse */
