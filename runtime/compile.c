@@ -83,9 +83,10 @@ xc_hash128_t xc_compile_cache_key(const void* model_bytes, size_t model_size, co
   XXH3_128bits_update(st, &fp, sizeof fp);
   char opts[1200];
   const xc_compile_options_t* c = &r->build.compile;
-  snprintf(opts, sizeof opts, "O%d|flags=%s|extra=%s|cross=%d|env=%s|format=%u", r->opt_level,
+  snprintf(opts, sizeof opts, "O%d|flags=%s|extra=%s|cross=%d|env=%s|format=%u|arch=%d", r->opt_level,
            c->flags ? c->flags : "-", c->extra_flags ? c->extra_flags : "-", c->cross ? 1 : 0,
-           getenv("XCOMP_CPU_CFLAGS") ? getenv("XCOMP_CPU_CFLAGS") : "-", XC_CM_FORMAT_VERSION);
+           getenv("XCOMP_CPU_CFLAGS") ? getenv("XCOMP_CPU_CFLAGS") : "-", XC_CM_FORMAT_VERSION,
+           r->resolved_target && r->resolved_caps && r->resolved_for_arch ? 1 : 0);
   hash_str(st, "options", opts);
   hash_str(st, "xcomp", XCOMP_VERSION);
   xc_hash128_t self = self_identity();
@@ -248,6 +249,7 @@ xc_status_t xc_runtime_compile(const void* model_bytes, size_t model_size, xc_mo
   XC_RETURN_IF_ERROR(load(load_ctx, &g));
   int compiled = 0;
   xc_status_t s = xc_runtime_compile_graph(g, target, &caps, r, &compiled, out);
+  if (!s && r->resolved_target && r->resolved_caps && r->resolved_for_arch) (*out)->flags |= XC_CM_ARCH_ONLY;
   xc_graph_destroy(g);
   if (stats) stats->kernels_compiled += compiled;
   if (s) return s;
