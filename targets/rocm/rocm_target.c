@@ -45,7 +45,7 @@ typedef struct rocm_target {
   xc_status_t rtc_error;
   void* rtc_library;
   xc_hiprtc_api_t rtc;
-  int rtc_version; /* major*100+minor */
+  int rtc_version; /* ROCm release of hiprtc, major*100+minor; 0 unknown */
 } rocm_target_t;
 
 typedef struct rocm_device {
@@ -93,6 +93,7 @@ static xc_status_t hip_fail(rocm_target_t* t, hipError_t e, const char* what) {
                        ? XC_INVALID_ARGUMENT
                    : e == hipErrorNotFound ? XC_NOT_FOUND
                                            : XC_INTERNAL;
+  if (text && name && strcmp(text, name) == 0) text = NULL; /* ROCm 5 gives the name twice */
   return xc_error(code, "rocm: %s failed: %s (%d)%s%s", what, name ? name : "HIP error", (int)e, text ? ": " : "",
                   text ? text : "");
 }
@@ -236,8 +237,20 @@ static xc_status_t rocm_load_rtc(rocm_target_t* t) {
       continue;
     }
     t->rtc_library = h;
-    int major = 0, minor = 0;
-    if (t->rtc.hiprtcVersion(&major, &minor) == HIPRTC_SUCCESS) t->rtc_version = major * 100 + minor;
+    /* The ROCm release: hiprtcVersion reports the compiler's own version
+     * (9.0 on ROCm 5.2), hipRuntimeGetVersion the release (50221153 =
+     * 5.2.21153) and needs no device. */
+    hipError_t (*runtime_version)(int*) = NULL;
+    *(void**)&runtime_version = dlsym(h, "hipRuntimeGetVersion");
+    void* rt = NULL;
+    for (size_t k = 4; !runtime_version && k < n; k++)
+      if ((rt = dlopen(paths[k], RTLD_NOW | RTLD_LOCAL)) != NULL) {
+        *(void**)&runtime_version = dlsym(rt, "hipRuntimeGetVersion");
+        if (!runtime_version) dlclose(rt);
+      }
+    int v = 0;
+    if (runtime_version && runtime_version(&v) == hipSuccess && v > 0)
+      t->rtc_version = (v / 10000000) * 100 + (v / 100000) % 100;
     return NULL;
   }
   return xc_error(XC_UNAVAILABLE, "hiprtc not found (%s)",
@@ -442,7 +455,7 @@ static xc_status_t rocm_compile(void* target, const xc_device_caps_t* caps, cons
   xc_status_t st = NULL;
   bool done = false;
   if (!rtc_st && a && t->rtc_version && t->rtc_version < a->min_hiprtc)
-    rtc_st = xc_error(XC_UNAVAILABLE, "hiprtc %d.%d predates %s (needs %d.%d)", t->rtc_version / 100,
+    rtc_st = xc_error(XC_UNAVAILABLE, "hiprtc of ROCm %d.%d predates %s (needs ROCm %d.%d)", t->rtc_version / 100,
                       t->rtc_version % 100, arch, a->min_hiprtc / 100, a->min_hiprtc % 100);
   if (!rtc_st) {
     st = compile_hiprtc(t, arch, source, argv, argc, out_blob);

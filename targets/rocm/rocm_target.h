@@ -27,9 +27,9 @@ typedef struct xc_rocm_arch {
   int lds_bytes;           /* LDS per work-group */
   int max_threads;         /* work-group limit */
   char matrix;             /* 'M' MFMA, 'W' WMMA, 0 none */
-  /* Oldest hiprtc (major*100+minor) known to compile for it; older ones
-   * (which may crash on an architecture they do not know) are skipped and
-   * hipcc is tried instead. */
+  /* Oldest ROCm release (major*100+minor) whose hiprtc compiles for it;
+   * older ones (which may crash on an architecture they do not know) are
+   * skipped and hipcc is tried instead. */
   int min_hiprtc;
 } xc_rocm_arch_t;
 
