@@ -105,6 +105,7 @@ typedef struct xc_cstyle_dialect {
    * copy_wait waits until at most `pending` groups are in flight (the
    * emitter adds the barrier that makes the data visible to all). */
   void (*copy16_async)(xc_cstyle_writer_t* w, const char* dst, const char* src, const char* full);
+  const char* align16;         /* before the element type of a 16-byte aligned shared array */
   const char* copy_commit;
   const char* copy_wait_fmt;   /* printf format with one %d: pending groups */
 } xc_cstyle_dialect_t;
