@@ -135,6 +135,7 @@ static void set_mma_shapes(xc_device_caps_t* caps, int arch) {
     MMA(16, 8, 16, XC_F16, XC_F32);
     MMA(16, 8, 16, XC_BF16, XC_F32);
     MMA(16, 8, 32, XC_I8, XC_I32);
+    MMA(16, 8, 8, XC_F32, XC_F32);     /* tf32 inputs (f32 rounded), only with allow_tf32 */
   } else if (arch >= 75) {
     MMA(16, 8, 8, XC_F16, XC_F32);
     MMA(8, 8, 16, XC_I8, XC_I32);
