@@ -467,6 +467,7 @@ static xc_status_t rocm_compile(void* target, const xc_device_caps_t* caps, cons
     if (have_program(hipcc)) {
       st = compile_hipcc(hipcc, arch, source, argv + 1, argc - 1, options->keep_temp, out_blob);
       g_last_compiler = "hipcc";
+      if (st && !force_hipcc) st = xc_status_annotate(st, "hipcc used for %s because %s", arch, xc_status_message(rtc_st));
     } else {
       st = xc_error(XC_UNAVAILABLE, "target rocm unavailable: cannot compile for %s: %s, and %s is not installed — " RTC_HINT,
                     arch, xc_status_message(rtc_st), hipcc);
