@@ -1,5 +1,5 @@
 /* The C-family kernel emitter: one emitter for every target whose kernel
- * language is C-like (C for the cpu target, OpenCL C; CUDA and HIP later),
+ * language is C-like (C for the cpu target, OpenCL C, CUDA C++, HIP C++),
  * parameterized by a dialect table. docs/emitter.md describes the mapping of
  * tiles to hardware and the table. */
 #ifndef XCOMP_TARGETS_CSTYLE_H

@@ -133,7 +133,9 @@ static xc_status_t rocm_load_runtime(rocm_target_t* t) {
   hipError_t e = t->api.hipInit(0);
   if (e != hipSuccess) {
     xc_status_t st = hip_fail(t, e, "hipInit");
-    xc_status_t un = xc_error(XC_UNAVAILABLE, "target rocm unavailable: %s (no AMD GPU is visible)",
+    xc_status_t un = xc_error(XC_UNAVAILABLE,
+                              "target rocm unavailable: %s (no AMD GPU is visible; to compile without one, "
+                              "name an architecture: rocm:gfx90a)",
                               xc_status_message(st));
     xc_status_free(st);
     return un;
@@ -142,7 +144,8 @@ static xc_status_t rocm_load_runtime(rocm_target_t* t) {
   int count = 0;
   e = t->api.hipGetDeviceCount(&count);
   if (e != hipSuccess || count <= 0)
-    return xc_error(XC_UNAVAILABLE, "target rocm unavailable: the HIP runtime reports no AMD GPU");
+    return xc_error(XC_UNAVAILABLE, "target rocm unavailable: the HIP runtime reports no AMD GPU (to compile "
+                                    "without one, name an architecture: rocm:gfx90a)");
   t->num_devices = count;
   return NULL;
 }
