@@ -481,6 +481,14 @@ static xc_status_t rocm_compile(void* target, const xc_device_caps_t* caps, cons
     out_blob->options = join(argv, argc);
     if (!out_blob->options) st = xc_error_oom();
   }
+  if (!st && options->dump_path) {
+    /* the code object, for llvm-objdump (xcomp compile --dump-kernels) */
+    const uint8_t* code = NULL;
+    size_t n = 0;
+    char path[4200];
+    snprintf(path, sizeof path, "%s.co", options->dump_path);
+    if (xc_rocm_blob_parts(out_blob, NULL, 0, &code, &n)) st = xc_targets_write_file(path, code, n);
+  }
   free(fbuf);
   return st; /* on failure the caller releases the blob */
 }
