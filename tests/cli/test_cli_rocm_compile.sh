@@ -50,25 +50,22 @@ else
   echo "note: hipcc not installed, gfx940 not checked"
 fi
 
-# The lowered GEMMs run on MFMA: cut every code object out of the gpt2-tiny
-# module (32-byte XCROCM01 header: magic, arch, u64 size) and disassemble it.
-if command -v llvm-objdump >/dev/null 2>&1 && [ -f "$TMP/gpt2-tiny-gfx90a.xcm" ]; then
-  f="$TMP/gpt2-tiny-gfx90a.xcm"
+# The lowered GEMMs run on MFMA: --dump-kernels wrote every code object
+# (NAME.co); disassemble them.
+if command -v llvm-objdump >/dev/null 2>&1 && [ -d "$TMP/gpt2-tiny-gfx90a.k" ]; then
+  k="$TMP/gpt2-tiny-gfx90a.k"
   with_mfma=0
   total=0
-  for off in $(grep -abo "XCROCM01gfx90a" "$f" | cut -d: -f1); do
-    size=$(od -An -t u8 -j $((off + 24)) -N 8 "$f" | tr -d ' ')
-    dd if="$f" of="$TMP/co.elf" bs=1 skip=$((off + 32)) count="$size" status=none 2>/dev/null ||
-      tail -c +$((off + 33)) "$f" | head -c "$size" >"$TMP/co.elf"
+  for co in "$k"/*.co; do
     total=$((total + 1))
-    if llvm-objdump -d --mcpu=gfx90a "$TMP/co.elf" 2>/dev/null | grep -q "v_mfma_f32"; then
+    if llvm-objdump -d --mcpu=gfx90a "$co" 2>/dev/null | grep -q "v_mfma_f32"; then
       with_mfma=$((with_mfma + 1))
     fi
   done
-  gemms=$(ls "$TMP/gpt2-tiny-gfx90a.k"/*gemm*.hip | wc -l)
-  echo "gpt2-tiny gfx90a: $with_mfma of $total code objects use MFMA ($gemms GEMM kernels)"
+  [ "$total" -eq "$(ls "$k"/*.hip | wc -l)" ] || fail "expected one dumped code object per kernel, got $total"
+  echo "gpt2-tiny gfx90a: $with_mfma of $total code objects use MFMA"
   [ "$with_mfma" -ge 1 ] || fail "no gpt2-tiny code object contains v_mfma"
-  [ "$with_mfma" -eq "$(grep -l "matrix instructions" "$TMP/gpt2-tiny-gfx90a.k"/*.hip | wc -l)" ] ||
+  [ "$with_mfma" -eq "$(grep -l "matrix instructions" "$k"/*.hip | wc -l)" ] ||
     fail "MFMA code objects do not match the sources that plan matrix instructions"
 else
   echo "note: llvm-objdump not installed, disassembly not checked"
