@@ -5,7 +5,8 @@
  * __shared__ arrays (LDS) or distributed over per-thread arrays, and the
  * barrier is __syncthreads(). Only the part of the HIP kernel language that
  * HIP and CUDA spell alike is used, so the text is one source for both
- * platforms; AMD-only code (matrix instructions) sits under __AMDGCN__.
+ * platforms; AMD-only code (matrix instructions) sits under #if on the
+ * architectures that have it (__gfx90a__, ...).
  *
  * Headers: hiprtc has the HIP runtime header built in (__HIPCC_RTC__),
  * hipcc needs <hip/hip_runtime.h>, and NVRTC (__CUDACC_RTC__) has CUDA's

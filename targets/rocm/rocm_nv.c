@@ -6,9 +6,11 @@
  * Compilation is NVRTC with __HIP_PLATFORM_NVIDIA__ defined; the emitted
  * source includes no header under NVRTC (HIP's kernel language on NVIDIA is
  * CUDA's, and the part the emitter uses is spelled alike), and AMD-only code
- * sits under __AMDGCN__, which NVRTC does not define. Everything else —
- * driver loading, devices, buffers, modules, launches, events — is the cuda
- * target's runtime half (its interface table and context), not a copy. */
+ * sits under #if on the AMD architecture macros, which NVRTC does not
+ * define. Everything else — driver loading, devices, buffers, modules,
+ * launches, events, graphs — is the cuda target's runtime half (its
+ * interface table and context), not a copy; only the caps drop the vendor
+ * BLAS. */
 #include <string.h>
 
 #include "../cuda/cuda_target.h"
@@ -37,12 +39,21 @@ static xc_status_t nv_compile(void* target, const xc_device_caps_t* caps, const 
 
 static xc_target_iface_t g_nv_iface;
 
+/* The cuda target's caps without its vendor BLAS: rocm_nv exists to run the
+ * generated HIP kernels, so GEMMs are never swapped for cuBLASLt. */
+static xc_status_t nv_device_caps(void* target, int index, xc_device_caps_t* out_caps) {
+  xc_status_t st = xc_cuda_iface()->device_caps(target, index, out_caps);
+  if (!st) out_caps->has_vendor_blas = false;
+  return st;
+}
+
 xc_status_t xc_target_rocm_nv_init(int api_version, const xc_target_host_t* host) {
   (void)api_version;
   g_nv_iface = *xc_cuda_iface();
   g_nv_iface.name = "rocm_nv";
   g_nv_iface.description =
       "the rocm target's HIP source on NVIDIA GPUs (NVRTC, __HIP_PLATFORM_NVIDIA__; CUDA Driver API runtime)";
+  g_nv_iface.device_caps = nv_device_caps;
   g_nv_iface.supports = nv_supports;
   g_nv_iface.emit = nv_emit;
   g_nv_iface.compile = nv_compile;

@@ -182,7 +182,8 @@ static bool device_arch(rocm_target_t* t, int index, char* out, size_t size) {
   bool found = false;
   if (props && t->api.hipGetDeviceProperties(props, index) == hipSuccess) {
     for (size_t i = 0; !found && i + 8 < XC_HIP_PROPS_BUFFER; i++) {
-      if (props[i] != 'g' || memcmp(props + i, "gfx", 3) != 0 || (i && props[i - 1] != 0)) continue;
+      if (props[i] != 'g' || memcmp(props + i, "gfx", 3) != 0) continue;
+      if (i && ((props[i - 1] >= 'a' && props[i - 1] <= 'z') || (props[i - 1] >= '0' && props[i - 1] <= '9'))) continue;
       xc_device_caps_t probe;
       memset(&probe, 0, sizeof probe);
       snprintf(probe.name, sizeof probe.name, "%.100s", (const char*)props + i);
