@@ -3,11 +3,12 @@
  * (M tiles, N tiles, batch), a K loop accumulating dot(A[BM,BK], B[BK,BN])
  * in f32 (f64 for f64), then the group's elementwise epilogue on the
  * accumulator tile. */
+#include <stdio.h>
 #include <string.h>
 
 #include "lower_internal.h"
 
-static const int64_t bm_c[] = {16, 32, 64}, bn_c[] = {16, 32, 64}, bk_c[] = {8, 16, 32};
+static const int64_t bm_c[] = {16, 32, 64, 128}, bn_c[] = {16, 32, 64, 128}, bk_c[] = {8, 16, 32};
 
 /* A QLinearMatMul scale or zero point as f64: one value, or one per row
  * (idx = rm) or column (idx = rn). */
@@ -49,9 +50,21 @@ xc_status_t lw_emit_gemm(lw_ctx_t* c, const xc_node_t* n) {
   int nb = ry - (a1 ? 0 : 1) - (b1 ? 0 : 1);
   if (nb < 0 || ry > LW_MAX_RANK) return lw_unsupported(c, n, "unexpected output rank %d", ry);
 
-  int kBM = lw_knob(c, "BLOCK_M", 3, bm_c, 32);
-  int kBN = lw_knob(c, "BLOCK_N", 3, bn_c, 32);
-  int kBK = lw_knob(c, "BLOCK_K", 3, bk_c, 16);
+  /* Devices with matrix instructions for this dtype (limits "mma"; f32 only
+   * when the compile allows tf32) get tensor-core-sized tiles: 128x128x32
+   * on 256 work-items, a 2-stage pipeline of the K loop. */
+  bool mma = !qlin && c->limits && !c->multi_phase && (c->limits->value[XC_TILED_LIMIT_MMA] & ((int64_t)1 << dt));
+  int kBM = lw_knob(c, "BLOCK_M", 4, bm_c, mma ? 128 : 32);
+  int kBN = lw_knob(c, "BLOCK_N", 4, bn_c, mma ? 128 : 32);
+  int kBK = lw_knob(c, "BLOCK_K", 3, bk_c, mma ? 32 : 16);
+  if (mma) {
+    static const int64_t st_c[] = {1, 2, 3, 4}, tf_c[] = {0, 1};
+    char name[32];
+    snprintf(name, sizeof name, "STAGES_p%d", c->phase_index);
+    xc_tiled_add_knob(k, name, XC_KNOB_STAGES, 4, st_c, 2);
+    if (dt == XC_F32) xc_tiled_add_knob(k, "tf32", XC_KNOB_OTHER, 2, tf_c, 1);
+    c->threads_default = 256;
+  }
   xc_tiled_dim_t dm = xc_tiled_dim_knob(kBM), dn = xc_tiled_dim_knob(kBN), dk = xc_tiled_dim_knob(kBK);
   lw_val_t* m0 = lw_iter_begin(c, 0, lw_dim(c, M), kBM, 0);
   lw_val_t* n0 = lw_iter_begin(c, 1, lw_dim(c, N), kBN, 0);

@@ -66,6 +66,8 @@ typedef struct lw_ctx {
    * attention output that the kernel stores through (or NULL). */
   const bool* absorbed;
   const xc_node_t* remap_out;
+  const xc_tiled_limits_t* limits;
+  int64_t threads_default; /* 0: the usual 128 work-items per program */
   xc_status_t err;
 } lw_ctx_t;
 

@@ -85,10 +85,10 @@ xc_status_t xc_executor_create(const xc_compiled_module_t* m, const char* select
     if (strcmp(tname, m->target) != 0) {
       s = xc_error(XC_INVALID_ARGUMENT, "the module was compiled for target %s; device '%s' belongs to target %s",
                    m->target, selector, tname);
-    } else if (!e->options.ignore_fingerprint && !strstr(m->device_name, "(no device)")) {
-      /* A module compiled for an architecture without a device (cuda:sm_90
-       * on a GPU-less machine) is not tied to one device: the target checks
-       * its code when loading it (cubin architecture, PTX fallback). */
+    } else if (!e->options.ignore_fingerprint && !(m->flags & XC_CM_ARCH_ONLY)) {
+      /* A module compiled for an architecture (cuda:sm_90, rocm:gfx90a)
+       * is not tied to one device: the target checks its code when loading
+       * it (cubin architecture or PTX, code object architecture). */
       xc_hash128_t fp = xc_device_caps_fingerprint(caps);
       if (fp.lo != m->caps_fingerprint.lo || fp.hi != m->caps_fingerprint.hi)
         s = xc_error(XC_UNSUPPORTED,

@@ -10,6 +10,7 @@
 #include "xcomp/runtime.h"
 #include "xcomp/target.h"
 #include "../targets/cuda/cuda_target.h"
+#include "../targets/rocm/rocm_target.h"
 
 static bool has_suffix(const char* s, const char* suffix) {
   size_t n = strlen(s), m = strlen(suffix);
@@ -46,16 +47,24 @@ static xc_status_t compile_model(const char* model, const xc_compile_request_t* 
   uint8_t* bytes = NULL;
   size_t size = 0;
   XC_RETURN_IF_ERROR(xc_read_file_bytes(model, &bytes, &size));
-  /* A CUDA architecture ("cuda:sm_90") compiles without a GPU: the cuda
-   * target resolves it to the nominal capabilities of that architecture (or
-   * to a present device of it). */
+  /* An architecture ("cuda:sm_90", "rocm:gfx90a") compiles without a GPU:
+   * the target resolves it to the nominal capabilities of that architecture
+   * (or to a present device of it); the module is then marked as compiled
+   * for an architecture, not a device. */
   xc_compile_request_t req = *r;
   xc_device_caps_t caps;
   xc_status_t s = NULL;
+  int index = 0;
   if (strncmp(r->target, "cuda:sm_", 8) == 0) {
     s = xc_targets_init();
-    if (!s) s = xc_cuda_select(r->target, &req.resolved_target, &caps, NULL);
+    if (!s) s = xc_cuda_select(r->target, &req.resolved_target, &caps, &index);
     req.resolved_caps = &caps;
+    req.resolved_for_arch = index < 0;
+  } else if (strncmp(r->target, "rocm:gfx", 8) == 0) {
+    s = xc_targets_init();
+    if (!s) s = xc_rocm_select(r->target, &req.resolved_target, &caps, &index);
+    req.resolved_caps = &caps;
+    req.resolved_for_arch = index < 0;
   }
   if (!s) s = xc_runtime_compile(bytes, size, load_model, (void*)model, &req, stats, out);
   free(bytes);

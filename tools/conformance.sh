@@ -31,9 +31,9 @@ fi
 # failure here fails the step (a compiled target must not produce wrong
 # numbers); a target without a device (no OpenCL platform) is skipped.
 status=0
-for t in tiled cpu opencl; do
-  if [ "$t" = opencl ] && ! "$XCOMP" targets | grep -q '^  opencl:'; then
-    echo "conformance: SKIP models on opencl (no OpenCL device)"
+for t in tiled cpu opencl rocm rocm_nv; do
+  if [ "$t" != tiled ] && [ "$t" != cpu ] && ! "$XCOMP" targets | grep -q "^  $t:"; then
+    echo "conformance: SKIP models on $t (no device)"
     continue
   fi
   "$XCOMP" conform --target "$t" --models "$MODELS" -j "$JOBS" --strict \

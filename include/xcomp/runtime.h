@@ -125,6 +125,9 @@ typedef struct xc_compile_request {
    * device. NULL: `target` is resolved through the registry. */
   xc_target_t* resolved_target;
   const xc_device_caps_t* resolved_caps;
+  /* resolved_caps are an architecture's nominal capabilities, not a present
+   * device's: the module is marked XC_CM_ARCH_ONLY. */
+  bool resolved_for_arch;
   int opt_level;               /* graph pass pipeline level (default 2) */
   bool use_cache;              /* default true */
   const char* cache_dir;       /* NULL: xc_cache_dir() */
