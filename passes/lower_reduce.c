@@ -62,6 +62,7 @@ static void rows_chunk(lw_ctx_t* c, rows_t* w, lw_val_t* r0, lw_space_t* sp) {
 
 static xc_dtype_t acc_type(xc_dtype_t dt) {
   if (dt == XC_F64) return XC_F64;
+  if (dt == XC_BOOL) return XC_I32; /* Max = any, Min = all on 0/1 */
   if (xc_dtype_is_float(dt)) return XC_F32;
   return dt;
 }
@@ -131,8 +132,11 @@ xc_status_t lw_emit_reduce(lw_ctx_t* c, const xc_node_t* n) {
     if (av && !lw_const_ints(c, av, axes, LW_MAX_RANK, &na))
       return lw_unsupported(c, n, "axes are not constant");
     if (na == 0) {
-      if (xc_node_attr_int(n, "noop_with_empty_axes")) return lw_unsupported(c, n, "noop_with_empty_axes");
-      for (int d = 0; d < X->rank; d++) is_red[d] = true;
+      /* noop_with_empty_axes: the output is the input; a sum over no axes
+       * (one element per row) copies it whatever the op. */
+      if (xc_node_attr_int(n, "noop_with_empty_axes")) kind = RK_SUM;
+      else
+        for (int d = 0; d < X->rank; d++) is_red[d] = true;
     }
     for (int i = 0; i < na; i++) {
       int64_t a = axes[i] < 0 ? axes[i] + X->rank : axes[i];
@@ -152,6 +156,10 @@ xc_status_t lw_emit_reduce(lw_ctx_t* c, const xc_node_t* n) {
   if (kind == RK_PROD) init = 1, rk = XC_REDUCE_PROD;
   if (!xc_dtype_is_float(at) && (kind == RK_MAX || kind == RK_MIN))
     init = kind == RK_MAX ? -9.2e18 : 9.2e18;
+  if (X->dtype == XC_BOOL) {
+    if (kind != RK_MAX && kind != RK_MIN) return lw_unsupported(c, n, "bool %s", n->op_type);
+    init = kind == RK_MAX ? 0 : 1;
+  }
   double fill = init;
   lw_val_t* a0 = row_init(c, &w, at, kind == RK_MAX || kind == RK_MIN ? init : (kind == RK_PROD ? 1 : 0));
   lw_space_t sp;
