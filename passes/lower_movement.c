@@ -13,7 +13,7 @@ static const char* const movement_ops[] = {"Transpose", "Gather", "GatherElement
                                            "Concat", "Slice", "Expand", "Tile", "Pad",
                                            "ConstantOfShape", "Size", "Trilu", "EyeLike",
                                            "BatchNormalization", "Dropout", "DepthToSpace",
-                                           "SpaceToDepth", "GatherND", "OneHot", "RotaryEmbedding"};
+                                           "SpaceToDepth", "GatherND", "OneHot", "RotaryEmbedding", "Range"};
 
 bool lw_is_movement(const xc_node_t* n) {
   if (n->domain && n->domain[0]) return false;
@@ -98,6 +98,14 @@ xc_status_t lw_emit_movement(lw_ctx_t* c, const xc_node_t* n) {
     y = load_idx(c, &sp, X, X->rank, in);
   } else if (!strcmp(op, "Expand")) {
     y = lw_load_at(c, &sp, X);
+  } else if (!strcmp(op, "Range")) {
+    /* start + i * delta in f64 (floats) or i64, like the reference; start
+     * and delta are read from their buffers, the length is the static dim */
+    if (Y->rank != 1) return lw_unsupported(c, n, "rank %d", Y->rank);
+    xc_dtype_t at = xc_dtype_is_float(Y->dtype) ? XC_F64 : XC_I64;
+    lw_val_t* s0 = lw_cast_to(c, xc_tiled_load(k, lw_buf(c, n->inputs[0]), lw_i64(c, 0), NULL, NULL), at);
+    lw_val_t* dl = lw_cast_to(c, xc_tiled_load(k, lw_buf(c, n->inputs[2]), lw_i64(c, 0), NULL, NULL), at);
+    y = lw_cast_to(c, lw_add(c, s0, lw_mul(c, lw_cast_to(c, sp.idx[0], at), dl)), Y->dtype);
   } else if (!strcmp(op, "Tile")) {
     for (int d = 0; d < X->rank; d++) in[d] = lw_rem(c, sp.idx[d], lw_dim(c, X->dims[d]).v);
     y = load_idx(c, &sp, X, X->rank, in);
