@@ -356,6 +356,33 @@ static void test_more_ops(void) {
   check_graph("depth-loss", t3, 3, sh3, rk3);
 }
 
+/* Inverse trigonometry (through atan), BitShift both ways, Range with a
+ * static length, Reduce* with empty axes and noop_with_empty_axes, and
+ * ReduceMax/ReduceMin on bool (any / all). */
+static void test_added_ops(void) {
+  const char* t = HDR
+      "  input x: f32[3, 37]\n  input a: u8[3, 37]\n  input s: u8[3, 37]\n  input b: bool[3, 37]\n"
+      "  const half: f32[] = 0.5\n  h = Mul(x, half)\n"
+      "  y1 = Asin(h)\n  y2 = Acos(h)\n  y3 = Atan(x)\n"
+      "  l = BitShift(a, s) {direction: \"LEFT\"}\n  r = BitShift(a, s) {direction: \"RIGHT\"}\n"
+      "  const none: i64[0] = []\n  n0 = ReduceSum(x, none) {noop_with_empty_axes: 1}\n"
+      "  n1 = ReduceSum(x, none) {keepdims: 0}\n"
+      "  const ax: i64[1] = [1]\n  bmax = ReduceMax(b, ax) {keepdims: 0}\n  bmin = ReduceMin(b, ax)\n"
+      "  sz = Size(x)\n  const st: i64[] = 5\n  const dl: i64[] = -2\n  const fst: f32[] = 0.25\n"
+      "  const fdl: f32[] = 0.1\n  const fl: f32[] = 1.0\n"
+      "  ri = Range(st, sz, dl)\n  ri2 = Range(st, sz, st)\n  rf = Range(fst, fl, fdl)\n"
+      "  output y1\n  output y2\n  output y3\n  output l\n  output r\n  output n0\n  output n1\n"
+      "  output bmax\n}\n";
+  const int64_t sh[4][4] = {{3, 37}, {3, 37}, {3, 37}, {3, 37}};
+  const int rk[4] = {2, 2, 2, 2};
+  check_graph("added-ops", t, 4, sh, rk);
+  /* at most 8 outputs per graph: the rest of the same graph */
+  char t2[2048];
+  snprintf(t2, sizeof t2, "%.*s  output bmin\n  output ri\n  output ri2\n  output rf\n}\n",
+           (int)(strstr(t, "  output y1") - t), t);
+  check_graph("added-ops-2", t2, 4, sh, rk);
+}
+
 /* Resize with constant scales/sizes (the ONNX node tests pass them as
  * inputs, which makes the output shape data-dependent). */
 static void test_resize(void) {
@@ -535,7 +562,7 @@ static void test_structure(void) {
 }
 
 static void test_unsupported(void) {
-  const char* t = HDR "  input x: f32[3]\n  y = Acos(x)\n  output y\n}\n";
+  const char* t = HDR "  input x: f32[3, 3]\n  y = Det(x)\n  output y\n}\n";
   xc_graph_t* g = NULL;
   CHECK_OK(xc_xir_parse(t, strlen(t), "u", NULL, &g));
   if (!g) return;
@@ -545,7 +572,7 @@ static void test_unsupported(void) {
   xc_lowered_module_t* m = NULL;
   xc_status_t s = xc_lower(g, plan, NULL, &m);
   CHECK(s != NULL && xc_status_code(s) == XC_UNSUPPORTED);
-  CHECK(s && strstr(xc_status_message(s), "Acos") != NULL);
+  CHECK(s && strstr(xc_status_message(s), "Det") != NULL);
   CHECK(m == NULL);
   xc_status_free(s);
   xc_fusion_plan_destroy(plan);
@@ -667,6 +694,7 @@ int main(void) {
   test_empty();
   test_fusion_shapes();
   test_more_ops();
+  test_added_ops();
   test_resize();
   test_quant();
   test_f16();
