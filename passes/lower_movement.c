@@ -13,7 +13,7 @@ static const char* const movement_ops[] = {"Transpose", "Gather", "GatherElement
                                            "Concat", "Slice", "Expand", "Tile", "Pad",
                                            "ConstantOfShape", "Size", "Trilu", "EyeLike",
                                            "BatchNormalization", "Dropout", "DepthToSpace",
-                                           "SpaceToDepth", "GatherND", "OneHot", "RotaryEmbedding", "Range"};
+                                           "SpaceToDepth", "GatherND", "OneHot", "RotaryEmbedding", "Range", "LRN"};
 
 bool lw_is_movement(const xc_node_t* n) {
   if (n->domain && n->domain[0]) return false;
@@ -98,6 +98,32 @@ xc_status_t lw_emit_movement(lw_ctx_t* c, const xc_node_t* n) {
     y = load_idx(c, &sp, X, X->rank, in);
   } else if (!strcmp(op, "Expand")) {
     y = lw_load_at(c, &sp, X);
+  } else if (!strcmp(op, "LRN")) {
+    /* x / (bias + alpha/size * sum of x^2 over channels c-lo..c+hi)^beta,
+     * the window unrolled (masked outside the channels) */
+    int64_t size = xc_node_attr_int(n, "size");
+    if (X->rank < 2 || size < 1 || size > 64 || !xc_dtype_is_float(X->dtype))
+      return lw_unsupported(c, n, "size %lld, rank %d", (long long)size, X->rank);
+    xc_dtype_t at = X->dtype == XC_F64 ? XC_F64 : XC_F32;
+    int64_t lo = (size - 1) / 2;
+    lw_val_t* ss = lw_fconst(c, at, 0);
+    lw_val_t* ch = sp.idx[1];
+    lw_val_t* nch = lw_dim(c, X->dims[1]).v;
+    for (int d = 0; d < X->rank; d++) in[d] = sp.idx[d];
+    for (int64_t j = 0; j < size; j++) {
+      lw_val_t* cj = lw_add(c, ch, lw_i64(c, j - lo));
+      lw_val_t* ok = lw_and(c, xc_tiled_cmp(k, XC_CMP_GE, cj, lw_i64(c, 0)), lw_lt(c, cj, nch));
+      in[1] = xc_tiled_select(k, ok, cj, lw_i64(c, 0));
+      lw_space_t s2 = sp;
+      s2.mask = lw_and(c, sp.mask, ok);
+      lw_val_t* v = lw_cast_to(c, load_idx(c, &s2, X, X->rank, in), at);
+      ss = lw_add(c, ss, xc_tiled_select(k, ok, lw_mul(c, v, v), lw_fconst(c, at, 0)));
+    }
+    double alpha = xc_node_attr_float(n, "alpha"), beta = xc_node_attr_float(n, "beta");
+    double bias = xc_node_attr_float(n, "bias");
+    lw_val_t* den = xc_tiled_binary(k, XC_TOP_POW, lw_add(c, lw_fconst(c, at, bias), lw_mul(c, lw_fconst(c, at, alpha / (double)size), ss)),
+                                    lw_fconst(c, at, beta));
+    y = lw_cast_to(c, lw_div(c, lw_cast_to(c, lw_load_at(c, &sp, X), at), den), Y->dtype);
   } else if (!strcmp(op, "Range")) {
     /* start + i * delta in f64 (floats) or i64, like the reference; start
      * and delta are read from their buffers, the length is the static dim */
