@@ -145,3 +145,151 @@ xc_status_t lw_emit_gemm(lw_ctx_t* c, const xc_node_t* n) {
   lw_iter_end(c, m0);
   return NULL;
 }
+
+/* ---- Einsum ----------------------------------------------------------------
+ * A flat space over the output; a loop over the flattened contraction labels
+ * (those not in the output) carries a [BLOCK] accumulator; each operand is
+ * loaded at its labels' indices (output tile indices or loop scalars, so a
+ * repeated label reads a diagonal) and the product accumulated. Ellipsis
+ * labels stand for the leading dims of each operand, aligned from the right.
+ */
+enum { EIN_ELL = 52, EIN_MAX_LABELS = EIN_ELL + LW_MAX_RANK }; /* a-z, A-Z, then ellipsis dims */
+
+static int ein_label(char ch) {
+  if (ch >= 'a' && ch <= 'z') return ch - 'a';
+  if (ch >= 'A' && ch <= 'Z') return 26 + ch - 'A';
+  return -1;
+}
+
+/* Parses one term (no spaces) of rank `rank` (-1: the output, ellipsis of
+ * `ell` dims) into labels; false when malformed. */
+static bool ein_term(const char* s, size_t len, int rank, int ell, int* labels, int* count) {
+  int n = 0, explicit_n = 0;
+  bool has_ell = false;
+  for (size_t i = 0; i < len; i++) {
+    if (s[i] == '.') {
+      if (i + 2 >= len || s[i + 1] != '.' || s[i + 2] != '.' || has_ell) return false;
+      has_ell = true;
+      i += 2;
+    } else if (ein_label(s[i]) >= 0) {
+      explicit_n++;
+    } else {
+      return false;
+    }
+  }
+  int e = has_ell ? (rank >= 0 ? rank - explicit_n : ell) : 0;
+  if (e < 0 || (rank >= 0 && !has_ell && explicit_n != rank)) return false;
+  for (size_t i = 0; i < len; i++) {
+    if (s[i] == '.') {
+      for (int j = 0; j < e; j++) labels[n++] = EIN_ELL + (ell - e) + j; /* right-aligned */
+      i += 2;
+    } else {
+      labels[n++] = ein_label(s[i]);
+    }
+  }
+  *count = n;
+  return true;
+}
+
+xc_status_t lw_emit_einsum(lw_ctx_t* c, const xc_node_t* n) {
+  xc_tiled_kernel_t* k = c->k;
+  const xc_value_t* Y = n->outputs[0];
+  const char* eq = xc_node_attr_string(n, "equation");
+  if (!eq || n->num_inputs > 8) return lw_unsupported(c, n, "equation");
+  char buf[256];
+  size_t bl = 0;
+  for (const char* p = eq; *p && bl + 1 < sizeof buf; p++)
+    if (*p != ' ') buf[bl++] = *p;
+  buf[bl] = '\0';
+  const char* arrow = strstr(buf, "->");
+  size_t lhs_len = arrow ? (size_t)(arrow - buf) : bl;
+  int labels[8][LW_MAX_RANK], counts[8] = {0};
+  int ell = 0; /* the most ellipsis dims of any operand */
+  int64_t size[EIN_MAX_LABELS];
+  int uses[EIN_MAX_LABELS] = {0};
+  for (int l = 0; l < EIN_MAX_LABELS; l++) size[l] = -1;
+  const char* t = buf;
+  for (int i = 0; i < n->num_inputs; i++) {
+    const xc_value_t* X = n->inputs[i];
+    const char* end = memchr(t, ',', lhs_len - (size_t)(t - buf));
+    size_t len = end ? (size_t)(end - t) : lhs_len - (size_t)(t - buf);
+    if ((i + 1 < n->num_inputs) != (end != NULL) || !X || X->rank > LW_MAX_RANK)
+      return lw_unsupported(c, n, "equation '%s'", eq);
+    int explicit_n = 0;
+    for (size_t j = 0; j < len; j++) explicit_n += ein_label(t[j]) >= 0;
+    if (memchr(t, '.', len) && X->rank - explicit_n > ell) ell = X->rank - explicit_n;
+    t += len + 1;
+  }
+  t = buf;
+  for (int i = 0; i < n->num_inputs; i++) {
+    const xc_value_t* X = n->inputs[i];
+    const char* end = memchr(t, ',', lhs_len - (size_t)(t - buf));
+    size_t len = end ? (size_t)(end - t) : lhs_len - (size_t)(t - buf);
+    if (!ein_term(t, len, X->rank, ell, labels[i], &counts[i]) || counts[i] != X->rank)
+      return lw_unsupported(c, n, "equation '%s'", eq);
+    for (int d = 0; d < X->rank; d++) {
+      int l = labels[i][d];
+      if (X->dims[d].sym) return lw_unsupported(c, n, "symbolic dims");
+      int64_t v = X->dims[d].value;
+      if (size[l] < 0 || size[l] == 1) size[l] = v;
+      else if (v != 1 && v != size[l]) return lw_unsupported(c, n, "label sizes differ");
+      uses[l]++;
+    }
+    t += len + 1;
+  }
+  int out[LW_MAX_RANK], no = 0;
+  if (arrow) {
+    if (!ein_term(arrow + 2, strlen(arrow + 2), -1, ell, out, &no)) return lw_unsupported(c, n, "equation '%s'", eq);
+  } else { /* implicit: ellipsis dims, then the labels used once, in order */
+    for (int l = EIN_ELL; l < EIN_ELL + ell; l++) out[no++] = l;
+    for (int l = 0; l < EIN_ELL; l++)
+      if (uses[l] == 1) out[no++] = l;
+  }
+  if (no != Y->rank) return lw_unsupported(c, n, "output rank");
+  bool in_out[EIN_MAX_LABELS] = {0};
+  for (int d = 0; d < no; d++) {
+    if (size[out[d]] < 0 || in_out[out[d]]) return lw_unsupported(c, n, "output label");
+    in_out[out[d]] = true;
+  }
+  int red[EIN_MAX_LABELS], nr = 0;
+  xc_dim_t rdims[LW_MAX_RANK];
+  for (int l = 0; l < EIN_MAX_LABELS; l++)
+    if (size[l] >= 0 && !in_out[l]) {
+      if (nr == LW_MAX_RANK) return lw_unsupported(c, n, "too many contracted labels");
+      rdims[nr] = xc_dim_const(size[l]);
+      red[nr++] = l;
+    }
+  xc_dtype_t at = Y->dtype == XC_F64 ? XC_F64 : xc_dtype_is_float(Y->dtype) ? XC_F32 : Y->dtype;
+  static const int64_t blk[] = {32, 64, 128, 256};
+  int kb = lw_knob(c, "BLOCK", 4, blk, 64);
+  lw_val_t* start = lw_iter_begin(c, 0, lw_dim(c, lw_numel(c, Y->rank, Y->dims)), kb, 0);
+  lw_space_t sp;
+  lw_flat_space(c, Y->rank, Y->dims, start, kb, &sp, NULL);
+  lw_val_t* lidx[EIN_MAX_LABELS] = {0};
+  for (int d = 0; d < no; d++) lidx[out[d]] = sp.idx[d];
+  xc_tiled_dim_t bd = xc_tiled_dim_knob(kb);
+  lw_val_t* init = xc_dtype_is_float(at) ? xc_tiled_const_f(k, at, 0, 1, &bd) : xc_tiled_const_i(k, at, 0, 1, &bd);
+  int64_t R = 1;
+  for (int i = 0; i < nr; i++) R *= rdims[i].value;
+  xc_tiled_op_t* loop = xc_tiled_for_begin(k, lw_i64(c, 0), lw_i64(c, R), lw_i64(c, 1), 1, &init);
+  lw_val_t* ridx[LW_MAX_RANK];
+  lw_decompose(c, xc_tiled_for_iv(loop), nr, rdims, ridx);
+  for (int i = 0; i < nr; i++) lidx[red[i]] = ridx[i];
+  lw_val_t* prod = NULL;
+  for (int i = 0; i < n->num_inputs; i++) {
+    const xc_value_t* X = n->inputs[i];
+    lw_space_t s2 = sp;
+    s2.rank = X->rank;
+    s2.dims = X->dims;
+    for (int d = 0; d < X->rank; d++) /* a size-1 dim of a broadcast label reads index 0 */
+      s2.idx[d] = X->dims[d].value == 1 ? lw_i64(c, 0) : lidx[labels[i][d]];
+    lw_val_t* v = lw_cast_to(c, xc_tiled_load(k, lw_buf(c, X), lw_offset(c, &s2, X), sp.mask, NULL), at);
+    prod = prod ? lw_mul(c, prod, v) : v;
+  }
+  if (!prod) prod = lw_fconst(c, at, 1);
+  lw_val_t* next = lw_add(c, xc_tiled_for_arg(loop, 0), prod);
+  xc_tiled_for_end(k, loop, 1, &next);
+  XC_RETURN_IF_ERROR(lw_epilogue(c, &sp, lw_cast_to(c, xc_tiled_for_result(loop, 0), Y->dtype)));
+  lw_iter_end(c, start);
+  return NULL;
+}

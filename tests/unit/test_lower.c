@@ -381,6 +381,22 @@ static void test_added_ops(void) {
   snprintf(t2, sizeof t2, "%.*s  output bmin\n  output ri\n  output ri2\n  output rf\n}\n",
            (int)(strstr(t, "  output y1") - t), t);
   check_graph("added-ops-2", t2, 4, sh, rk);
+  /* Einsum (contraction, diagonal with ellipsis, implicit output, full
+   * reduction), GroupNormalization, MeanVarianceNormalization, LRN */
+  const char* t3 = HDR
+      "  input a: f32[2, 3, 5]\n  input b: f32[2, 5, 4]\n  input q: f32[2, 6, 3, 5]\n  input s: f32[6]\n"
+      "  input dg: f32[3, 4, 4]\n"
+      "  e1 = Einsum(a, b) {equation: \"bij, bjk -> bik\"}\n"
+      "  e2 = Einsum(dg) {equation: \"...ii->...i\"}\n"
+      "  e3 = Einsum(a, a) {equation: \"bij,bkj\"}\n"
+      "  e4 = Einsum(a) {equation: \"ijk->\"}\n"
+      "  gn = GroupNormalization(q, s, s) {num_groups: 3, epsilon: 1e-3}\n"
+      "  mv = MeanVarianceNormalization(q) {axes: [0, 2]}\n"
+      "  lr = LRN(q) {size: 4, alpha: 0.01, beta: 0.75, bias: 2.0}\n"
+      "  output e1\n  output e2\n  output e3\n  output e4\n  output gn\n  output mv\n  output lr\n}\n";
+  const int64_t sh3[5][4] = {{2, 3, 5}, {2, 5, 4}, {2, 6, 3, 5}, {6}, {3, 4, 4}};
+  const int rk3[5] = {3, 3, 4, 1, 3};
+  check_graph("added-ops-3", t3, 5, sh3, rk3);
 }
 
 /* Resize with constant scales/sizes (the ONNX node tests pass them as
