@@ -397,6 +397,12 @@ static void test_added_ops(void) {
   const int64_t sh3[5][4] = {{2, 3, 5}, {2, 5, 4}, {2, 6, 3, 5}, {6}, {3, 4, 4}};
   const int rk3[5] = {3, 3, 4, 1, 3};
   check_graph("added-ops-3", t3, 5, sh3, rk3);
+  /* DynamicQuantizeLinear: all three outputs, more elements than a block */
+  const char* t4 = HDR "  input x: f32[7, 131]\n  y, s, z = DynamicQuantizeLinear(x)\n"
+                       "  output y\n  output s\n  output z\n}\n";
+  const int64_t sh4[1][4] = {{7, 131}};
+  const int rk4[1] = {2};
+  check_graph("dynamic-quant", t4, 1, sh4, rk4);
 }
 
 /* Resize with constant scales/sizes (the ONNX node tests pass them as
