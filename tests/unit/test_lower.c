@@ -405,6 +405,30 @@ static void test_added_ops(void) {
   check_graph("dynamic-quant", t4, 1, sh4, rk4);
 }
 
+/* RNN bidirectional, GRU reverse with linear_before_reset, LSTM with
+ * sequence lengths, initial states and peepholes (the node tests cover only
+ * forward directions without lengths). */
+static void test_rnn(void) {
+  const char* t = HDR
+      "  input x: f32[5, 3, 4]\n  input w1: f32[2, 6, 4]\n  input r1: f32[2, 6, 6]\n"
+      "  input w2: f32[1, 15, 4]\n  input r2: f32[1, 15, 5]\n  input b2: f32[1, 30]\n"
+      "  y1, h1 = RNN(x, w1, r1) {hidden_size: 6, direction: \"bidirectional\"}\n"
+      "  y2, h2 = GRU(x, w2, r2, b2) {hidden_size: 5, direction: \"reverse\", linear_before_reset: 1}\n"
+      "  y3, h3 = GRU(x, w2, r2, b2) {hidden_size: 5, layout: 0}\n"
+      "  output y1\n  output h1\n  output y2\n  output h2\n  output y3\n  output h3\n}\n";
+  const int64_t sh[6][4] = {{5, 3, 4}, {2, 6, 4}, {2, 6, 6}, {1, 15, 4}, {1, 15, 5}, {1, 30}};
+  const int rk[6] = {3, 3, 3, 3, 3, 2};
+  check_graph("rnn-gru", t, 6, sh, rk);
+  const char* t2 = HDR
+      "  input x: f32[3, 5, 4]\n  input w: f32[1, 12, 4]\n  input r: f32[1, 12, 3]\n  input b: f32[1, 24]\n"
+      "  input lens: i32[3]\n  input h0: f32[3, 1, 3]\n  input c0: f32[3, 1, 3]\n  input p: f32[1, 9]\n"
+      "  y, yh, yc = LSTM(x, w, r, b, lens, h0, c0, p) {hidden_size: 3, layout: 1}\n"
+      "  output y\n  output yh\n  output yc\n}\n";
+  const int64_t sh2[8][4] = {{3, 5, 4}, {1, 12, 4}, {1, 12, 3}, {1, 24}, {3}, {3, 1, 3}, {3, 1, 3}, {1, 9}};
+  const int rk2[8] = {3, 3, 3, 2, 1, 3, 3, 2};
+  check_graph("lstm", t2, 8, sh2, rk2);
+}
+
 /* Resize with constant scales/sizes (the ONNX node tests pass them as
  * inputs, which makes the output shape data-dependent). */
 static void test_resize(void) {
@@ -717,6 +741,7 @@ int main(void) {
   test_fusion_shapes();
   test_more_ops();
   test_added_ops();
+  test_rnn();
   test_resize();
   test_quant();
   test_f16();
