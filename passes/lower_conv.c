@@ -140,7 +140,10 @@ xc_status_t lw_emit_pool(lw_ctx_t* c, const xc_node_t* n) {
   double p = is_lp ? (double)xc_node_attr_int(n, "p") : 2;
   const xc_value_t* IDX = is_max && n->num_outputs > 1 ? n->outputs[1] : NULL;
   bool col_major = is_max && xc_node_attr_int(n, "storage_order") != 0;
-  if (!xc_dtype_is_float(X->dtype)) return lw_unsupported(c, n, "dtype %s", xc_dtype_name(X->dtype));
+  /* MaxPool on 8/16-bit integers: the maximum in f32 is exact */
+  bool small_int = is_max && xc_dtype_is_int(X->dtype) && xc_dtype_size(X->dtype) <= 2;
+  if (!xc_dtype_is_float(X->dtype) && !small_int)
+    return lw_unsupported(c, n, "dtype %s", xc_dtype_name(X->dtype));
   int64_t cnt = 0;
   const int64_t* kv = xc_node_attr_ints(n, "kernel_shape", &cnt);
   if (!kv || cnt != X->rank - 2) return lw_unsupported(c, n, "kernel_shape");
