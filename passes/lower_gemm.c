@@ -293,3 +293,66 @@ xc_status_t lw_emit_einsum(lw_ctx_t* c, const xc_node_t* n) {
   lw_iter_end(c, start);
   return NULL;
 }
+
+/* ---- Det -------------------------------------------------------------------
+ * One program per matrix: Gaussian elimination with partial pivoting on the
+ * matrix held as an [NN, NN] f64 tile (NN a power of two, padding filled
+ * with the identity), carried by a loop over the pivot columns with the
+ * running determinant. Each step picks the first row of largest magnitude in
+ * the column, swaps it up (negating the determinant), multiplies the
+ * determinant by the pivot and eliminates below it; a zero pivot gives 0. */
+xc_status_t lw_emit_det(lw_ctx_t* c, const xc_node_t* n) {
+  xc_tiled_kernel_t* k = c->k;
+  const xc_value_t *X = n->inputs[0], *Y = n->outputs[0];
+  int r = X->rank;
+  if (c->phase->num_nodes > 1) return lw_unsupported(c, n, "fused consumers");
+  if (r < 2 || X->dims[r - 1].sym || X->dims[r - 2].sym || !xc_dtype_is_float(X->dtype))
+    return lw_unsupported(c, n, "shape or dtype");
+  int64_t m = X->dims[r - 1].value, NN = 1;
+  while (NN < m) NN *= 2;
+  if (NN > 64) return lw_unsupported(c, n, "matrix larger than 64");
+  xc_dtype_t F = XC_F64;
+  lw_val_t* bidx = lw_iter_begin(c, 0, lw_dim(c, lw_numel(c, Y->rank, Y->dims)), -1, 1);
+  lw_val_t* rows = lw_col(c, xc_tiled_arange(k, xc_tiled_dim_const(NN)));
+  lw_val_t* cols = lw_row(c, xc_tiled_arange(k, xc_tiled_dim_const(NN)));
+  lw_val_t* vm = lw_i64(c, m);
+  lw_val_t* inside = lw_and(c, lw_lt(c, rows, vm), lw_lt(c, cols, vm));
+  lw_val_t* off = lw_add(c, lw_mul(c, bidx, lw_i64(c, m * m)), lw_add(c, lw_mul(c, rows, vm), cols));
+  lw_val_t* a = lw_cast_to(c, xc_tiled_load(k, lw_buf(c, X), off, inside, NULL), F);
+  lw_val_t* diag = xc_tiled_cmp(k, XC_CMP_EQ, rows, cols);
+  a = xc_tiled_select(k, lw_and(c, diag, xc_tiled_cmp(k, XC_CMP_GE, rows, vm)), lw_fconst(c, F, 1), a);
+  lw_val_t* zero = lw_fconst(c, F, 0);
+  lw_val_t* init[2] = {a, lw_fconst(c, F, 1)};
+  xc_tiled_op_t* loop = xc_tiled_for_begin(k, lw_i64(c, 0), vm, lw_i64(c, 1), 2, init);
+  {
+    lw_val_t* p = xc_tiled_for_iv(loop);
+    lw_val_t* A = xc_tiled_for_arg(loop, 0);
+    lw_val_t* det = xc_tiled_for_arg(loop, 1);
+    lw_val_t* colp = lw_col(c, xc_tiled_reduce(k, XC_REDUCE_SUM, xc_tiled_select(k, xc_tiled_cmp(k, XC_CMP_EQ, cols, p), A, zero), 1));
+    lw_val_t* cand = xc_tiled_cmp(k, XC_CMP_GE, rows, p); /* [NN,1] */
+    lw_val_t* mag = xc_tiled_select(k, cand, xc_tiled_unary(k, XC_TOP_ABS, colp), lw_fconst(c, F, -1));
+    lw_val_t* best = xc_tiled_reduce(k, XC_REDUCE_MAX, xc_tiled_reduce(k, XC_REDUCE_MAX, mag, 1), 0);
+    lw_val_t* hit = lw_and(c, cand, xc_tiled_cmp(k, XC_CMP_EQ, mag, best));
+    lw_val_t* piv = xc_tiled_reduce(k, XC_REDUCE_MIN, xc_tiled_reduce(k, XC_REDUCE_MIN, xc_tiled_select(k, hit, rows, lw_i64(c, INT64_MAX)), 1), 0);
+    lw_val_t* at_p = xc_tiled_cmp(k, XC_CMP_EQ, rows, p), *at_piv = xc_tiled_cmp(k, XC_CMP_EQ, rows, piv);
+    lw_val_t* row_p = lw_row(c, xc_tiled_reduce(k, XC_REDUCE_SUM, xc_tiled_select(k, at_p, A, zero), 0));
+    lw_val_t* row_v = lw_row(c, xc_tiled_reduce(k, XC_REDUCE_SUM, xc_tiled_select(k, at_piv, A, zero), 0));
+    lw_val_t* S = xc_tiled_select(k, at_p, row_v, xc_tiled_select(k, at_piv, row_p, A)); /* rows swapped */
+    lw_val_t* pv = xc_tiled_reduce(k, XC_REDUCE_SUM, xc_tiled_reduce(k, XC_REDUCE_SUM,
+                       xc_tiled_select(k, lw_and(c, at_p, xc_tiled_cmp(k, XC_CMP_EQ, cols, p)), S, zero), 1), 0);
+    lw_val_t* swapped = xc_tiled_cmp(k, XC_CMP_NE, piv, p);
+    lw_val_t* nz = xc_tiled_cmp(k, XC_CMP_NE, pv, zero);
+    lw_val_t* d2 = lw_mul(c, xc_tiled_select(k, swapped, lw_sub(c, zero, det), det), pv);
+    /* below the pivot: row -= (S[row, p] / pv) * S[p, :] */
+    lw_val_t* scol = lw_col(c, xc_tiled_reduce(k, XC_REDUCE_SUM, xc_tiled_select(k, xc_tiled_cmp(k, XC_CMP_EQ, cols, p), S, zero), 1));
+    lw_val_t* f = xc_tiled_select(k, lw_and(c, xc_tiled_cmp(k, XC_CMP_GT, rows, p), nz),
+                                  lw_div(c, scol, xc_tiled_select(k, nz, pv, lw_fconst(c, F, 1))), zero);
+    lw_val_t* srow = lw_row(c, xc_tiled_reduce(k, XC_REDUCE_SUM, xc_tiled_select(k, at_p, S, zero), 0));
+    lw_val_t* next[2] = {lw_sub(c, S, lw_mul(c, f, srow)), d2};
+    xc_tiled_for_end(k, loop, 2, next);
+  }
+  lw_val_t* det = xc_tiled_for_result(loop, 1);
+  xc_tiled_store(k, lw_buf(c, Y), bidx, lw_cast_to(c, det, Y->dtype), NULL);
+  lw_iter_end(c, bidx);
+  return NULL;
+}
