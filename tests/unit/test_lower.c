@@ -412,6 +412,16 @@ static void test_added_ops(void) {
   const int64_t sh5[2][4] = {{2, 3, 5, 5}, {2, 2}};
   const int rk5[2] = {4, 2};
   check_graph("det", t5, 2, sh5, rk5);
+  /* DeformConv: groups, two offset groups, strides, pads, dilation, mask and
+   * bias; random offsets in [-2, 2) reach outside the input */
+  const char* t6 = HDR "  input x: f32[2, 4, 6, 7]\n  input w: f32[6, 2, 2, 3]\n  input off: f32[2, 24, 3, 2]\n"
+                       "  input b: f32[6]\n  input mk: f32[2, 12, 3, 2]\n"
+                       "  y = DeformConv(x, w, off, b, mk) {group: 2, offset_group: 2, strides: [2, 2], pads: [1, 0, 0, 1], dilations: [1, 2]}\n"
+                       "  y2 = DeformConv(x, w, off) {group: 2, offset_group: 2, strides: [2, 2], pads: [1, 0, 0, 1], dilations: [1, 2]}\n"
+                       "  output y\n  output y2\n}\n";
+  const int64_t sh6[5][4] = {{2, 4, 6, 7}, {6, 2, 2, 3}, {2, 24, 3, 2}, {6}, {2, 12, 3, 2}};
+  const int rk6[5] = {4, 4, 4, 1, 4};
+  check_graph("deform-conv", t6, 5, sh6, rk6);
 }
 
 /* RNN bidirectional, GRU reverse with linear_before_reset, LSTM with
