@@ -489,6 +489,7 @@ static xc_status_t emit_anchor(lw_ctx_t* c, const xc_node_t* n) {
   if (lw_is_rnn(n)) return lw_emit_rnn(c, n);
   if (!strcmp(op, "Det")) return lw_emit_det(c, n);
   if (!strcmp(op, "DeformConv")) return lw_emit_deform_conv(c, n);
+  if (!strcmp(op, "RoiAlign")) return lw_emit_roi_align(c, n);
   if (!strcmp(op, "Conv")) return lw_emit_conv(c, n);
   if (!strcmp(op, "ConvTranspose")) return lw_emit_convtranspose(c, n);
   if (!strcmp(op, "MaxPool") || !strcmp(op, "AveragePool") || !strcmp(op, "LpPool")) return lw_emit_pool(c, n);

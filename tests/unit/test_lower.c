@@ -422,6 +422,16 @@ static void test_added_ops(void) {
   const int64_t sh6[5][4] = {{2, 4, 6, 7}, {6, 2, 2, 3}, {2, 24, 3, 2}, {6}, {2, 12, 3, 2}};
   const int rk6[5] = {4, 4, 4, 1, 4};
   check_graph("deform-conv", t6, 5, sh6, rk6);
+  /* RoiAlign: random regions (some inverted or outside), both modes and
+   * coordinate transformations */
+  const char* t7 = HDR "  input x: f32[5, 2, 6, 7]\n  input ro: f32[4, 4]\n  input bi: i64[4]\n"
+                       "  const s: f32[] = 2.0\n  rs = Mul(ro, s)\n"
+                       "  a = RoiAlign(x, rs, bi) {output_height: 3, output_width: 2, sampling_ratio: 2, spatial_scale: 0.5}\n"
+                       "  m = RoiAlign(x, rs, bi) {mode: \"max\", coordinate_transformation_mode: \"output_half_pixel\", output_height: 2, output_width: 4, sampling_ratio: 3}\n"
+                       "  output a\n  output m\n}\n";
+  const int64_t sh7[3][4] = {{5, 2, 6, 7}, {4, 4}, {4}};
+  const int rk7[3] = {4, 2, 1};
+  check_graph("roi-align", t7, 3, sh7, rk7);
 }
 
 /* RNN bidirectional, GRU reverse with linear_before_reset, LSTM with
