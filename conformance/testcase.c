@@ -239,7 +239,8 @@ static const shape_operands_t kShapeOperands[] = {
     {"Split", 1u << 1},           {"TopK", 1u << 1},          {"OneHot", 1u << 1},
     {"Slice", 0x1eu},             {"Pad", (1u << 1) | (1u << 3)},
     {"Resize", 0xeu},             {"Upsample", 1u << 1},      {"ConstantOfShape", 1u << 0},
-    {"CenterCropPad", 1u << 1},
+    {"CenterCropPad", 1u << 1},   {"MaxUnpool", 1u << 2},     {"Col2Im", (1u << 1) | (1u << 2)},
+    {"AffineGrid", 1u << 1},
 };
 
 static bool is_shape_operand(const xc_node_t* n, int k) {

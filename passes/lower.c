@@ -490,6 +490,8 @@ static xc_status_t emit_anchor(lw_ctx_t* c, const xc_node_t* n) {
   if (!strcmp(op, "Det")) return lw_emit_det(c, n);
   if (!strcmp(op, "DeformConv")) return lw_emit_deform_conv(c, n);
   if (!strcmp(op, "RoiAlign")) return lw_emit_roi_align(c, n);
+  if (!strcmp(op, "MaxUnpool")) return lw_emit_max_unpool(c, n);
+  if (!strcmp(op, "Col2Im")) return lw_emit_col2im(c, n);
   if (!strcmp(op, "Conv")) return lw_emit_conv(c, n);
   if (!strcmp(op, "ConvTranspose")) return lw_emit_convtranspose(c, n);
   if (!strcmp(op, "MaxPool") || !strcmp(op, "AveragePool") || !strcmp(op, "LpPool")) return lw_emit_pool(c, n);

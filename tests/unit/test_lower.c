@@ -432,6 +432,19 @@ static void test_added_ops(void) {
   const int64_t sh7[3][4] = {{5, 2, 6, 7}, {4, 4}, {4}};
   const int rk7[3] = {4, 2, 1};
   check_graph("roi-align", t7, 3, sh7, rk7);
+  /* Col2Im with strides, pads and dilations; MaxUnpool of a MaxPool's
+   * indices into an enlarged output_shape */
+  const char* t8 = HDR "  input x: f32[2, 12, 12]\n  input p: f32[1, 2, 6, 6]\n"
+                       "  const img: i64[2] = [7, 8]\n  const blk: i64[2] = [2, 3]\n"
+                       "  y = Col2Im(x, img, blk) {strides: [2, 2], pads: [1, 0, 0, 1], dilations: [2, 1]}\n"
+                       "  m, i = MaxPool(p) {kernel_shape: [2, 2], strides: [2, 2]}\n"
+                       "  const osh: i64[4] = [1, 2, 7, 9]\n"
+                       "  u = MaxUnpool(m, i, osh) {kernel_shape: [2, 2], strides: [2, 2]}\n"
+                       "  u2 = MaxUnpool(m, i) {kernel_shape: [2, 2], strides: [2, 2]}\n"
+                       "  output y\n  output u\n  output u2\n}\n";
+  const int64_t sh8[2][4] = {{2, 12, 12}, {1, 2, 6, 6}};
+  const int rk8[2] = {3, 4};
+  check_graph("col2im-unpool", t8, 2, sh8, rk8);
 }
 
 /* RNN bidirectional, GRU reverse with linear_before_reset, LSTM with
