@@ -214,6 +214,100 @@ done:
   return v;
 }
 
+/* Shape inputs. ONNX node tests feed operands such as Reduce* axes, the
+ * Reshape/Expand shape, Slice starts/ends or the TopK k as graph inputs,
+ * where real models hold constants. The compiled targets size every buffer
+ * and choose every kernel's index math at compile time, so for them (tiled,
+ * cpu, opencl, ...) such a graph input is frozen: it becomes a constant with
+ * the test's value and leaves the graph's inputs (and every data set's). Only
+ * integer or float inputs that every data set gives the same value and that
+ * are read only at the operand positions below are frozen; what they compute
+ * from data (Range's start/delta, Pad's constant, ...) never is. The frozen
+ * names are listed in the test's detail line, so reports show which passes
+ * depend on it. */
+typedef struct {
+  const char* op;
+  unsigned operands; /* bit k: input k is a shape operand */
+} shape_operands_t;
+
+static const shape_operands_t kShapeOperands[] = {
+    {"ReduceSum", 1u << 1},       {"ReduceMean", 1u << 1},    {"ReduceMax", 1u << 1},
+    {"ReduceMin", 1u << 1},       {"ReduceProd", 1u << 1},    {"ReduceL1", 1u << 1},
+    {"ReduceL2", 1u << 1},        {"ReduceLogSum", 1u << 1},  {"ReduceLogSumExp", 1u << 1},
+    {"ReduceSumSquare", 1u << 1}, {"Reshape", 1u << 1},       {"Expand", 1u << 1},
+    {"Tile", 1u << 1},            {"Squeeze", 1u << 1},       {"Unsqueeze", 1u << 1},
+    {"Split", 1u << 1},           {"TopK", 1u << 1},          {"OneHot", 1u << 1},
+    {"Slice", 0x1eu},             {"Pad", (1u << 1) | (1u << 3)},
+    {"Resize", 0xeu},             {"Upsample", 1u << 1},      {"ConstantOfShape", 1u << 0},
+    {"CenterCropPad", 1u << 1},   {"MaxUnpool", 1u << 2},     {"Col2Im", (1u << 1) | (1u << 2)},
+    {"AffineGrid", 1u << 1},
+};
+
+static bool is_shape_operand(const xc_node_t* n, int k) {
+  if (n->domain && *n->domain && strcmp(n->domain, "ai.onnx") != 0) return false;
+  for (size_t i = 0; i < sizeof kShapeOperands / sizeof kShapeOperands[0]; i++)
+    if (strcmp(n->op_type, kShapeOperands[i].op) == 0) return k < 32 && (kShapeOperands[i].operands >> k) & 1u;
+  return false;
+}
+
+static bool freezable(const xc_onnx_testcase_t* tc, int index) {
+  const xc_graph_t* g = tc->graph;
+  const xc_value_t* v = g->inputs[index];
+  bool used = false;
+  for (int i = 0; i < g->num_outputs; i++)
+    if (g->outputs[i] == v) return false;
+  for (int i = 0; i < g->num_nodes; i++) {
+    const xc_node_t* n = g->nodes[i];
+    for (int k = 0; k < n->num_inputs; k++) {
+      if (n->inputs[k] != v) continue;
+      if (!is_shape_operand(n, k)) return false;
+      used = true;
+    }
+  }
+  if (!used) return false;
+  const xc_tensor_t* first = tc->sets[0].inputs[index];
+  if (!first) return false;
+  size_t bytes = xc_tensor_nbytes(first);
+  for (int s = 1; s < tc->num_sets; s++) {
+    const xc_tensor_t* t = tc->sets[s].inputs[index];
+    if (!t || t->dtype != first->dtype || t->rank != first->rank || xc_tensor_nbytes(t) != bytes ||
+        memcmp(t->dims, first->dims, sizeof(int64_t) * (size_t)first->rank) != 0 ||
+        (bytes && memcmp(t->data, first->data, bytes) != 0))
+      return false;
+  }
+  return true;
+}
+
+/* Freezes the shape inputs of an uninferred graph; appends their names to
+ * names (", "-separated). */
+static xc_status_t freeze_shape_inputs(xc_onnx_testcase_t* tc, char* names, size_t names_size) {
+  xc_graph_t* g = tc->graph;
+  names[0] = '\0';
+  if (tc->num_sets == 0) return NULL;
+  for (int i = 0; i < g->num_inputs;) {
+    if (!freezable(tc, i)) {
+      i++;
+      continue;
+    }
+    xc_value_t* v = g->inputs[i];
+    xc_tensor_t* copy = NULL;
+    XC_RETURN_IF_ERROR(xc_tensor_clone(tc->sets[0].inputs[i], &copy));
+    xc_status_t s = xc_value_make_constant(g, v, copy); /* the graph owns copy */
+    if (s) return s;
+    size_t used = strlen(names);
+    snprintf(names + used, names_size - used, "%s%s", used ? ", " : "", v->name);
+    memmove(&g->inputs[i], &g->inputs[i + 1], sizeof(g->inputs[0]) * (size_t)(g->num_inputs - i - 1));
+    g->num_inputs--;
+    for (int n = 0; n < tc->num_sets; n++) {
+      xc_onnx_test_data_t* set = &tc->sets[n];
+      xc_tensor_destroy(set->inputs[i]);
+      memmove(&set->inputs[i], &set->inputs[i + 1], sizeof(set->inputs[0]) * (size_t)(set->num_inputs - i - 1));
+      set->num_inputs--;
+    }
+  }
+  return NULL;
+}
+
 xc_conform_verdict_t xc_conform_run_case(const char* dir, const xc_conform_options_t* opt,
                                          char** out_detail) {
   *out_detail = NULL;
@@ -232,6 +326,8 @@ xc_conform_verdict_t xc_conform_run_case(const char* dir, const xc_conform_optio
    * inputs); its errors keep their code, so XC_UNSUPPORTED means skipped. */
   xc_onnx_testcase_t* tc = NULL;
   xc_status_t s = xc_onnx_testcase_load(dir, &tc);
+  char frozen[512] = "";
+  if (!s && (tiled || compiled)) s = freeze_shape_inputs(tc, frozen, sizeof frozen);
   if (!s) s = xc_graph_infer(tc->graph);
   if (!s && tiled) {
     xc_pass_options_t po;
@@ -268,5 +364,10 @@ xc_conform_verdict_t xc_conform_run_case(const char* dir, const xc_conform_optio
   xc_onnx_testcase_destroy(tc);
   if (!*out_detail) *out_detail = dup_printf("%s", "");
   strip_prefix(*out_detail, path_prefix);
+  if (*frozen && *out_detail) {
+    char* d = dup_printf("%s%sshape inputs frozen: %s", *out_detail, **out_detail ? "; " : "", frozen);
+    free(*out_detail);
+    *out_detail = d;
+  }
   return v;
 }

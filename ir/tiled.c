@@ -22,6 +22,8 @@ static const char* const kOpNames[XC_TOP_COUNT] = {
     [XC_TOP_SIGMOID] = "sigmoid",   [XC_TOP_FLOOR] = "floor",
     [XC_TOP_CEIL] = "ceil",         [XC_TOP_SIN] = "sin",
     [XC_TOP_COS] = "cos",           [XC_TOP_RECIP] = "recip",
+    [XC_TOP_ATAN] = "atan",         [XC_TOP_SHL] = "shl",
+    [XC_TOP_SHR] = "shr",
     [XC_TOP_NOT] = "not",           [XC_TOP_ADD] = "add",
     [XC_TOP_SUB] = "sub",           [XC_TOP_MUL] = "mul",
     [XC_TOP_DIV] = "div",           [XC_TOP_REM] = "rem",
@@ -62,7 +64,7 @@ const char* xc_tiled_reduce_name(int r) {
   return r >= 0 && r < 4 ? n[r] : "?";
 }
 bool xc_tiled_is_unary(xc_tiled_opcode_t op) { return op >= XC_TOP_NEG && op <= XC_TOP_NOT; }
-bool xc_tiled_is_binary(xc_tiled_opcode_t op) { return op >= XC_TOP_ADD && op <= XC_TOP_XOR; }
+bool xc_tiled_is_binary(xc_tiled_opcode_t op) { return op >= XC_TOP_ADD && op <= XC_TOP_SHR; }
 
 /* ---- limits --------------------------------------------------------------- */
 
@@ -509,6 +511,8 @@ static xc_status_t infer_binary(const xc_tiled_kernel_t* k, const xc_tiled_op_t*
     case XC_TOP_AND:
     case XC_TOP_OR:
     case XC_TOP_XOR: ok = t == XC_BOOL || xc_dtype_is_int(t); break;
+    case XC_TOP_SHL:
+    case XC_TOP_SHR: ok = xc_dtype_is_int(t); break;
     case XC_TOP_POW: ok = xc_dtype_is_float(t); break;
     case XC_TOP_CMP: ok = true; break;
     default: ok = xc_dtype_is_float(t) || xc_dtype_is_int(t); break;

@@ -455,6 +455,7 @@ static void elementwise_expr(em_t* e, xc_cstyle_writer_t* w, const xc_tiled_op_t
     case XC_TOP_CEIL: mathfn(e, fn, sizeof fn, "ceil", t); break;
     case XC_TOP_SIN: mathfn(e, fn, sizeof fn, "sin", t); break;
     case XC_TOP_COS: mathfn(e, fn, sizeof fn, "cos", t); break;
+    case XC_TOP_ATAN: mathfn(e, fn, sizeof fn, "atan", t); break;
     case XC_TOP_RSQRT:
       if (e->d->has_rsqrt) {
         P(w, "rsqrt(%s)", a[0]);
@@ -479,6 +480,8 @@ static void elementwise_expr(em_t* e, xc_cstyle_writer_t* w, const xc_tiled_op_t
     case XC_TOP_AND: bin = "&"; break;
     case XC_TOP_OR: bin = "|"; break;
     case XC_TOP_XOR: bin = "^"; break;
+    case XC_TOP_SHL: bin = "<<"; break;
+    case XC_TOP_SHR: bin = ">>"; break;
     case XC_TOP_REM:
       if (fl) {
         mathfn(e, fn, sizeof fn, "fmod", t);
