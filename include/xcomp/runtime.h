@@ -53,10 +53,19 @@ typedef struct xc_executor_options {
   /* Fill every planned buffer with 0xFF bytes (NaN for floats) before each
    * run, so a kernel that skips part of its output shows up. */
   bool poison;
+  /* Guard every buffer the executor allocates (weights, inputs, slots) with
+   * XC_EXECUTOR_GUARD_BYTES of 0xA5 right after the bytes it holds, filled
+   * before each run and checked after it: a kernel that wrote past the end
+   * of a buffer makes the run fail (XC_INTERNAL, naming the buffer). Also
+   * makes small over-reads land in owned memory. */
+  bool guard;
   /* Run on a device whose capability fingerprint differs from the one the
    * module was compiled for (normally refused: code may not fit it). */
   bool ignore_fingerprint;
 } xc_executor_options_t;
+
+#define XC_EXECUTOR_GUARD_BYTES 256
+#define XC_EXECUTOR_GUARD_BYTE 0xA5
 
 void xc_executor_options_init(xc_executor_options_t* o);
 
