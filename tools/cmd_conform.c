@@ -10,14 +10,61 @@
 #include "xcomp/conformance.h"
 #include "xcomp/opsuite.h"
 
+/* A Markdown file written by --markdown keeps everything from this line on
+ * (hand-written sections below the generated table). */
+#define HAND_WRITTEN_MARK "<!-- hand-written below: kept by xcomp conform --markdown -->"
+
+/* The hand-written tail of an existing file (from the mark), or NULL. */
+static char* read_tail(const char* path) {
+  FILE* f = fopen(path, "rb");
+  if (!f) return NULL;
+  char* buf = NULL;
+  size_t len = 0, cap = 0;
+  char chunk[8192];
+  size_t n;
+  while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
+    if (len + n + 1 > cap) {
+      cap = (len + n + 1) * 2;
+      char* nb = realloc(buf, cap);
+      if (!nb) {
+        free(buf);
+        fclose(f);
+        return NULL;
+      }
+      buf = nb;
+    }
+    memcpy(buf + len, chunk, n);
+    len += n;
+  }
+  fclose(f);
+  if (!buf) return NULL;
+  buf[len] = '\0';
+  char* mark = strstr(buf, HAND_WRITTEN_MARK);
+  char* tail = NULL;
+  if (mark) {
+    size_t tl = strlen(mark);
+    tail = malloc(tl + 1);
+    if (tail) memcpy(tail, mark, tl + 1);
+  }
+  free(buf);
+  return tail;
+}
+
 static xc_status_t write_file(const char* path, const xc_conform_report_t* r, bool markdown,
                               const char* command) {
+  char* tail = markdown ? read_tail(path) : NULL;
   FILE* f = fopen(path, "w");
-  if (!f) return xc_error(XC_IO, "%s: cannot open for writing", path);
-  if (markdown)
+  if (!f) {
+    free(tail);
+    return xc_error(XC_IO, "%s: cannot open for writing", path);
+  }
+  if (markdown) {
     xc_conform_print_markdown(r, command, f);
-  else
+    if (tail) fprintf(f, "\n%s", tail);
+    free(tail);
+  } else {
     xc_conform_print_report(r, true, f);
+  }
   bool bad = ferror(f) != 0;
   if (fclose(f) != 0) bad = true;
   return bad ? xc_error(XC_IO, "%s: write failed", path) : NULL;
