@@ -80,11 +80,18 @@ static bool has_required_attr(const xc_op_def_t* d) {
  * shape or they need inputs the generic shapes cannot give. */
 static const char* const no_generic[] = {"ConstantOfShape", "Range", "EyeLike", NULL};
 
-static bool named(const char* label) {
-  for (const char* const* p = no_generic; *p; p++)
-    if (!strcmp(*p, label)) return false;
-  for (const os_gen_t* g = os_generators; g->label; g++)
-    if (!strcmp(g->label, label)) return true;
+/* True when a specific generator covers op: its label is op, or a fused
+ * chain's label has op as one of its '+'-separated parts. */
+static bool named(const char* op) {
+  size_t n = strlen(op);
+  for (const os_gen_t* g = os_generators; g->label; g++) {
+    for (const char* p = g->label; p;) {
+      const char* e = strchr(p, '+');
+      size_t len = e ? (size_t)(e - p) : strlen(p);
+      if (len == n && !strncmp(p, op, n)) return true;
+      p = e ? e + 1 : NULL;
+    }
+  }
   return false;
 }
 

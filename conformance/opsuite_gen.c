@@ -717,6 +717,11 @@ typedef struct {
 static void rand_conv_geom(gb_t* b, convg_t* g, bool dilate) {
   static const int64_t hw[] = {1, 3, 5, 7, 8, 13, 16};
   static const int64_t ch[] = {1, 2, 3, 4, 8, 13};
+  for (int i = 0; i < 2; i++) {
+    g->hw[i] = 1;
+    g->kern[i] = g->stride[i] = g->dil[i] = 1;
+    g->pads[i] = g->pads[i + 2] = 0;
+  }
   g->sp = coin(b) && coin(b) ? 1 : 2;
   g->n = 1 + rnd(b, 2);
   g->c = PICK(b, ch);
@@ -1129,6 +1134,395 @@ static void gen_trilu(gb_t* b, int k) {
   out(b, y);
 }
 
+/* An int64 initializer of any shape with values from fn(b, i). */
+static xc_value_t* index_tensor(gb_t* b, int r, const int64_t* dims, int64_t (*fn)(gb_t*, int64_t, void*),
+                                void* ctx) {
+  if (b->err) return NULL;
+  xc_tensor_t* t = NULL;
+  xc_value_t* v = NULL;
+  xc_status_t s = xc_tensor_create(XC_I64, r, dims, &t);
+  if (!s) {
+    for (int64_t i = 0; i < t->numel; i++) xc_tensor_set_i64(t, i, fn(b, i, ctx));
+    s = xc_graph_add_initializer(b->g, fresh_name(b, "c"), t, &v);
+  }
+  keep_err(b, s);
+  return v;
+}
+
+static int64_t idx_below(gb_t* b, int64_t i, void* ctx) {
+  (void)i;
+  int64_t n = *(const int64_t*)ctx;
+  return rnd(b, (int)n) - (coin(b) ? n : 0); /* negative indices too */
+}
+
+static void gen_space_depth(gb_t* b, int k) {
+  bool d2s = !strcmp(b->op, "DepthToSpace");
+  int64_t bs = 2 + rnd(b, 2);
+  static const int64_t hw[] = {1, 2, 3, 5, 7};
+  int64_t x[4] = {1 + rnd(b, 2), (1 + rnd(b, 3)) * (d2s ? bs * bs : 1), PICK(b, hw), PICK(b, hw)};
+  if (!d2s) {
+    x[2] *= bs;
+    x[3] *= bs;
+  }
+  const char* mode = d2s && k % 2 ? "CRD" : "DCR";
+  name_head(b, b->op);
+  name_shape(b, 4, x);
+  name_add(b, ".blocksize=%lld%s%s", (long long)bs, d2s ? ".mode=" : "", d2s ? mode : "");
+  xc_value_t* xv = in(b, b->dt, 4, x, -3, 3);
+  xc_value_t* y;
+  xc_node_t* n = node(b, b->op, 1, &xv, &y);
+  set_i(b, n, "blocksize", bs);
+  if (d2s) set_s(b, n, "mode", mode);
+  out(b, y);
+}
+
+static void gen_gather_elements(gb_t* b, int k) {
+  (void)k;
+  int r = 1 + rnd(b, 3);
+  int64_t d[4], di[4];
+  rand_shape(b, r, 1 << 12, d);
+  int axis = rnd(b, r);
+  for (int i = 0; i < r; i++) di[i] = i == axis ? 1 + rnd(b, 7) : 1 + rnd(b, (int)d[i]);
+  name_head(b, "GatherElements");
+  name_shape(b, r, d);
+  name_add(b, ".axis=%d.indices", axis);
+  name_shape(b, r, di);
+  xc_value_t* xs[2] = {in(b, b->dt, r, d, -3, 3), index_tensor(b, r, di, idx_below, &d[axis])};
+  xc_value_t* y;
+  xc_node_t* n = node(b, "GatherElements", 2, xs, &y);
+  set_i(b, n, "axis", axis);
+  out(b, y);
+}
+
+typedef struct {
+  const int64_t* dims;
+  int depth;
+} nd_ctx_t;
+
+static int64_t idx_nd(gb_t* b, int64_t i, void* ctx) {
+  const nd_ctx_t* c = ctx;
+  return rnd(b, (int)c->dims[i % c->depth]);
+}
+
+static void gen_gather_nd(gb_t* b, int k) {
+  (void)k;
+  int r = 2 + rnd(b, 2);
+  int64_t d[4];
+  rand_shape(b, r, 1 << 12, d);
+  int depth = 1 + rnd(b, r);
+  int64_t di[2] = {1 + rnd(b, 5), depth};
+  nd_ctx_t c = {d, depth};
+  name_head(b, "GatherND");
+  name_shape(b, r, d);
+  name_add(b, ".indices");
+  name_shape(b, 2, di);
+  xc_value_t* xs[2] = {in(b, b->dt, r, d, -3, 3), index_tensor(b, 2, di, idx_nd, &c)};
+  xc_value_t* y;
+  node(b, "GatherND", 2, xs, &y);
+  out(b, y);
+}
+
+/* ScatterElements along an axis: per line, distinct positions (a
+ * permutation prefix), so "none" has one writer per element. */
+typedef struct {
+  int64_t n;       /* axis length of data */
+  int64_t m;       /* axis length of indices */
+  int64_t inner;   /* product of dims after the axis (indices) */
+  int64_t* perm;
+} sc_ctx_t;
+
+static int64_t idx_scatter(gb_t* b, int64_t i, void* ctx) {
+  (void)b;
+  const sc_ctx_t* c = ctx;
+  int64_t j = (i / c->inner) % c->m;
+  return c->perm[j];
+}
+
+static void gen_scatter_elements(gb_t* b, int k) {
+  static const char* reds[] = {"none", "add", "mul", "max", "min"};
+  int r = 1 + rnd(b, 3);
+  int64_t d[4], di[4];
+  rand_shape(b, r, 1 << 12, d);
+  int axis = rnd(b, r);
+  if (d[axis] < 2) d[axis] = 7;
+  int64_t perm[257];
+  for (int64_t i = 0; i < d[axis] && i < 257; i++) perm[i] = i;
+  for (int64_t i = d[axis] - 1; i > 0; i--) {
+    int64_t j = rnd(b, (int)i + 1), t = perm[i];
+    perm[i] = perm[j];
+    perm[j] = t;
+  }
+  int64_t inner = 1;
+  for (int i = 0; i < r; i++) {
+    di[i] = i == axis ? 1 + rnd(b, (int)d[axis]) : 1 + rnd(b, (int)d[i]);
+    if (i > axis) inner *= di[i];
+  }
+  sc_ctx_t c = {d[axis], di[axis], inner, perm};
+  const char* red = reds[k % 5];
+  if (is_int(b->dt) && !strcmp(red, "mul")) red = "add";
+  name_head(b, "ScatterElements");
+  name_shape(b, r, d);
+  name_add(b, ".axis=%d.updates", axis);
+  name_shape(b, r, di);
+  name_add(b, ".reduction=%s", red);
+  xc_value_t* xs[3] = {in(b, b->dt, r, d, -3, 3), index_tensor(b, r, di, idx_scatter, &c),
+                       in(b, b->dt, r, di, -3, 3)};
+  xc_value_t* y;
+  xc_node_t* n = node(b, "ScatterElements", 3, xs, &y);
+  set_i(b, n, "axis", axis);
+  set_s(b, n, "reduction", red);
+  out(b, y);
+}
+
+static int64_t idx_scatter_nd(gb_t* b, int64_t i, void* ctx) {
+  (void)b;
+  const int64_t* v = ctx;
+  return v[i];
+}
+
+static void gen_scatter_nd(gb_t* b, int k) {
+  static const char* reds[] = {"none", "add", "max"};
+  int r = 2 + rnd(b, 2);
+  int64_t d[4];
+  rand_shape(b, r, 1 << 12, d);
+  /* Rows of the first axis, distinct: indices [m, 1], updates [m, d1...]. */
+  int64_t m = 1 + rnd(b, (int)d[0]), rows[257], perm[257];
+  for (int64_t i = 0; i < d[0] && i < 257; i++) perm[i] = i;
+  for (int64_t i = d[0] - 1; i > 0; i--) {
+    int64_t j = rnd(b, (int)i + 1), t = perm[i];
+    perm[i] = perm[j];
+    perm[j] = t;
+  }
+  for (int64_t i = 0; i < m; i++) rows[i] = perm[i];
+  int64_t di[2] = {m, 1}, du[4];
+  du[0] = m;
+  for (int i = 1; i < r; i++) du[i] = d[i];
+  const char* red = reds[k % 3];
+  name_head(b, "ScatterND");
+  name_shape(b, r, d);
+  name_add(b, ".indices");
+  name_shape(b, 2, di);
+  name_add(b, ".reduction=%s", red);
+  xc_value_t* xs[3] = {in(b, b->dt, r, d, -3, 3), index_tensor(b, 2, di, idx_scatter_nd, rows),
+                       in(b, b->dt, r, du, -3, 3)};
+  xc_value_t* y;
+  xc_node_t* n = node(b, "ScatterND", 3, xs, &y);
+  set_s(b, n, "reduction", red);
+  out(b, y);
+}
+
+/* Unsqueeze then Squeeze around an elementwise op (views in a chain). */
+static void gen_unsqueeze_squeeze(gb_t* b, int k) {
+  (void)k;
+  int r = 1 + rnd(b, 3);
+  int64_t d[4];
+  rand_shape(b, r, 1 << 13, d);
+  int64_t ax = rnd(b, r + 1);
+  name_head(b, "Unsqueeze+Neg+Squeeze");
+  name_shape(b, r, d);
+  name_add(b, ".axis=%lld", (long long)ax);
+  xc_value_t* x = in(b, b->dt, r, d, -3, 3);
+  xc_value_t *u, *ng, *y;
+  xc_value_t* a1[2] = {x, ints(b, 1, &ax)};
+  node(b, "Unsqueeze", 2, a1, &u);
+  node(b, "Neg", 1, &u, &ng);
+  xc_value_t* a2[2] = {ng, ints(b, 1, &ax)};
+  node(b, "Squeeze", 2, a2, &y);
+  out(b, y);
+}
+
+static int64_t idx_onehot(gb_t* b, int64_t i, void* ctx) {
+  (void)i;
+  int64_t depth = *(const int64_t*)ctx;
+  return rnd(b, (int)depth) - (coin(b) ? depth : 0);
+}
+
+static void gen_onehot(gb_t* b, int k) {
+  (void)k;
+  int r = 1 + rnd(b, 2);
+  int64_t d[3];
+  rand_shape(b, r, 1 << 10, d);
+  int64_t depth = PICK(b, sizes_small) + 1;
+  int64_t axis = rnd(b, r + 1) - (coin(b) ? r + 1 : 0);
+  name_head(b, "OneHot");
+  name_shape(b, r, d);
+  name_add(b, ".depth=%lld.axis=%lld", (long long)depth, (long long)axis);
+  xc_value_t* xs[3] = {index_tensor(b, r, d, idx_onehot, &depth), ints_r(b, 1, &depth, true), NULL};
+  if (!b->err) {
+    int64_t two = 2;
+    xc_tensor_t* t = NULL;
+    xc_status_t s = xc_tensor_create(b->dt, 1, &two, &t);
+    if (!s) {
+      xc_tensor_set_f64(t, 0, 0);
+      xc_tensor_set_f64(t, 1, 3);
+      s = xc_graph_add_initializer(b->g, fresh_name(b, "s"), t, &xs[2]);
+    }
+    keep_err(b, s);
+  }
+  /* The indices are the graph's only data: keep them an input. */
+  xc_value_t* y;
+  xc_node_t* n = node(b, "OneHot", 3, xs, &y);
+  set_i(b, n, "axis", axis);
+  out(b, y);
+}
+
+static void gen_eyelike(gb_t* b, int k) {
+  (void)k;
+  int64_t d[2] = {PICK(b, sizes_all), PICK(b, sizes_all)};
+  if (d[0] * d[1] > 1 << 14) d[0] = 13;
+  int64_t kk = rnd(b, 7) - 3;
+  name_head(b, "EyeLike");
+  name_shape(b, 2, d);
+  name_add(b, ".k=%lld", (long long)kk);
+  xc_value_t* x = in(b, b->dt, 2, d, -3, 3);
+  xc_value_t *e, *y;
+  xc_node_t* n = node(b, "EyeLike", 1, &x, &e);
+  set_i(b, n, "k", kk);
+  /* Added to the input so the result is not a constant. */
+  xc_value_t* a[2] = {e, x};
+  node(b, "Add", 2, a, &y);
+  out(b, y);
+}
+
+static void gen_quantize(gb_t* b, int k) {
+  xc_dtype_t q = k % 2 ? XC_I8 : XC_U8;
+  int r = 1 + rnd(b, 3);
+  int64_t d[4];
+  rand_shape(b, r, 1 << 13, d);
+  double scale = 0.03125 * (1 + rnd(b, 4)); /* powers-of-two multiples: exact */
+  int zp = q == XC_U8 ? 100 + rnd(b, 50) : rnd(b, 20) - 10;
+  name_head(b, "QuantizeLinear");
+  name_shape(b, r, d);
+  name_add(b, ".scale=%g.zero_point=%d.to=%s", scale, zp, xc_dtype_name(q));
+  /* x / scale stays clear of .5 ties: integer + [-0.4, 0.4], scaled. */
+  xc_value_t* x = in(b, b->dt, r, d, -3, 3);
+  if (x) {
+    xc_tensor_t* t = b->inputs[b->num_inputs - 1];
+    for (int64_t i = 0; i < t->numel; i++)
+      xc_tensor_set_f64(t, i, (double)(rnd(b, 160) - 80 + round(unif(b, -0.4, 0.4) * 8) / 16) * scale);
+  }
+  xc_value_t* xs[3] = {x, scalar(b, b->dt, scale), scalar(b, q, zp)};
+  xc_value_t* y;
+  node(b, "QuantizeLinear", 3, xs, &y);
+  out(b, y);
+}
+
+static void gen_dequantize(gb_t* b, int k) {
+  (void)k;
+  int r = 1 + rnd(b, 3);
+  int64_t d[4];
+  rand_shape(b, r, 1 << 13, d);
+  double scale = 0.015625 * (1 + rnd(b, 8));
+  int zp = b->dt == XC_U8 ? 100 + rnd(b, 50) : rnd(b, 20) - 10;
+  name_head(b, "DequantizeLinear");
+  name_shape(b, r, d);
+  name_add(b, ".scale=%g.zero_point=%d", scale, zp);
+  range_t rg = is_unsigned(b->dt) ? (range_t){0, 255, 0, false} : (range_t){-128, 127, 0, false};
+  xc_value_t* xs[3] = {in_r(b, b->dt, r, d, rg), scalar(b, XC_F32, scale), scalar(b, b->dt, zp)};
+  xc_value_t* y;
+  node(b, "DequantizeLinear", 3, xs, &y);
+  out(b, y);
+}
+
+static void gen_resize(gb_t* b, int k) {
+  static const char* modes[] = {"nearest", "linear"};
+  static const char* ctm[] = {"half_pixel", "asymmetric", "align_corners"};
+  static const double ups[] = {2, 3, 0.5};
+  int64_t x[4] = {1 + rnd(b, 2), PICK(b, sizes_small), PICK(b, sizes_small) + 1, PICK(b, sizes_small) + 1};
+  const char* mode = modes[k % 2];
+  const char* tm = ctm[rnd(b, 3)];
+  if (!strcmp(mode, "nearest")) tm = "asymmetric"; /* integer source coordinates */
+  double sh = ups[rnd(b, 2)], sw = ups[rnd(b, 3)];
+  if (!strcmp(mode, "nearest") && sw < 1) sw = 2;
+  if (sw < 1 && x[3] % 2) x[3]++;
+  name_head(b, "Resize");
+  name_shape(b, 4, x);
+  name_add(b, ".mode=%s.ctm=%s.scales=%g_%g", mode, tm, sh, sw);
+  xc_value_t* xs[3] = {in(b, b->dt, 4, x, -3, 3), NULL, NULL};
+  if (!b->err) {
+    int64_t four = 4;
+    xc_tensor_t* t = NULL;
+    xc_status_t s = xc_tensor_create(XC_F32, 1, &four, &t);
+    if (!s) {
+      xc_tensor_set_f64(t, 0, 1);
+      xc_tensor_set_f64(t, 1, 1);
+      xc_tensor_set_f64(t, 2, sh);
+      xc_tensor_set_f64(t, 3, sw);
+      s = xc_graph_add_initializer(b->g, fresh_name(b, "c"), t, &xs[2]);
+    }
+    keep_err(b, s);
+  }
+  xc_value_t* y;
+  xc_node_t* n = node(b, "Resize", 3, xs, &y);
+  set_s(b, n, "mode", mode);
+  set_s(b, n, "coordinate_transformation_mode", tm);
+  out(b, y);
+}
+
+static int64_t idx_class(gb_t* b, int64_t i, void* ctx) {
+  (void)i;
+  return rnd(b, (int)*(const int64_t*)ctx);
+}
+
+static void gen_loss(gb_t* b, int k) {
+  static const char* reds[] = {"mean", "sum", "none"};
+  bool sce = !strcmp(b->op, "SoftmaxCrossEntropyLoss");
+  int64_t n = PICK(b, sizes_small), c = PICK(b, sizes_small) + 1;
+  const char* red = reds[k % 3];
+  int64_t dx[2] = {n, c};
+  name_head(b, b->op);
+  name_shape(b, 2, dx);
+  name_add(b, ".reduction=%s", red);
+  xc_value_t* xs[2] = {in(b, b->dt, 2, dx, sce ? -3 : -4, sce ? 3 : -0.1), index_tensor(b, 1, &n, idx_class, &c)};
+  xc_value_t* y;
+  xc_node_t* nd = node(b, b->op, 2, xs, &y);
+  set_s(b, nd, "reduction", red);
+  out(b, y);
+}
+
+static void gen_lppool(gb_t* b, int k) {
+  convg_t g;
+  rand_conv_geom(b, &g, false);
+  if (g.sp == 1) g.hw[1] = 5;
+  g.sp = 2;
+  for (int i = 0; i < 2; i++) {
+    if (g.kern[i] < 2) g.kern[i] = 2;
+    g.pads[i] = g.pads[i + 2] = 0;
+    if (g.hw[i] < g.kern[i]) g.hw[i] = g.kern[i];
+  }
+  int64_t x[4] = {g.n, g.c, g.hw[0], g.hw[1]}, p = 1 + k % 2;
+  name_head(b, "LpPool");
+  name_shape(b, 4, x);
+  name_conv(b, &g);
+  name_add(b, ".p=%lld", (long long)p);
+  xc_value_t* xv = in(b, b->dt, 4, x, -2, 2);
+  xc_value_t* y;
+  xc_node_t* n = node(b, "LpPool", 1, &xv, &y);
+  set_is(b, n, "kernel_shape", 2, g.kern);
+  set_is(b, n, "strides", 2, g.stride);
+  set_i(b, n, "p", p);
+  out(b, y);
+}
+
+static void gen_bitshift(gb_t* b, int k) {
+  int r = 1 + rnd(b, 3);
+  int64_t d[4], da[4], db[4];
+  rand_shape(b, r, 1 << 13, d);
+  int ra, rb;
+  bshape(k % 5, r, d, da, &ra, db, &rb);
+  bool left = coin(b);
+  name_head(b, "BitShift");
+  name_shape(b, ra, da);
+  name_add(b, "x");
+  name_shape(b, rb, db);
+  name_add(b, ".%s", left ? "LEFT" : "RIGHT");
+  xc_value_t* xs[2] = {in(b, b->dt, ra, da, 0, 15), in(b, b->dt, rb, db, 0, 3)};
+  xc_value_t* y;
+  xc_node_t* n = node(b, "BitShift", 2, xs, &y);
+  set_s(b, n, "direction", left ? "LEFT" : "RIGHT");
+  out(b, y);
+}
+
 /* ---- fused chains (what the fusion planner merges) ------------------------ */
 
 static void gen_matmul_bias_gelu(gb_t* b, int k) {
@@ -1301,6 +1695,22 @@ const os_gen_t os_generators[] = {
     {"Tile", "Tile", 0, gen_tile},
     {"Trilu", "Trilu", 0, gen_trilu},
     {"Attention", "Attention", 0, gen_attention_op},
+    {"DepthToSpace", "DepthToSpace", 0, gen_space_depth},
+    {"SpaceToDepth", "SpaceToDepth", 0, gen_space_depth},
+    {"GatherElements", "GatherElements", 0, gen_gather_elements},
+    {"GatherND", "GatherND", 0, gen_gather_nd},
+    {"ScatterElements", "ScatterElements", 0, gen_scatter_elements},
+    {"ScatterND", "ScatterND", 0, gen_scatter_nd},
+    {"Unsqueeze+Neg+Squeeze", "Neg", 0, gen_unsqueeze_squeeze},
+    {"OneHot", "OneHot", 0, gen_onehot},
+    {"EyeLike", "EyeLike", XC_DT_FLOAT | XC_DT_SINT, gen_eyelike},
+    {"QuantizeLinear", "QuantizeLinear", F, gen_quantize},
+    {"DequantizeLinear", "DequantizeLinear", XC_DT(XC_I8) | XC_DT(XC_U8), gen_dequantize},
+    {"Resize", "Resize", F, gen_resize},
+    {"NegativeLogLikelihoodLoss", "NegativeLogLikelihoodLoss", 0, gen_loss},
+    {"SoftmaxCrossEntropyLoss", "SoftmaxCrossEntropyLoss", 0, gen_loss},
+    {"LpPool", "LpPool", 0, gen_lppool},
+    {"BitShift", "BitShift", 0, gen_bitshift},
     {"Conv+Relu", "Conv", 0, gen_conv_relu},
     {"MatMul+Add+Gelu", "Gelu", 0, gen_matmul_bias_gelu},
     {"Add+LayerNormalization", "LayerNormalization", 0, gen_add_layernorm},
