@@ -1260,6 +1260,7 @@ static void gen_scatter_elements(gb_t* b, int k) {
   sc_ctx_t c = {d[axis], di[axis], inner, perm};
   const char* red = reds[k % 5];
   if (is_int(b->dt) && !strcmp(red, "mul")) red = "add";
+  if (b->dt == XC_BOOL) red = "none"; /* bool takes no reduction */
   name_head(b, "ScatterElements");
   name_shape(b, r, d);
   name_add(b, ".axis=%d.updates", axis);
@@ -1298,6 +1299,7 @@ static void gen_scatter_nd(gb_t* b, int k) {
   du[0] = m;
   for (int i = 1; i < r; i++) du[i] = d[i];
   const char* red = reds[k % 3];
+  if (b->dt == XC_BOOL && !strcmp(red, "add")) red = "none";
   name_head(b, "ScatterND");
   name_shape(b, r, d);
   name_add(b, ".indices");
