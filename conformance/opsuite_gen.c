@@ -1299,7 +1299,7 @@ static void gen_scatter_nd(gb_t* b, int k) {
   du[0] = m;
   for (int i = 1; i < r; i++) du[i] = d[i];
   const char* red = reds[k % 3];
-  if (b->dt == XC_BOOL && !strcmp(red, "add")) red = "none";
+  if (b->dt == XC_BOOL) red = "none"; /* bool takes no reduction */
   name_head(b, "ScatterND");
   name_shape(b, r, d);
   name_add(b, ".indices");
