@@ -41,6 +41,15 @@ for t in tiled cpu opencl; do
   echo "conformance: models on $t: $(tail -1 "$OUT/conformance-models-$t.txt")"
 done
 
+# Reduced precision: the models converted to f16 / bf16 on tiled and cpu,
+# against the f32 interpreter at the dtype's rel-L2 bound (seconds).
+for spec in "tiled f16" "tiled bf16" "cpu bf16"; do
+  set -- $spec
+  "$XCOMP" conform --target "$1" --models "$MODELS" --dtype "$2" -j "$JOBS" --strict \
+    --report "$OUT/conformance-models-$1-$2.txt" >"$OUT/conformance-models-$1-$2.log" || status=1
+  echo "conformance: models on $1 in $2: $(tail -1 "$OUT/conformance-models-$1-$2.txt")"
+done
+
 # The generated op suite (docs/conformance.md): seed 1, tiled on two cases per
 # op at f32/f16/bf16 (about 700 cases, seconds), cpu on one f32 case per op
 # (one C compile per case, about a minute on 2 cores). A failure fails the step.
