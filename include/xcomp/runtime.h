@@ -124,6 +124,9 @@ typedef struct xc_compile_request {
   xc_target_t* resolved_target;
   const xc_device_caps_t* resolved_caps;
   int opt_level;               /* graph pass pipeline level (default 2) */
+  /* f16 / bf16: run the model's float32 tensors in this precision (the
+   * convert-precision pass); XC_DTYPE_UNDEFINED (default): as written. */
+  xc_dtype_t precision;
   bool use_cache;              /* default true */
   const char* cache_dir;       /* NULL: xc_cache_dir() */
   xc_cm_build_options_t build; /* compile options, dump folder, progress */

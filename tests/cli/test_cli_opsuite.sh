@@ -44,6 +44,14 @@ if [ -d "$MODELS/mlp" ]; then
     grep -q '^PASS .*mlp  (bf16: rel-L2 ' "$TMP/out" || fail "mlp in bf16: $(head -3 "$TMP/out")"
   fi
 fi
+# xcomp run / compile --precision: outputs in the dtype, f32 input files rounded.
+if [ -d "$MODELS/mlp" ]; then
+  in0="$MODELS/mlp/test_data_set_0/input_0.pb"
+  if expect_ok run "$MODELS/mlp/model.onnx" --precision bf16 --input @"$in0" --output-dir "$TMP/p"; then
+    grep -q "^output 0 'y': bf16\[4,10\]" "$TMP/out" || fail "run --precision bf16: $(cat "$TMP/out")"
+  fi
+  expect_error 2 "--precision takes f16, bf16 or f32" run "$MODELS/mlp/model.onnx" --precision i8 --input @"$in0"
+fi
 # --markdown rewrites the generated part and keeps the hand-written tail.
 if [ -d "$MODELS/mlp" ]; then
   printf 'old generated text\n\n<!-- hand-written below: kept by xcomp conform --markdown -->\n## Kept\nhand text\n' >"$TMP/c.md"
