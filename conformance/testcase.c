@@ -76,6 +76,124 @@ static xc_status_t run_tiled(const xc_graph_t* g, const xc_onnx_test_data_t* set
  * (the conformance table of ARCHITECTURE.md), and the interpreter's output
  * with the stored reference at ONNX's tolerance, so a test whose reference
  * the interpreter misses does not count as a target pass. */
+/* A float32 tensor in dt (other dtypes: a copy). */
+static xc_status_t to_dtype(const xc_tensor_t* t, xc_dtype_t dt, xc_tensor_t** out) {
+  if (t->dtype != XC_F32 && !(dt == XC_F32 && xc_dtype_is_float(t->dtype))) return xc_tensor_clone(t, out);
+  XC_RETURN_IF_ERROR(xc_tensor_create(dt, t->rank, t->dims, out));
+  for (int64_t i = 0; i < t->numel; i++) xc_tensor_set_f64(*out, i, xc_tensor_get_f64(t, i));
+  return NULL;
+}
+
+/* Runs the graph (converted to dtype, when given) on the selected target:
+ * ref (interpreter), tiled (lowered, tiled-IR interpreter) or a compiled
+ * target with poisoned, guarded buffers. */
+static xc_status_t run_target(xc_graph_t* g, const char* selector, int ni, xc_tensor_t* const* ins,
+                              xc_tensor_t** got) {
+  if (!selector || !strcmp(selector, "ref")) {
+    xc_interp_options_t io;
+    xc_interp_options_init(&io);
+    return xc_interp_run(g, &io, ni, (const xc_tensor_t* const*)ins, got);
+  }
+  if (!strcmp(selector, "tiled")) {
+    xc_pass_options_t po;
+    xc_pass_options_init(&po);
+    po.opt_level = 2;
+    XC_RETURN_IF_ERROR(xc_passes_run(g, &po));
+    xc_onnx_test_data_t set;
+    memset(&set, 0, sizeof set);
+    set.num_inputs = ni;
+    set.inputs = (xc_tensor_t**)ins;
+    return run_tiled(g, &set, got);
+  }
+  xc_target_t* t = NULL;
+  int index = 0;
+  xc_device_caps_t caps;
+  xc_compiled_module_t* cm = NULL;
+  xc_executor_t* ex = NULL;
+  xc_status_t s = xc_target_find(selector, &t, &index);
+  if (!s) s = xc_target_device_caps(t, index, &caps);
+  if (!s) {
+    xc_compile_request_t req;
+    xc_compile_request_init(&req);
+    req.target = selector;
+    req.use_cache = false;
+    s = xc_runtime_compile_graph(g, t, &caps, &req, NULL, &cm);
+  }
+  if (!s) {
+    xc_executor_options_t eo;
+    xc_executor_options_init(&eo);
+    eo.poison = true;
+    eo.guard = true;
+    s = xc_executor_create(cm, selector, &eo, &ex);
+  }
+  if (!s) s = xc_executor_run(ex, ni, (const xc_tensor_t* const*)ins, got, NULL);
+  xc_executor_destroy(ex);
+  xc_compiled_module_destroy(cm);
+  return s;
+}
+
+/* Reduced precision (--dtype f16|bf16): the f32 interpreter's outputs are
+ * the reference; the model converted to dtype runs on the target, and each
+ * float output is compared (back in f32) at dtype's rel-L2 bound. */
+static xc_conform_verdict_t run_precision_case(xc_onnx_testcase_t* tc, const char* selector, xc_dtype_t dt,
+                                               char** detail) {
+  xc_graph_t* g = tc->graph;
+  int no = g->num_outputs;
+  xc_tensor_t** want = calloc((size_t)no + 1, sizeof *want);
+  xc_tensor_t** got = calloc((size_t)no + 1, sizeof *got);
+  xc_tensor_t** ins = NULL;
+  int ni = 0;
+  xc_conform_verdict_t v = XC_CONFORM_PASS;
+  xc_status_t s = want && got ? NULL : xc_error_oom();
+  const xc_onnx_test_data_t* set = &tc->sets[0];
+  if (!s) {
+    xc_interp_options_t io;
+    xc_interp_options_init(&io);
+    s = xc_interp_run(g, &io, set->num_inputs, (const xc_tensor_t* const*)set->inputs, want);
+    if (s) s = xc_status_annotate(s, "reference interpreter");
+  }
+  if (!s) s = xc_convert_precision(g, dt, NULL);
+  if (!s) {
+    ni = set->num_inputs;
+    ins = calloc((size_t)ni + 1, sizeof *ins);
+    if (!ins) s = xc_error_oom();
+    for (int i = 0; !s && i < ni; i++) s = to_dtype(set->inputs[i], g->inputs[i]->dtype, &ins[i]);
+  }
+  if (!s) s = run_target(g, selector, ni, ins, got);
+  double worst = 0;
+  for (int i = 0; !s && i < no && v == XC_CONFORM_PASS; i++) {
+    xc_tensor_t* back = NULL;
+    s = to_dtype(got[i], want[i]->dtype, &back);
+    xc_tolerance_t tol;
+    xc_tolerance_for_dtype(xc_dtype_is_float(want[i]->dtype) ? dt : want[i]->dtype, &tol);
+    xc_compare_result_t r;
+    if (!s) s = xc_compare_tensors(back, want[i], &tol, &r);
+    xc_tensor_destroy(back);
+    if (!s && !r.ok) {
+      v = XC_CONFORM_FAIL;
+      *detail = dup_printf("%s output %d '%s' vs the f32 interpreter: max-abs %.3g, rel-L2 %.3g; %s",
+                           xc_dtype_name(dt), i, g->outputs[i]->name, r.max_abs, r.rel_l2, r.reason);
+    }
+    if (!s && r.rel_l2 > worst) worst = r.rel_l2;
+  }
+  if (s) {
+    v = verdict_of(s);
+    *detail = dup_printf("%s", xc_status_message(s));
+    xc_status_free(s);
+  } else if (v == XC_CONFORM_PASS) {
+    *detail = dup_printf("%s: rel-L2 %.2g", xc_dtype_name(dt), worst);
+  }
+  for (int i = 0; i < no; i++) {
+    if (want) xc_tensor_destroy(want[i]);
+    if (got) xc_tensor_destroy(got[i]);
+  }
+  for (int i = 0; ins && i < ni; i++) xc_tensor_destroy(ins[i]);
+  free(ins);
+  free(want);
+  free(got);
+  return v;
+}
+
 static xc_conform_verdict_t run_compiled_case(xc_onnx_testcase_t* tc, const char* selector,
                                               char** detail) {
   xc_graph_t* g = tc->graph;
@@ -119,6 +237,7 @@ static xc_conform_verdict_t run_compiled_case(xc_onnx_testcase_t* tc, const char
     xc_executor_options_t eo;
     xc_executor_options_init(&eo);
     eo.poison = true;
+    eo.guard = true;
     s = xc_executor_create(cm, selector, &eo, &ex);
   }
   for (int n = 0; !s && n < tc->num_sets && v == XC_CONFORM_PASS; n++) {
@@ -316,7 +435,8 @@ xc_conform_verdict_t xc_conform_run_case(const char* dir, const xc_conform_optio
     xc_conform_options_init(&defaults);
     opt = &defaults;
   }
-  bool tiled = opt->target && strcmp(opt->target, "tiled") == 0;
+  bool reduced = opt->dtype != XC_DTYPE_UNDEFINED && opt->dtype != XC_F32;
+  bool tiled = !reduced && opt->target && strcmp(opt->target, "tiled") == 0;
   bool compiled = opt->target && strcmp(opt->target, "ref") != 0 && !tiled;
   char path[4096], path_prefix[4200];
   snprintf(path, sizeof path, "%s/model.onnx", dir);
@@ -344,7 +464,12 @@ xc_conform_verdict_t xc_conform_run_case(const char* dir, const xc_conform_optio
     return v;
   }
   xc_conform_verdict_t v = XC_CONFORM_PASS;
-  if (compiled && tc->num_sets > 0) {
+  if (reduced && tc->num_sets > 0) {
+    char* d = NULL;
+    v = run_precision_case(tc, opt->target, opt->dtype, &d);
+    *out_detail = d;
+    compiled = true; /* done: skip the stored-output comparison below */
+  } else if (compiled && tc->num_sets > 0) {
     char* d = NULL;
     v = run_compiled_case(tc, opt->target, &d);
     *out_detail = d;

@@ -83,11 +83,12 @@ xc_hash128_t xc_compile_cache_key(const void* model_bytes, size_t model_size, co
   XXH3_128bits_update(st, &fp, sizeof fp);
   char opts[1200];
   const xc_compile_options_t* c = &r->build.compile;
-  snprintf(opts, sizeof opts, "O%d|flags=%s|extra=%s|cross=%d|tf32=%d|env=%s|format=%u|vendor=%d|arch=%d",
-           r->opt_level, c->flags ? c->flags : "-", c->extra_flags ? c->extra_flags : "-", c->cross ? 1 : 0,
-           c->allow_tf32 ? 1 : 0, getenv("XCOMP_CPU_CFLAGS") ? getenv("XCOMP_CPU_CFLAGS") : "-",
-           XC_CM_FORMAT_VERSION, r->no_vendor_blas ? 0 : 1,
-           r->resolved_target && r->resolved_caps && r->resolved_for_arch ? 1 : 0);
+  snprintf(opts, sizeof opts,
+           "O%d|precision=%s|flags=%s|extra=%s|cross=%d|tf32=%d|env=%s|format=%u|vendor=%d|arch=%d", r->opt_level,
+           r->precision == XC_DTYPE_UNDEFINED ? "-" : xc_dtype_name(r->precision), c->flags ? c->flags : "-",
+           c->extra_flags ? c->extra_flags : "-", c->cross ? 1 : 0, c->allow_tf32 ? 1 : 0,
+           getenv("XCOMP_CPU_CFLAGS") ? getenv("XCOMP_CPU_CFLAGS") : "-", XC_CM_FORMAT_VERSION,
+           r->no_vendor_blas ? 0 : 1, r->resolved_target && r->resolved_caps && r->resolved_for_arch ? 1 : 0);
   hash_str(st, "options", opts);
   hash_str(st, "xcomp", XCOMP_VERSION);
   xc_hash128_t self = self_identity();
@@ -195,6 +196,7 @@ xc_status_t xc_runtime_compile_graph(xc_graph_t* g, xc_target_t* target, const x
   xc_pass_options_t po;
   xc_pass_options_init(&po);
   po.opt_level = r->opt_level;
+  po.precision = r->precision;
   po.target.name = xc_target_name(target);
   po.target.preferred_layout = caps->preferred_layout;
   if (caps->local_memory_bytes > 0) po.target.shared_mem_bytes = caps->local_memory_bytes;

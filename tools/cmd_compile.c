@@ -71,8 +71,14 @@ static xc_status_t compile_model(const char* model, const xc_compile_request_t* 
   return s;
 }
 
-xc_status_t xc_cli_load_compiled(const char* model, const char* target, int opt_level, bool no_cache,
-                                 xc_compiled_module_t** out) {
+bool xc_cli_parse_precision(const char* s, xc_dtype_t* out) {
+  if (!xc_dtype_from_name(s, out)) return false;
+  if (*out == XC_F32) *out = XC_DTYPE_UNDEFINED;
+  return *out == XC_DTYPE_UNDEFINED || *out == XC_F16 || *out == XC_BF16;
+}
+
+xc_status_t xc_cli_load_compiled(const char* model, const char* target, int opt_level, xc_dtype_t precision,
+                                 bool no_cache, xc_compiled_module_t** out) {
   *out = NULL;
   if (has_suffix(model, ".xcm")) {
     XC_RETURN_IF_ERROR(xc_cli_check_file(model));
@@ -82,6 +88,7 @@ xc_status_t xc_cli_load_compiled(const char* model, const char* target, int opt_
   xc_compile_request_init(&r);
   r.target = target;
   r.opt_level = opt_level;
+  r.precision = precision;
   r.use_cache = !no_cache;
   r.build.progress = stderr;
   return compile_model(model, &r, NULL, out);
@@ -161,6 +168,9 @@ static int compile_main(int argc, char** argv) {
     } else if ((m = xc_cli_option(argc, argv, &i, "--dump-kernels", &v)) != 0) {
       if (m < 0) return xc_cli_usage_error(cmd, "--dump-kernels needs a value");
       r.build.dump_dir = v;
+    } else if ((m = xc_cli_option(argc, argv, &i, "--precision", &v)) != 0) {
+      if (m < 0 || !xc_cli_parse_precision(v, &r.precision))
+        return xc_cli_usage_error(cmd, "--precision takes f16, bf16 or f32");
     } else if (strcmp(argv[i], "--no-cache") == 0) {
       r.use_cache = false;
     } else if (strcmp(argv[i], "--no-vendor-blas") == 0) {
@@ -199,7 +209,8 @@ static int compile_main(int argc, char** argv) {
 
 const xc_cli_command_t xc_cli_compile_command = {
     "compile", compile_main,
-    "xcomp compile MODEL [--target T] [-o OUT.xcm] [-O<n>] [--no-cache] [--dump-kernels DIR] [--no-vendor-blas]",
+    "xcomp compile MODEL [--target T] [-o OUT.xcm] [-O<n>] [--precision f16|bf16] [--no-cache] "
+    "[--dump-kernels DIR] [--no-vendor-blas]",
     "Compile a model (.xir or .onnx) into a compiled module (.xcm) for one target.",
     "options:\n"
     "  --target T           target and device to compile for (default: cpu; e.g. opencl:1;\n"
@@ -207,6 +218,8 @@ const xc_cli_command_t xc_cli_compile_command = {
     "  -o OUT.xcm           where to write the module (default: MODEL's name with .xcm,\n"
     "                       in the current folder)\n"
     "  -O0 .. -O3           optimization level of the graph pass pipeline (default 2)\n"
+    "  --precision f16|bf16 run the model's float32 tensors (inputs, weights, compute,\n"
+    "                       outputs) in f16 or bf16 (the convert-precision pass)\n"
     "  --no-cache           neither read nor write the compile cache\n"
     "                       ($XCOMP_CACHE_DIR, default ~/.cache/xcomp)\n"
     "  --dump-kernels DIR   write every kernel's source and tiled IR into DIR\n"
