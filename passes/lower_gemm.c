@@ -7,7 +7,7 @@
 
 #include "lower_internal.h"
 
-static const int64_t bm_c[] = {16, 32, 64}, bn_c[] = {16, 32, 64}, bk_c[] = {8, 16, 32};
+static const int64_t bm_c[] = {16, 32, 64, 128}, bn_c[] = {16, 32, 64, 128}, bk_c[] = {8, 16, 32, 64, 128};
 
 /* A QLinearMatMul scale or zero point as f64: one value, or one per row
  * (idx = rm) or column (idx = rn). */
@@ -49,9 +49,9 @@ xc_status_t lw_emit_gemm(lw_ctx_t* c, const xc_node_t* n) {
   int nb = ry - (a1 ? 0 : 1) - (b1 ? 0 : 1);
   if (nb < 0 || ry > LW_MAX_RANK) return lw_unsupported(c, n, "unexpected output rank %d", ry);
 
-  int kBM = lw_knob(c, "BLOCK_M", 3, bm_c, 32);
-  int kBN = lw_knob(c, "BLOCK_N", 3, bn_c, 32);
-  int kBK = lw_knob(c, "BLOCK_K", 3, bk_c, 16);
+  int kBM = lw_knob(c, "BLOCK_M", 4, bm_c, 32);
+  int kBN = lw_knob(c, "BLOCK_N", 4, bn_c, 32);
+  int kBK = lw_knob(c, "BLOCK_K", 5, bk_c, 16);
   xc_tiled_dim_t dm = xc_tiled_dim_knob(kBM), dn = xc_tiled_dim_knob(kBN), dk = xc_tiled_dim_knob(kBK);
   lw_val_t* m0 = lw_iter_begin(c, 0, lw_dim(c, M), kBM, 0);
   lw_val_t* n0 = lw_iter_begin(c, 1, lw_dim(c, N), kBN, 0);

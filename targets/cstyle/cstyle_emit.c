@@ -130,6 +130,7 @@ typedef struct em {
   const int64_t* knobs;
   vinfo_t* vi;
   int64_t T;            /* work-items per program */
+  int simd;             /* f32 SIMD lanes of the device (C dialect's dot micro-kernel) */
   xc_cstyle_writer_t decls, body;
   int64_t local_bytes;
   bool uses_f64;
@@ -640,6 +641,123 @@ static void emit_reduce(em_t* e, const xc_tiled_op_t* op) {
   free(first.data), free(item.data), free(comb.data);
 }
 
+/* C dialect, f32/f64 accumulators: a register-blocked micro-kernel. The
+ * result is computed in MR x NR blocks (NR = NV vectors of the device's
+ * SIMD width) held in GNU C vector variables across the whole K loop: per
+ * q, NV contiguous loads of a row of b, MR broadcasts of a[m, q] and
+ * MR * NV multiply-adds. Each element still sums acc + a[m,0]*b[0,n] +
+ * a[m,1]*b[1,n] + ... in that order, like the generic loop. b is read in
+ * place when it is a stack array of the compute type, else packed first.
+ * False (nothing written) when the shapes do not fit: the generic loop runs. */
+static bool emit_dot_blocked(em_t* e, const xc_tiled_op_t* op) {
+  const xc_tiled_value_t* a = op->operands[0], *b = op->operands[1], *acc = op->operands[2];
+  const xc_tiled_value_t* res = op->results[0];
+  vinfo_t* r = V(e, res), *bi = V(e, b), *ci = V(e, acc);
+  xc_dtype_t ct = res->type.dtype;
+  if ((ct != XC_F32 && ct != XC_F64) || r->st != ST_ARRAY || r->rank != 2 || e->simd < 4) return false;
+  int64_t M = r->dims[0], N = r->dims[1], K = V(e, a)->dims[1];
+  int64_t esize = ct == XC_F64 ? 8 : 4, vbytes = (int64_t)e->simd * 4, lanes = vbytes / esize;
+  if (lanes < 2 || K < 1) return false;
+  int nv = N % (2 * lanes) == 0 ? 2 : N % lanes == 0 ? 1 : 0;
+  if (!nv) return false;
+  /* accumulators + b vectors + one broadcast must fit the vector registers */
+  int regs = e->simd >= 16 ? 32 : 16, mr_max = (regs - nv - 1) / nv;
+  if (mr_max > 8) mr_max = 8;
+  int mr = 1;
+  for (int c = mr_max; c >= 1; c--)
+    if (M % c == 0) {
+      mr = c;
+      break;
+    }
+  const char* t = vtype(e, ct);
+  const char* it = itype(e);
+  int64_t nr = nv * lanes;
+  L("{\n");
+  e->depth++;
+  L("typedef %s xc_vec __attribute__((vector_size(%" PRId64 ")));\n", t, vbytes);
+  /* b: in place, or packed into a contiguous [K, N] array */
+  char bname[80];
+  if (bi->st == ST_ARRAY && !strcmp(vtype(e, b->type.dtype), t)) {
+    snprintf(bname, sizeof bname, "%s", bi->name);
+  } else {
+    snprintf(bname, sizeof bname, "xc_bp_%d", op->id);
+    L("%s %s[%" PRId64 "];\n", t, bname, K * N);
+    e->local_bytes += K * N * esize;
+    xc_cstyle_writer_t rb = {0};
+    const char* cb[2] = {"q", "i1"};
+    read_at(e, &rb, b, cb, false);
+    L("for (%s q = 0; q < %" PRId64 "; q++) {\n", it, K);
+    e->depth++;
+    if (e->d->simd_pragma) L("%s\n", e->d->simd_pragma);
+    L("for (%s i1 = 0; i1 < %" PRId64 "; i1++) %s[q * %" PRId64 " + i1] = (%s)(%s);\n", it, N, bname, N, t,
+      wstr(&rb));
+    loop_close(e, 1);
+    if (rb.oom) fail(e, xc_error_oom());
+    free(rb.data);
+  }
+  L("for (%s i0 = 0; i0 < %" PRId64 "; i0 += %d) {\n", it, M, mr);
+  e->depth++;
+  L("for (%s i1 = 0; i1 < %" PRId64 "; i1 += %" PRId64 ") {\n", it, N, nr);
+  e->depth++;
+  for (int m = 0; m < mr; m++) {
+    indent(e);
+    P(&e->body, "xc_vec");
+    for (int v = 0; v < nv; v++) P(&e->body, "%s c%d_%d", v ? "," : "", m, v);
+    P(&e->body, ";\n");
+  }
+  /* accumulator in */
+  bool acc_direct = ci->st == ST_ARRAY && same_shape(ci, r) && !strcmp(vtype(e, acc->type.dtype), t);
+  if (!acc_direct) L("%s xc_ct[%" PRId64 "];\n", t, nr);
+  for (int m = 0; m < mr; m++) {
+    if (acc_direct) {
+      for (int v = 0; v < nv; v++)
+        L("memcpy(&c%d_%d, &%s[(i0 + %d) * %" PRId64 " + i1 + %" PRId64 "], sizeof(xc_vec));\n", m, v, ci->name, m,
+          N, v * lanes);
+      continue;
+    }
+    char c0[32];
+    snprintf(c0, sizeof c0, "(i0 + %d)", m);
+    const char* cc[2] = {c0, "(i1 + j)"};
+    xc_cstyle_writer_t rc = {0};
+    read_at(e, &rc, acc, cc, false);
+    if (e->d->simd_pragma) L("%s\n", e->d->simd_pragma);
+    L("for (%s j = 0; j < %" PRId64 "; j++) xc_ct[j] = (%s)(%s);\n", it, nr, t, wstr(&rc));
+    for (int v = 0; v < nv; v++) L("memcpy(&c%d_%d, xc_ct + %" PRId64 ", sizeof(xc_vec));\n", m, v, v * lanes);
+    if (rc.oom) fail(e, xc_error_oom());
+    free(rc.data);
+  }
+  /* the K loop */
+  L("for (%s q = 0; q < %" PRId64 "; q++) {\n", it, K);
+  e->depth++;
+  indent(e);
+  P(&e->body, "xc_vec");
+  for (int v = 0; v < nv; v++) P(&e->body, "%s b%d", v ? "," : "", v);
+  P(&e->body, ";\n");
+  for (int v = 0; v < nv; v++)
+    L("memcpy(&b%d, &%s[q * %" PRId64 " + i1 + %" PRId64 "], sizeof(xc_vec));\n", v, bname, N, v * lanes);
+  for (int m = 0; m < mr; m++) {
+    char c0[32];
+    snprintf(c0, sizeof c0, "(i0 + %d)", m);
+    const char* ca[2] = {c0, "q"};
+    xc_cstyle_writer_t ra = {0};
+    read_at(e, &ra, a, ca, false);
+    indent(e);
+    P(&e->body, "{ const %s am = (%s)(%s);", t, t, wstr(&ra));
+    for (int v = 0; v < nv; v++) P(&e->body, " c%d_%d += am * b%d;", m, v, v);
+    P(&e->body, " }\n");
+    if (ra.oom) fail(e, xc_error_oom());
+    free(ra.data);
+  }
+  loop_close(e, 1);
+  /* result out */
+  for (int m = 0; m < mr; m++)
+    for (int v = 0; v < nv; v++)
+      L("memcpy(&%s[(i0 + %d) * %" PRId64 " + i1 + %" PRId64 "], &c%d_%d, sizeof(xc_vec));\n", r->name, m, N,
+        v * lanes, m, v);
+  loop_close(e, 3);
+  return true;
+}
+
 static void emit_dot(em_t* e, const xc_tiled_op_t* op) {
   const xc_tiled_value_t* a = op->operands[0], *b = op->operands[1], *acc = op->operands[2];
   const xc_tiled_value_t* res = op->results[0];
@@ -651,23 +769,25 @@ static void emit_dot(em_t* e, const xc_tiled_op_t* op) {
   char d[96];
   expr_t eacc;
   if (!e->d->work_groups) {
-    /* r = acc; then for m, k: r[m, :] += a[m,k] * b[k, :] (vectorized over n) */
-    int close = loop_open(e, r, true);
-    L("%s = %s;\n", dst(e, r, d, sizeof d), opnd(e, &eacc, acc, r));
-    loop_close(e, close);
-    expr_free(&eacc);
-    const char* ca[2] = {"i0", "q"}, *cb[2] = {"q", "i1"};
-    read_at(e, &ra, a, ca, false);
-    read_at(e, &rb, b, cb, false);
-    L("for (%s i0 = 0; i0 < %" PRId64 "; i0++) {\n", itype(e), r->dims[0]);
-    e->depth++;
-    L("for (%s q = 0; q < %" PRId64 "; q++) {\n", itype(e), K);
-    e->depth++;
-    L("const %s av = (%s)(%s);\n", t, t, wstr(&ra));
-    if (e->d->simd_pragma) L("%s\n", e->d->simd_pragma);
-    L("for (%s i1 = 0; i1 < %" PRId64 "; i1++) %s[i0 * %" PRId64 " + i1] += av * (%s)(%s);\n", itype(e),
-      r->dims[1], r->name, r->dims[1], t, wstr(&rb));
-    loop_close(e, 2);
+    if (!emit_dot_blocked(e, op)) {
+      /* r = acc; then for m, k: r[m, :] += a[m,k] * b[k, :] (vectorized over n) */
+      int close = loop_open(e, r, true);
+      L("%s = %s;\n", dst(e, r, d, sizeof d), opnd(e, &eacc, acc, r));
+      loop_close(e, close);
+      expr_free(&eacc);
+      const char* ca[2] = {"i0", "q"}, *cb[2] = {"q", "i1"};
+      read_at(e, &ra, a, ca, false);
+      read_at(e, &rb, b, cb, false);
+      L("for (%s i0 = 0; i0 < %" PRId64 "; i0++) {\n", itype(e), r->dims[0]);
+      e->depth++;
+      L("for (%s q = 0; q < %" PRId64 "; q++) {\n", itype(e), K);
+      e->depth++;
+      L("const %s av = (%s)(%s);\n", t, t, wstr(&ra));
+      if (e->d->simd_pragma) L("%s\n", e->d->simd_pragma);
+      L("for (%s i1 = 0; i1 < %" PRId64 "; i1++) %s[i0 * %" PRId64 " + i1] += av * (%s)(%s);\n", itype(e),
+        r->dims[1], r->name, r->dims[1], t, wstr(&rb));
+      loop_close(e, 2);
+    }
   } else {
     int close = loop_open(e, r, false);
     const char* ca[2] = {"i0", "q"}, *cb[2] = {"q", "i1"};
@@ -1113,6 +1233,7 @@ xc_status_t xc_cstyle_emit(const xc_cstyle_dialect_t* d, const xc_device_caps_t*
   e.knobs = values;
   e.err = xc_cstyle_resolve_knobs(k, knobs, num_knobs, values);
   e.T = d->work_groups ? xc_tiled_threads(k, values) : 1;
+  e.simd = caps && caps->simd_width > 0 && !d->work_groups ? caps->simd_width : 8;
   if (!e.err && d->work_groups && caps && caps->max_threads_per_group > 0 && e.T > caps->max_threads_per_group)
     e.err = xc_error(XC_UNSUPPORTED, "%s emitter: %" PRId64 " threads per program exceed the device limit %d",
                      d->name, e.T, caps->max_threads_per_group);
