@@ -18,6 +18,34 @@ static lw_val_t* qparam(lw_ctx_t* c, const xc_value_t* v, lw_val_t* idx, lw_val_
   return lw_cast_to(c, xc_tiled_load(c->k, lw_buf(c, v), off, one || !idx ? NULL : mask, NULL), XC_F64);
 }
 
+/* Default tiles on a CPU core (limits of xc_tiled_limits_init_cpu: a program
+ * is one thread, tiles live on its stack, SIMD lanes <= 16): large tiles,
+ * so that the register-blocked dot of the C emitter does BM * BN * BK
+ * multiply-adds per (BM + BN) * BK packed operand elements, shrunk to the
+ * problem (no 128-row tile for 3 rows) and until there are at least 8
+ * programs to spread over the cores. Other targets keep 32 x 32 x 16. */
+static void cpu_tile_defaults(const lw_ctx_t* c, xc_dim_t M, xc_dim_t N, xc_dim_t K, const xc_dim_t* ydims, int nb,
+                              int64_t* bm, int64_t* bn, int64_t* bk) {
+  const xc_tiled_limits_t* l = c->limits;
+  if (!l || l->value[XC_TILED_LIMIT_SIMD_WIDTH] > 16 || l->value[XC_TILED_LIMIT_SHARED_BYTES] < 128 * 1024 ||
+      l->value[XC_TILED_LIMIT_SHARED_BYTES] == INT64_MAX)
+    return;
+  int64_t m = xc_dim_is_static(M) ? M.value : 4096, n = xc_dim_is_static(N) ? N.value : 4096;
+  int64_t k = xc_dim_is_static(K) ? K.value : 4096, batch = 1;
+  for (int i = 0; i < nb; i++) batch *= xc_dim_is_static(ydims[i]) ? ydims[i].value : 1;
+  *bm = 128, *bn = 128, *bk = 64;
+  while (*bm * *bn > l->value[XC_TILED_LIMIT_MAX_TILE_ELEMS] && *bm > 16) *bm /= 2;
+  while (*bm > 16 && *bm / 2 >= m) *bm /= 2;
+  while (*bn > 16 && *bn / 2 >= n) *bn /= 2;
+  while (*bk > 8 && *bk / 2 >= k) *bk /= 2;
+  for (;;) {
+    int64_t programs = ((m + *bm - 1) / *bm) * ((n + *bn - 1) / *bn) * batch;
+    if (programs >= 8 || (*bm <= 32 && *bn <= 32)) break;
+    if (*bm >= *bn) *bm /= 2;
+    else *bn /= 2;
+  }
+}
+
 xc_status_t lw_emit_gemm(lw_ctx_t* c, const xc_node_t* n) {
   xc_tiled_kernel_t* k = c->k;
   bool gemm = !strcmp(n->op_type, "Gemm");
@@ -49,9 +77,11 @@ xc_status_t lw_emit_gemm(lw_ctx_t* c, const xc_node_t* n) {
   int nb = ry - (a1 ? 0 : 1) - (b1 ? 0 : 1);
   if (nb < 0 || ry > LW_MAX_RANK) return lw_unsupported(c, n, "unexpected output rank %d", ry);
 
-  int kBM = lw_knob(c, "BLOCK_M", 4, bm_c, 32);
-  int kBN = lw_knob(c, "BLOCK_N", 4, bn_c, 32);
-  int kBK = lw_knob(c, "BLOCK_K", 5, bk_c, 16);
+  int64_t dbm = 32, dbn = 32, dbk = 16;
+  cpu_tile_defaults(c, M, N, K, Y->dims, nb, &dbm, &dbn, &dbk);
+  int kBM = lw_knob(c, "BLOCK_M", 4, bm_c, dbm);
+  int kBN = lw_knob(c, "BLOCK_N", 4, bn_c, dbn);
+  int kBK = lw_knob(c, "BLOCK_K", 5, bk_c, dbk);
   xc_tiled_dim_t dm = xc_tiled_dim_knob(kBM), dn = xc_tiled_dim_knob(kBN), dk = xc_tiled_dim_knob(kBK);
   lw_val_t* m0 = lw_iter_begin(c, 0, lw_dim(c, M), kBM, 0);
   lw_val_t* n0 = lw_iter_begin(c, 1, lw_dim(c, N), kBN, 0);

@@ -66,6 +66,7 @@ typedef struct lw_ctx {
    * attention output that the kernel stores through (or NULL). */
   const bool* absorbed;
   const xc_node_t* remap_out;
+  const xc_tiled_limits_t* limits; /* the target's (NULL: unlimited); knob defaults may use them */
   xc_status_t err;
 } lw_ctx_t;
 
