@@ -406,6 +406,7 @@ static void cast_expr(em_t* e, xc_cstyle_writer_t* w, xc_dtype_t from, xc_dtype_
 static void elementwise_expr(em_t* e, xc_cstyle_writer_t* w, const xc_tiled_op_t* op, const char* const* a) {
   xc_dtype_t t = op->operands[0]->type.dtype;
   bool fl = fcompute(t);
+  bool vmath = e->d->vector_math && fl && t != XC_F64; /* f32, and f16/bf16 computed in float */
   const char* one = t == XC_F64 ? "1.0" : "1.0f";
   char fn[32];
   const char* bin = NULL;
@@ -415,11 +416,11 @@ static void elementwise_expr(em_t* e, xc_cstyle_writer_t* w, const xc_tiled_op_t
       if (fl) mathfn(e, fn, sizeof fn, "fabs", t), P(w, "%s(%s)", fn, a[0]);
       else P(w, "((%s) < 0 ? -(%s) : (%s))", a[0], a[0], a[0]);
       return;
-    case XC_TOP_EXP: mathfn(e, fn, sizeof fn, "exp", t); break;
+    case XC_TOP_EXP: vmath ? snprintf(fn, sizeof fn, "xc_vexpf") : (mathfn(e, fn, sizeof fn, "exp", t), 0); break;
     case XC_TOP_LOG: mathfn(e, fn, sizeof fn, "log", t); break;
     case XC_TOP_SQRT: mathfn(e, fn, sizeof fn, "sqrt", t); break;
-    case XC_TOP_ERF: mathfn(e, fn, sizeof fn, "erf", t); break;
-    case XC_TOP_TANH: mathfn(e, fn, sizeof fn, "tanh", t); break;
+    case XC_TOP_ERF: vmath ? snprintf(fn, sizeof fn, "xc_verff") : (mathfn(e, fn, sizeof fn, "erf", t), 0); break;
+    case XC_TOP_TANH: vmath ? snprintf(fn, sizeof fn, "xc_vtanhf") : (mathfn(e, fn, sizeof fn, "tanh", t), 0); break;
     case XC_TOP_FLOOR: mathfn(e, fn, sizeof fn, "floor", t); break;
     case XC_TOP_CEIL: mathfn(e, fn, sizeof fn, "ceil", t); break;
     case XC_TOP_SIN: mathfn(e, fn, sizeof fn, "sin", t); break;
@@ -433,7 +434,8 @@ static void elementwise_expr(em_t* e, xc_cstyle_writer_t* w, const xc_tiled_op_t
       }
       return;
     case XC_TOP_SIGMOID:
-      mathfn(e, fn, sizeof fn, "exp", t);
+      if (vmath) snprintf(fn, sizeof fn, "xc_vexpf");
+      else mathfn(e, fn, sizeof fn, "exp", t);
       P(w, "(%s / (%s + %s(-(%s))))", one, one, fn, a[0]);
       return;
     case XC_TOP_RECIP: P(w, "(%s / (%s))", one, a[0]); return;
