@@ -103,7 +103,10 @@ xc_status_t xc_cstyle_resolve_knobs(const xc_tiled_kernel_t* k, const xc_knob_t*
 
 /* ---- emitter state ---------------------------------------------------------- */
 
-typedef enum { ST_NONE, ST_SCALAR, ST_VIRTUAL, ST_ARRAY, ST_PRIVATE, ST_MEM } storage_t;
+/* ST_LOCAL (C): an element of a fused loop (see plan_fusion) read only by
+ * later ops of that loop at the same coordinates: a variable in the loop
+ * body, no array. */
+typedef enum { ST_NONE, ST_SCALAR, ST_VIRTUAL, ST_ARRAY, ST_PRIVATE, ST_MEM, ST_LOCAL } storage_t;
 
 typedef struct vinfo {
   storage_t st;
@@ -117,8 +120,12 @@ typedef struct vinfo {
 } vinfo_t;
 
 /* Elementwise ops whose operands are all virtual or scalar are inlined into
- * their readers (index arithmetic, masks) up to this expression size. */
+ * their readers (index arithmetic, masks) up to this expression size. C
+ * allows larger expressions: a store offset held in an int64 array (the
+ * masked `select(mask, off, off)` of a lowered store is about 30 nodes)
+ * keeps the store loop from vectorizing. */
 #define MAX_INLINE_COST 24
+#define MAX_INLINE_COST_C 64
 
 static bool is_elementwise(xc_tiled_opcode_t op) {
   return (op >= XC_TOP_NEG && op <= XC_TOP_CMP) || op == XC_TOP_SELECT || op == XC_TOP_CAST;
@@ -131,6 +138,10 @@ typedef struct em {
   vinfo_t* vi;
   int64_t T;            /* work-items per program */
   int simd;             /* f32 SIMD lanes of the device (C dialect's dot micro-kernel) */
+  int* op_group;        /* C: fused loop of each op (by op id; 0 = none) */
+  bool* op_member;      /* C: the op writes an element in its fused loop */
+  int* nuses;           /* C: operand slots referring to each value (by value id) */
+  int num_groups;
   xc_cstyle_writer_t decls, body;
   int64_t local_bytes;
   bool uses_f64;
@@ -203,7 +214,7 @@ static void def_expr(em_t* e, xc_cstyle_writer_t* out, const xc_tiled_value_t* v
 static void read_at(em_t* e, xc_cstyle_writer_t* out, const xc_tiled_value_t* v, const char* const* c,
                     bool same) {
   vinfo_t* x = V(e, v);
-  if (x->st == ST_SCALAR) {
+  if (x->st == ST_SCALAR || x->st == ST_LOCAL) {
     P(out, "%s", x->name);
     return;
   }
@@ -492,8 +503,9 @@ static void store_conv(em_t* e, xc_cstyle_writer_t* w, xc_dtype_t t, const char*
 
 static const char* mem_name(em_t* e, const xc_tiled_value_t* m) { return V(e, m)->name; }
 
-/* Generic "result element = expression(operands)" op. */
-static void emit_elementwise(em_t* e, const xc_tiled_op_t* op) {
+/* Generic "result element = expression(operands)" op. in_loop: only the
+ * element statement, inside the loop of a fused group (C). */
+static void emit_elementwise(em_t* e, const xc_tiled_op_t* op, bool in_loop) {
   const xc_tiled_value_t* res = op->results[0];
   vinfo_t* r = V(e, res);
   expr_t ops[3];
@@ -505,20 +517,21 @@ static void emit_elementwise(em_t* e, const xc_tiled_op_t* op) {
     elementwise_expr(e, &ex, op, a);
     L("const %s %s = %s;\n", vtype(e, res->type.dtype), r->name, wstr(&ex));
   } else {
-    int close = loop_open(e, r, true);
+    int close = in_loop ? 0 : loop_open(e, r, true);
     for (int i = 0; i < n; i++) a[i] = opnd(e, &ops[i], op->operands[i], r);
     elementwise_expr(e, &ex, op, a);
     char d[96];
-    L("%s = %s;\n", dst(e, r, d, sizeof d), wstr(&ex));
+    if (r->st == ST_LOCAL) L("const %s %s = %s;\n", vtype(e, res->type.dtype), r->name, wstr(&ex));
+    else L("%s = %s;\n", dst(e, r, d, sizeof d), wstr(&ex));
     loop_close(e, close);
-    if (r->st == ST_ARRAY) barrier(e);
+    if (r->st == ST_ARRAY && !in_loop) barrier(e);
   }
   if (ex.oom) fail(e, xc_error_oom());
   free(ex.data);
   for (int i = 0; i < n; i++) expr_free(&ops[i]);
 }
 
-static void emit_load(em_t* e, const xc_tiled_op_t* op) {
+static void emit_load(em_t* e, const xc_tiled_op_t* op, bool in_loop) {
   const xc_tiled_value_t* res = op->results[0];
   const xc_tiled_value_t* mem = op->operands[0];
   const xc_tiled_value_t* mask = op->num_operands > 2 ? op->operands[2] : NULL;
@@ -526,7 +539,7 @@ static void emit_load(em_t* e, const xc_tiled_op_t* op) {
   vinfo_t* r = V(e, res);
   xc_dtype_t t = res->type.dtype;
   bool scalar = r->st == ST_SCALAR;
-  int close = scalar ? 0 : loop_open(e, r, true);
+  int close = scalar || in_loop ? 0 : loop_open(e, r, true);
   expr_t eo, em, eth;
   const char* off = opnd(e, &eo, op->operands[1], r);
   xc_cstyle_writer_t x = {0}, ld = {0}, acc = {0};
@@ -546,10 +559,10 @@ static void emit_load(em_t* e, const xc_tiled_op_t* op) {
     P(&x, "%s", wstr(&ld));
   }
   char d[96];
-  if (scalar) L("const %s %s = %s;\n", vtype(e, t), r->name, wstr(&x));
+  if (scalar || r->st == ST_LOCAL) L("const %s %s = %s;\n", vtype(e, t), r->name, wstr(&x));
   else L("%s = %s;\n", dst(e, r, d, sizeof d), wstr(&x));
   loop_close(e, close);
-  if (!scalar && r->st == ST_ARRAY) barrier(e);
+  if (!scalar && r->st == ST_ARRAY && !in_loop) barrier(e);
   if (x.oom || ld.oom || acc.oom) fail(e, xc_error_oom());
   free(x.data), free(ld.data), free(acc.data);
   expr_free(&eo);
@@ -900,20 +913,47 @@ static void emit_op(em_t* e, const xc_tiled_op_t* op) {
     case XC_TOP_ALLOC:
     case XC_TOP_YIELD: return;
     case XC_TOP_BARRIER: barrier(e); return;
-    case XC_TOP_LOAD: emit_load(e, op); return;
+    case XC_TOP_LOAD: emit_load(e, op, false); return;
     case XC_TOP_STORE: emit_store(e, op); return;
     case XC_TOP_REDUCE: emit_reduce(e, op); return;
     case XC_TOP_DOT: emit_dot(e, op); return;
     case XC_TOP_FOR: emit_for(e, op); return;
     default:
       if (res && V(e, res)->st == ST_VIRTUAL) return; /* inlined into its readers */
-      emit_elementwise(e, op);
+      emit_elementwise(e, op, false);
       return;
   }
 }
 
 static void emit_block(em_t* e, const xc_tiled_block_t* b) {
-  for (int i = 0; i < b->num_ops && !e->err; i++) emit_op(e, b->ops[i]);
+  for (int i = 0; i < b->num_ops && !e->err; i++) {
+    const xc_tiled_op_t* op = b->ops[i];
+    int g = e->op_group ? e->op_group[op->id] : 0;
+    if (!g) {
+      emit_op(e, op);
+      continue;
+    }
+    /* a fused group: its scalar definitions first, then one loop over the
+     * shared shape writing every member's element */
+    int j = i;
+    const vinfo_t* shape = NULL;
+    for (; j < b->num_ops && e->op_group[b->ops[j]->id] == g; j++) {
+      if (e->op_member[b->ops[j]->id]) {
+        if (!shape) shape = V(e, b->ops[j]->results[0]);
+      } else {
+        emit_op(e, b->ops[j]);
+      }
+    }
+    int close = loop_open(e, shape, true);
+    for (int m = i; m < j && !e->err; m++) {
+      const xc_tiled_op_t* o = b->ops[m];
+      if (!e->op_member[o->id]) continue;
+      if (o->opcode == XC_TOP_LOAD) emit_load(e, o, true);
+      else emit_elementwise(e, o, true);
+    }
+    loop_close(e, close);
+    i = j - 1;
+  }
 }
 
 /* ---- analysis: storage classes ------------------------------------------------- */
@@ -1044,7 +1084,7 @@ static void classify_value(em_t* e, const xc_tiled_value_t* v) {
         ok = o->st == ST_SCALAR || o->st == ST_VIRTUAL;
         cost += o->st == ST_SCALAR ? 1 : o->cost;
       }
-      if (ok && cost <= MAX_INLINE_COST) {
+      if (ok && cost <= (e->d->work_groups ? MAX_INLINE_COST : MAX_INLINE_COST_C)) {
         x->st = ST_VIRTUAL, x->cost = cost;
         return;
       }
@@ -1082,6 +1122,110 @@ static void classify_block(em_t* e, const xc_tiled_block_t* b) {
       continue;
     }
     for (int r = 0; r < op->num_results; r++) classify_value(e, op->results[r]);
+  }
+}
+
+/* ---- fusion of element loops (C) ------------------------------------------------ */
+
+static void count_uses(em_t* e, const xc_tiled_block_t* b) {
+  for (int i = 0; i < b->num_ops; i++) {
+    const xc_tiled_op_t* op = b->ops[i];
+    for (int j = 0; j < op->num_operands; j++)
+      if (op->operands[j]) e->nuses[op->operands[j]->id]++;
+    if (op->opcode == XC_TOP_FOR) count_uses(e, op->body);
+  }
+}
+
+/* Whether reading v at the coordinates of a loop over `shape` reads the
+ * values written by members of group g only at the loop's own coordinates
+ * (identity: so far the path from the reader kept those coordinates). */
+static bool reads_aligned(em_t* e, const xc_tiled_value_t* v, const vinfo_t* shape, int g, bool identity) {
+  if (!v) return true;
+  vinfo_t* x = V(e, v);
+  const xc_tiled_op_t* d = v->def;
+  if (d && e->op_group[d->id] == g && e->op_member[d->id]) return identity && same_shape(x, shape);
+  if (x->st != ST_VIRTUAL || !d) return true;
+  bool elementwise = is_elementwise(d->opcode);
+  for (int i = 0; i < d->num_operands; i++) {
+    const xc_tiled_value_t* o = d->operands[i];
+    bool keep = elementwise && identity && o && same_shape(V(e, o), shape);
+    if (!reads_aligned(e, o, shape, g, keep)) return false;
+  }
+  return true;
+}
+
+/* Role of op in a fused loop over `shape`: 2 member (writes an element of
+ * that shape: an elementwise op or a load with array storage), 1 passive
+ * (a scalar definition emitted before the loop, or a virtual value that
+ * emits nothing), 0 ends the group. */
+static int fusion_role(em_t* e, const xc_tiled_op_t* op, const vinfo_t* shape) {
+  const vinfo_t* r = op->num_results ? V(e, op->results[0]) : NULL;
+  switch (op->opcode) {
+    case XC_TOP_LOAD:
+      return r->st == ST_ARRAY && (!shape || same_shape(r, shape)) ? 2 : 0;
+    case XC_TOP_CONST:
+    case XC_TOP_ARANGE:
+    case XC_TOP_PROGRAM_ID:
+    case XC_TOP_NUM_PROGRAMS:
+    case XC_TOP_KNOB: return shape ? 1 : 0;
+    case XC_TOP_EXPAND_DIMS:
+    case XC_TOP_BROADCAST:
+    case XC_TOP_TRANS: return shape && r->st == ST_VIRTUAL ? 1 : 0;
+    default: break;
+  }
+  if (!is_elementwise(op->opcode) || !r) return 0;
+  if (r->st == ST_ARRAY) return !shape || same_shape(r, shape) ? 2 : 0;
+  return shape && (r->st == ST_VIRTUAL || r->st == ST_SCALAR) ? 1 : 0;
+}
+
+/* Groups runs of consecutive ops of a block into one element loop: members
+ * that write elements of one shape, reading each other only at the loop's
+ * coordinates (so one pass over the elements computes the same values as
+ * one loop per op). Loads read global memory and no group stores, so the
+ * order of loads and arithmetic across elements does not matter. A member
+ * result that only later members of its group read becomes ST_LOCAL. */
+static void plan_fusion(em_t* e, const xc_tiled_block_t* b) {
+  for (int i = 0; i < b->num_ops; i++) {
+    const xc_tiled_op_t* op = b->ops[i];
+    if (op->opcode == XC_TOP_FOR) {
+      plan_fusion(e, op->body);
+      continue;
+    }
+    if (fusion_role(e, op, NULL) != 2) continue;
+    const vinfo_t* shape = V(e, op->results[0]);
+    int g = ++e->num_groups, members = 0, j = i;
+    for (; j < b->num_ops; j++) {
+      const xc_tiled_op_t* o = b->ops[j];
+      int role = fusion_role(e, o, shape);
+      if (role == 2)
+        for (int k = 0; k < o->num_operands && role; k++)
+          if (!reads_aligned(e, o->operands[k], shape, g, same_shape(V(e, o->operands[k] ? o->operands[k] : o->results[0]), shape)))
+            role = 0;
+      if (!role) break;
+      e->op_group[o->id] = g;
+      e->op_member[o->id] = role == 2;
+      members += role == 2;
+    }
+    if (members < 2) {
+      for (int m = i; m < j; m++) e->op_group[b->ops[m]->id] = 0, e->op_member[b->ops[m]->id] = false;
+      continue;
+    }
+    /* trailing passive ops are emitted normally */
+    while (!e->op_member[b->ops[j - 1]->id]) e->op_group[b->ops[--j]->id] = 0;
+    /* results read only by members of this group need no array */
+    for (int m = i; m < j; m++) {
+      const xc_tiled_op_t* o = b->ops[m];
+      if (!e->op_member[o->id]) continue;
+      const xc_tiled_value_t* v = o->results[0];
+      int in_group = 0;
+      for (int u = i; u < j; u++) {
+        const xc_tiled_op_t* w = b->ops[u];
+        if (!e->op_member[w->id]) continue;
+        for (int k = 0; k < w->num_operands; k++) in_group += w->operands[k] == v;
+      }
+      if (in_group == e->nuses[v->id] && !V(e, v)->yielded) V(e, v)->st = ST_LOCAL;
+    }
+    i = j - 1;
   }
 }
 
@@ -1247,6 +1391,18 @@ xc_status_t xc_cstyle_emit(const xc_cstyle_dialect_t* d, const xc_device_caps_t*
     classify_block(&e, k->body);
     analyze_block(&e, k->body);
     classify_block(&e, k->body);
+    if (!d->work_groups) {
+      e.op_group = calloc((size_t)k->num_ops + 1, sizeof *e.op_group);
+      e.op_member = calloc((size_t)k->num_ops + 1, sizeof *e.op_member);
+      e.nuses = calloc((size_t)k->num_values + 1, sizeof *e.nuses);
+      if (!e.op_group || !e.op_member || !e.nuses) {
+        free(e.op_group), free(e.op_member), free(e.nuses);
+        e.op_group = NULL, e.op_member = NULL, e.nuses = NULL;
+      } else {
+        count_uses(&e, k->body);
+        plan_fusion(&e, k->body);
+      }
+    }
     declare_block(&e, k->body);
     e.depth = 1;
     emit_block(&e, k->body);
@@ -1291,6 +1447,7 @@ xc_status_t xc_cstyle_emit(const xc_cstyle_dialect_t* d, const xc_device_caps_t*
     if (src.oom || e.decls.oom || e.body.oom) e.err = xc_error_oom();
   }
   free(e.decls.data), free(e.body.data), free(e.vi), free(values);
+  free(e.op_group), free(e.op_member), free(e.nuses);
   if (e.err) {
     free(src.data);
     return e.err;
