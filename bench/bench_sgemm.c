@@ -52,10 +52,12 @@ static xc_status_t lower_with_knobs(void* ctx, const xc_graph_t* g, const xc_til
   for (int k = 0; k < (*out)->num_kernels; k++) {
     const xc_tiled_kernel_t* tk = (*out)->kernels[k].kernel;
     for (int i = 0; i < tk->num_knobs; i++) {
+      /* the lowering names a phase's knobs BLOCK_M_p0, BLOCK_M_p1, ... */
       const char* name = tk->knobs[i].name;
-      if (strcmp(name, "BLOCK_M") == 0) (*out)->kernels[k].knobs[i] = kn->bm;
-      else if (strcmp(name, "BLOCK_N") == 0) (*out)->kernels[k].knobs[i] = kn->bn;
-      else if (strcmp(name, "BLOCK_K") == 0) (*out)->kernels[k].knobs[i] = kn->bk;
+      int64_t* v = &(*out)->kernels[k].knobs[i];
+      if (strncmp(name, "BLOCK_M_p", 9) == 0 || strcmp(name, "BLOCK_M") == 0) *v = kn->bm;
+      else if (strncmp(name, "BLOCK_N_p", 9) == 0 || strcmp(name, "BLOCK_N") == 0) *v = kn->bn;
+      else if (strncmp(name, "BLOCK_K_p", 9) == 0 || strcmp(name, "BLOCK_K") == 0) *v = kn->bk;
     }
   }
   return NULL;

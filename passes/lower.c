@@ -645,6 +645,7 @@ static xc_status_t lower_group(xc_lowered_module_t* m, xc_graph_t* g, const xc_f
   c.must_store = must_store;
   c.absorbed = absorbed;
   c.remap_out = remap_out;
+  c.limits = limits;
   c.multi_phase = np > 1;
   c.limits = limits;
   char name[64];

@@ -8,7 +8,7 @@
 
 #include "lower_internal.h"
 
-static const int64_t bm_c[] = {16, 32, 64, 128}, bn_c[] = {16, 32, 64, 128}, bk_c[] = {8, 16, 32};
+static const int64_t bm_c[] = {16, 32, 64, 128}, bn_c[] = {16, 32, 64, 128}, bk_c[] = {8, 16, 32, 64, 128};
 
 /* A QLinearMatMul scale or zero point as f64: one value, or one per row
  * (idx = rm) or column (idx = rn). */
@@ -17,6 +17,34 @@ static lw_val_t* qparam(lw_ctx_t* c, const xc_value_t* v, lw_val_t* idx, lw_val_
   for (int d = 0; d < v->rank; d++) one = one && xc_dim_is_static(v->dims[d]) && v->dims[d].value == 1;
   lw_val_t* off = one || !idx ? lw_i64(c, 0) : idx;
   return lw_cast_to(c, xc_tiled_load(c->k, lw_buf(c, v), off, one || !idx ? NULL : mask, NULL), XC_F64);
+}
+
+/* Default tiles on a CPU core (limits of xc_tiled_limits_init_cpu: a program
+ * is one thread, tiles live on its stack, SIMD lanes <= 16): large tiles,
+ * so that the register-blocked dot of the C emitter does BM * BN * BK
+ * multiply-adds per (BM + BN) * BK packed operand elements, shrunk to the
+ * problem (no 128-row tile for 3 rows) and until there are at least 8
+ * programs to spread over the cores. Other targets keep 32 x 32 x 16. */
+static void cpu_tile_defaults(const lw_ctx_t* c, xc_dim_t M, xc_dim_t N, xc_dim_t K, const xc_dim_t* ydims, int nb,
+                              int64_t* bm, int64_t* bn, int64_t* bk) {
+  const xc_tiled_limits_t* l = c->limits;
+  if (!l || l->value[XC_TILED_LIMIT_SIMD_WIDTH] > 16 || l->value[XC_TILED_LIMIT_SHARED_BYTES] < 128 * 1024 ||
+      l->value[XC_TILED_LIMIT_SHARED_BYTES] == INT64_MAX)
+    return;
+  int64_t m = xc_dim_is_static(M) ? M.value : 4096, n = xc_dim_is_static(N) ? N.value : 4096;
+  int64_t k = xc_dim_is_static(K) ? K.value : 4096, batch = 1;
+  for (int i = 0; i < nb; i++) batch *= xc_dim_is_static(ydims[i]) ? ydims[i].value : 1;
+  *bm = 128, *bn = 128, *bk = 64;
+  while (*bm * *bn > l->value[XC_TILED_LIMIT_MAX_TILE_ELEMS] && *bm > 16) *bm /= 2;
+  while (*bm > 16 && *bm / 2 >= m) *bm /= 2;
+  while (*bn > 16 && *bn / 2 >= n) *bn /= 2;
+  while (*bk > 8 && *bk / 2 >= k) *bk /= 2;
+  for (;;) {
+    int64_t programs = ((m + *bm - 1) / *bm) * ((n + *bn - 1) / *bn) * batch;
+    if (programs >= 8 || (*bm <= 32 && *bn <= 32)) break;
+    if (*bm >= *bn) *bm /= 2;
+    else *bn /= 2;
+  }
 }
 
 xc_status_t lw_emit_gemm(lw_ctx_t* c, const xc_node_t* n) {
@@ -52,11 +80,15 @@ xc_status_t lw_emit_gemm(lw_ctx_t* c, const xc_node_t* n) {
 
   /* Devices with matrix instructions for this dtype (limits "mma"; f32 only
    * when the compile allows tf32) get tensor-core-sized tiles: 128x128x32
-   * on 256 work-items, a 2-stage pipeline of the K loop. */
+   * on 256 work-items, a 2-stage pipeline of the K loop. CPUs get tiles
+   * sized to their caches (cpu_tile_defaults). */
   bool mma = !qlin && c->limits && !c->multi_phase && (c->limits->value[XC_TILED_LIMIT_MMA] & ((int64_t)1 << dt));
-  int kBM = lw_knob(c, "BLOCK_M", 4, bm_c, mma ? 128 : 32);
-  int kBN = lw_knob(c, "BLOCK_N", 4, bn_c, mma ? 128 : 32);
-  int kBK = lw_knob(c, "BLOCK_K", 3, bk_c, mma ? 32 : 16);
+  int64_t dbm = 32, dbn = 32, dbk = 16;
+  if (mma) dbm = 128, dbn = 128, dbk = 32;
+  else cpu_tile_defaults(c, M, N, K, Y->dims, nb, &dbm, &dbn, &dbk);
+  int kBM = lw_knob(c, "BLOCK_M", 4, bm_c, dbm);
+  int kBN = lw_knob(c, "BLOCK_N", 4, bn_c, dbn);
+  int kBK = lw_knob(c, "BLOCK_K", 5, bk_c, dbk);
   if (mma) {
     static const int64_t st_c[] = {1, 2, 3, 4}, tf_c[] = {0, 1};
     char name[32];

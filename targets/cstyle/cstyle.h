@@ -76,6 +76,9 @@ typedef struct xc_cstyle_dialect {
   bool has_rsqrt;            /* rsqrt() is a builtin */
   const char* simd_pragma;   /* before vectorizable element loops; NULL = none */
   const char* unroll_pragma; /* before per-thread element loops; NULL = none */
+  /* f32 exp/erf/tanh (and sigmoid) call the prelude's branch-free xc_vexpf,
+   * xc_verff, xc_vtanhf, which vectorize (libm calls do not) */
+  bool vector_math;
   /* Prelude: includes, the u32/bit-cast helpers the shared prelude needs
    * (xc_u16, xc_u32, xc_fbits, xc_bitsf), and `extra` when f64 is used. */
   const char* prelude;

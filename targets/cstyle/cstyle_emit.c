@@ -103,7 +103,10 @@ xc_status_t xc_cstyle_resolve_knobs(const xc_tiled_kernel_t* k, const xc_knob_t*
 
 /* ---- emitter state ---------------------------------------------------------- */
 
-typedef enum { ST_NONE, ST_SCALAR, ST_VIRTUAL, ST_ARRAY, ST_PRIVATE, ST_MEM } storage_t;
+/* ST_LOCAL (C): an element of a fused loop (see plan_fusion) read only by
+ * later ops of that loop at the same coordinates: a variable in the loop
+ * body, no array. */
+typedef enum { ST_NONE, ST_SCALAR, ST_VIRTUAL, ST_ARRAY, ST_PRIVATE, ST_MEM, ST_LOCAL } storage_t;
 
 typedef struct vinfo {
   storage_t st;
@@ -122,8 +125,12 @@ typedef struct vinfo {
 } vinfo_t;
 
 /* Elementwise ops whose operands are all virtual or scalar are inlined into
- * their readers (index arithmetic, masks) up to this expression size. */
+ * their readers (index arithmetic, masks) up to this expression size. C
+ * allows larger expressions: a store offset held in an int64 array (the
+ * masked `select(mask, off, off)` of a lowered store is about 30 nodes)
+ * keeps the store loop from vectorizing. */
 #define MAX_INLINE_COST 24
+#define MAX_INLINE_COST_C 64
 
 static bool is_elementwise(xc_tiled_opcode_t op) {
   return (op >= XC_TOP_NEG && op <= XC_TOP_CMP) || op == XC_TOP_SELECT || op == XC_TOP_CAST;
@@ -135,6 +142,11 @@ typedef struct em {
   const int64_t* knobs;
   vinfo_t* vi;
   int64_t T;            /* work-items per program */
+  int simd;             /* f32 SIMD lanes of the device (C dialect's dot micro-kernel) */
+  int* op_group;        /* C: fused loop of each op (by op id; 0 = none) */
+  bool* op_member;      /* C: the op writes an element in its fused loop */
+  int* nuses;           /* C: operand slots referring to each value (by value id) */
+  int num_groups;
   xc_cstyle_writer_t decls, body;
   int64_t local_bytes;
   bool uses_f64;
@@ -215,7 +227,7 @@ static void def_expr(em_t* e, xc_cstyle_writer_t* out, const xc_tiled_value_t* v
 static void read_at(em_t* e, xc_cstyle_writer_t* out, const xc_tiled_value_t* v, const char* const* c,
                     bool same) {
   vinfo_t* x = V(e, v);
-  if (x->st == ST_SCALAR) {
+  if (x->st == ST_SCALAR || x->st == ST_LOCAL) {
     P(out, "%s", x->name);
     return;
   }
@@ -437,6 +449,7 @@ static void cast_expr(em_t* e, xc_cstyle_writer_t* w, xc_dtype_t from, xc_dtype_
 static void elementwise_expr(em_t* e, xc_cstyle_writer_t* w, const xc_tiled_op_t* op, const char* const* a) {
   xc_dtype_t t = op->operands[0]->type.dtype;
   bool fl = fcompute(t);
+  bool vmath = e->d->vector_math && fl && t != XC_F64; /* f32, and f16/bf16 computed in float */
   const char* one = t == XC_F64 ? "1.0" : "1.0f";
   char fn[32];
   const char* bin = NULL;
@@ -446,11 +459,11 @@ static void elementwise_expr(em_t* e, xc_cstyle_writer_t* w, const xc_tiled_op_t
       if (fl) mathfn(e, fn, sizeof fn, "fabs", t), P(w, "%s(%s)", fn, a[0]);
       else P(w, "((%s) < 0 ? -(%s) : (%s))", a[0], a[0], a[0]);
       return;
-    case XC_TOP_EXP: mathfn(e, fn, sizeof fn, "exp", t); break;
+    case XC_TOP_EXP: vmath ? snprintf(fn, sizeof fn, "xc_vexpf") : (mathfn(e, fn, sizeof fn, "exp", t), 0); break;
     case XC_TOP_LOG: mathfn(e, fn, sizeof fn, "log", t); break;
     case XC_TOP_SQRT: mathfn(e, fn, sizeof fn, "sqrt", t); break;
-    case XC_TOP_ERF: mathfn(e, fn, sizeof fn, "erf", t); break;
-    case XC_TOP_TANH: mathfn(e, fn, sizeof fn, "tanh", t); break;
+    case XC_TOP_ERF: vmath ? snprintf(fn, sizeof fn, "xc_verff") : (mathfn(e, fn, sizeof fn, "erf", t), 0); break;
+    case XC_TOP_TANH: vmath ? snprintf(fn, sizeof fn, "xc_vtanhf") : (mathfn(e, fn, sizeof fn, "tanh", t), 0); break;
     case XC_TOP_FLOOR: mathfn(e, fn, sizeof fn, "floor", t); break;
     case XC_TOP_CEIL: mathfn(e, fn, sizeof fn, "ceil", t); break;
     case XC_TOP_SIN: mathfn(e, fn, sizeof fn, "sin", t); break;
@@ -465,7 +478,8 @@ static void elementwise_expr(em_t* e, xc_cstyle_writer_t* w, const xc_tiled_op_t
       }
       return;
     case XC_TOP_SIGMOID:
-      mathfn(e, fn, sizeof fn, "exp", t);
+      if (vmath) snprintf(fn, sizeof fn, "xc_vexpf");
+      else mathfn(e, fn, sizeof fn, "exp", t);
       P(w, "(%s / (%s + %s(-(%s))))", one, one, fn, a[0]);
       return;
     case XC_TOP_RECIP: P(w, "(%s / (%s))", one, a[0]); return;
@@ -524,8 +538,9 @@ static void store_conv(em_t* e, xc_cstyle_writer_t* w, xc_dtype_t t, const char*
 
 static const char* mem_name(em_t* e, const xc_tiled_value_t* m) { return V(e, m)->name; }
 
-/* Generic "result element = expression(operands)" op. */
-static void emit_elementwise(em_t* e, const xc_tiled_op_t* op) {
+/* Generic "result element = expression(operands)" op. in_loop: only the
+ * element statement, inside the loop of a fused group (C). */
+static void emit_elementwise(em_t* e, const xc_tiled_op_t* op, bool in_loop) {
   const xc_tiled_value_t* res = op->results[0];
   vinfo_t* r = V(e, res);
   expr_t ops[3];
@@ -537,20 +552,21 @@ static void emit_elementwise(em_t* e, const xc_tiled_op_t* op) {
     elementwise_expr(e, &ex, op, a);
     L("const %s %s = %s;\n", vtype(e, res->type.dtype), r->name, wstr(&ex));
   } else {
-    int close = loop_open(e, r, true);
+    int close = in_loop ? 0 : loop_open(e, r, true);
     for (int i = 0; i < n; i++) a[i] = opnd(e, &ops[i], op->operands[i], r);
     elementwise_expr(e, &ex, op, a);
     char d[96];
-    L("%s = %s;\n", dst(e, r, d, sizeof d), wstr(&ex));
+    if (r->st == ST_LOCAL) L("const %s %s = %s;\n", vtype(e, res->type.dtype), r->name, wstr(&ex));
+    else L("%s = %s;\n", dst(e, r, d, sizeof d), wstr(&ex));
     loop_close(e, close);
-    if (r->st == ST_ARRAY) barrier(e);
+    if (r->st == ST_ARRAY && !in_loop) barrier(e);
   }
   if (ex.oom) fail(e, xc_error_oom());
   free(ex.data);
   for (int i = 0; i < n; i++) expr_free(&ops[i]);
 }
 
-static void emit_load(em_t* e, const xc_tiled_op_t* op) {
+static void emit_load(em_t* e, const xc_tiled_op_t* op, bool in_loop) {
   const xc_tiled_value_t* res = op->results[0];
   const xc_tiled_value_t* mem = op->operands[0];
   const xc_tiled_value_t* mask = op->num_operands > 2 ? op->operands[2] : NULL;
@@ -558,7 +574,7 @@ static void emit_load(em_t* e, const xc_tiled_op_t* op) {
   vinfo_t* r = V(e, res);
   xc_dtype_t t = res->type.dtype;
   bool scalar = r->st == ST_SCALAR;
-  int close = scalar ? 0 : loop_open(e, r, true);
+  int close = scalar || in_loop ? 0 : loop_open(e, r, true);
   expr_t eo, em, eth;
   const char* off = opnd(e, &eo, op->operands[1], r);
   xc_cstyle_writer_t x = {0}, ld = {0}, acc = {0};
@@ -578,10 +594,10 @@ static void emit_load(em_t* e, const xc_tiled_op_t* op) {
     P(&x, "%s", wstr(&ld));
   }
   char d[96];
-  if (scalar) L("const %s %s = %s;\n", vtype(e, t), r->name, wstr(&x));
+  if (scalar || r->st == ST_LOCAL) L("const %s %s = %s;\n", vtype(e, t), r->name, wstr(&x));
   else L("%s = %s;\n", dst(e, r, d, sizeof d), wstr(&x));
   loop_close(e, close);
-  if (!scalar && r->st == ST_ARRAY) barrier(e);
+  if (!scalar && r->st == ST_ARRAY && !in_loop) barrier(e);
   if (x.oom || ld.oom || acc.oom) fail(e, xc_error_oom());
   free(x.data), free(ld.data), free(acc.data);
   expr_free(&eo);
@@ -758,6 +774,123 @@ static void emit_reduce(em_t* e, const xc_tiled_op_t* op) {
   free(first.data), free(item.data), free(comb.data);
 }
 
+/* C dialect, f32/f64 accumulators: a register-blocked micro-kernel. The
+ * result is computed in MR x NR blocks (NR = NV vectors of the device's
+ * SIMD width) held in GNU C vector variables across the whole K loop: per
+ * q, NV contiguous loads of a row of b, MR broadcasts of a[m, q] and
+ * MR * NV multiply-adds. Each element still sums acc + a[m,0]*b[0,n] +
+ * a[m,1]*b[1,n] + ... in that order, like the generic loop. b is read in
+ * place when it is a stack array of the compute type, else packed first.
+ * False (nothing written) when the shapes do not fit: the generic loop runs. */
+static bool emit_dot_blocked(em_t* e, const xc_tiled_op_t* op) {
+  const xc_tiled_value_t* a = op->operands[0], *b = op->operands[1], *acc = op->operands[2];
+  const xc_tiled_value_t* res = op->results[0];
+  vinfo_t* r = V(e, res), *bi = V(e, b), *ci = V(e, acc);
+  xc_dtype_t ct = res->type.dtype;
+  if ((ct != XC_F32 && ct != XC_F64) || r->st != ST_ARRAY || r->rank != 2 || e->simd < 4) return false;
+  int64_t M = r->dims[0], N = r->dims[1], K = V(e, a)->dims[1];
+  int64_t esize = ct == XC_F64 ? 8 : 4, vbytes = (int64_t)e->simd * 4, lanes = vbytes / esize;
+  if (lanes < 2 || K < 1) return false;
+  int nv = N % (2 * lanes) == 0 ? 2 : N % lanes == 0 ? 1 : 0;
+  if (!nv) return false;
+  /* accumulators + b vectors + one broadcast must fit the vector registers */
+  int regs = e->simd >= 16 ? 32 : 16, mr_max = (regs - nv - 1) / nv;
+  if (mr_max > 8) mr_max = 8;
+  int mr = 1;
+  for (int c = mr_max; c >= 1; c--)
+    if (M % c == 0) {
+      mr = c;
+      break;
+    }
+  const char* t = vtype(e, ct);
+  const char* it = itype(e);
+  int64_t nr = nv * lanes;
+  L("{\n");
+  e->depth++;
+  L("typedef %s xc_vec __attribute__((vector_size(%" PRId64 ")));\n", t, vbytes);
+  /* b: in place, or packed into a contiguous [K, N] array */
+  char bname[80];
+  if (bi->st == ST_ARRAY && !strcmp(vtype(e, b->type.dtype), t)) {
+    snprintf(bname, sizeof bname, "%s", bi->name);
+  } else {
+    snprintf(bname, sizeof bname, "xc_bp_%d", op->id);
+    L("%s %s[%" PRId64 "];\n", t, bname, K * N);
+    e->local_bytes += K * N * esize;
+    xc_cstyle_writer_t rb = {0};
+    const char* cb[2] = {"q", "i1"};
+    read_at(e, &rb, b, cb, false);
+    L("for (%s q = 0; q < %" PRId64 "; q++) {\n", it, K);
+    e->depth++;
+    if (e->d->simd_pragma) L("%s\n", e->d->simd_pragma);
+    L("for (%s i1 = 0; i1 < %" PRId64 "; i1++) %s[q * %" PRId64 " + i1] = (%s)(%s);\n", it, N, bname, N, t,
+      wstr(&rb));
+    loop_close(e, 1);
+    if (rb.oom) fail(e, xc_error_oom());
+    free(rb.data);
+  }
+  L("for (%s i0 = 0; i0 < %" PRId64 "; i0 += %d) {\n", it, M, mr);
+  e->depth++;
+  L("for (%s i1 = 0; i1 < %" PRId64 "; i1 += %" PRId64 ") {\n", it, N, nr);
+  e->depth++;
+  for (int m = 0; m < mr; m++) {
+    indent(e);
+    P(&e->body, "xc_vec");
+    for (int v = 0; v < nv; v++) P(&e->body, "%s c%d_%d", v ? "," : "", m, v);
+    P(&e->body, ";\n");
+  }
+  /* accumulator in */
+  bool acc_direct = ci->st == ST_ARRAY && same_shape(ci, r) && !strcmp(vtype(e, acc->type.dtype), t);
+  if (!acc_direct) L("%s xc_ct[%" PRId64 "];\n", t, nr);
+  for (int m = 0; m < mr; m++) {
+    if (acc_direct) {
+      for (int v = 0; v < nv; v++)
+        L("memcpy(&c%d_%d, &%s[(i0 + %d) * %" PRId64 " + i1 + %" PRId64 "], sizeof(xc_vec));\n", m, v, ci->name, m,
+          N, v * lanes);
+      continue;
+    }
+    char c0[32];
+    snprintf(c0, sizeof c0, "(i0 + %d)", m);
+    const char* cc[2] = {c0, "(i1 + j)"};
+    xc_cstyle_writer_t rc = {0};
+    read_at(e, &rc, acc, cc, false);
+    if (e->d->simd_pragma) L("%s\n", e->d->simd_pragma);
+    L("for (%s j = 0; j < %" PRId64 "; j++) xc_ct[j] = (%s)(%s);\n", it, nr, t, wstr(&rc));
+    for (int v = 0; v < nv; v++) L("memcpy(&c%d_%d, xc_ct + %" PRId64 ", sizeof(xc_vec));\n", m, v, v * lanes);
+    if (rc.oom) fail(e, xc_error_oom());
+    free(rc.data);
+  }
+  /* the K loop */
+  L("for (%s q = 0; q < %" PRId64 "; q++) {\n", it, K);
+  e->depth++;
+  indent(e);
+  P(&e->body, "xc_vec");
+  for (int v = 0; v < nv; v++) P(&e->body, "%s b%d", v ? "," : "", v);
+  P(&e->body, ";\n");
+  for (int v = 0; v < nv; v++)
+    L("memcpy(&b%d, &%s[q * %" PRId64 " + i1 + %" PRId64 "], sizeof(xc_vec));\n", v, bname, N, v * lanes);
+  for (int m = 0; m < mr; m++) {
+    char c0[32];
+    snprintf(c0, sizeof c0, "(i0 + %d)", m);
+    const char* ca[2] = {c0, "q"};
+    xc_cstyle_writer_t ra = {0};
+    read_at(e, &ra, a, ca, false);
+    indent(e);
+    P(&e->body, "{ const %s am = (%s)(%s);", t, t, wstr(&ra));
+    for (int v = 0; v < nv; v++) P(&e->body, " c%d_%d += am * b%d;", m, v, v);
+    P(&e->body, " }\n");
+    if (ra.oom) fail(e, xc_error_oom());
+    free(ra.data);
+  }
+  loop_close(e, 1);
+  /* result out */
+  for (int m = 0; m < mr; m++)
+    for (int v = 0; v < nv; v++)
+      L("memcpy(&%s[(i0 + %d) * %" PRId64 " + i1 + %" PRId64 "], &c%d_%d, sizeof(xc_vec));\n", r->name, m, N,
+        v * lanes, m, v);
+  loop_close(e, 3);
+  return true;
+}
+
 static void emit_dot(em_t* e, const xc_tiled_op_t* op) {
   const xc_tiled_value_t* a = op->operands[0], *b = op->operands[1], *acc = op->operands[2];
   const xc_tiled_value_t* res = op->results[0];
@@ -769,23 +902,25 @@ static void emit_dot(em_t* e, const xc_tiled_op_t* op) {
   char d[96];
   expr_t eacc;
   if (!e->d->work_groups) {
-    /* r = acc; then for m, k: r[m, :] += a[m,k] * b[k, :] (vectorized over n) */
-    int close = loop_open(e, r, true);
-    L("%s = %s;\n", dst(e, r, d, sizeof d), opnd(e, &eacc, acc, r));
-    loop_close(e, close);
-    expr_free(&eacc);
-    const char* ca[2] = {"i0", "q"}, *cb[2] = {"q", "i1"};
-    read_at(e, &ra, a, ca, false);
-    read_at(e, &rb, b, cb, false);
-    L("for (%s i0 = 0; i0 < %" PRId64 "; i0++) {\n", itype(e), r->dims[0]);
-    e->depth++;
-    L("for (%s q = 0; q < %" PRId64 "; q++) {\n", itype(e), K);
-    e->depth++;
-    L("const %s av = (%s)(%s);\n", t, t, wstr(&ra));
-    if (e->d->simd_pragma) L("%s\n", e->d->simd_pragma);
-    L("for (%s i1 = 0; i1 < %" PRId64 "; i1++) %s[i0 * %" PRId64 " + i1] += av * (%s)(%s);\n", itype(e),
-      r->dims[1], r->name, r->dims[1], t, wstr(&rb));
-    loop_close(e, 2);
+    if (!emit_dot_blocked(e, op)) {
+      /* r = acc; then for m, k: r[m, :] += a[m,k] * b[k, :] (vectorized over n) */
+      int close = loop_open(e, r, true);
+      L("%s = %s;\n", dst(e, r, d, sizeof d), opnd(e, &eacc, acc, r));
+      loop_close(e, close);
+      expr_free(&eacc);
+      const char* ca[2] = {"i0", "q"}, *cb[2] = {"q", "i1"};
+      read_at(e, &ra, a, ca, false);
+      read_at(e, &rb, b, cb, false);
+      L("for (%s i0 = 0; i0 < %" PRId64 "; i0++) {\n", itype(e), r->dims[0]);
+      e->depth++;
+      L("for (%s q = 0; q < %" PRId64 "; q++) {\n", itype(e), K);
+      e->depth++;
+      L("const %s av = (%s)(%s);\n", t, t, wstr(&ra));
+      if (e->d->simd_pragma) L("%s\n", e->d->simd_pragma);
+      L("for (%s i1 = 0; i1 < %" PRId64 "; i1++) %s[i0 * %" PRId64 " + i1] += av * (%s)(%s);\n", itype(e),
+        r->dims[1], r->name, r->dims[1], t, wstr(&rb));
+      loop_close(e, 2);
+    }
   } else {
     int close = loop_open(e, r, false);
     const char* ca[2] = {"i0", "q"}, *cb[2] = {"q", "i1"};
@@ -1073,7 +1208,7 @@ static void emit_op(em_t* e, const xc_tiled_op_t* op) {
     case XC_TOP_BARRIER: barrier(e); return;
     case XC_TOP_LOAD:
       if (V(e, res)->raw) emit_raw_load_sync(e, op);
-      else emit_load(e, op);
+      else emit_load(e, op, false);
       return;
     case XC_TOP_STORE: emit_store(e, op); return;
     case XC_TOP_REDUCE: emit_reduce(e, op); return;
@@ -1087,13 +1222,40 @@ static void emit_op(em_t* e, const xc_tiled_op_t* op) {
       return;
     default:
       if (res && V(e, res)->st == ST_VIRTUAL) return; /* inlined into its readers */
-      emit_elementwise(e, op);
+      emit_elementwise(e, op, false);
       return;
   }
 }
 
 static void emit_block(em_t* e, const xc_tiled_block_t* b) {
-  for (int i = 0; i < b->num_ops && !e->err; i++) emit_op(e, b->ops[i]);
+  for (int i = 0; i < b->num_ops && !e->err; i++) {
+    const xc_tiled_op_t* op = b->ops[i];
+    int g = e->op_group ? e->op_group[op->id] : 0;
+    if (!g) {
+      emit_op(e, op);
+      continue;
+    }
+    /* a fused group: its scalar definitions first, then one loop over the
+     * shared shape writing every member's element */
+    int j = i;
+    const vinfo_t* shape = NULL;
+    for (; j < b->num_ops && e->op_group[b->ops[j]->id] == g; j++) {
+      if (e->op_member[b->ops[j]->id]) {
+        if (!shape) shape = V(e, b->ops[j]->results[0]);
+      } else {
+        emit_op(e, b->ops[j]);
+      }
+    }
+    int close = loop_open(e, shape, true);
+    for (int m = i; m < j && !e->err; m++) {
+      const xc_tiled_op_t* o = b->ops[m];
+      if (!e->op_member[o->id]) continue;
+      if (o->opcode == XC_TOP_LOAD) emit_load(e, o, true);
+      else emit_elementwise(e, o, true);
+    }
+    loop_close(e, close);
+    i = j - 1;
+  }
 }
 
 /* ---- analysis: storage classes ------------------------------------------------- */
@@ -1224,7 +1386,7 @@ static void classify_value(em_t* e, const xc_tiled_value_t* v) {
         ok = o->st == ST_SCALAR || o->st == ST_VIRTUAL;
         cost += o->st == ST_SCALAR ? 1 : o->cost;
       }
-      if (ok && cost <= MAX_INLINE_COST) {
+      if (ok && cost <= (e->d->work_groups ? MAX_INLINE_COST : MAX_INLINE_COST_C)) {
         x->st = ST_VIRTUAL, x->cost = cost;
         return;
       }
@@ -1271,7 +1433,10 @@ static void count_uses(em_t* e, const xc_tiled_block_t* b) {
   for (int i = 0; i < b->num_ops; i++) {
     const xc_tiled_op_t* op = b->ops[i];
     for (int j = 0; j < op->num_operands; j++)
+    {
       if (op->operands[j]) V(e, op->operands[j])->uses++;
+      if (op->operands[j] && e->nuses) e->nuses[op->operands[j]->id]++;
+    }
     if (op->opcode == XC_TOP_FOR) count_uses(e, op->body);
   }
 }
@@ -1344,6 +1509,26 @@ static bool pipelinable(em_t* e, const xc_tiled_block_t* body, const xc_tiled_op
   return true;
 }
 
+/* ---- fusion of element loops (C) ------------------------------------------------ */
+
+/* Whether reading v at the coordinates of a loop over `shape` reads the
+ * values written by members of group g only at the loop's own coordinates
+ * (identity: so far the path from the reader kept those coordinates). */
+static bool reads_aligned(em_t* e, const xc_tiled_value_t* v, const vinfo_t* shape, int g, bool identity) {
+  if (!v) return true;
+  vinfo_t* x = V(e, v);
+  const xc_tiled_op_t* d = v->def;
+  if (d && e->op_group[d->id] == g && e->op_member[d->id]) return identity && same_shape(x, shape);
+  if (x->st != ST_VIRTUAL || !d) return true;
+  bool elementwise = is_elementwise(d->opcode);
+  for (int i = 0; i < d->num_operands; i++) {
+    const xc_tiled_value_t* o = d->operands[i];
+    bool keep = elementwise && identity && o && same_shape(V(e, o), shape);
+    if (!reads_aligned(e, o, shape, g, keep)) return false;
+  }
+  return true;
+}
+
 static void plan_mma(em_t* e, const xc_tiled_block_t* b) {
   for (int i = 0; i < b->num_ops && !e->mma; i++) {
     const xc_tiled_op_t* loop = b->ops[i];
@@ -1392,6 +1577,81 @@ static void plan_mma(em_t* e, const xc_tiled_block_t* b) {
       x->bufs = e->stages > 1 ? e->stages : 1;
       x->chunked = affine_deg(ld->operands[1]) >= 0 && convex_mask(ld->num_operands > 2 ? ld->operands[2] : NULL);
     }
+  }
+}
+
+/* Role of op in a fused loop over `shape`: 2 member (writes an element of
+ * that shape: an elementwise op or a load with array storage), 1 passive
+ * (a scalar definition emitted before the loop, or a virtual value that
+ * emits nothing), 0 ends the group. */
+static int fusion_role(em_t* e, const xc_tiled_op_t* op, const vinfo_t* shape) {
+  const vinfo_t* r = op->num_results ? V(e, op->results[0]) : NULL;
+  switch (op->opcode) {
+    case XC_TOP_LOAD:
+      return r->st == ST_ARRAY && (!shape || same_shape(r, shape)) ? 2 : 0;
+    case XC_TOP_CONST:
+    case XC_TOP_ARANGE:
+    case XC_TOP_PROGRAM_ID:
+    case XC_TOP_NUM_PROGRAMS:
+    case XC_TOP_KNOB: return shape ? 1 : 0;
+    case XC_TOP_EXPAND_DIMS:
+    case XC_TOP_BROADCAST:
+    case XC_TOP_TRANS: return shape && r->st == ST_VIRTUAL ? 1 : 0;
+    default: break;
+  }
+  if (!is_elementwise(op->opcode) || !r) return 0;
+  if (r->st == ST_ARRAY) return !shape || same_shape(r, shape) ? 2 : 0;
+  return shape && (r->st == ST_VIRTUAL || r->st == ST_SCALAR) ? 1 : 0;
+}
+
+/* Groups runs of consecutive ops of a block into one element loop: members
+ * that write elements of one shape, reading each other only at the loop's
+ * coordinates (so one pass over the elements computes the same values as
+ * one loop per op). Loads read global memory and no group stores, so the
+ * order of loads and arithmetic across elements does not matter. A member
+ * result that only later members of its group read becomes ST_LOCAL. */
+static void plan_fusion(em_t* e, const xc_tiled_block_t* b) {
+  for (int i = 0; i < b->num_ops; i++) {
+    const xc_tiled_op_t* op = b->ops[i];
+    if (op->opcode == XC_TOP_FOR) {
+      plan_fusion(e, op->body);
+      continue;
+    }
+    if (fusion_role(e, op, NULL) != 2) continue;
+    const vinfo_t* shape = V(e, op->results[0]);
+    int g = ++e->num_groups, members = 0, j = i;
+    for (; j < b->num_ops; j++) {
+      const xc_tiled_op_t* o = b->ops[j];
+      int role = fusion_role(e, o, shape);
+      if (role == 2)
+        for (int k = 0; k < o->num_operands && role; k++)
+          if (!reads_aligned(e, o->operands[k], shape, g, same_shape(V(e, o->operands[k] ? o->operands[k] : o->results[0]), shape)))
+            role = 0;
+      if (!role) break;
+      e->op_group[o->id] = g;
+      e->op_member[o->id] = role == 2;
+      members += role == 2;
+    }
+    if (members < 2) {
+      for (int m = i; m < j; m++) e->op_group[b->ops[m]->id] = 0, e->op_member[b->ops[m]->id] = false;
+      continue;
+    }
+    /* trailing passive ops are emitted normally */
+    while (!e->op_member[b->ops[j - 1]->id]) e->op_group[b->ops[--j]->id] = 0;
+    /* results read only by members of this group need no array */
+    for (int m = i; m < j; m++) {
+      const xc_tiled_op_t* o = b->ops[m];
+      if (!e->op_member[o->id]) continue;
+      const xc_tiled_value_t* v = o->results[0];
+      int in_group = 0;
+      for (int u = i; u < j; u++) {
+        const xc_tiled_op_t* w = b->ops[u];
+        if (!e->op_member[w->id]) continue;
+        for (int k = 0; k < w->num_operands; k++) in_group += w->operands[k] == v;
+      }
+      if (in_group == e->nuses[v->id] && !V(e, v)->yielded) V(e, v)->st = ST_LOCAL;
+    }
+    i = j - 1;
   }
 }
 
@@ -1558,6 +1818,7 @@ xc_status_t xc_cstyle_emit(const xc_cstyle_dialect_t* d, const xc_device_caps_t*
   e.T = d->work_groups ? xc_tiled_threads(k, values) : 1;
   if (!e.err && tf32_knob >= 0 && k->knobs[tf32_knob].kind == XC_KNOB_OTHER && values[tf32_knob] == 1)
     e.allow_tf32 = true; /* the lowering chose tf32 for a compile that allows it */
+  e.simd = caps && caps->simd_width > 0 && !d->work_groups ? caps->simd_width : 8;
   if (!e.err && d->work_groups && caps && caps->max_threads_per_group > 0 && e.T > caps->max_threads_per_group)
     e.err = xc_error(XC_UNSUPPORTED, "%s emitter: %" PRId64 " threads per program exceed the device limit %d",
                      d->name, e.T, caps->max_threads_per_group);
@@ -1572,6 +1833,18 @@ xc_status_t xc_cstyle_emit(const xc_cstyle_dialect_t* d, const xc_device_caps_t*
     if (d->work_groups && d->dot_plan && d->dot_slot_index && d->emit_dot) {
       count_uses(&e, k->body);
       plan_mma(&e, k->body);
+    }
+    if (!d->work_groups) {
+      e.op_group = calloc((size_t)k->num_ops + 1, sizeof *e.op_group);
+      e.op_member = calloc((size_t)k->num_ops + 1, sizeof *e.op_member);
+      e.nuses = calloc((size_t)k->num_values + 1, sizeof *e.nuses);
+      if (!e.op_group || !e.op_member || !e.nuses) {
+        free(e.op_group), free(e.op_member), free(e.nuses);
+        e.op_group = NULL, e.op_member = NULL, e.nuses = NULL;
+      } else {
+        count_uses(&e, k->body);
+        plan_fusion(&e, k->body);
+      }
     }
     declare_block(&e, k->body);
     e.depth = 1;
@@ -1617,6 +1890,7 @@ xc_status_t xc_cstyle_emit(const xc_cstyle_dialect_t* d, const xc_device_caps_t*
     if (src.oom || e.decls.oom || e.body.oom) e.err = xc_error_oom();
   }
   free(e.decls.data), free(e.body.data), free(e.vi), free(values);
+  free(e.op_group), free(e.op_member), free(e.nuses);
   if (e.err) {
     free(src.data);
     return e.err;

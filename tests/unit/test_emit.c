@@ -435,6 +435,72 @@ static void test_carry_order(void) {
   xc_tiled_kernel_destroy(k);
 }
 
+/* The C dialect's register-blocked dot at shapes its blocking must handle:
+ * M = 12 (blocks of 6 rows), N = 48 (one or two vectors of 16 lanes), an
+ * odd K, a b operand that is a transposed view (packed first), a virtual
+ * accumulator (bias broadcast) and then an array accumulator with b read
+ * in place; f32 and f64. Y1 = bias + A @ Bt^T, Y2 = Y1 + A @ B. */
+static kern_t* build_dot_blocked(xc_dtype_t dt, int64_t M, int64_t N, int64_t K) {
+  kern_t* k;
+  char name[32];
+  snprintf(name, sizeof name, "dot_blocked_%s", xc_dtype_name(dt));
+  if (xc_tiled_kernel_create(name, &k)) return NULL;
+  const int64_t th[] = {8, 64};
+  xc_tiled_add_knob(k, "num_threads", XC_KNOB_THREADS, 2, th, 64);
+  val_t* A = xc_tiled_param_buffer(k, "A", dt, XC_ROLE_IN);
+  val_t* Bt = xc_tiled_param_buffer(k, "Bt", dt, XC_ROLE_IN);
+  val_t* B = xc_tiled_param_buffer(k, "B", dt, XC_ROLE_IN);
+  val_t* Y1 = xc_tiled_param_buffer(k, "Y1", dt, XC_ROLE_OUT);
+  val_t* Y2 = xc_tiled_param_buffer(k, "Y2", dt, XC_ROLE_OUT);
+  const xc_tiled_expr_t* grid[1] = {xc_texpr_const(k, 1)};
+  xc_tiled_set_grid(k, 1, grid);
+  val_t* rm = xc_tiled_arange(k, xc_tiled_dim_const(M)), *rn = xc_tiled_arange(k, xc_tiled_dim_const(N));
+  val_t* rk = xc_tiled_arange(k, xc_tiled_dim_const(K));
+  val_t* a = xc_tiled_load(k, A, add(k, mul(k, col(k, rm), i64c(k, K)), row(k, rk)), NULL, NULL);    /* [M,K] */
+  val_t* bt = xc_tiled_load(k, Bt, add(k, mul(k, col(k, rn), i64c(k, K)), row(k, rk)), NULL, NULL);  /* [N,K] */
+  val_t* b = xc_tiled_load(k, B, add(k, mul(k, col(k, rk), i64c(k, N)), row(k, rn)), NULL, NULL);    /* [K,N] */
+  xc_tiled_dim_t dmn[2] = {xc_tiled_dim_const(M), xc_tiled_dim_const(N)};
+  val_t* bias = xc_tiled_broadcast(k, row(k, xc_tiled_cast(k, rn, dt)), 2, dmn);
+  val_t* y1 = xc_tiled_dot(k, a, xc_tiled_trans(k, bt), bias);
+  val_t* y2 = xc_tiled_dot(k, a, b, y1);
+  val_t* off = add(k, mul(k, col(k, rm), i64c(k, N)), row(k, rn));
+  xc_tiled_store(k, Y1, off, y1, NULL);
+  xc_tiled_store(k, Y2, off, y2, NULL);
+  return tk_finish(k);
+}
+
+static void test_dot_blocked(void) {
+  const int64_t M = 12, N = 48, K = 5;
+  for (int f = 0; f < 2; f++) {
+    xc_dtype_t dt = f ? XC_F64 : XC_F32;
+    kern_t* k = build_dot_blocked(dt, M, N, K);
+    CHECK(k != NULL);
+    if (!k) continue;
+    /* the C emitter takes the blocked path for a 16-lane device, and not for N = 1 */
+    xc_device_caps_t caps;
+    memset(&caps, 0, sizeof caps);
+    caps.kind = XC_DEVICE_CPU;
+    caps.simd_width = 16;
+    xc_kernel_source_t src;
+    CHECK_OK(xc_cstyle_emit(&xc_cstyle_dialect_c, &caps, k, NULL, 0, NULL, &src));
+    CHECK(src.text && strstr(src.text, "vector_size(64)") && strstr(src.text, "c5_0 += am * b0"));
+    CHECK(src.text && strstr(src.text, "xc_bp_"));  /* the transposed b is packed */
+    xc_kernel_source_release(&src);
+    xc_tiled_arg_t args[5] = {{tensor(dt, M * K, true), 0}, {tensor(dt, N * K, true), 0},
+                              {tensor(dt, K * N, true), 0}, {tensor(dt, M * N, false), 0},
+                              {tensor(dt, M * N, false), 0}};
+    const int64_t choices[][1] = {{64}};
+    check_kernel(k, choices[0], args, f ? "dot blocked f64" : "dot blocked f32");
+    /* closed form for one element: Y1[m,n] = n + sum_q A[m,q] * Bt[n,q] */
+    double y = 7;
+    for (int q = 0; q < K; q++)
+      y += xc_tensor_get_f64(args[0].buffer, 3 * K + q) * xc_tensor_get_f64(args[1].buffer, 7 * K + q);
+    CHECK_NEAR(xc_tensor_get_f64(args[3].buffer, 3 * N + 7), y, f ? 1e-12 : 1e-5);
+    free_args(args, 5);
+    xc_tiled_kernel_destroy(k);
+  }
+}
+
 /* ---- declines and errors ------------------------------------------------------------ */
 
 static void test_errors(void) {
@@ -521,6 +587,7 @@ int main(void) {
   test_convert();
   test_ops_zoo();
   test_carry_order();
+  test_dot_blocked();
   test_gemm_half();
   test_errors();
   printf("runs: cpu %d, opencl %d, cuda %d\n", runs[0], runs[1], runs[2]);
