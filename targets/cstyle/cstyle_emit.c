@@ -1432,8 +1432,7 @@ static void classify_block(em_t* e, const xc_tiled_block_t* b) {
 static void count_uses(em_t* e, const xc_tiled_block_t* b) {
   for (int i = 0; i < b->num_ops; i++) {
     const xc_tiled_op_t* op = b->ops[i];
-    for (int j = 0; j < op->num_operands; j++)
-    {
+    for (int j = 0; j < op->num_operands; j++) {
       if (op->operands[j]) V(e, op->operands[j])->uses++;
       if (op->operands[j] && e->nuses) e->nuses[op->operands[j]->id]++;
     }
