@@ -51,18 +51,21 @@ xc_status_t lw_emit_gemm(lw_ctx_t* c, const xc_node_t* n) {
   if (nb < 0 || ry > LW_MAX_RANK) return lw_unsupported(c, n, "unexpected output rank %d", ry);
 
   /* Devices with matrix instructions for this dtype (limits "mma"; f32 only
-   * when the compile allows tf32) get tensor-core-sized tiles: 128x128x32
-   * on 256 work-items, a 2-stage pipeline of the K loop. */
+   * when the compile allows tf32) get tensor-core-sized tiles: 128x128 on
+   * 256 work-items, a 2-stage pipeline of the K loop. */
   bool mma = !qlin && c->limits && !c->multi_phase && (c->limits->value[XC_TILED_LIMIT_MMA] & ((int64_t)1 << dt));
   int kBM = lw_knob(c, "BLOCK_M", 4, bm_c, mma ? 128 : 32);
   int kBN = lw_knob(c, "BLOCK_N", 4, bn_c, mma ? 128 : 32);
-  int kBK = lw_knob(c, "BLOCK_K", 3, bk_c, mma ? 32 : 16);
+  /* 32 (16-bit) or 16 (f32) columns of K: two stages of both operand tiles
+   * fit the 48 KiB of static shared memory */
+  int kBK = lw_knob(c, "BLOCK_K", 3, bk_c, mma && dt != XC_F32 ? 32 : 16);
   if (mma) {
-    static const int64_t st_c[] = {1, 2, 3, 4}, tf_c[] = {0, 1};
+    static const int64_t st_c[] = {1, 2, 3, 4}, tf_c[] = {1};
     char name[32];
     snprintf(name, sizeof name, "STAGES_p%d", c->phase_index);
     xc_tiled_add_knob(k, name, XC_KNOB_STAGES, 4, st_c, 2);
-    if (dt == XC_F32) xc_tiled_add_knob(k, "tf32", XC_KNOB_OTHER, 2, tf_c, 1);
+    /* present only when the compile allows tf32: the emitter may use it */
+    if (dt == XC_F32) xc_tiled_add_knob(k, "tf32", XC_KNOB_OTHER, 1, tf_c, 1);
     c->threads_default = 256;
   }
   xc_tiled_dim_t dm = xc_tiled_dim_knob(kBM), dn = xc_tiled_dim_knob(kBN), dk = xc_tiled_dim_knob(kBK);

@@ -63,7 +63,7 @@ static xc_status_t compile_model(const char* model, const xc_compile_request_t* 
 }
 
 xc_status_t xc_cli_load_compiled(const char* model, const char* target, int opt_level, bool no_cache,
-                                 xc_compiled_module_t** out) {
+                                 bool allow_tf32, xc_compiled_module_t** out) {
   *out = NULL;
   if (has_suffix(model, ".xcm")) {
     XC_RETURN_IF_ERROR(xc_cli_check_file(model));
@@ -74,6 +74,7 @@ xc_status_t xc_cli_load_compiled(const char* model, const char* target, int opt_
   r.target = target;
   r.opt_level = opt_level;
   r.use_cache = !no_cache;
+  r.build.compile.allow_tf32 = allow_tf32;
   r.build.progress = stderr;
   return compile_model(model, &r, NULL, out);
 }
@@ -128,6 +129,8 @@ static int compile_main(int argc, char** argv) {
       r.build.dump_dir = v;
     } else if (strcmp(argv[i], "--no-cache") == 0) {
       r.use_cache = false;
+    } else if (strcmp(argv[i], "--allow-tf32") == 0) {
+      r.build.compile.allow_tf32 = true;
     } else if (argv[i][0] == '-' && argv[i][1] == 'O' && argv[i][2] >= '0' && argv[i][2] <= '3' && !argv[i][3]) {
       r.opt_level = argv[i][2] - '0';
     } else if (argv[i][0] == '-' && argv[i][1]) {
@@ -162,7 +165,7 @@ static int compile_main(int argc, char** argv) {
 
 const xc_cli_command_t xc_cli_compile_command = {
     "compile", compile_main,
-    "xcomp compile MODEL [--target T] [-o OUT.xcm] [-O<n>] [--no-cache] [--dump-kernels DIR]",
+    "xcomp compile MODEL [--target T] [-o OUT.xcm] [-O<n>] [--no-cache] [--allow-tf32] [--dump-kernels DIR]",
     "Compile a model (.xir or .onnx) into a compiled module (.xcm) for one target.",
     "options:\n"
     "  --target T           target and device to compile for (default: cpu; e.g. opencl:1;\n"
@@ -172,6 +175,8 @@ const xc_cli_command_t xc_cli_compile_command = {
     "  -O0 .. -O3           optimization level of the graph pass pipeline (default 2)\n"
     "  --no-cache           neither read nor write the compile cache\n"
     "                       ($XCOMP_CACHE_DIR, default ~/.cache/xcomp)\n"
+    "  --allow-tf32         f32 GEMMs may use tf32 tensor cores (cuda sm_80+): inputs rounded\n"
+    "                       to 10-bit mantissas, f32 accumulation (default: exact f32)\n"
     "  --dump-kernels DIR   write every kernel's source and tiled IR into DIR\n"
     "\n"
     "Prints one line per kernel compiled on stderr, and a summary line on stdout.\n"

@@ -94,7 +94,7 @@ static int run_main(int argc, char** argv) {
   const char* target = "ref";
   const char* out_dir = ".";
   const char* device = NULL;
-  bool trace = false, no_cache = false, poison = false;
+  bool trace = false, no_cache = false, poison = false, allow_tf32 = false;
   xc_compiled_module_t* cm = NULL;
   int num_specs = 0;
   input_spec_t* specs = calloc((size_t)argc + 1, sizeof *specs);
@@ -140,6 +140,8 @@ static int run_main(int argc, char** argv) {
       else poison = true;
     } else if (strcmp(argv[i], "--trace") == 0) {
       trace = true;
+    } else if (strcmp(argv[i], "--allow-tf32") == 0) {
+      allow_tf32 = true;
     } else if (argv[i][0] == '-' && argv[i][1]) {
       rc = xc_cli_usage_error(cmd, "unknown option '%s'", argv[i]);
       goto done;
@@ -155,7 +157,8 @@ static int run_main(int argc, char** argv) {
   xc_status_t s = NULL;
   if (compiled) {
     /* A compiled target: the module's optimized graph describes the inputs. */
-    s = xc_cli_load_compiled(model, target, pa.level_given ? pa.options.opt_level : 2, no_cache, &cm);
+    s = xc_cli_load_compiled(model, target, pa.level_given ? pa.options.opt_level : 2, no_cache, allow_tf32,
+                              &cm);
     if (!s) g = cm->graph;
     if (!s && !device && strcmp(target, "ref") != 0) device = target;
   } else {
@@ -262,7 +265,7 @@ done:
 const xc_cli_command_t xc_cli_run_command = {
     "run", run_main,
     "xcomp run MODEL [--target T] [--input NAME=@FILE | --input @FILE]... "
-    "[--output-dir DIR] [--device SEL] [--trace] [-O<n>] [pass options]",
+    "[--output-dir DIR] [--device SEL] [--trace] [--allow-tf32] [-O<n>] [pass options]",
     "Run a model (.xir, .onnx or compiled .xcm) on input tensors and write its outputs.",
     "options:\n"
     "  --target T          where to run it (default: ref, the reference interpreter;\n"
@@ -271,6 +274,7 @@ const xc_cli_command_t xc_cli_run_command = {
     "                      compile cache, and runs it with the executor\n"
     "  --device SEL        device for a compiled module MODEL.xcm (default: its target)\n"
     "  --no-cache          compile without the compile cache\n"
+    "  --allow-tf32        compiled f32 GEMMs may use tf32 tensor cores (cuda sm_80+)\n"
     "  --poison            fill intermediate buffers with NaN before running (compiled)\n"
     "  --input NAME=@FILE  bind graph input NAME to the tensor in FILE (.npy or .pb)\n"
     "  --input @FILE       bind the next unbound graph input, in graph-input order\n"

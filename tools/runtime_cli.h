@@ -13,7 +13,7 @@
 bool xc_cli_uses_executor(const char* model, const char* target);
 /* A .xcm is read; another model is compiled for `target` (through the cache
  * unless no_cache) at optimization level opt_level. */
-xc_status_t xc_cli_load_compiled(const char* model, const char* target, int opt_level, bool no_cache,
+xc_status_t xc_cli_load_compiled(const char* model, const char* target, int opt_level, bool no_cache, bool allow_tf32,
                                  xc_compiled_module_t** out);
 /* Runs m on `device` (NULL: the module's target) and prints the run's time
  * and peak memory to stderr when verbose. */

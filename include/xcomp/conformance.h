@@ -92,6 +92,8 @@ typedef struct xc_conform_options {
   double timeout_s;      /* per test; <= 0 means 60 s */
   int jobs;              /* tests run concurrently; <= 0 means 1 */
   FILE* progress;        /* per-test lines as they finish (may be NULL) */
+  bool allow_tf32;       /* compiled targets may run f32 GEMMs in tf32: f32 outputs are
+                            compared at relative L2 <= 5e-4 (no allclose) */
 } xc_conform_options_t;
 
 void xc_conform_options_init(xc_conform_options_t* o);
