@@ -753,26 +753,21 @@ static void emit_view(em_t* e, const xc_tiled_op_t* op) {
 
 static void emit_op(em_t* e, const xc_tiled_op_t* op);
 
-/* Copies the tile a raw load produces into its shared array of storage
- * elements at element offset buf_off (a pipeline buffer): 16-byte chunks
- * along rows when the chunk's two ends are in bounds, consecutive and
- * aligned (exact for affine offsets and convex masks), else element by
- * element with the mask (masked-off elements are 0). Returns whether
- * asynchronous copies were issued. */
-static bool emit_raw_load(em_t* e, const xc_tiled_op_t* op, const char* buf_off) {
-  const xc_tiled_value_t* res = op->results[0], *mem = op->operands[0], *offv = op->operands[1];
-  const xc_tiled_value_t* mask = op->num_operands > 2 ? op->operands[2] : NULL;
+/* One loop over the units (elements, or 16-byte chunks along rows) of a raw
+ * load. mode 0: elements with the mask; 1: chunks, each checked at its two
+ * ends (fast copy, else elements); 2: chunks of a tile known to be in bounds,
+ * contiguous along rows and aligned, at xt0 + r*xrs + c. */
+static void raw_load_loop(em_t* e, const xc_tiled_op_t* op, const char* buf_off, int mode, const char* off,
+                          const char* m) {
+  const xc_tiled_value_t* res = op->results[0], *mem = op->operands[0];
   vinfo_t* r = V(e, res);
   xc_dtype_t t = res->type.dtype;
-  int64_t es = (int64_t)xc_dtype_size(t), ch = 16 / es;
-  int64_t rows = r->dims[0], cols = r->dims[1];
-  bool chunk = r->chunked && e->d->copy16_async && cols % ch == 0 && (r->pitch * es) % 16 == 0;
-  int64_t per = chunk ? ch : 1, units = rows * cols / per, upr = cols / per;
+  int64_t ch = 16 / (int64_t)xc_dtype_size(t);
+  int64_t per = mode ? ch : 1, units = r->dims[0] * r->dims[1] / per, upr = r->dims[1] / per;
   int64_t slots = (units + e->T - 1) / e->T;
   const char* it = itype(e);
-  expr_t eo, em;
-  const char* off = opnd(e, &eo, offv, r);
-  const char* m = mask ? opnd(e, &em, mask, r) : "1";
+  char dstb[160], srcb[160];
+  snprintf(dstb, sizeof dstb, "&%s[xd]", r->name);
   if (e->d->unroll_pragma && slots <= 8) L("%s\n", e->d->unroll_pragma);
   L("for (int j = 0; j < %" PRId64 "; j++) {\n", slots);
   e->depth++;
@@ -781,15 +776,21 @@ static bool emit_raw_load(em_t* e, const xc_tiled_op_t* op, const char* buf_off)
   e->depth++;
   L("const %s r0 = u / %" PRId64 ", c0 = (u %% %" PRId64 ") * %" PRId64 ";\n", it, upr, upr, per);
   L("const %s xd = %s + r0 * %" PRId64 " + c0;\n", it, buf_off, r->pitch);
-  if (chunk) {
+  if (mode == 2) {
+    snprintf(srcb, sizeof srcb, "(%s + xt0 + r0 * xrs + c0)", mem_name(e, mem));
+    indent(e);
+    e->d->copy16_async(&e->body, dstb, srcb, "1");
+    P(&e->body, "\n");
+    loop_close(e, 2);
+    return;
+  }
+  if (mode == 1) {
     L("%s xo0, xo1;\n", it);
     L("int xm0, xm1;\n");
     L("{ const %s i0 = r0, i1 = c0; xo0 = %s; xm0 = (int)(%s); }\n", it, off, m);
     L("{ const %s i0 = r0, i1 = c0 + %" PRId64 "; xo1 = %s; xm1 = (int)(%s); }\n", it, ch - 1, off, m);
     L("if (xm0 && xm1 && xo1 - xo0 == %" PRId64 " && ((unsigned long long)(%s + xo0) & 15u) == 0) {\n", ch - 1,
       mem_name(e, mem));
-    char dstb[160], srcb[160];
-    snprintf(dstb, sizeof dstb, "&%s[xd]", r->name);
     snprintf(srcb, sizeof srcb, "(%s + xo0)", mem_name(e, mem));
     e->depth++;
     indent(e);
@@ -805,11 +806,60 @@ static bool emit_raw_load(em_t* e, const xc_tiled_op_t* op, const char* buf_off)
   L("%s[xd + q] = (%s) ? %s[%s] : (%s)0;\n", r->name, m, mem_name(e, mem), off, stype(e, t));
   e->depth--;
   L("}\n");
-  if (chunk) {
+  if (mode == 1) {
     e->depth--;
     L("}\n");
   }
   loop_close(e, 2);
+}
+
+/* Copies the tile a raw load produces into its shared array of storage
+ * elements at element offset buf_off (a pipeline buffer). With 16-byte
+ * chunks (affine offset, convex mask): when the mask holds at the tile's
+ * four corners, the offsets are consecutive along rows, the row stride is a
+ * multiple of 16 bytes and the first element is aligned, every chunk is
+ * copied without further checks; otherwise each chunk is checked at its
+ * two ends and falls back to elements with the mask (masked-off elements
+ * are 0). Returns whether asynchronous copies may have been issued. */
+static bool emit_raw_load(em_t* e, const xc_tiled_op_t* op, const char* buf_off) {
+  const xc_tiled_value_t* res = op->results[0], *mem = op->operands[0], *offv = op->operands[1];
+  const xc_tiled_value_t* mask = op->num_operands > 2 ? op->operands[2] : NULL;
+  vinfo_t* r = V(e, res);
+  xc_dtype_t t = res->type.dtype;
+  int64_t es = (int64_t)xc_dtype_size(t), ch = 16 / es;
+  int64_t rows = r->dims[0], cols = r->dims[1];
+  bool chunk = r->chunked && e->d->copy16_async && cols % ch == 0 && (r->pitch * es) % 16 == 0;
+  const char* it = itype(e);
+  expr_t eo, em;
+  const char* off = opnd(e, &eo, offv, r);
+  const char* m = mask ? opnd(e, &em, mask, r) : "1";
+  if (!chunk) {
+    raw_load_loop(e, op, buf_off, 0, off, m);
+  } else {
+    L("{\n");
+    e->depth++;
+    L("%s xt0, xt1, xt2;\n", it);
+    L("int xtm;\n");
+    L("{ const %s i0 = 0, i1 = 0; xt0 = %s; xtm = (int)(%s); }\n", it, off, m);
+    L("{ const %s i0 = 0, i1 = 1; xt1 = %s; }\n", it, off);
+    L("{ const %s i0 = %d, i1 = 0; xt2 = %s; }\n", it, rows > 1 ? 1 : 0, off);
+    L("{ const %s i0 = 0, i1 = %" PRId64 "; xtm = xtm && (int)(%s); }\n", it, cols - 1, m);
+    L("{ const %s i0 = %" PRId64 ", i1 = 0; xtm = xtm && (int)(%s); }\n", it, rows - 1, m);
+    L("{ const %s i0 = %" PRId64 ", i1 = %" PRId64 "; xtm = xtm && (int)(%s); }\n", it, rows - 1, cols - 1, m);
+    L("const %s xrs = xt2 - xt0;\n", it);
+    L("if (xtm && xt1 - xt0 == 1 && (xrs * %" PRId64 ") %% 16 == 0 && ((unsigned long long)(%s + xt0) & 15u) == 0) {\n",
+      es, mem_name(e, mem));
+    e->depth++;
+    raw_load_loop(e, op, buf_off, 2, off, m);
+    e->depth--;
+    L("} else {\n");
+    e->depth++;
+    raw_load_loop(e, op, buf_off, 1, off, m);
+    e->depth--;
+    L("}\n");
+    e->depth--;
+    L("}\n");
+  }
   expr_free(&eo);
   if (mask) expr_free(&em);
   return chunk;
