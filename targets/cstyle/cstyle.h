@@ -17,6 +17,7 @@
 #define XC_CSTYLE_MAX_STACK_BYTES ((int64_t)4 << 20)
 
 typedef struct xc_cstyle_writer xc_cstyle_writer_t;
+struct xc_cstyle_dot;
 
 /* What the dialect hooks see of the kernel being emitted. */
 typedef struct xc_cstyle_entry {
@@ -25,6 +26,7 @@ typedef struct xc_cstyle_entry {
   int64_t threads;          /* work-items per program (1 without work-groups) */
   const char* decls;        /* declarations of the program's tiles and allocations */
   const char* body;         /* the program body */
+  const struct xc_cstyle_dot* dot; /* the dot on matrix instructions, or NULL */
 } xc_cstyle_entry_t;
 
 /* A `dot` the dialect may map to matrix instructions (docs/emitter.md,

@@ -1576,7 +1576,7 @@ xc_status_t xc_cstyle_emit(const xc_cstyle_dialect_t* d, const xc_device_caps_t*
     P(&src, " */\n%s", d->prelude);
     if (e.uses_f64 && d->f64_prelude) P(&src, "%s", d->f64_prelude);
     P(&src, "%s\n", shared_prelude);
-    xc_cstyle_entry_t en = {k, entry, e.T, wstr(&e.decls), wstr(&e.body)};
+    xc_cstyle_entry_t en = {k, entry, e.T, wstr(&e.decls), wstr(&e.body), e.mma ? &e.dot : NULL};
     d->write_entry(&src, d, &en);
     if (src.oom || e.decls.oom || e.body.oom) e.err = xc_error_oom();
   }
