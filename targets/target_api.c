@@ -14,7 +14,20 @@ struct xc_device {
   xc_target_t* target;
   void* context;
   xc_device_caps_t caps;
+  bool capturing;  /* between xc_device_capture_begin and _end */
 };
+
+struct xc_launch_graph {
+  xc_device_t* device;
+  void* context;
+};
+
+/* Operations other than launches are refused while a device captures. */
+static xc_status_t not_capturing(const xc_device_t* d, const char* what) {
+  if (d && d->capturing)
+    return xc_error(XC_INVALID_ARGUMENT, "%s while the device is capturing a launch graph", what);
+  return NULL;
+}
 
 struct xc_buffer {
   xc_device_t* device;
@@ -232,6 +245,7 @@ xc_target_t* xc_device_target(const xc_device_t* d) { return d ? d->target : NUL
 
 xc_status_t xc_device_synchronize(xc_device_t* d) {
   if (!d) return xc_error(XC_INVALID_ARGUMENT, "xc_device_synchronize: NULL device");
+  XC_RETURN_IF_ERROR(not_capturing(d, "synchronize"));
   return IFACE(d)->synchronize ? IFACE(d)->synchronize(d->context) : NULL;
 }
 
@@ -279,12 +293,14 @@ static xc_status_t check_range(const xc_buffer_t* b, size_t offset, size_t size,
 
 xc_status_t xc_buffer_write(xc_buffer_t* b, size_t offset, const void* src, size_t size) {
   XC_RETURN_IF_ERROR(check_range(b, offset, size, src));
+  XC_RETURN_IF_ERROR(not_capturing(b->device, "buffer write"));
   if (size == 0) return NULL;
   return IFACE(b->device)->buffer_write(b->device->context, b->context, offset, src, size);
 }
 
 xc_status_t xc_buffer_read(xc_buffer_t* b, size_t offset, void* dst, size_t size) {
   XC_RETURN_IF_ERROR(check_range(b, offset, size, dst));
+  XC_RETURN_IF_ERROR(not_capturing(b->device, "buffer read"));
   if (size == 0) return NULL;
   return IFACE(b->device)->buffer_read(b->device->context, b->context, offset, dst, size);
 }
@@ -393,11 +409,60 @@ xc_status_t xc_kernel_launch(xc_kernel_t* k, const xc_launch_t* launch) {
   return xc_status_annotate(IFACE(d)->launch(d->context, k->context, &args), "launch of %s", k->name);
 }
 
+/* ---- launch graphs ---- */
+
+bool xc_device_can_capture(const xc_device_t* d) { return d && IFACE(d)->capture_begin != NULL; }
+
+xc_status_t xc_device_capture_begin(xc_device_t* d) {
+  if (!d) return xc_error(XC_INVALID_ARGUMENT, "xc_device_capture_begin: NULL device");
+  if (!xc_device_can_capture(d))
+    return xc_error(XC_UNSUPPORTED, "target %s cannot capture launch graphs", IFACE(d)->name);
+  XC_RETURN_IF_ERROR(not_capturing(d, "capture begin"));
+  XC_RETURN_IF_ERROR(IFACE(d)->capture_begin(d->context));
+  d->capturing = true;
+  return NULL;
+}
+
+xc_status_t xc_device_capture_end(xc_device_t* d, xc_launch_graph_t** out_graph) {
+  if (out_graph) *out_graph = NULL;
+  if (!d || !out_graph) return xc_error(XC_INVALID_ARGUMENT, "xc_device_capture_end: NULL argument");
+  if (!d->capturing) return xc_error(XC_INVALID_ARGUMENT, "capture end without capture begin");
+  xc_launch_graph_t* g = calloc(1, sizeof *g);
+  void* ctx = NULL;
+  xc_status_t st = IFACE(d)->capture_end(d->context, &ctx);
+  d->capturing = false; /* the target is back in normal mode, whatever happened */
+  if (!st && !g) {
+    IFACE(d)->graph_free(d->context, ctx);
+    st = xc_error_oom();
+  }
+  if (st) {
+    free(g);
+    return st;
+  }
+  g->device = d;
+  g->context = ctx;
+  *out_graph = g;
+  return NULL;
+}
+
+xc_status_t xc_launch_graph_run(xc_launch_graph_t* g) {
+  if (!g) return xc_error(XC_INVALID_ARGUMENT, "xc_launch_graph_run: NULL graph");
+  XC_RETURN_IF_ERROR(not_capturing(g->device, "graph launch"));
+  return IFACE(g->device)->graph_launch(g->device->context, g->context);
+}
+
+void xc_launch_graph_free(xc_launch_graph_t* g) {
+  if (!g) return;
+  IFACE(g->device)->graph_free(g->device->context, g->context);
+  free(g);
+}
+
 /* ---- events ---- */
 
 xc_status_t xc_event_record(xc_device_t* d, xc_event_t** out_event) {
   if (out_event) *out_event = NULL;
   if (!d || !out_event) return xc_error(XC_INVALID_ARGUMENT, "xc_event_record: NULL argument");
+  XC_RETURN_IF_ERROR(not_capturing(d, "event record"));
   xc_event_t* e = calloc(1, sizeof *e);
   if (!e) return xc_error_oom();
   e->device = d;

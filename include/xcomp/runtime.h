@@ -56,6 +56,9 @@ typedef struct xc_executor_options {
   /* Run on a device whose capability fingerprint differs from the one the
    * module was compiled for (normally refused: code may not fit it). */
   bool ignore_fingerprint;
+  /* Launch kernel by kernel even on devices that can capture the launch
+   * sequence once and replay it as one launch graph (CUDA Graphs). */
+  bool no_graphs;
 } xc_executor_options_t;
 
 void xc_executor_options_init(xc_executor_options_t* o);
@@ -69,6 +72,12 @@ typedef struct xc_run_stats {
   int64_t planned_bytes;   /* slots alone */
   int64_t unplanned_bytes; /* what the intermediates would take without reuse */
   int launches;
+  /* How the launches went: replayed as a launch graph (captured in this run
+   * when graph_captured), else one by one; graph_note says why not when the
+   * device can capture but capture failed. */
+  bool graph_replayed;
+  bool graph_captured;
+  char graph_note[160];
 } xc_run_stats_t;
 
 /* Opens the device `selector` names (NULL or "": the module's target,

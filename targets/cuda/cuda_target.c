@@ -31,6 +31,7 @@ typedef struct cu_target {
   xc_cuda_api_t api;
   int num_devices;
   int driver_version;
+  bool has_graphs;  /* the driver exports the CUDA Graph functions */
   /* NVRTC */
   bool nvrtc_loaded;
   xc_status_t nvrtc_error;
@@ -204,6 +205,14 @@ static xc_status_t cu_load_driver(cu_target_t* t) {
   if (!t->api.cuEventElapsedTime)
     return xc_error(XC_UNAVAILABLE, "target cuda unavailable: libcuda.so.1 lacks cuEventElapsedTime");
   *(void**)&t->api.cuFuncGetParamInfo = dlsym(t->library, "cuFuncGetParamInfo");
+  *(void**)&t->api.cuStreamBeginCapture = dlsym(t->library, "cuStreamBeginCapture_v2");
+  *(void**)&t->api.cuStreamEndCapture = dlsym(t->library, "cuStreamEndCapture");
+  *(void**)&t->api.cuGraphInstantiateWithFlags = dlsym(t->library, "cuGraphInstantiateWithFlags");
+  *(void**)&t->api.cuGraphLaunch = dlsym(t->library, "cuGraphLaunch");
+  *(void**)&t->api.cuGraphExecDestroy = dlsym(t->library, "cuGraphExecDestroy");
+  *(void**)&t->api.cuGraphDestroy = dlsym(t->library, "cuGraphDestroy");
+  t->has_graphs = t->api.cuStreamBeginCapture && t->api.cuStreamEndCapture && t->api.cuGraphInstantiateWithFlags &&
+                  t->api.cuGraphLaunch && t->api.cuGraphExecDestroy && t->api.cuGraphDestroy;
   CUresult e = t->api.cuInit(0);
   if (e != CUDA_SUCCESS) {
     xc_status_t st = cu_fail(t, e, "cuInit");
@@ -309,6 +318,17 @@ static xc_status_t cu_nvrtc(cu_target_t* t) {
 }
 
 /* ---- compile: NVRTC -> cubin + PTX ---- */
+
+/* Writes bytes to path + ext (--dump-kernels). */
+static xc_status_t dump_file(const char* path, const char* ext, const void* bytes, size_t n) {
+  char name[4200];
+  snprintf(name, sizeof name, "%s%s", path, ext);
+  FILE* f = fopen(name, "wb");
+  if (!f) return xc_error(XC_IO, "cannot write %s", name);
+  bool ok = fwrite(bytes, 1, n, f) == n;
+  ok = fclose(f) == 0 && ok;
+  return ok ? NULL : xc_error(XC_IO, "cannot write %s", name);
+}
 
 /* Blob layout (little-endian): "XCCUDA01", u32 arch, u32 0, u64 cubin size,
  * u64 ptx size (with its NUL), cubin bytes, PTX text. */
@@ -455,6 +475,10 @@ static xc_status_t cu_compile(void* target, const xc_device_caps_t* caps, const 
     memcpy(b + 16, &nc, 8);
     memcpy(b + 24, &np, 8);
     snprintf(out_blob->format, sizeof out_blob->format, "%s", XC_CUDA_BLOB_FORMAT);
+    if (options->dump_path) {
+      st = dump_file(options->dump_path, ".cubin", b + BLOB_HEADER, ncubin);
+      if (!st) st = dump_file(options->dump_path, ".ptx", b + BLOB_HEADER + ncubin, strlen((char*)b + BLOB_HEADER + ncubin));
+    }
     size_t olen = 0;
     for (int i = 0; i < argc; i++) olen += strlen(argv[i]) + 1;
     out_blob->options = malloc(olen + 1);
@@ -738,6 +762,50 @@ static xc_status_t cu_launch(void* device, void* kernel, const xc_launch_args_t*
   return NULL;
 }
 
+/* ---- CUDA Graphs: stream capture of a launch sequence ---- */
+
+static xc_status_t cu_capture_begin(void* device) {
+  cu_device_t* dev = device;
+  cu_target_t* t = dev->target;
+  if (!t->has_graphs)
+    return xc_error(XC_UNSUPPORTED, "cuda: the driver lacks the CUDA Graph functions (CUDA 11.4+ needed)");
+  XC_RETURN_IF_ERROR(use(dev));
+  CU_CHECK(t, t->api.cuStreamBeginCapture(dev->stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), "cuStreamBeginCapture");
+  return NULL;
+}
+
+static xc_status_t cu_capture_end(void* device, void** out_graph) {
+  cu_device_t* dev = device;
+  cu_target_t* t = dev->target;
+  XC_RETURN_IF_ERROR(use(dev));
+  CUgraph graph = NULL;
+  CUresult e = t->api.cuStreamEndCapture(dev->stream, &graph);
+  if (e != CUDA_SUCCESS) {
+    if (graph) t->api.cuGraphDestroy(graph);
+    return cu_fail(t, e, "cuStreamEndCapture");
+  }
+  CUgraphExec exec = NULL;
+  e = t->api.cuGraphInstantiateWithFlags(&exec, graph, 0);
+  t->api.cuGraphDestroy(graph); /* the executable graph is independent of it */
+  if (e != CUDA_SUCCESS) return cu_fail(t, e, "cuGraphInstantiateWithFlags");
+  *out_graph = exec;
+  return NULL;
+}
+
+static xc_status_t cu_graph_launch(void* device, void* graph) {
+  cu_device_t* dev = device;
+  cu_target_t* t = dev->target;
+  XC_RETURN_IF_ERROR(use(dev));
+  CU_CHECK(t, t->api.cuGraphLaunch((CUgraphExec)graph, dev->stream), "cuGraphLaunch");
+  return NULL;
+}
+
+static void cu_graph_free(void* device, void* graph) {
+  cu_device_t* dev = device;
+  if (graph && dev->target->api.cuCtxSetCurrent(dev->context) == CUDA_SUCCESS)
+    dev->target->api.cuGraphExecDestroy((CUgraphExec)graph);
+}
+
 /* ---- events ---- */
 
 static xc_status_t cu_event_record(void* device, void** out_event) {
@@ -827,6 +895,10 @@ static const xc_target_iface_t cu_iface = {
     .event_elapsed_ms = cu_event_elapsed_ms,
     .event_free = cu_event_free,
     .target_free = cu_target_free,
+    .capture_begin = cu_capture_begin,
+    .capture_end = cu_capture_end,
+    .graph_launch = cu_graph_launch,
+    .graph_free = cu_graph_free,
 };
 
 xc_status_t xc_target_cuda_init(int api_version, const xc_target_host_t* host) {
