@@ -175,7 +175,7 @@ static void cuda_emit_dot(xc_cstyle_writer_t* w, const xc_cstyle_dot_t* t, const
  * mma shapes): 16 bytes, .cg (bypasses L1), zero-filled when not full. */
 static void cuda_copy16_async(xc_cstyle_writer_t* w, const char* dst, const char* src, const char* full) {
   xc_cstyle_printf(w,
-                   "asm volatile(\"cp.async.cg.shared.global [%%0], [%%1], 16, %%2;\\n\" :: \"r\"(xc_smem(%s)), "
+                   "asm volatile(\"cp.async.cg.shared.global.L2::128B [%%0], [%%1], 16, %%2;\\n\" :: \"r\"(xc_smem(%s)), "
                    "\"l\"(%s), \"r\"((%s) ? 16 : 0) : \"memory\");",
                    dst, src, full);
 }
@@ -215,6 +215,14 @@ const xc_cstyle_dialect_t xc_cstyle_dialect_cuda = {
                /* shared-memory address for ldmatrix / cp.async; f32 rounded to tf32 */
                "static inline unsigned xc_smem(const void* p) {\n"
                "  unsigned long long a; asm(\"cvta.to.shared.u64 %0, %1;\" : \"=l\"(a) : \"l\"(p)); return (unsigned)a;\n"
+               "}\n"
+               /* f32 -> f16 rounding to nearest even in one instruction (the shared
+                * helper is ~20 integer operations); NaN keeps the shared helper's
+                * quiet NaN 0x7e00 with the sign */
+               "#define XC_NATIVE_F2H 1\n"
+               "static inline xc_u16 xc_f2h(float f) {\n"
+               "  unsigned short h; asm(\"cvt.rn.f16.f32 %0, %1;\" : \"=h\"(h) : \"f\"(f));\n"
+               "  return f != f ? (xc_u16)(((xc_fbits(f) >> 16) & 0x8000u) | 0x7e00u) : (xc_u16)h;\n"
                "}\n"
                "static inline unsigned xc_tf32(float x) {\n"
                "  unsigned r; asm(\"cvt.rna.tf32.f32 %0, %1;\" : \"=r\"(r) : \"f\"(x)); return r;\n"
