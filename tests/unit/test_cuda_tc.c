@@ -7,11 +7,13 @@
  * of every kernel must hold mma.sync of the operand type (m16n8k16 for
  * f16/bf16, m16n8k8 tf32 for f32 only with allow_tf32; exact f32 has none),
  * ldmatrix for 16-bit operands and cp.async; when cuobjdump is found (PATH,
- * $CUDA_HOME/bin, /usr/local/cuda/bin) the cubin's SASS must hold HMMA.
+ * $CUDA_HOME/bin, /usr/local/cuda/bin, .cuda-tools/ from tools/install-cuda-tools.sh)
+ * the cubin's SASS must hold HMMA exactly when tensor cores are used.
  * With a GPU: odd sizes (masked tiles, rows that are not 16-byte aligned),
  * bias and GELU epilogues, batched A, other tile / pipeline-stage knobs, all
  * compared with the reference interpreter at the dtype tolerances of
  * ARCHITECTURE.md (f16 rel-L2 <= 2e-3, bf16 1.6e-2, f32 1e-5, tf32 5e-4). */
+#include <glob.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -123,8 +125,17 @@ static xc_status_t compile(const gcase_t* c, xc_target_t* t, const xc_device_cap
   return s;
 }
 
-/* The first directory of PATH, $CUDA_HOME/bin, /usr/local/cuda/bin holding cuobjdump. */
+/* cuobjdump from PATH, $CUDA_HOME/bin, /usr/local/cuda/bin or the folder
+ * tools/install-cuda-tools.sh fills (.cuda-tools/, tests run in the source root). */
 static bool find_cuobjdump(char* out, size_t size) {
+  glob_t g;
+  if (glob(".cuda-tools/nvidia/cu*/bin/cuobjdump", 0, NULL, &g) == 0 && g.gl_pathc > 0) {
+    snprintf(out, size, "%s", g.gl_pathv[0]);
+    globfree(&g);
+    if (access(out, X_OK) == 0) return true;
+  } else {
+    globfree(&g);
+  }
   const char* dirs[3] = {getenv("PATH"), getenv("CUDA_HOME"), "/usr/local/cuda"};
   char buf[4096];
   for (int d = 0; d < 3; d++) {
@@ -181,7 +192,7 @@ static void check_arch(const char* arch) {
   }
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     const gcase_t* c = &cases[i];
-    if (strcmp(arch, "sm_90") != 0 && i % 2) continue; /* half the cases for the older architecture (CI time) */
+    if (strcmp(arch, "sm_90") != 0 && i != 0 && i != 5) continue; /* bf16 and tf32 only for sm_80 (CI time) */
     xc_compiled_module_t* m = NULL;
     s = compile(c, t, &caps, &m);
     if (s && strstr(xc_status_message(s), "NVRTC") && strstr(xc_status_message(s), "not found")) {
