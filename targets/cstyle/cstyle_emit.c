@@ -321,13 +321,15 @@ static void expr_free(expr_t* x) { free(x->w.data); }
 
 /* ---- element loops ------------------------------------------------------------ */
 
-/* Opens a loop over the elements of shape r; inside, i0.. are the coordinates
- * and f the flat index (j the per-thread slot on work-group dialects). simd:
- * the innermost C loop is vectorizable. Returns the number of braces to close. */
+/* Whether shape r is the planned dot's accumulator shape: its element loops
+ * follow the accumulator's register layout. */
 static bool frag_shape(em_t* e, const vinfo_t* r) {
   return e->mma && r->rank == 2 && r->dims[0] == e->dot.m && r->dims[1] == e->dot.n;
 }
 
+/* Opens a loop over the elements of shape r; inside, i0.. are the coordinates
+ * and f the flat index (j the per-thread slot on work-group dialects). simd:
+ * the innermost C loop is vectorizable. Returns the number of braces to close. */
 static int loop_open(em_t* e, const vinfo_t* r, bool simd) {
   const char* it = itype(e);
   if (e->d->work_groups && frag_shape(e, r)) {
