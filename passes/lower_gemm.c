@@ -52,8 +52,8 @@ xc_status_t lw_emit_gemm(lw_ctx_t* c, const xc_node_t* n) {
 
   /* Devices with matrix instructions for this dtype (limits "mma"; f32 only
    * when the compile allows tf32) get tensor-core-sized tiles: 128x128 on
-   * 128 work-items (four warps of 64x64 on CUDA), a 2-stage pipeline of the
-   * K loop. */
+   * 128 work-items (four warps of 64x64 on CUDA), a 3-stage pipeline of the
+   * K loop (emitters use fewer stages where the buffers do not fit). */
   bool mma = !qlin && c->limits && !c->multi_phase && (c->limits->value[XC_TILED_LIMIT_MMA] & ((int64_t)1 << dt));
   int kBM = lw_knob(c, "BLOCK_M", 4, bm_c, mma ? 128 : 32);
   int kBN = lw_knob(c, "BLOCK_N", 4, bn_c, mma ? 128 : 32);
@@ -64,7 +64,7 @@ xc_status_t lw_emit_gemm(lw_ctx_t* c, const xc_node_t* n) {
     static const int64_t st_c[] = {1, 2, 3, 4}, tf_c[] = {1};
     char name[32];
     snprintf(name, sizeof name, "STAGES_p%d", c->phase_index);
-    xc_tiled_add_knob(k, name, XC_KNOB_STAGES, 4, st_c, 2);
+    xc_tiled_add_knob(k, name, XC_KNOB_STAGES, 4, st_c, 3);
     /* present only when the compile allows tf32: the emitter may use it */
     if (dt == XC_F32) xc_tiled_add_knob(k, "tf32", XC_KNOB_OTHER, 1, tf_c, 1);
   }

@@ -48,6 +48,11 @@ typedef struct xc_cstyle_dot {
    * work-item `lid` holds `slots` elements in a private array, slot s being
    * flat element (row*n + col) given by dot_slot_index. */
   int64_t lda, ldb;
+  /* Optional XOR swizzle of 16-byte chunks (instead of padding): chunk c of
+   * row i of `a` is stored at chunk c ^ ((i >> a_swz_shift) & a_swz_mask)
+   * of that row (mask 0: none; mask < chunks per row, rows whole chunks).
+   * Same for `b` with b_swz_*. */
+  int64_t a_swz_shift, a_swz_mask, b_swz_shift, b_swz_mask;
   int64_t slots;
   int64_t params[8];            /* the dialect's own choices (e.g. the warp tiling) */
   /* names for emit_dot */

@@ -119,6 +119,7 @@ typedef struct vinfo {
                            row pitch `pitch`, `bufs` buffers (pipeline stages) */
   bool chunked;         /* its load may copy 16-byte chunks (affine offset, convex mask) */
   int64_t pitch, bufs;
+  int64_t swz_shift, swz_mask; /* chunk swizzle of a raw operand (xc_cstyle_dot_t) */
 } vinfo_t;
 
 /* Elementwise ops whose operands are all virtual or scalar are inlined into
@@ -777,7 +778,12 @@ static void raw_load_loop(em_t* e, const xc_tiled_op_t* op, const char* buf_off,
   L(units % e->T ? "if (u < %" PRId64 ") {\n" : "{ /* %" PRId64 " units */\n", units);
   e->depth++;
   L("const %s r0 = u / %" PRId64 ", c0 = (u %% %" PRId64 ") * %" PRId64 ";\n", it, upr, upr, per);
-  L("const %s xd = %s + r0 * %" PRId64 " + c0;\n", it, buf_off, r->pitch);
+  if (r->swz_mask)
+    L("const %s xd = %s + r0 * %" PRId64 " + (((c0 / %" PRId64 ") ^ ((r0 >> %" PRId64 ") & %" PRId64 ")) * %" PRId64
+      ") + c0 %% %" PRId64 ";\n",
+      it, buf_off, r->pitch, ch, r->swz_shift, r->swz_mask, ch, ch);
+  else
+    L("const %s xd = %s + r0 * %" PRId64 " + c0;\n", it, buf_off, r->pitch);
   if (mode == 2) {
     snprintf(srcb, sizeof srcb, "(%s + xt0 + r0 * xrs + c0)", mem_name(e, mem));
     indent(e);
@@ -1310,6 +1316,29 @@ static bool pipelinable(em_t* e, const xc_tiled_block_t* body, const xc_tiled_op
   return true;
 }
 
+/* Bytes of the work-group arrays of block b other than matrix operands
+ * (what declare_block will add besides them). */
+static int64_t other_local_bytes(em_t* e, const xc_tiled_block_t* b, const xc_tiled_op_t* dot) {
+  int64_t n = 0;
+  for (int i = 0; i < b->num_args; i++)
+    if (V(e, b->args[i])->st == ST_ARRAY)
+      n += V(e, b->args[i])->n * (int64_t)xc_dtype_size(b->args[i]->type.dtype == XC_BOOL ? XC_U8 : b->args[i]->type.dtype);
+  for (int i = 0; i < b->num_ops; i++) {
+    const xc_tiled_op_t* op = b->ops[i];
+    if (op->opcode == XC_TOP_FOR) {
+      n += other_local_bytes(e, op->body, dot);
+      continue;
+    }
+    for (int r = 0; r < op->num_results; r++) {
+      const xc_tiled_value_t* v = op->results[r];
+      if (v == dot->operands[0] || v == dot->operands[1]) continue;
+      xc_dtype_t t = v->type.dtype == XC_BOOL ? XC_U8 : v->type.dtype;
+      if (op->opcode == XC_TOP_ALLOC || V(e, v)->st == ST_ARRAY) n += V(e, v)->n * (int64_t)xc_dtype_size(t);
+    }
+  }
+  return n;
+}
+
 static void plan_mma(em_t* e, const xc_tiled_block_t* b) {
   for (int i = 0; i < b->num_ops && !e->mma; i++) {
     const xc_tiled_op_t* loop = b->ops[i];
@@ -1337,7 +1366,10 @@ static void plan_mma(em_t* e, const xc_tiled_block_t* b) {
     d->caps = e->caps;
     d->allow_tf32 = e->allow_tf32;
     if (!e->d->dot_plan(e->d, d)) continue;
-    if (d->lda < d->k || d->ldb < d->n || d->slots <= 0 || d->slots * e->T != d->m * d->n) {
+    int64_t ch = 16 / (int64_t)xc_dtype_size(t);
+    bool swz_ok = (!d->a_swz_mask || (d->k % ch == 0 && d->a_swz_mask < d->k / ch)) &&
+                  (!d->b_swz_mask || (d->n % ch == 0 && d->b_swz_mask < d->n / ch));
+    if (d->lda < d->k || d->ldb < d->n || d->slots <= 0 || d->slots * e->T != d->m * d->n || !swz_ok) {
       fail(e, xc_error(XC_INTERNAL, "%s dialect: inconsistent plan for dot %d", e->d->name, dot->id));
       return;
     }
@@ -1348,6 +1380,14 @@ static void plan_mma(em_t* e, const xc_tiled_block_t* b) {
     int s = xc_tiled_knob_of_kind(e->k, XC_KNOB_STAGES);
     int64_t stages = s >= 0 ? e->knobs[s] : 1;
     if (stages > 1 && e->d->copy16_async && pipelinable(e, body, dot)) e->stages = (int)stages;
+    /* fewer stages when the buffers would not fit the device's work-group
+     * memory (the knob is a request, like the other hints) */
+    int64_t per_stage = (d->m * d->lda + d->k * d->ldb) * (int64_t)xc_dtype_size(t);
+    if (e->stages > 1 && e->caps && e->caps->local_memory_bytes > 0) {
+      int64_t room = e->caps->local_memory_bytes - other_local_bytes(e, e->k->body, dot);
+      while (e->stages > 1 && per_stage * e->stages > room) e->stages--;
+      if (e->stages < 2) e->stages = 0;
+    }
     const xc_tiled_value_t* ops[2] = {a, bb};
     for (int o = 0; o < 2; o++) {
       vinfo_t* x = V(e, ops[o]);
@@ -1355,6 +1395,8 @@ static void plan_mma(em_t* e, const xc_tiled_block_t* b) {
       x->raw = true;
       x->st = ST_ARRAY;
       x->pitch = o == 0 ? d->lda : d->ldb;
+      x->swz_shift = o == 0 ? d->a_swz_shift : d->b_swz_shift;
+      x->swz_mask = o == 0 ? d->a_swz_mask : d->b_swz_mask;
       x->bufs = e->stages > 1 ? e->stages : 1;
       x->chunked = affine_deg(ld->operands[1]) >= 0 && convex_mask(ld->num_operands > 2 ? ld->operands[2] : NULL);
     }
@@ -1569,6 +1611,7 @@ xc_status_t xc_cstyle_emit(const xc_cstyle_dialect_t* d, const xc_device_caps_t*
       P(&src, "\n");
     }
     if (d->work_groups) P(&src, " * work-items per program: %" PRId64 "\n", e.T);
+    if (e.mma) P(&src, " * dot %d on matrix instructions, K loop in %d pipeline stages\n", e.mma->id, e.stages > 1 ? e.stages : 1);
     for (int i = 0; options && i < options->num_provenance; i++)
       if (options->provenance[i]) {
         /* keep the comment closed whatever the string holds */
