@@ -208,6 +208,7 @@ static void bench_one(const variant_t* v, int n) {
   req.use_cache = false;
   req.build.compile.allow_tf32 = v->tf32;
   req.build.compile.extra_flags = extra_flags;
+  req.no_vendor_blas = true; /* xcomp's generated kernel, not cuBLASLt behind it */
   if (knob_spec) req.lower = lower_forced, req.lower_free = lower_free;
   double t0 = bench_now_s();
   xc_graph_t* g = bench_parse_xir(text, "gemm.xir");

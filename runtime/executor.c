@@ -187,49 +187,65 @@ static xc_status_t poison_slots(xc_executor_t* e, const xc_memplan_t* plan) {
   return s;
 }
 
-static xc_status_t launch_step(xc_executor_t* e, const xc_memplan_t* plan, const xc_symbind_t* binds, int index,
-                               int* launches) {
-  const xc_compiled_module_t* m = e->m;
+xc_status_t xc_rt_step_launch(const xc_compiled_module_t* m, int index, const xc_symbind_t* binds,
+                              int max_threads_per_group, xc_rt_step_launch_t* out) {
   const xc_cm_step_t* st = &m->steps[index];
   const xc_cm_kernel_t* k = &m->kernels[st->kernel];
   const xc_tiled_kernel_t* tk = k->tiled;
-  xc_buffer_t* bufs[XC_TARGET_MAX_ARGS];
-  int64_t scalars[XC_TARGET_MAX_ARGS];
+  memset(out, 0, sizeof *out);
+  if (st->num_params > 2 * XC_TARGET_MAX_ARGS)
+    return xc_error(XC_INVALID_ARGUMENT, "step %d (kernel '%s'): %d parameters", index, k->name, st->num_params);
   int64_t* param_values = calloc((size_t)st->num_params + 1, sizeof *param_values);
   if (!param_values) return xc_error_oom();
-  int nb = 0, ns = 0;
   xc_status_t s = NULL;
   for (int p = 0; !s && p < st->num_params; p++) {
     if (st->params[p].value >= 0) {
-      bufs[nb++] = buffer_of(e, plan, st->params[p].value);
+      if (out->num_values == XC_TARGET_MAX_ARGS) s = xc_error(XC_INVALID_ARGUMENT, "too many buffer parameters");
+      else out->values[out->num_values++] = st->params[p].value;
+    } else if (out->num_scalars == XC_TARGET_MAX_ARGS) {
+      s = xc_error(XC_INVALID_ARGUMENT, "too many scalar parameters");
     } else {
       s = xc_dim_eval(st->params[p].dim, binds, &param_values[p]);
-      scalars[ns++] = param_values[p];
+      out->scalars[out->num_scalars++] = param_values[p];
     }
   }
-  xc_launch_t launch;
-  memset(&launch, 0, sizeof launch);
-  bool empty = false;
   for (int a = 0; !s && a < 3; a++) {
-    launch.grid[a] = 1;
-    launch.threads[a] = 1;
+    out->grid[a] = 1;
+    out->threads[a] = 1;
     if (a < tk->grid_rank) {
-      s = xc_texpr_eval(tk->grid[a], st->knobs, param_values, NULL, &launch.grid[a]);
-      if (!s && launch.grid[a] <= 0) empty = true;
+      s = xc_texpr_eval(tk->grid[a], st->knobs, param_values, NULL, &out->grid[a]);
+      if (!s && out->grid[a] <= 0) out->empty = true;
     }
   }
   /* Work-items per program, as the emitter built the kernel for them. A cpu
    * program is one thread: its "threads" are SIMD lanes inside the code. */
-  if (xc_device_caps(e->device)->max_threads_per_group > 1)
-    launch.threads[0] = xc_tiled_threads(tk, st->knobs);
+  if (!s && max_threads_per_group > 1) out->threads[0] = xc_tiled_threads(tk, st->knobs);
   free(param_values);
   if (s) return xc_status_annotate(s, "step %d (kernel '%s')", index, k->name);
-  if (empty) return NULL; /* no programs: an empty tensor */
+  return NULL;
+}
+
+static xc_status_t launch_step(xc_executor_t* e, const xc_memplan_t* plan, const xc_symbind_t* binds, int index,
+                               int* launches) {
+  const xc_compiled_module_t* m = e->m;
+  const xc_cm_kernel_t* k = &m->kernels[m->steps[index].kernel];
+  xc_rt_step_launch_t sl;
+  XC_RETURN_IF_ERROR(
+      xc_rt_step_launch(m, index, binds, xc_device_caps(e->device)->max_threads_per_group, &sl));
+  if (sl.empty) return NULL; /* no programs: an empty tensor */
+  xc_buffer_t* bufs[XC_TARGET_MAX_ARGS];
+  for (int i = 0; i < sl.num_values; i++) bufs[i] = buffer_of(e, plan, sl.values[i]);
+  xc_launch_t launch;
+  memset(&launch, 0, sizeof launch);
+  for (int a = 0; a < 3; a++) {
+    launch.grid[a] = sl.grid[a];
+    launch.threads[a] = sl.threads[a];
+  }
   launch.buffers = bufs;
-  launch.num_buffers = nb;
-  launch.scalars = scalars;
-  launch.num_scalars = ns;
-  s = xc_kernel_launch(e->kernels[st->kernel], &launch);
+  launch.num_buffers = sl.num_values;
+  launch.scalars = sl.scalars;
+  launch.num_scalars = sl.num_scalars;
+  xc_status_t s = xc_kernel_launch(e->kernels[m->steps[index].kernel], &launch);
   if (s) return xc_status_annotate(s, "step %d (kernel '%s')", index, k->name);
   (*launches)++;
   return NULL;
@@ -346,12 +362,14 @@ xc_status_t xc_executor_run(xc_executor_t* e, int num_inputs, const xc_tensor_t*
   bool captured = false;
   if (!s) s = graph_for(e, inputs, &plan, &binds, &graph, &captured);
   if (!s) s = xc_event_record(e->device, &start);
+  double issue0 = now_ms();
   if (!s && graph) {
     s = xc_launch_graph_run(graph->graph);
     launches = graph->launches;
   } else if (!s) {
     s = launch_all(e, &plan, &binds, &launches);
   }
+  double issue_ms = now_ms() - issue0;
   if (!s) s = xc_event_record(e->device, &end);
   if (!s) s = xc_device_synchronize(e->device);
   if (!s) s = xc_event_elapsed_ms(start, end, &kernels_ms);
@@ -378,6 +396,7 @@ xc_status_t xc_executor_run(xc_executor_t* e, int num_inputs, const xc_tensor_t*
     memset(stats, 0, sizeof *stats);
     stats->total_ms = now_ms() - t0;
     stats->kernels_ms = kernels_ms;
+    stats->issue_ms = issue_ms;
     stats->planned_bytes = plan.planned_bytes;
     stats->unplanned_bytes = plan.unplanned_bytes;
     stats->peak_bytes = plan.planned_bytes + e->weight_bytes + input_bytes;

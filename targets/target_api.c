@@ -60,6 +60,68 @@ struct xc_event {
 
 #define IFACE(dev) ((dev)->target->iface)
 
+/* ---- vendor GEMM descriptors ---- */
+
+static void put_u32(uint8_t* p, uint32_t v) {
+  for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i));
+}
+static void put_i64(uint8_t* p, int64_t v) {
+  for (int i = 0; i < 8; i++) p[i] = (uint8_t)((uint64_t)v >> (8 * i));
+}
+static uint32_t get_u32(const uint8_t* p) {
+  uint32_t v = 0;
+  for (int i = 0; i < 4; i++) v |= (uint32_t)p[i] << (8 * i);
+  return v;
+}
+static int64_t get_i64(const uint8_t* p) {
+  uint64_t v = 0;
+  for (int i = 0; i < 8; i++) v |= (uint64_t)p[i] << (8 * i);
+  return (int64_t)v;
+}
+
+/* magic "XCVGEMM1", dtype, flags (trans_a, trans_b, allow_tf32), epilogue,
+ * a, b, bias+1, y (u32 each), m, n, k (i64) */
+void xc_vendor_gemm_pack(const xc_vendor_gemm_t* g, uint8_t out[XC_VENDOR_GEMM_BYTES]) {
+  memset(out, 0, XC_VENDOR_GEMM_BYTES);
+  memcpy(out, "XCVGEMM1", 8);
+  put_u32(out + 8, (uint32_t)g->dtype);
+  put_u32(out + 12, (g->trans_a ? 1u : 0u) | (g->trans_b ? 2u : 0u) | (g->allow_tf32 ? 4u : 0u));
+  put_u32(out + 16, (uint32_t)g->epilogue);
+  put_u32(out + 20, (uint32_t)g->a);
+  put_u32(out + 24, (uint32_t)g->b);
+  put_u32(out + 28, (uint32_t)(g->bias + 1));
+  put_u32(out + 32, (uint32_t)g->y);
+  put_i64(out + 40, g->m);
+  put_i64(out + 48, g->n);
+  put_i64(out + 56, g->k);
+}
+
+xc_status_t xc_vendor_gemm_unpack(const uint8_t* b, size_t size, xc_vendor_gemm_t* g) {
+  memset(g, 0, sizeof *g);
+  if (!b || size != XC_VENDOR_GEMM_BYTES || memcmp(b, "XCVGEMM1", 8) != 0)
+    return xc_error(XC_INVALID_ARGUMENT, "malformed %s blob (%zu bytes)", XC_VENDOR_GEMM_FORMAT, size);
+  uint32_t dt = get_u32(b + 8), flags = get_u32(b + 12), ep = get_u32(b + 16);
+  g->dtype = (xc_dtype_t)dt;
+  g->trans_a = flags & 1u;
+  g->trans_b = (flags & 2u) != 0;
+  g->allow_tf32 = (flags & 4u) != 0;
+  g->epilogue = (xc_vendor_epilogue_t)ep;
+  g->a = (int)get_u32(b + 20);
+  g->b = (int)get_u32(b + 24);
+  g->bias = (int)get_u32(b + 28) - 1;
+  g->y = (int)get_u32(b + 32);
+  g->m = get_i64(b + 40);
+  g->n = get_i64(b + 48);
+  g->k = get_i64(b + 56);
+  bool has_bias = ep == XC_VENDOR_EPILOGUE_BIAS || ep == XC_VENDOR_EPILOGUE_BIAS_RELU;
+  if (!(dt == XC_F32 || dt == XC_F16 || dt == XC_BF16) || flags > 7u || ep > XC_VENDOR_EPILOGUE_BIAS_RELU ||
+      g->m < 1 || g->n < 1 || g->k < 1 || g->a < 0 || g->a >= XC_TARGET_MAX_ARGS || g->b < 0 ||
+      g->b >= XC_TARGET_MAX_ARGS || g->y < 0 || g->y >= XC_TARGET_MAX_ARGS || g->bias >= XC_TARGET_MAX_ARGS ||
+      (g->bias >= 0) != has_bias)
+    return xc_error(XC_INVALID_ARGUMENT, "%s blob: fields out of range", XC_VENDOR_GEMM_FORMAT);
+  return NULL;
+}
+
 void xc_kernel_source_release(xc_kernel_source_t* source) {
   if (!source) return;
   free((void*)source->text);

@@ -157,6 +157,8 @@ static int compile_main(int argc, char** argv) {
       r.use_cache = false;
     } else if (strcmp(argv[i], "--allow-tf32") == 0) {
       r.build.compile.allow_tf32 = true;
+    } else if (strcmp(argv[i], "--no-vendor-blas") == 0) {
+      r.no_vendor_blas = true;
     } else if (argv[i][0] == '-' && argv[i][1] == 'O' && argv[i][2] >= '0' && argv[i][2] <= '3' && !argv[i][3]) {
       r.opt_level = argv[i][2] - '0';
     } else if (argv[i][0] == '-' && argv[i][1]) {
@@ -191,7 +193,8 @@ static int compile_main(int argc, char** argv) {
 
 const xc_cli_command_t xc_cli_compile_command = {
     "compile", compile_main,
-    "xcomp compile MODEL [--target T] [-o OUT.xcm] [-O<n>] [--no-cache] [--allow-tf32] [--dump-kernels DIR]",
+    "xcomp compile MODEL [--target T] [-o OUT.xcm] [-O<n>] [--no-cache] [--allow-tf32] [--dump-kernels DIR] "
+    "[--no-vendor-blas]",
     "Compile a model (.xir or .onnx) into a compiled module (.xcm) for one target.",
     "options:\n"
     "  --target T           target and device to compile for (default: cpu; e.g. opencl:1;\n"
@@ -204,6 +207,8 @@ const xc_cli_command_t xc_cli_compile_command = {
     "  --allow-tf32         f32 GEMMs may use tf32 tensor cores (cuda sm_80+): inputs rounded\n"
     "                       to 10-bit mantissas, f32 accumulation (default: exact f32)\n"
     "  --dump-kernels DIR   write every kernel's source and tiled IR into DIR\n"
+    "  --no-vendor-blas     keep the generated GEMM kernels: do not measure them against\n"
+    "                       the vendor library (cuda: cuBLASLt) on the device\n"
     "\n"
     "Prints one line per kernel compiled on stderr, and a summary line on stdout.\n"
     "Run the result with 'xcomp run OUT.xcm --input ...' (docs/runtime.md).\n"};

@@ -122,6 +122,35 @@ typedef struct xc_blob {
   char* options;     /* build options kept with source blobs; NULL = none */
 } xc_blob_t;
 
+/* A GEMM a vendor library computes instead of a generated kernel (blob
+ * format XC_VENDOR_GEMM_FORMAT, made by the runtime where a target's device
+ * reports has_vendor_blas): Y[m,n] = op(A) op(B) (+ bias[n]) (then ReLU),
+ * row-major, all of one dtype (f32, f16 or bf16), f32 accumulation. A
+ * launch passes the same buffers as the generated kernel it replaces; a, b,
+ * bias and y are positions in that buffer list (bias -1: none). */
+#define XC_VENDOR_GEMM_FORMAT "vendor-gemm"
+typedef enum xc_vendor_epilogue {
+  XC_VENDOR_EPILOGUE_NONE = 0,
+  XC_VENDOR_EPILOGUE_BIAS = 1,
+  XC_VENDOR_EPILOGUE_RELU = 2,
+  XC_VENDOR_EPILOGUE_BIAS_RELU = 3,
+} xc_vendor_epilogue_t;
+
+typedef struct xc_vendor_gemm {
+  xc_dtype_t dtype;
+  bool trans_a, trans_b;  /* A stored [k,m] / B stored [n,k] */
+  int64_t m, n, k;
+  xc_vendor_epilogue_t epilogue;
+  int a, b, bias, y;
+  bool allow_tf32;        /* f32 inputs may be rounded to tf32 */
+} xc_vendor_gemm_t;
+
+/* The blob bytes of a descriptor (64 bytes, little-endian, versioned) and
+ * back; unpack refuses malformed or out-of-range fields. */
+#define XC_VENDOR_GEMM_BYTES 64
+void xc_vendor_gemm_pack(const xc_vendor_gemm_t* g, uint8_t out[XC_VENDOR_GEMM_BYTES]);
+xc_status_t xc_vendor_gemm_unpack(const uint8_t* bytes, size_t size, xc_vendor_gemm_t* out);
+
 void xc_kernel_source_release(xc_kernel_source_t* source);
 void xc_blob_release(xc_blob_t* blob);
 

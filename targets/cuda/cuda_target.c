@@ -20,6 +20,7 @@
 
 #include "../targets_internal.h"
 #include "cuda_api.h"
+#include "cuda_blaslt.h"
 #include "cuda_target.h"
 
 typedef struct cu_target {
@@ -44,6 +45,7 @@ typedef struct cu_device {
   CUdevice device;
   CUcontext context;
   CUstream stream;
+  cu_blaslt_device_t* blaslt; /* cuBLASLt handle and workspace, made on first use */
 } cu_device_t;
 
 typedef struct cu_buffer {
@@ -53,6 +55,7 @@ typedef struct cu_buffer {
 
 typedef struct cu_kernel {
   CUfunction function;
+  cu_blaslt_gemm_t* gemm;  /* a vendor GEMM (owned by its module) instead of a function */
   int max_threads;
   int num_params;  /* -1 when the driver cannot tell */
   struct cu_kernel* next;
@@ -60,6 +63,7 @@ typedef struct cu_kernel {
 
 typedef struct cu_module {
   CUmodule module;
+  cu_blaslt_gemm_t* gemm;  /* XC_VENDOR_GEMM_FORMAT blobs: no CUmodule */
   cu_kernel_t* kernels;
 } cu_module_t;
 
@@ -154,7 +158,7 @@ static void set_common_caps(xc_device_caps_t* caps, int arch, const char* token)
                  XC_DT(XC_I32) | XC_DT(XC_I64) | XC_DT(XC_U8) | XC_DT(XC_U16) | XC_DT(XC_U32) | XC_DT(XC_U64) |
                  XC_DT(XC_BOOL);
   set_mma_shapes(caps, arch);
-  caps->has_vendor_blas = false; /* cuBLASLt is not wired in */
+  caps->has_vendor_blas = xc_cublaslt_available(NULL, 0); /* vendor GEMM blobs run through cuBLASLt */
 }
 
 xc_status_t xc_cuda_arch_caps(const char* arch, xc_device_caps_t* caps) {
@@ -576,6 +580,7 @@ static void cu_device_close(void* device) {
   xc_cuda_api_t* api = &dev->target->api;
   if (api->cuCtxSetCurrent(dev->context) == CUDA_SUCCESS) {
     api->cuStreamSynchronize(dev->stream);
+    cu_blaslt_device_free(dev->blaslt, api);
     api->cuStreamDestroy(dev->stream);
   }
   api->cuDevicePrimaryCtxRelease(dev->device);
@@ -641,6 +646,21 @@ static xc_status_t cu_buffer_read(void* device, void* buffer, size_t offset, voi
 static xc_status_t cu_module_load(void* device, const xc_blob_t* blob, void** out_module) {
   cu_device_t* dev = device;
   cu_target_t* t = dev->target;
+  if (strcmp(blob->format, XC_VENDOR_GEMM_FORMAT) == 0) {
+    xc_vendor_gemm_t g;
+    XC_RETURN_IF_ERROR(xc_vendor_gemm_unpack(blob->bytes, blob->size, &g));
+    XC_RETURN_IF_ERROR(use(dev));
+    XC_RETURN_IF_ERROR(cu_blaslt_device_get(&dev->blaslt, &t->api));
+    cu_module_t* m = calloc(1, sizeof *m);
+    if (!m) return xc_error_oom();
+    xc_status_t st = cu_blaslt_gemm_create(dev->blaslt, &g, &m->gemm);
+    if (st) {
+      free(m);
+      return st;
+    }
+    *out_module = m;
+    return NULL;
+  }
   if (strcmp(blob->format, XC_CUDA_BLOB_FORMAT) != 0)
     return xc_error(XC_INVALID_ARGUMENT, "cuda: a module must be a %s blob, not '%s'", XC_CUDA_BLOB_FORMAT,
                     blob->format);
@@ -692,7 +712,8 @@ static void cu_module_unload(void* device, void* module) {
     free(k);
     k = next;
   }
-  if (dev->target->api.cuCtxSetCurrent(dev->context) == CUDA_SUCCESS) dev->target->api.cuModuleUnload(m->module);
+  if (m->gemm) cu_blaslt_gemm_destroy(m->gemm);
+  else if (dev->target->api.cuCtxSetCurrent(dev->context) == CUDA_SUCCESS) dev->target->api.cuModuleUnload(m->module);
   free(m);
 }
 
@@ -700,6 +721,17 @@ static xc_status_t cu_kernel_get(void* device, void* module, const char* name, v
   cu_device_t* dev = device;
   cu_target_t* t = dev->target;
   cu_module_t* m = module;
+  if (m->gemm) { /* one entry point, whatever its name */
+    cu_kernel_t* k = calloc(1, sizeof *k);
+    if (!k) return xc_error_oom();
+    k->gemm = m->gemm;
+    k->max_threads = 1024;
+    k->num_params = -1;
+    k->next = m->kernels;
+    m->kernels = k;
+    *out_kernel = k;
+    return NULL;
+  }
   XC_RETURN_IF_ERROR(use(dev));
   CUfunction f = NULL;
   CUresult e = t->api.cuModuleGetFunction(&f, m->module, name);
@@ -727,6 +759,17 @@ static xc_status_t cu_launch(void* device, void* kernel, const xc_launch_args_t*
   cu_device_t* dev = device;
   cu_target_t* t = dev->target;
   cu_kernel_t* k = kernel;
+  if (k->gemm) {
+    const xc_vendor_gemm_t* g = cu_blaslt_gemm_desc(k->gemm);
+    if (g->a >= args->num_buffers || g->b >= args->num_buffers || g->y >= args->num_buffers ||
+        g->bias >= args->num_buffers)
+      return xc_error(XC_INVALID_ARGUMENT, "cuda: vendor GEMM launch with %d buffers", args->num_buffers);
+    XC_RETURN_IF_ERROR(use(dev));
+    CUdeviceptr bias = g->bias >= 0 ? ((cu_buffer_t*)args->buffers[g->bias])->ptr : 0;
+    return cu_blaslt_gemm_run(k->gemm, ((cu_buffer_t*)args->buffers[g->a])->ptr,
+                              ((cu_buffer_t*)args->buffers[g->b])->ptr, bias,
+                              ((cu_buffer_t*)args->buffers[g->y])->ptr, dev->stream);
+  }
   int nargs = args->num_buffers + args->num_scalars;
   if (k->num_params >= 0 && nargs != k->num_params)
     return xc_error(XC_INVALID_ARGUMENT, "cuda: the kernel takes %d arguments, the launch passes %d buffers and %d scalars",

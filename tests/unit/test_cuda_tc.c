@@ -115,6 +115,7 @@ static xc_status_t compile(const gcase_t* c, xc_target_t* t, const xc_device_cap
   req.target = "cuda";
   req.use_cache = false;
   req.build.compile.allow_tf32 = c->tf32;
+  req.no_vendor_blas = true; /* these kernels, not cuBLASLt */
   if (c->bk || c->stages) {
     req.lower = lower_forced;
     req.lower_free = lower_free;
