@@ -1412,6 +1412,7 @@ static int64_t other_local_bytes(em_t* e, const xc_tiled_block_t* b, const xc_ti
       n += other_local_bytes(e, op->body, dot);
       continue;
     }
+    if (op->opcode == XC_TOP_REDUCE) n += e->T * 8; /* a cooperative reduction's scratch, at most */
     for (int r = 0; r < op->num_results; r++) {
       const xc_tiled_value_t* v = op->results[r];
       if (v == dot->operands[0] || v == dot->operands[1]) continue;
