@@ -79,23 +79,26 @@ xc_status_t lw_emit_gemm(lw_ctx_t* c, const xc_node_t* n) {
   if (nb < 0 || ry > LW_MAX_RANK) return lw_unsupported(c, n, "unexpected output rank %d", ry);
 
   /* Devices with matrix instructions for this dtype (limits "mma"; f32 only
-   * when the compile allows tf32) get tensor-core-sized tiles: 128x128x32
-   * on 256 work-items, a 2-stage pipeline of the K loop. CPUs get tiles
-   * sized to their caches (cpu_tile_defaults). */
+   * when the compile allows tf32) get tensor-core-sized tiles: 128x128 on
+   * 128 work-items (four warps of 64x64 on CUDA), a 3-stage pipeline of the
+   * K loop (emitters use fewer stages where the buffers do not fit); BLOCK_K
+   * 32 (16-bit) or 16 (f32) columns, so two stages of both operand tiles fit
+   * the 48 KiB of static shared memory. CPUs get tiles sized to their caches
+   * (cpu_tile_defaults). */
   bool mma = !qlin && c->limits && !c->multi_phase && (c->limits->value[XC_TILED_LIMIT_MMA] & ((int64_t)1 << dt));
   int64_t dbm = 32, dbn = 32, dbk = 16;
-  if (mma) dbm = 128, dbn = 128, dbk = 32;
+  if (mma) dbm = 128, dbn = 128, dbk = dt != XC_F32 ? 32 : 16;
   else cpu_tile_defaults(c, M, N, K, Y->dims, nb, &dbm, &dbn, &dbk);
   int kBM = lw_knob(c, "BLOCK_M", 4, bm_c, dbm);
   int kBN = lw_knob(c, "BLOCK_N", 4, bn_c, dbn);
   int kBK = lw_knob(c, "BLOCK_K", 5, bk_c, dbk);
   if (mma) {
-    static const int64_t st_c[] = {1, 2, 3, 4}, tf_c[] = {0, 1};
+    static const int64_t st_c[] = {1, 2, 3, 4}, tf_c[] = {1};
     char name[32];
     snprintf(name, sizeof name, "STAGES_p%d", c->phase_index);
-    xc_tiled_add_knob(k, name, XC_KNOB_STAGES, 4, st_c, 2);
-    if (dt == XC_F32) xc_tiled_add_knob(k, "tf32", XC_KNOB_OTHER, 2, tf_c, 1);
-    c->threads_default = 256;
+    xc_tiled_add_knob(k, name, XC_KNOB_STAGES, 4, st_c, 3);
+    /* present only when the compile allows tf32: the emitter may use it */
+    if (dt == XC_F32) xc_tiled_add_knob(k, "tf32", XC_KNOB_OTHER, 1, tf_c, 1);
   }
   xc_tiled_dim_t dm = xc_tiled_dim_knob(kBM), dn = xc_tiled_dim_knob(kBN), dk = xc_tiled_dim_knob(kBK);
   lw_val_t* m0 = lw_iter_begin(c, 0, lw_dim(c, M), kBM, 0);

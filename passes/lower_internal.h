@@ -67,7 +67,6 @@ typedef struct lw_ctx {
   const bool* absorbed;
   const xc_node_t* remap_out;
   const xc_tiled_limits_t* limits; /* the target's (NULL: unlimited); knob defaults may use them */
-  int64_t threads_default; /* 0: the usual 128 work-items per program */
   xc_status_t err;
 } lw_ctx_t;
 

@@ -78,7 +78,7 @@ bool xc_cli_parse_precision(const char* s, xc_dtype_t* out) {
 }
 
 xc_status_t xc_cli_load_compiled(const char* model, const char* target, int opt_level, xc_dtype_t precision,
-                                 bool no_cache, xc_compiled_module_t** out) {
+                                 bool no_cache, bool allow_tf32, xc_compiled_module_t** out) {
   *out = NULL;
   if (has_suffix(model, ".xcm")) {
     XC_RETURN_IF_ERROR(xc_cli_check_file(model));
@@ -90,6 +90,7 @@ xc_status_t xc_cli_load_compiled(const char* model, const char* target, int opt_
   r.opt_level = opt_level;
   r.precision = precision;
   r.use_cache = !no_cache;
+  r.build.compile.allow_tf32 = allow_tf32;
   r.build.progress = stderr;
   return compile_model(model, &r, NULL, out);
 }
@@ -173,6 +174,8 @@ static int compile_main(int argc, char** argv) {
         return xc_cli_usage_error(cmd, "--precision takes f16, bf16 or f32");
     } else if (strcmp(argv[i], "--no-cache") == 0) {
       r.use_cache = false;
+    } else if (strcmp(argv[i], "--allow-tf32") == 0) {
+      r.build.compile.allow_tf32 = true;
     } else if (strcmp(argv[i], "--no-vendor-blas") == 0) {
       r.no_vendor_blas = true;
     } else if (argv[i][0] == '-' && argv[i][1] == 'O' && argv[i][2] >= '0' && argv[i][2] <= '3' && !argv[i][3]) {
@@ -209,7 +212,7 @@ static int compile_main(int argc, char** argv) {
 
 const xc_cli_command_t xc_cli_compile_command = {
     "compile", compile_main,
-    "xcomp compile MODEL [--target T] [-o OUT.xcm] [-O<n>] [--precision f16|bf16] [--no-cache] "
+    "xcomp compile MODEL [--target T] [-o OUT.xcm] [-O<n>] [--precision f16|bf16] [--no-cache] [--allow-tf32] "
     "[--dump-kernels DIR] [--no-vendor-blas]",
     "Compile a model (.xir or .onnx) into a compiled module (.xcm) for one target.",
     "options:\n"
@@ -222,6 +225,8 @@ const xc_cli_command_t xc_cli_compile_command = {
     "                       outputs) in f16 or bf16 (the convert-precision pass)\n"
     "  --no-cache           neither read nor write the compile cache\n"
     "                       ($XCOMP_CACHE_DIR, default ~/.cache/xcomp)\n"
+    "  --allow-tf32         f32 GEMMs may use tf32 tensor cores (cuda sm_80+): inputs rounded\n"
+    "                       to 10-bit mantissas, f32 accumulation (default: exact f32)\n"
     "  --dump-kernels DIR   write every kernel's source and tiled IR into DIR\n"
     "  --no-vendor-blas     keep the generated GEMM kernels: do not measure them against\n"
     "                       the vendor library (cuda: cuBLASLt) on the device\n"

@@ -160,6 +160,9 @@ static int conform_main(int argc, char** argv) {
       dtypes = v;
     } else if ((m = xc_cli_option(argc, argv, &i, "--dtype", &v)) != 0) {
       dtype = v;
+    } else if (strcmp(argv[i], "--allow-tf32") == 0) {
+      m = 1;
+      o.allow_tf32 = true;
     } else if (argv[i][0] == '-') {
       return xc_cli_usage_error(cmd, "unknown option '%s'", argv[i]);
     } else {
@@ -247,7 +250,7 @@ const xc_cli_command_t xc_cli_conform_command = {
     "conform", conform_main,
     "xcomp conform [--target T] (--onnx-tests DIR | --models DIR [--dtype f16|bf16] | --op-suite "
     "[--seed N] [--cases-per-op N] [--dtypes LIST] [--list]) [--filter REGEX] "
-    "[--report FILE] [--markdown FILE] [-j N] [--timeout S] [--strict]",
+    "[--report FILE] [--markdown FILE] [-j N] [--timeout S] [--strict] [--allow-tf32]",
     "Run test folders (model.onnx + test_data_set_N/) or the generated op suite and report conformance.",
     "DIR is one test folder, a folder of them (onnx-backend-tests/node), or a folder\n"
     "of such folders (the backend-test root with node/, simple/, ...).\n"
@@ -277,4 +280,6 @@ const xc_cli_command_t xc_cli_conform_command = {
     "  --markdown FILE   write the per-op table as Markdown (docs/conformance.md)\n"
     "  -j N, --jobs N    run N tests at a time (default 1)\n"
     "  --timeout S       seconds per test before it counts as TIMEOUT (default 60)\n"
-    "  --strict          exit 1 when any test failed (default: exit 0)\n"};
+    "  --strict          exit 1 when any test failed (default: exit 0)\n"
+    "  --allow-tf32      compiled targets: f32 GEMMs may use tf32 tensor cores; f32\n"
+    "                    outputs are then held to relative L2 <= 5e-4 (ARCHITECTURE.md)\n"};

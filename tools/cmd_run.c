@@ -94,7 +94,7 @@ static int run_main(int argc, char** argv) {
   const char* target = "ref";
   const char* out_dir = ".";
   const char* device = NULL;
-  bool trace = false, no_cache = false, poison = false, no_graphs = false;
+  bool trace = false, no_cache = false, poison = false, no_graphs = false, allow_tf32 = false;
   int repeat = 1;
   xc_compiled_module_t* cm = NULL;
   int num_specs = 0;
@@ -146,6 +146,8 @@ static int run_main(int argc, char** argv) {
       else poison = true;
     } else if (strcmp(argv[i], "--trace") == 0) {
       trace = true;
+    } else if (strcmp(argv[i], "--allow-tf32") == 0) {
+      allow_tf32 = true;
     } else if (strcmp(argv[i], "--no-cuda-graph") == 0) {
       no_graphs = true;
     } else if ((m = xc_cli_option(argc, argv, &i, "--repeat", &v)) != 0) {
@@ -172,7 +174,7 @@ static int run_main(int argc, char** argv) {
   if (compiled) {
     /* A compiled target: the module's optimized graph describes the inputs. */
     s = xc_cli_load_compiled(model, target, pa.level_given ? pa.options.opt_level : 2, pa.options.precision,
-                             no_cache, &cm);
+                             no_cache, allow_tf32, &cm);
     if (!s) g = cm->graph;
     if (!s && !device && strcmp(target, "ref") != 0) device = target;
   } else {
@@ -291,8 +293,8 @@ done:
 const xc_cli_command_t xc_cli_run_command = {
     "run", run_main,
     "xcomp run MODEL [--target T] [--input NAME=@FILE | --input @FILE]... "
-    "[--output-dir DIR] [--device SEL] [--trace] [--repeat N] [--no-cuda-graph] [--precision f16|bf16] "
-    "[-O<n>] [pass options]",
+    "[--output-dir DIR] [--device SEL] [--trace] [--repeat N] [--no-cuda-graph] [--allow-tf32] "
+    "[--precision f16|bf16] [-O<n>] [pass options]",
     "Run a model (.xir, .onnx or compiled .xcm) on input tensors and write its outputs.",
     "options:\n"
     "  --target T          where to run it (default: ref, the reference interpreter;\n"
@@ -301,6 +303,7 @@ const xc_cli_command_t xc_cli_run_command = {
     "                      compile cache, and runs it with the executor\n"
     "  --device SEL        device for a compiled module MODEL.xcm (default: its target)\n"
     "  --no-cache          compile without the compile cache\n"
+    "  --allow-tf32        compiled f32 GEMMs may use tf32 tensor cores (cuda sm_80+)\n"
     "  --poison            fill intermediate buffers with NaN before running (compiled)\n"
     "  --no-cuda-graph     launch kernel by kernel: do not capture the launch sequence\n"
     "                      once and replay it as a launch graph (CUDA Graphs on cuda;\n"

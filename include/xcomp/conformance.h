@@ -97,6 +97,8 @@ typedef struct xc_conform_options {
    * compared with the f32 interpreter's at this dtype's rel-L2 bound.
    * XC_DTYPE_UNDEFINED or F32: as the model is. */
   xc_dtype_t dtype;
+  bool allow_tf32;       /* compiled targets may run f32 GEMMs in tf32: f32 outputs are
+                            compared at relative L2 <= 5e-4 (no allclose) */
 } xc_conform_options_t;
 
 void xc_conform_options_init(xc_conform_options_t* o);

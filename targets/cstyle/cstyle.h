@@ -17,6 +17,7 @@
 #define XC_CSTYLE_MAX_STACK_BYTES ((int64_t)4 << 20)
 
 typedef struct xc_cstyle_writer xc_cstyle_writer_t;
+struct xc_cstyle_dot;
 
 /* What the dialect hooks see of the kernel being emitted. */
 typedef struct xc_cstyle_entry {
@@ -25,6 +26,7 @@ typedef struct xc_cstyle_entry {
   int64_t threads;          /* work-items per program (1 without work-groups) */
   const char* decls;        /* declarations of the program's tiles and allocations */
   const char* body;         /* the program body */
+  const struct xc_cstyle_dot* dot; /* the dot on matrix instructions, or NULL */
 } xc_cstyle_entry_t;
 
 /* A `dot` the dialect may map to matrix instructions (docs/emitter.md,
@@ -46,6 +48,11 @@ typedef struct xc_cstyle_dot {
    * work-item `lid` holds `slots` elements in a private array, slot s being
    * flat element (row*n + col) given by dot_slot_index. */
   int64_t lda, ldb;
+  /* Optional XOR swizzle of 16-byte chunks (instead of padding): chunk c of
+   * row i of `a` is stored at chunk c ^ ((i >> a_swz_shift) & a_swz_mask)
+   * of that row (mask 0: none; mask < chunks per row, rows whole chunks).
+   * Same for `b` with b_swz_*. */
+  int64_t a_swz_shift, a_swz_mask, b_swz_shift, b_swz_mask;
   int64_t slots;
   int64_t params[8];            /* the dialect's own choices (e.g. the warp tiling) */
   /* names for emit_dot */

@@ -122,6 +122,7 @@ typedef struct vinfo {
                            row pitch `pitch`, `bufs` buffers (pipeline stages) */
   bool chunked;         /* its load may copy 16-byte chunks (affine offset, convex mask) */
   int64_t pitch, bufs;
+  int64_t swz_shift, swz_mask; /* chunk swizzle of a raw operand (xc_cstyle_dot_t) */
 } vinfo_t;
 
 /* Elementwise ops whose operands are all virtual or scalar are inlined into
@@ -333,13 +334,15 @@ static void expr_free(expr_t* x) { free(x->w.data); }
 
 /* ---- element loops ------------------------------------------------------------ */
 
-/* Opens a loop over the elements of shape r; inside, i0.. are the coordinates
- * and f the flat index (j the per-thread slot on work-group dialects). simd:
- * the innermost C loop is vectorizable. Returns the number of braces to close. */
+/* Whether shape r is the planned dot's accumulator shape: its element loops
+ * follow the accumulator's register layout. */
 static bool frag_shape(em_t* e, const vinfo_t* r) {
   return e->mma && r->rank == 2 && r->dims[0] == e->dot.m && r->dims[1] == e->dot.n;
 }
 
+/* Opens a loop over the elements of shape r; inside, i0.. are the coordinates
+ * and f the flat index (j the per-thread slot on work-group dialects). simd:
+ * the innermost C loop is vectorizable. Returns the number of braces to close. */
 static int loop_open(em_t* e, const vinfo_t* r, bool simd) {
   const char* it = itype(e);
   if (e->d->work_groups && frag_shape(e, r)) {
@@ -974,26 +977,21 @@ static void emit_view(em_t* e, const xc_tiled_op_t* op) {
 
 static void emit_op(em_t* e, const xc_tiled_op_t* op);
 
-/* Copies the tile a raw load produces into its shared array of storage
- * elements at element offset buf_off (a pipeline buffer): 16-byte chunks
- * along rows when the chunk's two ends are in bounds, consecutive and
- * aligned (exact for affine offsets and convex masks), else element by
- * element with the mask (masked-off elements are 0). Returns whether
- * asynchronous copies were issued. */
-static bool emit_raw_load(em_t* e, const xc_tiled_op_t* op, const char* buf_off) {
-  const xc_tiled_value_t* res = op->results[0], *mem = op->operands[0], *offv = op->operands[1];
-  const xc_tiled_value_t* mask = op->num_operands > 2 ? op->operands[2] : NULL;
+/* One loop over the units (elements, or 16-byte chunks along rows) of a raw
+ * load. mode 0: elements with the mask; 1: chunks, each checked at its two
+ * ends (fast copy, else elements); 2: chunks of a tile known to be in bounds,
+ * contiguous along rows and aligned, at xt0 + r*xrs + c. */
+static void raw_load_loop(em_t* e, const xc_tiled_op_t* op, const char* buf_off, int mode, const char* off,
+                          const char* m) {
+  const xc_tiled_value_t* res = op->results[0], *mem = op->operands[0];
   vinfo_t* r = V(e, res);
   xc_dtype_t t = res->type.dtype;
-  int64_t es = (int64_t)xc_dtype_size(t), ch = 16 / es;
-  int64_t rows = r->dims[0], cols = r->dims[1];
-  bool chunk = r->chunked && e->d->copy16_async && cols % ch == 0 && (r->pitch * es) % 16 == 0;
-  int64_t per = chunk ? ch : 1, units = rows * cols / per, upr = cols / per;
+  int64_t ch = 16 / (int64_t)xc_dtype_size(t);
+  int64_t per = mode ? ch : 1, units = r->dims[0] * r->dims[1] / per, upr = r->dims[1] / per;
   int64_t slots = (units + e->T - 1) / e->T;
   const char* it = itype(e);
-  expr_t eo, em;
-  const char* off = opnd(e, &eo, offv, r);
-  const char* m = mask ? opnd(e, &em, mask, r) : "1";
+  char dstb[160], srcb[160];
+  snprintf(dstb, sizeof dstb, "&%s[xd]", r->name);
   if (e->d->unroll_pragma && slots <= 8) L("%s\n", e->d->unroll_pragma);
   L("for (int j = 0; j < %" PRId64 "; j++) {\n", slots);
   e->depth++;
@@ -1001,16 +999,27 @@ static bool emit_raw_load(em_t* e, const xc_tiled_op_t* op, const char* buf_off)
   L(units % e->T ? "if (u < %" PRId64 ") {\n" : "{ /* %" PRId64 " units */\n", units);
   e->depth++;
   L("const %s r0 = u / %" PRId64 ", c0 = (u %% %" PRId64 ") * %" PRId64 ";\n", it, upr, upr, per);
-  L("const %s xd = %s + r0 * %" PRId64 " + c0;\n", it, buf_off, r->pitch);
-  if (chunk) {
+  if (r->swz_mask)
+    L("const %s xd = %s + r0 * %" PRId64 " + (((c0 / %" PRId64 ") ^ ((r0 >> %" PRId64 ") & %" PRId64 ")) * %" PRId64
+      ") + c0 %% %" PRId64 ";\n",
+      it, buf_off, r->pitch, ch, r->swz_shift, r->swz_mask, ch, ch);
+  else
+    L("const %s xd = %s + r0 * %" PRId64 " + c0;\n", it, buf_off, r->pitch);
+  if (mode == 2) {
+    snprintf(srcb, sizeof srcb, "(%s + xt0 + r0 * xrs + c0)", mem_name(e, mem));
+    indent(e);
+    e->d->copy16_async(&e->body, dstb, srcb, "1");
+    P(&e->body, "\n");
+    loop_close(e, 2);
+    return;
+  }
+  if (mode == 1) {
     L("%s xo0, xo1;\n", it);
     L("int xm0, xm1;\n");
     L("{ const %s i0 = r0, i1 = c0; xo0 = %s; xm0 = (int)(%s); }\n", it, off, m);
     L("{ const %s i0 = r0, i1 = c0 + %" PRId64 "; xo1 = %s; xm1 = (int)(%s); }\n", it, ch - 1, off, m);
     L("if (xm0 && xm1 && xo1 - xo0 == %" PRId64 " && ((unsigned long long)(%s + xo0) & 15u) == 0) {\n", ch - 1,
       mem_name(e, mem));
-    char dstb[160], srcb[160];
-    snprintf(dstb, sizeof dstb, "&%s[xd]", r->name);
     snprintf(srcb, sizeof srcb, "(%s + xo0)", mem_name(e, mem));
     e->depth++;
     indent(e);
@@ -1026,11 +1035,60 @@ static bool emit_raw_load(em_t* e, const xc_tiled_op_t* op, const char* buf_off)
   L("%s[xd + q] = (%s) ? %s[%s] : (%s)0;\n", r->name, m, mem_name(e, mem), off, stype(e, t));
   e->depth--;
   L("}\n");
-  if (chunk) {
+  if (mode == 1) {
     e->depth--;
     L("}\n");
   }
   loop_close(e, 2);
+}
+
+/* Copies the tile a raw load produces into its shared array of storage
+ * elements at element offset buf_off (a pipeline buffer). With 16-byte
+ * chunks (affine offset, convex mask): when the mask holds at the tile's
+ * four corners, the offsets are consecutive along rows, the row stride is a
+ * multiple of 16 bytes and the first element is aligned, every chunk is
+ * copied without further checks; otherwise each chunk is checked at its
+ * two ends and falls back to elements with the mask (masked-off elements
+ * are 0). Returns whether asynchronous copies may have been issued. */
+static bool emit_raw_load(em_t* e, const xc_tiled_op_t* op, const char* buf_off) {
+  const xc_tiled_value_t* res = op->results[0], *mem = op->operands[0], *offv = op->operands[1];
+  const xc_tiled_value_t* mask = op->num_operands > 2 ? op->operands[2] : NULL;
+  vinfo_t* r = V(e, res);
+  xc_dtype_t t = res->type.dtype;
+  int64_t es = (int64_t)xc_dtype_size(t), ch = 16 / es;
+  int64_t rows = r->dims[0], cols = r->dims[1];
+  bool chunk = r->chunked && e->d->copy16_async && cols % ch == 0 && (r->pitch * es) % 16 == 0;
+  const char* it = itype(e);
+  expr_t eo, em;
+  const char* off = opnd(e, &eo, offv, r);
+  const char* m = mask ? opnd(e, &em, mask, r) : "1";
+  if (!chunk) {
+    raw_load_loop(e, op, buf_off, 0, off, m);
+  } else {
+    L("{\n");
+    e->depth++;
+    L("%s xt0, xt1, xt2;\n", it);
+    L("int xtm;\n");
+    L("{ const %s i0 = 0, i1 = 0; xt0 = %s; xtm = (int)(%s); }\n", it, off, m);
+    L("{ const %s i0 = 0, i1 = 1; xt1 = %s; }\n", it, off);
+    L("{ const %s i0 = %d, i1 = 0; xt2 = %s; }\n", it, rows > 1 ? 1 : 0, off);
+    L("{ const %s i0 = 0, i1 = %" PRId64 "; xtm = xtm && (int)(%s); }\n", it, cols - 1, m);
+    L("{ const %s i0 = %" PRId64 ", i1 = 0; xtm = xtm && (int)(%s); }\n", it, rows - 1, m);
+    L("{ const %s i0 = %" PRId64 ", i1 = %" PRId64 "; xtm = xtm && (int)(%s); }\n", it, rows - 1, cols - 1, m);
+    L("const %s xrs = xt2 - xt0;\n", it);
+    L("if (xtm && xt1 - xt0 == 1 && (xrs * %" PRId64 ") %% 16 == 0 && ((unsigned long long)(%s + xt0) & 15u) == 0) {\n",
+      es, mem_name(e, mem));
+    e->depth++;
+    raw_load_loop(e, op, buf_off, 2, off, m);
+    e->depth--;
+    L("} else {\n");
+    e->depth++;
+    raw_load_loop(e, op, buf_off, 1, off, m);
+    e->depth--;
+    L("}\n");
+    e->depth--;
+    L("}\n");
+  }
   expr_free(&eo);
   if (mask) expr_free(&em);
   return chunk;
@@ -1508,24 +1566,28 @@ static bool pipelinable(em_t* e, const xc_tiled_block_t* body, const xc_tiled_op
   return true;
 }
 
-/* ---- fusion of element loops (C) ------------------------------------------------ */
-
-/* Whether reading v at the coordinates of a loop over `shape` reads the
- * values written by members of group g only at the loop's own coordinates
- * (identity: so far the path from the reader kept those coordinates). */
-static bool reads_aligned(em_t* e, const xc_tiled_value_t* v, const vinfo_t* shape, int g, bool identity) {
-  if (!v) return true;
-  vinfo_t* x = V(e, v);
-  const xc_tiled_op_t* d = v->def;
-  if (d && e->op_group[d->id] == g && e->op_member[d->id]) return identity && same_shape(x, shape);
-  if (x->st != ST_VIRTUAL || !d) return true;
-  bool elementwise = is_elementwise(d->opcode);
-  for (int i = 0; i < d->num_operands; i++) {
-    const xc_tiled_value_t* o = d->operands[i];
-    bool keep = elementwise && identity && o && same_shape(V(e, o), shape);
-    if (!reads_aligned(e, o, shape, g, keep)) return false;
+/* Bytes of the work-group arrays of block b other than matrix operands
+ * (what declare_block will add besides them). */
+static int64_t other_local_bytes(em_t* e, const xc_tiled_block_t* b, const xc_tiled_op_t* dot) {
+  int64_t n = 0;
+  for (int i = 0; i < b->num_args; i++)
+    if (V(e, b->args[i])->st == ST_ARRAY)
+      n += V(e, b->args[i])->n * (int64_t)xc_dtype_size(b->args[i]->type.dtype == XC_BOOL ? XC_U8 : b->args[i]->type.dtype);
+  for (int i = 0; i < b->num_ops; i++) {
+    const xc_tiled_op_t* op = b->ops[i];
+    if (op->opcode == XC_TOP_FOR) {
+      n += other_local_bytes(e, op->body, dot);
+      continue;
+    }
+    if (op->opcode == XC_TOP_REDUCE) n += e->T * 8; /* a cooperative reduction's scratch, at most */
+    for (int r = 0; r < op->num_results; r++) {
+      const xc_tiled_value_t* v = op->results[r];
+      if (v == dot->operands[0] || v == dot->operands[1]) continue;
+      xc_dtype_t t = v->type.dtype == XC_BOOL ? XC_U8 : v->type.dtype;
+      if (op->opcode == XC_TOP_ALLOC || V(e, v)->st == ST_ARRAY) n += V(e, v)->n * (int64_t)xc_dtype_size(t);
+    }
   }
-  return true;
+  return n;
 }
 
 static void plan_mma(em_t* e, const xc_tiled_block_t* b) {
@@ -1555,7 +1617,10 @@ static void plan_mma(em_t* e, const xc_tiled_block_t* b) {
     d->caps = e->caps;
     d->allow_tf32 = e->allow_tf32;
     if (!e->d->dot_plan(e->d, d)) continue;
-    if (d->lda < d->k || d->ldb < d->n || d->slots <= 0 || d->slots * e->T != d->m * d->n) {
+    int64_t ch = 16 / (int64_t)xc_dtype_size(t);
+    bool swz_ok = (!d->a_swz_mask || (d->k % ch == 0 && d->a_swz_mask < d->k / ch)) &&
+                  (!d->b_swz_mask || (d->n % ch == 0 && d->b_swz_mask < d->n / ch));
+    if (d->lda < d->k || d->ldb < d->n || d->slots <= 0 || d->slots * e->T != d->m * d->n || !swz_ok) {
       fail(e, xc_error(XC_INTERNAL, "%s dialect: inconsistent plan for dot %d", e->d->name, dot->id));
       return;
     }
@@ -1566,6 +1631,14 @@ static void plan_mma(em_t* e, const xc_tiled_block_t* b) {
     int s = xc_tiled_knob_of_kind(e->k, XC_KNOB_STAGES);
     int64_t stages = s >= 0 ? e->knobs[s] : 1;
     if (stages > 1 && e->d->copy16_async && pipelinable(e, body, dot)) e->stages = (int)stages;
+    /* fewer stages when the buffers would not fit the device's work-group
+     * memory (the knob is a request, like the other hints) */
+    int64_t per_stage = (d->m * d->lda + d->k * d->ldb) * (int64_t)xc_dtype_size(t);
+    if (e->stages > 1 && e->caps && e->caps->local_memory_bytes > 0) {
+      int64_t room = e->caps->local_memory_bytes - other_local_bytes(e, e->k->body, dot);
+      while (e->stages > 1 && per_stage * e->stages > room) e->stages--;
+      if (e->stages < 2) e->stages = 0;
+    }
     const xc_tiled_value_t* ops[2] = {a, bb};
     for (int o = 0; o < 2; o++) {
       vinfo_t* x = V(e, ops[o]);
@@ -1573,10 +1646,32 @@ static void plan_mma(em_t* e, const xc_tiled_block_t* b) {
       x->raw = true;
       x->st = ST_ARRAY;
       x->pitch = o == 0 ? d->lda : d->ldb;
+      x->swz_shift = o == 0 ? d->a_swz_shift : d->b_swz_shift;
+      x->swz_mask = o == 0 ? d->a_swz_mask : d->b_swz_mask;
       x->bufs = e->stages > 1 ? e->stages : 1;
       x->chunked = affine_deg(ld->operands[1]) >= 0 && convex_mask(ld->num_operands > 2 ? ld->operands[2] : NULL);
     }
   }
+}
+
+/* ---- fusion of element loops (C) ------------------------------------------------ */
+
+/* Whether reading v at the coordinates of a loop over `shape` reads the
+ * values written by members of group g only at the loop's own coordinates
+ * (identity: so far the path from the reader kept those coordinates). */
+static bool reads_aligned(em_t* e, const xc_tiled_value_t* v, const vinfo_t* shape, int g, bool identity) {
+  if (!v) return true;
+  vinfo_t* x = V(e, v);
+  const xc_tiled_op_t* d = v->def;
+  if (d && e->op_group[d->id] == g && e->op_member[d->id]) return identity && same_shape(x, shape);
+  if (x->st != ST_VIRTUAL || !d) return true;
+  bool elementwise = is_elementwise(d->opcode);
+  for (int i = 0; i < d->num_operands; i++) {
+    const xc_tiled_value_t* o = d->operands[i];
+    bool keep = elementwise && identity && o && same_shape(V(e, o), shape);
+    if (!reads_aligned(e, o, shape, g, keep)) return false;
+  }
+  return true;
 }
 
 /* Role of op in a fused loop over `shape`: 2 member (writes an element of
@@ -1767,6 +1862,7 @@ static const char* const shared_prelude =
     "  if (e == 31) return xc_bitsf(sign | 0x7f800000u | (m << 13));\n"
     "  return xc_bitsf(sign | ((e + 112u) << 23) | (m << 13));\n"
     "}\n"
+    "#ifndef XC_NATIVE_F2H /* a dialect prelude may define xc_f2h with an instruction */\n"
     "static inline xc_u16 xc_f2h(float f) {\n"
     "  xc_u32 x = xc_fbits(f), sign = (x >> 16) & 0x8000u, ax = x & 0x7fffffffu;\n"
     "  if (ax >= 0x7f800000u) return (xc_u16)(sign | (ax > 0x7f800000u ? 0x7e00u : 0x7c00u));\n"
@@ -1783,6 +1879,7 @@ static const char* const shared_prelude =
     "  if (rem > 0x1000u || (rem == 0x1000u && (h & 1u))) h++;\n"
     "  return (xc_u16)(sign | h);\n"
     "}\n"
+    "#endif\n"
     "static inline float xc_bf2f(xc_u16 b) { return xc_bitsf((xc_u32)b << 16); }\n"
     "static inline xc_u16 xc_f2bf(float f) {\n"
     "  xc_u32 x = xc_fbits(f);\n"
@@ -1873,6 +1970,7 @@ xc_status_t xc_cstyle_emit(const xc_cstyle_dialect_t* d, const xc_device_caps_t*
       P(&src, "\n");
     }
     if (d->work_groups) P(&src, " * work-items per program: %" PRId64 "\n", e.T);
+    if (e.mma) P(&src, " * dot %d on matrix instructions, K loop in %d pipeline stages\n", e.mma->id, e.stages > 1 ? e.stages : 1);
     for (int i = 0; options && i < options->num_provenance; i++)
       if (options->provenance[i]) {
         /* keep the comment closed whatever the string holds */
@@ -1884,7 +1982,7 @@ xc_status_t xc_cstyle_emit(const xc_cstyle_dialect_t* d, const xc_device_caps_t*
     P(&src, " */\n%s", d->prelude);
     if (e.uses_f64 && d->f64_prelude) P(&src, "%s", d->f64_prelude);
     P(&src, "%s\n", shared_prelude);
-    xc_cstyle_entry_t en = {k, entry, e.T, wstr(&e.decls), wstr(&e.body)};
+    xc_cstyle_entry_t en = {k, entry, e.T, wstr(&e.decls), wstr(&e.body), e.mma ? &e.dot : NULL};
     d->write_entry(&src, d, &en);
     if (src.oom || e.decls.oom || e.body.oom) e.err = xc_error_oom();
   }

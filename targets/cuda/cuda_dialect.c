@@ -59,6 +59,21 @@ static bool has_mma(const xc_device_caps_t* caps, int m, int n, int k, xc_dtype_
   return false;
 }
 
+/* Swizzle for rows of `chunks` 16-byte chunks (a power of two >= 2): rows
+ * i..i+7 (i a multiple of 8) at one logical chunk land in 8 distinct
+ * 16-byte groups of a 128-byte line. Rows of >= 8 chunks: XOR with i & 7;
+ * shorter rows share a line (128 / row bytes of them): XOR with the line's
+ * index among 8 / ... lines, (i >> log2(8 / chunks)) & (chunks - 1). */
+static void swizzle(int64_t chunks, int64_t* shift, int64_t* mask) {
+  if (chunks >= 8) {
+    *shift = 0, *mask = 7;
+    return;
+  }
+  int64_t sh = 0;
+  while (((int64_t)8 >> sh) > chunks) sh++;
+  *shift = sh, *mask = chunks - 1;
+}
+
 static bool cuda_dot_plan(const xc_cstyle_dialect_t* d, xc_cstyle_dot_t* t) {
   (void)d;
   int kind, kstep;
@@ -73,6 +88,11 @@ static bool cuda_dot_plan(const xc_cstyle_dialect_t* d, xc_cstyle_dot_t* t) {
     return false;
   }
   if (t->threads % 32 || t->k % kstep) return false;
+  if (kind != KIND_TF32) {
+    /* swizzled rows: whole chunks, and fewer than 8 chunks only as a power of two */
+    int64_t ca = t->k / 8, cb = t->n / 8;
+    if (t->n % 8 || (ca < 8 && (ca & (ca - 1))) || (cb < 8 && (cb & (cb - 1)))) return false;
+  }
   int64_t warps = t->threads / 32, best = -1, bwm = 0;
   for (int64_t wm = 1; wm <= warps; wm++) {
     if (warps % wm) continue;
@@ -89,10 +109,20 @@ static bool cuda_dot_plan(const xc_cstyle_dialect_t* d, xc_cstyle_dot_t* t) {
   t->params[P_WM] = wm, t->params[P_WN] = wn, t->params[P_WTM] = tm, t->params[P_WTN] = tn;
   t->params[P_MT] = tm / 16, t->params[P_NT] = tn / 8, t->params[P_KSTEP] = kstep, t->params[P_KIND] = kind;
   t->slots = (tm / 16) * (tn / 8) * 4;
-  /* 16 bytes of padding per row: the 8 row addresses of an ldmatrix (or the
-   * 8 rows a warp reads for tf32) fall into distinct banks */
-  t->lda = t->k + (kind == KIND_TF32 ? 4 : 8);
-  t->ldb = t->n + 8;
+  if (kind == KIND_TF32) {
+    /* 16 / 32 bytes of padding per row: the 8 rows a warp reads fall into
+     * distinct banks */
+    t->lda = t->k + 4;
+    t->ldb = t->n + 8;
+  } else {
+    /* no padding (three stages of 128x128x32 fit 48 KiB): 16-byte chunks
+     * XOR-swizzled so that the 8 row addresses of an ldmatrix, same logical
+     * chunk, hit the 8 distinct 16-byte bank groups of a 128-byte line */
+    t->lda = t->k;
+    t->ldb = t->n;
+    swizzle(t->k / 8, &t->a_swz_shift, &t->a_swz_mask);
+    swizzle(t->n / 8, &t->b_swz_shift, &t->b_swz_mask);
+  }
   return true;
 }
 
@@ -115,21 +145,27 @@ static void cuda_emit_dot(xc_cstyle_writer_t* w, const xc_cstyle_dot_t* t, const
   W("%s  const int xw = (int)(lid >> 5), xl = (int)(lid & 31);\n", in);
   if (p[P_KIND] != KIND_TF32) {
     const char* ty = p[P_KIND] == KIND_F16 ? "f16" : "bf16";
-    W("%s  const unsigned xsa = xc_smem(%s + ((xw %% %lld) * %lld + (xl & 15)) * %lld + (xl >> 4) * 8);\n", in, t->a,
-      WM, TM, lda);
-    W("%s  const unsigned xsb = xc_smem(%s + (xl & 15) * %lld + (xw / %lld) * %lld + (xl >> 4) * 8);\n", in, t->b, ldb,
-      WM, TN);
+    /* lane l addresses row (l & 15) of a 16-row block at logical chunk
+     * (l >> 4) (+ the block's first chunk); its swizzle term depends on the
+     * row within the block only (blocks start at multiples of 16 rows) */
+    W("%s  const unsigned xsa = xc_smem(%s + ((xw %% %lld) * %lld + (xl & 15)) * %lld);\n", in, t->a, WM, TM, lda);
+    W("%s  const unsigned xsb = xc_smem(%s + (xl & 15) * %lld);\n", in, t->b, ldb);
+    W("%s  const int xxa = (xl >> 4) ^ (((xl & 15) >> %lld) & %lld);\n", in, (long long)t->a_swz_shift,
+      (long long)t->a_swz_mask);
+    W("%s  const int xxb = (xl >> 4) ^ (((xl & 15) >> %lld) & %lld);\n", in, (long long)t->b_swz_shift,
+      (long long)t->b_swz_mask);
+    W("%s  const int xcb = (xw / %lld) * %lld;\n", in, WM, TN / 8);
     W("%s  #pragma unroll\n%s  for (int kk = 0; kk < %lld; kk += 16) {\n", in, in, (long long)t->k);
     W("%s    unsigned xa[%lld][4], xb[%lld][2];\n", in, MT, NT);
     W("%s    #pragma unroll\n%s    for (int mt = 0; mt < %lld; mt++)\n", in, in, MT);
     W("%s      asm volatile(\"ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%%0, %%1, %%2, %%3}, [%%4];\\n\"\n"
       "%s                   : \"=r\"(xa[mt][0]), \"=r\"(xa[mt][1]), \"=r\"(xa[mt][2]), \"=r\"(xa[mt][3])\n"
-      "%s                   : \"r\"(xsa + (unsigned)((mt * 16 * %lld + kk) * 2)) : \"memory\");\n",
+      "%s                   : \"r\"(xsa + (unsigned)(mt * 16 * %lld * 2 + (((kk >> 3) ^ xxa) << 4))) : \"memory\");\n",
       in, in, in, lda);
     W("%s    #pragma unroll\n%s    for (int nt = 0; nt < %lld; nt += 2)\n", in, in, NT);
     W("%s      asm volatile(\"ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%%0, %%1, %%2, %%3}, [%%4];\\n\"\n"
       "%s                   : \"=r\"(xb[nt][0]), \"=r\"(xb[nt][1]), \"=r\"(xb[nt + 1][0]), \"=r\"(xb[nt + 1][1])\n"
-      "%s                   : \"r\"(xsb + (unsigned)((kk * %lld + nt * 8) * 2)) : \"memory\");\n",
+      "%s                   : \"r\"(xsb + (unsigned)(kk * %lld * 2 + (((xcb + nt) ^ xxb) << 4))) : \"memory\");\n",
       in, in, in, ldb);
     W("%s    #pragma unroll\n%s    for (int mt = 0; mt < %lld; mt++)\n", in, in, MT);
     W("%s      #pragma unroll\n%s      for (int nt = 0; nt < %lld; nt++) {\n", in, in, NT);
@@ -175,7 +211,7 @@ static void cuda_emit_dot(xc_cstyle_writer_t* w, const xc_cstyle_dot_t* t, const
  * mma shapes): 16 bytes, .cg (bypasses L1), zero-filled when not full. */
 static void cuda_copy16_async(xc_cstyle_writer_t* w, const char* dst, const char* src, const char* full) {
   xc_cstyle_printf(w,
-                   "asm volatile(\"cp.async.cg.shared.global [%%0], [%%1], 16, %%2;\\n\" :: \"r\"(xc_smem(%s)), "
+                   "asm volatile(\"cp.async.cg.shared.global.L2::128B [%%0], [%%1], 16, %%2;\\n\" :: \"r\"(xc_smem(%s)), "
                    "\"l\"(%s), \"r\"((%s) ? 16 : 0) : \"memory\");",
                    dst, src, full);
 }
@@ -215,6 +251,14 @@ const xc_cstyle_dialect_t xc_cstyle_dialect_cuda = {
                /* shared-memory address for ldmatrix / cp.async; f32 rounded to tf32 */
                "static inline unsigned xc_smem(const void* p) {\n"
                "  unsigned long long a; asm(\"cvta.to.shared.u64 %0, %1;\" : \"=l\"(a) : \"l\"(p)); return (unsigned)a;\n"
+               "}\n"
+               /* f32 -> f16 rounding to nearest even in one instruction (the shared
+                * helper is ~20 integer operations); NaN keeps the shared helper's
+                * quiet NaN 0x7e00 with the sign */
+               "#define XC_NATIVE_F2H 1\n"
+               "static inline xc_u16 xc_f2h(float f) {\n"
+               "  unsigned short h; asm(\"cvt.rn.f16.f32 %0, %1;\" : \"=h\"(h) : \"f\"(f));\n"
+               "  return f != f ? (xc_u16)(((xc_fbits(f) >> 16) & 0x8000u) | 0x7e00u) : (xc_u16)h;\n"
                "}\n"
                "static inline unsigned xc_tf32(float x) {\n"
                "  unsigned r; asm(\"cvt.rna.tf32.f32 %0, %1;\" : \"=r\"(r) : \"f\"(x)); return r;\n"
