@@ -29,6 +29,7 @@ deps:
 
 test-deps: deps
 	@tools/install-deps.sh $(TEST_DEPS)
+	@tools/install-cuda-tools.sh .cuda-tools
 
 bench-deps: deps
 	@tools/install-deps.sh $(BENCH_DEPS)

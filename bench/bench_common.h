@@ -64,8 +64,9 @@ static inline double bench_rel_l2(const float* got, const float* want, int64_t n
   return den > 0 ? sqrt(num / den) : sqrt(num);
 }
 
-/* Compiles g for the cpu target as req asks, destroys g, and opens an
- * executor on the module; returns the first error (nothing left allocated). */
+/* Compiles g for req->target (NULL: cpu) as req asks, destroys g, and opens
+ * an executor on the module; returns the first error (nothing left
+ * allocated). */
 static inline xc_status_t bench_try_compile_request(xc_graph_t* g, const xc_compile_request_t* req,
                                                     xc_compiled_module_t** out_m, xc_executor_t** out_e) {
   *out_m = NULL;
@@ -74,11 +75,12 @@ static inline xc_status_t bench_try_compile_request(xc_graph_t* g, const xc_comp
   xc_target_t* t = NULL;
   int index = 0;
   xc_device_caps_t caps;
-  if (!s) s = xc_target_find("cpu", &t, &index);
+  const char* target = req->target ? req->target : "cpu";
+  if (!s) s = xc_target_find(target, &t, &index);
   if (!s) s = xc_target_device_caps(t, index, &caps);
   if (!s) s = xc_runtime_compile_graph(g, t, &caps, req, NULL, out_m);
   xc_graph_destroy(g); /* the module holds its own copy */
-  if (!s) s = xc_executor_create(*out_m, "cpu", NULL, out_e);
+  if (!s) s = xc_executor_create(*out_m, target, NULL, out_e);
   if (s) {
     xc_compiled_module_destroy(*out_m);
     *out_m = NULL;

@@ -562,6 +562,23 @@ static void plan_absorbed(const xc_graph_t* g, const xc_fusion_group_t* grp, int
   }
 }
 
+/* "name:Op, name:Op (origins)" of a group, at most ~480 characters; NULL
+ * when out of memory (messages then go without it). */
+static char* group_node_list(const xc_fusion_group_t* grp) {
+  enum { CAP = 512 };
+  char* out = malloc(CAP);
+  if (!out) return NULL;
+  size_t n = 0;
+  out[0] = 0;
+  for (int i = 0; i < grp->num_nodes && n < CAP - 40; i++) {
+    const xc_node_t* nd = grp->nodes[i];
+    int w = snprintf(out + n, CAP - n, "%s%s:%s", i ? ", " : "", nd->name ? nd->name : "?", nd->op_type);
+    n = w > 0 && (size_t)w < CAP - n ? n + (size_t)w : CAP - 1;
+  }
+  if (n >= CAP - 40 && n < CAP - 5) snprintf(out + n, CAP - n, ", ...");
+  return out;
+}
+
 static xc_status_t lower_group(xc_lowered_module_t* m, xc_graph_t* g, const xc_fusion_plan_t* plan,
                                const xc_fusion_group_t* grp, const xc_tiled_limits_t* limits,
                                bool* must_store, bool* absorbed, xc_lowered_kernel_t* out_kernel,
@@ -664,6 +681,7 @@ static xc_status_t lower_group(xc_lowered_module_t* m, xc_graph_t* g, const xc_f
     return s;
   }
   out_kernel->group = grp->id;
+  out_kernel->nodes = group_node_list(grp);
   out_kernel->kernel = c.k;
   out_kernel->num_params = c.num_params;
   out_kernel->param_values = c.pvals;
@@ -749,6 +767,7 @@ void xc_lowered_module_destroy(xc_lowered_module_t* m) {
     free(m->kernels[i].param_values);
     free(m->kernels[i].param_dims);
     free(m->kernels[i].knobs);
+    free(m->kernels[i].nodes);
   }
   free(m->kernels);
   free(m->steps);

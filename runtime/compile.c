@@ -83,9 +83,10 @@ xc_hash128_t xc_compile_cache_key(const void* model_bytes, size_t model_size, co
   XXH3_128bits_update(st, &fp, sizeof fp);
   char opts[1200];
   const xc_compile_options_t* c = &r->build.compile;
-  snprintf(opts, sizeof opts, "O%d|flags=%s|extra=%s|cross=%d|env=%s|format=%u", r->opt_level,
+  snprintf(opts, sizeof opts, "O%d|flags=%s|extra=%s|cross=%d|env=%s|format=%u|vendor=%d", r->opt_level,
            c->flags ? c->flags : "-", c->extra_flags ? c->extra_flags : "-", c->cross ? 1 : 0,
-           getenv("XCOMP_CPU_CFLAGS") ? getenv("XCOMP_CPU_CFLAGS") : "-", XC_CM_FORMAT_VERSION);
+           getenv("XCOMP_CPU_CFLAGS") ? getenv("XCOMP_CPU_CFLAGS") : "-", XC_CM_FORMAT_VERSION,
+           r->no_vendor_blas ? 0 : 1);
   hash_str(st, "options", opts);
   hash_str(st, "xcomp", XCOMP_VERSION);
   xc_hash128_t self = self_identity();
@@ -204,6 +205,23 @@ xc_status_t xc_runtime_compile_graph(xc_graph_t* g, xc_target_t* target, const x
     if (!s) s = lower_graph(g, plan, &limits, &lm);
   }
   if (!s) s = xc_compiled_module_build(lm, target, caps, &r->build, kernels_compiled, out);
+  if (!s && plan && !r->no_vendor_blas && caps->has_vendor_blas) {
+    bool* has = calloc((size_t)lm->num_kernels + 1, sizeof *has);
+    xc_vendor_gemm_t* cands = calloc((size_t)lm->num_kernels + 1, sizeof *cands);
+    if (!has || !cands) {
+      s = xc_error_oom();
+    } else {
+      xc_rt_vendor_candidates(plan, lm, false, has, cands);
+      xc_status_t v = xc_rt_vendor_choose(*out, target, caps, has, cands, r->build.progress);
+      if (v) { /* the generated kernels stand; the measurement only costs time */
+        if (r->build.progress)
+          fprintf(r->build.progress, "xcomp: warning: vendor GEMMs not measured: %s\n", xc_status_message(v));
+        xc_status_free(v);
+      }
+    }
+    free(has);
+    free(cands);
+  }
   if (lm) {
     if (r->lower) {
       if (r->lower_free) r->lower_free(r->lower_ctx, lm);

@@ -3,11 +3,24 @@
  * symbolic dims from the input shapes, plans memory (memplan.c), reuses the
  * slot buffers of earlier runs when they are large enough, uploads the
  * inputs, launches every step and downloads the outputs. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "runtime_internal.h"
+
+#define XC_EXECUTOR_MAX_GRAPHS 8
+#define XC_EXECUTOR_MAX_KEY (XC_MAX_RANK * 16)
+
+typedef struct graph_entry {
+  int64_t key[XC_EXECUTOR_MAX_KEY]; /* the input shapes */
+  int key_len;
+  uint64_t generation;
+  xc_launch_graph_t* graph;
+  int launches;
+  uint64_t last_used;
+} graph_entry_t;
 
 struct xc_executor {
   const xc_compiled_module_t* m;
@@ -19,6 +32,15 @@ struct xc_executor {
   int num_slots;
   xc_buffer_t** slots;
   int64_t weight_bytes;
+  /* Launch graphs, one per input-shape bucket. A graph bakes in buffer
+   * addresses, so it is valid only for the buffers of the generation it was
+   * captured in; any reallocation starts a new generation. */
+  uint64_t generation;
+  graph_entry_t graphs[XC_EXECUTOR_MAX_GRAPHS];
+  int num_graphs;
+  uint64_t graph_clock;
+  bool graphs_off;  /* options.no_graphs, no capture support, or capture failed */
+  char graph_note[160];
 };
 
 void xc_executor_options_init(xc_executor_options_t* o) { memset(o, 0, sizeof *o); }
@@ -33,6 +55,7 @@ static double now_ms(void) {
 
 void xc_executor_destroy(xc_executor_t* e) {
   if (!e) return;
+  for (int i = 0; i < e->num_graphs; i++) xc_launch_graph_free(e->graphs[i].graph);
   for (int i = 0; i < e->num_slots; i++) xc_buffer_free(e->slots[i]);
   free(e->slots);
   if (e->value_buffers)
@@ -74,6 +97,7 @@ xc_status_t xc_executor_create(const xc_compiled_module_t* m, const char* select
                      m->device_name, caps->name);
     }
   }
+  e->graphs_off = e->options.no_graphs || !e->device || !xc_device_can_capture(e->device);
   e->modules = calloc((size_t)m->num_kernels + 1, sizeof *e->modules);
   e->kernels = calloc((size_t)m->num_kernels + 1, sizeof *e->kernels);
   e->value_buffers = calloc((size_t)m->num_values + 1, sizeof *e->value_buffers);
@@ -142,6 +166,7 @@ static xc_status_t fit_slots(xc_executor_t* e, const xc_memplan_t* plan) {
     if (e->slots[i] && xc_buffer_size(e->slots[i]) >= need) continue;
     xc_buffer_free(e->slots[i]);
     e->slots[i] = NULL;
+    e->generation++;
     XC_RETURN_IF_ERROR(xc_buffer_alloc(e->device, need, &e->slots[i]));
   }
   return NULL;
@@ -162,51 +187,139 @@ static xc_status_t poison_slots(xc_executor_t* e, const xc_memplan_t* plan) {
   return s;
 }
 
-static xc_status_t launch_step(xc_executor_t* e, const xc_memplan_t* plan, const xc_symbind_t* binds, int index,
-                               int* launches) {
-  const xc_compiled_module_t* m = e->m;
+xc_status_t xc_rt_step_launch(const xc_compiled_module_t* m, int index, const xc_symbind_t* binds,
+                              int max_threads_per_group, xc_rt_step_launch_t* out) {
   const xc_cm_step_t* st = &m->steps[index];
   const xc_cm_kernel_t* k = &m->kernels[st->kernel];
   const xc_tiled_kernel_t* tk = k->tiled;
-  xc_buffer_t* bufs[XC_TARGET_MAX_ARGS];
-  int64_t scalars[XC_TARGET_MAX_ARGS];
+  memset(out, 0, sizeof *out);
+  if (st->num_params > 2 * XC_TARGET_MAX_ARGS)
+    return xc_error(XC_INVALID_ARGUMENT, "step %d (kernel '%s'): %d parameters", index, k->name, st->num_params);
   int64_t* param_values = calloc((size_t)st->num_params + 1, sizeof *param_values);
   if (!param_values) return xc_error_oom();
-  int nb = 0, ns = 0;
   xc_status_t s = NULL;
   for (int p = 0; !s && p < st->num_params; p++) {
     if (st->params[p].value >= 0) {
-      bufs[nb++] = buffer_of(e, plan, st->params[p].value);
+      if (out->num_values == XC_TARGET_MAX_ARGS) s = xc_error(XC_INVALID_ARGUMENT, "too many buffer parameters");
+      else out->values[out->num_values++] = st->params[p].value;
+    } else if (out->num_scalars == XC_TARGET_MAX_ARGS) {
+      s = xc_error(XC_INVALID_ARGUMENT, "too many scalar parameters");
     } else {
       s = xc_dim_eval(st->params[p].dim, binds, &param_values[p]);
-      scalars[ns++] = param_values[p];
+      out->scalars[out->num_scalars++] = param_values[p];
     }
   }
-  xc_launch_t launch;
-  memset(&launch, 0, sizeof launch);
-  bool empty = false;
   for (int a = 0; !s && a < 3; a++) {
-    launch.grid[a] = 1;
-    launch.threads[a] = 1;
+    out->grid[a] = 1;
+    out->threads[a] = 1;
     if (a < tk->grid_rank) {
-      s = xc_texpr_eval(tk->grid[a], st->knobs, param_values, NULL, &launch.grid[a]);
-      if (!s && launch.grid[a] <= 0) empty = true;
+      s = xc_texpr_eval(tk->grid[a], st->knobs, param_values, NULL, &out->grid[a]);
+      if (!s && out->grid[a] <= 0) out->empty = true;
     }
   }
   /* Work-items per program, as the emitter built the kernel for them. A cpu
    * program is one thread: its "threads" are SIMD lanes inside the code. */
-  if (xc_device_caps(e->device)->max_threads_per_group > 1)
-    launch.threads[0] = xc_tiled_threads(tk, st->knobs);
+  if (!s && max_threads_per_group > 1) out->threads[0] = xc_tiled_threads(tk, st->knobs);
   free(param_values);
   if (s) return xc_status_annotate(s, "step %d (kernel '%s')", index, k->name);
-  if (empty) return NULL; /* no programs: an empty tensor */
+  return NULL;
+}
+
+static xc_status_t launch_step(xc_executor_t* e, const xc_memplan_t* plan, const xc_symbind_t* binds, int index,
+                               int* launches) {
+  const xc_compiled_module_t* m = e->m;
+  const xc_cm_kernel_t* k = &m->kernels[m->steps[index].kernel];
+  xc_rt_step_launch_t sl;
+  XC_RETURN_IF_ERROR(
+      xc_rt_step_launch(m, index, binds, xc_device_caps(e->device)->max_threads_per_group, &sl));
+  if (sl.empty) return NULL; /* no programs: an empty tensor */
+  xc_buffer_t* bufs[XC_TARGET_MAX_ARGS];
+  for (int i = 0; i < sl.num_values; i++) bufs[i] = buffer_of(e, plan, sl.values[i]);
+  xc_launch_t launch;
+  memset(&launch, 0, sizeof launch);
+  for (int a = 0; a < 3; a++) {
+    launch.grid[a] = sl.grid[a];
+    launch.threads[a] = sl.threads[a];
+  }
   launch.buffers = bufs;
-  launch.num_buffers = nb;
-  launch.scalars = scalars;
-  launch.num_scalars = ns;
-  s = xc_kernel_launch(e->kernels[st->kernel], &launch);
+  launch.num_buffers = sl.num_values;
+  launch.scalars = sl.scalars;
+  launch.num_scalars = sl.num_scalars;
+  xc_status_t s = xc_kernel_launch(e->kernels[m->steps[index].kernel], &launch);
   if (s) return xc_status_annotate(s, "step %d (kernel '%s')", index, k->name);
   (*launches)++;
+  return NULL;
+}
+
+static xc_status_t launch_all(xc_executor_t* e, const xc_memplan_t* plan, const xc_symbind_t* binds, int* launches) {
+  for (int i = 0; i < e->m->num_steps; i++)
+    if (e->m->steps[i].kind == XC_CM_STEP_KERNEL) XC_RETURN_IF_ERROR(launch_step(e, plan, binds, i, launches));
+  return NULL;
+}
+
+/* The graph for these input shapes and buffers, captured now if needed.
+ * NULL (and no error) when graphs are off or capture failed: the caller
+ * launches one by one. */
+static xc_status_t graph_for(xc_executor_t* e, const xc_tensor_t* const* inputs, const xc_memplan_t* plan,
+                             const xc_symbind_t* binds, graph_entry_t** out, bool* captured) {
+  *out = NULL;
+  *captured = false;
+  if (e->graphs_off) return NULL;
+  int64_t key[XC_EXECUTOR_MAX_KEY];
+  int n = 0;
+  for (int i = 0; i < e->m->num_inputs; i++) {
+    if (n + 1 + inputs[i]->rank > XC_EXECUTOR_MAX_KEY) return NULL; /* too many inputs to key: no graph */
+    key[n++] = inputs[i]->rank;
+    for (int d = 0; d < inputs[i]->rank; d++) key[n++] = inputs[i]->dims[d];
+  }
+  graph_entry_t* victim = NULL;
+  for (int i = 0; i < e->num_graphs; i++) {
+    graph_entry_t* g = &e->graphs[i];
+    if (g->key_len == n && memcmp(g->key, key, sizeof *key * (size_t)n) == 0) {
+      if (g->generation == e->generation) {
+        g->last_used = ++e->graph_clock;
+        *out = g;
+        return NULL;
+      }
+      victim = g; /* same shapes, buffers moved: recapture in place */
+    }
+  }
+  if (!victim && e->num_graphs < XC_EXECUTOR_MAX_GRAPHS) victim = &e->graphs[e->num_graphs++];
+  if (!victim) {
+    victim = &e->graphs[0];
+    for (int i = 1; i < e->num_graphs; i++)
+      if (e->graphs[i].last_used < victim->last_used) victim = &e->graphs[i];
+  }
+  xc_launch_graph_free(victim->graph);
+  memset(victim, 0, sizeof *victim);
+  int launches = 0;
+  xc_launch_graph_t* graph = NULL;
+  xc_status_t s = xc_device_capture_begin(e->device);
+  if (!s) {
+    xc_status_t ls = launch_all(e, plan, binds, &launches);
+    s = xc_device_capture_end(e->device, &graph);
+    if (ls) { /* a launch that fails while recording fails the run, as it would without graphs */
+      xc_launch_graph_free(graph);
+      xc_status_free(s);
+      memcpy(victim, &e->graphs[--e->num_graphs], sizeof *victim);
+      return ls;
+    }
+  }
+  if (s) { /* capture is not possible here: launch one by one from now on */
+    snprintf(e->graph_note, sizeof e->graph_note, "launch graph capture failed: %s", xc_status_message(s));
+    xc_status_free(s);
+    e->graphs_off = true;
+    memcpy(victim, &e->graphs[--e->num_graphs], sizeof *victim);
+    return NULL;
+  }
+  memcpy(victim->key, key, sizeof *key * (size_t)n);
+  victim->key_len = n;
+  victim->generation = e->generation;
+  victim->graph = graph;
+  victim->launches = launches;
+  victim->last_used = ++e->graph_clock;
+  *out = victim;
+  *captured = true;
   return NULL;
 }
 
@@ -235,16 +348,28 @@ xc_status_t xc_executor_run(xc_executor_t* e, int num_inputs, const xc_tensor_t*
       xc_buffer_free(*b);
       *b = NULL;
     }
-    if (!*b) s = xc_buffer_alloc(e->device, n, b);
+    if (!*b) {
+      e->generation++;
+      s = xc_buffer_alloc(e->device, n, b);
+    }
     if (!s && n) s = xc_buffer_write(*b, 0, inputs[i]->data, n);
     input_bytes += (int64_t)n;
   }
   int launches = 0;
   xc_event_t *start = NULL, *end = NULL;
   double kernels_ms = 0;
+  graph_entry_t* graph = NULL;
+  bool captured = false;
+  if (!s) s = graph_for(e, inputs, &plan, &binds, &graph, &captured);
   if (!s) s = xc_event_record(e->device, &start);
-  for (int i = 0; !s && i < m->num_steps; i++)
-    if (m->steps[i].kind == XC_CM_STEP_KERNEL) s = launch_step(e, &plan, &binds, i, &launches);
+  double issue0 = now_ms();
+  if (!s && graph) {
+    s = xc_launch_graph_run(graph->graph);
+    launches = graph->launches;
+  } else if (!s) {
+    s = launch_all(e, &plan, &binds, &launches);
+  }
+  double issue_ms = now_ms() - issue0;
   if (!s) s = xc_event_record(e->device, &end);
   if (!s) s = xc_device_synchronize(e->device);
   if (!s) s = xc_event_elapsed_ms(start, end, &kernels_ms);
@@ -271,10 +396,14 @@ xc_status_t xc_executor_run(xc_executor_t* e, int num_inputs, const xc_tensor_t*
     memset(stats, 0, sizeof *stats);
     stats->total_ms = now_ms() - t0;
     stats->kernels_ms = kernels_ms;
+    stats->issue_ms = issue_ms;
     stats->planned_bytes = plan.planned_bytes;
     stats->unplanned_bytes = plan.unplanned_bytes;
     stats->peak_bytes = plan.planned_bytes + e->weight_bytes + input_bytes;
     stats->launches = launches;
+    stats->graph_replayed = graph != NULL;
+    stats->graph_captured = captured;
+    snprintf(stats->graph_note, sizeof stats->graph_note, "%s", e->graph_note);
   }
   xc_memplan_free(&plan);
   xc_symbind_free(&binds);

@@ -279,6 +279,27 @@ static xc_status_t dump_text(const char* dir, const char* name, const char* ext,
   return xc_write_file_atomic(path, text, strlen(text));
 }
 
+/* C-family sources (where a block comment is valid at the top) get a line
+ * naming the graph nodes the kernel computes. */
+static xc_status_t add_node_comment(xc_kernel_source_t* src, const char* nodes) {
+  const char* lang = src->language ? src->language : "";
+  if (!nodes || !*nodes || !src->text ||
+      !(strcmp(lang, "c") == 0 || strcmp(lang, "opencl-c") == 0 || strcmp(lang, "cuda") == 0 ||
+        strcmp(lang, "hip") == 0))
+    return NULL;
+  size_t n = strlen(nodes), t = strlen(src->text);
+  char* text = malloc(n + t + 32);
+  if (!text) return xc_error_oom();
+  size_t k = (size_t)sprintf(text, "/* graph nodes: ");
+  for (size_t i = 0; i < n; i++) /* keep the comment closed whatever the names hold */
+    text[k++] = (nodes[i] == '*' && nodes[i + 1] == '/') || nodes[i] == '\n' ? ' ' : nodes[i];
+  k += (size_t)sprintf(text + k, " */\n");
+  memcpy(text + k, src->text, t + 1);
+  free((void*)src->text);
+  src->text = text;
+  return NULL;
+}
+
 static xc_status_t build_kernel(const xc_lowered_kernel_t* lk, int index, int count, xc_target_t* target,
                                 const xc_device_caps_t* caps, const xc_cm_build_options_t* o,
                                 xc_compiled_module_t* m, int* compiled) {
@@ -311,7 +332,11 @@ static xc_status_t build_kernel(const xc_lowered_kernel_t* lk, int index, int co
       return xc_error(XC_UNSUPPORTED, "target %s declines kernel '%s': %s", xc_target_name(target), k->name, why);
     s = xc_target_emit(target, caps, tk, knobs, nk, &src);
   }
-  if (s) return xc_status_annotate(s, "kernel '%s'", k->name);
+  if (!s) s = add_node_comment(&src, lk->nodes);
+  if (s) {
+    xc_kernel_source_release(&src);
+    return xc_status_annotate(s, "kernel '%s' (graph nodes: %s)", k->name, lk->nodes ? lk->nodes : "?");
+  }
   if (o->dump_dir) {
     s = dump_text(o->dump_dir, k->name, source_extension(src.language), src.text);
     if (!s) s = dump_text(o->dump_dir, k->name, "tiled", k->tiled_text);
@@ -323,11 +348,17 @@ static xc_status_t build_kernel(const xc_lowered_kernel_t* lk, int index, int co
   if (o->progress)
     fprintf(o->progress, "xcomp: compiling kernel %d/%d %s (%s)\n", index + 1, count, k->name,
             xc_target_name(target));
-  s = xc_target_compile(target, caps, &src, &o->compile, &k->blob);
+  xc_compile_options_t co = o->compile;
+  char dump_path[4096];
+  if (o->dump_dir) {
+    snprintf(dump_path, sizeof dump_path, "%s/%s", o->dump_dir, k->name);
+    co.dump_path = dump_path;
+  }
+  s = xc_target_compile(target, caps, &src, &co, &k->blob);
   if (compiled) (*compiled)++;
   snprintf(k->entry, sizeof k->entry, "%s", src.entry);
   xc_kernel_source_release(&src);
-  if (s) return xc_status_annotate(s, "kernel '%s'", k->name);
+  if (s) return xc_status_annotate(s, "kernel '%s' (graph nodes: %s)", k->name, lk->nodes ? lk->nodes : "?");
   if (!k->entry[0]) return xc_error(XC_INTERNAL, "kernel '%s': the emitter named no entry point", k->name);
   return xc_tiled_parse(k->tiled_text, strlen(k->tiled_text), k->name, &k->tiled);
 }

@@ -85,6 +85,10 @@ static xc_status_t host_register(const xc_target_host_t* host, const xc_target_i
   else if ((iface->event_record != NULL) != (iface->event_elapsed_ms != NULL) ||
            (iface->event_record != NULL) != (iface->event_free != NULL))
     missing = "event_record/event_elapsed_ms/event_free (all three or none)";
+  else if ((iface->capture_begin != NULL) != (iface->capture_end != NULL) ||
+           (iface->capture_begin != NULL) != (iface->graph_launch != NULL) ||
+           (iface->capture_begin != NULL) != (iface->graph_free != NULL))
+    missing = "capture_begin/capture_end/graph_launch/graph_free (all four or none)";
   if (!valid_target_name(iface->name) || missing) {
     xc_status_t st =
         missing ? xc_error(XC_INVALID_ARGUMENT, "%s: target '%s' lacks required entry %s", origin,

@@ -14,7 +14,20 @@ struct xc_device {
   xc_target_t* target;
   void* context;
   xc_device_caps_t caps;
+  bool capturing;  /* between xc_device_capture_begin and _end */
 };
+
+struct xc_launch_graph {
+  xc_device_t* device;
+  void* context;
+};
+
+/* Operations other than launches are refused while a device captures. */
+static xc_status_t not_capturing(const xc_device_t* d, const char* what) {
+  if (d && d->capturing)
+    return xc_error(XC_INVALID_ARGUMENT, "%s while the device is capturing a launch graph", what);
+  return NULL;
+}
 
 struct xc_buffer {
   xc_device_t* device;
@@ -46,6 +59,68 @@ struct xc_event {
 };
 
 #define IFACE(dev) ((dev)->target->iface)
+
+/* ---- vendor GEMM descriptors ---- */
+
+static void put_u32(uint8_t* p, uint32_t v) {
+  for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i));
+}
+static void put_i64(uint8_t* p, int64_t v) {
+  for (int i = 0; i < 8; i++) p[i] = (uint8_t)((uint64_t)v >> (8 * i));
+}
+static uint32_t get_u32(const uint8_t* p) {
+  uint32_t v = 0;
+  for (int i = 0; i < 4; i++) v |= (uint32_t)p[i] << (8 * i);
+  return v;
+}
+static int64_t get_i64(const uint8_t* p) {
+  uint64_t v = 0;
+  for (int i = 0; i < 8; i++) v |= (uint64_t)p[i] << (8 * i);
+  return (int64_t)v;
+}
+
+/* magic "XCVGEMM1", dtype, flags (trans_a, trans_b, allow_tf32), epilogue,
+ * a, b, bias+1, y (u32 each), m, n, k (i64) */
+void xc_vendor_gemm_pack(const xc_vendor_gemm_t* g, uint8_t out[XC_VENDOR_GEMM_BYTES]) {
+  memset(out, 0, XC_VENDOR_GEMM_BYTES);
+  memcpy(out, "XCVGEMM1", 8);
+  put_u32(out + 8, (uint32_t)g->dtype);
+  put_u32(out + 12, (g->trans_a ? 1u : 0u) | (g->trans_b ? 2u : 0u) | (g->allow_tf32 ? 4u : 0u));
+  put_u32(out + 16, (uint32_t)g->epilogue);
+  put_u32(out + 20, (uint32_t)g->a);
+  put_u32(out + 24, (uint32_t)g->b);
+  put_u32(out + 28, (uint32_t)(g->bias + 1));
+  put_u32(out + 32, (uint32_t)g->y);
+  put_i64(out + 40, g->m);
+  put_i64(out + 48, g->n);
+  put_i64(out + 56, g->k);
+}
+
+xc_status_t xc_vendor_gemm_unpack(const uint8_t* b, size_t size, xc_vendor_gemm_t* g) {
+  memset(g, 0, sizeof *g);
+  if (!b || size != XC_VENDOR_GEMM_BYTES || memcmp(b, "XCVGEMM1", 8) != 0)
+    return xc_error(XC_INVALID_ARGUMENT, "malformed %s blob (%zu bytes)", XC_VENDOR_GEMM_FORMAT, size);
+  uint32_t dt = get_u32(b + 8), flags = get_u32(b + 12), ep = get_u32(b + 16);
+  g->dtype = (xc_dtype_t)dt;
+  g->trans_a = flags & 1u;
+  g->trans_b = (flags & 2u) != 0;
+  g->allow_tf32 = (flags & 4u) != 0;
+  g->epilogue = (xc_vendor_epilogue_t)ep;
+  g->a = (int)get_u32(b + 20);
+  g->b = (int)get_u32(b + 24);
+  g->bias = (int)get_u32(b + 28) - 1;
+  g->y = (int)get_u32(b + 32);
+  g->m = get_i64(b + 40);
+  g->n = get_i64(b + 48);
+  g->k = get_i64(b + 56);
+  bool has_bias = ep == XC_VENDOR_EPILOGUE_BIAS || ep == XC_VENDOR_EPILOGUE_BIAS_RELU;
+  if (!(dt == XC_F32 || dt == XC_F16 || dt == XC_BF16) || flags > 7u || ep > XC_VENDOR_EPILOGUE_BIAS_RELU ||
+      g->m < 1 || g->n < 1 || g->k < 1 || g->a < 0 || g->a >= XC_TARGET_MAX_ARGS || g->b < 0 ||
+      g->b >= XC_TARGET_MAX_ARGS || g->y < 0 || g->y >= XC_TARGET_MAX_ARGS || g->bias >= XC_TARGET_MAX_ARGS ||
+      (g->bias >= 0) != has_bias)
+    return xc_error(XC_INVALID_ARGUMENT, "%s blob: fields out of range", XC_VENDOR_GEMM_FORMAT);
+  return NULL;
+}
 
 void xc_kernel_source_release(xc_kernel_source_t* source) {
   if (!source) return;
@@ -232,6 +307,7 @@ xc_target_t* xc_device_target(const xc_device_t* d) { return d ? d->target : NUL
 
 xc_status_t xc_device_synchronize(xc_device_t* d) {
   if (!d) return xc_error(XC_INVALID_ARGUMENT, "xc_device_synchronize: NULL device");
+  XC_RETURN_IF_ERROR(not_capturing(d, "synchronize"));
   return IFACE(d)->synchronize ? IFACE(d)->synchronize(d->context) : NULL;
 }
 
@@ -279,12 +355,14 @@ static xc_status_t check_range(const xc_buffer_t* b, size_t offset, size_t size,
 
 xc_status_t xc_buffer_write(xc_buffer_t* b, size_t offset, const void* src, size_t size) {
   XC_RETURN_IF_ERROR(check_range(b, offset, size, src));
+  XC_RETURN_IF_ERROR(not_capturing(b->device, "buffer write"));
   if (size == 0) return NULL;
   return IFACE(b->device)->buffer_write(b->device->context, b->context, offset, src, size);
 }
 
 xc_status_t xc_buffer_read(xc_buffer_t* b, size_t offset, void* dst, size_t size) {
   XC_RETURN_IF_ERROR(check_range(b, offset, size, dst));
+  XC_RETURN_IF_ERROR(not_capturing(b->device, "buffer read"));
   if (size == 0) return NULL;
   return IFACE(b->device)->buffer_read(b->device->context, b->context, offset, dst, size);
 }
@@ -393,11 +471,60 @@ xc_status_t xc_kernel_launch(xc_kernel_t* k, const xc_launch_t* launch) {
   return xc_status_annotate(IFACE(d)->launch(d->context, k->context, &args), "launch of %s", k->name);
 }
 
+/* ---- launch graphs ---- */
+
+bool xc_device_can_capture(const xc_device_t* d) { return d && IFACE(d)->capture_begin != NULL; }
+
+xc_status_t xc_device_capture_begin(xc_device_t* d) {
+  if (!d) return xc_error(XC_INVALID_ARGUMENT, "xc_device_capture_begin: NULL device");
+  if (!xc_device_can_capture(d))
+    return xc_error(XC_UNSUPPORTED, "target %s cannot capture launch graphs", IFACE(d)->name);
+  XC_RETURN_IF_ERROR(not_capturing(d, "capture begin"));
+  XC_RETURN_IF_ERROR(IFACE(d)->capture_begin(d->context));
+  d->capturing = true;
+  return NULL;
+}
+
+xc_status_t xc_device_capture_end(xc_device_t* d, xc_launch_graph_t** out_graph) {
+  if (out_graph) *out_graph = NULL;
+  if (!d || !out_graph) return xc_error(XC_INVALID_ARGUMENT, "xc_device_capture_end: NULL argument");
+  if (!d->capturing) return xc_error(XC_INVALID_ARGUMENT, "capture end without capture begin");
+  xc_launch_graph_t* g = calloc(1, sizeof *g);
+  void* ctx = NULL;
+  xc_status_t st = IFACE(d)->capture_end(d->context, &ctx);
+  d->capturing = false; /* the target is back in normal mode, whatever happened */
+  if (!st && !g) {
+    IFACE(d)->graph_free(d->context, ctx);
+    st = xc_error_oom();
+  }
+  if (st) {
+    free(g);
+    return st;
+  }
+  g->device = d;
+  g->context = ctx;
+  *out_graph = g;
+  return NULL;
+}
+
+xc_status_t xc_launch_graph_run(xc_launch_graph_t* g) {
+  if (!g) return xc_error(XC_INVALID_ARGUMENT, "xc_launch_graph_run: NULL graph");
+  XC_RETURN_IF_ERROR(not_capturing(g->device, "graph launch"));
+  return IFACE(g->device)->graph_launch(g->device->context, g->context);
+}
+
+void xc_launch_graph_free(xc_launch_graph_t* g) {
+  if (!g) return;
+  IFACE(g->device)->graph_free(g->device->context, g->context);
+  free(g);
+}
+
 /* ---- events ---- */
 
 xc_status_t xc_event_record(xc_device_t* d, xc_event_t** out_event) {
   if (out_event) *out_event = NULL;
   if (!d || !out_event) return xc_error(XC_INVALID_ARGUMENT, "xc_event_record: NULL argument");
+  XC_RETURN_IF_ERROR(not_capturing(d, "event record"));
   xc_event_t* e = calloc(1, sizeof *e);
   if (!e) return xc_error_oom();
   e->device = d;

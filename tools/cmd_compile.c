@@ -78,19 +78,45 @@ xc_status_t xc_cli_load_compiled(const char* model, const char* target, int opt_
   return compile_model(model, &r, NULL, out);
 }
 
-xc_status_t xc_cli_run_compiled(const xc_compiled_module_t* m, const char* device, bool poison, bool verbose,
-                                int num_inputs, const xc_tensor_t* const* inputs, xc_tensor_t** outputs) {
+static int cmp_double(const void* a, const void* b) {
+  double x = *(const double*)a, y = *(const double*)b;
+  return x < y ? -1 : x > y;
+}
+
+xc_status_t xc_cli_run_compiled(const xc_compiled_module_t* m, const xc_cli_run_options_t* ro, int num_inputs,
+                                const xc_tensor_t* const* inputs, xc_tensor_t** outputs) {
   xc_executor_options_t o;
   xc_executor_options_init(&o);
-  o.poison = poison;
+  o.poison = ro->poison;
+  o.no_graphs = ro->no_graphs;
+  int repeat = ro->repeat > 1 ? ro->repeat : 1;
+  double* times = calloc((size_t)repeat, sizeof *times);
+  if (!times) return xc_error_oom();
   xc_executor_t* e = NULL;
-  XC_RETURN_IF_ERROR(xc_executor_create(m, device, &o, &e));
-  xc_run_stats_t st;
-  xc_status_t s = xc_executor_run(e, num_inputs, inputs, outputs, &st);
-  if (!s && verbose)
-    fprintf(stderr, "xcomp: ran %d kernels on %s: %.3f ms (kernels %.3f ms), peak memory %lld bytes\n",
-            st.launches, xc_device_caps(xc_executor_device(e))->name, st.total_ms, st.kernels_ms,
-            (long long)st.peak_bytes);
+  xc_status_t s = xc_executor_create(m, ro->device, &o, &e);
+  for (int r = 0; !s && r < repeat; r++) {
+    for (int i = 0; r > 0 && i < m->num_outputs; i++) {
+      xc_tensor_destroy(outputs[i]);
+      outputs[i] = NULL;
+    }
+    xc_run_stats_t st;
+    s = xc_executor_run(e, num_inputs, inputs, outputs, &st);
+    if (s) break;
+    times[r] = st.total_ms;
+    if (ro->verbose)
+      fprintf(stderr,
+              "xcomp: ran %d kernels on %s%s: %.3f ms (kernels %.3f ms), peak memory %lld bytes%s%s\n",
+              st.launches, xc_device_caps(xc_executor_device(e))->name,
+              st.graph_replayed ? (st.graph_captured ? " as a launch graph (captured now)" : " as a launch graph")
+                                : "",
+              st.total_ms, st.kernels_ms, (long long)st.peak_bytes, st.graph_note[0] ? "; " : "", st.graph_note);
+  }
+  if (!s && repeat > 1) {
+    qsort(times, (size_t)repeat, sizeof *times, cmp_double);
+    fprintf(stderr, "xcomp: %d runs: median %.3f ms, min %.3f ms, max %.3f ms\n", repeat, times[repeat / 2],
+            times[0], times[repeat - 1]);
+  }
+  free(times);
   xc_executor_destroy(e);
   return s;
 }
@@ -128,6 +154,8 @@ static int compile_main(int argc, char** argv) {
       r.build.dump_dir = v;
     } else if (strcmp(argv[i], "--no-cache") == 0) {
       r.use_cache = false;
+    } else if (strcmp(argv[i], "--no-vendor-blas") == 0) {
+      r.no_vendor_blas = true;
     } else if (argv[i][0] == '-' && argv[i][1] == 'O' && argv[i][2] >= '0' && argv[i][2] <= '3' && !argv[i][3]) {
       r.opt_level = argv[i][2] - '0';
     } else if (argv[i][0] == '-' && argv[i][1]) {
@@ -162,7 +190,7 @@ static int compile_main(int argc, char** argv) {
 
 const xc_cli_command_t xc_cli_compile_command = {
     "compile", compile_main,
-    "xcomp compile MODEL [--target T] [-o OUT.xcm] [-O<n>] [--no-cache] [--dump-kernels DIR]",
+    "xcomp compile MODEL [--target T] [-o OUT.xcm] [-O<n>] [--no-cache] [--dump-kernels DIR] [--no-vendor-blas]",
     "Compile a model (.xir or .onnx) into a compiled module (.xcm) for one target.",
     "options:\n"
     "  --target T           target and device to compile for (default: cpu; e.g. opencl:1;\n"
@@ -173,6 +201,8 @@ const xc_cli_command_t xc_cli_compile_command = {
     "  --no-cache           neither read nor write the compile cache\n"
     "                       ($XCOMP_CACHE_DIR, default ~/.cache/xcomp)\n"
     "  --dump-kernels DIR   write every kernel's source and tiled IR into DIR\n"
+    "  --no-vendor-blas     keep the generated GEMM kernels: do not measure them against\n"
+    "                       the vendor library (cuda: cuBLASLt) on the device\n"
     "\n"
     "Prints one line per kernel compiled on stderr, and a summary line on stdout.\n"
     "Run the result with 'xcomp run OUT.xcm --input ...' (docs/runtime.md).\n"};

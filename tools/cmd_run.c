@@ -94,7 +94,8 @@ static int run_main(int argc, char** argv) {
   const char* target = "ref";
   const char* out_dir = ".";
   const char* device = NULL;
-  bool trace = false, no_cache = false, poison = false;
+  bool trace = false, no_cache = false, poison = false, no_graphs = false;
+  int repeat = 1;
   xc_compiled_module_t* cm = NULL;
   int num_specs = 0;
   input_spec_t* specs = calloc((size_t)argc + 1, sizeof *specs);
@@ -140,6 +141,16 @@ static int run_main(int argc, char** argv) {
       else poison = true;
     } else if (strcmp(argv[i], "--trace") == 0) {
       trace = true;
+    } else if (strcmp(argv[i], "--no-cuda-graph") == 0) {
+      no_graphs = true;
+    } else if ((m = xc_cli_option(argc, argv, &i, "--repeat", &v)) != 0) {
+      char* end = NULL;
+      long r = m > 0 ? strtol(v, &end, 10) : 0;
+      if (m < 0 || !end || *end || r < 1 || r > 1000000) {
+        rc = xc_cli_usage_error(cmd, "--repeat needs a count from 1 to 1000000");
+        goto done;
+      }
+      repeat = (int)r;
     } else if (argv[i][0] == '-' && argv[i][1]) {
       rc = xc_cli_usage_error(cmd, "unknown option '%s'", argv[i]);
       goto done;
@@ -224,8 +235,9 @@ static int run_main(int argc, char** argv) {
   xc_interp_options_t io;
   xc_interp_options_init(&io);
   io.trace = trace;
+  xc_cli_run_options_t ro = {device, poison, trace, no_graphs, repeat};
   if (compiled)
-    s = xc_cli_run_compiled(cm, device, poison, trace, n, (const xc_tensor_t* const*)inputs, outputs);
+    s = xc_cli_run_compiled(cm, &ro, n, (const xc_tensor_t* const*)inputs, outputs);
   else
     s = xc_interp_run(g, &io, n, (const xc_tensor_t* const*)inputs, outputs);
   if (!s) s = make_dir(out_dir);
@@ -262,7 +274,7 @@ done:
 const xc_cli_command_t xc_cli_run_command = {
     "run", run_main,
     "xcomp run MODEL [--target T] [--input NAME=@FILE | --input @FILE]... "
-    "[--output-dir DIR] [--device SEL] [--trace] [-O<n>] [pass options]",
+    "[--output-dir DIR] [--device SEL] [--trace] [--repeat N] [--no-cuda-graph] [-O<n>] [pass options]",
     "Run a model (.xir, .onnx or compiled .xcm) on input tensors and write its outputs.",
     "options:\n"
     "  --target T          where to run it (default: ref, the reference interpreter;\n"
@@ -272,6 +284,11 @@ const xc_cli_command_t xc_cli_run_command = {
     "  --device SEL        device for a compiled module MODEL.xcm (default: its target)\n"
     "  --no-cache          compile without the compile cache\n"
     "  --poison            fill intermediate buffers with NaN before running (compiled)\n"
+    "  --no-cuda-graph     launch kernel by kernel: do not capture the launch sequence\n"
+    "                      once and replay it as a launch graph (CUDA Graphs on cuda;\n"
+    "                      a recorded call list on cpu)\n"
+    "  --repeat N          run N times (compiled) and print the median run time;\n"
+    "                      the outputs written are those of the last run\n"
     "  --input NAME=@FILE  bind graph input NAME to the tensor in FILE (.npy or .pb)\n"
     "  --input @FILE       bind the next unbound graph input, in graph-input order\n"
     "  --output-dir DIR    write DIR/output_<i>.npy for output i (default: .; created\n"

@@ -15,9 +15,16 @@ bool xc_cli_uses_executor(const char* model, const char* target);
  * unless no_cache) at optimization level opt_level. */
 xc_status_t xc_cli_load_compiled(const char* model, const char* target, int opt_level, bool no_cache,
                                  xc_compiled_module_t** out);
-/* Runs m on `device` (NULL: the module's target) and prints the run's time
- * and peak memory to stderr when verbose. */
-xc_status_t xc_cli_run_compiled(const xc_compiled_module_t* m, const char* device, bool poison, bool verbose,
-                                int num_inputs, const xc_tensor_t* const* inputs, xc_tensor_t** outputs);
+typedef struct xc_cli_run_options {
+  const char* device; /* NULL: the module's target */
+  bool poison;
+  bool verbose;       /* print each run's time and peak memory to stderr */
+  bool no_graphs;     /* --no-cuda-graph */
+  int repeat;         /* runs (>= 1); the outputs are those of the last run */
+} xc_cli_run_options_t;
+
+/* Runs m and, with repeat > 1, prints the median run time to stderr. */
+xc_status_t xc_cli_run_compiled(const xc_compiled_module_t* m, const xc_cli_run_options_t* o, int num_inputs,
+                                const xc_tensor_t* const* inputs, xc_tensor_t** outputs);
 
 #endif

@@ -56,6 +56,9 @@ typedef struct xc_executor_options {
   /* Run on a device whose capability fingerprint differs from the one the
    * module was compiled for (normally refused: code may not fit it). */
   bool ignore_fingerprint;
+  /* Launch kernel by kernel even on devices that can capture the launch
+   * sequence once and replay it as one launch graph (CUDA Graphs). */
+  bool no_graphs;
 } xc_executor_options_t;
 
 void xc_executor_options_init(xc_executor_options_t* o);
@@ -65,10 +68,18 @@ typedef struct xc_executor xc_executor_t;
 typedef struct xc_run_stats {
   double total_ms;      /* whole run: binding, uploads, launches, downloads */
   double kernels_ms;    /* from the first launch to the end of the last */
+  double issue_ms;      /* host time spent issuing the launches (or the graph replay):
+                           the launch overhead the host pays, kernels not awaited */
   int64_t peak_bytes;   /* device bytes held during the run: weights + inputs + slots */
   int64_t planned_bytes;   /* slots alone */
   int64_t unplanned_bytes; /* what the intermediates would take without reuse */
   int launches;
+  /* How the launches went: replayed as a launch graph (captured in this run
+   * when graph_captured), else one by one; graph_note says why not when the
+   * device can capture but capture failed. */
+  bool graph_replayed;
+  bool graph_captured;
+  char graph_note[160];
 } xc_run_stats_t;
 
 /* Opens the device `selector` names (NULL or "": the module's target,
@@ -118,6 +129,11 @@ typedef struct xc_compile_request {
   bool use_cache;              /* default true */
   const char* cache_dir;       /* NULL: xc_cache_dir() */
   xc_cm_build_options_t build; /* compile options, dump folder, progress */
+  /* GEMM groups a vendor library can compute are measured against the
+   * generated kernel on the device and the faster one is kept, where a device
+   * of the target is present and reports has_vendor_blas (cuda: cuBLASLt).
+   * Set to keep the generated kernels (`--no-vendor-blas`). */
+  bool no_vendor_blas;
   /* NULL: xc_lower. Set: lowers the optimized graph instead (other lowering
    * strategies, tests); lower_free then releases its result. Hooks are not
    * part of the cache key. */

@@ -32,7 +32,7 @@ extern "C" {
 
 /* Bumped whenever anything below changes in a way that breaks a compiled
  * plugin (a struct layout, an interface entry, a signature). */
-#define XC_TARGET_API_VERSION 1
+#define XC_TARGET_API_VERSION 2
 
 /* A tiled kernel: defined by the tiled IR (xcomp/tiled.h). Targets only
  * receive pointers to it. */
@@ -104,6 +104,10 @@ typedef struct xc_compile_options {
   bool cross;               /* building for another machine: cpu drops
                                -march=native */
   bool keep_temp;           /* keep temp files even on success (debugging) */
+  /* When set, compile also writes the binaries it made to dump_path plus an
+   * extension (cuda: ".cubin", ".ptx"); `xcomp compile --dump-kernels DIR`
+   * sets it to DIR/<kernel>. Targets without such files ignore it. */
+  const char* dump_path;
 } xc_compile_options_t;
 
 /* Compiled code for one module: a shared object (cpu), program source
@@ -115,6 +119,35 @@ typedef struct xc_blob {
   size_t size;
   char* options;     /* build options kept with source blobs; NULL = none */
 } xc_blob_t;
+
+/* A GEMM a vendor library computes instead of a generated kernel (blob
+ * format XC_VENDOR_GEMM_FORMAT, made by the runtime where a target's device
+ * reports has_vendor_blas): Y[m,n] = op(A) op(B) (+ bias[n]) (then ReLU),
+ * row-major, all of one dtype (f32, f16 or bf16), f32 accumulation. A
+ * launch passes the same buffers as the generated kernel it replaces; a, b,
+ * bias and y are positions in that buffer list (bias -1: none). */
+#define XC_VENDOR_GEMM_FORMAT "vendor-gemm"
+typedef enum xc_vendor_epilogue {
+  XC_VENDOR_EPILOGUE_NONE = 0,
+  XC_VENDOR_EPILOGUE_BIAS = 1,
+  XC_VENDOR_EPILOGUE_RELU = 2,
+  XC_VENDOR_EPILOGUE_BIAS_RELU = 3,
+} xc_vendor_epilogue_t;
+
+typedef struct xc_vendor_gemm {
+  xc_dtype_t dtype;
+  bool trans_a, trans_b;  /* A stored [k,m] / B stored [n,k] */
+  int64_t m, n, k;
+  xc_vendor_epilogue_t epilogue;
+  int a, b, bias, y;
+  bool allow_tf32;        /* f32 inputs may be rounded to tf32 */
+} xc_vendor_gemm_t;
+
+/* The blob bytes of a descriptor (64 bytes, little-endian, versioned) and
+ * back; unpack refuses malformed or out-of-range fields. */
+#define XC_VENDOR_GEMM_BYTES 64
+void xc_vendor_gemm_pack(const xc_vendor_gemm_t* g, uint8_t out[XC_VENDOR_GEMM_BYTES]);
+xc_status_t xc_vendor_gemm_unpack(const uint8_t* bytes, size_t size, xc_vendor_gemm_t* out);
 
 void xc_kernel_source_release(xc_kernel_source_t* source);
 void xc_blob_release(xc_blob_t* blob);
@@ -230,6 +263,17 @@ typedef struct xc_target_iface {
 
   /* Optional. Frees the target context when the registry is torn down. */
   void (*target_free)(void* target);
+
+  /* Optional, all four or none (version 2). Launch graphs: between
+   * capture_begin and capture_end, launch() records launches instead of
+   * running them; capture_end returns a graph that replays the recorded
+   * launches (same kernels, same argument values, same order) with one call.
+   * If capture_end fails, the device is back in normal mode. A graph lives
+   * until graph_free or device_close. CUDA Graphs are the model. */
+  xc_status_t (*capture_begin)(void* device);
+  xc_status_t (*capture_end)(void* device, void** out_graph);
+  xc_status_t (*graph_launch)(void* device, void* graph);
+  void (*graph_free)(void* device, void* graph);
 } xc_target_iface_t;
 
 /* ---------------------------------------------------------------------------
@@ -354,6 +398,19 @@ xc_status_t xc_module_kernel(xc_module_t* module, const char* name, xc_kernel_t*
 /* Buffers must belong to the kernel's device; at most XC_TARGET_MAX_ARGS of
  * each kind. The launch may run asynchronously (see synchronize). */
 xc_status_t xc_kernel_launch(xc_kernel_t* kernel, const xc_launch_t* launch);
+
+/* Launch graphs (targets that implement capture; see the interface).
+ * xc_device_can_capture tells whether the device's target does. Between
+ * xc_device_capture_begin and xc_device_capture_end, xc_kernel_launch records
+ * instead of running, and nothing else may be queued on the device (copies,
+ * events, synchronize are refused). */
+typedef struct xc_launch_graph xc_launch_graph_t;
+bool xc_device_can_capture(const xc_device_t* device);
+xc_status_t xc_device_capture_begin(xc_device_t* device);
+xc_status_t xc_device_capture_end(xc_device_t* device, xc_launch_graph_t** out_graph);
+/* Queues the recorded launches (asynchronous like xc_kernel_launch). */
+xc_status_t xc_launch_graph_run(xc_launch_graph_t* graph);
+void xc_launch_graph_free(xc_launch_graph_t* graph);
 
 xc_status_t xc_event_record(xc_device_t* device, xc_event_t** out_event);
 /* Waits for `end` and returns the milliseconds between the two points. */

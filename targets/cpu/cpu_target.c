@@ -258,13 +258,47 @@ static xc_status_t cpu_compile(void* target, const xc_device_caps_t* caps, const
 
 /* ---- runtime ---- */
 
+/* A launch as the kernel function takes it. */
+typedef struct cpu_call {
+  cpu_kernel_t* kernel;
+  int64_t grid[3];
+  int64_t programs;
+  void* buffers[XC_TARGET_MAX_ARGS + 1];
+  int64_t scalars[XC_TARGET_MAX_ARGS + 1];
+} cpu_call_t;
+
+/* A captured launch sequence: replay calls the kernels directly, skipping
+ * the per-launch work of the layers above (argument checks, grid
+ * evaluation). */
+typedef struct cpu_graph {
+  int count, cap;
+  cpu_call_t* calls;
+} cpu_graph_t;
+
+typedef struct cpu_device {
+  cpu_graph_t* recording; /* non-NULL between capture_begin and capture_end */
+} cpu_device_t;
+
 static xc_status_t cpu_device_open(void* target, int index, void** out_device) {
-  static int device_tag;
-  *out_device = &device_tag; /* the host needs no state */
+  cpu_device_t* dev = calloc(1, sizeof *dev);
+  if (!dev) return xc_error_oom();
+  *out_device = dev;
   return NULL;
 }
 
-static void cpu_device_close(void* device) {}
+static void cpu_graph_free(void* device, void* graph) {
+  (void)device;
+  cpu_graph_t* g = graph;
+  if (!g) return;
+  free(g->calls);
+  free(g);
+}
+
+static void cpu_device_close(void* device) {
+  cpu_device_t* dev = device;
+  cpu_graph_free(dev, dev->recording);
+  free(dev);
+}
 
 static xc_status_t cpu_buffer_alloc(void* device, size_t size, void** out_buffer) {
   /* 64-byte alignment for vector loads; at least one byte so the pointer is unique. */
@@ -361,17 +395,53 @@ static xc_status_t cpu_kernel_get(void* device, void* module, const char* name, 
   return NULL;
 }
 
+static void cpu_call_run(const cpu_call_t* c) {
+  c->kernel->fn(c->buffers, c->scalars, c->grid, 0, c->programs);
+}
+
 /* One call runs every program; the kernel spreads them over threads. */
 static xc_status_t cpu_launch(void* device, void* kernel, const xc_launch_args_t* args) {
-  cpu_kernel_t* k = kernel;
-  int64_t programs = args->grid[0] * args->grid[1] * args->grid[2]; /* checked by the caller */
-  void* buffers[XC_TARGET_MAX_ARGS + 1];
-  for (int i = 0; i < args->num_buffers; i++) buffers[i] = args->buffers[i];
-  buffers[args->num_buffers] = NULL;
-  int64_t scalars[XC_TARGET_MAX_ARGS + 1];
-  for (int i = 0; i < args->num_scalars; i++) scalars[i] = args->scalars[i];
-  scalars[args->num_scalars] = 0;
-  k->fn(buffers, scalars, args->grid, 0, programs);
+  cpu_device_t* dev = device;
+  cpu_call_t one, *c = &one;
+  if (dev->recording) {
+    cpu_graph_t* g = dev->recording;
+    if (g->count == g->cap) {
+      int cap = g->cap ? 2 * g->cap : 16;
+      cpu_call_t* calls = realloc(g->calls, sizeof *calls * (size_t)cap);
+      if (!calls) return xc_error_oom();
+      g->calls = calls;
+      g->cap = cap;
+    }
+    c = &g->calls[g->count++];
+  }
+  c->kernel = kernel;
+  for (int i = 0; i < 3; i++) c->grid[i] = args->grid[i];
+  c->programs = args->grid[0] * args->grid[1] * args->grid[2]; /* checked by the caller */
+  for (int i = 0; i < args->num_buffers; i++) c->buffers[i] = args->buffers[i];
+  c->buffers[args->num_buffers] = NULL;
+  for (int i = 0; i < args->num_scalars; i++) c->scalars[i] = args->scalars[i];
+  c->scalars[args->num_scalars] = 0;
+  if (!dev->recording) cpu_call_run(c);
+  return NULL;
+}
+
+static xc_status_t cpu_capture_begin(void* device) {
+  cpu_device_t* dev = device;
+  dev->recording = calloc(1, sizeof *dev->recording);
+  return dev->recording ? NULL : xc_error_oom();
+}
+
+static xc_status_t cpu_capture_end(void* device, void** out_graph) {
+  cpu_device_t* dev = device;
+  *out_graph = dev->recording;
+  dev->recording = NULL;
+  return NULL;
+}
+
+static xc_status_t cpu_graph_launch(void* device, void* graph) {
+  (void)device;
+  const cpu_graph_t* g = graph;
+  for (int i = 0; i < g->count; i++) cpu_call_run(&g->calls[i]);
   return NULL;
 }
 
@@ -414,6 +484,10 @@ static const xc_target_iface_t cpu_iface = {
     .event_elapsed_ms = NULL,
     .event_free = NULL,
     .target_free = NULL,
+    .capture_begin = cpu_capture_begin,
+    .capture_end = cpu_capture_end,
+    .graph_launch = cpu_graph_launch,
+    .graph_free = cpu_graph_free,
 };
 
 xc_status_t xc_target_cpu_init(int api_version, const xc_target_host_t* host) {

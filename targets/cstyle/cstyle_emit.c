@@ -614,7 +614,90 @@ static void combine(em_t* e, xc_cstyle_writer_t* w, int kind, const char* acc, c
   }
 }
 
+/* Work-group dialects: a reduction with fewer results than work-items runs
+ * cooperatively. G work-items (a power of two, G * results <= T, G <= the
+ * axis length) share each result: each folds a strided part of the axis,
+ * then a tree in local memory (log2 G steps, a barrier each) combines the G
+ * partials, and the result is handed to the work-item that owns it. Without
+ * this, a row reduction would keep one work-item per row busy reading the
+ * whole row while the rest of the program waits. Returns false when the
+ * plain per-result loop is used instead. */
+static bool emit_reduce_coop(em_t* e, const xc_tiled_op_t* op) {
+  if (!e->d->work_groups) return false;
+  const xc_tiled_value_t* res = op->results[0];
+  const xc_tiled_value_t* x = op->operands[0];
+  vinfo_t* r = V(e, res), *xi = V(e, x);
+  int axis = (int)op->axis;
+  int64_t len = xi->dims[axis];
+  bool scalar = r->st == ST_SCALAR;
+  int64_t R = scalar ? 1 : r->n;
+  if (!(scalar || r->st == ST_ARRAY || (r->st == ST_PRIVATE && R <= e->T)) || xi->rank > 3) return false;
+  int64_t G = 1;
+  int lg = 0;
+  while (G * 2 * R <= e->T && G * 2 <= len) G *= 2, lg++;
+  if (G < 2) return false;
+  xc_dtype_t dt = res->type.dtype;
+  const char* t = vtype(e, dt);
+  const char* it = itype(e);
+  size_t esize = dt == XC_F64 ? 8 : fcompute(dt) ? 4 : dt == XC_BOOL ? 1 : xc_dtype_size(dt);
+  P(&e->decls, "%s%s xr%d[%" PRId64 "];\n", e->d->local_qual, t, res->id, e->T);
+  e->local_bytes += e->T * (int64_t)esize;
+  /* the result's coordinates, from its flat index rf */
+  const char* rc[3] = {"rc0", "rc1", "rc2"};
+  const char* c[XC_TILED_MAX_RANK], *c0[XC_TILED_MAX_RANK];
+  for (int i = 0, j = 0; i < xi->rank; i++) {
+    c[i] = i == axis ? "q" : rc[j];
+    c0[i] = i == axis ? "rs" : rc[j];
+    if (i != axis) j++;
+  }
+  xc_cstyle_writer_t first = {0}, item = {0}, comb = {0}, tree = {0};
+  read_at(e, &first, x, c0, false);
+  read_at(e, &item, x, c, false);
+  combine(e, &comb, op->reduce, "racc", wstr(&item));
+  char a[48], b[48];
+  snprintf(a, sizeof a, "xr%d[lid]", res->id);
+  snprintf(b, sizeof b, "xr%d[lid + s]", res->id);
+  combine(e, &tree, op->reduce, a, b);
+  if (scalar) L("%s %s;\n", t, r->name);
+  L("{\n");
+  e->depth++;
+  L("const %s rf = (%s)lid >> %d, rs = (%s)lid & %" PRId64 ";\n", it, it, lg, it, G - 1);
+  L("if (rf < %" PRId64 ") {\n", R);
+  e->depth++;
+  int rr = xi->rank - 1;
+  const int64_t* rd = r->dims;
+  if (!scalar && rr == 1) L("const %s rc0 = rf;\n", it);
+  if (!scalar && rr == 2) L("const %s rc0 = rf / %" PRId64 ", rc1 = rf %% %" PRId64 ";\n", it, rd[1], rd[1]);
+  if (!scalar && rr == 3)
+    L("const %s rc0 = rf / %" PRId64 ", rc1 = (rf / %" PRId64 ") %% %" PRId64 ", rc2 = rf %% %" PRId64 ";\n", it,
+      rd[1] * rd[2], rd[2], rd[1], rd[2]);
+  if (scalar && rr > 0) /* a rank-0 result of a rank>1 tile: the other axes have extent 1 */
+    for (int i = 0; i < rr; i++) L("const %s rc%d = 0;\n", it, i);
+  L("%s racc = %s;\n", t, wstr(&first));
+  L("for (%s q = rs + %" PRId64 "; q < %" PRId64 "; q += %" PRId64 ") %s\n", it, G, len, G, wstr(&comb));
+  L("xr%d[lid] = racc;\n", res->id);
+  e->depth--;
+  L("}\n");
+  barrier(e);
+  L("for (int s = %" PRId64 "; s > 0; s >>= 1) {\n", G / 2);
+  e->depth++;
+  L("if (rs < s && rf < %" PRId64 ") %s\n", R, wstr(&tree));
+  barrier(e);
+  e->depth--;
+  L("}\n");
+  if (scalar) L("%s = xr%d[0];\n", r->name, res->id);
+  else if (r->st == ST_ARRAY) L("if (lid < %" PRId64 ") %s[lid] = xr%d[lid << %d];\n", R, r->name, res->id, lg);
+  else L("if (lid < %" PRId64 ") %s[0] = xr%d[lid << %d];\n", R, r->name, res->id, lg);
+  barrier(e); /* the scratch is free again; an array result is visible to all */
+  e->depth--;
+  L("}\n");
+  if (first.oom || item.oom || comb.oom || tree.oom) fail(e, xc_error_oom());
+  free(first.data), free(item.data), free(comb.data), free(tree.data);
+  return true;
+}
+
 static void emit_reduce(em_t* e, const xc_tiled_op_t* op) {
+  if (emit_reduce_coop(e, op)) return;
   const xc_tiled_value_t* res = op->results[0];
   const xc_tiled_value_t* x = op->operands[0];
   vinfo_t* r = V(e, res), *xi = V(e, x);

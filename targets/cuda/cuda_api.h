@@ -44,6 +44,10 @@ typedef struct CUstream_st* CUstream;
 typedef struct CUmod_st* CUmodule;
 typedef struct CUfunc_st* CUfunction;
 typedef struct CUevent_st* CUevent;
+typedef struct CUgraph_st* CUgraph;
+typedef struct CUgraphExec_st* CUgraphExec;
+
+#define CU_STREAM_CAPTURE_MODE_THREAD_LOCAL 1
 
 #define CUDA_SUCCESS 0
 #define CUDA_ERROR_OUT_OF_MEMORY 2
@@ -106,6 +110,13 @@ typedef struct xc_cuda_api {
   CUresult (*cuEventElapsedTime)(float*, CUevent, CUevent);
   /* Optional (CUDA 12.4+): parameter layout, used to check argument counts. */
   CUresult (*cuFuncGetParamInfo)(CUfunction, size_t, size_t*, size_t*);
+  /* Optional (CUDA 11.4+), all or none: CUDA Graphs (stream capture). */
+  CUresult (*cuStreamBeginCapture)(CUstream, int);
+  CUresult (*cuStreamEndCapture)(CUstream, CUgraph*);
+  CUresult (*cuGraphInstantiateWithFlags)(CUgraphExec*, CUgraph, unsigned long long);
+  CUresult (*cuGraphLaunch)(CUgraphExec, CUstream);
+  CUresult (*cuGraphExecDestroy)(CUgraphExec);
+  CUresult (*cuGraphDestroy)(CUgraph);
 } xc_cuda_api_t;
 
 #endif

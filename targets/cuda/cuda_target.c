@@ -20,6 +20,7 @@
 
 #include "../targets_internal.h"
 #include "cuda_api.h"
+#include "cuda_blaslt.h"
 #include "cuda_target.h"
 
 typedef struct cu_target {
@@ -31,6 +32,7 @@ typedef struct cu_target {
   xc_cuda_api_t api;
   int num_devices;
   int driver_version;
+  bool has_graphs;  /* the driver exports the CUDA Graph functions */
   /* NVRTC */
   bool nvrtc_loaded;
   xc_status_t nvrtc_error;
@@ -43,6 +45,7 @@ typedef struct cu_device {
   CUdevice device;
   CUcontext context;
   CUstream stream;
+  cu_blaslt_device_t* blaslt; /* cuBLASLt handle and workspace, made on first use */
 } cu_device_t;
 
 typedef struct cu_buffer {
@@ -52,6 +55,7 @@ typedef struct cu_buffer {
 
 typedef struct cu_kernel {
   CUfunction function;
+  cu_blaslt_gemm_t* gemm;  /* a vendor GEMM (owned by its module) instead of a function */
   int max_threads;
   int num_params;  /* -1 when the driver cannot tell */
   struct cu_kernel* next;
@@ -59,6 +63,7 @@ typedef struct cu_kernel {
 
 typedef struct cu_module {
   CUmodule module;
+  cu_blaslt_gemm_t* gemm;  /* XC_VENDOR_GEMM_FORMAT blobs: no CUmodule */
   cu_kernel_t* kernels;
 } cu_module_t;
 
@@ -152,7 +157,7 @@ static void set_common_caps(xc_device_caps_t* caps, int arch, const char* token)
                  XC_DT(XC_I32) | XC_DT(XC_I64) | XC_DT(XC_U8) | XC_DT(XC_U16) | XC_DT(XC_U32) | XC_DT(XC_U64) |
                  XC_DT(XC_BOOL);
   set_mma_shapes(caps, arch);
-  caps->has_vendor_blas = false; /* cuBLASLt is not wired in */
+  caps->has_vendor_blas = xc_cublaslt_available(NULL, 0); /* vendor GEMM blobs run through cuBLASLt */
 }
 
 xc_status_t xc_cuda_arch_caps(const char* arch, xc_device_caps_t* caps) {
@@ -203,6 +208,14 @@ static xc_status_t cu_load_driver(cu_target_t* t) {
   if (!t->api.cuEventElapsedTime)
     return xc_error(XC_UNAVAILABLE, "target cuda unavailable: libcuda.so.1 lacks cuEventElapsedTime");
   *(void**)&t->api.cuFuncGetParamInfo = dlsym(t->library, "cuFuncGetParamInfo");
+  *(void**)&t->api.cuStreamBeginCapture = dlsym(t->library, "cuStreamBeginCapture_v2");
+  *(void**)&t->api.cuStreamEndCapture = dlsym(t->library, "cuStreamEndCapture");
+  *(void**)&t->api.cuGraphInstantiateWithFlags = dlsym(t->library, "cuGraphInstantiateWithFlags");
+  *(void**)&t->api.cuGraphLaunch = dlsym(t->library, "cuGraphLaunch");
+  *(void**)&t->api.cuGraphExecDestroy = dlsym(t->library, "cuGraphExecDestroy");
+  *(void**)&t->api.cuGraphDestroy = dlsym(t->library, "cuGraphDestroy");
+  t->has_graphs = t->api.cuStreamBeginCapture && t->api.cuStreamEndCapture && t->api.cuGraphInstantiateWithFlags &&
+                  t->api.cuGraphLaunch && t->api.cuGraphExecDestroy && t->api.cuGraphDestroy;
   CUresult e = t->api.cuInit(0);
   if (e != CUDA_SUCCESS) {
     xc_status_t st = cu_fail(t, e, "cuInit");
@@ -308,6 +321,17 @@ static xc_status_t cu_nvrtc(cu_target_t* t) {
 }
 
 /* ---- compile: NVRTC -> cubin + PTX ---- */
+
+/* Writes bytes to path + ext (--dump-kernels). */
+static xc_status_t dump_file(const char* path, const char* ext, const void* bytes, size_t n) {
+  char name[4200];
+  snprintf(name, sizeof name, "%s%s", path, ext);
+  FILE* f = fopen(name, "wb");
+  if (!f) return xc_error(XC_IO, "cannot write %s", name);
+  bool ok = fwrite(bytes, 1, n, f) == n;
+  ok = fclose(f) == 0 && ok;
+  return ok ? NULL : xc_error(XC_IO, "cannot write %s", name);
+}
 
 /* Blob layout (little-endian): "XCCUDA01", u32 arch, u32 0, u64 cubin size,
  * u64 ptx size (with its NUL), cubin bytes, PTX text. */
@@ -454,6 +478,10 @@ static xc_status_t cu_compile(void* target, const xc_device_caps_t* caps, const 
     memcpy(b + 16, &nc, 8);
     memcpy(b + 24, &np, 8);
     snprintf(out_blob->format, sizeof out_blob->format, "%s", XC_CUDA_BLOB_FORMAT);
+    if (options->dump_path) {
+      st = dump_file(options->dump_path, ".cubin", b + BLOB_HEADER, ncubin);
+      if (!st) st = dump_file(options->dump_path, ".ptx", b + BLOB_HEADER + ncubin, strlen((char*)b + BLOB_HEADER + ncubin));
+    }
     size_t olen = 0;
     for (int i = 0; i < argc; i++) olen += strlen(argv[i]) + 1;
     out_blob->options = malloc(olen + 1);
@@ -551,6 +579,7 @@ static void cu_device_close(void* device) {
   xc_cuda_api_t* api = &dev->target->api;
   if (api->cuCtxSetCurrent(dev->context) == CUDA_SUCCESS) {
     api->cuStreamSynchronize(dev->stream);
+    cu_blaslt_device_free(dev->blaslt, api);
     api->cuStreamDestroy(dev->stream);
   }
   api->cuDevicePrimaryCtxRelease(dev->device);
@@ -616,6 +645,21 @@ static xc_status_t cu_buffer_read(void* device, void* buffer, size_t offset, voi
 static xc_status_t cu_module_load(void* device, const xc_blob_t* blob, void** out_module) {
   cu_device_t* dev = device;
   cu_target_t* t = dev->target;
+  if (strcmp(blob->format, XC_VENDOR_GEMM_FORMAT) == 0) {
+    xc_vendor_gemm_t g;
+    XC_RETURN_IF_ERROR(xc_vendor_gemm_unpack(blob->bytes, blob->size, &g));
+    XC_RETURN_IF_ERROR(use(dev));
+    XC_RETURN_IF_ERROR(cu_blaslt_device_get(&dev->blaslt, &t->api));
+    cu_module_t* m = calloc(1, sizeof *m);
+    if (!m) return xc_error_oom();
+    xc_status_t st = cu_blaslt_gemm_create(dev->blaslt, &g, &m->gemm);
+    if (st) {
+      free(m);
+      return st;
+    }
+    *out_module = m;
+    return NULL;
+  }
   if (strcmp(blob->format, XC_CUDA_BLOB_FORMAT) != 0)
     return xc_error(XC_INVALID_ARGUMENT, "cuda: a module must be a %s blob, not '%s'", XC_CUDA_BLOB_FORMAT,
                     blob->format);
@@ -667,7 +711,8 @@ static void cu_module_unload(void* device, void* module) {
     free(k);
     k = next;
   }
-  if (dev->target->api.cuCtxSetCurrent(dev->context) == CUDA_SUCCESS) dev->target->api.cuModuleUnload(m->module);
+  if (m->gemm) cu_blaslt_gemm_destroy(m->gemm);
+  else if (dev->target->api.cuCtxSetCurrent(dev->context) == CUDA_SUCCESS) dev->target->api.cuModuleUnload(m->module);
   free(m);
 }
 
@@ -675,6 +720,17 @@ static xc_status_t cu_kernel_get(void* device, void* module, const char* name, v
   cu_device_t* dev = device;
   cu_target_t* t = dev->target;
   cu_module_t* m = module;
+  if (m->gemm) { /* one entry point, whatever its name */
+    cu_kernel_t* k = calloc(1, sizeof *k);
+    if (!k) return xc_error_oom();
+    k->gemm = m->gemm;
+    k->max_threads = 1024;
+    k->num_params = -1;
+    k->next = m->kernels;
+    m->kernels = k;
+    *out_kernel = k;
+    return NULL;
+  }
   XC_RETURN_IF_ERROR(use(dev));
   CUfunction f = NULL;
   CUresult e = t->api.cuModuleGetFunction(&f, m->module, name);
@@ -702,6 +758,17 @@ static xc_status_t cu_launch(void* device, void* kernel, const xc_launch_args_t*
   cu_device_t* dev = device;
   cu_target_t* t = dev->target;
   cu_kernel_t* k = kernel;
+  if (k->gemm) {
+    const xc_vendor_gemm_t* g = cu_blaslt_gemm_desc(k->gemm);
+    if (g->a >= args->num_buffers || g->b >= args->num_buffers || g->y >= args->num_buffers ||
+        g->bias >= args->num_buffers)
+      return xc_error(XC_INVALID_ARGUMENT, "cuda: vendor GEMM launch with %d buffers", args->num_buffers);
+    XC_RETURN_IF_ERROR(use(dev));
+    CUdeviceptr bias = g->bias >= 0 ? ((cu_buffer_t*)args->buffers[g->bias])->ptr : 0;
+    return cu_blaslt_gemm_run(k->gemm, ((cu_buffer_t*)args->buffers[g->a])->ptr,
+                              ((cu_buffer_t*)args->buffers[g->b])->ptr, bias,
+                              ((cu_buffer_t*)args->buffers[g->y])->ptr, dev->stream);
+  }
   int nargs = args->num_buffers + args->num_scalars;
   if (k->num_params >= 0 && nargs != k->num_params)
     return xc_error(XC_INVALID_ARGUMENT, "cuda: the kernel takes %d arguments, the launch passes %d buffers and %d scalars",
@@ -735,6 +802,50 @@ static xc_status_t cu_launch(void* device, void* kernel, const xc_launch_args_t*
                                  dev->stream, n ? params : NULL, NULL),
            "cuLaunchKernel");
   return NULL;
+}
+
+/* ---- CUDA Graphs: stream capture of a launch sequence ---- */
+
+static xc_status_t cu_capture_begin(void* device) {
+  cu_device_t* dev = device;
+  cu_target_t* t = dev->target;
+  if (!t->has_graphs)
+    return xc_error(XC_UNSUPPORTED, "cuda: the driver lacks the CUDA Graph functions (CUDA 11.4+ needed)");
+  XC_RETURN_IF_ERROR(use(dev));
+  CU_CHECK(t, t->api.cuStreamBeginCapture(dev->stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), "cuStreamBeginCapture");
+  return NULL;
+}
+
+static xc_status_t cu_capture_end(void* device, void** out_graph) {
+  cu_device_t* dev = device;
+  cu_target_t* t = dev->target;
+  XC_RETURN_IF_ERROR(use(dev));
+  CUgraph graph = NULL;
+  CUresult e = t->api.cuStreamEndCapture(dev->stream, &graph);
+  if (e != CUDA_SUCCESS) {
+    if (graph) t->api.cuGraphDestroy(graph);
+    return cu_fail(t, e, "cuStreamEndCapture");
+  }
+  CUgraphExec exec = NULL;
+  e = t->api.cuGraphInstantiateWithFlags(&exec, graph, 0);
+  t->api.cuGraphDestroy(graph); /* the executable graph is independent of it */
+  if (e != CUDA_SUCCESS) return cu_fail(t, e, "cuGraphInstantiateWithFlags");
+  *out_graph = exec;
+  return NULL;
+}
+
+static xc_status_t cu_graph_launch(void* device, void* graph) {
+  cu_device_t* dev = device;
+  cu_target_t* t = dev->target;
+  XC_RETURN_IF_ERROR(use(dev));
+  CU_CHECK(t, t->api.cuGraphLaunch((CUgraphExec)graph, dev->stream), "cuGraphLaunch");
+  return NULL;
+}
+
+static void cu_graph_free(void* device, void* graph) {
+  cu_device_t* dev = device;
+  if (graph && dev->target->api.cuCtxSetCurrent(dev->context) == CUDA_SUCCESS)
+    dev->target->api.cuGraphExecDestroy((CUgraphExec)graph);
 }
 
 /* ---- events ---- */
@@ -826,6 +937,10 @@ static const xc_target_iface_t cu_iface = {
     .event_elapsed_ms = cu_event_elapsed_ms,
     .event_free = cu_event_free,
     .target_free = cu_target_free,
+    .capture_begin = cu_capture_begin,
+    .capture_end = cu_capture_end,
+    .graph_launch = cu_graph_launch,
+    .graph_free = cu_graph_free,
 };
 
 xc_status_t xc_target_cuda_init(int api_version, const xc_target_host_t* host) {

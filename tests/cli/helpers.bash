@@ -110,3 +110,15 @@ make_npy() {
 data_hex() {
   tail -c "$2" "$1" | od -An -v -tx1 | tr -d ' \n'
 }
+
+# find_cuda_tool NAME: prints the path of NVIDIA's NAME (cuobjdump, nvdisasm)
+# from PATH, the CUDA toolkit or tools/install-cuda-tools.sh's folder; fails
+# when there is none.
+find_cuda_tool() {
+  local p
+  p="$(command -v "$1" 2>/dev/null)" && { echo "$p"; return 0; }
+  for p in /usr/local/cuda/bin/"$1" "$XCOMP_SRC"/.cuda-tools/nvidia/cu*/bin/"$1"; do
+    [ -x "$p" ] && { echo "$p"; return 0; }
+  done
+  return 1
+}

@@ -119,4 +119,12 @@ else
   echo "note: no OpenCL device; the opencl part was not run"
 fi
 
+# A kernel that fails to compile is reported with the graph nodes it came
+# from (here the compiler itself fails).
+CC=false TMPDIR="$TMP" run_xcomp compile "$MODELS/mlp/model.onnx" --target cpu --no-cache -o "$TMP/bad.xcm"
+[ "$RC" -eq 1 ] || fail "compile with a failing compiler: exit $RC"
+grep -q "kernel 'g0_gemm' (graph nodes: /a/Gemm:Gemm, /Mul_1:Gelu): cpu: compiling" "$TMP/err" ||
+  fail "compile error without graph nodes: $(cat "$TMP/err")"
+[ ! -e "$TMP/bad.xcm" ] || fail "a failed compile left a module behind"
+
 finish

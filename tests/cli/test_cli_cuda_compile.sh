@@ -1,24 +1,55 @@
 #!/usr/bin/env bash
-# xcomp compile --target cuda:sm_90 works without a GPU (NVRTC only): the
-# module holds cubin + PTX for every kernel; running it here is refused with
-# the target's "unavailable" reason. Skipped (77) when NVRTC is not installed.
+# xcomp compile --target cuda:sm_90 works without a GPU (NVRTC only): every
+# shared model compiles; the module holds cubin + PTX for every kernel;
+# --dump-kernels writes each kernel's source, cubin and PTX, and every cubin
+# passes cuobjdump/nvdisasm sanity checks (code for sm_90, the kernel's entry
+# point, a non-trivial instruction stream) when those tools are present.
+# Running a module here is refused with the target's "unavailable" reason.
+# Skipped (77) when NVRTC is not installed.
 set -u
 source "$(dirname "$0")/helpers.bash"
 
-run_xcomp compile "$MODELS/gpt2-tiny/model.onnx" --target cuda:sm_90 -o "$TMP/g.xcm" --no-cache \
-  --dump-kernels "$TMP/k"
-if [ "$RC" -ne 0 ] && grep -q "nvrtc\|NVRTC" "$TMP/err" && grep -q "unavailable" "$TMP/err"; then
-  echo "SKIP: NVRTC not available: $(cat "$TMP/err")"
-  exit 77
-fi
-[ "$RC" -eq 0 ] || fail "compile for cuda:sm_90: $(cat "$TMP/err")"
-grep -q "wrote .*target cuda, 17 kernels" "$TMP/out" "$TMP/err" || fail "compile output: $(cat "$TMP/out" "$TMP/err")"
-[ "$(ls "$TMP/k"/*.cuda 2>/dev/null | wc -l)" -eq 17 ] || fail "expected 17 dumped CUDA sources"
-grep -q "__global__" "$TMP"/k/*.cuda || fail "dumped sources are not CUDA kernels"
-# The module carries cubin (ELF) for every kernel.
-[ "$(grep -c $'\x7fELF' "$TMP/g.xcm")" -ge 1 ] || fail "no cubin in the module"
+CUOBJDUMP="$(find_cuda_tool cuobjdump)" || CUOBJDUMP=""
+NVDISASM="$(find_cuda_tool nvdisasm)" || NVDISASM=""
+[ -n "$CUOBJDUMP" ] || echo "note: cuobjdump not found: cubin disassembly checks skipped"
+
+checked=0
+for model in mlp cnn gpt2-tiny bert-tiny; do
+  rm -rf "$TMP/k"
+  run_xcomp compile "$MODELS/$model/model.onnx" --target cuda:sm_90 -o "$TMP/$model.xcm" --no-cache \
+    --dump-kernels "$TMP/k"
+  if [ "$RC" -ne 0 ] && grep -q "nvrtc\|NVRTC" "$TMP/err" && grep -q "unavailable" "$TMP/err"; then
+    echo "SKIP: NVRTC not available: $(cat "$TMP/err")"
+    exit 77
+  fi
+  [ "$RC" -eq 0 ] || { fail "$model: compile for cuda:sm_90: $(cat "$TMP/err")"; continue; }
+  n="$(sed -n 's/.*target cuda, \([0-9]*\) kernels.*/\1/p' "$TMP/out" "$TMP/err" | head -1)"
+  [ -n "$n" ] && [ "$n" -gt 0 ] || { fail "$model: compile output: $(cat "$TMP/out" "$TMP/err")"; continue; }
+  [ "$model" != gpt2-tiny ] || [ "$n" -eq 17 ] || fail "gpt2-tiny: expected 17 kernels, got $n"
+  [ "$(ls "$TMP/k"/*.cuda 2>/dev/null | wc -l)" -eq "$n" ] || fail "$model: expected $n dumped CUDA sources"
+  [ "$(ls "$TMP/k"/*.cubin 2>/dev/null | wc -l)" -eq "$n" ] || fail "$model: expected $n dumped cubins"
+  [ "$(ls "$TMP/k"/*.ptx 2>/dev/null | wc -l)" -eq "$n" ] || fail "$model: expected $n dumped PTX files"
+  grep -q "__global__" "$TMP"/k/*.cuda || fail "$model: dumped sources are not CUDA kernels"
+  grep -q "^.target sm_90" "$TMP"/k/*.ptx || fail "$model: PTX is not for sm_90"
+  [ "$(grep -c $'\x7fELF' "$TMP/$model.xcm")" -ge 1 ] || fail "$model: no cubin in the module"
+  [ -n "$CUOBJDUMP" ] || continue
+  for cubin in "$TMP"/k/*.cubin; do
+    name="$(basename "$cubin" .cubin)"
+    "$CUOBJDUMP" -sass "$cubin" >"$TMP/sass" 2>"$TMP/sass.err" || { fail "$model/$name: cuobjdump: $(cat "$TMP/sass.err")"; continue; }
+    grep -q "code for sm_90" "$TMP/sass" || fail "$model/$name: cuobjdump: not sm_90 code"
+    grep -q "Function : xk_$name\b" "$TMP/sass" || fail "$model/$name: cuobjdump: no entry point xk_$name"
+    grep -q "EXIT" "$TMP/sass" || fail "$model/$name: cuobjdump: no EXIT instruction"
+    [ "$(grep -c '/\*[0-9a-f]\{4\}\*/' "$TMP/sass")" -ge 8 ] || fail "$model/$name: cuobjdump: almost no instructions"
+    if [ -n "$NVDISASM" ]; then
+      "$NVDISASM" "$cubin" >"$TMP/dis" 2>"$TMP/dis.err" || fail "$model/$name: nvdisasm: $(cat "$TMP/dis.err")"
+    fi
+    checked=$((checked + 1))
+  done
+done
+[ -z "$CUOBJDUMP" ] || echo "checked $checked cubins with cuobjdump${NVDISASM:+ and nvdisasm}"
+
 if ! "$XCOMP" targets | grep -q '^  cuda:'; then
-  run_xcomp run "$TMP/g.xcm" --input "@$MODELS/gpt2-tiny/test_data_set_0/input_0.pb" --output-dir "$TMP/o"
+  run_xcomp run "$TMP/gpt2-tiny.xcm" --input "@$MODELS/gpt2-tiny/test_data_set_0/input_0.pb" --output-dir "$TMP/o"
   [ "$RC" -eq 1 ] && grep -q "target cuda unavailable" "$TMP/err" || fail "run without a GPU: $(cat "$TMP/err")"
 fi
 finish

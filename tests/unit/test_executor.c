@@ -135,6 +135,72 @@ static void check_knobs_reach_grid(const xc_compiled_module_t* m) {
   xc_compiled_module_destroy(copy);
 }
 
+/* Launch graphs: the first run of a shape captures (and replays), later runs
+ * of the same shape replay without capturing; another shape is its own
+ * bucket; moved buffers force a new capture; no_graphs turns it off. The
+ * results are checked every time (poisoned intermediates). */
+static void graph_run(xc_executor_t* e, int64_t n, bool replayed, bool captured, int launches) {
+  xc_tensor_t* in = fixture_input(n);
+  xc_tensor_t* out[1] = {NULL};
+  xc_run_stats_t st;
+  CHECK_OK(xc_executor_run(e, 1, (const xc_tensor_t* const*)&in, out, &st));
+  CHECK(out[0] != NULL);
+  if (out[0]) {
+    CHECK_EQ_INT(fixture_wrong(in, out[0]), 0);
+    CHECK_EQ_INT(st.graph_replayed, replayed);
+    CHECK_EQ_INT(st.graph_captured, captured);
+    CHECK_EQ_INT(st.launches, launches);
+    CHECK(st.graph_note[0] == 0);
+  }
+  xc_tensor_destroy(in);
+  xc_tensor_destroy(out[0]);
+}
+
+static void check_graphs(const xc_compiled_module_t* m) {
+  xc_executor_options_t o;
+  xc_executor_options_init(&o);
+  o.poison = true;
+  xc_executor_t* e = NULL;
+  CHECK_OK(xc_executor_create(m, NULL, &o, &e));
+  CHECK(xc_device_can_capture(xc_executor_device(e)));
+  if (!e) return;
+  graph_run(e, 100, true, true, 5);
+  graph_run(e, 100, true, false, 5);  /* same shape, same buffers: replay */
+  graph_run(e, 100, true, false, 5);
+  graph_run(e, 37, true, true, 5);    /* a new shape bucket (new input buffer) */
+  graph_run(e, 37, true, false, 5);
+  graph_run(e, 100, true, true, 5);   /* input buffer reallocated since: recapture */
+  graph_run(e, 5000, true, true, 5);  /* slots grow */
+  graph_run(e, 5000, true, false, 5);
+  graph_run(e, 0, true, true, 0);     /* empty: a graph with no launches */
+  /* While capturing, copies and synchronization are refused. */
+  xc_device_t* d = xc_executor_device(e);
+  xc_buffer_t* b = NULL;
+  CHECK_OK(xc_buffer_alloc(d, 16, &b));
+  float f[4] = {0};
+  CHECK_OK(xc_device_capture_begin(d));
+  CHECK_ERR(xc_buffer_write(b, 0, f, sizeof f), "capturing");
+  CHECK_ERR(xc_buffer_read(b, 0, f, sizeof f), "capturing");
+  CHECK_ERR(xc_device_synchronize(d), "capturing");
+  CHECK_ERR(xc_device_capture_begin(d), "capturing");
+  xc_launch_graph_t* g = NULL;
+  CHECK_OK(xc_device_capture_end(d, &g));
+  CHECK(g != NULL);
+  CHECK_OK(xc_launch_graph_run(g)); /* nothing recorded: nothing runs */
+  xc_launch_graph_free(g);
+  CHECK_ERR(xc_device_capture_end(d, &g), "without capture begin");
+  CHECK_OK(xc_buffer_write(b, 0, f, sizeof f));
+  xc_buffer_free(b);
+  xc_executor_destroy(e);
+
+  o.no_graphs = true;
+  CHECK_OK(xc_executor_create(m, NULL, &o, &e));
+  if (!e) return;
+  graph_run(e, 100, false, false, 5);
+  graph_run(e, 100, false, false, 5);
+  xc_executor_destroy(e);
+}
+
 int main(void) {
   xc_compiled_module_t* m = NULL;
   int compiled = 0;
@@ -148,6 +214,7 @@ int main(void) {
   check_memplan(m);
   check_executor(m);
   check_knobs_reach_grid(m);
+  check_graphs(m);
   xc_compiled_module_destroy(m);
   return xc_test_summary("test_executor");
 }

@@ -1,0 +1,328 @@
+/* Vendor GEMMs: a GEMM fusion group (MatMul or Gemm, optionally + a bias row
+ * and ReLU, static 2-D shapes, f32/f16/bf16) may run through the target's
+ * vendor library (cuBLASLt on cuda) instead of the generated kernel. Where a
+ * device of the target reports has_vendor_blas, both are run on it on random
+ * inputs: the outputs must agree at the dtype's tolerance, and the faster one
+ * (by device events, median of several runs) is kept in the module — the
+ * kernel's blob becomes an XC_VENDOR_GEMM_FORMAT blob when the library wins.
+ * The choice is thus recorded in the module and reused from the cache. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime_internal.h"
+#include "xcomp/fusion.h"
+#include "xcomp/lower.h"
+
+/* ---- which groups qualify ---- */
+
+static bool static_dims(const xc_value_t* v, int64_t* d) {
+  for (int i = 0; i < v->rank; i++) {
+    if (!xc_dim_is_static(v->dims[i])) return false;
+    d[i] = v->dims[i].value;
+  }
+  return true;
+}
+
+/* A bias for Y [m, n]: a value of shape [n] or [1, n]. */
+static bool is_bias(const xc_value_t* v, int64_t n) {
+  int64_t d[XC_MAX_RANK];
+  if (!v || !static_dims(v, d)) return false;
+  return (v->rank == 1 && d[0] == n) || (v->rank == 2 && d[0] == 1 && d[1] == n);
+}
+
+static int buffer_position(const xc_lowered_kernel_t* lk, const xc_value_t* v) {
+  int pos = 0;
+  for (int i = 0; i < lk->num_params; i++) {
+    if (!lk->param_values[i]) continue;
+    if (lk->param_values[i] == v) return pos;
+    pos++;
+  }
+  return -1;
+}
+
+static bool candidate(const xc_fusion_group_t* grp, const xc_lowered_kernel_t* lk, bool allow_tf32,
+                      xc_vendor_gemm_t* out) {
+  memset(out, 0, sizeof *out);
+  if (grp->num_nodes < 1 || grp->num_nodes > 3 || grp->num_outputs != 1) return false;
+  const xc_node_t* g = grp->nodes[0];
+  bool gemm = strcmp(g->op_type, "Gemm") == 0;
+  if (!gemm && strcmp(g->op_type, "MatMul") != 0) return false;
+  const xc_value_t *A = g->inputs[0], *B = g->inputs[1], *Y = g->outputs[0], *bias = NULL;
+  int64_t da[XC_MAX_RANK], db[XC_MAX_RANK];
+  if (!A || !B || A->rank != 2 || B->rank != 2 || !static_dims(A, da) || !static_dims(B, db)) return false;
+  xc_dtype_t dt = A->dtype;
+  if (!(dt == XC_F32 || dt == XC_F16 || dt == XC_BF16) || B->dtype != dt || Y->dtype != dt) return false;
+  bool ta = gemm && xc_node_attr_int(g, "transA"), tb = gemm && xc_node_attr_int(g, "transB");
+  int64_t m = ta ? da[1] : da[0], k = ta ? da[0] : da[1], kb = tb ? db[1] : db[0], n = tb ? db[0] : db[1];
+  if (k != kb || m < 1 || n < 1 || k < 1) return false;
+  if (gemm) {
+    if (xc_node_attr_float(g, "alpha") != 1.0) return false;
+    const xc_value_t* C = g->num_inputs > 2 ? g->inputs[2] : NULL;
+    if (C && xc_node_attr_float(g, "beta") != 0.0) {
+      if (xc_node_attr_float(g, "beta") != 1.0 || !is_bias(C, n) || C->dtype != dt) return false;
+      bias = C;
+    }
+  }
+  bool relu = false;
+  const xc_value_t* cur = Y;
+  for (int i = 1; i < grp->num_nodes; i++) {
+    const xc_node_t* nd = grp->nodes[i];
+    if (strcmp(nd->op_type, "Add") == 0 && !bias && !relu && nd->num_inputs == 2) {
+      const xc_value_t* other = nd->inputs[0] == cur ? nd->inputs[1] : nd->inputs[1] == cur ? nd->inputs[0] : NULL;
+      if (!other || !is_bias(other, n) || other->dtype != dt) return false;
+      bias = other;
+    } else if (strcmp(nd->op_type, "Relu") == 0 && !relu && nd->inputs[0] == cur) {
+      relu = true;
+    } else {
+      return false;
+    }
+    cur = nd->outputs[0];
+  }
+  if (cur != grp->outputs[0]) return false;
+  out->dtype = dt;
+  out->trans_a = ta;
+  out->trans_b = tb;
+  out->m = m;
+  out->n = n;
+  out->k = k;
+  out->epilogue = bias ? (relu ? XC_VENDOR_EPILOGUE_BIAS_RELU : XC_VENDOR_EPILOGUE_BIAS)
+                       : (relu ? XC_VENDOR_EPILOGUE_RELU : XC_VENDOR_EPILOGUE_NONE);
+  out->a = buffer_position(lk, A);
+  out->b = buffer_position(lk, B);
+  out->y = buffer_position(lk, cur);
+  out->bias = bias ? buffer_position(lk, bias) : -1;
+  out->allow_tf32 = allow_tf32;
+  return out->a >= 0 && out->b >= 0 && out->y >= 0 && (!bias || out->bias >= 0);
+}
+
+void xc_rt_vendor_candidates(const xc_fusion_plan_t* plan, const xc_lowered_module_t* lm, bool allow_tf32,
+                             bool* has, xc_vendor_gemm_t* cands) {
+  for (int i = 0; i < lm->num_kernels; i++) {
+    const xc_lowered_kernel_t* lk = &lm->kernels[i];
+    has[i] = plan && lk->group >= 0 && lk->group < plan->num_groups &&
+             candidate(&plan->groups[lk->group], lk, allow_tf32, &cands[i]);
+  }
+}
+
+/* ---- measuring ---- */
+
+static double element(const uint8_t* p, xc_dtype_t t, size_t i) {
+  if (t == XC_F32) {
+    float f;
+    memcpy(&f, p + 4 * i, 4);
+    return f;
+  }
+  uint16_t h;
+  memcpy(&h, p + 2 * i, 2);
+  return t == XC_F16 ? xc_f16_to_f32(h) : xc_bf16_to_f32(h);
+}
+
+static void fill_random(uint8_t* p, xc_dtype_t t, size_t n, uint32_t seed) {
+  uint32_t x = seed * 2654435761u + 1u;
+  for (size_t i = 0; i < n; i++) {
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    double v = (double)(x >> 8) / (double)(1u << 23) - 1.0;
+    if (t == XC_F32) {
+      float f = (float)v;
+      memcpy(p + 4 * i, &f, 4);
+    } else {
+      uint16_t h = t == XC_F16 ? xc_f64_to_f16(v) : xc_f64_to_bf16(v);
+      memcpy(p + 2 * i, &h, 2);
+    }
+  }
+}
+
+static int cmp_double(const void* a, const void* b) {
+  double x = *(const double*)a, y = *(const double*)b;
+  return (x > y) - (x < y);
+}
+
+typedef struct trial {
+  xc_device_t* dev;
+  xc_buffer_t* bufs[XC_TARGET_MAX_ARGS];
+  xc_launch_t launch;
+} trial_t;
+
+/* Median milliseconds of `runs` launches of k (after two warm-up launches). */
+static xc_status_t time_kernel(trial_t* t, xc_kernel_t* k, int runs, double* out_ms) {
+  double ms[16];
+  for (int r = 0; r < 2; r++) XC_RETURN_IF_ERROR(xc_kernel_launch(k, &t->launch));
+  for (int r = 0; r < runs; r++) {
+    xc_event_t *a = NULL, *b = NULL;
+    xc_status_t s = xc_event_record(t->dev, &a);
+    if (!s) s = xc_kernel_launch(k, &t->launch);
+    if (!s) s = xc_event_record(t->dev, &b);
+    if (!s) s = xc_event_elapsed_ms(a, b, &ms[r]);
+    xc_event_free(a);
+    xc_event_free(b);
+    XC_RETURN_IF_ERROR(s);
+  }
+  qsort(ms, (size_t)runs, sizeof *ms, cmp_double);
+  *out_ms = ms[runs / 2];
+  return NULL;
+}
+
+static xc_status_t run_once(trial_t* t, xc_kernel_t* k, xc_buffer_t* y, uint8_t* host, size_t bytes) {
+  XC_RETURN_IF_ERROR(xc_kernel_launch(k, &t->launch));
+  XC_RETURN_IF_ERROR(xc_device_synchronize(t->dev));
+  return xc_buffer_read(y, 0, host, bytes);
+}
+
+/* One candidate: both versions on random inputs; on success *use_vendor says
+ * which to keep and note what was measured. */
+static xc_status_t measure(xc_device_t* dev, const xc_compiled_module_t* m, int kernel, int step,
+                           const xc_vendor_gemm_t* v, const xc_blob_t* vendor_blob, bool* use_vendor, char* note,
+                           size_t note_size) {
+  *use_vendor = false;
+  xc_symbind_t binds;
+  xc_symbind_init(&binds);
+  xc_rt_step_launch_t sl;
+  xc_status_t s = xc_rt_step_launch(m, step, &binds, xc_device_caps(dev)->max_threads_per_group, &sl);
+  xc_symbind_free(&binds);
+  XC_RETURN_IF_ERROR(s);
+  if (sl.empty) {
+    snprintf(note, note_size, "empty grid: generated kernel kept");
+    return NULL;
+  }
+  trial_t t;
+  memset(&t, 0, sizeof t);
+  t.dev = dev;
+  size_t ybytes = 0;
+  uint8_t *host = NULL, *ref = NULL;
+  xc_module_t *gm = NULL, *vm = NULL;
+  xc_kernel_t *gk = NULL, *vk = NULL;
+  for (int i = 0; !s && i < sl.num_values; i++) {
+    const xc_cm_value_t* val = &m->values[sl.values[i]];
+    int64_t numel = 1, d = 0;
+    xc_symbind_t none;
+    xc_symbind_init(&none);
+    for (int j = 0; !s && j < val->rank; j++) {
+      s = xc_dim_eval(val->dims[j], &none, &d);
+      if (!s && !xc_mul_i64(numel, d, &numel)) s = xc_error(XC_OUT_OF_RANGE, "size overflows");
+    }
+    xc_symbind_free(&none);
+    size_t bytes = (size_t)numel * xc_dtype_size(val->dtype);
+    if (!s) s = xc_buffer_alloc(dev, bytes, &t.bufs[i]);
+    uint8_t* data = s ? NULL : malloc(bytes ? bytes : 1);
+    if (!s && !data) s = xc_error_oom();
+    if (!s) {
+      fill_random(data, val->dtype, (size_t)numel, (uint32_t)(i + 1));
+      s = xc_buffer_write(t.bufs[i], 0, data, bytes);
+    }
+    free(data);
+    if (i == v->y) ybytes = bytes;
+  }
+  for (int a = 0; a < 3; a++) {
+    t.launch.grid[a] = sl.grid[a];
+    t.launch.threads[a] = sl.threads[a];
+  }
+  t.launch.buffers = t.bufs;
+  t.launch.num_buffers = sl.num_values;
+  t.launch.scalars = sl.scalars;
+  t.launch.num_scalars = sl.num_scalars;
+  if (!s) s = xc_module_load(dev, &m->kernels[kernel].blob, &gm);
+  if (!s) s = xc_module_kernel(gm, m->kernels[kernel].entry, &gk);
+  xc_status_t vs = s ? NULL : xc_module_load(dev, vendor_blob, &vm);
+  if (!s && !vs) vs = xc_module_kernel(vm, "vendor_gemm", &vk);
+  if (!s && vs) {
+    snprintf(note, note_size, "vendor library declined (%s): generated kernel kept", xc_status_message(vs));
+    xc_status_free(vs);
+    vk = NULL;
+  }
+  host = malloc(ybytes ? ybytes : 1);
+  ref = malloc(ybytes ? ybytes : 1);
+  if (!s && (!host || !ref)) s = xc_error_oom();
+  if (!s && vk) s = run_once(&t, gk, t.bufs[v->y], ref, ybytes);
+  if (!s && vk) s = run_once(&t, vk, t.bufs[v->y], host, ybytes);
+  if (!s && vk) {
+    size_t n = ybytes / xc_dtype_size(v->dtype);
+    double num = 0, den = 0;
+    for (size_t i = 0; i < n; i++) {
+      double r = element(ref, v->dtype, i), d = element(host, v->dtype, i) - r;
+      num += d * d;
+      den += r * r;
+    }
+    double err = den > 0 ? sqrt(num / den) : sqrt(num);
+    double tol = v->dtype == XC_BF16 ? 1.6e-2 : v->dtype == XC_F16 ? 2e-3 : v->allow_tf32 ? 5e-3 : 1e-5;
+    if (!(err <= tol)) {
+      snprintf(note, note_size, "vendor library result differs (rel-L2 %.2g > %.2g): generated kernel kept", err,
+               tol);
+    } else {
+      double tg = 0, tv = 0;
+      s = time_kernel(&t, gk, 7, &tg);
+      if (!s) s = time_kernel(&t, vk, 7, &tv);
+      if (!s) {
+        *use_vendor = tv < 0.97 * tg;
+        snprintf(note, note_size, "vendor library %.3f ms, generated %.3f ms (rel-L2 %.1e): %s", tv, tg, err,
+                 *use_vendor ? "vendor library chosen" : "generated kernel kept");
+      }
+    }
+  }
+  free(host);
+  free(ref);
+  xc_module_unload(gm);
+  xc_module_unload(vm);
+  for (int i = 0; i < sl.num_values; i++) xc_buffer_free(t.bufs[i]);
+  return s;
+}
+
+xc_status_t xc_rt_vendor_choose(xc_compiled_module_t* m, xc_target_t* target, const xc_device_caps_t* caps,
+                                const bool* has, const xc_vendor_gemm_t* cands, FILE* progress) {
+  bool any = false;
+  for (int i = 0; i < m->num_kernels; i++) any = any || has[i];
+  if (!any || !caps->has_vendor_blas) return NULL;
+  int count = 0, index = -1;
+  XC_RETURN_IF_ERROR(xc_target_device_count(target, &count));
+  xc_hash128_t fp = xc_device_caps_fingerprint(caps);
+  for (int d = 0; d < count && index < 0; d++) {
+    xc_device_caps_t c;
+    xc_status_t cs = xc_target_device_caps(target, d, &c);
+    if (cs) {
+      xc_status_free(cs);
+      continue;
+    }
+    xc_hash128_t f = xc_device_caps_fingerprint(&c);
+    if (f.lo == fp.lo && f.hi == fp.hi) index = d;
+  }
+  if (index < 0) return NULL; /* compiling for a device that is not here: nothing to measure on */
+  xc_device_t* dev = NULL;
+  XC_RETURN_IF_ERROR(xc_target_open_device(target, index, &dev));
+  xc_status_t s = NULL;
+  for (int k = 0; !s && k < m->num_kernels; k++) {
+    if (!has[k]) continue;
+    int step = -1;
+    for (int i = 0; i < m->num_steps && step < 0; i++)
+      if (m->steps[i].kind == XC_CM_STEP_KERNEL && m->steps[i].kernel == k) step = i;
+    if (step < 0) continue;
+    xc_blob_t blob;
+    memset(&blob, 0, sizeof blob);
+    snprintf(blob.format, sizeof blob.format, "%s", XC_VENDOR_GEMM_FORMAT);
+    blob.bytes = malloc(XC_VENDOR_GEMM_BYTES);
+    if (!blob.bytes) {
+      s = xc_error_oom();
+      break;
+    }
+    blob.size = XC_VENDOR_GEMM_BYTES;
+    xc_vendor_gemm_pack(&cands[k], blob.bytes);
+    bool use = false;
+    char note[512] = "";
+    s = measure(dev, m, k, step, &cands[k], &blob, &use, note, sizeof note);
+    if (s) s = xc_status_annotate(s, "measuring kernel '%s' against the vendor GEMM", m->kernels[k].name);
+    if (!s && progress)
+      fprintf(progress, "xcomp: kernel %s (%lldx%lldx%lld %s GEMM): %s\n", m->kernels[k].name,
+              (long long)cands[k].m, (long long)cands[k].n, (long long)cands[k].k, xc_dtype_name(cands[k].dtype),
+              note);
+    if (!s && use) {
+      xc_blob_release(&m->kernels[k].blob);
+      m->kernels[k].blob = blob;
+      snprintf(m->kernels[k].entry, sizeof m->kernels[k].entry, "vendor_gemm");
+    } else {
+      xc_blob_release(&blob);
+    }
+  }
+  xc_device_close(dev);
+  return s;
+}

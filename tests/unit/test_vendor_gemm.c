@@ -1,0 +1,183 @@
+/* Vendor GEMMs without a GPU: which fusion groups qualify for a vendor
+ * library (runtime/vendor.c), with which transposes, sizes, epilogue and
+ * buffer positions; the 64-byte descriptor round trip and its refusals.
+ * (The measurement and the cuBLASLt calls run on a GPU: docs/targets/cuda.md.) */
+#include <string.h>
+
+#include "test.h"
+#include "xcomp/fusion.h"
+#include "xcomp/lower.h"
+#include "xcomp/passes.h"
+#include "xcomp/xir.h"
+#include "../../runtime/runtime_internal.h"
+
+typedef struct analysed {
+  xc_graph_t* g;
+  xc_fusion_plan_t* plan;
+  xc_lowered_module_t* lm;
+  bool has[16];
+  xc_vendor_gemm_t c[16];
+} analysed_t;
+
+static void analyse(const char* body, analysed_t* a) {
+  memset(a, 0, sizeof *a);
+  char text[2048];
+  snprintf(text, sizeof text, "xir 1\ngraph t opset 23 {\n%s}\n", body);
+  CHECK_OK(xc_xir_parse(text, strlen(text), "t.xir", NULL, &a->g));
+  if (!a->g) return;
+  CHECK_OK(xc_graph_infer(a->g));
+  xc_pass_options_t po;
+  xc_pass_options_init(&po);
+  CHECK_OK(xc_passes_run(a->g, &po));
+  CHECK_OK(xc_fusion_plan_build(a->g, NULL, &a->plan));
+  xc_tiled_limits_t lim;
+  xc_tiled_limits_init_gpu(&lim);
+  if (a->plan) CHECK_OK(xc_lower(a->g, a->plan, &lim, &a->lm));
+  if (!a->lm) return;
+  CHECK(a->lm->num_kernels <= 16);
+  xc_rt_vendor_candidates(a->plan, a->lm, false, a->has, a->c);
+}
+
+static void release(analysed_t* a) {
+  if (a->lm) xc_lowered_module_destroy(a->lm);
+  xc_fusion_plan_destroy(a->plan);
+  xc_graph_destroy(a->g);
+}
+
+/* The buffer position of graph value `name` among kernel k's buffers. */
+static int position(const analysed_t* a, int k, const char* name) {
+  const xc_lowered_kernel_t* lk = &a->lm->kernels[k];
+  int pos = 0;
+  for (int i = 0; i < lk->num_params; i++) {
+    if (!lk->param_values[i]) continue;
+    if (strcmp(lk->param_values[i]->name, name) == 0) return pos;
+    pos++;
+  }
+  return -100;
+}
+
+static void test_plain_matmul(void) {
+  analysed_t a;
+  analyse("  input x: f32[64, 32]\n  input w: f32[32, 16]\n  y = MatMul(x, w)\n  output y\n", &a);
+  if (a.lm) {
+    CHECK_EQ_INT(a.lm->num_kernels, 1);
+    CHECK(a.has[0]);
+    const xc_vendor_gemm_t* c = &a.c[0];
+    CHECK_EQ_INT(c->m, 64);
+    CHECK_EQ_INT(c->n, 16);
+    CHECK_EQ_INT(c->k, 32);
+    CHECK(!c->trans_a && !c->trans_b);
+    CHECK_EQ_INT(c->epilogue, XC_VENDOR_EPILOGUE_NONE);
+    CHECK_EQ_INT(c->dtype, XC_F32);
+    CHECK_EQ_INT(c->a, position(&a, 0, "x"));
+    CHECK_EQ_INT(c->b, position(&a, 0, "w"));
+    CHECK_EQ_INT(c->y, position(&a, 0, "y"));
+    CHECK_EQ_INT(c->bias, -1);
+  }
+  release(&a);
+}
+
+static void test_bias_relu(void) {
+  analysed_t a;
+  analyse("  input x: bf16[8, 24]\n  input w: bf16[24, 40]\n  input b: bf16[40]\n"
+          "  h = MatMul(x, w)\n  s = Add(b, h)\n  y = Relu(s)\n  output y\n",
+          &a);
+  if (a.lm) {
+    CHECK_EQ_INT(a.lm->num_kernels, 1);
+    CHECK(a.has[0]);
+    CHECK_EQ_INT(a.c[0].epilogue, XC_VENDOR_EPILOGUE_BIAS_RELU);
+    CHECK_EQ_INT(a.c[0].dtype, XC_BF16);
+    CHECK_EQ_INT(a.c[0].bias, position(&a, 0, "b"));
+    CHECK_EQ_INT(a.c[0].y, position(&a, 0, "y"));
+    CHECK_EQ_INT(a.c[0].n, 40);
+  }
+  release(&a);
+}
+
+static void test_gemm_transposed_with_c(void) {
+  analysed_t a;
+  analyse("  input x: f16[32, 12]\n  input w: f16[20, 32]\n  input c: f16[1, 20]\n"
+          "  y = Gemm(x, w, c) {transA: 1, transB: 1}\n  output y\n",
+          &a);
+  if (a.lm) {
+    CHECK(a.has[0]);
+    CHECK(a.c[0].trans_a && a.c[0].trans_b);
+    CHECK_EQ_INT(a.c[0].m, 12);
+    CHECK_EQ_INT(a.c[0].n, 20);
+    CHECK_EQ_INT(a.c[0].k, 32);
+    CHECK_EQ_INT(a.c[0].epilogue, XC_VENDOR_EPILOGUE_BIAS);
+    CHECK_EQ_INT(a.c[0].bias, position(&a, 0, "c"));
+  }
+  release(&a);
+}
+
+/* Groups a vendor library cannot compute exactly are never offered. */
+static void test_refused(void) {
+  const char* bodies[] = {
+      /* exact (erf) GELU epilogue */
+      "  input x: f32[16, 16]\n  input w: f32[16, 16]\n  h = MatMul(x, w)\n  y = Gelu(h)\n  output y\n",
+      /* batched */
+      "  input x: f32[2, 16, 16]\n  input w: f32[2, 16, 16]\n  y = MatMul(x, w)\n  output y\n",
+      /* symbolic rows */
+      "  input x: f32[n, 16]\n  input w: f32[16, 16]\n  y = MatMul(x, w)\n  output y\n",
+      /* a full-matrix addend is not a bias row */
+      "  input x: f32[16, 8]\n  input w: f32[8, 16]\n  input r: f32[16, 16]\n  h = MatMul(x, w)\n"
+      "  y = Add(h, r)\n  output y\n",
+      /* alpha != 1 */
+      "  input x: f32[16, 8]\n  input w: f32[8, 16]\n  y = Gemm(x, w) {alpha: 2.0}\n  output y\n",
+      /* f64 */
+      "  input x: f64[16, 8]\n  input w: f64[8, 16]\n  y = MatMul(x, w)\n  output y\n",
+  };
+  for (size_t i = 0; i < sizeof bodies / sizeof bodies[0]; i++) {
+    analysed_t a;
+    analyse(bodies[i], &a);
+    if (a.lm) {
+      bool any = false;
+      for (int k = 0; k < a.lm->num_kernels; k++) any = any || a.has[k];
+      if (any) fprintf(stderr, "case %zu offered to the vendor library\n", i);
+      CHECK(!any);
+    }
+    release(&a);
+  }
+}
+
+static void test_descriptor(void) {
+  xc_vendor_gemm_t g = {XC_BF16, true, false, 4096, 1024, 333, XC_VENDOR_EPILOGUE_BIAS_RELU, 1, 0, 2, 3, true};
+  uint8_t bytes[XC_VENDOR_GEMM_BYTES];
+  xc_vendor_gemm_pack(&g, bytes);
+  xc_vendor_gemm_t back;
+  CHECK_OK(xc_vendor_gemm_unpack(bytes, sizeof bytes, &back));
+  CHECK_EQ_INT(back.dtype, XC_BF16);
+  CHECK(back.trans_a && !back.trans_b && back.allow_tf32);
+  CHECK_EQ_INT(back.m, 4096);
+  CHECK_EQ_INT(back.n, 1024);
+  CHECK_EQ_INT(back.k, 333);
+  CHECK_EQ_INT(back.epilogue, XC_VENDOR_EPILOGUE_BIAS_RELU);
+  CHECK_EQ_INT(back.a, 1);
+  CHECK_EQ_INT(back.b, 0);
+  CHECK_EQ_INT(back.bias, 2);
+  CHECK_EQ_INT(back.y, 3);
+  CHECK_ERR(xc_vendor_gemm_unpack(bytes, sizeof bytes - 1, &back), "malformed");
+  uint8_t bad[XC_VENDOR_GEMM_BYTES];
+  memcpy(bad, bytes, sizeof bad);
+  bad[0] = 'Y';
+  CHECK_ERR(xc_vendor_gemm_unpack(bad, sizeof bad, &back), "malformed");
+  memcpy(bad, bytes, sizeof bad);
+  bad[8] = (uint8_t)XC_F64; /* dtype */
+  CHECK_ERR(xc_vendor_gemm_unpack(bad, sizeof bad, &back), "out of range");
+  memcpy(bad, bytes, sizeof bad);
+  bad[28] = 0; /* bias -1 with a BIAS epilogue */
+  CHECK_ERR(xc_vendor_gemm_unpack(bad, sizeof bad, &back), "out of range");
+  memcpy(bad, bytes, sizeof bad);
+  bad[47] = 0x80; /* m negative */
+  CHECK_ERR(xc_vendor_gemm_unpack(bad, sizeof bad, &back), "out of range");
+}
+
+int main(void) {
+  test_plain_matmul();
+  test_bias_relu();
+  test_gemm_transposed_with_c();
+  test_refused();
+  test_descriptor();
+  return xc_test_summary("test_vendor_gemm");
+}
