@@ -506,7 +506,7 @@ static void test_dot_blocked(void) {
  * about 2.5e-7) or 1e-44 absolute (subnormal results), and exactly libm's
  * value for NaN, +-inf, -0 and saturated results. */
 static void test_vector_math(void) {
-  enum { N = 4096 + 16 };
+  enum { NS = 24, N = 4096 + NS };
   static const xc_tiled_opcode_t fns[4] = {XC_TOP_EXP, XC_TOP_ERF, XC_TOP_TANH, XC_TOP_SIGMOID};
   kern_t* k;
   CHECK_OK(xc_tiled_kernel_create("vmath", &k));
@@ -524,10 +524,12 @@ static void test_vector_math(void) {
   for (int f = 0; f < 4; f++) xc_tiled_store(k, Y[f], r, xc_tiled_unary(k, fns[f], x), NULL);
   CHECK_OK(xc_tiled_verify(k));
   float in[N];
-  static const float special[16] = {NAN, INFINITY, -INFINITY, -0.0f, 0.0f, 1e-30f, -1e-30f, 0.5f,
-                                    -0.5f, 0.25f, 88.7f, 89.5f, -103.0f, -104.5f, 12.0f, -20.0f};
-  for (int i = 0; i < 16; i++) in[i] = special[i];
-  for (int i = 16; i < N; i++) in[i] = (float)(-110.0 + 200.0 * (i - 16) / (N - 17)); /* [-110, 90] */
+  /* specials, and both sides of the branch points of erf (0.75, 3.95) and tanh (0.25) */
+  static const float special[NS] = {NAN,    INFINITY, -INFINITY, -0.0f,   0.0f,    1e-30f, -1e-30f, 0.5f,
+                                    -0.5f,  0.25f,    88.7f,     89.5f,   -103.0f, -104.5f, 12.0f,  -20.0f,
+                                    0.7499f, 0.75f,   -0.7501f,  3.9499f, 3.95f,   -3.9501f, 0.2499f, -0.2501f};
+  for (int i = 0; i < NS; i++) in[i] = special[i];
+  for (int i = NS; i < N; i++) in[i] = (float)(-110.0 + 200.0 * (i - NS) / (N - NS - 1)); /* [-110, 90] */
   xc_device_t* dev = get_device(0);
   const xc_device_caps_t* caps = dev ? xc_device_caps(dev) : NULL;
   xc_blob_t blob;
