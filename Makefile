@@ -17,6 +17,10 @@ TEST_DEPS  = clang libclang-rt-14-dev
 # OpenCL target tests run on PoCL (headers and the dev package are for tooling
 # only: xcomp loads libOpenCL.so.1 at run time and builds without them).
 TEST_DEPS += ocl-icd-opencl-dev opencl-headers pocl-opencl-icd
+# rocm target tests compile for AMD GPUs without one: hiprtc (in Debian's
+# libamdhip64 5.x, whose -dev package also has the HIP headers), hipcc for
+# architectures hiprtc predates, llvm-objdump for the MFMA disassembly check.
+TEST_DEPS += libamdhip64-dev hipcc llvm
 # Only for `make bench`: the SGEMM peer.
 BENCH_DEPS = libopenblas-dev
 

@@ -248,8 +248,14 @@ static void write_all(int fd, const char* s, size_t n) {
   }
 }
 
+/* What a child runs for case `index` (test folders: xc_conform_run_case). */
+typedef struct {
+  xc_conform_case_fn fn;
+  void* ctx;
+} case_runner_t;
+
 static xc_status_t spawn(const xc_conform_case_t* c, int index, const xc_conform_options_t* opt,
-                         child_t* ch) {
+                         const case_runner_t* run, child_t* ch) {
   int fds[2];
   if (pipe(fds) != 0) return xc_error(XC_IO, "pipe: %s", strerror(errno));
   fflush(NULL);
@@ -262,7 +268,8 @@ static xc_status_t spawn(const xc_conform_case_t* c, int index, const xc_conform
   if (pid == 0) {
     close(fds[0]);
     char* detail = NULL;
-    xc_conform_verdict_t v = xc_conform_run_case(c->dir, opt, &detail);
+    xc_conform_verdict_t v =
+        run->fn ? run->fn(run->ctx, c, index, &detail) : xc_conform_run_case(c->dir, opt, &detail);
     /* One line, always newline-terminated: long details (compiler logs) are
      * cut and their newlines flattened, or the parent would see no result. */
     char line[2048];
@@ -327,7 +334,7 @@ static void print_case(FILE* f, const xc_conform_case_t* c) {
   fputc('\n', f);
 }
 
-static xc_status_t run_all(case_list_t* l, const xc_conform_options_t* opt) {
+static xc_status_t run_all(case_list_t* l, const xc_conform_options_t* opt, const case_runner_t* run) {
   int jobs = opt->jobs > 0 ? opt->jobs : 1;
   if (jobs > 256) jobs = 256;
   child_t* ch = calloc((size_t)jobs, sizeof *ch);
@@ -341,7 +348,7 @@ static xc_status_t run_all(case_list_t* l, const xc_conform_options_t* opt) {
   xc_status_t s = NULL;
   while (!s && (next < l->n || running > 0)) {
     while (running < jobs && next < l->n) {
-      s = spawn(&l->v[next], next, opt, &ch[running]);
+      s = spawn(&l->v[next], next, opt, run, &ch[running]);
       if (s) break;
       running++;
       next++;
@@ -440,7 +447,8 @@ xc_status_t xc_conform_run(const char* root, const xc_conform_options_t* opt,
   if (have_re) regfree(&re);
   if (!s && all.n > 0) qsort(all.v, (size_t)all.n, sizeof *all.v, case_cmp);
   if (!s) resolve_ops(&all, o.models);
-  if (!s) s = run_all(&all, &o);
+  case_runner_t folders = {NULL, NULL};
+  if (!s) s = run_all(&all, &o, &folders);
   out->cases = all.v;
   out->num_cases = all.n;
   for (int i = 0; i < all.n; i++) {
@@ -452,6 +460,29 @@ xc_status_t xc_conform_run(const char* root, const xc_conform_options_t* opt,
     }
   }
   if (s) xc_conform_report_free(out);
+  return s;
+}
+
+xc_status_t xc_conform_run_cases(xc_conform_report_t* r, const xc_conform_options_t* opt,
+                                 xc_conform_case_fn fn, void* ctx) {
+  xc_conform_options_t o;
+  if (opt)
+    o = *opt;
+  else
+    xc_conform_options_init(&o);
+  if (o.timeout_s <= 0) o.timeout_s = 60;
+  case_list_t l = {r->cases, r->num_cases, r->num_cases};
+  case_runner_t run = {fn, ctx};
+  xc_status_t s = run_all(&l, &o, &run);
+  r->passed = r->failed = r->skipped = 0;
+  for (int i = 0; i < r->num_cases; i++) {
+    if (!r->cases[i].detail) r->cases[i].detail = xstrdup("");
+    switch (r->cases[i].verdict) {
+      case XC_CONFORM_PASS: r->passed++; break;
+      case XC_CONFORM_FAIL: r->failed++; break;
+      case XC_CONFORM_UNSUPPORTED: r->skipped++; break;
+    }
+  }
   return s;
 }
 

@@ -22,6 +22,8 @@ static const char* const kOpNames[XC_TOP_COUNT] = {
     [XC_TOP_SIGMOID] = "sigmoid",   [XC_TOP_FLOOR] = "floor",
     [XC_TOP_CEIL] = "ceil",         [XC_TOP_SIN] = "sin",
     [XC_TOP_COS] = "cos",           [XC_TOP_RECIP] = "recip",
+    [XC_TOP_ATAN] = "atan",         [XC_TOP_SHL] = "shl",
+    [XC_TOP_SHR] = "shr",
     [XC_TOP_NOT] = "not",           [XC_TOP_ADD] = "add",
     [XC_TOP_SUB] = "sub",           [XC_TOP_MUL] = "mul",
     [XC_TOP_DIV] = "div",           [XC_TOP_REM] = "rem",
@@ -62,13 +64,14 @@ const char* xc_tiled_reduce_name(int r) {
   return r >= 0 && r < 4 ? n[r] : "?";
 }
 bool xc_tiled_is_unary(xc_tiled_opcode_t op) { return op >= XC_TOP_NEG && op <= XC_TOP_NOT; }
-bool xc_tiled_is_binary(xc_tiled_opcode_t op) { return op >= XC_TOP_ADD && op <= XC_TOP_XOR; }
+bool xc_tiled_is_binary(xc_tiled_opcode_t op) { return op >= XC_TOP_ADD && op <= XC_TOP_SHR; }
 
 /* ---- limits --------------------------------------------------------------- */
 
 void xc_tiled_limits_init_unlimited(xc_tiled_limits_t* l) {
   for (int i = 0; i < XC_TILED_LIMIT_COUNT; i++) l->value[i] = INT64_MAX;
   l->value[XC_TILED_LIMIT_SIMD_WIDTH] = 1;
+  l->value[XC_TILED_LIMIT_MMA] = 0;
 }
 void xc_tiled_limits_init_gpu(xc_tiled_limits_t* l) {
   l->value[XC_TILED_LIMIT_MAX_THREADS] = 1024;
@@ -76,6 +79,7 @@ void xc_tiled_limits_init_gpu(xc_tiled_limits_t* l) {
   l->value[XC_TILED_LIMIT_SIMD_WIDTH] = 32;
   l->value[XC_TILED_LIMIT_MAX_VECTOR] = 4;
   l->value[XC_TILED_LIMIT_MAX_TILE_ELEMS] = 16384;
+  l->value[XC_TILED_LIMIT_MMA] = 0;
 }
 /* A CPU program runs on one core: "threads" become iterations of the loops
  * over a tile (any count is fine), shared memory is a stack array that
@@ -86,10 +90,11 @@ void xc_tiled_limits_init_cpu(xc_tiled_limits_t* l) {
   l->value[XC_TILED_LIMIT_SIMD_WIDTH] = 8;
   l->value[XC_TILED_LIMIT_MAX_VECTOR] = 8;
   l->value[XC_TILED_LIMIT_MAX_TILE_ELEMS] = 8192;
+  l->value[XC_TILED_LIMIT_MMA] = 0;
 }
 const char* xc_tiled_limit_name(xc_tiled_limit_t l) {
   static const char* const n[] = {"max_threads", "shared_bytes", "simd_width", "max_vector",
-                                  "max_tile_elems"};
+                                  "max_tile_elems", "mma"};
   return (unsigned)l < XC_TILED_LIMIT_COUNT ? n[l] : "?";
 }
 
@@ -506,6 +511,8 @@ static xc_status_t infer_binary(const xc_tiled_kernel_t* k, const xc_tiled_op_t*
     case XC_TOP_AND:
     case XC_TOP_OR:
     case XC_TOP_XOR: ok = t == XC_BOOL || xc_dtype_is_int(t); break;
+    case XC_TOP_SHL:
+    case XC_TOP_SHR: ok = xc_dtype_is_int(t); break;
     case XC_TOP_POW: ok = xc_dtype_is_float(t); break;
     case XC_TOP_CMP: ok = true; break;
     default: ok = xc_dtype_is_float(t) || xc_dtype_is_int(t); break;

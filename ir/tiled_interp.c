@@ -173,6 +173,7 @@ static xc_status_t exec_unary(const xc_tiled_op_t* op, const rt_value_t* x, rt_v
       case XC_TOP_SIN: y = sin(a); break;
       case XC_TOP_COS: y = cos(a); break;
       case XC_TOP_RECIP: y = 1.0 / a; break;
+      case XC_TOP_ATAN: y = atan(a); break;
       default: return xc_error(XC_INTERNAL, "unary %s on floats", xc_tiled_opcode_name(op->opcode));
     }
     r->f[e] = y;
@@ -199,6 +200,18 @@ static xc_status_t int_binary(xc_tiled_opcode_t oc, xc_dtype_t t, int64_t a, int
     case XC_TOP_AND: *y = a & b; break;
     case XC_TOP_OR: *y = a | b; break;
     case XC_TOP_XOR: *y = a ^ b; break;
+    case XC_TOP_SHL:
+    case XC_TOP_SHR: {
+      int bits = (int)xc_dtype_size(t) * 8;
+      if (b < 0 || b >= bits)
+        return xc_error(XC_OUT_OF_RANGE, "%s by %lld on %s", xc_tiled_opcode_name(oc), (long long)b, xc_dtype_name(t));
+      if (oc == XC_TOP_SHL) {
+        *y = wrap_int(t, (int64_t)((uint64_t)a << b)); /* bits shifted out are dropped */
+        return NULL;
+      }
+      *y = xc_dtype_is_signed(t) ? a >> b : (int64_t)((uint64_t)a >> b);
+      break;
+    }
     default: return xc_error(XC_INTERNAL, "binary %s on integers", xc_tiled_opcode_name(oc));
   }
   if (!ok || !int_fits(t, *y))

@@ -10,6 +10,38 @@
 /* Results may exceed their inputs by this much (small shape tensors, ranges). */
 #define FOLD_SLACK_BYTES 4096
 
+/* Whether inference knows every element of v as a static number (Shape or
+ * Size of a static shape, and what shape arithmetic derives from them). */
+static bool elems_static(const xc_value_t* v) {
+  if (!v->elems || v->rank < 0 || v->rank > 1 || !xc_dtype_is_int(v->dtype)) return false;
+  if (v->rank == 1 && (v->dims[0].sym || v->dims[0].value != v->num_elems)) return false;
+  if (v->rank == 0 && v->num_elems != 1) return false;
+  for (int64_t i = 0; i < v->num_elems; i++)
+    if (!xc_dim_is_static(v->elems[i])) return false;
+  return true;
+}
+
+/* A node whose every output has statically known elements becomes those
+ * constants, whatever its inputs (Shape of an activation with static dims). */
+static xc_status_t fold_known_elems(xc_graph_t* g, xc_node_t* n, bool* folded) {
+  *folded = false;
+  if (n->num_outputs < 1) return NULL;
+  for (int k = 0; k < n->num_outputs; k++)
+    if (n->outputs[k] && !elems_static(n->outputs[k])) return NULL;
+  for (int k = 0; k < n->num_outputs; k++) {
+    xc_value_t* v = n->outputs[k];
+    if (!v) continue;
+    int64_t len = v->num_elems;
+    xc_tensor_t* t = NULL;
+    XC_RETURN_IF_ERROR(xc_tensor_create(v->dtype, v->rank, &len, &t));
+    for (int64_t i = 0; i < len; i++) xc_tensor_set_i64(t, i, v->elems[i].value);
+    XC_RETURN_IF_ERROR(xc_value_make_constant(g, v, t));
+  }
+  n->dead = true;
+  *folded = true;
+  return NULL;
+}
+
 xc_status_t xc_pass_fold_constants(xc_graph_t* g, const xc_pass_options_t* o, bool* changed) {
   const xc_tensor_t* ins[64];
   xc_tensor_t* outs[16];
@@ -24,7 +56,12 @@ xc_status_t xc_pass_fold_constants(xc_graph_t* g, const xc_pass_options_t* o, bo
       if (v && !v->constant) all_const = false;
       if (v && v->constant) in_bytes += (int64_t)xc_tensor_nbytes(v->constant);
     }
-    if (!all_const) continue;
+    if (!all_const) {
+      bool folded = false;
+      XC_RETURN_IF_ERROR(fold_known_elems(g, n, &folded));
+      if (folded) *changed = true;
+      continue;
+    }
     /* Predict output size from the (static) inferred shapes before running. */
     int64_t out_bytes = 0;
     bool known = true;

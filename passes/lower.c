@@ -484,6 +484,14 @@ static xc_status_t emit_anchor(lw_ctx_t* c, const xc_node_t* n) {
   }
   if (n->domain && n->domain[0]) return lw_unsupported(c, n, "domain '%s' has no lowering", n->domain);
   if (!strcmp(op, "MatMul") || !strcmp(op, "Gemm") || !strcmp(op, "QLinearMatMul")) return lw_emit_gemm(c, n);
+  if (!strcmp(op, "Einsum")) return lw_emit_einsum(c, n);
+  if (!strcmp(op, "DynamicQuantizeLinear")) return lw_emit_dynamic_quant(c, n);
+  if (lw_is_rnn(n)) return lw_emit_rnn(c, n);
+  if (!strcmp(op, "Det")) return lw_emit_det(c, n);
+  if (!strcmp(op, "DeformConv")) return lw_emit_deform_conv(c, n);
+  if (!strcmp(op, "RoiAlign")) return lw_emit_roi_align(c, n);
+  if (!strcmp(op, "MaxUnpool")) return lw_emit_max_unpool(c, n);
+  if (!strcmp(op, "Col2Im")) return lw_emit_col2im(c, n);
   if (!strcmp(op, "Conv")) return lw_emit_conv(c, n);
   if (!strcmp(op, "ConvTranspose")) return lw_emit_convtranspose(c, n);
   if (!strcmp(op, "MaxPool") || !strcmp(op, "AveragePool") || !strcmp(op, "LpPool")) return lw_emit_pool(c, n);
@@ -639,6 +647,7 @@ static xc_status_t lower_group(xc_lowered_module_t* m, xc_graph_t* g, const xc_f
   c.remap_out = remap_out;
   c.limits = limits;
   c.multi_phase = np > 1;
+  c.limits = limits;
   char name[64];
   snprintf(name, sizeof name, "g%d_%s", grp->id, xc_group_kind_name(grp->kind));
   for (char* s = name; *s; s++)

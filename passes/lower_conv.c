@@ -140,7 +140,10 @@ xc_status_t lw_emit_pool(lw_ctx_t* c, const xc_node_t* n) {
   double p = is_lp ? (double)xc_node_attr_int(n, "p") : 2;
   const xc_value_t* IDX = is_max && n->num_outputs > 1 ? n->outputs[1] : NULL;
   bool col_major = is_max && xc_node_attr_int(n, "storage_order") != 0;
-  if (!xc_dtype_is_float(X->dtype)) return lw_unsupported(c, n, "dtype %s", xc_dtype_name(X->dtype));
+  /* MaxPool on 8/16-bit integers: the maximum in f32 is exact */
+  bool small_int = is_max && xc_dtype_is_int(X->dtype) && xc_dtype_size(X->dtype) <= 2;
+  if (!xc_dtype_is_float(X->dtype) && !small_int)
+    return lw_unsupported(c, n, "dtype %s", xc_dtype_name(X->dtype));
   int64_t cnt = 0;
   const int64_t* kv = xc_node_attr_ints(n, "kernel_shape", &cnt);
   if (!kv || cnt != X->rank - 2) return lw_unsupported(c, n, "kernel_shape");
@@ -331,6 +334,84 @@ xc_status_t lw_emit_convtranspose(lw_ctx_t* c, const xc_node_t* n) {
   }
   lw_val_t* y = xc_tiled_for_result(loop, 0);
   if (B) y = lw_add(c, y, lw_cast_to(c, xc_tiled_load(k, lw_buf(c, B), oc, sp.mask, NULL), at));
+  XC_RETURN_IF_ERROR(lw_epilogue(c, &sp, y));
+  lw_iter_end(c, start);
+  return NULL;
+}
+
+/* DeformConv (2-D): a flat space over the output and a loop over the
+ * reduction (input channels of the group x kernel taps, one per step); each
+ * tap samples its input plane bilinearly at the offset position (corners
+ * outside the plane read 0), times the mask, times the weight. f64 math
+ * like the reference. */
+xc_status_t lw_emit_deform_conv(lw_ctx_t* c, const xc_node_t* n) {
+  xc_tiled_kernel_t* k = c->k;
+  const xc_value_t *X = n->inputs[0], *Wt = n->inputs[1], *O = n->inputs[2], *Y = n->outputs[0];
+  const xc_value_t* Bv = n->num_inputs > 3 ? n->inputs[3] : NULL;
+  const xc_value_t* Mk = n->num_inputs > 4 ? n->inputs[4] : NULL;
+  if (X->rank != 4 || Wt->rank != 4 || O->rank != 4 || Y->rank != 4) return lw_unsupported(c, n, "rank");
+  for (int d = 0; d < 4; d++)
+    if (X->dims[d].sym || Wt->dims[d].sym || Y->dims[d].sym) return lw_unsupported(c, n, "symbolic dims");
+  int64_t group = xc_node_attr_int(n, "group"), og = xc_node_attr_int(n, "offset_group");
+  int64_t C = X->dims[1].value, H = X->dims[2].value, Wd = X->dims[3].value;
+  int64_t M = Wt->dims[0].value, cg = Wt->dims[1].value, kh = Wt->dims[2].value, kw = Wt->dims[3].value;
+  int64_t oh = Y->dims[2].value, ow = Y->dims[3].value, taps = kh * kw;
+  if (group < 1 || og < 1 || cg * group != C || M % group || C % og) return lw_unsupported(c, n, "groups");
+  int64_t ks[2] = {kh, kw};
+  win_t w;
+  XC_RETURN_IF_ERROR(window(c, n, X, ks, false, &w));
+  xc_dtype_t F = XC_F64;
+  int64_t mg = M / group, cpo = C / og;
+  int kb = lw_knob(c, "BLOCK", 4, blk_c, 128);
+  lw_val_t* start = lw_iter_begin(c, 0, lw_dim(c, lw_numel(c, 4, Y->dims)), kb, 0);
+  lw_space_t sp;
+  lw_flat_space(c, 4, Y->dims, start, kb, &sp, NULL);
+  lw_val_t *b = sp.idx[0], *oc = sp.idx[1], *i = sp.idx[2], *j = sp.idx[3];
+  lw_val_t* gi = lw_div(c, oc, lw_i64(c, mg));
+  xc_tiled_dim_t d1[1] = {xc_tiled_dim_knob(kb)};
+  lw_val_t* init = xc_tiled_const_f(k, F, 0, 1, d1);
+  xc_tiled_op_t* loop = xc_tiled_for_begin(k, lw_i64(c, 0), lw_i64(c, cg * taps), lw_i64(c, 1), 1, &init);
+  {
+    lw_val_t* r = xc_tiled_for_iv(loop);
+    lw_val_t* ic = lw_div(c, r, lw_i64(c, taps)), *tap = lw_rem(c, r, lw_i64(c, taps));
+    lw_val_t* p = lw_div(c, tap, lw_i64(c, kw)), *q = lw_rem(c, tap, lw_i64(c, kw));
+    lw_val_t* ch = lw_add(c, lw_mul(c, gi, lw_i64(c, cg)), ic);
+    lw_val_t* o = lw_div(c, ch, lw_i64(c, cpo));
+    lw_val_t* grp = lw_add(c, lw_mul(c, lw_add(c, lw_mul(c, b, lw_i64(c, og)), o), lw_i64(c, taps)), tap);
+    lw_val_t* pix = lw_add(c, lw_mul(c, i, lw_i64(c, ow)), j);
+    lw_val_t* plane = lw_i64(c, oh * ow);
+    lw_val_t* ob = lw_mul(c, grp, lw_i64(c, 2));
+    lw_val_t* dh = lw_cast_to(c, xc_tiled_load(k, lw_buf(c, O), lw_add(c, lw_mul(c, ob, plane), pix), sp.mask, NULL), F);
+    lw_val_t* dw = lw_cast_to(c, xc_tiled_load(k, lw_buf(c, O), lw_add(c, lw_mul(c, lw_add(c, ob, lw_i64(c, 1)), plane), pix), sp.mask, NULL), F);
+    lw_val_t* hh = lw_add(c, lw_cast_to(c, lw_add(c, lw_sub(c, lw_mul(c, i, lw_i64(c, w.s[0])), lw_i64(c, w.pb[0])), lw_mul(c, p, lw_i64(c, w.d[0]))), F), dh);
+    lw_val_t* ww = lw_add(c, lw_cast_to(c, lw_add(c, lw_sub(c, lw_mul(c, j, lw_i64(c, w.s[1])), lw_i64(c, w.pb[1])), lw_mul(c, q, lw_i64(c, w.d[1]))), F), dw);
+    hh = xc_tiled_select(k, sp.mask, hh, lw_fconst(c, F, -4)); /* masked lanes stay finite */
+    ww = xc_tiled_select(k, sp.mask, ww, lw_fconst(c, F, -4));
+    lw_val_t* h0 = xc_tiled_unary(k, XC_TOP_FLOOR, hh), *w0 = xc_tiled_unary(k, XC_TOP_FLOOR, ww);
+    lw_val_t* fh = lw_sub(c, hh, h0), *fw = lw_sub(c, ww, w0);
+    lw_val_t* hi0 = lw_cast_to(c, h0, XC_I64), *wi0 = lw_cast_to(c, w0, XC_I64);
+    lw_val_t* base = lw_mul(c, lw_add(c, lw_mul(c, b, lw_i64(c, C)), ch), lw_i64(c, H * Wd));
+    lw_val_t* v = lw_fconst(c, F, 0);
+    for (int dy = 0; dy < 2; dy++)
+      for (int dx = 0; dx < 2; dx++) {
+        lw_val_t* yy = lw_add(c, hi0, lw_i64(c, dy)), *xx = lw_add(c, wi0, lw_i64(c, dx));
+        lw_val_t* in = lw_and(c, lw_and(c, xc_tiled_cmp(k, XC_CMP_GE, yy, lw_i64(c, 0)), lw_lt(c, yy, lw_i64(c, H))),
+                              lw_and(c, xc_tiled_cmp(k, XC_CMP_GE, xx, lw_i64(c, 0)), lw_lt(c, xx, lw_i64(c, Wd))));
+        in = lw_and(c, in, sp.mask);
+        lw_val_t* off = lw_add(c, base, lw_add(c, lw_mul(c, yy, lw_i64(c, Wd)), xx));
+        off = xc_tiled_select(k, in, off, lw_i64(c, 0));
+        lw_val_t* xv = lw_cast_to(c, xc_tiled_load(k, lw_buf(c, X), off, in, NULL), F);
+        lw_val_t* wt = lw_mul(c, dy ? fh : lw_sub(c, lw_fconst(c, F, 1), fh), dx ? fw : lw_sub(c, lw_fconst(c, F, 1), fw));
+        v = lw_add(c, v, xc_tiled_select(k, in, lw_mul(c, wt, xv), lw_fconst(c, F, 0)));
+      }
+    if (Mk) v = lw_mul(c, v, lw_cast_to(c, xc_tiled_load(k, lw_buf(c, Mk), lw_add(c, lw_mul(c, grp, plane), pix), sp.mask, NULL), F));
+    lw_val_t* woff = lw_add(c, lw_mul(c, lw_add(c, lw_mul(c, lw_add(c, lw_mul(c, oc, lw_i64(c, cg)), ic), lw_i64(c, kh)), p), lw_i64(c, kw)), q);
+    lw_val_t* wv = lw_cast_to(c, xc_tiled_load(k, lw_buf(c, Wt), woff, sp.mask, NULL), F);
+    lw_val_t* next = lw_add(c, xc_tiled_for_arg(loop, 0), lw_mul(c, v, wv));
+    xc_tiled_for_end(k, loop, 1, &next);
+  }
+  lw_val_t* y = xc_tiled_for_result(loop, 0);
+  if (Bv) y = lw_add(c, y, lw_cast_to(c, xc_tiled_load(k, lw_buf(c, Bv), oc, sp.mask, NULL), F));
   XC_RETURN_IF_ERROR(lw_epilogue(c, &sp, y));
   lw_iter_end(c, start);
   return NULL;

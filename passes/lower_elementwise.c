@@ -22,6 +22,8 @@ static const ew_def_t ew_defs[] = {
     {"Floor", 0, XC_TOP_FLOOR, 0},    {"Ceil", 0, XC_TOP_CEIL, 0},
     {"Sin", 0, XC_TOP_SIN, 0},        {"Cos", 0, XC_TOP_COS, 0},
     {"Reciprocal", 0, XC_TOP_RECIP, 0}, {"Not", 0, XC_TOP_NOT, 0},
+    {"Atan", 0, XC_TOP_ATAN, 0},      {"Asin", 3, 0, 0},
+    {"Acos", 3, 0, 0},                {"BitShift", 3, 0, 0},
     {"Add", 1, XC_TOP_ADD, 0},        {"Sub", 1, XC_TOP_SUB, 0},
     {"Mul", 1, XC_TOP_MUL, 0},        {"Div", 1, XC_TOP_DIV, 0},
     {"And", 1, XC_TOP_AND, 0},        {"Or", 1, XC_TOP_OR, 0},
@@ -169,6 +171,22 @@ xc_status_t lw_ew_compute(lw_ctx_t* c, const xc_node_t* n, lw_val_t* const* ins,
     if (!is_float) return lw_unsupported(c, n, "integer Shrink");
     lw_val_t* r = xc_tiled_select(k, lw_lt(c, x, K(-lambd)), lw_add(c, x, K(bias)), K(0));
     *out = xc_tiled_select(k, xc_tiled_cmp(k, XC_CMP_GT, x, K(lambd)), lw_sub(c, x, K(bias)), r);
+  } else if (!strcmp(op, "BitShift")) {
+    if (is_float) return lw_unsupported(c, n, "float input");
+    const char* dir = xc_node_has_attr(n, "direction") ? xc_node_attr_string(n, "direction") : "";
+    bool left = dir && !strcmp(dir, "LEFT");
+    if (!left && (!dir || strcmp(dir, "RIGHT") != 0)) return lw_unsupported(c, n, "direction '%s'", dir ? dir : "");
+    *out = xc_tiled_binary(k, left ? XC_TOP_SHL : XC_TOP_SHR, x, lw_cast_to(c, ins[1], dt));
+  } else if (!is_float && (!strcmp(op, "Asin") || !strcmp(op, "Acos"))) {
+    return lw_unsupported(c, n, "integer input");
+  } else if (!strcmp(op, "Asin")) {
+    /* atan(x / sqrt(1 - x^2)); +-1 divide to +-inf, |x| > 1 gives NaN */
+    lw_val_t* r = xc_tiled_unary(k, XC_TOP_SQRT, lw_mul(c, lw_sub(c, K(1), x), lw_add(c, K(1), x)));
+    *out = xc_tiled_unary(k, XC_TOP_ATAN, lw_div(c, x, r));
+  } else if (!strcmp(op, "Acos")) {
+    /* 2 atan(sqrt((1 - x) / (1 + x))): accurate near both ends, pi at -1 */
+    lw_val_t* q = xc_tiled_unary(k, XC_TOP_SQRT, lw_div(c, lw_sub(c, K(1), x), lw_add(c, K(1), x)));
+    *out = lw_mul(c, K(2), xc_tiled_unary(k, XC_TOP_ATAN, q));
   } else if (!strcmp(op, "Tan")) {
     *out = lw_div(c, xc_tiled_unary(k, XC_TOP_SIN, x), xc_tiled_unary(k, XC_TOP_COS, x));
   } else if (!strcmp(op, "Sign")) {

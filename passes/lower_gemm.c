@@ -3,6 +3,7 @@
  * (M tiles, N tiles, batch), a K loop accumulating dot(A[BM,BK], B[BK,BN])
  * in f32 (f64 for f64), then the group's elementwise epilogue on the
  * accumulator tile. */
+#include <stdio.h>
 #include <string.h>
 
 #include "lower_internal.h"
@@ -77,11 +78,28 @@ xc_status_t lw_emit_gemm(lw_ctx_t* c, const xc_node_t* n) {
   int nb = ry - (a1 ? 0 : 1) - (b1 ? 0 : 1);
   if (nb < 0 || ry > LW_MAX_RANK) return lw_unsupported(c, n, "unexpected output rank %d", ry);
 
+  /* Devices with matrix instructions for this dtype (limits "mma"; f32 only
+   * when the compile allows tf32) get tensor-core-sized tiles: 128x128 on
+   * 128 work-items (four warps of 64x64 on CUDA), a 3-stage pipeline of the
+   * K loop (emitters use fewer stages where the buffers do not fit); BLOCK_K
+   * 32 (16-bit) or 16 (f32) columns, so two stages of both operand tiles fit
+   * the 48 KiB of static shared memory. CPUs get tiles sized to their caches
+   * (cpu_tile_defaults). */
+  bool mma = !qlin && c->limits && !c->multi_phase && (c->limits->value[XC_TILED_LIMIT_MMA] & ((int64_t)1 << dt));
   int64_t dbm = 32, dbn = 32, dbk = 16;
-  cpu_tile_defaults(c, M, N, K, Y->dims, nb, &dbm, &dbn, &dbk);
+  if (mma) dbm = 128, dbn = 128, dbk = dt != XC_F32 ? 32 : 16;
+  else cpu_tile_defaults(c, M, N, K, Y->dims, nb, &dbm, &dbn, &dbk);
   int kBM = lw_knob(c, "BLOCK_M", 4, bm_c, dbm);
   int kBN = lw_knob(c, "BLOCK_N", 4, bn_c, dbn);
   int kBK = lw_knob(c, "BLOCK_K", 5, bk_c, dbk);
+  if (mma) {
+    static const int64_t st_c[] = {1, 2, 3, 4}, tf_c[] = {1};
+    char name[32];
+    snprintf(name, sizeof name, "STAGES_p%d", c->phase_index);
+    xc_tiled_add_knob(k, name, XC_KNOB_STAGES, 4, st_c, 3);
+    /* present only when the compile allows tf32: the emitter may use it */
+    if (dt == XC_F32) xc_tiled_add_knob(k, "tf32", XC_KNOB_OTHER, 1, tf_c, 1);
+  }
   xc_tiled_dim_t dm = xc_tiled_dim_knob(kBM), dn = xc_tiled_dim_knob(kBN), dk = xc_tiled_dim_knob(kBK);
   lw_val_t* m0 = lw_iter_begin(c, 0, lw_dim(c, M), kBM, 0);
   lw_val_t* n0 = lw_iter_begin(c, 1, lw_dim(c, N), kBN, 0);
@@ -173,5 +191,216 @@ xc_status_t lw_emit_gemm(lw_ctx_t* c, const xc_node_t* n) {
   lw_iter_end(c, b0);
   lw_iter_end(c, n0);
   lw_iter_end(c, m0);
+  return NULL;
+}
+
+/* ---- Einsum ----------------------------------------------------------------
+ * A flat space over the output; a loop over the flattened contraction labels
+ * (those not in the output) carries a [BLOCK] accumulator; each operand is
+ * loaded at its labels' indices (output tile indices or loop scalars, so a
+ * repeated label reads a diagonal) and the product accumulated. Ellipsis
+ * labels stand for the leading dims of each operand, aligned from the right.
+ */
+enum { EIN_ELL = 52, EIN_MAX_LABELS = EIN_ELL + LW_MAX_RANK }; /* a-z, A-Z, then ellipsis dims */
+
+static int ein_label(char ch) {
+  if (ch >= 'a' && ch <= 'z') return ch - 'a';
+  if (ch >= 'A' && ch <= 'Z') return 26 + ch - 'A';
+  return -1;
+}
+
+/* Parses one term (no spaces) of rank `rank` (-1: the output, ellipsis of
+ * `ell` dims) into labels; false when malformed. */
+static bool ein_term(const char* s, size_t len, int rank, int ell, int* labels, int* count) {
+  int n = 0, explicit_n = 0;
+  bool has_ell = false;
+  for (size_t i = 0; i < len; i++) {
+    if (s[i] == '.') {
+      if (i + 2 >= len || s[i + 1] != '.' || s[i + 2] != '.' || has_ell) return false;
+      has_ell = true;
+      i += 2;
+    } else if (ein_label(s[i]) >= 0) {
+      explicit_n++;
+    } else {
+      return false;
+    }
+  }
+  int e = has_ell ? (rank >= 0 ? rank - explicit_n : ell) : 0;
+  if (e < 0 || (rank >= 0 && !has_ell && explicit_n != rank)) return false;
+  for (size_t i = 0; i < len; i++) {
+    if (s[i] == '.') {
+      for (int j = 0; j < e; j++) labels[n++] = EIN_ELL + (ell - e) + j; /* right-aligned */
+      i += 2;
+    } else {
+      labels[n++] = ein_label(s[i]);
+    }
+  }
+  *count = n;
+  return true;
+}
+
+xc_status_t lw_emit_einsum(lw_ctx_t* c, const xc_node_t* n) {
+  xc_tiled_kernel_t* k = c->k;
+  const xc_value_t* Y = n->outputs[0];
+  const char* eq = xc_node_attr_string(n, "equation");
+  if (!eq || n->num_inputs > 8) return lw_unsupported(c, n, "equation");
+  char buf[256];
+  size_t bl = 0;
+  for (const char* p = eq; *p && bl + 1 < sizeof buf; p++)
+    if (*p != ' ') buf[bl++] = *p;
+  buf[bl] = '\0';
+  const char* arrow = strstr(buf, "->");
+  size_t lhs_len = arrow ? (size_t)(arrow - buf) : bl;
+  int labels[8][LW_MAX_RANK], counts[8] = {0};
+  int ell = 0; /* the most ellipsis dims of any operand */
+  int64_t size[EIN_MAX_LABELS];
+  int uses[EIN_MAX_LABELS] = {0};
+  for (int l = 0; l < EIN_MAX_LABELS; l++) size[l] = -1;
+  const char* t = buf;
+  for (int i = 0; i < n->num_inputs; i++) {
+    const xc_value_t* X = n->inputs[i];
+    const char* end = memchr(t, ',', lhs_len - (size_t)(t - buf));
+    size_t len = end ? (size_t)(end - t) : lhs_len - (size_t)(t - buf);
+    if ((i + 1 < n->num_inputs) != (end != NULL) || !X || X->rank > LW_MAX_RANK)
+      return lw_unsupported(c, n, "equation '%s'", eq);
+    int explicit_n = 0;
+    for (size_t j = 0; j < len; j++) explicit_n += ein_label(t[j]) >= 0;
+    if (memchr(t, '.', len) && X->rank - explicit_n > ell) ell = X->rank - explicit_n;
+    t += len + 1;
+  }
+  t = buf;
+  for (int i = 0; i < n->num_inputs; i++) {
+    const xc_value_t* X = n->inputs[i];
+    const char* end = memchr(t, ',', lhs_len - (size_t)(t - buf));
+    size_t len = end ? (size_t)(end - t) : lhs_len - (size_t)(t - buf);
+    if (!ein_term(t, len, X->rank, ell, labels[i], &counts[i]) || counts[i] != X->rank)
+      return lw_unsupported(c, n, "equation '%s'", eq);
+    for (int d = 0; d < X->rank; d++) {
+      int l = labels[i][d];
+      if (X->dims[d].sym) return lw_unsupported(c, n, "symbolic dims");
+      int64_t v = X->dims[d].value;
+      if (size[l] < 0 || size[l] == 1) size[l] = v;
+      else if (v != 1 && v != size[l]) return lw_unsupported(c, n, "label sizes differ");
+      uses[l]++;
+    }
+    t += len + 1;
+  }
+  int out[LW_MAX_RANK], no = 0;
+  if (arrow) {
+    if (!ein_term(arrow + 2, strlen(arrow + 2), -1, ell, out, &no)) return lw_unsupported(c, n, "equation '%s'", eq);
+  } else { /* implicit: ellipsis dims, then the labels used once, in order */
+    for (int l = EIN_ELL; l < EIN_ELL + ell; l++) out[no++] = l;
+    for (int l = 0; l < EIN_ELL; l++)
+      if (uses[l] == 1) out[no++] = l;
+  }
+  if (no != Y->rank) return lw_unsupported(c, n, "output rank");
+  bool in_out[EIN_MAX_LABELS] = {0};
+  for (int d = 0; d < no; d++) {
+    if (size[out[d]] < 0 || in_out[out[d]]) return lw_unsupported(c, n, "output label");
+    in_out[out[d]] = true;
+  }
+  int red[EIN_MAX_LABELS], nr = 0;
+  xc_dim_t rdims[LW_MAX_RANK];
+  for (int l = 0; l < EIN_MAX_LABELS; l++)
+    if (size[l] >= 0 && !in_out[l]) {
+      if (nr == LW_MAX_RANK) return lw_unsupported(c, n, "too many contracted labels");
+      rdims[nr] = xc_dim_const(size[l]);
+      red[nr++] = l;
+    }
+  xc_dtype_t at = Y->dtype == XC_F64 ? XC_F64 : xc_dtype_is_float(Y->dtype) ? XC_F32 : Y->dtype;
+  static const int64_t blk[] = {32, 64, 128, 256};
+  int kb = lw_knob(c, "BLOCK", 4, blk, 64);
+  lw_val_t* start = lw_iter_begin(c, 0, lw_dim(c, lw_numel(c, Y->rank, Y->dims)), kb, 0);
+  lw_space_t sp;
+  lw_flat_space(c, Y->rank, Y->dims, start, kb, &sp, NULL);
+  lw_val_t* lidx[EIN_MAX_LABELS] = {0};
+  for (int d = 0; d < no; d++) lidx[out[d]] = sp.idx[d];
+  xc_tiled_dim_t bd = xc_tiled_dim_knob(kb);
+  lw_val_t* init = xc_dtype_is_float(at) ? xc_tiled_const_f(k, at, 0, 1, &bd) : xc_tiled_const_i(k, at, 0, 1, &bd);
+  int64_t R = 1;
+  for (int i = 0; i < nr; i++) R *= rdims[i].value;
+  xc_tiled_op_t* loop = xc_tiled_for_begin(k, lw_i64(c, 0), lw_i64(c, R), lw_i64(c, 1), 1, &init);
+  lw_val_t* ridx[LW_MAX_RANK];
+  lw_decompose(c, xc_tiled_for_iv(loop), nr, rdims, ridx);
+  for (int i = 0; i < nr; i++) lidx[red[i]] = ridx[i];
+  lw_val_t* prod = NULL;
+  for (int i = 0; i < n->num_inputs; i++) {
+    const xc_value_t* X = n->inputs[i];
+    lw_space_t s2 = sp;
+    s2.rank = X->rank;
+    s2.dims = X->dims;
+    for (int d = 0; d < X->rank; d++) /* a size-1 dim of a broadcast label reads index 0 */
+      s2.idx[d] = X->dims[d].value == 1 ? lw_i64(c, 0) : lidx[labels[i][d]];
+    lw_val_t* v = lw_cast_to(c, xc_tiled_load(k, lw_buf(c, X), lw_offset(c, &s2, X), sp.mask, NULL), at);
+    prod = prod ? lw_mul(c, prod, v) : v;
+  }
+  if (!prod) prod = lw_fconst(c, at, 1);
+  lw_val_t* next = lw_add(c, xc_tiled_for_arg(loop, 0), prod);
+  xc_tiled_for_end(k, loop, 1, &next);
+  XC_RETURN_IF_ERROR(lw_epilogue(c, &sp, lw_cast_to(c, xc_tiled_for_result(loop, 0), Y->dtype)));
+  lw_iter_end(c, start);
+  return NULL;
+}
+
+/* ---- Det -------------------------------------------------------------------
+ * One program per matrix: Gaussian elimination with partial pivoting on the
+ * matrix held as an [NN, NN] f64 tile (NN a power of two, padding filled
+ * with the identity), carried by a loop over the pivot columns with the
+ * running determinant. Each step picks the first row of largest magnitude in
+ * the column, swaps it up (negating the determinant), multiplies the
+ * determinant by the pivot and eliminates below it; a zero pivot gives 0. */
+xc_status_t lw_emit_det(lw_ctx_t* c, const xc_node_t* n) {
+  xc_tiled_kernel_t* k = c->k;
+  const xc_value_t *X = n->inputs[0], *Y = n->outputs[0];
+  int r = X->rank;
+  if (c->phase->num_nodes > 1) return lw_unsupported(c, n, "fused consumers");
+  if (r < 2 || X->dims[r - 1].sym || X->dims[r - 2].sym || !xc_dtype_is_float(X->dtype))
+    return lw_unsupported(c, n, "shape or dtype");
+  int64_t m = X->dims[r - 1].value, NN = 1;
+  while (NN < m) NN *= 2;
+  if (NN > 64) return lw_unsupported(c, n, "matrix larger than 64");
+  xc_dtype_t F = XC_F64;
+  lw_val_t* bidx = lw_iter_begin(c, 0, lw_dim(c, lw_numel(c, Y->rank, Y->dims)), -1, 1);
+  lw_val_t* rows = lw_col(c, xc_tiled_arange(k, xc_tiled_dim_const(NN)));
+  lw_val_t* cols = lw_row(c, xc_tiled_arange(k, xc_tiled_dim_const(NN)));
+  lw_val_t* vm = lw_i64(c, m);
+  lw_val_t* inside = lw_and(c, lw_lt(c, rows, vm), lw_lt(c, cols, vm));
+  lw_val_t* off = lw_add(c, lw_mul(c, bidx, lw_i64(c, m * m)), lw_add(c, lw_mul(c, rows, vm), cols));
+  lw_val_t* a = lw_cast_to(c, xc_tiled_load(k, lw_buf(c, X), off, inside, NULL), F);
+  lw_val_t* diag = xc_tiled_cmp(k, XC_CMP_EQ, rows, cols);
+  a = xc_tiled_select(k, lw_and(c, diag, xc_tiled_cmp(k, XC_CMP_GE, rows, vm)), lw_fconst(c, F, 1), a);
+  lw_val_t* zero = lw_fconst(c, F, 0);
+  lw_val_t* init[2] = {a, lw_fconst(c, F, 1)};
+  xc_tiled_op_t* loop = xc_tiled_for_begin(k, lw_i64(c, 0), vm, lw_i64(c, 1), 2, init);
+  {
+    lw_val_t* p = xc_tiled_for_iv(loop);
+    lw_val_t* A = xc_tiled_for_arg(loop, 0);
+    lw_val_t* det = xc_tiled_for_arg(loop, 1);
+    lw_val_t* colp = lw_col(c, xc_tiled_reduce(k, XC_REDUCE_SUM, xc_tiled_select(k, xc_tiled_cmp(k, XC_CMP_EQ, cols, p), A, zero), 1));
+    lw_val_t* cand = xc_tiled_cmp(k, XC_CMP_GE, rows, p); /* [NN,1] */
+    lw_val_t* mag = xc_tiled_select(k, cand, xc_tiled_unary(k, XC_TOP_ABS, colp), lw_fconst(c, F, -1));
+    lw_val_t* best = xc_tiled_reduce(k, XC_REDUCE_MAX, xc_tiled_reduce(k, XC_REDUCE_MAX, mag, 1), 0);
+    lw_val_t* hit = lw_and(c, cand, xc_tiled_cmp(k, XC_CMP_EQ, mag, best));
+    lw_val_t* piv = xc_tiled_reduce(k, XC_REDUCE_MIN, xc_tiled_reduce(k, XC_REDUCE_MIN, xc_tiled_select(k, hit, rows, lw_i64(c, INT64_MAX)), 1), 0);
+    lw_val_t* at_p = xc_tiled_cmp(k, XC_CMP_EQ, rows, p), *at_piv = xc_tiled_cmp(k, XC_CMP_EQ, rows, piv);
+    lw_val_t* row_p = lw_row(c, xc_tiled_reduce(k, XC_REDUCE_SUM, xc_tiled_select(k, at_p, A, zero), 0));
+    lw_val_t* row_v = lw_row(c, xc_tiled_reduce(k, XC_REDUCE_SUM, xc_tiled_select(k, at_piv, A, zero), 0));
+    lw_val_t* S = xc_tiled_select(k, at_p, row_v, xc_tiled_select(k, at_piv, row_p, A)); /* rows swapped */
+    lw_val_t* pv = xc_tiled_reduce(k, XC_REDUCE_SUM, xc_tiled_reduce(k, XC_REDUCE_SUM,
+                       xc_tiled_select(k, lw_and(c, at_p, xc_tiled_cmp(k, XC_CMP_EQ, cols, p)), S, zero), 1), 0);
+    lw_val_t* swapped = xc_tiled_cmp(k, XC_CMP_NE, piv, p);
+    lw_val_t* nz = xc_tiled_cmp(k, XC_CMP_NE, pv, zero);
+    lw_val_t* d2 = lw_mul(c, xc_tiled_select(k, swapped, lw_sub(c, zero, det), det), pv);
+    /* below the pivot: row -= (S[row, p] / pv) * S[p, :] */
+    lw_val_t* scol = lw_col(c, xc_tiled_reduce(k, XC_REDUCE_SUM, xc_tiled_select(k, xc_tiled_cmp(k, XC_CMP_EQ, cols, p), S, zero), 1));
+    lw_val_t* f = xc_tiled_select(k, lw_and(c, xc_tiled_cmp(k, XC_CMP_GT, rows, p), nz),
+                                  lw_div(c, scol, xc_tiled_select(k, nz, pv, lw_fconst(c, F, 1))), zero);
+    lw_val_t* srow = lw_row(c, xc_tiled_reduce(k, XC_REDUCE_SUM, xc_tiled_select(k, at_p, S, zero), 0));
+    lw_val_t* next[2] = {lw_sub(c, S, lw_mul(c, f, srow)), d2};
+    xc_tiled_for_end(k, loop, 2, next);
+  }
+  lw_val_t* det = xc_tiled_for_result(loop, 1);
+  xc_tiled_store(k, lw_buf(c, Y), bidx, lw_cast_to(c, det, Y->dtype), NULL);
+  lw_iter_end(c, bidx);
   return NULL;
 }

@@ -134,6 +134,15 @@ xc_status_t lw_emit_pool(lw_ctx_t* c, const xc_node_t* n);      /* lower_conv.c 
 xc_status_t lw_emit_conv(lw_ctx_t* c, const xc_node_t* n);      /* lower_conv.c */
 xc_status_t lw_emit_convtranspose(lw_ctx_t* c, const xc_node_t* n); /* lower_conv.c */
 xc_status_t lw_emit_gemm(lw_ctx_t* c, const xc_node_t* n);      /* lower_gemm.c */
+xc_status_t lw_emit_einsum(lw_ctx_t* c, const xc_node_t* n);    /* lower_gemm.c */
+xc_status_t lw_emit_dynamic_quant(lw_ctx_t* c, const xc_node_t* n); /* lower_quant.c */
+xc_status_t lw_emit_det(lw_ctx_t* c, const xc_node_t* n);       /* lower_gemm.c */
+xc_status_t lw_emit_deform_conv(lw_ctx_t* c, const xc_node_t* n); /* lower_conv.c */
+xc_status_t lw_emit_roi_align(lw_ctx_t* c, const xc_node_t* n);  /* lower_sample.c */
+xc_status_t lw_emit_max_unpool(lw_ctx_t* c, const xc_node_t* n); /* lower_scatter.c */
+xc_status_t lw_emit_col2im(lw_ctx_t* c, const xc_node_t* n);     /* lower_movement.c */
+bool lw_is_rnn(const xc_node_t* n);                             /* lower_rnn.c */
+xc_status_t lw_emit_rnn(lw_ctx_t* c, const xc_node_t* n);
 xc_status_t lw_emit_attention(lw_ctx_t* c, const xc_node_t* n); /* lower_attention.c */
 xc_status_t lw_emit_movement(lw_ctx_t* c, const xc_node_t* n);  /* lower_movement.c */
 bool lw_is_reduce(const xc_node_t* n);

@@ -13,7 +13,7 @@ static const char* const movement_ops[] = {"Transpose", "Gather", "GatherElement
                                            "Concat", "Slice", "Expand", "Tile", "Pad",
                                            "ConstantOfShape", "Size", "Trilu", "EyeLike",
                                            "BatchNormalization", "Dropout", "DepthToSpace",
-                                           "SpaceToDepth", "GatherND", "OneHot", "RotaryEmbedding"};
+                                           "SpaceToDepth", "GatherND", "OneHot", "RotaryEmbedding", "Range", "LRN"};
 
 bool lw_is_movement(const xc_node_t* n) {
   if (n->domain && n->domain[0]) return false;
@@ -98,6 +98,40 @@ xc_status_t lw_emit_movement(lw_ctx_t* c, const xc_node_t* n) {
     y = load_idx(c, &sp, X, X->rank, in);
   } else if (!strcmp(op, "Expand")) {
     y = lw_load_at(c, &sp, X);
+  } else if (!strcmp(op, "LRN")) {
+    /* x / (bias + alpha/size * sum of x^2 over channels c-lo..c+hi)^beta,
+     * the window unrolled (masked outside the channels) */
+    int64_t size = xc_node_attr_int(n, "size");
+    if (X->rank < 2 || size < 1 || size > 64 || !xc_dtype_is_float(X->dtype))
+      return lw_unsupported(c, n, "size %lld, rank %d", (long long)size, X->rank);
+    xc_dtype_t at = X->dtype == XC_F64 ? XC_F64 : XC_F32;
+    int64_t lo = (size - 1) / 2;
+    lw_val_t* ss = lw_fconst(c, at, 0);
+    lw_val_t* ch = sp.idx[1];
+    lw_val_t* nch = lw_dim(c, X->dims[1]).v;
+    for (int d = 0; d < X->rank; d++) in[d] = sp.idx[d];
+    for (int64_t j = 0; j < size; j++) {
+      lw_val_t* cj = lw_add(c, ch, lw_i64(c, j - lo));
+      lw_val_t* ok = lw_and(c, xc_tiled_cmp(k, XC_CMP_GE, cj, lw_i64(c, 0)), lw_lt(c, cj, nch));
+      in[1] = xc_tiled_select(k, ok, cj, lw_i64(c, 0));
+      lw_space_t s2 = sp;
+      s2.mask = lw_and(c, sp.mask, ok);
+      lw_val_t* v = lw_cast_to(c, load_idx(c, &s2, X, X->rank, in), at);
+      ss = lw_add(c, ss, xc_tiled_select(k, ok, lw_mul(c, v, v), lw_fconst(c, at, 0)));
+    }
+    double alpha = xc_node_attr_float(n, "alpha"), beta = xc_node_attr_float(n, "beta");
+    double bias = xc_node_attr_float(n, "bias");
+    lw_val_t* den = xc_tiled_binary(k, XC_TOP_POW, lw_add(c, lw_fconst(c, at, bias), lw_mul(c, lw_fconst(c, at, alpha / (double)size), ss)),
+                                    lw_fconst(c, at, beta));
+    y = lw_cast_to(c, lw_div(c, lw_cast_to(c, lw_load_at(c, &sp, X), at), den), Y->dtype);
+  } else if (!strcmp(op, "Range")) {
+    /* start + i * delta in f64 (floats) or i64, like the reference; start
+     * and delta are read from their buffers, the length is the static dim */
+    if (Y->rank != 1) return lw_unsupported(c, n, "rank %d", Y->rank);
+    xc_dtype_t at = xc_dtype_is_float(Y->dtype) ? XC_F64 : XC_I64;
+    lw_val_t* s0 = lw_cast_to(c, xc_tiled_load(k, lw_buf(c, n->inputs[0]), lw_i64(c, 0), NULL, NULL), at);
+    lw_val_t* dl = lw_cast_to(c, xc_tiled_load(k, lw_buf(c, n->inputs[2]), lw_i64(c, 0), NULL, NULL), at);
+    y = lw_cast_to(c, lw_add(c, s0, lw_mul(c, lw_cast_to(c, sp.idx[0], at), dl)), Y->dtype);
   } else if (!strcmp(op, "Tile")) {
     for (int d = 0; d < X->rank; d++) in[d] = lw_rem(c, sp.idx[d], lw_dim(c, X->dims[d]).v);
     y = load_idx(c, &sp, X, X->rank, in);
@@ -360,6 +394,71 @@ xc_status_t lw_emit_movement(lw_ctx_t* c, const xc_node_t* n) {
     return lw_unsupported(c, n, "no lowering for this op");
   }
   XC_RETURN_IF_ERROR(lw_epilogue(c, &sp, y));
+  lw_iter_end(c, start);
+  return NULL;
+}
+
+/* Col2Im (constant image_shape and block_shape, N-D): a flat space over the
+ * image; every block position (unrolled) whose window covers the pixel,
+ * o = p + pad - k*dilation divisible by the stride and o/stride inside the
+ * block grid, adds its column entry. */
+xc_status_t lw_emit_col2im(lw_ctx_t* c, const xc_node_t* n) {
+  xc_tiled_kernel_t* k = c->k;
+  const xc_value_t *X = n->inputs[0], *Y = n->outputs[0];
+  int64_t img[LW_MAX_RANK], blk[LW_MAX_RANK];
+  int ni = 0, nb = 0;
+  if (!lw_const_ints(c, n->inputs[1], img, LW_MAX_RANK, &ni) || !lw_const_ints(c, n->inputs[2], blk, LW_MAX_RANK, &nb) ||
+      ni != nb || ni < 1 || Y->rank != ni + 2 || X->rank != 3)
+    return lw_unsupported(c, n, "image_shape/block_shape are not constant");
+  int nsp = ni;
+  int64_t cnt;
+  const int64_t* dl = xc_node_attr_ints(n, "dilations", &cnt);
+  if (dl && cnt != nsp) dl = NULL;
+  const int64_t* st = xc_node_attr_ints(n, "strides", &cnt);
+  if (st && cnt != nsp) st = NULL;
+  const int64_t* pd = xc_node_attr_ints(n, "pads", &cnt);
+  if (pd && cnt != 2 * nsp) pd = NULL;
+  int64_t nblk[LW_MAX_RANK], ksize = 1;
+  for (int i = 0; i < nsp; i++) {
+    int64_t ek = (blk[i] - 1) * (dl ? dl[i] : 1) + 1;
+    int64_t span = img[i] + (pd ? pd[i] + pd[nsp + i] : 0) - ek;
+    if (span < 0 || blk[i] < 1) return lw_unsupported(c, n, "block larger than the padded image");
+    nblk[i] = span / (st ? st[i] : 1) + 1;
+    ksize *= blk[i];
+  }
+  if (ksize > 256) return lw_unsupported(c, n, "block of %lld positions", (long long)ksize);
+  xc_dtype_t at = xc_dtype_is_float(Y->dtype) ? (Y->dtype == XC_F64 ? XC_F64 : XC_F32) : Y->dtype;
+  static const int64_t blk_sz[] = {64, 128, 256, 512};
+  int kb = lw_knob(c, "BLOCK", 4, blk_sz, 128);
+  lw_val_t* start = lw_iter_begin(c, 0, lw_dim(c, lw_numel(c, Y->rank, Y->dims)), kb, 0);
+  lw_space_t sp;
+  lw_flat_space(c, Y->rank, Y->dims, start, kb, &sp, NULL);
+  lw_val_t* acc = lw_fconst(c, at, 0);
+  for (int64_t kp = 0; kp < ksize; kp++) {
+    int64_t kidx[LW_MAX_RANK], rem = kp;
+    for (int i = nsp - 1; i >= 0; i--) kidx[i] = rem % blk[i], rem /= blk[i];
+    lw_val_t* ok = sp.mask;
+    lw_val_t* l = lw_i64(c, 0);
+    for (int i = 0; i < nsp; i++) {
+      int64_t s = st ? st[i] : 1;
+      lw_val_t* o = lw_add(c, sp.idx[2 + i], lw_i64(c, (pd ? pd[i] : 0) - kidx[i] * (dl ? dl[i] : 1)));
+      lw_val_t* q = lw_div(c, xc_tiled_select(k, lw_lt(c, o, lw_i64(c, 0)), lw_i64(c, 0), o), lw_i64(c, s));
+      ok = lw_and(c, ok, xc_tiled_cmp(k, XC_CMP_GE, o, lw_i64(c, 0)));
+      ok = lw_and(c, ok, xc_tiled_cmp(k, XC_CMP_EQ, lw_rem(c, xc_tiled_select(k, lw_lt(c, o, lw_i64(c, 0)), lw_i64(c, 0), o), lw_i64(c, s)), lw_i64(c, 0)));
+      ok = lw_and(c, ok, lw_lt(c, q, lw_i64(c, nblk[i])));
+      l = lw_add(c, lw_mul(c, l, lw_i64(c, nblk[i])), q);
+    }
+    lw_val_t* row = lw_add(c, lw_mul(c, sp.idx[1], lw_i64(c, ksize)), lw_i64(c, kp));
+    lw_space_t sx;
+    memset(&sx, 0, sizeof sx);
+    sx.rank = 3;
+    sx.idx[0] = sp.idx[0];
+    sx.idx[1] = row;
+    sx.idx[2] = xc_tiled_select(k, ok, l, lw_i64(c, 0));
+    lw_val_t* v = lw_cast_to(c, xc_tiled_load(k, lw_buf(c, X), lw_offset(c, &sx, X), ok, NULL), at);
+    acc = lw_add(c, acc, xc_tiled_select(k, ok, v, lw_fconst(c, at, 0)));
+  }
+  XC_RETURN_IF_ERROR(lw_epilogue(c, &sp, acc));
   lw_iter_end(c, start);
   return NULL;
 }

@@ -21,14 +21,38 @@ typedef struct rows {
   int kBR, kBC;
   lw_val_t* start;
   lw_val_t* rc; /* [1,BC] flat reduced index of the current chunk */
+  int64_t cpg;  /* GroupNormalization: channels per group (rows = [N, G]), else 0 */
 } rows_t;
 
 static const int64_t br_c[] = {1, 2, 4, 8, 16}, bc_c[] = {16, 32, 64, 128, 256};
 
+static void rows_begin_at(lw_ctx_t* c, const xc_value_t* X, const bool* is_red, int64_t cpg, rows_t* w);
+
 static void rows_begin(lw_ctx_t* c, const xc_value_t* X, const bool* is_red, rows_t* w) {
+  rows_begin_at(c, X, is_red, 0, w);
+}
+
+/* cpg > 0: GroupNormalization's rows [N, C/cpg] over [cpg, spatial...] (the
+ * channel index is group * cpg + the first reduced index); is_red unused. */
+static void rows_begin_at(lw_ctx_t* c, const xc_value_t* X, const bool* is_red, int64_t cpg, rows_t* w) {
   memset(w, 0, sizeof *w);
   w->X = X;
-  for (int d = 0; d < X->rank; d++) {
+  w->cpg = cpg;
+  for (int d = 0; d < X->rank && cpg > 0; d++) {
+    if (d == 0) {
+      w->kept[w->nk] = 0;
+      w->kdims[w->nk++] = X->dims[0];
+    } else if (d == 1) {
+      w->kept[w->nk] = 1;
+      w->kdims[w->nk++] = xc_dim_const(X->dims[1].value / cpg);
+      w->red[w->nr] = 1;
+      w->rdims[w->nr++] = xc_dim_const(cpg);
+    } else {
+      w->red[w->nr] = d;
+      w->rdims[w->nr++] = X->dims[d];
+    }
+  }
+  for (int d = 0; d < X->rank && cpg == 0; d++) {
     if (is_red[d]) {
       w->red[w->nr] = d;
       w->rdims[w->nr++] = X->dims[d];
@@ -57,11 +81,13 @@ static void rows_chunk(lw_ctx_t* c, rows_t* w, lw_val_t* r0, lw_space_t* sp) {
   lw_decompose(c, rc, w->nr, w->rdims, ridx);
   for (int i = 0; i < w->nk; i++) sp->idx[w->kept[i]] = w->kidx[i];
   for (int i = 0; i < w->nr; i++) sp->idx[w->red[i]] = ridx[i];
+  if (w->cpg > 0) sp->idx[1] = lw_add(c, lw_mul(c, w->kidx[1], lw_i64(c, w->cpg)), ridx[0]);
   sp->mask = lw_and(c, w->rowmask, lw_lt(c, rc, w->R.v));
 }
 
 static xc_dtype_t acc_type(xc_dtype_t dt) {
   if (dt == XC_F64) return XC_F64;
+  if (dt == XC_BOOL) return XC_I32; /* Max = any, Min = all on 0/1 */
   if (xc_dtype_is_float(dt)) return XC_F32;
   return dt;
 }
@@ -98,7 +124,8 @@ bool lw_is_normalize(const xc_node_t* n) {
   if (n->domain && n->domain[0]) return false;
   return !strcmp(n->op_type, "Softmax") || !strcmp(n->op_type, "LogSoftmax") ||
          !strcmp(n->op_type, "LayerNormalization") || !strcmp(n->op_type, "RMSNormalization") ||
-         !strcmp(n->op_type, "LpNormalization") || !strcmp(n->op_type, "InstanceNormalization");
+         !strcmp(n->op_type, "LpNormalization") || !strcmp(n->op_type, "InstanceNormalization") ||
+         !strcmp(n->op_type, "GroupNormalization") || !strcmp(n->op_type, "MeanVarianceNormalization");
 }
 
 /* for r0 over the reduced elements, one carried [BR] accumulator. */
@@ -131,8 +158,11 @@ xc_status_t lw_emit_reduce(lw_ctx_t* c, const xc_node_t* n) {
     if (av && !lw_const_ints(c, av, axes, LW_MAX_RANK, &na))
       return lw_unsupported(c, n, "axes are not constant");
     if (na == 0) {
-      if (xc_node_attr_int(n, "noop_with_empty_axes")) return lw_unsupported(c, n, "noop_with_empty_axes");
-      for (int d = 0; d < X->rank; d++) is_red[d] = true;
+      /* noop_with_empty_axes: the output is the input; a sum over no axes
+       * (one element per row) copies it whatever the op. */
+      if (xc_node_attr_int(n, "noop_with_empty_axes")) kind = RK_SUM;
+      else
+        for (int d = 0; d < X->rank; d++) is_red[d] = true;
     }
     for (int i = 0; i < na; i++) {
       int64_t a = axes[i] < 0 ? axes[i] + X->rank : axes[i];
@@ -152,6 +182,10 @@ xc_status_t lw_emit_reduce(lw_ctx_t* c, const xc_node_t* n) {
   if (kind == RK_PROD) init = 1, rk = XC_REDUCE_PROD;
   if (!xc_dtype_is_float(at) && (kind == RK_MAX || kind == RK_MIN))
     init = kind == RK_MAX ? -9.2e18 : 9.2e18;
+  if (X->dtype == XC_BOOL) {
+    if (kind != RK_MAX && kind != RK_MIN) return lw_unsupported(c, n, "bool %s", n->op_type);
+    init = kind == RK_MAX ? 0 : 1;
+  }
   double fill = init;
   lw_val_t* a0 = row_init(c, &w, at, kind == RK_MAX || kind == RK_MIN ? init : (kind == RK_PROD ? 1 : 0));
   lw_space_t sp;
@@ -364,7 +398,8 @@ xc_status_t lw_emit_normalize(lw_ctx_t* c, const xc_node_t* n) {
   for (int o = 1; o < n->num_outputs; o++)
     if (n->outputs[o] && c->must_store[n->outputs[o]->id] && strcmp(op, "LayerNormalization") != 0)
       return lw_unsupported(c, n, "output %d is used", o);
-  int64_t axis = strcmp(op, "InstanceNormalization") ? xc_node_attr_int(n, "axis") : 2;
+  bool group = !strcmp(op, "GroupNormalization"), mvn = !strcmp(op, "MeanVarianceNormalization");
+  int64_t axis = strcmp(op, "InstanceNormalization") && !group && !mvn ? xc_node_attr_int(n, "axis") : 2;
   if (axis < 0) axis += X->rank;
   if (axis < 0 || axis >= X->rank) return lw_unsupported(c, n, "bad axis");
   bool is_red[LW_MAX_RANK] = {0};
@@ -374,11 +409,31 @@ xc_status_t lw_emit_normalize(lw_ctx_t* c, const xc_node_t* n) {
   bool inst = !strcmp(op, "InstanceNormalization"); /* per (n, c) over the spatial dims */
   if (inst && X->rank < 3) return lw_unsupported(c, n, "rank %d", X->rank);
   for (int d = 0; d < X->rank; d++) is_red[d] = soft ? d == axis : d >= axis;
+  int64_t cpg = 0; /* GroupNormalization: per (n, group) over its channels and the spatial dims */
+  if (group) {
+    int64_t groups = xc_node_attr_int(n, "num_groups");
+    if (X->rank < 2 || X->dims[1].sym || groups < 1 || X->dims[1].value % groups)
+      return lw_unsupported(c, n, "channels not static or not divisible by num_groups");
+    cpg = X->dims[1].value / groups;
+    if (cpg == 0) return lw_unsupported(c, n, "no channels");
+  }
+  if (mvn) { /* axes (default 0, 2, 3), (x - mean) / (std + 1e-9) */
+    int64_t na = 0;
+    const int64_t* axes = xc_node_attr_ints(n, "axes", &na);
+    static const int64_t dflt[3] = {0, 2, 3};
+    if (!axes) axes = dflt, na = 3;
+    for (int d = 0; d < X->rank; d++) is_red[d] = false;
+    for (int64_t i = 0; i < na; i++) {
+      int64_t a = axes[i] < 0 ? axes[i] + X->rank : axes[i];
+      if (a < 0 || a >= X->rank) return lw_unsupported(c, n, "bad axis");
+      is_red[a] = true;
+    }
+  }
   xc_dtype_t at = acc_type(X->dtype);
   if (!xc_dtype_is_float(at)) return lw_unsupported(c, n, "integer input");
-  double eps = soft ? 0 : xc_node_attr_float(n, "epsilon");
+  double eps = soft || mvn ? 0 : xc_node_attr_float(n, "epsilon");
   rows_t w;
-  rows_begin(c, X, is_red, &w);
+  rows_begin_at(c, X, is_red, cpg, &w);
   lw_space_t sp;
   lw_val_t* stat1 = NULL; /* max, mean or mean square */
   lw_val_t* stat2 = NULL; /* sum of exp or rstd */
@@ -419,7 +474,11 @@ xc_status_t lw_emit_normalize(lw_ctx_t* c, const xc_node_t* n) {
       xc_tiled_for_end(k, loop, 1, &next);
     }
     stat2 = xc_tiled_for_result(loop, 0);
-    if (!soft) stat2 = xc_tiled_unary(k, XC_TOP_RSQRT, lw_add(c, lw_div(c, stat2, rf), lw_fconst(c, at, eps)));
+    if (mvn)
+      stat2 = lw_div(c, lw_fconst(c, at, 1),
+                     lw_add(c, xc_tiled_unary(k, XC_TOP_SQRT, lw_div(c, stat2, rf)), lw_fconst(c, at, 1e-9)));
+    else if (!soft)
+      stat2 = xc_tiled_unary(k, XC_TOP_RSQRT, lw_add(c, lw_div(c, stat2, rf), lw_fconst(c, at, eps)));
   }
   lw_val_t* s2c = lw_col(c, stat2);
   /* LayerNormalization's Mean and InvStdDev outputs: one value per row */
@@ -451,7 +510,8 @@ xc_status_t lw_emit_normalize(lw_ctx_t* c, const xc_node_t* n) {
         y = lw_sub(c, lw_sub(c, x, m), xc_tiled_unary(k, XC_TOP_LOG, s2c));
     } else {
       y = rms ? lw_mul(c, x, s2c) : lw_mul(c, lw_sub(c, x, s1c), s2c);
-      if (inst) { /* scale and bias per channel */
+      if (mvn) {
+      } else if (inst || group) { /* scale and bias per channel */
         y = lw_mul(c, y, lw_cast_to(c, xc_tiled_load(k, lw_buf(c, n->inputs[1]), sp.idx[1], sp.mask, NULL), at));
         y = lw_add(c, y, lw_cast_to(c, xc_tiled_load(k, lw_buf(c, n->inputs[2]), sp.idx[1], sp.mask, NULL), at));
       } else {

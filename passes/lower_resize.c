@@ -128,8 +128,11 @@ xc_status_t lw_emit_resize(lw_ctx_t* c, const xc_node_t* n) {
     }
     x = xc_tiled_select(k, sp.mask, x, FC(0)); /* masked lanes stay finite */
     lw_val_t* fl = xc_tiled_unary(k, XC_TOP_FLOOR, x);
-    lw_val_t* base_f = xc_tiled_select(k, xc_tiled_cmp(k, XC_CMP_EQ, fl, x), lw_sub(c, x, FC(1)), fl);
-    lw_val_t* ratio = lw_sub(c, x, base_f);
+    /* An integral x takes base x - 1 and ratio exactly 1 (a C compiler may
+     * contract the recomputed x - base into an fma, which would not give 1). */
+    lw_val_t* exact = xc_tiled_cmp(k, XC_CMP_EQ, fl, x);
+    lw_val_t* base_f = xc_tiled_select(k, exact, lw_sub(c, fl, FC(1)), fl);
+    lw_val_t* ratio = xc_tiled_select(k, exact, FC(1), lw_sub(c, x, fl));
     lw_val_t* base = lw_cast_to(c, base_f, XC_I64);
     lw_val_t* lo = lw_i64(c, 0), *hi = lw_i64(c, in - 1);
     if (mode == RM_NEAREST) {

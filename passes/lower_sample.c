@@ -155,3 +155,84 @@ xc_status_t lw_emit_grid_sample(lw_ctx_t* c, const xc_node_t* n) {
   lw_iter_end(c, start);
   return NULL;
 }
+
+/* RoiAlign (sampling_ratio > 0): a flat space over [rois, C, oh, ow]; each
+ * lane reads its region and batch index and takes the bin's ratio x ratio
+ * bilinear samples (unrolled; samples more than a pixel outside read 0,
+ * coordinates clamped like the reference), averaged, or in max mode the
+ * largest weighted corner. f64 math. */
+xc_status_t lw_emit_roi_align(lw_ctx_t* c, const xc_node_t* n) {
+  xc_tiled_kernel_t* k = c->k;
+  const xc_value_t *X = n->inputs[0], *Ro = n->inputs[1], *Bi = n->inputs[2], *Y = n->outputs[0];
+  if (X->rank != 4 || Y->rank != 4) return lw_unsupported(c, n, "rank");
+  for (int d = 1; d < 4; d++)
+    if (X->dims[d].sym) return lw_unsupported(c, n, "symbolic dims");
+  int64_t ratio = xc_node_attr_int(n, "sampling_ratio");
+  if (ratio < 1 || ratio > 8) return lw_unsupported(c, n, "sampling_ratio %lld (needs 1..8)", (long long)ratio);
+  const char* ct = xc_node_attr_string(n, "coordinate_transformation_mode");
+  const char* mode = xc_node_attr_string(n, "mode");
+  bool half = ct && !strcmp(ct, "half_pixel"), mx = mode && !strcmp(mode, "max");
+  int64_t oh = xc_node_attr_int(n, "output_height"), ow = xc_node_attr_int(n, "output_width");
+  int64_t H = X->dims[2].value, W = X->dims[3].value, C = X->dims[1].value;
+  double scale = xc_node_attr_float(n, "spatial_scale");
+  xc_dtype_t F = XC_F64;
+#define FC(v) lw_fconst(c, F, (v))
+  static const int64_t blk[] = {64, 128, 256, 512};
+  int kb = lw_knob(c, "BLOCK", 4, blk, 128);
+  lw_val_t* start = lw_iter_begin(c, 0, lw_dim(c, lw_numel(c, 4, Y->dims)), kb, 0);
+  lw_space_t sp;
+  lw_flat_space(c, 4, Y->dims, start, kb, &sp, NULL);
+  lw_val_t *r = sp.idx[0], *ch = sp.idx[1];
+  lw_val_t* ph = lw_cast_to(c, sp.idx[2], F), *pw = lw_cast_to(c, sp.idx[3], F);
+  lw_val_t* roi[4];
+  for (int q = 0; q < 4; q++) {
+    lw_val_t* v = lw_cast_to(c, xc_tiled_load(k, lw_buf(c, Ro), lw_add(c, lw_mul(c, r, lw_i64(c, 4)), lw_i64(c, q)), sp.mask, NULL), F);
+    roi[q] = lw_sub(c, lw_mul(c, v, FC(scale)), FC(half ? 0.5 : 0.0));
+  }
+  lw_val_t* b = lw_cast_to(c, xc_tiled_load(k, lw_buf(c, Bi), r, sp.mask, NULL), XC_I64);
+  lw_val_t* rw = lw_sub(c, roi[2], roi[0]), *rh = lw_sub(c, roi[3], roi[1]);
+  if (!half) {
+    rw = xc_tiled_binary(k, XC_TOP_MAX, rw, FC(1));
+    rh = xc_tiled_binary(k, XC_TOP_MAX, rh, FC(1));
+  }
+  lw_val_t* bh = lw_div(c, rh, FC((double)oh)), *bw = lw_div(c, rw, FC((double)ow));
+  lw_val_t* plane = lw_mul(c, lw_add(c, lw_mul(c, b, lw_i64(c, C)), ch), lw_i64(c, H * W));
+  lw_val_t* acc = NULL;
+  for (int64_t iy = 0; iy < ratio; iy++)
+    for (int64_t ix = 0; ix < ratio; ix++) {
+      lw_val_t* yy = lw_add(c, lw_add(c, roi[1], lw_mul(c, ph, bh)), lw_mul(c, FC(((double)iy + 0.5) / (double)ratio), bh));
+      lw_val_t* xx = lw_add(c, lw_add(c, roi[0], lw_mul(c, pw, bw)), lw_mul(c, FC(((double)ix + 0.5) / (double)ratio), bw));
+      lw_val_t* out = xc_tiled_binary(k, XC_TOP_OR, xc_tiled_binary(k, XC_TOP_OR, lw_lt(c, yy, FC(-1)), xc_tiled_cmp(k, XC_CMP_GT, yy, FC((double)H))),
+                                      xc_tiled_binary(k, XC_TOP_OR, lw_lt(c, xx, FC(-1)), xc_tiled_cmp(k, XC_CMP_GT, xx, FC((double)W))));
+      lw_val_t* in = lw_and(c, sp.mask, xc_tiled_unary(k, XC_TOP_NOT, out));
+      yy = xc_tiled_select(k, in, xc_tiled_binary(k, XC_TOP_MAX, yy, FC(0)), FC(0));
+      xx = xc_tiled_select(k, in, xc_tiled_binary(k, XC_TOP_MAX, xx, FC(0)), FC(0));
+      lw_val_t* ylo = lw_cast_to(c, xc_tiled_unary(k, XC_TOP_FLOOR, yy), XC_I64);
+      lw_val_t* xlo = lw_cast_to(c, xc_tiled_unary(k, XC_TOP_FLOOR, xx), XC_I64);
+      lw_val_t* yedge = xc_tiled_cmp(k, XC_CMP_GE, ylo, lw_i64(c, H - 1));
+      lw_val_t* xedge = xc_tiled_cmp(k, XC_CMP_GE, xlo, lw_i64(c, W - 1));
+      ylo = xc_tiled_select(k, yedge, lw_i64(c, H - 1), ylo);
+      xlo = xc_tiled_select(k, xedge, lw_i64(c, W - 1), xlo);
+      lw_val_t* yhi = xc_tiled_select(k, yedge, ylo, lw_add(c, ylo, lw_i64(c, 1)));
+      lw_val_t* xhi = xc_tiled_select(k, xedge, xlo, lw_add(c, xlo, lw_i64(c, 1)));
+      yy = xc_tiled_select(k, yedge, lw_cast_to(c, ylo, F), yy);
+      xx = xc_tiled_select(k, xedge, lw_cast_to(c, xlo, F), xx);
+      lw_val_t* ly = lw_sub(c, yy, lw_cast_to(c, ylo, F)), *lx = lw_sub(c, xx, lw_cast_to(c, xlo, F));
+      lw_val_t* hy = lw_sub(c, FC(1), ly), *hx = lw_sub(c, FC(1), lx);
+      lw_val_t* ys[2] = {ylo, yhi}, *xs[2] = {xlo, xhi}, *wy[2] = {hy, ly}, *wx[2] = {hx, lx};
+      lw_val_t* s = NULL;
+      for (int dy = 0; dy < 2; dy++)
+        for (int dx = 0; dx < 2; dx++) {
+          lw_val_t* off = lw_add(c, plane, lw_add(c, lw_mul(c, ys[dy], lw_i64(c, W)), xs[dx]));
+          lw_val_t* xv = lw_cast_to(c, xc_tiled_load(k, lw_buf(c, X), off, in, NULL), F);
+          lw_val_t* v = xc_tiled_select(k, in, lw_mul(c, lw_mul(c, wy[dy], wx[dx]), xv), FC(0));
+          s = !s ? v : mx ? xc_tiled_binary(k, XC_TOP_MAX, s, v) : lw_add(c, s, v);
+        }
+      acc = !acc ? s : mx ? xc_tiled_binary(k, XC_TOP_MAX, acc, s) : lw_add(c, acc, s);
+    }
+  if (!mx) acc = lw_div(c, acc, FC((double)(ratio * ratio)));
+#undef FC
+  XC_RETURN_IF_ERROR(lw_epilogue(c, &sp, acc));
+  lw_iter_end(c, start);
+  return NULL;
+}

@@ -98,3 +98,49 @@ xc_status_t lw_emit_scatter(lw_ctx_t* c, const xc_node_t* n) {
   }
   return NULL;
 }
+
+/* MaxUnpool: one program; a loop zeroes the output, a loop over the input
+ * stores each value at its index (a flat index into the default output
+ * shape, re-addressed into the output when output_shape enlarges it). */
+xc_status_t lw_emit_max_unpool(lw_ctx_t* c, const xc_node_t* n) {
+  xc_tiled_kernel_t* k = c->k;
+  const xc_value_t *X = n->inputs[0], *I = n->inputs[1], *Y = n->outputs[0];
+  if (c->phase->num_nodes > 1) return lw_unsupported(c, n, "fused consumers");
+  int rank = X->rank, nsp = rank - 2;
+  if (rank < 3 || rank > LW_MAX_RANK || Y->rank != rank) return lw_unsupported(c, n, "rank");
+  int64_t cnt = 0, ns = 0, np = 0;
+  const int64_t* ks = xc_node_attr_ints(n, "kernel_shape", &cnt);
+  const int64_t* st = xc_node_attr_ints(n, "strides", &ns);
+  const int64_t* pd = xc_node_attr_ints(n, "pads", &np);
+  if (!ks || cnt != nsp || (st && ns != nsp) || (pd && np != 2 * nsp)) return lw_unsupported(c, n, "attributes");
+  xc_dim_t inferred[LW_MAX_RANK];
+  for (int d = 0; d < rank; d++)
+    if (X->dims[d].sym || Y->dims[d].sym) return lw_unsupported(c, n, "symbolic dims");
+  inferred[0] = X->dims[0];
+  inferred[1] = X->dims[1];
+  for (int i = 0; i < nsp; i++)
+    inferred[2 + i] = xc_dim_const((X->dims[2 + i].value - 1) * (st ? st[i] : 1) + ks[i] -
+                                   (pd ? pd[i] + pd[nsp + i] : 0));
+  int kb = lw_knob(c, "BLOCK", 4, blk_c, 128);
+  lw_val_t* start;
+  xc_tiled_op_t* loop = block_loop(c, lw_dim(c, lw_numel(c, rank, Y->dims)), kb, 0, &start);
+  lw_space_t sp;
+  lw_flat_space(c, rank, Y->dims, start, kb, &sp, NULL);
+  lw_store_at(c, &sp, Y, xc_tiled_select(k, sp.mask, lw_fconst(c, Y->dtype, 0), lw_fconst(c, Y->dtype, 0)));
+  xc_tiled_for_end(k, loop, 0, NULL);
+  loop = block_loop(c, lw_dim(c, lw_numel(c, rank, X->dims)), kb, 0, &start);
+  lw_flat_space(c, rank, X->dims, start, kb, &sp, NULL);
+  lw_val_t* at = lw_cast_to(c, lw_load_at(c, &sp, I), XC_I64);
+  lw_val_t* total = lw_dim(c, lw_numel(c, rank, inferred)).v;
+  lw_val_t* ok = lw_and(c, sp.mask, lw_and(c, xc_tiled_cmp(k, XC_CMP_GE, at, lw_i64(c, 0)), lw_lt(c, at, total)));
+  at = xc_tiled_select(k, ok, at, lw_i64(c, 0));
+  lw_space_t so;
+  memset(&so, 0, sizeof so);
+  so.rank = rank;
+  so.dims = Y->dims;
+  so.mask = ok;
+  lw_decompose(c, at, rank, inferred, so.idx);
+  lw_store_at(c, &so, Y, lw_load_at(c, &sp, X));
+  xc_tiled_for_end(k, loop, 0, NULL);
+  return NULL;
+}

@@ -8,6 +8,8 @@
 #include "xcomp/xir.h"
 
 static const xc_pass_t pipeline[] = {
+    {"convert-precision", "float32 tensors to the requested precision (f16, bf16); off unless asked", 0,
+     xc_pass_convert_precision},
     {"simplify", "remove no-op ops and fold algebraic identities", 1, xc_pass_simplify},
     {"fold-constants", "evaluate nodes whose inputs are all constant", 1, xc_pass_fold_constants},
     {"cse", "merge identical nodes on identical inputs", 1, xc_pass_cse},

@@ -83,10 +83,12 @@ xc_hash128_t xc_compile_cache_key(const void* model_bytes, size_t model_size, co
   XXH3_128bits_update(st, &fp, sizeof fp);
   char opts[1200];
   const xc_compile_options_t* c = &r->build.compile;
-  snprintf(opts, sizeof opts, "O%d|flags=%s|extra=%s|cross=%d|env=%s|format=%u|vendor=%d", r->opt_level,
-           c->flags ? c->flags : "-", c->extra_flags ? c->extra_flags : "-", c->cross ? 1 : 0,
+  snprintf(opts, sizeof opts,
+           "O%d|precision=%s|flags=%s|extra=%s|cross=%d|tf32=%d|env=%s|format=%u|vendor=%d|arch=%d", r->opt_level,
+           r->precision == XC_DTYPE_UNDEFINED ? "-" : xc_dtype_name(r->precision), c->flags ? c->flags : "-",
+           c->extra_flags ? c->extra_flags : "-", c->cross ? 1 : 0, c->allow_tf32 ? 1 : 0,
            getenv("XCOMP_CPU_CFLAGS") ? getenv("XCOMP_CPU_CFLAGS") : "-", XC_CM_FORMAT_VERSION,
-           r->no_vendor_blas ? 0 : 1);
+           r->no_vendor_blas ? 0 : 1, r->resolved_target && r->resolved_caps && r->resolved_for_arch ? 1 : 0);
   hash_str(st, "options", opts);
   hash_str(st, "xcomp", XCOMP_VERSION);
   xc_hash128_t self = self_identity();
@@ -106,13 +108,20 @@ xc_hash128_t xc_compile_cache_key(const void* model_bytes, size_t model_size, co
   return out;
 }
 
-static void limits_of(const xc_device_caps_t* caps, xc_tiled_limits_t* l) {
+static void limits_of(const xc_device_caps_t* caps, bool allow_tf32, xc_tiled_limits_t* l) {
   if (caps->kind == XC_DEVICE_CPU) xc_tiled_limits_init_cpu(l);
   else xc_tiled_limits_init_gpu(l);
   if (caps->max_threads_per_group > 1) l->value[XC_TILED_LIMIT_MAX_THREADS] = caps->max_threads_per_group;
   if (caps->kind != XC_DEVICE_CPU && caps->local_memory_bytes > 0)
     l->value[XC_TILED_LIMIT_SHARED_BYTES] = caps->local_memory_bytes;
   if (caps->simd_width > 0) l->value[XC_TILED_LIMIT_SIMD_WIDTH] = caps->simd_width;
+  /* float dots with matrix instructions; f32 (tf32) only when allowed */
+  for (int i = 0; caps->kind != XC_DEVICE_CPU && i < caps->num_mma_shapes && i < XC_TARGET_MAX_MMA_SHAPES; i++) {
+    xc_dtype_t in = caps->mma_shapes[i].input_dtype;
+    if (caps->mma_shapes[i].accumulator_dtype == XC_F32 &&
+        (in == XC_F16 || in == XC_BF16 || (in == XC_F32 && allow_tf32)))
+      l->value[XC_TILED_LIMIT_MMA] |= (int64_t)1 << in;
+  }
 }
 
 static xc_status_t lower_graph(const xc_graph_t* g, const xc_fusion_plan_t* plan, const xc_tiled_limits_t* limits,
@@ -187,6 +196,7 @@ xc_status_t xc_runtime_compile_graph(xc_graph_t* g, xc_target_t* target, const x
   xc_pass_options_t po;
   xc_pass_options_init(&po);
   po.opt_level = r->opt_level;
+  po.precision = r->precision;
   po.target.name = xc_target_name(target);
   po.target.preferred_layout = caps->preferred_layout;
   if (caps->local_memory_bytes > 0) po.target.shared_mem_bytes = caps->local_memory_bytes;
@@ -194,7 +204,7 @@ xc_status_t xc_runtime_compile_graph(xc_graph_t* g, xc_target_t* target, const x
   XC_RETURN_IF_ERROR(xc_passes_run(g, &po));
   XC_RETURN_IF_ERROR(check_static_symbols(g));
   xc_tiled_limits_t limits;
-  limits_of(caps, &limits);
+  limits_of(caps, r->build.compile.allow_tf32, &limits);
   xc_lowered_module_t* lm = NULL;
   xc_fusion_plan_t* plan = NULL;
   xc_status_t s = NULL;
@@ -266,6 +276,7 @@ xc_status_t xc_runtime_compile(const void* model_bytes, size_t model_size, xc_mo
   XC_RETURN_IF_ERROR(load(load_ctx, &g));
   int compiled = 0;
   xc_status_t s = xc_runtime_compile_graph(g, target, &caps, r, &compiled, out);
+  if (!s && r->resolved_target && r->resolved_caps && r->resolved_for_arch) (*out)->flags |= XC_CM_ARCH_ONLY;
   xc_graph_destroy(g);
   if (stats) stats->kernels_compiled += compiled;
   if (s) return s;

@@ -32,6 +32,7 @@ struct xc_executor {
   int num_slots;
   xc_buffer_t** slots;
   int64_t weight_bytes;
+  size_t guard; /* XC_EXECUTOR_GUARD_BYTES when options.guard, else 0 */
   /* Launch graphs, one per input-shape bucket. A graph bakes in buffer
    * addresses, so it is valid only for the buffers of the generation it was
    * captured in; any reallocation starts a new generation. */
@@ -46,6 +47,33 @@ struct xc_executor {
 void xc_executor_options_init(xc_executor_options_t* o) { memset(o, 0, sizeof *o); }
 
 xc_device_t* xc_executor_device(xc_executor_t* e) { return e ? e->device : NULL; }
+
+/* Writes the guard pattern at [offset, offset + e->guard) of b. */
+static xc_status_t write_guard(const xc_executor_t* e, xc_buffer_t* b, size_t offset) {
+  if (!e->guard || !b) return NULL;
+  uint8_t pat[XC_EXECUTOR_GUARD_BYTES];
+  memset(pat, XC_EXECUTOR_GUARD_BYTE, sizeof pat);
+  return xc_buffer_write(b, offset, pat, e->guard);
+}
+
+/* Fails when the guard after `offset` bytes of b was overwritten. */
+static xc_status_t check_guard(const xc_executor_t* e, xc_buffer_t* b, size_t offset, const char* what,
+                               int index) {
+  if (!e->guard || !b) return NULL;
+  uint8_t got[XC_EXECUTOR_GUARD_BYTES];
+  XC_RETURN_IF_ERROR(xc_buffer_read(b, offset, got, e->guard));
+  size_t bad = 0, first = 0;
+  for (size_t i = e->guard; i-- > 0;)
+    if (got[i] != XC_EXECUTOR_GUARD_BYTE) {
+      bad++;
+      first = i;
+    }
+  if (!bad) return NULL;
+  return xc_error(XC_INTERNAL,
+                  "a kernel wrote past the end of %s %d (%zu bytes): %zu guard byte%s changed, the first "
+                  "%zu bytes past the end",
+                  what, index, offset, bad, bad == 1 ? "" : "s", first);
+}
 
 static double now_ms(void) {
   struct timespec ts;
@@ -78,6 +106,7 @@ xc_status_t xc_executor_create(const xc_compiled_module_t* m, const char* select
   e->m = m;
   if (o) e->options = *o;
   else xc_executor_options_init(&e->options);
+  e->guard = e->options.guard ? XC_EXECUTOR_GUARD_BYTES : 0;
   xc_status_t s = xc_device_open(selector && *selector ? selector : m->target, &e->device);
   if (!s) {
     const char* tname = xc_target_name(xc_device_target(e->device));
@@ -85,10 +114,10 @@ xc_status_t xc_executor_create(const xc_compiled_module_t* m, const char* select
     if (strcmp(tname, m->target) != 0) {
       s = xc_error(XC_INVALID_ARGUMENT, "the module was compiled for target %s; device '%s' belongs to target %s",
                    m->target, selector, tname);
-    } else if (!e->options.ignore_fingerprint && !strstr(m->device_name, "(no device)")) {
-      /* A module compiled for an architecture without a device (cuda:sm_90
-       * on a GPU-less machine) is not tied to one device: the target checks
-       * its code when loading it (cubin architecture, PTX fallback). */
+    } else if (!e->options.ignore_fingerprint && !(m->flags & XC_CM_ARCH_ONLY)) {
+      /* A module compiled for an architecture (cuda:sm_90, rocm:gfx90a)
+       * is not tied to one device: the target checks its code when loading
+       * it (cubin architecture or PTX, code object architecture). */
       xc_hash128_t fp = xc_device_caps_fingerprint(caps);
       if (fp.lo != m->caps_fingerprint.lo || fp.hi != m->caps_fingerprint.hi)
         s = xc_error(XC_UNSUPPORTED,
@@ -111,8 +140,9 @@ xc_status_t xc_executor_create(const xc_compiled_module_t* m, const char* select
     const xc_cm_value_t* val = &m->values[v];
     if (!(val->flags & XC_CM_VALUE_WEIGHT) || !val->constant) continue;
     size_t n = xc_tensor_nbytes(val->constant);
-    s = xc_buffer_alloc(e->device, n, &e->value_buffers[v]);
+    s = xc_buffer_alloc(e->device, n + e->guard, &e->value_buffers[v]);
     if (!s && n) s = xc_buffer_write(e->value_buffers[v], 0, val->constant->data, n);
+    if (!s) s = write_guard(e, e->value_buffers[v], n);
     if (s) s = xc_status_annotate(s, "uploading weight '%s'", val->name);
     e->weight_bytes += (int64_t)n;
   }
@@ -163,12 +193,14 @@ static xc_status_t fit_slots(xc_executor_t* e, const xc_memplan_t* plan) {
   }
   for (int i = 0; i < plan->num_slots; i++) {
     size_t need = (size_t)plan->slot_bytes[i];
-    if (e->slots[i] && xc_buffer_size(e->slots[i]) >= need) continue;
+    if (e->slots[i] && xc_buffer_size(e->slots[i]) >= need + e->guard) continue;
     xc_buffer_free(e->slots[i]);
     e->slots[i] = NULL;
     e->generation++;
-    XC_RETURN_IF_ERROR(xc_buffer_alloc(e->device, need, &e->slots[i]));
+    XC_RETURN_IF_ERROR(xc_buffer_alloc(e->device, need + e->guard, &e->slots[i]));
   }
+  for (int i = 0; i < plan->num_slots; i++)
+    XC_RETURN_IF_ERROR(write_guard(e, e->slots[i], (size_t)plan->slot_bytes[i]));
   return NULL;
 }
 
@@ -344,15 +376,16 @@ xc_status_t xc_executor_run(xc_executor_t* e, int num_inputs, const xc_tensor_t*
     int v = m->inputs[i];
     size_t n = xc_tensor_nbytes(inputs[i]);
     xc_buffer_t** b = &e->value_buffers[v];
-    if (*b && xc_buffer_size(*b) != n) {
+    if (*b && xc_buffer_size(*b) != n + e->guard) {
       xc_buffer_free(*b);
       *b = NULL;
     }
     if (!*b) {
       e->generation++;
-      s = xc_buffer_alloc(e->device, n, b);
+      s = xc_buffer_alloc(e->device, n + e->guard, b);
     }
     if (!s && n) s = xc_buffer_write(*b, 0, inputs[i]->data, n);
+    if (!s) s = write_guard(e, *b, n);
     input_bytes += (int64_t)n;
   }
   int launches = 0;
@@ -375,6 +408,22 @@ xc_status_t xc_executor_run(xc_executor_t* e, int num_inputs, const xc_tensor_t*
   if (!s) s = xc_event_elapsed_ms(start, end, &kernels_ms);
   xc_event_free(start);
   xc_event_free(end);
+  /* Guards: every slot, input and weight buffer must end where it should. */
+  for (int i = 0; !s && e->guard && i < plan.num_slots; i++) {
+    s = check_guard(e, e->slots[i], (size_t)plan.slot_bytes[i], "buffer slot", i);
+    for (int v = m->num_values; s && v-- > 0;)
+      if (plan.value_slot[v] == i) {
+        s = xc_status_annotate(s, "slot of value '%s'", m->values[v].name);
+        break;
+      }
+  }
+  for (int i = 0; !s && e->guard && i < num_inputs; i++)
+    s = check_guard(e, e->value_buffers[m->inputs[i]], xc_tensor_nbytes(inputs[i]), "input", i);
+  for (int v = 0; !s && e->guard && v < m->num_values; v++) {
+    const xc_cm_value_t* val = &m->values[v];
+    if ((val->flags & XC_CM_VALUE_WEIGHT) && val->constant && e->value_buffers[v])
+      s = check_guard(e, e->value_buffers[v], xc_tensor_nbytes(val->constant), "weight", v);
+  }
   for (int i = 0; !s && i < m->num_outputs; i++) {
     int v = m->outputs[i];
     const xc_cm_value_t* val = &m->values[v];

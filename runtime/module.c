@@ -473,8 +473,8 @@ void xc_compiled_module_describe(const xc_compiled_module_t* m, FILE* f) {
   for (int i = 0; i < m->num_kernels; i++) blob_bytes += m->kernels[i].blob.size;
   char fp[33];
   xc_hash128_hex(m->caps_fingerprint, fp);
-  fprintf(f, "compiled module: target %s, device '%s' (caps %s), xcomp %s\n", m->target, m->device_name, fp,
-          m->xcomp_version);
+  fprintf(f, "compiled module: target %s, %s '%s' (caps %s), xcomp %s\n", m->target,
+          (m->flags & XC_CM_ARCH_ONLY) ? "architecture" : "device", m->device_name, fp, m->xcomp_version);
   fprintf(f, "  %d kernels (%zu blob bytes), %d steps, %d values, weights %zu bytes\n", m->num_kernels,
           blob_bytes, m->num_steps, m->num_values, m->weights_size);
 }

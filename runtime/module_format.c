@@ -165,6 +165,7 @@ xc_status_t xc_compiled_module_serialize(const xc_compiled_module_t* m, uint8_t*
   w_str(&w, m->device_name);
   w_u64(&w, m->caps_fingerprint.lo);
   w_u64(&w, m->caps_fingerprint.hi);
+  w_u32(&w, m->flags);
   w_u32(&w, NUM_SECTIONS);
   /* Section table, then the sections, each 64-byte aligned in the payload. */
   size_t offset = w.len - HEADER_SIZE + (size_t)NUM_SECTIONS * 24;
@@ -543,6 +544,8 @@ xc_status_t xc_compiled_module_deserialize(const uint8_t* bytes, size_t size, co
   r_str_fixed(&r, m->device_name, sizeof m->device_name, "device name too long");
   m->caps_fingerprint.lo = r_u64(&r);
   m->caps_fingerprint.hi = r_u64(&r);
+  m->flags = r_u32(&r);
+  if (!r.err && (m->flags & ~XC_CM_ARCH_ONLY)) r_fail(&r, "unknown module flags");
   int nsec = r_count(&r, 24);
   size_t sec_off[NUM_SECTIONS + 1] = {0}, sec_len[NUM_SECTIONS + 1] = {0};
   bool seen[NUM_SECTIONS + 1] = {false};

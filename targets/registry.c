@@ -28,6 +28,8 @@ static const xc_target_plugin_init_fn builtin_inits[] = {
     xc_target_cpu_init,
     xc_target_opencl_init,
     xc_target_cuda_init,
+    xc_target_rocm_init,
+    xc_target_rocm_nv_init,
 };
 
 static bool valid_target_name(const char* name) {

@@ -8,6 +8,8 @@
 xc_status_t xc_target_cpu_init(int api_version, const xc_target_host_t* host);
 xc_status_t xc_target_opencl_init(int api_version, const xc_target_host_t* host);
 xc_status_t xc_target_cuda_init(int api_version, const xc_target_host_t* host);
+xc_status_t xc_target_rocm_init(int api_version, const xc_target_host_t* host);
+xc_status_t xc_target_rocm_nv_init(int api_version, const xc_target_host_t* host);
 
 /* Reads a whole file into a malloc'd buffer (NUL-terminated, size excludes the NUL). */
 xc_status_t xc_targets_read_file(const char* path, uint8_t** out_bytes, size_t* out_size);

@@ -10,6 +10,7 @@
 #include "xcomp/runtime.h"
 #include "xcomp/target.h"
 #include "../targets/cuda/cuda_target.h"
+#include "../targets/rocm/rocm_target.h"
 
 static bool has_suffix(const char* s, const char* suffix) {
   size_t n = strlen(s), m = strlen(suffix);
@@ -46,24 +47,38 @@ static xc_status_t compile_model(const char* model, const xc_compile_request_t* 
   uint8_t* bytes = NULL;
   size_t size = 0;
   XC_RETURN_IF_ERROR(xc_read_file_bytes(model, &bytes, &size));
-  /* A CUDA architecture ("cuda:sm_90") compiles without a GPU: the cuda
-   * target resolves it to the nominal capabilities of that architecture (or
-   * to a present device of it). */
+  /* An architecture ("cuda:sm_90", "rocm:gfx90a") compiles without a GPU:
+   * the target resolves it to the nominal capabilities of that architecture
+   * (or to a present device of it); the module is then marked as compiled
+   * for an architecture, not a device. */
   xc_compile_request_t req = *r;
   xc_device_caps_t caps;
   xc_status_t s = NULL;
+  int index = 0;
   if (strncmp(r->target, "cuda:sm_", 8) == 0) {
     s = xc_targets_init();
-    if (!s) s = xc_cuda_select(r->target, &req.resolved_target, &caps, NULL);
+    if (!s) s = xc_cuda_select(r->target, &req.resolved_target, &caps, &index);
     req.resolved_caps = &caps;
+    req.resolved_for_arch = index < 0;
+  } else if (strncmp(r->target, "rocm:gfx", 8) == 0) {
+    s = xc_targets_init();
+    if (!s) s = xc_rocm_select(r->target, &req.resolved_target, &caps, &index);
+    req.resolved_caps = &caps;
+    req.resolved_for_arch = index < 0;
   }
   if (!s) s = xc_runtime_compile(bytes, size, load_model, (void*)model, &req, stats, out);
   free(bytes);
   return s;
 }
 
-xc_status_t xc_cli_load_compiled(const char* model, const char* target, int opt_level, bool no_cache,
-                                 xc_compiled_module_t** out) {
+bool xc_cli_parse_precision(const char* s, xc_dtype_t* out) {
+  if (!xc_dtype_from_name(s, out)) return false;
+  if (*out == XC_F32) *out = XC_DTYPE_UNDEFINED;
+  return *out == XC_DTYPE_UNDEFINED || *out == XC_F16 || *out == XC_BF16;
+}
+
+xc_status_t xc_cli_load_compiled(const char* model, const char* target, int opt_level, xc_dtype_t precision,
+                                 bool no_cache, bool allow_tf32, xc_compiled_module_t** out) {
   *out = NULL;
   if (has_suffix(model, ".xcm")) {
     XC_RETURN_IF_ERROR(xc_cli_check_file(model));
@@ -73,7 +88,9 @@ xc_status_t xc_cli_load_compiled(const char* model, const char* target, int opt_
   xc_compile_request_init(&r);
   r.target = target;
   r.opt_level = opt_level;
+  r.precision = precision;
   r.use_cache = !no_cache;
+  r.build.compile.allow_tf32 = allow_tf32;
   r.build.progress = stderr;
   return compile_model(model, &r, NULL, out);
 }
@@ -152,8 +169,13 @@ static int compile_main(int argc, char** argv) {
     } else if ((m = xc_cli_option(argc, argv, &i, "--dump-kernels", &v)) != 0) {
       if (m < 0) return xc_cli_usage_error(cmd, "--dump-kernels needs a value");
       r.build.dump_dir = v;
+    } else if ((m = xc_cli_option(argc, argv, &i, "--precision", &v)) != 0) {
+      if (m < 0 || !xc_cli_parse_precision(v, &r.precision))
+        return xc_cli_usage_error(cmd, "--precision takes f16, bf16 or f32");
     } else if (strcmp(argv[i], "--no-cache") == 0) {
       r.use_cache = false;
+    } else if (strcmp(argv[i], "--allow-tf32") == 0) {
+      r.build.compile.allow_tf32 = true;
     } else if (strcmp(argv[i], "--no-vendor-blas") == 0) {
       r.no_vendor_blas = true;
     } else if (argv[i][0] == '-' && argv[i][1] == 'O' && argv[i][2] >= '0' && argv[i][2] <= '3' && !argv[i][3]) {
@@ -190,7 +212,8 @@ static int compile_main(int argc, char** argv) {
 
 const xc_cli_command_t xc_cli_compile_command = {
     "compile", compile_main,
-    "xcomp compile MODEL [--target T] [-o OUT.xcm] [-O<n>] [--no-cache] [--dump-kernels DIR] [--no-vendor-blas]",
+    "xcomp compile MODEL [--target T] [-o OUT.xcm] [-O<n>] [--precision f16|bf16] [--no-cache] [--allow-tf32] "
+    "[--dump-kernels DIR] [--no-vendor-blas]",
     "Compile a model (.xir or .onnx) into a compiled module (.xcm) for one target.",
     "options:\n"
     "  --target T           target and device to compile for (default: cpu; e.g. opencl:1;\n"
@@ -198,8 +221,12 @@ const xc_cli_command_t xc_cli_compile_command = {
     "  -o OUT.xcm           where to write the module (default: MODEL's name with .xcm,\n"
     "                       in the current folder)\n"
     "  -O0 .. -O3           optimization level of the graph pass pipeline (default 2)\n"
+    "  --precision f16|bf16 run the model's float32 tensors (inputs, weights, compute,\n"
+    "                       outputs) in f16 or bf16 (the convert-precision pass)\n"
     "  --no-cache           neither read nor write the compile cache\n"
     "                       ($XCOMP_CACHE_DIR, default ~/.cache/xcomp)\n"
+    "  --allow-tf32         f32 GEMMs may use tf32 tensor cores (cuda sm_80+): inputs rounded\n"
+    "                       to 10-bit mantissas, f32 accumulation (default: exact f32)\n"
     "  --dump-kernels DIR   write every kernel's source and tiled IR into DIR\n"
     "  --no-vendor-blas     keep the generated GEMM kernels: do not measure them against\n"
     "                       the vendor library (cuda: cuBLASLt) on the device\n"

@@ -94,7 +94,7 @@ static int run_main(int argc, char** argv) {
   const char* target = "ref";
   const char* out_dir = ".";
   const char* device = NULL;
-  bool trace = false, no_cache = false, poison = false, no_graphs = false;
+  bool trace = false, no_cache = false, poison = false, no_graphs = false, allow_tf32 = false;
   int repeat = 1;
   xc_compiled_module_t* cm = NULL;
   int num_specs = 0;
@@ -130,6 +130,11 @@ static int run_main(int argc, char** argv) {
       if (s) { rc = xc_cli_fail(s); num_specs++; goto done; }
       if (specs[num_specs].name) *strchr(spec_copies[num_specs], '=') = '\0';
       num_specs++;
+    } else if ((m = xc_cli_option(argc, argv, &i, "--precision", &v)) != 0) {
+      if (m < 0 || !xc_cli_parse_precision(v, &pa.options.precision)) {
+        rc = xc_cli_usage_error(cmd, "--precision takes f16, bf16 or f32");
+        goto done;
+      }
     } else if ((m = xc_cli_option(argc, argv, &i, "--output-dir", &v)) != 0) {
       if (m < 0) { rc = xc_cli_usage_error(cmd, "--output-dir needs a value"); goto done; }
       out_dir = v;
@@ -141,6 +146,8 @@ static int run_main(int argc, char** argv) {
       else poison = true;
     } else if (strcmp(argv[i], "--trace") == 0) {
       trace = true;
+    } else if (strcmp(argv[i], "--allow-tf32") == 0) {
+      allow_tf32 = true;
     } else if (strcmp(argv[i], "--no-cuda-graph") == 0) {
       no_graphs = true;
     } else if ((m = xc_cli_option(argc, argv, &i, "--repeat", &v)) != 0) {
@@ -166,7 +173,8 @@ static int run_main(int argc, char** argv) {
   xc_status_t s = NULL;
   if (compiled) {
     /* A compiled target: the module's optimized graph describes the inputs. */
-    s = xc_cli_load_compiled(model, target, pa.level_given ? pa.options.opt_level : 2, no_cache, &cm);
+    s = xc_cli_load_compiled(model, target, pa.level_given ? pa.options.opt_level : 2, pa.options.precision,
+                             no_cache, allow_tf32, &cm);
     if (!s) g = cm->graph;
     if (!s && !device && strcmp(target, "ref") != 0) device = target;
   } else {
@@ -226,6 +234,17 @@ static int run_main(int argc, char** argv) {
     s = xc_cli_check_file(path);
     if (!s) s = xc_tensor_read_file(path, &inputs[i], NULL);
     if (s) s = xc_status_annotate(s, "input '%s'", g->inputs[i]->name);
+    /* --precision: float32 input files are rounded to the graph's dtype. */
+    if (!s && pa.options.precision != XC_DTYPE_UNDEFINED && inputs[i]->dtype == XC_F32 &&
+        g->inputs[i]->dtype == pa.options.precision) {
+      xc_tensor_t* t = NULL;
+      s = xc_tensor_create(pa.options.precision, inputs[i]->rank, inputs[i]->dims, &t);
+      for (int64_t e = 0; !s && e < t->numel; e++) xc_tensor_set_f64(t, e, xc_tensor_get_f64(inputs[i], e));
+      if (!s) {
+        xc_tensor_destroy(inputs[i]);
+        inputs[i] = t;
+      }
+    }
     if (!s) s = check_input(g->inputs[i], inputs[i], path, &binds);
     if (s) rc = xc_cli_fail(s);
   }
@@ -274,7 +293,8 @@ done:
 const xc_cli_command_t xc_cli_run_command = {
     "run", run_main,
     "xcomp run MODEL [--target T] [--input NAME=@FILE | --input @FILE]... "
-    "[--output-dir DIR] [--device SEL] [--trace] [--repeat N] [--no-cuda-graph] [-O<n>] [pass options]",
+    "[--output-dir DIR] [--device SEL] [--trace] [--repeat N] [--no-cuda-graph] [--allow-tf32] "
+    "[--precision f16|bf16] [-O<n>] [pass options]",
     "Run a model (.xir, .onnx or compiled .xcm) on input tensors and write its outputs.",
     "options:\n"
     "  --target T          where to run it (default: ref, the reference interpreter;\n"
@@ -283,12 +303,16 @@ const xc_cli_command_t xc_cli_run_command = {
     "                      compile cache, and runs it with the executor\n"
     "  --device SEL        device for a compiled module MODEL.xcm (default: its target)\n"
     "  --no-cache          compile without the compile cache\n"
+    "  --allow-tf32        compiled f32 GEMMs may use tf32 tensor cores (cuda sm_80+)\n"
     "  --poison            fill intermediate buffers with NaN before running (compiled)\n"
     "  --no-cuda-graph     launch kernel by kernel: do not capture the launch sequence\n"
     "                      once and replay it as a launch graph (CUDA Graphs on cuda;\n"
     "                      a recorded call list on cpu)\n"
     "  --repeat N          run N times (compiled) and print the median run time;\n"
     "                      the outputs written are those of the last run\n"
+    "  --precision f16|bf16  run the model's float32 tensors in f16 or bf16 (the\n"
+    "                      convert-precision pass); float32 input files are rounded\n"
+    "                      to it, outputs are written in it\n"
     "  --input NAME=@FILE  bind graph input NAME to the tensor in FILE (.npy or .pb)\n"
     "  --input @FILE       bind the next unbound graph input, in graph-input order\n"
     "  --output-dir DIR    write DIR/output_<i>.npy for output i (default: .; created\n"

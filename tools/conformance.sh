@@ -31,13 +31,32 @@ fi
 # failure here fails the step (a compiled target must not produce wrong
 # numbers); a target without a device (no OpenCL platform) is skipped.
 status=0
-for t in tiled cpu opencl; do
-  if [ "$t" = opencl ] && ! "$XCOMP" targets | grep -q '^  opencl:'; then
-    echo "conformance: SKIP models on opencl (no OpenCL device)"
+for t in tiled cpu opencl rocm rocm_nv; do
+  if [ "$t" != tiled ] && [ "$t" != cpu ] && ! "$XCOMP" targets | grep -q "^  $t:"; then
+    echo "conformance: SKIP models on $t (no device)"
     continue
   fi
   "$XCOMP" conform --target "$t" --models "$MODELS" -j "$JOBS" --strict \
     --report "$OUT/conformance-models-$t.txt" >"$OUT/conformance-models-$t.log" || status=1
   echo "conformance: models on $t: $(tail -1 "$OUT/conformance-models-$t.txt")"
+done
+
+# Reduced precision: the models converted to f16 / bf16 on tiled and cpu,
+# against the f32 interpreter at the dtype's rel-L2 bound (seconds).
+for spec in "tiled f16" "tiled bf16" "cpu bf16"; do
+  set -- $spec
+  "$XCOMP" conform --target "$1" --models "$MODELS" --dtype "$2" -j "$JOBS" --strict \
+    --report "$OUT/conformance-models-$1-$2.txt" >"$OUT/conformance-models-$1-$2.log" || status=1
+  echo "conformance: models on $1 in $2: $(tail -1 "$OUT/conformance-models-$1-$2.txt")"
+done
+
+# The generated op suite (docs/conformance.md): seed 1, tiled on two cases per
+# op at f32/f16/bf16 (about 700 cases, seconds), cpu on one f32 case per op
+# (one C compile per case, about a minute on 2 cores). A failure fails the step.
+for spec in "tiled 2 f32,f16,bf16" "cpu 1 f32"; do
+  set -- $spec
+  "$XCOMP" conform --op-suite --target "$1" --seed 1 --cases-per-op "$2" --dtypes "$3" -j "$JOBS" --strict \
+    --report "$OUT/conformance-opsuite-$1.txt" >"$OUT/conformance-opsuite-$1.log" || status=1
+  echo "conformance: op suite on $1 ($3): $(tail -1 "$OUT/conformance-opsuite-$1.txt")"
 done
 exit $status

@@ -13,8 +13,10 @@
 bool xc_cli_uses_executor(const char* model, const char* target);
 /* A .xcm is read; another model is compiled for `target` (through the cache
  * unless no_cache) at optimization level opt_level. */
-xc_status_t xc_cli_load_compiled(const char* model, const char* target, int opt_level, bool no_cache,
-                                 xc_compiled_module_t** out);
+xc_status_t xc_cli_load_compiled(const char* model, const char* target, int opt_level, xc_dtype_t precision,
+                                 bool no_cache, bool allow_tf32, xc_compiled_module_t** out);
+/* --precision: "f16" or "bf16" (or "f32": as written). */
+bool xc_cli_parse_precision(const char* s, xc_dtype_t* out);
 typedef struct xc_cli_run_options {
   const char* device; /* NULL: the module's target */
   bool poison;

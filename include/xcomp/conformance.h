@@ -92,6 +92,13 @@ typedef struct xc_conform_options {
   double timeout_s;      /* per test; <= 0 means 60 s */
   int jobs;              /* tests run concurrently; <= 0 means 1 */
   FILE* progress;        /* per-test lines as they finish (may be NULL) */
+  /* F16 or BF16: the model's float32 tensors are converted to this dtype
+   * (xc_convert_precision) before the target runs it, and its outputs are
+   * compared with the f32 interpreter's at this dtype's rel-L2 bound.
+   * XC_DTYPE_UNDEFINED or F32: as the model is. */
+  xc_dtype_t dtype;
+  bool allow_tf32;       /* compiled targets may run f32 GEMMs in tf32: f32 outputs are
+                            compared at relative L2 <= 5e-4 (no allclose) */
 } xc_conform_options_t;
 
 void xc_conform_options_init(xc_conform_options_t* o);
@@ -120,6 +127,19 @@ typedef struct xc_conform_report {
 xc_status_t xc_conform_run(const char* root, const xc_conform_options_t* opt,
                            xc_conform_report_t* out);
 void xc_conform_report_free(xc_conform_report_t* r);
+
+/* Runs case `index` of a caller-made list in this process (a forked child
+ * of xc_conform_run_cases): returns its verdict and a malloc'd one-line
+ * detail (may be NULL). */
+typedef xc_conform_verdict_t (*xc_conform_case_fn)(void* ctx, const xc_conform_case_t* c, int index,
+                                                   char** out_detail);
+/* Runs every case of r (name, op and dtype filled by the caller; dir may be
+ * NULL) like xc_conform_run runs test folders: each in a forked child with
+ * opt's timeout and job count, a crash or timeout is a FAIL. Fills verdict,
+ * detail and seconds of each case and the totals; opt->filter and
+ * opt->models are not used. */
+xc_status_t xc_conform_run_cases(xc_conform_report_t* r, const xc_conform_options_t* opt,
+                                 xc_conform_case_fn fn, void* ctx);
 
 /* Runs one test folder in this process (what the child does). Returns the
  * verdict and a malloc'd one-line detail. */

@@ -25,7 +25,12 @@ extern "C" {
 #endif
 
 #define XC_CM_MAGIC "XCOMPMOD"    /* 8 bytes at offset 0 */
-#define XC_CM_FORMAT_VERSION 1u   /* bumped on any incompatible layout change */
+/* Module flag: compiled for an architecture ("cuda:sm_90", "rocm:gfx90a")
+ * with its nominal capabilities, not for a present device. Such a module is
+ * not tied to one device's capability fingerprint: the target checks its
+ * code when loading it. */
+#define XC_CM_ARCH_ONLY 1u
+#define XC_CM_FORMAT_VERSION 2u   /* bumped on any incompatible layout change */
 
 /* A 128-bit hash (XXH3-128): checksums, device fingerprints, cache keys. */
 typedef struct xc_hash128 {
@@ -92,6 +97,7 @@ typedef struct xc_compiled_module {
   char target[64];               /* target name, e.g. "cpu" */
   char device_name[128];         /* device compiled for (for messages) */
   xc_hash128_t caps_fingerprint; /* xc_device_caps_fingerprint of that device */
+  uint32_t flags;                /* XC_CM_* below */
   xc_graph_t* graph;             /* the optimized graph; owned */
   char* graph_text;              /* its .xir text (constants as file(...) refs); owned */
   size_t graph_text_size;

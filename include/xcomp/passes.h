@@ -44,6 +44,9 @@ typedef struct xc_pass_options {
   /* Constant folding never creates a constant larger than this (bytes). */
   int64_t fold_limit_bytes;
   xc_target_traits_t target;   /* defaults: xc_target_traits_init */
+  /* convert-precision: run the model's float32 tensors in this dtype (f16,
+   * bf16); XC_DTYPE_UNDEFINED (default) or f32 leaves the graph as it is. */
+  xc_dtype_t precision;
 } xc_pass_options_t;
 
 void xc_pass_options_init(xc_pass_options_t* o);
@@ -86,6 +89,12 @@ xc_status_t xc_pass_pattern_silu(xc_graph_t* g, const xc_pass_options_t* o, bool
 xc_status_t xc_pass_pattern_swiglu(xc_graph_t* g, const xc_pass_options_t* o, bool* changed);
 xc_status_t xc_pass_bn_fold(xc_graph_t* g, const xc_pass_options_t* o, bool* changed);
 xc_status_t xc_pass_layout(xc_graph_t* g, const xc_pass_options_t* o, bool* changed);
+/* Converts every float32 tensor of g (inputs, initializers, attribute
+ * tensors, Cast targets, hence every computed value and output) to dt (f16,
+ * bf16, f64) and re-infers; f32 or UNDEFINED does nothing
+ * (passes/convert_precision.c). The pass runs it with o->precision. */
+xc_status_t xc_convert_precision(xc_graph_t* g, xc_dtype_t dt, bool* changed);
+xc_status_t xc_pass_convert_precision(xc_graph_t* g, const xc_pass_options_t* o, bool* changed);
 /* Attention and rotary embedding (passes/attention*.c, passes/rotary.c). */
 xc_status_t xc_pass_pattern_rotary(xc_graph_t* g, const xc_pass_options_t* o, bool* changed);
 xc_status_t xc_pass_pattern_attention(xc_graph_t* g, const xc_pass_options_t* o, bool* changed);

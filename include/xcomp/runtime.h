@@ -53,6 +53,12 @@ typedef struct xc_executor_options {
   /* Fill every planned buffer with 0xFF bytes (NaN for floats) before each
    * run, so a kernel that skips part of its output shows up. */
   bool poison;
+  /* Guard every buffer the executor allocates (weights, inputs, slots) with
+   * XC_EXECUTOR_GUARD_BYTES of 0xA5 right after the bytes it holds, filled
+   * before each run and checked after it: a kernel that wrote past the end
+   * of a buffer makes the run fail (XC_INTERNAL, naming the buffer). Also
+   * makes small over-reads land in owned memory. */
+  bool guard;
   /* Run on a device whose capability fingerprint differs from the one the
    * module was compiled for (normally refused: code may not fit it). */
   bool ignore_fingerprint;
@@ -60,6 +66,9 @@ typedef struct xc_executor_options {
    * sequence once and replay it as one launch graph (CUDA Graphs). */
   bool no_graphs;
 } xc_executor_options_t;
+
+#define XC_EXECUTOR_GUARD_BYTES 256
+#define XC_EXECUTOR_GUARD_BYTE 0xA5
 
 void xc_executor_options_init(xc_executor_options_t* o);
 
@@ -125,7 +134,13 @@ typedef struct xc_compile_request {
    * device. NULL: `target` is resolved through the registry. */
   xc_target_t* resolved_target;
   const xc_device_caps_t* resolved_caps;
+  /* resolved_caps are an architecture's nominal capabilities, not a present
+   * device's: the module is marked XC_CM_ARCH_ONLY. */
+  bool resolved_for_arch;
   int opt_level;               /* graph pass pipeline level (default 2) */
+  /* f16 / bf16: run the model's float32 tensors in this precision (the
+   * convert-precision pass); XC_DTYPE_UNDEFINED (default): as written. */
+  xc_dtype_t precision;
   bool use_cache;              /* default true */
   const char* cache_dir;       /* NULL: xc_cache_dir() */
   xc_cm_build_options_t build; /* compile options, dump folder, progress */

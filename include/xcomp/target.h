@@ -104,6 +104,8 @@ typedef struct xc_compile_options {
   bool cross;               /* building for another machine: cpu drops
                                -march=native */
   bool keep_temp;           /* keep temp files even on success (debugging) */
+  bool allow_tf32;          /* f32 GEMMs may use tf32 matrix instructions (inputs rounded
+                               to 10-bit mantissas, f32 accumulation) */
   /* When set, compile also writes the binaries it made to dump_path plus an
    * extension (cuda: ".cubin", ".ptx"); `xcomp compile --dump-kernels DIR`
    * sets it to DIR/<kernel>. Targets without such files ignore it. */

@@ -62,6 +62,7 @@ typedef enum xc_tiled_limit {
   XC_TILED_LIMIT_SIMD_WIDTH,     /* warp / wavefront / subgroup / SIMD lanes */
   XC_TILED_LIMIT_MAX_VECTOR,     /* widest vector load in elements */
   XC_TILED_LIMIT_MAX_TILE_ELEMS, /* register budget: elements of one tile */
+  XC_TILED_LIMIT_MMA,            /* dtypes whose dot has matrix instructions: bits 1 << dtype */
   XC_TILED_LIMIT_COUNT
 } xc_tiled_limit_t;
 
@@ -185,10 +186,11 @@ typedef enum xc_tiled_opcode {
   /* elementwise unary (x) */
   XC_TOP_NEG, XC_TOP_ABS, XC_TOP_EXP, XC_TOP_LOG, XC_TOP_SQRT, XC_TOP_RSQRT,
   XC_TOP_ERF, XC_TOP_TANH, XC_TOP_SIGMOID, XC_TOP_FLOOR, XC_TOP_CEIL,
-  XC_TOP_SIN, XC_TOP_COS, XC_TOP_RECIP, XC_TOP_NOT,
+  XC_TOP_SIN, XC_TOP_COS, XC_TOP_RECIP, XC_TOP_ATAN, XC_TOP_NOT,
   /* elementwise binary (a, b) */
   XC_TOP_ADD, XC_TOP_SUB, XC_TOP_MUL, XC_TOP_DIV, XC_TOP_REM, XC_TOP_MAX,
   XC_TOP_MIN, XC_TOP_POW, XC_TOP_AND, XC_TOP_OR, XC_TOP_XOR,
+  XC_TOP_SHL, XC_TOP_SHR, /* integers; shr is logical on unsigned types, amount < bit width */
   XC_TOP_CMP,          /* (a, b) attr cmp -> bool */
   XC_TOP_SELECT,       /* (cond, a, b) */
   XC_TOP_CAST,         /* (x) -> result dtype */

@@ -327,8 +327,9 @@ xc_status_t xc_rnn_eval(xc_eval_ctx_t* ctx) {
   double* pre = malloc(sizeof(double) * gs);
   double* rec = malloc(sizeof(double) * gs);
   double* hn = malloc(sizeof(double) * hs);
-  if (!h || !cs || !pre || !rec || !hn) {
-    free(h), free(cs), free(pre), free(rec), free(hn);
+  double* rh = malloc(sizeof(double) * hs); /* GRU: r * h, elementwise */
+  if (!h || !cs || !pre || !rec || !hn || !rh) {
+    free(h), free(cs), free(pre), free(rec), free(hn), free(rh);
     return xc_error_oom();
   }
   for (int d = 0; d < r.dirs; d++) {
@@ -361,6 +362,8 @@ xc_status_t xc_rnn_eval(xc_eval_ctx_t* ctx) {
         if (r.kind == KIND_RNN) {
           for (int64_t j = 0; j < hd; j++) hn[j] = act_apply(&act[0], clipped(&r, pre[j] + rec[j]));
         } else if (r.kind == KIND_GRU) {
+          for (int64_t k = 0; k < hd; k++)
+            rh[k] = act_apply(&act[0], clipped(&r, pre[hd + k] + rec[hd + k])) * h[k];
           for (int64_t j = 0; j < hd; j++) {
             double z = act_apply(&act[0], clipped(&r, pre[j] + rec[j]));
             double rg = act_apply(&act[0], clipped(&r, pre[hd + j] + rec[hd + j]));
@@ -370,7 +373,7 @@ xc_status_t xc_rnn_eval(xc_eval_ctx_t* ctx) {
             } else {
               double q = bias ? xc_tensor_get_f64(bias, d * 2 * gh + gh + 2 * hd + j) : 0;
               for (int64_t k = 0; k < hd; k++)
-                q += xc_tensor_get_f64(rw, (d * gh + 2 * hd + j) * hd + k) * (rg * h[k]);
+                q += xc_tensor_get_f64(rw, (d * gh + 2 * hd + j) * hd + k) * rh[k];
               hh = pre[2 * hd + j] + q;
             }
             hh = act_apply(&act[1], clipped(&r, hh));
@@ -402,6 +405,6 @@ xc_status_t xc_rnn_eval(xc_eval_ctx_t* ctx) {
       }
     }
   }
-  free(h), free(cs), free(pre), free(rec), free(hn);
+  free(h), free(cs), free(pre), free(rec), free(hn), free(rh);
   return NULL;
 }

@@ -1,5 +1,5 @@
 /* The C-family kernel emitter: one emitter for every target whose kernel
- * language is C-like (C for the cpu target, OpenCL C; CUDA and HIP later),
+ * language is C-like (C for the cpu target, OpenCL C, CUDA C++, HIP C++),
  * parameterized by a dialect table. docs/emitter.md describes the mapping of
  * tiles to hardware and the table. */
 #ifndef XCOMP_TARGETS_CSTYLE_H
@@ -17,6 +17,7 @@
 #define XC_CSTYLE_MAX_STACK_BYTES ((int64_t)4 << 20)
 
 typedef struct xc_cstyle_writer xc_cstyle_writer_t;
+struct xc_cstyle_dot;
 
 /* What the dialect hooks see of the kernel being emitted. */
 typedef struct xc_cstyle_entry {
@@ -25,7 +26,40 @@ typedef struct xc_cstyle_entry {
   int64_t threads;          /* work-items per program (1 without work-groups) */
   const char* decls;        /* declarations of the program's tiles and allocations */
   const char* body;         /* the program body */
+  const struct xc_cstyle_dot* dot; /* the dot on matrix instructions, or NULL */
 } xc_cstyle_entry_t;
+
+/* A `dot` the dialect may map to matrix instructions (docs/emitter.md,
+ * "Matrix instructions"). The emitter fills the first block, the dialect's
+ * `dot_plan` the second, the emitter the names before `emit_dot`. */
+typedef struct xc_cstyle_dot {
+  /* problem: result[m,n] = acc[m,n] + sum_q a[m,q] * b[q,n] */
+  int64_t m, n, k;
+  xc_dtype_t a_dtype, b_dtype;  /* operand element dtypes */
+  xc_dtype_t acc_dtype;         /* accumulator and result dtype */
+  int64_t threads;              /* work-items per program */
+  int warp;                     /* caps->simd_width: warp / wavefront size (0: unknown) */
+  const xc_device_caps_t* caps; /* may be NULL (generic code for the dialect) */
+  bool allow_tf32;              /* f32 operands may be rounded to a reduced-precision format */
+  /* plan: operands are work-group shared arrays of *storage* elements (raw
+   * 16-bit patterns for f16/bf16), a[i*lda + q] and b[q*ldb + j], lda >= k
+   * and ldb >= n (padding against bank conflicts), both arrays aligned to
+   * 16 bytes. The accumulator lives in registers across the whole K loop:
+   * work-item `lid` holds `slots` elements in a private array, slot s being
+   * flat element (row*n + col) given by dot_slot_index. */
+  int64_t lda, ldb;
+  /* Optional XOR swizzle of 16-byte chunks (instead of padding): chunk c of
+   * row i of `a` is stored at chunk c ^ ((i >> a_swz_shift) & a_swz_mask)
+   * of that row (mask 0: none; mask < chunks per row, rows whole chunks).
+   * Same for `b` with b_swz_*. */
+  int64_t a_swz_shift, a_swz_mask, b_swz_shift, b_swz_mask;
+  int64_t slots;
+  int64_t params[8];            /* the dialect's own choices (e.g. the warp tiling) */
+  /* names for emit_dot */
+  const char* a;                /* shared operand arrays */
+  const char* b;
+  const char* acc;              /* private accumulator array, `slots` elements of value_type[acc_dtype] */
+} xc_cstyle_dot_t;
 
 typedef struct xc_cstyle_dialect {
   const char* name;          /* "c", "opencl-c": also the source language */
@@ -60,6 +94,30 @@ typedef struct xc_cstyle_dialect {
    * unpacking, the loop over programs or the work-group setup). */
   void (*write_entry)(xc_cstyle_writer_t* w, const struct xc_cstyle_dialect* d,
                       const xc_cstyle_entry_t* e);
+  /* Matrix instructions (all optional; NULL: `dot` is the generic loop).
+   * dot_plan: true when the dialect takes this dot; then it sets lda, ldb,
+   * slots and its params. False: the generic per-element loop is used.
+   * dot_slot_index: writes an int expression of the flat index (row*n + col)
+   * of accumulator slot `slot` (a constant after unrolling) of work-item
+   * `lid`; every element is held by exactly one (work-item, slot).
+   * emit_dot: writes statements, executed by all work-items of the program,
+   * that add a@b to the accumulator slots; a and b are complete in shared
+   * memory (the emitter has placed a barrier before). `indent` prefixes
+   * every line. */
+  bool (*dot_plan)(const struct xc_cstyle_dialect* d, xc_cstyle_dot_t* dot);
+  void (*dot_slot_index)(xc_cstyle_writer_t* w, const xc_cstyle_dot_t* dot, const char* slot);
+  void (*emit_dot)(xc_cstyle_writer_t* w, const xc_cstyle_dot_t* dot, const char* indent);
+  /* Asynchronous 16-byte copies from global to shared memory (optional;
+   * NULL: the emitter copies with plain 16-byte loads and stores).
+   * copy16_async: statement copying 16 bytes from global pointer `src` to
+   * shared pointer `dst`, or writing 16 zero bytes when `full` is false
+   * (then src is not read). copy_commit closes a group of copies;
+   * copy_wait waits until at most `pending` groups are in flight (the
+   * emitter adds the barrier that makes the data visible to all). */
+  void (*copy16_async)(xc_cstyle_writer_t* w, const char* dst, const char* src, const char* full);
+  const char* align16;         /* before the element type of a 16-byte aligned shared array */
+  const char* copy_commit;
+  const char* copy_wait_fmt;   /* printf format with one %d: pending groups */
 } xc_cstyle_dialect_t;
 
 extern const xc_cstyle_dialect_t xc_cstyle_dialect_c;
@@ -73,6 +131,7 @@ const char* xc_cstyle_param_name(const xc_tiled_value_t* param, char* buf, size_
 typedef struct xc_cstyle_options {
   const char* const* provenance; /* lines for the header comment; may be NULL */
   int num_provenance;
+  bool allow_tf32;               /* f32 dots may use reduced-precision matrix instructions */
 } xc_cstyle_options_t;
 
 /* Knob values (one per kernel knob) from name/value pairs: unnamed knobs take

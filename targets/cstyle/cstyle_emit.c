@@ -117,6 +117,12 @@ typedef struct vinfo {
   bool not_private;     /* some use reads it at another shape */
   int cost;             /* VIRTUAL: nodes of the inlined expression */
   bool yielded;         /* a loop yields it: never virtual (it may read carried storage) */
+  int uses;             /* operand uses in the kernel */
+  bool raw;             /* matrix-instruction operand: shared array of storage elements,
+                           row pitch `pitch`, `bufs` buffers (pipeline stages) */
+  bool chunked;         /* its load may copy 16-byte chunks (affine offset, convex mask) */
+  int64_t pitch, bufs;
+  int64_t swz_shift, swz_mask; /* chunk swizzle of a raw operand (xc_cstyle_dot_t) */
 } vinfo_t;
 
 /* Elementwise ops whose operands are all virtual or scalar are inlined into
@@ -148,6 +154,14 @@ typedef struct em {
   bool phased;          /* a global load may read what an earlier global store wrote */
   xc_status_t err;
   int depth;
+  const xc_device_caps_t* caps;
+  bool allow_tf32;
+  /* the dot taken by the dialect's matrix instructions (dialect.dot_plan) */
+  const xc_tiled_op_t* mma;       /* NULL: none */
+  const xc_tiled_op_t* mma_loop;  /* the for whose only carried value it accumulates */
+  xc_cstyle_dot_t dot;
+  int stages;                     /* > 1: the mma loop is software-pipelined */
+  int seq;                        /* unique names */
 } em_t;
 
 static void fail(em_t* e, xc_status_t s) {
@@ -320,11 +334,32 @@ static void expr_free(expr_t* x) { free(x->w.data); }
 
 /* ---- element loops ------------------------------------------------------------ */
 
+/* Whether shape r is the planned dot's accumulator shape: its element loops
+ * follow the accumulator's register layout. */
+static bool frag_shape(em_t* e, const vinfo_t* r) {
+  return e->mma && r->rank == 2 && r->dims[0] == e->dot.m && r->dims[1] == e->dot.n;
+}
+
 /* Opens a loop over the elements of shape r; inside, i0.. are the coordinates
  * and f the flat index (j the per-thread slot on work-group dialects). simd:
  * the innermost C loop is vectorizable. Returns the number of braces to close. */
 static int loop_open(em_t* e, const vinfo_t* r, bool simd) {
   const char* it = itype(e);
+  if (e->d->work_groups && frag_shape(e, r)) {
+    /* the accumulator's register layout (docs/emitter.md, "Matrix instructions") */
+    if (e->d->unroll_pragma) L("%s\n", e->d->unroll_pragma);
+    L("for (int j = 0; j < %" PRId64 "; j++) {\n", e->dot.slots);
+    e->depth++;
+    xc_cstyle_writer_t ix = {0};
+    e->d->dot_slot_index(&ix, &e->dot, "j");
+    if (ix.oom) fail(e, xc_error_oom());
+    L("const %s f = (%s)(%s);\n", it, it, wstr(&ix));
+    free(ix.data);
+    L("{\n");
+    e->depth++;
+    L("const %s i0 = f / %" PRId64 ", i1 = f %% %" PRId64 ";\n", it, r->dims[1], r->dims[1]);
+    return 2;
+  }
   if (e->d->work_groups) {
     int64_t slots = (r->n + e->T - 1) / e->T;
     if (e->d->unroll_pragma && slots <= 8) L("%s\n", e->d->unroll_pragma);
@@ -436,6 +471,7 @@ static void elementwise_expr(em_t* e, xc_cstyle_writer_t* w, const xc_tiled_op_t
     case XC_TOP_CEIL: mathfn(e, fn, sizeof fn, "ceil", t); break;
     case XC_TOP_SIN: mathfn(e, fn, sizeof fn, "sin", t); break;
     case XC_TOP_COS: mathfn(e, fn, sizeof fn, "cos", t); break;
+    case XC_TOP_ATAN: mathfn(e, fn, sizeof fn, "atan", t); break;
     case XC_TOP_RSQRT:
       if (e->d->has_rsqrt) {
         P(w, "rsqrt(%s)", a[0]);
@@ -461,6 +497,8 @@ static void elementwise_expr(em_t* e, xc_cstyle_writer_t* w, const xc_tiled_op_t
     case XC_TOP_AND: bin = "&"; break;
     case XC_TOP_OR: bin = "|"; break;
     case XC_TOP_XOR: bin = "^"; break;
+    case XC_TOP_SHL: bin = "<<"; break;
+    case XC_TOP_SHR: bin = ">>"; break;
     case XC_TOP_REM:
       if (fl) {
         mathfn(e, fn, sizeof fn, "fmod", t);
@@ -935,6 +973,235 @@ static void emit_view(em_t* e, const xc_tiled_op_t* op) {
   free(ex.data);
 }
 
+/* ---- matrix instructions (docs/emitter.md) ------------------------------------ */
+
+static void emit_op(em_t* e, const xc_tiled_op_t* op);
+
+/* One loop over the units (elements, or 16-byte chunks along rows) of a raw
+ * load. mode 0: elements with the mask; 1: chunks, each checked at its two
+ * ends (fast copy, else elements); 2: chunks of a tile known to be in bounds,
+ * contiguous along rows and aligned, at xt0 + r*xrs + c. */
+static void raw_load_loop(em_t* e, const xc_tiled_op_t* op, const char* buf_off, int mode, const char* off,
+                          const char* m) {
+  const xc_tiled_value_t* res = op->results[0], *mem = op->operands[0];
+  vinfo_t* r = V(e, res);
+  xc_dtype_t t = res->type.dtype;
+  int64_t ch = 16 / (int64_t)xc_dtype_size(t);
+  int64_t per = mode ? ch : 1, units = r->dims[0] * r->dims[1] / per, upr = r->dims[1] / per;
+  int64_t slots = (units + e->T - 1) / e->T;
+  const char* it = itype(e);
+  char dstb[160], srcb[160];
+  snprintf(dstb, sizeof dstb, "&%s[xd]", r->name);
+  if (e->d->unroll_pragma && slots <= 8) L("%s\n", e->d->unroll_pragma);
+  L("for (int j = 0; j < %" PRId64 "; j++) {\n", slots);
+  e->depth++;
+  L("const %s u = lid + (%s)j * %" PRId64 ";\n", it, it, e->T);
+  L(units % e->T ? "if (u < %" PRId64 ") {\n" : "{ /* %" PRId64 " units */\n", units);
+  e->depth++;
+  L("const %s r0 = u / %" PRId64 ", c0 = (u %% %" PRId64 ") * %" PRId64 ";\n", it, upr, upr, per);
+  if (r->swz_mask)
+    L("const %s xd = %s + r0 * %" PRId64 " + (((c0 / %" PRId64 ") ^ ((r0 >> %" PRId64 ") & %" PRId64 ")) * %" PRId64
+      ") + c0 %% %" PRId64 ";\n",
+      it, buf_off, r->pitch, ch, r->swz_shift, r->swz_mask, ch, ch);
+  else
+    L("const %s xd = %s + r0 * %" PRId64 " + c0;\n", it, buf_off, r->pitch);
+  if (mode == 2) {
+    snprintf(srcb, sizeof srcb, "(%s + xt0 + r0 * xrs + c0)", mem_name(e, mem));
+    indent(e);
+    e->d->copy16_async(&e->body, dstb, srcb, "1");
+    P(&e->body, "\n");
+    loop_close(e, 2);
+    return;
+  }
+  if (mode == 1) {
+    L("%s xo0, xo1;\n", it);
+    L("int xm0, xm1;\n");
+    L("{ const %s i0 = r0, i1 = c0; xo0 = %s; xm0 = (int)(%s); }\n", it, off, m);
+    L("{ const %s i0 = r0, i1 = c0 + %" PRId64 "; xo1 = %s; xm1 = (int)(%s); }\n", it, ch - 1, off, m);
+    L("if (xm0 && xm1 && xo1 - xo0 == %" PRId64 " && ((unsigned long long)(%s + xo0) & 15u) == 0) {\n", ch - 1,
+      mem_name(e, mem));
+    snprintf(srcb, sizeof srcb, "(%s + xo0)", mem_name(e, mem));
+    e->depth++;
+    indent(e);
+    e->d->copy16_async(&e->body, dstb, srcb, "1");
+    P(&e->body, "\n");
+    e->depth--;
+    L("} else {\n");
+    e->depth++;
+  }
+  L("for (int q = 0; q < %" PRId64 "; q++) {\n", per);
+  e->depth++;
+  L("const %s i0 = r0, i1 = c0 + q;\n", it);
+  L("%s[xd + q] = (%s) ? %s[%s] : (%s)0;\n", r->name, m, mem_name(e, mem), off, stype(e, t));
+  e->depth--;
+  L("}\n");
+  if (mode == 1) {
+    e->depth--;
+    L("}\n");
+  }
+  loop_close(e, 2);
+}
+
+/* Copies the tile a raw load produces into its shared array of storage
+ * elements at element offset buf_off (a pipeline buffer). With 16-byte
+ * chunks (affine offset, convex mask): when the mask holds at the tile's
+ * four corners, the offsets are consecutive along rows, the row stride is a
+ * multiple of 16 bytes and the first element is aligned, every chunk is
+ * copied without further checks; otherwise each chunk is checked at its
+ * two ends and falls back to elements with the mask (masked-off elements
+ * are 0). Returns whether asynchronous copies may have been issued. */
+static bool emit_raw_load(em_t* e, const xc_tiled_op_t* op, const char* buf_off) {
+  const xc_tiled_value_t* res = op->results[0], *mem = op->operands[0], *offv = op->operands[1];
+  const xc_tiled_value_t* mask = op->num_operands > 2 ? op->operands[2] : NULL;
+  vinfo_t* r = V(e, res);
+  xc_dtype_t t = res->type.dtype;
+  int64_t es = (int64_t)xc_dtype_size(t), ch = 16 / es;
+  int64_t rows = r->dims[0], cols = r->dims[1];
+  bool chunk = r->chunked && e->d->copy16_async && cols % ch == 0 && (r->pitch * es) % 16 == 0;
+  const char* it = itype(e);
+  expr_t eo, em;
+  const char* off = opnd(e, &eo, offv, r);
+  const char* m = mask ? opnd(e, &em, mask, r) : "1";
+  if (!chunk) {
+    raw_load_loop(e, op, buf_off, 0, off, m);
+  } else {
+    L("{\n");
+    e->depth++;
+    L("%s xt0, xt1, xt2;\n", it);
+    L("int xtm;\n");
+    L("{ const %s i0 = 0, i1 = 0; xt0 = %s; xtm = (int)(%s); }\n", it, off, m);
+    L("{ const %s i0 = 0, i1 = 1; xt1 = %s; }\n", it, off);
+    L("{ const %s i0 = %d, i1 = 0; xt2 = %s; }\n", it, rows > 1 ? 1 : 0, off);
+    L("{ const %s i0 = 0, i1 = %" PRId64 "; xtm = xtm && (int)(%s); }\n", it, cols - 1, m);
+    L("{ const %s i0 = %" PRId64 ", i1 = 0; xtm = xtm && (int)(%s); }\n", it, rows - 1, m);
+    L("{ const %s i0 = %" PRId64 ", i1 = %" PRId64 "; xtm = xtm && (int)(%s); }\n", it, rows - 1, cols - 1, m);
+    L("const %s xrs = xt2 - xt0;\n", it);
+    L("if (xtm && xt1 - xt0 == 1 && (xrs * %" PRId64 ") %% 16 == 0 && ((unsigned long long)(%s + xt0) & 15u) == 0) {\n",
+      es, mem_name(e, mem));
+    e->depth++;
+    raw_load_loop(e, op, buf_off, 2, off, m);
+    e->depth--;
+    L("} else {\n");
+    e->depth++;
+    raw_load_loop(e, op, buf_off, 1, off, m);
+    e->depth--;
+    L("}\n");
+    e->depth--;
+    L("}\n");
+  }
+  expr_free(&eo);
+  if (mask) expr_free(&em);
+  return chunk;
+}
+
+/* A raw load outside a pipeline: copies, waits for them, barrier. */
+static void emit_raw_load_sync(em_t* e, const xc_tiled_op_t* op) {
+  if (emit_raw_load(e, op, "0")) {
+    L("%s\n", e->d->copy_commit);
+    indent(e);
+    P(&e->body, e->d->copy_wait_fmt, 0);
+    P(&e->body, "\n");
+  }
+  barrier(e);
+}
+
+/* The planned dot: result = acc (same registers when they share storage),
+ * then the dialect's matrix instructions on operand arrays a and b. */
+static void emit_mma(em_t* e, const xc_tiled_op_t* op, const char* a, const char* b) {
+  const xc_tiled_value_t* acc = op->operands[2], *res = op->results[0];
+  vinfo_t* r = V(e, res);
+  if (strcmp(r->name, V(e, acc)->name)) emit_copy(e, res, acc, false);
+  e->dot.a = a;
+  e->dot.b = b;
+  e->dot.acc = r->name;
+  char ind[64];
+  int n = e->depth * 2 < (int)sizeof ind - 1 ? e->depth * 2 : (int)sizeof ind - 1;
+  memset(ind, ' ', (size_t)n);
+  ind[n] = 0;
+  e->d->emit_dot(&e->body, &e->dot, ind);
+}
+
+static int64_t raw_size(em_t* e, const xc_tiled_value_t* v) { return V(e, v)->dims[0] * V(e, v)->pitch; }
+
+/* The planned dot's loop, software-pipelined over e->stages buffers
+ * (docs/emitter.md): the body is the two raw loads, the dot, the yield and
+ * inlined index arithmetic, so the loads of a later iteration are the same
+ * code under another value of the induction variable. */
+static void emit_for_pipelined(em_t* e, const xc_tiled_op_t* op) {
+  const xc_tiled_block_t* body = op->body;
+  const xc_tiled_op_t* dot = e->mma;
+  const xc_tiled_op_t* la = dot->operands[0]->def, *lb = dot->operands[1]->def;
+  int S = e->stages, id = e->seq++;
+  const char* it = itype(e);
+  emit_copy(e, body->args[1], op->operands[3], true);
+  for (int i = 0; i < body->num_ops; i++) {
+    const xc_tiled_op_t* b = body->ops[i];
+    if ((b->opcode == XC_TOP_CONST || b->opcode == XC_TOP_KNOB) && b->results[0]->type.rank == 0) emit_op(e, b);
+  }
+  const char* iv = V(e, body->args[0])->name;
+  expr_t lb_, ub_, st_;
+  vinfo_t scalar = {0};
+  L("{\n");
+  e->depth++;
+  L("const %s xlb%d = %s, xub%d = %s, xst%d = %s;\n", it, id, opnd(e, &lb_, op->operands[0], &scalar), id,
+    opnd(e, &ub_, op->operands[1], &scalar), id, opnd(e, &st_, op->operands[2], &scalar));
+  expr_free(&lb_), expr_free(&ub_), expr_free(&st_);
+  char off[96];
+  for (int s = 0; s < S - 1; s++) {
+    L("{ /* stage %d */\n", s);
+    e->depth++;
+    L("const %s %s = xlb%d + %d * xst%d;\n", it, iv, id, s, id);
+    L("if (%s < xub%d) {\n", iv, id);
+    e->depth++;
+    snprintf(off, sizeof off, "%" PRId64, s * raw_size(e, la->results[0]));
+    emit_raw_load(e, la, off);
+    snprintf(off, sizeof off, "%" PRId64, s * raw_size(e, lb->results[0]));
+    emit_raw_load(e, lb, off);
+    e->depth--;
+    L("}\n");
+    e->depth--;
+    L("}\n");
+    L("%s\n", e->d->copy_commit);
+  }
+  L("%s xit%d = 0;\n", it, id);
+  L("for (%s %s = xlb%d; %s < xub%d; %s += xst%d, xit%d++) {\n", it, iv, id, iv, id, iv, id, id);
+  e->depth++;
+  indent(e);
+  P(&e->body, e->d->copy_wait_fmt, S - 2);
+  P(&e->body, "\n");
+  barrier(e); /* this stage is complete; every work-item is done with the previous one */
+  L("{\n");
+  e->depth++;
+  L("const %s xnx = %s + %d * xst%d;\n", it, iv, S - 1, id);
+  L("const %s xns = (xit%d + %d) %% %d;\n", it, id, S - 1, S);
+  L("if (xnx < xub%d) {\n", id);
+  e->depth++;
+  L("const %s %s = xnx;\n", it, iv);
+  snprintf(off, sizeof off, "xns * %" PRId64, raw_size(e, la->results[0]));
+  emit_raw_load(e, la, off);
+  snprintf(off, sizeof off, "xns * %" PRId64, raw_size(e, lb->results[0]));
+  emit_raw_load(e, lb, off);
+  e->depth--;
+  L("}\n");
+  e->depth--;
+  L("}\n");
+  L("%s\n", e->d->copy_commit);
+  char a[128], b[128];
+  snprintf(a, sizeof a, "(%s + (xit%d %% %d) * %" PRId64 ")", V(e, la->results[0])->name, id, S,
+           raw_size(e, la->results[0]));
+  snprintf(b, sizeof b, "(%s + (xit%d %% %d) * %" PRId64 ")", V(e, lb->results[0])->name, id, S,
+           raw_size(e, lb->results[0]));
+  emit_mma(e, dot, a, b);
+  e->depth--;
+  L("}\n");
+  indent(e);
+  P(&e->body, e->d->copy_wait_fmt, 0);
+  P(&e->body, "\n");
+  barrier(e);
+  e->depth--;
+  L("}\n");
+}
+
 static void emit_block(em_t* e, const xc_tiled_block_t* b);
 
 static void emit_for(em_t* e, const xc_tiled_op_t* op) {
@@ -961,7 +1228,8 @@ static void emit_for(em_t* e, const xc_tiled_op_t* op) {
   }
   barrier(e); /* every work-item is done reading this iteration's storage */
   for (int i = 0; i < nc; i++)
-    if (y->operands[i] != body->args[i + 1]) emit_copy(e, body->args[i + 1], y->operands[i], false);
+    if (y->operands[i] != body->args[i + 1] && strcmp(V(e, y->operands[i])->name, V(e, body->args[i + 1])->name))
+      emit_copy(e, body->args[i + 1], y->operands[i], false);
   if (any_array) barrier(e);
   e->depth--;
   L("}\n");
@@ -996,11 +1264,20 @@ static void emit_op(em_t* e, const xc_tiled_op_t* op) {
     case XC_TOP_ALLOC:
     case XC_TOP_YIELD: return;
     case XC_TOP_BARRIER: barrier(e); return;
-    case XC_TOP_LOAD: emit_load(e, op, false); return;
+    case XC_TOP_LOAD:
+      if (V(e, res)->raw) emit_raw_load_sync(e, op);
+      else emit_load(e, op, false);
+      return;
     case XC_TOP_STORE: emit_store(e, op); return;
     case XC_TOP_REDUCE: emit_reduce(e, op); return;
-    case XC_TOP_DOT: emit_dot(e, op); return;
-    case XC_TOP_FOR: emit_for(e, op); return;
+    case XC_TOP_DOT:
+      if (op == e->mma) emit_mma(e, op, V(e, op->operands[0])->name, V(e, op->operands[1])->name);
+      else emit_dot(e, op);
+      return;
+    case XC_TOP_FOR:
+      if (op == e->mma_loop && e->stages > 1) emit_for_pipelined(e, op);
+      else emit_for(e, op);
+      return;
     default:
       if (res && V(e, res)->st == ST_VIRTUAL) return; /* inlined into its readers */
       emit_elementwise(e, op, false);
@@ -1208,16 +1485,176 @@ static void classify_block(em_t* e, const xc_tiled_block_t* b) {
   }
 }
 
-/* ---- fusion of element loops (C) ------------------------------------------------ */
+/* ---- analysis: the dot for matrix instructions ------------------------------- */
 
 static void count_uses(em_t* e, const xc_tiled_block_t* b) {
   for (int i = 0; i < b->num_ops; i++) {
     const xc_tiled_op_t* op = b->ops[i];
-    for (int j = 0; j < op->num_operands; j++)
-      if (op->operands[j]) e->nuses[op->operands[j]->id]++;
+    for (int j = 0; j < op->num_operands; j++) {
+      if (op->operands[j]) V(e, op->operands[j])->uses++;
+      if (op->operands[j] && e->nuses) e->nuses[op->operands[j]->id]++;
+    }
     if (op->opcode == XC_TOP_FOR) count_uses(e, op->body);
   }
 }
+
+/* 0: uniform over the tile, 1: affine in its coordinates, -1: neither (or unknown). */
+static int affine_deg(const xc_tiled_value_t* v) {
+  if (!v || !xc_dtype_is_int(v->type.dtype)) return -1;
+  if (v->type.rank == 0) return 0;
+  const xc_tiled_op_t* op = v->def;
+  if (!op) return -1;
+  switch (op->opcode) {
+    case XC_TOP_CONST: return 0;
+    case XC_TOP_ARANGE: return 1;
+    case XC_TOP_EXPAND_DIMS:
+    case XC_TOP_BROADCAST: return affine_deg(op->operands[0]);
+    case XC_TOP_ADD:
+    case XC_TOP_SUB: {
+      int a = affine_deg(op->operands[0]), b = affine_deg(op->operands[1]);
+      return a < 0 || b < 0 ? -1 : (a > b ? a : b);
+    }
+    case XC_TOP_MUL: {
+      int a = affine_deg(op->operands[0]), b = affine_deg(op->operands[1]);
+      if (a < 0 || b < 0 || (a > 0 && b > 0)) return -1;
+      return a > b ? a : b;
+    }
+    default: return -1;
+  }
+}
+
+/* A conjunction of comparisons of affine values: the set of coordinates it
+ * holds at is convex, so it holds along a segment when it holds at both ends. */
+static bool convex_mask(const xc_tiled_value_t* v) {
+  if (!v || v->type.rank == 0) return true;
+  const xc_tiled_op_t* op = v->def;
+  if (!op) return false;
+  switch (op->opcode) {
+    case XC_TOP_CONST: return true;
+    case XC_TOP_EXPAND_DIMS:
+    case XC_TOP_BROADCAST: return convex_mask(op->operands[0]);
+    case XC_TOP_AND: return v->type.dtype == XC_BOOL && convex_mask(op->operands[0]) && convex_mask(op->operands[1]);
+    case XC_TOP_CMP: return op->cmp != XC_CMP_NE && affine_deg(op->operands[0]) >= 0 && affine_deg(op->operands[1]) >= 0;
+    default: return false;
+  }
+}
+
+/* A load the dialect can take as a matrix operand: from global memory, used
+ * only by the dot, masked-off elements 0. */
+static bool raw_operand(em_t* e, const xc_tiled_value_t* v, const xc_tiled_block_t* body) {
+  const xc_tiled_op_t* ld = v->def;
+  if (!ld || ld->opcode != XC_TOP_LOAD || ld->parent != body || V(e, v)->uses != 1 || v->type.rank != 2) return false;
+  const xc_tiled_value_t* mem = ld->operands[0];
+  if (mem->type.kind != XC_TILED_MEMREF || mem->type.scope != XC_SCOPE_GLOBAL) return false;
+  const xc_tiled_value_t* other = ld->num_operands > 3 ? ld->operands[3] : NULL;
+  if (other && !(other->def && other->def->opcode == XC_TOP_CONST && other->def->f == 0 && !signbit(other->def->f)))
+    return false;
+  return true;
+}
+
+/* Whether the body is the loads, the dot, the yield, inlined (virtual)
+ * values and scalar constants (hoisted before the pipeline). */
+static bool pipelinable(em_t* e, const xc_tiled_block_t* body, const xc_tiled_op_t* dot) {
+  for (int i = 0; i < body->num_ops; i++) {
+    const xc_tiled_op_t* op = body->ops[i];
+    if (op == dot || op == dot->operands[0]->def || op == dot->operands[1]->def || op->opcode == XC_TOP_YIELD) continue;
+    if ((op->opcode == XC_TOP_CONST || op->opcode == XC_TOP_KNOB) && op->results[0]->type.rank == 0) continue;
+    for (int r = 0; r < op->num_results; r++)
+      if (V(e, op->results[r])->st != ST_VIRTUAL) return false;
+    if (op->opcode == XC_TOP_FOR || op->opcode == XC_TOP_STORE || op->opcode == XC_TOP_BARRIER) return false;
+  }
+  return true;
+}
+
+/* Bytes of the work-group arrays of block b other than matrix operands
+ * (what declare_block will add besides them). */
+static int64_t other_local_bytes(em_t* e, const xc_tiled_block_t* b, const xc_tiled_op_t* dot) {
+  int64_t n = 0;
+  for (int i = 0; i < b->num_args; i++)
+    if (V(e, b->args[i])->st == ST_ARRAY)
+      n += V(e, b->args[i])->n * (int64_t)xc_dtype_size(b->args[i]->type.dtype == XC_BOOL ? XC_U8 : b->args[i]->type.dtype);
+  for (int i = 0; i < b->num_ops; i++) {
+    const xc_tiled_op_t* op = b->ops[i];
+    if (op->opcode == XC_TOP_FOR) {
+      n += other_local_bytes(e, op->body, dot);
+      continue;
+    }
+    if (op->opcode == XC_TOP_REDUCE) n += e->T * 8; /* a cooperative reduction's scratch, at most */
+    for (int r = 0; r < op->num_results; r++) {
+      const xc_tiled_value_t* v = op->results[r];
+      if (v == dot->operands[0] || v == dot->operands[1]) continue;
+      xc_dtype_t t = v->type.dtype == XC_BOOL ? XC_U8 : v->type.dtype;
+      if (op->opcode == XC_TOP_ALLOC || V(e, v)->st == ST_ARRAY) n += V(e, v)->n * (int64_t)xc_dtype_size(t);
+    }
+  }
+  return n;
+}
+
+static void plan_mma(em_t* e, const xc_tiled_block_t* b) {
+  for (int i = 0; i < b->num_ops && !e->mma; i++) {
+    const xc_tiled_op_t* loop = b->ops[i];
+    if (loop->opcode != XC_TOP_FOR) continue;
+    const xc_tiled_block_t* body = loop->body;
+    plan_mma(e, body);
+    if (e->mma || loop->num_operands != 4 || body->num_args != 2 || !body->num_ops) continue;
+    const xc_tiled_op_t* y = body->ops[body->num_ops - 1];
+    if (y->opcode != XC_TOP_YIELD || y->num_operands != 1 || !y->operands[0]->def) continue;
+    const xc_tiled_op_t* dot = y->operands[0]->def;
+    if (dot->opcode != XC_TOP_DOT || dot->parent != body || dot->operands[2] != body->args[1]) continue;
+    const xc_tiled_value_t* a = dot->operands[0], *bb = dot->operands[1], *res = dot->results[0];
+    xc_dtype_t t = a->type.dtype;
+    if (!(t == XC_F16 || t == XC_BF16 || t == XC_F32) || bb->type.dtype != t || res->type.dtype != XC_F32) continue;
+    if (!raw_operand(e, a, body) || !raw_operand(e, bb, body)) continue;
+    if (V(e, res)->st != ST_PRIVATE || V(e, body->args[1])->st != ST_PRIVATE ||
+        V(e, loop->results[0])->st != ST_PRIVATE || V(e, res)->uses != 1)
+      continue;
+    xc_cstyle_dot_t* d = &e->dot;
+    memset(d, 0, sizeof *d);
+    d->m = V(e, res)->dims[0], d->n = V(e, res)->dims[1], d->k = V(e, a)->dims[1];
+    d->a_dtype = t, d->b_dtype = t, d->acc_dtype = XC_F32;
+    d->threads = e->T;
+    d->warp = e->caps ? e->caps->simd_width : 0;
+    d->caps = e->caps;
+    d->allow_tf32 = e->allow_tf32;
+    if (!e->d->dot_plan(e->d, d)) continue;
+    int64_t ch = 16 / (int64_t)xc_dtype_size(t);
+    bool swz_ok = (!d->a_swz_mask || (d->k % ch == 0 && d->a_swz_mask < d->k / ch)) &&
+                  (!d->b_swz_mask || (d->n % ch == 0 && d->b_swz_mask < d->n / ch));
+    if (d->lda < d->k || d->ldb < d->n || d->slots <= 0 || d->slots * e->T != d->m * d->n || !swz_ok) {
+      fail(e, xc_error(XC_INTERNAL, "%s dialect: inconsistent plan for dot %d", e->d->name, dot->id));
+      return;
+    }
+    e->mma = dot;
+    e->mma_loop = loop;
+    /* the dot's result lives in the accumulator's registers */
+    if (V(e, res) != V(e, body->args[1])) memcpy(V(e, res)->name, V(e, body->args[1])->name, sizeof V(e, res)->name);
+    int s = xc_tiled_knob_of_kind(e->k, XC_KNOB_STAGES);
+    int64_t stages = s >= 0 ? e->knobs[s] : 1;
+    if (stages > 1 && e->d->copy16_async && pipelinable(e, body, dot)) e->stages = (int)stages;
+    /* fewer stages when the buffers would not fit the device's work-group
+     * memory (the knob is a request, like the other hints) */
+    int64_t per_stage = (d->m * d->lda + d->k * d->ldb) * (int64_t)xc_dtype_size(t);
+    if (e->stages > 1 && e->caps && e->caps->local_memory_bytes > 0) {
+      int64_t room = e->caps->local_memory_bytes - other_local_bytes(e, e->k->body, dot);
+      while (e->stages > 1 && per_stage * e->stages > room) e->stages--;
+      if (e->stages < 2) e->stages = 0;
+    }
+    const xc_tiled_value_t* ops[2] = {a, bb};
+    for (int o = 0; o < 2; o++) {
+      vinfo_t* x = V(e, ops[o]);
+      const xc_tiled_op_t* ld = ops[o]->def;
+      x->raw = true;
+      x->st = ST_ARRAY;
+      x->pitch = o == 0 ? d->lda : d->ldb;
+      x->swz_shift = o == 0 ? d->a_swz_shift : d->b_swz_shift;
+      x->swz_mask = o == 0 ? d->a_swz_mask : d->b_swz_mask;
+      x->bufs = e->stages > 1 ? e->stages : 1;
+      x->chunked = affine_deg(ld->operands[1]) >= 0 && convex_mask(ld->num_operands > 2 ? ld->operands[2] : NULL);
+    }
+  }
+}
+
+/* ---- fusion of element loops (C) ------------------------------------------------ */
 
 /* Whether reading v at the coordinates of a loop over `shape` reads the
  * values written by members of group g only at the loop's own coordinates
@@ -1315,6 +1752,14 @@ static void plan_fusion(em_t* e, const xc_tiled_block_t* b) {
 /* Declares the ARRAY / PRIVATE storage of v (nothing for other classes). */
 static void declare_value(em_t* e, const xc_tiled_value_t* v) {
   vinfo_t* x = V(e, v);
+  if (x->raw) {
+    int64_t n = x->dims[0] * x->pitch * x->bufs;
+    P(&e->decls, "%s%s%s %s[%" PRId64 "];\n", e->d->local_qual, e->d->align16 ? e->d->align16 : "",
+      stype(e, v->type.dtype), x->name, n);
+    e->local_bytes += n * (int64_t)xc_dtype_size(v->type.dtype);
+    return;
+  }
+  if (e->mma && v == e->mma->results[0]) return; /* shares the accumulator's array */
   if (x->st != ST_ARRAY && x->st != ST_PRIVATE) return;
   bool priv = x->st == ST_PRIVATE;
   int64_t n = priv ? (x->n + e->T - 1) / e->T : x->n;
@@ -1417,6 +1862,7 @@ static const char* const shared_prelude =
     "  if (e == 31) return xc_bitsf(sign | 0x7f800000u | (m << 13));\n"
     "  return xc_bitsf(sign | ((e + 112u) << 23) | (m << 13));\n"
     "}\n"
+    "#ifndef XC_NATIVE_F2H /* a dialect prelude may define xc_f2h with an instruction */\n"
     "static inline xc_u16 xc_f2h(float f) {\n"
     "  xc_u32 x = xc_fbits(f), sign = (x >> 16) & 0x8000u, ax = x & 0x7fffffffu;\n"
     "  if (ax >= 0x7f800000u) return (xc_u16)(sign | (ax > 0x7f800000u ? 0x7e00u : 0x7c00u));\n"
@@ -1433,6 +1879,7 @@ static const char* const shared_prelude =
     "  if (rem > 0x1000u || (rem == 0x1000u && (h & 1u))) h++;\n"
     "  return (xc_u16)(sign | h);\n"
     "}\n"
+    "#endif\n"
     "static inline float xc_bf2f(xc_u16 b) { return xc_bitsf((xc_u32)b << 16); }\n"
     "static inline xc_u16 xc_f2bf(float f) {\n"
     "  xc_u32 x = xc_fbits(f);\n"
@@ -1460,8 +1907,13 @@ xc_status_t xc_cstyle_emit(const xc_cstyle_dialect_t* d, const xc_device_caps_t*
   e.d = d;
   e.k = k;
   e.knobs = values;
+  e.caps = caps;
+  e.allow_tf32 = options && options->allow_tf32;
+  int tf32_knob = xc_tiled_find_knob(k, "tf32");
   e.err = xc_cstyle_resolve_knobs(k, knobs, num_knobs, values);
   e.T = d->work_groups ? xc_tiled_threads(k, values) : 1;
+  if (!e.err && tf32_knob >= 0 && k->knobs[tf32_knob].kind == XC_KNOB_OTHER && values[tf32_knob] == 1)
+    e.allow_tf32 = true; /* the lowering chose tf32 for a compile that allows it */
   e.simd = caps && caps->simd_width > 0 && !d->work_groups ? caps->simd_width : 8;
   if (!e.err && d->work_groups && caps && caps->max_threads_per_group > 0 && e.T > caps->max_threads_per_group)
     e.err = xc_error(XC_UNSUPPORTED, "%s emitter: %" PRId64 " threads per program exceed the device limit %d",
@@ -1474,6 +1926,10 @@ xc_status_t xc_cstyle_emit(const xc_cstyle_dialect_t* d, const xc_device_caps_t*
     classify_block(&e, k->body);
     analyze_block(&e, k->body);
     classify_block(&e, k->body);
+    if (d->work_groups && d->dot_plan && d->dot_slot_index && d->emit_dot) {
+      count_uses(&e, k->body);
+      plan_mma(&e, k->body);
+    }
     if (!d->work_groups) {
       e.op_group = calloc((size_t)k->num_ops + 1, sizeof *e.op_group);
       e.op_member = calloc((size_t)k->num_ops + 1, sizeof *e.op_member);
@@ -1514,6 +1970,7 @@ xc_status_t xc_cstyle_emit(const xc_cstyle_dialect_t* d, const xc_device_caps_t*
       P(&src, "\n");
     }
     if (d->work_groups) P(&src, " * work-items per program: %" PRId64 "\n", e.T);
+    if (e.mma) P(&src, " * dot %d on matrix instructions, K loop in %d pipeline stages\n", e.mma->id, e.stages > 1 ? e.stages : 1);
     for (int i = 0; options && i < options->num_provenance; i++)
       if (options->provenance[i]) {
         /* keep the comment closed whatever the string holds */
@@ -1525,7 +1982,7 @@ xc_status_t xc_cstyle_emit(const xc_cstyle_dialect_t* d, const xc_device_caps_t*
     P(&src, " */\n%s", d->prelude);
     if (e.uses_f64 && d->f64_prelude) P(&src, "%s", d->f64_prelude);
     P(&src, "%s\n", shared_prelude);
-    xc_cstyle_entry_t en = {k, entry, e.T, wstr(&e.decls), wstr(&e.body)};
+    xc_cstyle_entry_t en = {k, entry, e.T, wstr(&e.decls), wstr(&e.body), e.mma ? &e.dot : NULL};
     d->write_entry(&src, d, &en);
     if (src.oom || e.decls.oom || e.body.oom) e.err = xc_error_oom();
   }

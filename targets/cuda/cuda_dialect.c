@@ -41,6 +41,181 @@ static void cuda_write_entry(xc_cstyle_writer_t* w, const xc_cstyle_dialect_t* d
   xc_cstyle_printf(w, "%s}\n", e->body);
 }
 
+/* ---- tensor cores (docs/targets/cuda.md, "Tensor cores") ----
+ * One warp computes a (wm x wn) part of the [m,n] accumulator as MT x NT
+ * mma tiles of 16x8; the warps of a block form a WM x WN grid. Fragment
+ * layout of mma.m16n8 (f32 accumulator): lane l holds rows l/4 and l/4+8,
+ * columns 2*(l%4) and 2*(l%4)+1 of each 16x8 tile, in the order
+ * (r, c), (r, c+1), (r+8, c), (r+8, c+1). Slot s of a thread is element
+ * s%4 of tile (mt, nt) = (s/(4*NT), (s/4)%NT). */
+enum { P_WM, P_WN, P_WTM, P_WTN, P_MT, P_NT, P_KSTEP, P_KIND };
+enum { KIND_F16, KIND_BF16, KIND_TF32 };
+
+static bool has_mma(const xc_device_caps_t* caps, int m, int n, int k, xc_dtype_t in) {
+  for (int i = 0; caps && i < caps->num_mma_shapes; i++) {
+    const xc_mma_shape_t* s = &caps->mma_shapes[i];
+    if (s->m == m && s->n == n && s->k == k && s->input_dtype == in && s->accumulator_dtype == XC_F32) return true;
+  }
+  return false;
+}
+
+/* Swizzle for rows of `chunks` 16-byte chunks (a power of two >= 2): rows
+ * i..i+7 (i a multiple of 8) at one logical chunk land in 8 distinct
+ * 16-byte groups of a 128-byte line. Rows of >= 8 chunks: XOR with i & 7;
+ * shorter rows share a line (128 / row bytes of them): XOR with the line's
+ * index among 8 / ... lines, (i >> log2(8 / chunks)) & (chunks - 1). */
+static void swizzle(int64_t chunks, int64_t* shift, int64_t* mask) {
+  if (chunks >= 8) {
+    *shift = 0, *mask = 7;
+    return;
+  }
+  int64_t sh = 0;
+  while (((int64_t)8 >> sh) > chunks) sh++;
+  *shift = sh, *mask = chunks - 1;
+}
+
+static bool cuda_dot_plan(const xc_cstyle_dialect_t* d, xc_cstyle_dot_t* t) {
+  (void)d;
+  int kind, kstep;
+  if (t->acc_dtype != XC_F32 || t->a_dtype != t->b_dtype || (t->warp && t->warp != 32)) return false;
+  if (t->a_dtype == XC_F16 || t->a_dtype == XC_BF16) {
+    kind = t->a_dtype == XC_F16 ? KIND_F16 : KIND_BF16, kstep = 16;
+    if (!has_mma(t->caps, 16, 8, 16, t->a_dtype)) return false;
+  } else if (t->a_dtype == XC_F32 && t->allow_tf32) {
+    kind = KIND_TF32, kstep = 8;
+    if (!has_mma(t->caps, 16, 8, 8, XC_F32)) return false;
+  } else {
+    return false;
+  }
+  if (t->threads % 32 || t->k % kstep) return false;
+  if (kind != KIND_TF32) {
+    /* swizzled rows: whole chunks, and fewer than 8 chunks only as a power of two */
+    int64_t ca = t->k / 8, cb = t->n / 8;
+    if (t->n % 8 || (ca < 8 && (ca & (ca - 1))) || (cb < 8 && (cb & (cb - 1)))) return false;
+  }
+  int64_t warps = t->threads / 32, best = -1, bwm = 0;
+  for (int64_t wm = 1; wm <= warps; wm++) {
+    if (warps % wm) continue;
+    int64_t wn = warps / wm;
+    if (t->m % wm || t->n % wn) continue;
+    int64_t tm = t->m / wm, tn = t->n / wn;
+    /* B fragments come in pairs of 8-column tiles (ldmatrix.x4.trans) */
+    if (tm % 16 || tn % 16 || (tm / 16) * (tn / 8) * 4 > 128) continue;
+    int64_t score = tm + tn; /* shared-memory reads per warp and k */
+    if (best < 0 || score < best || (score == best && wm > bwm)) best = score, bwm = wm;
+  }
+  if (best < 0) return false;
+  int64_t wm = bwm, wn = warps / wm, tm = t->m / wm, tn = t->n / wn;
+  t->params[P_WM] = wm, t->params[P_WN] = wn, t->params[P_WTM] = tm, t->params[P_WTN] = tn;
+  t->params[P_MT] = tm / 16, t->params[P_NT] = tn / 8, t->params[P_KSTEP] = kstep, t->params[P_KIND] = kind;
+  t->slots = (tm / 16) * (tn / 8) * 4;
+  if (kind == KIND_TF32) {
+    /* 16 / 32 bytes of padding per row: the 8 rows a warp reads fall into
+     * distinct banks */
+    t->lda = t->k + 4;
+    t->ldb = t->n + 8;
+  } else {
+    /* no padding (three stages of 128x128x32 fit 48 KiB): 16-byte chunks
+     * XOR-swizzled so that the 8 row addresses of an ldmatrix, same logical
+     * chunk, hit the 8 distinct 16-byte bank groups of a 128-byte line */
+    t->lda = t->k;
+    t->ldb = t->n;
+    swizzle(t->k / 8, &t->a_swz_shift, &t->a_swz_mask);
+    swizzle(t->n / 8, &t->b_swz_shift, &t->b_swz_mask);
+  }
+  return true;
+}
+
+static void cuda_dot_slot_index(xc_cstyle_writer_t* w, const xc_cstyle_dot_t* t, const char* s) {
+  const int64_t* p = t->params;
+  xc_cstyle_printf(w,
+                   "((((lid >> 5) %% %lld) * %lld + ((%s) / %lld) * 16 + ((lid & 31) >> 2) + (((%s) & 3) >> 1) * 8) * %lld"
+                   " + ((lid >> 5) / %lld) * %lld + (((%s) >> 2) %% %lld) * 8 + (lid & 3) * 2 + ((%s) & 1))",
+                   (long long)p[P_WM], (long long)p[P_WTM], s, (long long)(4 * p[P_NT]), s, (long long)t->n,
+                   (long long)p[P_WM], (long long)p[P_WTN], s, (long long)p[P_NT], s);
+}
+
+static void cuda_emit_dot(xc_cstyle_writer_t* w, const xc_cstyle_dot_t* t, const char* in) {
+  const int64_t* p = t->params;
+  long long WM = p[P_WM], MT = p[P_MT], NT = p[P_NT], lda = t->lda, ldb = t->ldb;
+  long long TM = p[P_WTM], TN = p[P_WTN];
+#define W(...) xc_cstyle_printf(w, __VA_ARGS__)
+  W("%s{ /* tensor cores: %lldx%lld warps of %lldx%lld, %s */\n", in, WM, (long long)p[P_WN], TM, TN,
+    p[P_KIND] == KIND_TF32 ? "mma.m16n8k8 tf32" : p[P_KIND] == KIND_F16 ? "mma.m16n8k16 f16" : "mma.m16n8k16 bf16");
+  W("%s  const int xw = (int)(lid >> 5), xl = (int)(lid & 31);\n", in);
+  if (p[P_KIND] != KIND_TF32) {
+    const char* ty = p[P_KIND] == KIND_F16 ? "f16" : "bf16";
+    /* lane l addresses row (l & 15) of a 16-row block at logical chunk
+     * (l >> 4) (+ the block's first chunk); its swizzle term depends on the
+     * row within the block only (blocks start at multiples of 16 rows) */
+    W("%s  const unsigned xsa = xc_smem(%s + ((xw %% %lld) * %lld + (xl & 15)) * %lld);\n", in, t->a, WM, TM, lda);
+    W("%s  const unsigned xsb = xc_smem(%s + (xl & 15) * %lld);\n", in, t->b, ldb);
+    W("%s  const int xxa = (xl >> 4) ^ (((xl & 15) >> %lld) & %lld);\n", in, (long long)t->a_swz_shift,
+      (long long)t->a_swz_mask);
+    W("%s  const int xxb = (xl >> 4) ^ (((xl & 15) >> %lld) & %lld);\n", in, (long long)t->b_swz_shift,
+      (long long)t->b_swz_mask);
+    W("%s  const int xcb = (xw / %lld) * %lld;\n", in, WM, TN / 8);
+    W("%s  #pragma unroll\n%s  for (int kk = 0; kk < %lld; kk += 16) {\n", in, in, (long long)t->k);
+    W("%s    unsigned xa[%lld][4], xb[%lld][2];\n", in, MT, NT);
+    W("%s    #pragma unroll\n%s    for (int mt = 0; mt < %lld; mt++)\n", in, in, MT);
+    W("%s      asm volatile(\"ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%%0, %%1, %%2, %%3}, [%%4];\\n\"\n"
+      "%s                   : \"=r\"(xa[mt][0]), \"=r\"(xa[mt][1]), \"=r\"(xa[mt][2]), \"=r\"(xa[mt][3])\n"
+      "%s                   : \"r\"(xsa + (unsigned)(mt * 16 * %lld * 2 + (((kk >> 3) ^ xxa) << 4))) : \"memory\");\n",
+      in, in, in, lda);
+    W("%s    #pragma unroll\n%s    for (int nt = 0; nt < %lld; nt += 2)\n", in, in, NT);
+    W("%s      asm volatile(\"ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%%0, %%1, %%2, %%3}, [%%4];\\n\"\n"
+      "%s                   : \"=r\"(xb[nt][0]), \"=r\"(xb[nt][1]), \"=r\"(xb[nt + 1][0]), \"=r\"(xb[nt + 1][1])\n"
+      "%s                   : \"r\"(xsb + (unsigned)(kk * %lld * 2 + (((xcb + nt) ^ xxb) << 4))) : \"memory\");\n",
+      in, in, in, ldb);
+    W("%s    #pragma unroll\n%s    for (int mt = 0; mt < %lld; mt++)\n", in, in, MT);
+    W("%s      #pragma unroll\n%s      for (int nt = 0; nt < %lld; nt++) {\n", in, in, NT);
+    W("%s        float* const xc = &%s[(mt * %lld + nt) * 4];\n", in, t->acc, NT);
+    W("%s        asm volatile(\"mma.sync.aligned.m16n8k16.row.col.f32.%s.%s.f32 {%%0, %%1, %%2, %%3}, "
+      "{%%4, %%5, %%6, %%7}, {%%8, %%9}, {%%0, %%1, %%2, %%3};\\n\"\n"
+      "%s                     : \"+f\"(xc[0]), \"+f\"(xc[1]), \"+f\"(xc[2]), \"+f\"(xc[3])\n"
+      "%s                     : \"r\"(xa[mt][0]), \"r\"(xa[mt][1]), \"r\"(xa[mt][2]), \"r\"(xa[mt][3]), "
+      "\"r\"(xb[nt][0]), \"r\"(xb[nt][1]));\n",
+      in, ty, ty, in, in);
+    W("%s      }\n%s  }\n", in, in);
+  } else {
+    W("%s  const float* const xpa = %s + ((xw %% %lld) * %lld + (xl >> 2)) * %lld + (xl & 3);\n", in, t->a, WM, TM,
+      lda);
+    W("%s  const float* const xpb = %s + (xl & 3) * %lld + (xw / %lld) * %lld + (xl >> 2);\n", in, t->b, ldb, WM, TN);
+    W("%s  #pragma unroll\n%s  for (int kk = 0; kk < %lld; kk += 8) {\n", in, in, (long long)t->k);
+    W("%s    unsigned xa[%lld][4], xb[%lld][2];\n", in, MT, NT);
+    W("%s    #pragma unroll\n%s    for (int mt = 0; mt < %lld; mt++) {\n", in, in, MT);
+    W("%s      const float* const q = xpa + mt * 16 * %lld + kk;\n", in, lda);
+    W("%s      xa[mt][0] = xc_tf32(q[0]), xa[mt][1] = xc_tf32(q[8 * %lld]);\n", in, lda);
+    W("%s      xa[mt][2] = xc_tf32(q[4]), xa[mt][3] = xc_tf32(q[8 * %lld + 4]);\n", in, lda);
+    W("%s    }\n", in);
+    W("%s    #pragma unroll\n%s    for (int nt = 0; nt < %lld; nt++) {\n", in, in, NT);
+    W("%s      const float* const q = xpb + kk * %lld + nt * 8;\n", in, ldb);
+    W("%s      xb[nt][0] = xc_tf32(q[0]), xb[nt][1] = xc_tf32(q[4 * %lld]);\n", in, ldb);
+    W("%s    }\n", in);
+    W("%s    #pragma unroll\n%s    for (int mt = 0; mt < %lld; mt++)\n", in, in, MT);
+    W("%s      #pragma unroll\n%s      for (int nt = 0; nt < %lld; nt++) {\n", in, in, NT);
+    W("%s        float* const xc = &%s[(mt * %lld + nt) * 4];\n", in, t->acc, NT);
+    W("%s        asm volatile(\"mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%%0, %%1, %%2, %%3}, "
+      "{%%4, %%5, %%6, %%7}, {%%8, %%9}, {%%0, %%1, %%2, %%3};\\n\"\n"
+      "%s                     : \"+f\"(xc[0]), \"+f\"(xc[1]), \"+f\"(xc[2]), \"+f\"(xc[3])\n"
+      "%s                     : \"r\"(xa[mt][0]), \"r\"(xa[mt][1]), \"r\"(xa[mt][2]), \"r\"(xa[mt][3]), "
+      "\"r\"(xb[nt][0]), \"r\"(xb[nt][1]));\n",
+      in, in, in);
+    W("%s      }\n%s  }\n", in, in);
+  }
+  W("%s}\n", in);
+#undef W
+}
+
+/* cp.async (sm_80+; only emitted for dots the plan took, which needs sm_80
+ * mma shapes): 16 bytes, .cg (bypasses L1), zero-filled when not full. */
+static void cuda_copy16_async(xc_cstyle_writer_t* w, const char* dst, const char* src, const char* full) {
+  xc_cstyle_printf(w,
+                   "asm volatile(\"cp.async.cg.shared.global.L2::128B [%%0], [%%1], 16, %%2;\\n\" :: \"r\"(xc_smem(%s)), "
+                   "\"l\"(%s), \"r\"((%s) ? 16 : 0) : \"memory\");",
+                   dst, src, full);
+}
+
 const xc_cstyle_dialect_t xc_cstyle_dialect_cuda = {
     .name = "cuda",
     .work_groups = true,
@@ -72,7 +247,29 @@ const xc_cstyle_dialect_t xc_cstyle_dialect_cuda = {
                "#ifndef INFINITY\n#define INFINITY __int_as_float(0x7f800000)\n#endif\n"
                "#ifndef NAN\n#define NAN __int_as_float(0x7fffffff)\n#endif\n"
                "static inline xc_u32 xc_fbits(float f) { return __float_as_uint(f); }\n"
-               "static inline float xc_bitsf(xc_u32 u) { return __uint_as_float(u); }\n",
+               "static inline float xc_bitsf(xc_u32 u) { return __uint_as_float(u); }\n"
+               /* shared-memory address for ldmatrix / cp.async; f32 rounded to tf32 */
+               "static inline unsigned xc_smem(const void* p) {\n"
+               "  unsigned long long a; asm(\"cvta.to.shared.u64 %0, %1;\" : \"=l\"(a) : \"l\"(p)); return (unsigned)a;\n"
+               "}\n"
+               /* f32 -> f16 rounding to nearest even in one instruction (the shared
+                * helper is ~20 integer operations); NaN keeps the shared helper's
+                * quiet NaN 0x7e00 with the sign */
+               "#define XC_NATIVE_F2H 1\n"
+               "static inline xc_u16 xc_f2h(float f) {\n"
+               "  unsigned short h; asm(\"cvt.rn.f16.f32 %0, %1;\" : \"=h\"(h) : \"f\"(f));\n"
+               "  return f != f ? (xc_u16)(((xc_fbits(f) >> 16) & 0x8000u) | 0x7e00u) : (xc_u16)h;\n"
+               "}\n"
+               "static inline unsigned xc_tf32(float x) {\n"
+               "  unsigned r; asm(\"cvt.rna.tf32.f32 %0, %1;\" : \"=r\"(r) : \"f\"(x)); return r;\n"
+               "}\n",
     .f64_prelude = NULL,
     .write_entry = cuda_write_entry,
+    .dot_plan = cuda_dot_plan,
+    .dot_slot_index = cuda_dot_slot_index,
+    .emit_dot = cuda_emit_dot,
+    .copy16_async = cuda_copy16_async,
+    .align16 = "__align__(16) ",
+    .copy_commit = "asm volatile(\"cp.async.commit_group;\\n\" ::: \"memory\");",
+    .copy_wait_fmt = "asm volatile(\"cp.async.wait_group %d;\\n\" ::: \"memory\");",
 };

@@ -140,6 +140,7 @@ static void set_mma_shapes(xc_device_caps_t* caps, int arch) {
     MMA(16, 8, 16, XC_F16, XC_F32);
     MMA(16, 8, 16, XC_BF16, XC_F32);
     MMA(16, 8, 32, XC_I8, XC_I32);
+    MMA(16, 8, 8, XC_F32, XC_F32);     /* tf32 inputs (f32 rounded), only with allow_tf32 */
   } else if (arch >= 75) {
     MMA(16, 8, 8, XC_F16, XC_F32);
     MMA(8, 8, 16, XC_I8, XC_I32);
@@ -403,11 +404,10 @@ static xc_status_t nvrtc_fail(cu_target_t* t, nvrtcResult r, const char* what) {
   return xc_error(XC_INTERNAL, "cuda: %s failed: %s (%d)", what, t->nvrtc.nvrtcGetErrorString(r), (int)r);
 }
 
-static xc_status_t cu_compile(void* target, const xc_device_caps_t* caps, const xc_kernel_source_t* source,
-                              const xc_compile_options_t* options, xc_blob_t* out_blob) {
+xc_status_t xc_cuda_compile_nvrtc(void* target, const xc_device_caps_t* caps, const xc_kernel_source_t* source,
+                                  const xc_compile_options_t* options, const char* const* pre_options,
+                                  int num_pre_options, xc_blob_t* out_blob) {
   cu_target_t* t = target;
-  if (source->language && strcmp(source->language, "cuda") != 0)
-    return xc_error(XC_UNSUPPORTED, "cuda target builds CUDA C++ (cuda), not %s", source->language);
   char tok[16];
   if (!caps_arch_token(caps, tok, sizeof tok))
     return xc_error(XC_INVALID_ARGUMENT,
@@ -425,9 +425,12 @@ static xc_status_t cu_compile(void* target, const xc_device_caps_t* caps, const 
   const char* argv[72];
   argv[0] = arch_flag;
   argv[1] = "-default-device";
-  int argc = 2 + split_flags(fbuf, argv + 2, 70);
+  int argc = 2;
+  for (int i = 0; i < num_pre_options && argc < 34; i++) argv[argc++] = pre_options[i];
+  argc += split_flags(fbuf, argv + argc, 72 - argc);
   char program_name[160];
-  snprintf(program_name, sizeof program_name, "%s.cu", source->entry[0] ? source->entry : "kernel");
+  snprintf(program_name, sizeof program_name, "%s.%s", source->entry[0] ? source->entry : "kernel",
+           source->language && strcmp(source->language, "cuda") != 0 ? source->language : "cu");
 
   nvrtcProgram prog = NULL;
   nvrtcResult r = t->nvrtc.nvrtcCreateProgram(&prog, source->text, program_name, 0, NULL, NULL);
@@ -496,6 +499,13 @@ static xc_status_t cu_compile(void* target, const xc_device_caps_t* caps, const 
   }
   free(fbuf);
   return st; /* on failure the caller releases the blob */
+}
+
+static xc_status_t cu_compile(void* target, const xc_device_caps_t* caps, const xc_kernel_source_t* source,
+                              const xc_compile_options_t* options, xc_blob_t* out_blob) {
+  if (source->language && strcmp(source->language, "cuda") != 0)
+    return xc_error(XC_UNSUPPORTED, "cuda target builds CUDA C++ (cuda), not %s", source->language);
+  return xc_cuda_compile_nvrtc(target, caps, source, options, NULL, 0, out_blob);
 }
 
 /* ---- selection for compilation ---- */
@@ -943,10 +953,17 @@ static const xc_target_iface_t cu_iface = {
     .graph_free = cu_graph_free,
 };
 
+const xc_target_iface_t* xc_cuda_iface(void) { return &cu_iface; }
+
+void* xc_cuda_context_create(void) {
+  cu_target_t* t = calloc(1, sizeof *t);
+  if (t) pthread_mutex_init(&t->lock, NULL);
+  return t;
+}
+
 xc_status_t xc_target_cuda_init(int api_version, const xc_target_host_t* host) {
   (void)api_version;
-  cu_target_t* t = calloc(1, sizeof *t);
+  void* t = xc_cuda_context_create();
   if (!t) return xc_error_oom();
-  pthread_mutex_init(&t->lock, NULL);
   return host->register_target(host, &cu_iface, t);
 }

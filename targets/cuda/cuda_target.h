@@ -39,4 +39,15 @@ bool xc_cuda_blob_parts(const xc_blob_t* blob, int* out_arch, const uint8_t** ou
  * (process-wide count, for tests and diagnostics). */
 int xc_cuda_ptx_fallback_count(void);
 
+/* For targets that run other kernel languages through the cuda target's
+ * runtime half (rocm_nv: HIP source on NVIDIA GPUs): the interface table,
+ * a fresh context for it (freed by the table's target_free), and NVRTC
+ * compilation of `source` with pre_options placed before the flags (the
+ * blob is a cuda blob). */
+const xc_target_iface_t* xc_cuda_iface(void);
+void* xc_cuda_context_create(void);
+xc_status_t xc_cuda_compile_nvrtc(void* target, const xc_device_caps_t* caps, const xc_kernel_source_t* source,
+                                  const xc_compile_options_t* options, const char* const* pre_options,
+                                  int num_pre_options, xc_blob_t* out_blob);
+
 #endif

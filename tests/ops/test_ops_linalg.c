@@ -410,6 +410,20 @@ static void test_recurrent(void) {
   CHECK_OK(nt_run(&c));
   NT_CHECK_VALUES(c.out[1], 1e-6, 0.6307970779778824);
   nt_free(&c);
+  /* GRU, two units: the candidate applies R_h to r * h elementwise (r =
+   * (1/2, sigmoid(10)), h0 = (1, 1), R_h = [[0, 1], [0, 0]]), so unit 0 sees
+   * r_1 * h_1: h = (tanh(sigmoid(10)) + 1) / 2 and 1/2, not (tanh(1/2) + 1) / 2. */
+  xc_tensor_t* g2[6] = {T(XC_F64, 3, D(1, 1, 1), 0),
+                        T(XC_F64, 3, D(1, 6, 1), 0, 0, 0, 0, 0, 0),
+                        T(XC_F64, 3, D(1, 6, 2), 0, 0, 0, 0, 0, 0, 0, 10, 0, 1, 0, 0),
+                        NULL,
+                        NULL,
+                        T(XC_F64, 3, D(1, 1, 2), 1, 1)};
+  rnn_case(&c, "GRU", 6, 2, g2);
+  xc_node_set_int(c.g, c.node, "hidden_size", 2);
+  CHECK_OK(nt_run(&c));
+  NT_CHECK_VALUES(c.out[1], 1e-12, 0.880787544678268, 0.5);
+  nt_free(&c);
   /* LSTM: i = o = f = 1/2, candidate tanh(1), initial c 1. */
   xc_tensor_t* li[7] = {T(XC_F32, 3, D(1, 1, 1), 1),
                         T(XC_F32, 3, D(1, 4, 1), 0, 0, 0, 1),

@@ -160,6 +160,37 @@ static void test_fold_cse_dce(void) {
   xc_graph_destroy(g);
 }
 
+static void test_fold_static_shapes(void) {
+  /* Shape of an activation with static dims folds (its elements are known),
+   * so the shape arithmetic after it folds and Expand gets static dims
+   * (inference alone does not see through Div/Mod/And/Where). */
+  const char* text =
+      "xir 1\ngraph g opset 23 {\n"
+      "  input x: f32[2, 4]\n"
+      "  const two: i64[2] = [2, 2]\n"
+      "  const zero: i64[2] = [0, 0]\n"
+      "  s = Shape(x)\n"
+      "  d = Div(s, two)\n"
+      "  m = Mod(s, two)\n"
+      "  z = Equal(m, zero)\n"
+      "  nz = Not(z)\n"
+      "  c = And(nz, z)\n"
+      "  t = Where(c, d, s)\n"
+      "  e = Expand(x, t)\n"
+      "  y = Neg(e)\n"
+      "  output y\n"
+      "}\n";
+  int64_t dims[2] = {2, 4};
+  xc_graph_t* g = optimize_and_check(text, 2, dims);
+  if (!g) return;
+  CHECK_EQ_INT(count_op(g, "Shape"), 0);
+  CHECK_EQ_INT(count_op(g, "Where"), 0);
+  const xc_value_t* y = g->outputs[0];
+  CHECK_EQ_INT(y->rank, 2);
+  CHECK(y->rank == 2 && !y->dims[0].sym && y->dims[0].value == 2 && !y->dims[1].sym && y->dims[1].value == 4);
+  xc_graph_destroy(g);
+}
+
 static void test_fold_respects_size_limit(void) {
   /* Expanding a scalar to 64K elements would bloat the model: not folded. */
   const char* text =
@@ -245,6 +276,7 @@ int main(void) {
   test_squeeze_unsqueeze();
   test_fold_cse_dce();
   test_fold_respects_size_limit();
+  test_fold_static_shapes();
   test_must_not_rewrite();
   test_options();
   return xc_test_summary("test_passes");

@@ -24,7 +24,7 @@ static void test_builtins(void) {
   CHECK(xc_target_at(xc_target_count()) == NULL);
   CHECK(xc_target_description(xc_target_at(0))[0] != 0);
   xc_target_t* t = NULL;
-  CHECK_ERR(xc_target_find("nosuch", &t, NULL), "targets: cpu, opencl, cuda, example");
+  CHECK_ERR(xc_target_find("nosuch", &t, NULL), "targets: cpu, opencl, cuda, rocm, rocm_nv, example");
   CHECK(t == NULL);
   CHECK_ERR(xc_target_find("nosuch:0", &t, NULL), "no target or device matches 'nosuch:0'");
   CHECK_ERR(xc_target_find("cpu:1", &t, NULL), "target cpu has no device '1' (devices: cpu:0");

@@ -437,6 +437,8 @@ static void test_elementwise_semantics(void) {
                          0.99505475368673045}},
       {XC_TOP_ABS, xs, {2.0, 0.5, 0.25, 3.0}},
       {XC_TOP_FLOOR, xs, {-2.0, -1.0, 0.0, 3.0}},
+      {XC_TOP_ATAN, xs, {-1.1071487177940904, -0.46364760900080612, 0.24497866312686414,
+                         1.2490457723982544}},
   };
   for (size_t i = 0; i < sizeof u / sizeof u[0]; i++) {
     CHECK_OK(run_elementwise(u[i].op, XC_F32, 4, u[i].in, u[i].in, &o));
@@ -446,6 +448,28 @@ static void test_elementwise_semantics(void) {
   }
   /* float ops on integers are refused by the typing rule */
   CHECK_ERR(run_elementwise(XC_TOP_EXP, XC_I32, 1, big, onev, &o), "exp does not accept i32");
+  xc_tensor_destroy(o), o = NULL;
+  /* shifts: shl drops the bits shifted out of the dtype, shr is logical on
+   * unsigned and arithmetic on signed types; an amount >= the width fails */
+  const double sa[4] = {200, 1, 255, 7}, sb[4] = {1, 7, 4, 0};
+  const int64_t shl_u8[4] = {144, 128, 240, 7}, shr_u8[4] = {100, 0, 15, 7};
+  CHECK_OK(run_elementwise(XC_TOP_SHL, XC_U8, 4, sa, sb, &o));
+  for (int j = 0; o && j < 4; j++) CHECK_EQ_INT(xc_tensor_get_i64(o, j), shl_u8[j]);
+  xc_tensor_destroy(o), o = NULL;
+  CHECK_OK(run_elementwise(XC_TOP_SHR, XC_U8, 4, sa, sb, &o));
+  for (int j = 0; o && j < 4; j++) CHECK_EQ_INT(xc_tensor_get_i64(o, j), shr_u8[j]);
+  xc_tensor_destroy(o), o = NULL;
+  const double na[2] = {-8, -1}, nb[2] = {1, 3};
+  CHECK_OK(run_elementwise(XC_TOP_SHR, XC_I32, 2, na, nb, &o));
+  if (o) {
+    CHECK_EQ_INT(xc_tensor_get_i64(o, 0), -4);
+    CHECK_EQ_INT(xc_tensor_get_i64(o, 1), -1);
+  }
+  xc_tensor_destroy(o), o = NULL;
+  const double wide[1] = {8};
+  CHECK_ERR(run_elementwise(XC_TOP_SHL, XC_U8, 1, onev, wide, &o), "shl by 8 on u8");
+  xc_tensor_destroy(o), o = NULL;
+  CHECK_ERR(run_elementwise(XC_TOP_SHR, XC_F32, 1, onev, onev, &o), "shr does not accept f32");
   xc_tensor_destroy(o), o = NULL;
 }
 

@@ -1,0 +1,230 @@
+/* The HIP dialect of the C-family emitter (docs/emitter.md,
+ * docs/targets/rocm.md): HIP C++ for hiprtc or hipcc on AMD GPUs, and the
+ * same text for NVRTC on NVIDIA GPUs (the rocm_nv target). A program is one
+ * thread block of `threads` threads (__launch_bounds__), tiles are
+ * __shared__ arrays (LDS) or distributed over per-thread arrays, and the
+ * barrier is __syncthreads(). Only the part of the HIP kernel language that
+ * HIP and CUDA spell alike is used, so the text is one source for both
+ * platforms; AMD-only code (matrix instructions) sits under #if on the
+ * architectures that have it (__gfx90a__, ...).
+ *
+ * Headers: hiprtc has the HIP runtime header built in (__HIPCC_RTC__),
+ * hipcc needs <hip/hip_runtime.h>, and NVRTC (__CUDACC_RTC__) has CUDA's
+ * built-ins, which are the HIP spellings used here. The prelude's helper
+ * functions carry no __device__: on clang (hiprtc, hipcc) the
+ * force_cuda_host_device pragma makes them host+device, on NVRTC
+ * -default-device does. */
+#include <string.h>
+
+#include "rocm_target.h"
+
+static void hip_write_entry(xc_cstyle_writer_t* w, const xc_cstyle_dialect_t* d, const xc_cstyle_entry_t* e) {
+  const xc_tiled_kernel_t* k = e->kernel;
+  xc_cstyle_printf(w,
+                   "#if defined(__clang__) && defined(__HIP__)\n#pragma clang force_cuda_host_device end\n#endif\n"
+                   "extern \"C\" __global__ void __launch_bounds__(%lld)\n%s(",
+                   (long long)e->threads, e->entry);
+  char name[80];
+  bool first = true;
+  for (int pass = 0; pass < 2; pass++)
+    for (int i = 0; i < k->num_params; i++) {
+      const xc_tiled_value_t* p = k->params[i];
+      bool buffer = p->type.kind == XC_TILED_MEMREF;
+      if (buffer != (pass == 0)) continue;
+      xc_cstyle_param_name(p, name, sizeof name);
+      xc_cstyle_printf(w, "%s", first ? "" : ",\n    ");
+      first = false;
+      if (buffer)
+        xc_cstyle_printf(w, "%s%s%s* %s%s", d->global_qual, p->type.role == XC_ROLE_IN ? "const " : "",
+                         d->storage_type[p->type.dtype], d->restrict_kw, name);
+      else
+        xc_cstyle_printf(w, "const long long %s", name);
+    }
+  xc_cstyle_printf(w, ") {\n  const long long lid = (long long)%s;\n", d->thread_id);
+  const char* s = e->decls;
+  while (*s) {
+    const char* nl = strchr(s, '\n');
+    int len = nl ? (int)(nl - s) : (int)strlen(s);
+    xc_cstyle_printf(w, "  %.*s\n", len, s);
+    s += len + (nl ? 1 : 0);
+  }
+  xc_cstyle_printf(w, "%s}\n", e->body);
+}
+
+
+/* ---- MFMA (docs/targets/rocm.md, "Matrix instructions") ----
+ * CDNA (gfx908, gfx90a, gfx94x), wave 64. The waves of a block form a
+ * WM x WN grid; each computes a TM x TN part of the [m,n] accumulator as
+ * MT x NT blocks of S x S (S = 32: v_mfma_f32_32x32x8{f16,bf16_1k} /
+ * 32x32x2f32, 16 accumulator registers; S = 16: 16x16x16{f16,bf16_1k} /
+ * 16x16x4f32, 4 registers). Per instruction lane l supplies row l%S of A
+ * and column l%S of B at k = (l/S)*E + i (E = 4 for 16-bit operands, 1 for
+ * f32), and holds accumulator register v of the block at row
+ * 8*(v/4) + 4*(l/S) + v%4, column l%S. Slot s of a work-item is register
+ * s%R of block (mt, nt) = ((s/R)/NT, (s/R)%NT).
+ * Only compiled for the architectures that have these instructions; any
+ * other compiler (NVRTC for rocm_nv) gets a plain loop over the same slots,
+ * so the layout and the staging are the same on both platforms. */
+enum { P_WM, P_WN, P_TM, P_TN, P_S, P_KI };
+
+static bool caps_has(const xc_device_caps_t* caps, int m, int n, int k, xc_dtype_t in) {
+  for (int i = 0; caps && i < caps->num_mma_shapes; i++) {
+    const xc_mma_shape_t* s = &caps->mma_shapes[i];
+    if (s->m == m && s->n == n && s->k == k && s->input_dtype == in && s->accumulator_dtype == XC_F32) return true;
+  }
+  return false;
+}
+
+static bool hip_dot_plan(const xc_cstyle_dialect_t* d, xc_cstyle_dot_t* t) {
+  (void)d;
+  if (t->acc_dtype != XC_F32 || t->a_dtype != t->b_dtype || t->warp != 64 || t->threads % 64) return false;
+  bool half = t->a_dtype == XC_F16 || t->a_dtype == XC_BF16;
+  if (!half && t->a_dtype != XC_F32) return false;
+  int64_t waves = t->threads / 64, best = -1;
+  for (int S = 32; S >= 16 && best < 0; S -= 16) {
+    int ki = half ? (S == 32 ? 8 : 16) : (S == 32 ? 2 : 4);
+    if (!caps_has(t->caps, S, S, ki, t->a_dtype) || t->k % ki) continue;
+    for (int64_t wm = 1; wm <= waves; wm++) {
+      if (waves % wm) continue;
+      int64_t wn = waves / wm;
+      if (t->m % wm || t->n % wn) continue;
+      int64_t tm = t->m / wm, tn = t->n / wn;
+      if (tm % S || tn % S || tm * tn / 64 > 128) continue;
+      int64_t score = tm + tn; /* LDS reads per wave and k */
+      if (best < 0 || score < best) {
+        best = score;
+        t->params[P_WM] = wm, t->params[P_WN] = wn, t->params[P_TM] = tm, t->params[P_TN] = tn;
+        t->params[P_S] = S, t->params[P_KI] = ki;
+      }
+    }
+  }
+  if (best < 0) return false;
+  t->slots = t->params[P_TM] * t->params[P_TN] / 64;
+  /* 16 bytes of padding per row keeps rows 16-byte aligned and shifts
+   * consecutive rows across LDS banks */
+  t->lda = t->k + (half ? 8 : 4);
+  t->ldb = t->n + (half ? 8 : 4);
+  return true;
+}
+
+static void hip_dot_slot_index(xc_cstyle_writer_t* w, const xc_cstyle_dot_t* t, const char* s) {
+  const int64_t* p = t->params;
+  long long S = p[P_S], R = S * S / 64, NT = p[P_TN] / S, WM = p[P_WM];
+  xc_cstyle_printf(w,
+                   "((((lid >> 6) %% %lld) * %lld + ((%s) / %lld / %lld) * %lld + (((%s) %% %lld) >> 2) * 8 + "
+                   "((lid & 63) / %lld) * 4 + ((%s) & 3)) * %lld + ((lid >> 6) / %lld) * %lld + "
+                   "(((%s) / %lld) %% %lld) * %lld + ((lid & 63) %% %lld))",
+                   WM, (long long)p[P_TM], s, R, NT, S, s, R, S, s, (long long)t->n, WM, (long long)p[P_TN], s, R,
+                   NT, S, S);
+}
+
+static void hip_emit_dot(xc_cstyle_writer_t* w, const xc_cstyle_dot_t* t, const char* in) {
+  const int64_t* p = t->params;
+  long long WM = p[P_WM], S = p[P_S], KI = p[P_KI], R = S * S / 64, MT = p[P_TM] / S, NT = p[P_TN] / S;
+  long long lda = t->lda, ldb = t->ldb, K = t->k;
+  bool half = t->a_dtype != XC_F32;
+  long long E = half ? 4 : 1;
+  const char* fn = t->a_dtype == XC_F16   ? (S == 32 ? "__builtin_amdgcn_mfma_f32_32x32x8f16" : "__builtin_amdgcn_mfma_f32_16x16x16f16")
+                   : t->a_dtype == XC_BF16 ? (S == 32 ? "__builtin_amdgcn_mfma_f32_32x32x8bf16_1k"
+                                                      : "__builtin_amdgcn_mfma_f32_16x16x16bf16_1k")
+                                           : (S == 32 ? "__builtin_amdgcn_mfma_f32_32x32x2f32" : "__builtin_amdgcn_mfma_f32_16x16x4f32");
+#define W(...) xc_cstyle_printf(w, __VA_ARGS__)
+  W("%s{ /* matrix instructions: %lldx%lld waves of %lldx%lld, %s */\n", in, WM, (long long)p[P_WN],
+    (long long)p[P_TM], (long long)p[P_TN], fn + 17);
+  W("#if defined(__gfx908__) || defined(__gfx90a__) || defined(__gfx940__) || defined(__gfx941__) || "
+    "defined(__gfx942__)\n");
+  W("%s  typedef float xc_acc __attribute__((ext_vector_type(%lld)));\n", in, R);
+  if (half) {
+    W("%s  typedef short xc_s4 __attribute__((ext_vector_type(4)));\n", in);
+    if (t->a_dtype == XC_F16) W("%s  typedef _Float16 xc_h4 __attribute__((ext_vector_type(4)));\n", in);
+  }
+  W("%s  const int xl = (int)(lid & 63), xw = (int)(lid >> 6);\n", in);
+  W("%s  const int xra = (xw %% %lld) * %lld + (xl %% %lld), xcb = (xw / %lld) * %lld + (xl %% %lld), xk = (xl / %lld) * %lld;\n",
+    in, WM, (long long)p[P_TM], S, WM, (long long)p[P_TN], S, S, E);
+  W("%s  xc_acc xc[%lld];\n", in, MT * NT);
+  W("%s  #pragma unroll\n%s  for (int b = 0; b < %lld; b++)\n", in, in, MT * NT);
+  W("%s    #pragma unroll\n%s    for (int v = 0; v < %lld; v++) xc[b][v] = %s[b * %lld + v];\n", in, in, R, t->acc, R);
+  W("%s  #pragma unroll\n%s  for (int kk = 0; kk < %lld; kk += %lld) {\n", in, in, K, KI);
+  const char* op = half ? "xc_s4" : "float";
+  W("%s    %s xa[%lld], xb[%lld];\n", in, op, MT, NT);
+  if (half) {
+    W("%s    #pragma unroll\n%s    for (int mt = 0; mt < %lld; mt++)\n", in, in, MT);
+    W("%s      #pragma unroll\n%s      for (int i = 0; i < 4; i++) xa[mt][i] = (short)%s[(xra + mt * %lld) * %lld + kk + xk + i];\n",
+      in, in, t->a, S, lda);
+    W("%s    #pragma unroll\n%s    for (int nt = 0; nt < %lld; nt++)\n", in, in, NT);
+    W("%s      #pragma unroll\n%s      for (int i = 0; i < 4; i++) xb[nt][i] = (short)%s[(kk + xk + i) * %lld + xcb + nt * %lld];\n",
+      in, in, t->b, ldb, S);
+  } else {
+    W("%s    #pragma unroll\n%s    for (int mt = 0; mt < %lld; mt++) xa[mt] = %s[(xra + mt * %lld) * %lld + kk + xk];\n", in,
+      in, MT, t->a, S, lda);
+    W("%s    #pragma unroll\n%s    for (int nt = 0; nt < %lld; nt++) xb[nt] = %s[(kk + xk) * %lld + xcb + nt * %lld];\n", in,
+      in, NT, t->b, ldb, S);
+  }
+  W("%s    #pragma unroll\n%s    for (int mt = 0; mt < %lld; mt++)\n", in, in, MT);
+  W("%s      #pragma unroll\n%s      for (int nt = 0; nt < %lld; nt++)\n", in, in, NT);
+  if (t->a_dtype == XC_F16)
+    W("%s        xc[mt * %lld + nt] = %s(__builtin_bit_cast(xc_h4, xa[mt]), __builtin_bit_cast(xc_h4, xb[nt]), "
+      "xc[mt * %lld + nt], 0, 0, 0);\n", in, NT, fn, NT);
+  else
+    W("%s        xc[mt * %lld + nt] = %s(xa[mt], xb[nt], xc[mt * %lld + nt], 0, 0, 0);\n", in, NT, fn, NT);
+  W("%s  }\n", in);
+  W("%s  #pragma unroll\n%s  for (int b = 0; b < %lld; b++)\n", in, in, MT * NT);
+  W("%s    #pragma unroll\n%s    for (int v = 0; v < %lld; v++) %s[b * %lld + v] = xc[b][v];\n", in, in, R, t->acc, R);
+  W("#else\n");
+  const char* cv = t->a_dtype == XC_F16 ? "xc_h2f" : t->a_dtype == XC_BF16 ? "xc_bf2f" : "";
+  W("%s  #pragma unroll\n%s  for (int s = 0; s < %lld; s++) {\n", in, in, (long long)t->slots);
+  W("%s    const int xi = (int)", in);
+  hip_dot_slot_index(w, t, "s");
+  W(";\n%s    const int xr = xi / %lld, xcol = xi %% %lld;\n", in, (long long)t->n, (long long)t->n);
+  W("%s    float xs = 0.0f;\n", in);
+  W("%s    for (int q = 0; q < %lld; q++) xs += %s(%s[xr * %lld + q]) * %s(%s[q * %lld + xcol]);\n", in, K, cv, t->a,
+    lda, cv, t->b, ldb);
+  W("%s    %s[s] += xs;\n%s  }\n", in, t->acc, in);
+  W("#endif\n%s}\n", in);
+#undef W
+}
+
+const xc_cstyle_dialect_t xc_cstyle_dialect_hip = {
+    .name = "hip",
+    .work_groups = true,
+    .value_type = {[XC_F32] = "float", [XC_F64] = "double", [XC_F16] = "float", [XC_BF16] = "float",
+                   [XC_I8] = "signed char", [XC_I16] = "short", [XC_I32] = "int", [XC_I64] = "long long",
+                   [XC_U8] = "unsigned char", [XC_U16] = "unsigned short", [XC_U32] = "unsigned int",
+                   [XC_U64] = "unsigned long long", [XC_BOOL] = "unsigned char"},
+    .storage_type = {[XC_F32] = "float", [XC_F64] = "double", [XC_F16] = "unsigned short",
+                     [XC_BF16] = "unsigned short", [XC_I8] = "signed char", [XC_I16] = "short", [XC_I32] = "int",
+                     [XC_I64] = "long long", [XC_U8] = "unsigned char", [XC_U16] = "unsigned short",
+                     [XC_U32] = "unsigned int", [XC_U64] = "unsigned long long", [XC_BOOL] = "unsigned char"},
+    .global_qual = "",
+    .local_qual = "__shared__ ",
+    .private_qual = "",
+    /* No restrict: lowered modules may bind a view and its source to two
+     * parameters, so buffers can alias. */
+    .restrict_kw = "",
+    .program_id = {"(long long)blockIdx.x", "(long long)blockIdx.y", "(long long)blockIdx.z"},
+    .num_programs = {"(long long)gridDim.x", "(long long)gridDim.y", "(long long)gridDim.z"},
+    .thread_id = "threadIdx.x",
+    .barrier = "__syncthreads();",
+    .f32_suffix = "f",
+    .f64_suffix = "",
+    /* rsqrtf is approximate on both platforms; 1/sqrtf is correctly rounded
+     * with the compilers' defaults. */
+    .has_rsqrt = false,
+    .simd_pragma = NULL,
+    .unroll_pragma = "#pragma unroll",
+    .prelude = "#if defined(__HIPCC_RTC__) || defined(__CUDACC_RTC__)\n"
+               "/* hiprtc and NVRTC: the kernel language is built in */\n"
+               "#else\n#include <hip/hip_runtime.h>\n#endif\n"
+               "#if defined(__clang__) && defined(__HIP__)\n#pragma clang force_cuda_host_device begin\n#endif\n"
+               "typedef unsigned short xc_u16;\ntypedef unsigned int xc_u32;\n"
+               "#ifndef INFINITY\n#define INFINITY __int_as_float(0x7f800000)\n#endif\n"
+               "#ifndef NAN\n#define NAN __int_as_float(0x7fffffff)\n#endif\n"
+               "static inline xc_u32 xc_fbits(float f) { return __float_as_uint(f); }\n"
+               "static inline float xc_bitsf(xc_u32 u) { return __uint_as_float(u); }\n",
+    .f64_prelude = NULL,
+    .write_entry = hip_write_entry,
+    .dot_plan = hip_dot_plan,
+    .dot_slot_index = hip_dot_slot_index,
+    .emit_dot = hip_emit_dot,
+    .align16 = "__attribute__((aligned(16))) ",
+};

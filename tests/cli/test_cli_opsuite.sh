@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# xcomp conform --op-suite: the case list is a function of the seed, a case
+# reruns alone by its name, the report has per-op/dtype totals and the
+# closing line, option errors are usage errors; and --models --dtype runs a
+# model in bf16 against the f32 interpreter.
+set -u
+. "$(dirname "$0")/helpers.bash"
+
+# The list: same seed, same cases; another seed, other cases.
+expect_ok conform --op-suite --list --seed 3 --cases-per-op 2 --dtypes f32,bf16 && cp "$TMP/out" "$TMP/list1"
+expect_ok conform --op-suite --list --seed 3 --cases-per-op 2 --dtypes f32,bf16 && cp "$TMP/out" "$TMP/list2"
+expect_ok conform --op-suite --list --seed 4 --cases-per-op 2 --dtypes f32,bf16 && cp "$TMP/out" "$TMP/list3"
+cmp -s "$TMP/list1" "$TMP/list2" || fail "--list differs between two runs with one seed"
+cmp -s "$TMP/list1" "$TMP/list3" && fail "--list is the same for seeds 3 and 4"
+grep -q '^MatMul\.bf16\.\[' "$TMP/list1" || fail "no bf16 MatMul case listed"
+grep -q '^Conv+Relu\.f32\.' "$TMP/list1" || fail "no fused Conv+Relu case listed"
+grep -q '^[0-9]* cases$' "$TMP/list1" || fail "--list lacks the count line"
+
+# A run on ref and tiled: every case of a small selection passes.
+if expect_ok conform --op-suite --target tiled --seed 3 --cases-per-op 2 --dtypes f32,bf16 \
+    --filter '^(Add|Softmax|LayerNormalization)\.' -j 2; then
+  tail -1 "$TMP/out" | grep -qx '12 passed, 0 failed, 0 skipped' || fail "tiled op suite: $(tail -1 "$TMP/out")"
+  grep -q '^Softmax  *bf16  *2  *0  *0$' "$TMP/out" || fail "no per-op/dtype total for Softmax bf16"
+fi
+
+# One case rerun alone by its name (regex-quoted).
+name="$(grep '^Softmax\.f32\.' "$TMP/list1" | head -1)"
+quoted="$(printf '%s' "$name" | sed 's/[][().+*?^$|\\]/\\&/g')"
+if expect_ok conform --op-suite --target ref --seed 3 --cases-per-op 2 --dtypes f32,bf16 --filter "^$quoted\$"; then
+  grep -qF "PASS        $name" "$TMP/out" || fail "case '$name' did not rerun alone: $(head -3 "$TMP/out")"
+  tail -1 "$TMP/out" | grep -qx '1 passed, 0 failed, 0 skipped' || fail "rerun: $(tail -1 "$TMP/out")"
+fi
+
+# Usage errors.
+expect_error 2 "unknown dtype 'q7'" conform --op-suite --dtypes f32,q7
+expect_error 2 "--dtypes and --list go with --op-suite" conform --models "$MODELS" --dtypes f32
+expect_error 2 "give one of --op-suite" conform --op-suite --models "$MODELS"
+expect_error 2 "--dtype goes with --models" conform --op-suite --dtype bf16
+expect_error 1 "no cases" conform --op-suite --filter '^NoSuchOp\.'
+
+# A model in reduced precision against the f32 interpreter.
+if [ -d "$MODELS/mlp" ]; then
+  if expect_ok conform --target tiled --models "$MODELS/mlp" --dtype bf16 --strict; then
+    grep -q '^PASS .*mlp  (bf16: rel-L2 ' "$TMP/out" || fail "mlp in bf16: $(head -3 "$TMP/out")"
+  fi
+fi
+# xcomp run / compile --precision: outputs in the dtype, f32 input files rounded.
+if [ -d "$MODELS/mlp" ]; then
+  in0="$MODELS/mlp/test_data_set_0/input_0.pb"
+  if expect_ok run "$MODELS/mlp/model.onnx" --precision bf16 --input @"$in0" --output-dir "$TMP/p"; then
+    grep -q "^output 0 'y': bf16\[4,10\]" "$TMP/out" || fail "run --precision bf16: $(cat "$TMP/out")"
+  fi
+  expect_error 2 "--precision takes f16, bf16 or f32" run "$MODELS/mlp/model.onnx" --precision i8 --input @"$in0"
+fi
+# --markdown rewrites the generated part and keeps the hand-written tail.
+if [ -d "$MODELS/mlp" ]; then
+  printf 'old generated text\n\n<!-- hand-written below: kept by xcomp conform --markdown -->\n## Kept\nhand text\n' >"$TMP/c.md"
+  if expect_ok conform --models "$MODELS/mlp" --markdown "$TMP/c.md"; then
+    grep -q 'old generated text' "$TMP/c.md" && fail "--markdown kept the old generated part"
+    grep -q '^# Conformance' "$TMP/c.md" || fail "--markdown did not write the table"
+    tail -2 "$TMP/c.md" | head -1 | grep -qx '## Kept' || fail "--markdown lost the hand-written tail: $(tail -3 "$TMP/c.md")"
+    cp "$TMP/c.md" "$TMP/c1.md"
+    expect_ok conform --models "$MODELS/mlp" --markdown "$TMP/c.md"
+    cmp -s "$TMP/c.md" "$TMP/c1.md" || fail "--markdown is not stable across two runs"
+  fi
+fi
+finish

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# xcomp compile --target rocm:gfxNNN works without an AMD GPU (hiprtc, or
+# hipcc where hiprtc predates the architecture): every shared model compiles
+# for gfx90a (CDNA2, wave 64) and the small ones for gfx1030 (RDNA2, wave 32)
+# and, when hipcc is installed, mlp for gfx940 (CDNA3, through hipcc); the module
+# holds an AMDGPU code object (ELF) per kernel and is marked as compiled for
+# an architecture; running it here is refused with the target's
+# "unavailable" reason. Architectures the installed toolchain cannot build
+# (gfx942, gfx1100 on ROCm 5.2) fail cleanly, naming the architecture.
+# Every gpt2-tiny code object of a GEMM that plans MFMA disassembles to
+# v_mfma instructions (with llvm-objdump).
+# Skipped (77) when neither hiprtc nor hipcc is installed. ~1 min on 2 cores.
+set -u
+source "$(dirname "$0")/helpers.bash"
+
+run_xcomp compile "$MODELS/mlp/model.onnx" --target rocm:gfx90a -o "$TMP/probe.xcm" --no-cache
+if [ "$RC" -ne 0 ] && grep -q "target rocm unavailable" "$TMP/err"; then
+  echo "SKIP: no HIP compiler: $(cat "$TMP/err")"
+  exit 77
+fi
+
+# compile MODEL ARCH: compiles, checks the kernel count against the dumped
+# sources, the code objects and the module description.
+compile() {
+  local model="$1" arch="$2" out="$TMP/$1-$2"
+  run_xcomp compile "$MODELS/$model/model.onnx" --target "rocm:$arch" -o "$out.xcm" --no-cache \
+    --dump-kernels "$out.k"
+  if [ "$RC" -ne 0 ]; then
+    fail "compile $model for rocm:$arch: $(head -c 2000 "$TMP/err")"
+    return
+  fi
+  local n
+  n="$(sed -n 's/.*target rocm, \([0-9]*\) kernels.*/\1/p' "$TMP/out" "$TMP/err" | head -1)"
+  [ -n "$n" ] && [ "$n" -gt 0 ] || fail "$model/$arch: compile output: $(cat "$TMP/out" "$TMP/err")"
+  [ "$(ls "$out.k"/*.hip 2>/dev/null | wc -l)" -eq "$n" ] || fail "$model/$arch: expected $n dumped HIP sources"
+  grep -q "__global__ void __launch_bounds__" "$out.k"/*.hip || fail "$model/$arch: sources are not HIP kernels"
+  grep -q "(ROCm $arch (no device))" "$out.k"/*.hip || fail "$model/$arch: sources do not name the architecture"
+  # one blob header and one code object per kernel (the ELF magic may repeat
+  # inside a code object, so at least n)
+  [ "$(grep -c "XCROCM01$arch" "$out.xcm")" -ge 1 ] || fail "$model/$arch: no rocm blob for $arch"
+  [ "$(grep -ao "XCROCM01$arch" "$out.xcm" | wc -l)" -eq "$n" ] || fail "$model/$arch: expected $n code objects"
+}
+
+for m in mlp cnn bert-tiny gpt2-tiny; do compile "$m" gfx90a; done
+compile mlp gfx1030
+# Wave 32 vs 64 shapes the schedule: both must at least compile the same graph.
+if command -v hipcc >/dev/null 2>&1; then
+  compile mlp gfx940
+else
+  echo "note: hipcc not installed, gfx940 not checked"
+fi
+
+# The lowered GEMMs run on MFMA: --dump-kernels wrote every code object
+# (NAME.co); disassemble them.
+if command -v llvm-objdump >/dev/null 2>&1 && [ -d "$TMP/gpt2-tiny-gfx90a.k" ]; then
+  k="$TMP/gpt2-tiny-gfx90a.k"
+  with_mfma=0
+  total=0
+  for co in "$k"/*.co; do
+    total=$((total + 1))
+    if llvm-objdump -d --mcpu=gfx90a "$co" 2>/dev/null | grep -q "v_mfma_f32"; then
+      with_mfma=$((with_mfma + 1))
+    fi
+  done
+  [ "$total" -eq "$(ls "$k"/*.hip | wc -l)" ] || fail "expected one dumped code object per kernel, got $total"
+  echo "gpt2-tiny gfx90a: $with_mfma of $total code objects use MFMA"
+  [ "$with_mfma" -ge 1 ] || fail "no gpt2-tiny code object contains v_mfma"
+  [ "$with_mfma" -eq "$(grep -l "matrix instructions" "$k"/*.hip | wc -l)" ] ||
+    fail "MFMA code objects do not match the sources that plan matrix instructions"
+else
+  echo "note: llvm-objdump not installed, disassembly not checked"
+fi
+
+# A module compiled for an architecture is not tied to a device fingerprint,
+# and without an AMD GPU running it is refused with the target's reason.
+if ! "$XCOMP" targets | grep -q '^  rocm:'; then
+  run_xcomp run "$TMP/mlp-gfx90a.xcm" --input "@$MODELS/mlp/test_data_set_0/input_0.pb" --output-dir "$TMP/o"
+  [ "$RC" -eq 1 ] && grep -q "target rocm unavailable" "$TMP/err" || fail "run without a GPU: $(cat "$TMP/err")"
+fi
+
+# Unknown architectures and ones the toolchain lacks: an error, no crash.
+run_xcomp compile "$MODELS/mlp/model.onnx" --target rocm:gfx123 -o "$TMP/x.xcm" --no-cache
+[ "$RC" -eq 1 ] && grep -q "not a known AMD architecture" "$TMP/err" || fail "rocm:gfx123: rc $RC $(cat "$TMP/err")"
+for arch in gfx942 gfx1100; do
+  run_xcomp compile "$MODELS/mlp/model.onnx" --target "rocm:$arch" -o "$TMP/$arch.xcm" --no-cache
+  if [ "$RC" -eq 0 ]; then
+    echo "note: this toolchain builds $arch"
+  else
+    [ "$RC" -eq 1 ] && grep -q "$arch" "$TMP/err" || fail "rocm:$arch: rc $RC $(head -c 1000 "$TMP/err")"
+  fi
+done
+finish
