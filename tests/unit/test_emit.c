@@ -501,6 +501,89 @@ static void test_dot_blocked(void) {
   }
 }
 
+/* The C dialect's inline f32 exp / erf / tanh / sigmoid, element by element
+ * against libm in double: at most 1e-6 relative error (the prelude documents
+ * about 2.5e-7) or 1e-44 absolute (subnormal results), and exactly libm's
+ * value for NaN, +-inf, -0 and saturated results. */
+static void test_vector_math(void) {
+  enum { NS = 24, N = 4096 + NS };
+  static const xc_tiled_opcode_t fns[4] = {XC_TOP_EXP, XC_TOP_ERF, XC_TOP_TANH, XC_TOP_SIGMOID};
+  kern_t* k;
+  CHECK_OK(xc_tiled_kernel_create("vmath", &k));
+  val_t* X = xc_tiled_param_buffer(k, "X", XC_F32, XC_ROLE_IN);
+  val_t* Y[4];
+  for (int f = 0; f < 4; f++) {
+    char name[8];
+    snprintf(name, sizeof name, "Y%d", f);
+    Y[f] = xc_tiled_param_buffer(k, name, XC_F32, XC_ROLE_OUT);
+  }
+  const xc_tiled_expr_t* g[1] = {xc_texpr_const(k, 1)};
+  xc_tiled_set_grid(k, 1, g);
+  val_t* r = xc_tiled_arange(k, xc_tiled_dim_const(N));
+  val_t* x = xc_tiled_load(k, X, r, NULL, NULL);
+  for (int f = 0; f < 4; f++) xc_tiled_store(k, Y[f], r, xc_tiled_unary(k, fns[f], x), NULL);
+  CHECK_OK(xc_tiled_verify(k));
+  float in[N];
+  /* specials, and both sides of the branch points of erf (0.75, 3.95) and tanh (0.25) */
+  static const float special[NS] = {NAN,    INFINITY, -INFINITY, -0.0f,   0.0f,    1e-30f, -1e-30f, 0.5f,
+                                    -0.5f,  0.25f,    88.7f,     89.5f,   -103.0f, -104.5f, 12.0f,  -20.0f,
+                                    0.7499f, 0.75f,   -0.7501f,  3.9499f, 3.95f,   -3.9501f, 0.2499f, -0.2501f};
+  for (int i = 0; i < NS; i++) in[i] = special[i];
+  for (int i = NS; i < N; i++) in[i] = (float)(-110.0 + 200.0 * (i - NS) / (N - NS - 1)); /* [-110, 90] */
+  xc_device_t* dev = get_device(0);
+  const xc_device_caps_t* caps = dev ? xc_device_caps(dev) : NULL;
+  xc_blob_t blob;
+  xc_module_t* module = NULL;
+  xc_kernel_t* kernel = NULL;
+  xc_buffer_t* bufs[5] = {0};
+  if (dev) CHECK_OK(xc_target_compile_kernel(xc_device_target(dev), caps, (const struct xc_tiled_kernel*)k, NULL, 0,
+                                             NULL, &blob));
+  if (dev) CHECK_OK(xc_module_load(dev, &blob, &module));
+  if (dev) xc_blob_release(&blob);
+  if (module) CHECK_OK(xc_module_kernel(module, "xk_vmath", &kernel));
+  for (int b = 0; b < 5 && dev; b++) CHECK_OK(xc_buffer_alloc(dev, sizeof in, &bufs[b]));
+  if (kernel && bufs[0]) {
+    CHECK_OK(xc_buffer_write(bufs[0], 0, in, sizeof in));
+    xc_launch_t launch;
+    memset(&launch, 0, sizeof launch);
+    launch.grid[0] = launch.grid[1] = launch.grid[2] = 1;
+    launch.threads[0] = 1;
+    launch.buffers = bufs;
+    launch.num_buffers = 5;
+    CHECK_OK(xc_kernel_launch(kernel, &launch));
+    CHECK_OK(xc_device_synchronize(dev));
+    for (int f = 0; f < 4; f++) {
+      float out[N];
+      CHECK_OK(xc_buffer_read(bufs[1 + f], 0, out, sizeof out));
+      int bad = 0;
+      for (int i = 0; i < N; i++) {
+        /* sigmoid: the emitted formula 1 / (1 + e^-x) with libm's f32 exp (0 once it overflows) */
+        double v = in[i], want = f == 0 ? exp(v) : f == 1 ? erf(v) : f == 2 ? tanh(v) : 1.0 / (1.0 + (double)expf(-in[i]));
+        float w32 = (float)want;
+        bool ok;
+        if (isnan(want) || isinf(w32) || w32 == 0 || fabs(want) == 1.0)
+          ok = (isnan(want) && isnan(out[i])) || out[i] == w32 || (w32 == 0 && fabs(out[i]) < 1e-44);
+        else
+          ok = fabs(out[i] - want) <= 1e-6 * fabs(want) || fabs(out[i] - want) < 1e-44;
+        if (w32 == 0 && !isnan(want)) ok = ok && signbit(out[i]) == signbit(w32);
+        if (!ok && bad++ < 3)
+          fprintf(stderr, "vmath fn %d: x = %.9g: got %.9g, libm %.9g\n", f, (double)in[i], (double)out[i], want);
+      }
+      CHECK_EQ_INT(bad, 0);
+    }
+  }
+  for (int b = 0; b < 5; b++)
+    if (bufs[b]) xc_buffer_free(bufs[b]);
+  if (module) xc_module_unload(module);
+  /* and the source calls the inline functions, not libm */
+  xc_kernel_source_t src;
+  CHECK_OK(xc_cstyle_emit(&xc_cstyle_dialect_c, caps, k, NULL, 0, NULL, &src));
+  CHECK(src.text && strstr(src.text, "xc_verff(") && strstr(src.text, "xc_vtanhf(") && !strstr(src.text, " erff(") &&
+        !strstr(src.text, "(erff("));
+  xc_kernel_source_release(&src);
+  xc_tiled_kernel_destroy(k);
+}
+
 /* ---- declines and errors ------------------------------------------------------------ */
 
 static void test_errors(void) {
@@ -588,6 +671,7 @@ int main(void) {
   test_ops_zoo();
   test_carry_order();
   test_dot_blocked();
+  test_vector_math();
   test_gemm_half();
   test_errors();
   printf("runs: cpu %d, opencl %d, cuda %d\n", runs[0], runs[1], runs[2]);
