@@ -275,7 +275,11 @@ static range_t range_for(const char* op, xc_dtype_t dt) {
       {"ReduceProd", {0.8, 1.25, 0, false}}, {"ReduceLogSum", {0.2, 2, 0, false}},
   };
   range_t def = {-3, 3, 0, false};
+  /* Integers: sums and products of two stay in range (8-bit: |x| <= 10,
+   * u8 <= 15; 16-bit: |x| <= 100, u16 <= 200). */
   if (is_int(dt)) def = (range_t){-20, 20, 0, false};
+  if (is_int(dt) && xc_dtype_size(dt) == 1) def = (range_t){is_unsigned(dt) ? 0 : -10, is_unsigned(dt) ? 15 : 10, 0, false};
+  if (is_int(dt) && xc_dtype_size(dt) == 2) def = (range_t){is_unsigned(dt) ? 0 : -100, is_unsigned(dt) ? 200 : 100, 0, false};
   for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
     if (!strcmp(t[i].op, op)) {
       range_t r = t[i].r;
@@ -420,6 +424,9 @@ void os_gen_binary(gb_t* b, int k) {
   } else if (!strcmp(op, "BitShift")) {
     r0 = (range_t){0, 100, 0, false};
     r1 = (range_t){0, 3, 0, false};
+  } else if (!strcmp(op, "Sub") && is_unsigned(b->dt)) {
+    r1 = (range_t){0, r0.hi / 2, 0, false}; /* a - b >= 0: no wrap-around */
+    r0.lo = r0.hi / 2 + 1;
   } else if (is_compare(op) || !strcmp(op, "Max") || !strcmp(op, "Min")) {
     r0.grid = r1.grid = 2; /* ties */
     r0.lo = r1.lo = -2;
@@ -539,7 +546,9 @@ static int rand_axes(gb_t* b, int r, int64_t* axes) {
 static void gen_reduce(gb_t* b, int k) {
   int r = 1 + rnd(b, 4);
   int64_t d[4], axes[4];
-  rand_shape(b, r, 1 << 15, d);
+  /* Narrow integers: few elements of magnitude <= 1, so no sum overflows. */
+  size_t isz = is_int(b->dt) ? xc_dtype_size(b->dt) : 8;
+  rand_shape(b, r, isz == 1 ? 100 : isz == 2 ? 1 << 12 : 1 << 15, d);
   name_head(b, b->op);
   name_shape(b, r, d);
   bool all = k % 4 == 3;
@@ -547,6 +556,7 @@ static void gen_reduce(gb_t* b, int k) {
   int64_t keep = coin(b);
   range_t rg = range_for(b->op, b->dt);
   if (is_int(b->dt) && strcmp(b->op, "ReduceProd") != 0) rg = (range_t){-5, 5, 0, false};
+  if (is_int(b->dt) && isz <= 2 && strcmp(b->op, "ReduceProd") != 0) rg = (range_t){-1, 1, 0, false};
   if (is_unsigned(b->dt)) rg.lo = 0;
   xc_value_t* xs[2] = {in_r(b, b->dt, r, d, rg), NULL};
   if (na) xs[1] = ints(b, na, axes);
@@ -604,7 +614,12 @@ static void gen_cumsum(gb_t* b, int k) {
   name_head(b, "CumSum");
   name_shape(b, r, d);
   name_add(b, ".axis=%lld.exclusive=%lld.reverse=%lld", (long long)axis, (long long)excl, (long long)rev);
-  xc_value_t* xs[2] = {in(b, b->dt, r, d, is_int(b->dt) ? -5 : -1, is_int(b->dt) ? 5 : 1), ints_r(b, 1, &axis, true)};
+  double lim = !is_int(b->dt) ? 1 : xc_dtype_size(b->dt) == 1 ? 0 : 5; /* narrow: zeros and ones below */
+  xc_value_t* xs[2] = {in(b, b->dt, r, d, is_int(b->dt) ? -lim : -1, lim), ints_r(b, 1, &axis, true)};
+  if (xs[0] && is_int(b->dt) && xc_dtype_size(b->dt) == 1) {
+    xc_tensor_t* t = b->inputs[b->num_inputs - 1]; /* sparse ones: running sums stay small */
+    for (int64_t i = 0; i < t->numel; i++) xc_tensor_set_f64(t, i, rnd(b, 16) == 0);
+  }
   xc_value_t* y;
   xc_node_t* n = node(b, "CumSum", 2, xs, &y);
   set_i(b, n, "exclusive", excl);
@@ -1680,6 +1695,7 @@ const os_gen_t os_generators[] = {
     {"AveragePool", "AveragePool", 0, gen_pool},
     {"GlobalAveragePool", "GlobalAveragePool", 0, gen_global_pool},
     {"GlobalMaxPool", "GlobalMaxPool", 0, gen_global_pool},
+    {"GlobalLpPool", "GlobalLpPool", 0, gen_global_pool},
     {"LayerNormalization", "LayerNormalization", 0, gen_layernorm},
     {"RMSNormalization", "RMSNormalization", 0, gen_layernorm},
     {"BatchNormalization", "BatchNormalization", 0, gen_chan_norm},
