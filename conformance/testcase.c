@@ -345,8 +345,8 @@ done:
  * and choose every kernel's index math at compile time, so for them (tiled,
  * cpu, opencl, ...) such a graph input is frozen: it becomes a constant with
  * the test's value and leaves the graph's inputs (and every data set's). Only
- * integer or float inputs that every data set gives the same value and that
- * are read only at the operand positions below are frozen; what they compute
+ * inputs that every data set gives the same value and that are read only at
+ * the operand positions below (never a graph output) are frozen; what they compute
  * from data (Range's start/delta, Pad's constant, ...) never is. The frozen
  * names are listed in the test's detail line, so reports show which passes
  * depend on it. */
