@@ -119,6 +119,22 @@ static lw_val_t* load_chunk(lw_ctx_t* c, const lw_space_t* sp, const xc_value_t*
   return xc_tiled_select(c->k, sp->mask, x, lw_fconst(c, at, fill));
 }
 
+/* The smallest (max = false) or largest value of an integer or bool dtype, as
+ * the start of a max/min reduction (i64 and u64: the nearest doubles). */
+static double int_extreme(xc_dtype_t t, bool max) {
+  switch (t) {
+    case XC_BOOL: return max ? 1 : 0;
+    case XC_I8: return max ? 127 : -128;
+    case XC_U8: return max ? 255 : 0;
+    case XC_I16: return max ? 32767 : -32768;
+    case XC_U16: return max ? 65535 : 0;
+    case XC_I32: return max ? 2147483647.0 : -2147483648.0;
+    case XC_U32: return max ? 4294967295.0 : 0;
+    case XC_U64: return max ? 1.8e19 : 0;
+    default: return max ? 9.2e18 : -9.2e18;
+  }
+}
+
 enum { RK_SUM, RK_MEAN, RK_MAX, RK_MIN, RK_PROD, RK_L1, RK_L2, RK_SUMSQ, RK_LOGSUM, RK_LOGSUMEXP };
 
 static const struct {
@@ -200,8 +216,7 @@ xc_status_t lw_emit_reduce(lw_ctx_t* c, const xc_node_t* n) {
   if (kind == RK_MAX) init = -INFINITY, rk = XC_REDUCE_MAX;
   if (kind == RK_MIN) init = INFINITY, rk = XC_REDUCE_MIN;
   if (kind == RK_PROD) init = 1, rk = XC_REDUCE_PROD;
-  if (!xc_dtype_is_float(at) && (kind == RK_MAX || kind == RK_MIN))
-    init = kind == RK_MAX ? -9.2e18 : 9.2e18;
+  if (!xc_dtype_is_float(at) && (kind == RK_MAX || kind == RK_MIN)) init = int_extreme(at, kind == RK_MIN);
   if (X->dtype == XC_BOOL) {
     if (kind != RK_MAX && kind != RK_MIN) return lw_unsupported(c, n, "bool %s", n->op_type);
     init = kind == RK_MAX ? 0 : 1;
@@ -304,7 +319,7 @@ xc_status_t lw_emit_argreduce(lw_ctx_t* c, const xc_node_t* n) {
   if (axis < 0 || axis >= X->rank) return lw_unsupported(c, n, "bad axis");
   xc_dtype_t at = acc_type(X->dtype);
   bool fl = xc_dtype_is_float(at);
-  double worst = is_max ? (fl ? -INFINITY : -9.2e18) : (fl ? INFINITY : 9.2e18);
+  double worst = fl ? (is_max ? -INFINITY : INFINITY) : int_extreme(at, !is_max);
   bool is_red[LW_MAX_RANK] = {0};
   is_red[axis] = true;
   rows_t w;
