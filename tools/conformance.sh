@@ -51,9 +51,9 @@ for spec in "tiled f16" "tiled bf16" "cpu bf16"; do
 done
 
 # The generated op suite (docs/conformance.md): seed 1, tiled on two cases per
-# op at f32/f16/bf16 (about 700 cases, seconds), cpu on one f32 case per op
+# op at f32/f16/bf16/i32/i64/bool (about 1100 cases, seconds), cpu on one f32 case per op
 # (one C compile per case, about a minute on 2 cores). A failure fails the step.
-for spec in "tiled 2 f32,f16,bf16" "cpu 1 f32"; do
+for spec in "tiled 2 f32,f16,bf16,i32,i64,bool" "cpu 1 f32"; do
   set -- $spec
   "$XCOMP" conform --op-suite --target "$1" --seed 1 --cases-per-op "$2" --dtypes "$3" -j "$JOBS" --strict \
     --report "$OUT/conformance-opsuite-$1.txt" >"$OUT/conformance-opsuite-$1.log" || status=1
