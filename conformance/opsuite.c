@@ -369,6 +369,27 @@ static xc_status_t run_compiled(const xc_opsuite_options_t* o, xc_graph_t* g, in
 
 static bool is_ref(const char* t) { return !t || !*t || !strcmp(t, "ref"); }
 
+/* --compile-only: lowers and compiles g for the resolved architecture. */
+static xc_status_t compile_case(const xc_opsuite_options_t* o, xc_graph_t* g, int* kernels) {
+  const xc_device_caps_t* caps = o->resolved_caps;
+  for (int v = 0; v < g->num_values; v++) {
+    xc_dtype_t dt = g->values[v]->dtype;
+    if (dt != XC_DTYPE_UNDEFINED && caps->dtypes && !(caps->dtypes & XC_DT(dt)))
+      return xc_error(XC_UNSUPPORTED, "%s has no %s", caps->name, xc_dtype_name(dt));
+  }
+  xc_compile_request_t req;
+  xc_compile_request_init(&req);
+  req.target = o->target;
+  req.resolved_target = o->resolved_target;
+  req.resolved_caps = caps;
+  req.resolved_for_arch = true;
+  req.use_cache = false;
+  xc_compiled_module_t* cm = NULL;
+  xc_status_t s = xc_runtime_compile_graph(g, o->resolved_target, caps, &req, kernels, &cm);
+  xc_compiled_module_destroy(cm);
+  return s;
+}
+
 static xc_conform_verdict_t run_spec(const suite_t* su, const spec_t* sp, const char* want_name, char** detail) {
   const xc_opsuite_options_t* o = su->o;
   const gen_entry_t* e = &su->gens.v[sp->gen];
@@ -378,6 +399,22 @@ static xc_conform_verdict_t run_spec(const suite_t* su, const spec_t* sp, const 
   xc_tensor_t* got[16] = {0};
   xc_conform_verdict_t v = XC_CONFORM_PASS;
   int no = 0;
+  if (o->compile_only) {
+    int kernels = 0;
+    xc_status_t s = build_case(o, e, sp->dt, sp->k, &tgt);
+    if (!s && want_name && strcmp(tgt.name, want_name) != 0)
+      s = xc_error(XC_INTERNAL, "the case rebuilt as '%s' (generation is not deterministic)", tgt.name);
+    if (!s) s = compile_case(o, tgt.g, &kernels);
+    if (s) {
+      v = xc_status_code(s) == XC_UNSUPPORTED ? XC_CONFORM_UNSUPPORTED : XC_CONFORM_FAIL;
+      *detail = dup_printf("%s", xc_status_message(s));
+      xc_status_free(s);
+    } else {
+      *detail = dup_printf("compiled, %d kernel%s (not run)", kernels, kernels == 1 ? "" : "s");
+    }
+    gb_free(&tgt);
+    return v;
+  }
   xc_status_t s = build_case(o, e, sp->dt, sp->k, &ref);
   if (!s && want_name && strcmp(ref.name, want_name) != 0)
     s = xc_error(XC_INTERNAL, "the case rebuilt as '%s' (generation is not deterministic)", ref.name);

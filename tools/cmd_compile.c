@@ -54,20 +54,33 @@ static xc_status_t compile_model(const char* model, const xc_compile_request_t* 
   xc_compile_request_t req = *r;
   xc_device_caps_t caps;
   xc_status_t s = NULL;
-  int index = 0;
-  if (strncmp(r->target, "cuda:sm_", 8) == 0) {
-    s = xc_targets_init();
-    if (!s) s = xc_cuda_select(r->target, &req.resolved_target, &caps, &index);
+  bool arch = false, for_arch = false;
+  s = xc_cli_resolve_arch(r->target, &arch, &req.resolved_target, &caps, &for_arch);
+  if (!s && arch) {
     req.resolved_caps = &caps;
-    req.resolved_for_arch = index < 0;
-  } else if (strncmp(r->target, "rocm:gfx", 8) == 0) {
-    s = xc_targets_init();
-    if (!s) s = xc_rocm_select(r->target, &req.resolved_target, &caps, &index);
-    req.resolved_caps = &caps;
-    req.resolved_for_arch = index < 0;
+    req.resolved_for_arch = for_arch;
   }
   if (!s) s = xc_runtime_compile(bytes, size, load_model, (void*)model, &req, stats, out);
   free(bytes);
+  return s;
+}
+
+xc_status_t xc_cli_resolve_arch(const char* target, bool* is_arch, xc_target_t** out_target, xc_device_caps_t* caps,
+                                bool* for_arch) {
+  *is_arch = false;
+  *for_arch = false;
+  int index = 0;
+  xc_status_t s = NULL;
+  if (strncmp(target, "cuda:sm_", 8) == 0) {
+    *is_arch = true;
+    s = xc_targets_init();
+    if (!s) s = xc_cuda_select(target, out_target, caps, &index);
+  } else if (strncmp(target, "rocm:gfx", 8) == 0) {
+    *is_arch = true;
+    s = xc_targets_init();
+    if (!s) s = xc_rocm_select(target, out_target, caps, &index);
+  }
+  if (!s && *is_arch) *for_arch = index < 0;
   return s;
 }
 

@@ -9,6 +9,7 @@
 #include "targets.h"
 #include "xcomp/conformance.h"
 #include "xcomp/opsuite.h"
+#include "runtime_cli.h"
 
 /* A Markdown file written by --markdown keeps everything from this line on
  * (hand-written sections below the generated table). */
@@ -150,6 +151,9 @@ static int conform_main(int argc, char** argv) {
     } else if (strcmp(argv[i], "--list") == 0) {
       m = 1;
       list_only = true;
+    } else if (strcmp(argv[i], "--compile-only") == 0) {
+      m = 1;
+      so.compile_only = true;
     } else if ((m = xc_cli_option(argc, argv, &i, "--seed", &v)) != 0) {
       if (m > 0 && !parse_u64(v, &so.seed))
         return xc_cli_usage_error(cmd, "--seed: '%s' is not a non-negative integer", v);
@@ -171,8 +175,8 @@ static int conform_main(int argc, char** argv) {
     if (m < 0) return xc_cli_usage_error(cmd, "%s needs a value", opt);
   }
   if (op_suite && dir) return xc_cli_usage_error(cmd, "give one of --op-suite, --onnx-tests and --models");
-  if (!op_suite && (dtypes || list_only))
-    return xc_cli_usage_error(cmd, "--dtypes and --list go with --op-suite");
+  if (!op_suite && (dtypes || list_only || so.compile_only))
+    return xc_cli_usage_error(cmd, "--dtypes, --list and --compile-only go with --op-suite");
   if (dtype && (op_suite || !dir || !o.models))
     return xc_cli_usage_error(cmd, "--dtype goes with --models (the op suite takes --dtypes)");
   if (!dir && !op_suite) return xc_cli_usage_error(cmd, "give --op-suite, --onnx-tests DIR or --models DIR");
@@ -184,8 +188,17 @@ static int conform_main(int argc, char** argv) {
    * anything else must be a registered
    * target with a device (cpu, opencl:N, plugins). */
   xc_status_t s = NULL;
-  if (o.target && strcmp(o.target, "tiled") != 0 && strcmp(o.target, "ref") != 0)
+  xc_device_caps_t arch_caps;
+  if (so.compile_only) {
+    /* an architecture (cuda:sm_90, rocm:gfx90a): compiled without its device */
+    bool arch = false, for_arch = false;
+    s = xc_cli_resolve_arch(o.target ? o.target : "", &arch, &so.resolved_target, &arch_caps, &for_arch);
+    if (!s && !arch)
+      return xc_cli_usage_error(cmd, "--compile-only takes an architecture target: cuda:sm_XX or rocm:gfxNNN");
+    so.resolved_caps = &arch_caps;
+  } else if (o.target && strcmp(o.target, "tiled") != 0 && strcmp(o.target, "ref") != 0) {
     s = check_target_name(o.target);
+  }
   if (s) return xc_cli_fail(s);
   o.progress = stdout;
   xc_conform_report_t r;
@@ -249,7 +262,7 @@ static int conform_main(int argc, char** argv) {
 const xc_cli_command_t xc_cli_conform_command = {
     "conform", conform_main,
     "xcomp conform [--target T] (--onnx-tests DIR | --models DIR [--dtype f16|bf16] | --op-suite "
-    "[--seed N] [--cases-per-op N] [--dtypes LIST] [--list]) [--filter REGEX] "
+    "[--seed N] [--cases-per-op N] [--dtypes LIST] [--list] [--compile-only]) [--filter REGEX] "
     "[--report FILE] [--markdown FILE] [-j N] [--timeout S] [--strict] [--allow-tf32]",
     "Run test folders (model.onnx + test_data_set_N/) or the generated op suite and report conformance.",
     "DIR is one test folder, a folder of them (onnx-backend-tests/node), or a folder\n"
@@ -274,6 +287,9 @@ const xc_cli_command_t xc_cli_conform_command = {
     "  --dtypes LIST     op suite: dtypes to generate, e.g. f32,f16,bf16,i32 (default f32;\n"
     "                    `default`: f32,f16,bf16,i32,i64,i8,u8,bool; `all`)\n"
     "  --list            op suite: print the case names only\n"
+    "  --compile-only    op suite: only lower and compile each case for an architecture\n"
+    "                    (--target cuda:sm_90, rocm:gfx90a; no GPU needed); PASS means\n"
+    "                    compiled, nothing runs\n"
     "  --filter REGEX    only tests whose name (path below DIR, or op-suite case name)\n"
     "                    matches (POSIX ERE)\n"
     "  --report FILE     also write the full report to FILE\n"

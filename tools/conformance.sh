@@ -59,4 +59,16 @@ for spec in "tiled 2 f32,f16,bf16,i32,i64,bool" "cpu 1 f32"; do
     --report "$OUT/conformance-opsuite-$1.txt" >"$OUT/conformance-opsuite-$1.log" || status=1
   echo "conformance: op suite on $1 ($3): $(tail -1 "$OUT/conformance-opsuite-$1.txt")"
 done
+# The op suite compiled (not run) for AMD gfx90a with the installed HIP
+# toolchain (hiprtc or hipcc): every generated case must compile. About a
+# minute on 2 cores; skipped when no HIP compiler is installed.
+if "$XCOMP" compile "$MODELS/mlp/model.onnx" --target rocm:gfx90a --no-cache -o "$OUT/mlp-gfx90a.xcm" \
+     >"$OUT/rocm-probe.log" 2>&1; then
+  "$XCOMP" conform --op-suite --compile-only --target rocm:gfx90a --seed 1 --cases-per-op 1 \
+    --dtypes f32,f16,bf16 -j "$JOBS" --strict --report "$OUT/conformance-opsuite-gfx90a.txt" \
+    >"$OUT/conformance-opsuite-gfx90a.log" || status=1
+  echo "conformance: op suite compiled for rocm:gfx90a: $(tail -1 "$OUT/conformance-opsuite-gfx90a.txt")"
+else
+  echo "conformance: SKIP op suite for rocm:gfx90a ($(tail -1 "$OUT/rocm-probe.log"))"
+fi
 exit $status

@@ -19,6 +19,7 @@
 #include "xcomp/conformance.h"
 #include "xcomp/graph.h"
 #include "xcomp/lower.h"
+#include "xcomp/target.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -34,6 +35,13 @@ typedef struct xc_opsuite_options {
   int jobs;              /* cases at a time; default 1 */
   FILE* progress;        /* per-case lines as they finish (may be NULL) */
   bool in_process;       /* run cases in this process, no fork (tests, debugging) */
+  /* Compile only: each case is lowered and compiled for `resolved_target` with
+   * `resolved_caps` (an architecture without its device, e.g. rocm:gfx90a or
+   * cuda:sm_90, as xcomp compile resolves it) and nothing runs; PASS means
+   * "compiled", a compile error is FAIL, a declined case UNSUPPORTED. */
+  bool compile_only;
+  xc_target_t* resolved_target;
+  const xc_device_caps_t* resolved_caps;
   /* Test hooks (checks that the suite catches broken targets):
    *  perturb  multiply every float output of the target by (1 + perturb)
    *           before the comparison;
