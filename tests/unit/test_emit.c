@@ -8,43 +8,9 @@
  * Output buffers are poisoned with NaN before each launch and followed by
  * sentinel bytes that must survive. Also: declined kernels, bad knobs,
  * local-memory limits. */
-#include "test.h"
-#include "tiled_kernels.h"
-#include "xcomp/target.h"
+#include "kernel_harness.h"
 
 #include "../../targets/cstyle/cstyle.h"
-
-#define SENTINEL 256
-
-static uint64_t rng_state = 0x2545f4914f6cdd1dull;
-static double rnd(void) {
-  rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
-  return (double)(rng_state >> 11) / 9007199254740992.0 * 2.0 - 1.0;
-}
-
-static xc_tensor_t* tensor(xc_dtype_t dt, int64_t n, bool random) {
-  xc_tensor_t* t = NULL;
-  int64_t d[1] = {n};
-  if (xc_tensor_create(dt, 1, d, &t)) return NULL;
-  for (int64_t i = 0; random && i < n; i++) xc_tensor_set_f64(t, i, rnd());
-  return t;
-}
-
-static double rel_l2(const xc_tensor_t* a, const xc_tensor_t* b) {
-  double num = 0, den = 0;
-  for (int64_t i = 0; i < a->numel; i++) {
-    double x = xc_tensor_get_f64(a, i), y = xc_tensor_get_f64(b, i);
-    if (isnan(x) != isnan(y)) return INFINITY;
-    if (isinf(x) || isinf(y)) {
-      if (x != y) return INFINITY;
-      continue;
-    }
-    if (isnan(x)) continue;
-    num += (x - y) * (x - y);
-    den += y * y;
-  }
-  return sqrt(num / (den > 0 ? den : 1));
-}
 
 typedef struct device_slot {
   const char* selector;
@@ -106,92 +72,18 @@ static void run_on(int which, const kern_t* k, const int64_t* knob_values, const
     CHECK(false);
     return;
   }
-  xc_module_t* module = NULL;
-  xc_kernel_t* kernel = NULL;
-  char entry[160];
-  snprintf(entry, sizeof entry, "xk_%s", k->name);
-  CHECK_OK(xc_module_load(dev, &blob, &module));
-  if (module) CHECK_OK(xc_module_kernel(module, entry, &kernel));
-  xc_blob_release(&blob);
-  xc_buffer_t* bufs[16] = {0};
-  int64_t scalars[16], params[16];
-  int nb = 0, ns = 0;
-  for (int i = 0; i < k->num_params; i++) {
-    const xc_tiled_value_t* p = k->params[i];
-    params[i] = 0;
-    if (p->type.kind != XC_TILED_MEMREF) {
-      params[i] = scalars[ns++] = args[i].scalar;
-      continue;
-    }
-    size_t bytes = (size_t)args[i].buffer->numel * xc_dtype_size(p->type.dtype);
-    uint8_t* host = malloc(bytes + SENTINEL);
-    if (p->type.role == XC_ROLE_OUT) memset(host, 0xff, bytes); /* NaN in every float dtype */
-    else memcpy(host, args[i].buffer->data, bytes);
-    memset(host + bytes, 0xa5, SENTINEL);
-    CHECK_OK(xc_buffer_alloc(dev, bytes + SENTINEL, &bufs[nb]));
-    if (bufs[nb]) CHECK_OK(xc_buffer_write(bufs[nb], 0, host, bytes + SENTINEL));
-    free(host);
-    nb++;
-  }
-  int64_t knobs_v[16];
-  memcpy(knobs_v, knob_values, sizeof(int64_t) * (size_t)k->num_knobs);
-  xc_launch_t launch;
-  memset(&launch, 0, sizeof launch);
-  for (int a = 0; a < k->grid_rank; a++)
-    CHECK_OK(xc_texpr_eval(k->grid[a], knobs_v, params, NULL, &launch.grid[a]));
-  launch.threads[0] = caps->max_threads_per_group > 1 ? xc_tiled_threads(k, knobs_v) : 1;
-  launch.buffers = bufs;
-  launch.num_buffers = nb;
-  launch.scalars = scalars;
-  launch.num_scalars = ns;
-  if (kernel) {
-    CHECK_OK(xc_kernel_launch(kernel, &launch));
-    CHECK_OK(xc_device_synchronize(dev));
-  }
-  for (int i = 0, b = 0; i < k->num_params; i++) {
-    const xc_tiled_value_t* p = k->params[i];
-    if (p->type.kind != XC_TILED_MEMREF) continue;
-    xc_buffer_t* buf = bufs[b++];
-    if (p->type.role == XC_ROLE_IN || !buf) continue;
-    const xc_tensor_t* r = ref[i];
-    size_t bytes = (size_t)r->numel * xc_dtype_size(p->type.dtype);
-    uint8_t* host = malloc(bytes + SENTINEL);
-    CHECK_OK(xc_buffer_read(buf, 0, host, bytes + SENTINEL));
-    int bad_sentinel = 0;
-    for (int s = 0; s < SENTINEL; s++) bad_sentinel += host[bytes + (size_t)s] != 0xa5;
-    if (bad_sentinel) fprintf(stderr, "%s on %s: write past the end of %s\n", label, devices[which].selector, p->name);
-    CHECK_EQ_INT(bad_sentinel, 0);
-    xc_tensor_t* got = tensor(p->type.dtype, r->numel, false);
-    memcpy(got->data, host, bytes);
-    double err = rel_l2(got, r);
-    double tol = p->type.dtype == XC_F32 || p->type.dtype == XC_F64 ? 1e-5 : 0;
-    if (strncmp(k->name, "gemm_", 5) == 0 && (p->type.dtype == XC_F16 || p->type.dtype == XC_BF16)) tol = 2e-3;
-    if (!(err <= tol))
-      fprintf(stderr, "%s on %s: output %s rel-L2 %g\n", label, devices[which].selector, p->name, err);
-    CHECK(err <= tol);
-    xc_tensor_destroy(got);
-    free(host);
-  }
-  for (int i = 0; i < nb; i++) xc_buffer_free(bufs[i]);
-  xc_module_unload(module);
+  char full[256];
+  snprintf(full, sizeof full, "%s on %s", label, devices[which].selector);
+  kernel_launch_check(dev, &blob, k, knob_values, args, ref, full, false);
   runs[which]++;
 }
 
 /* Interprets k on args (outputs start at zero), then runs it on every target. */
 static void check_kernel(const kern_t* k, const int64_t* knobs, xc_tiled_arg_t* args, const char* label) {
   int64_t values[16];
-  if (knobs) memcpy(values, knobs, sizeof(int64_t) * (size_t)k->num_knobs);
-  else
-    for (int i = 0; i < k->num_knobs; i++) values[i] = k->knobs[i].default_value;
-  CHECK_OK(xc_tiled_run(k, values, k->num_params, args));
-  xc_tensor_t* ref[16] = {0};
-  for (int i = 0; i < k->num_params; i++)
-    if (args[i].buffer && k->params[i]->type.role != XC_ROLE_IN) ref[i] = args[i].buffer;
+  xc_tensor_t* ref[16];
+  kernel_reference(k, knobs, args, values, ref);
   for (int w = 0; w < NUM_DEVICES; w++) run_on(w, k, values, args, ref, label);
-}
-
-static void free_args(xc_tiled_arg_t* args, int n) {
-  for (int i = 0; i < n; i++) xc_tensor_destroy(args[i].buffer);
 }
 
 /* ---- kernels ----------------------------------------------------------------------- */
