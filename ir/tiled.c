@@ -150,6 +150,10 @@ xc_status_t xc_tiled_kernel_create(const char* name, xc_tiled_kernel_t** out) {
   return NULL;
 }
 
+void xc_tiled_set_origin(xc_tiled_kernel_t* k, const char* origin) {
+  k->origin = origin ? xc_arena_strdup(k->arena, origin) : NULL;
+}
+
 void xc_tiled_kernel_destroy(xc_tiled_kernel_t* k) {
   if (!k) return;
   xc_status_free(k->pending_error);

@@ -690,7 +690,9 @@ static xc_status_t lower_group(xc_lowered_module_t* m, xc_graph_t* g, const xc_f
     return s;
   }
   out_kernel->group = grp->id;
-  out_kernel->nodes = group_node_list(grp);
+  char* origin = group_node_list(grp);
+  xc_tiled_set_origin(c.k, origin);
+  free(origin);
   out_kernel->kernel = c.k;
   out_kernel->num_params = c.num_params;
   out_kernel->param_values = c.pvals;
@@ -776,7 +778,6 @@ void xc_lowered_module_destroy(xc_lowered_module_t* m) {
     free(m->kernels[i].param_values);
     free(m->kernels[i].param_dims);
     free(m->kernels[i].knobs);
-    free(m->kernels[i].nodes);
   }
   free(m->kernels);
   free(m->steps);

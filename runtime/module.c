@@ -279,27 +279,6 @@ static xc_status_t dump_text(const char* dir, const char* name, const char* ext,
   return xc_write_file_atomic(path, text, strlen(text));
 }
 
-/* C-family sources (where a block comment is valid at the top) get a line
- * naming the graph nodes the kernel computes. */
-static xc_status_t add_node_comment(xc_kernel_source_t* src, const char* nodes) {
-  const char* lang = src->language ? src->language : "";
-  if (!nodes || !*nodes || !src->text ||
-      !(strcmp(lang, "c") == 0 || strcmp(lang, "opencl-c") == 0 || strcmp(lang, "cuda") == 0 ||
-        strcmp(lang, "hip") == 0))
-    return NULL;
-  size_t n = strlen(nodes), t = strlen(src->text);
-  char* text = malloc(n + t + 32);
-  if (!text) return xc_error_oom();
-  size_t k = (size_t)sprintf(text, "/* graph nodes: ");
-  for (size_t i = 0; i < n; i++) /* keep the comment closed whatever the names hold */
-    text[k++] = (nodes[i] == '*' && nodes[i + 1] == '/') || nodes[i] == '\n' ? ' ' : nodes[i];
-  k += (size_t)sprintf(text + k, " */\n");
-  memcpy(text + k, src->text, t + 1);
-  free((void*)src->text);
-  src->text = text;
-  return NULL;
-}
-
 static xc_status_t build_kernel(const xc_lowered_kernel_t* lk, int index, int count, xc_target_t* target,
                                 const xc_device_caps_t* caps, const xc_cm_build_options_t* o,
                                 xc_compiled_module_t* m, int* compiled) {
@@ -332,11 +311,7 @@ static xc_status_t build_kernel(const xc_lowered_kernel_t* lk, int index, int co
       return xc_error(XC_UNSUPPORTED, "target %s declines kernel '%s': %s", xc_target_name(target), k->name, why);
     s = xc_target_emit(target, caps, tk, knobs, nk, &src);
   }
-  if (!s) s = add_node_comment(&src, lk->nodes);
-  if (s) {
-    xc_kernel_source_release(&src);
-    return xc_status_annotate(s, "kernel '%s' (graph nodes: %s)", k->name, lk->nodes ? lk->nodes : "?");
-  }
+  if (s) return xc_status_annotate(s, "kernel '%s' (graph nodes: %s)", k->name, tk->origin ? tk->origin : "?");
   if (o->dump_dir) {
     s = dump_text(o->dump_dir, k->name, source_extension(src.language), src.text);
     if (!s) s = dump_text(o->dump_dir, k->name, "tiled", k->tiled_text);
@@ -358,7 +333,7 @@ static xc_status_t build_kernel(const xc_lowered_kernel_t* lk, int index, int co
   if (compiled) (*compiled)++;
   snprintf(k->entry, sizeof k->entry, "%s", src.entry);
   xc_kernel_source_release(&src);
-  if (s) return xc_status_annotate(s, "kernel '%s' (graph nodes: %s)", k->name, lk->nodes ? lk->nodes : "?");
+  if (s) return xc_status_annotate(s, "kernel '%s' (graph nodes: %s)", k->name, tk->origin ? tk->origin : "?");
   if (!k->entry[0]) return xc_error(XC_INTERNAL, "kernel '%s': the emitter named no entry point", k->name);
   return xc_tiled_parse(k->tiled_text, strlen(k->tiled_text), k->name, &k->tiled);
 }

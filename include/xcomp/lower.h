@@ -29,8 +29,6 @@ typedef struct xc_lowered_kernel {
   const xc_value_t** param_values;
   xc_dim_t* param_dims;
   int64_t* knobs;                /* chosen knob values, kernel->num_knobs of them */
-  char* nodes;                   /* "name:Op, ..." of the graph nodes it computes
-                                    (for messages and source comments); owned */
 } xc_lowered_kernel_t;
 
 typedef enum xc_step_kind {

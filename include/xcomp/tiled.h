@@ -241,6 +241,8 @@ typedef struct xc_tiled_op {
 typedef struct xc_tiled_kernel {
   xc_arena_t* arena;
   const char* name;
+  const char* origin;  /* what it computes ("name:Op, ..." of graph nodes) for
+                          source comments and messages; NULL when unknown */
   int num_params, cap_params;
   xc_tiled_value_t** params;  /* buffers (MEMREF, global) and i64 scalars */
   int num_knobs, cap_knobs;
@@ -258,6 +260,8 @@ typedef struct xc_tiled_kernel {
 } xc_tiled_kernel_t;
 
 xc_status_t xc_tiled_kernel_create(const char* name, xc_tiled_kernel_t** out);
+/* Sets k->origin (a copy; NULL clears it). Not part of the printed form. */
+void xc_tiled_set_origin(xc_tiled_kernel_t* k, const char* origin);
 void xc_tiled_kernel_destroy(xc_tiled_kernel_t* k);
 /* Returns (and clears) the first error recorded by the builder functions. */
 xc_status_t xc_tiled_kernel_take_error(xc_tiled_kernel_t* k);

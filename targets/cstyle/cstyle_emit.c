@@ -1889,6 +1889,14 @@ static const char* const shared_prelude =
 
 /* ---- entry ------------------------------------------------------------------------ */
 
+/* One " * <tag><text>" line of the header comment, kept closed whatever the
+ * text holds. */
+static void provenance_line(xc_cstyle_writer_t* w, const char* tag, const char* text) {
+  P(w, " * %s", tag);
+  for (const char* c = text; *c; c++) P(w, "%c", (c[0] == '*' && c[1] == '/') ? '+' : (*c == '\n' ? ' ' : *c));
+  P(w, "\n");
+}
+
 xc_status_t xc_cstyle_emit(const xc_cstyle_dialect_t* d, const xc_device_caps_t* caps, const xc_tiled_kernel_t* k,
                            const xc_knob_t* knobs, int num_knobs, const xc_cstyle_options_t* options,
                            xc_kernel_source_t* out) {
@@ -1970,15 +1978,10 @@ xc_status_t xc_cstyle_emit(const xc_cstyle_dialect_t* d, const xc_device_caps_t*
       P(&src, "\n");
     }
     if (d->work_groups) P(&src, " * work-items per program: %" PRId64 "\n", e.T);
+    if (k->origin) provenance_line(&src, "graph nodes: ", k->origin);
     if (e.mma) P(&src, " * dot %d on matrix instructions, K loop in %d pipeline stages\n", e.mma->id, e.stages > 1 ? e.stages : 1);
     for (int i = 0; options && i < options->num_provenance; i++)
-      if (options->provenance[i]) {
-        /* keep the comment closed whatever the string holds */
-        P(&src, " * from: ");
-        for (const char* c = options->provenance[i]; *c; c++)
-          P(&src, "%c", (c[0] == '*' && c[1] == '/') ? '+' : (*c == '\n' ? ' ' : *c));
-        P(&src, "\n");
-      }
+      if (options->provenance[i]) provenance_line(&src, "from: ", options->provenance[i]);
     P(&src, " */\n%s", d->prelude);
     if (e.uses_f64 && d->f64_prelude) P(&src, "%s", d->f64_prelude);
     P(&src, "%s\n", shared_prelude);
