@@ -404,6 +404,28 @@ static xc_status_t run_all(case_list_t* l, const xc_conform_options_t* opt, cons
   return s;
 }
 
+/* Keeps the first `per_op` cases (the list is in name order) of each
+ * (main op, dtype); cases without a resolved op form one bucket. */
+static void sample_per_op(case_list_t* l, int per_op) {
+  int kept = 0;
+  for (int i = 0; i < l->n; i++) {
+    int seen = 0;
+    for (int j = 0; j < kept && seen < per_op; j++) {
+      const xc_conform_case_t *a = &l->v[j], *b = &l->v[i];
+      bool same_op = (!a->op && !b->op) || (a->op && b->op && strcmp(a->op, b->op) == 0);
+      if (same_op && a->dtype == b->dtype) seen++;
+    }
+    if (seen < per_op) {
+      l->v[kept++] = l->v[i];
+    } else {
+      free(l->v[i].name);
+      free(l->v[i].dir);
+      free(l->v[i].op);
+    }
+  }
+  l->n = kept;
+}
+
 xc_status_t xc_conform_run(const char* root, const xc_conform_options_t* opt,
                            xc_conform_report_t* out) {
   memset(out, 0, sizeof *out);
@@ -447,6 +469,7 @@ xc_status_t xc_conform_run(const char* root, const xc_conform_options_t* opt,
   if (have_re) regfree(&re);
   if (!s && all.n > 0) qsort(all.v, (size_t)all.n, sizeof *all.v, case_cmp);
   if (!s) resolve_ops(&all, o.models);
+  if (!s && o.per_op > 0) sample_per_op(&all, o.per_op);
   case_runner_t folders = {NULL, NULL};
   if (!s) s = run_all(&all, &o, &folders);
   out->cases = all.v;

@@ -127,6 +127,9 @@ static int conform_main(int argc, char** argv) {
       o.models = true;
     } else if ((m = xc_cli_option(argc, argv, &i, "--filter", &v)) != 0) {
       o.filter = v;
+    } else if ((m = xc_cli_option(argc, argv, &i, "--per-op", &v)) != 0) {
+      if (m > 0 && (!xc_cli_parse_int(v, &o.per_op) || o.per_op <= 0))
+        return xc_cli_usage_error(cmd, "--per-op: '%s' is not a positive count", v);
     } else if ((m = xc_cli_option(argc, argv, &i, "--report", &v)) != 0) {
       report = v;
     } else if ((m = xc_cli_option(argc, argv, &i, "--markdown", &v)) != 0) {
@@ -175,6 +178,8 @@ static int conform_main(int argc, char** argv) {
     if (m < 0) return xc_cli_usage_error(cmd, "%s needs a value", opt);
   }
   if (op_suite && dir) return xc_cli_usage_error(cmd, "give one of --op-suite, --onnx-tests and --models");
+  if (op_suite && o.per_op > 0)
+    return xc_cli_usage_error(cmd, "--per-op goes with --onnx-tests or --models (the op suite takes --cases-per-op)");
   if (!op_suite && (dtypes || list_only || so.compile_only))
     return xc_cli_usage_error(cmd, "--dtypes, --list and --compile-only go with --op-suite");
   if (dtype && (op_suite || !dir || !o.models))
@@ -263,7 +268,7 @@ const xc_cli_command_t xc_cli_conform_command = {
     "conform", conform_main,
     "xcomp conform [--target T] (--onnx-tests DIR | --models DIR [--dtype f16|bf16] | --op-suite "
     "[--seed N] [--cases-per-op N] [--dtypes LIST] [--list] [--compile-only]) [--filter REGEX] "
-    "[--report FILE] [--markdown FILE] [-j N] [--timeout S] [--strict] [--allow-tf32]",
+    "[--per-op N] [--report FILE] [--markdown FILE] [-j N] [--timeout S] [--strict] [--allow-tf32]",
     "Run test folders (model.onnx + test_data_set_N/) or the generated op suite and report conformance.",
     "DIR is one test folder, a folder of them (onnx-backend-tests/node), or a folder\n"
     "of such folders (the backend-test root with node/, simple/, ...).\n"
@@ -292,6 +297,8 @@ const xc_cli_command_t xc_cli_conform_command = {
     "                    compiled, nothing runs\n"
     "  --filter REGEX    only tests whose name (path below DIR, or op-suite case name)\n"
     "                    matches (POSIX ERE)\n"
+    "  --per-op N        --onnx-tests/--models: of the matching tests, run only the first\n"
+    "                    N (name order) of each op and dtype (a sample for slow targets)\n"
     "  --report FILE     also write the full report to FILE\n"
     "  --markdown FILE   write the per-op table as Markdown (docs/conformance.md)\n"
     "  -j N, --jobs N    run N tests at a time (default 1)\n"

@@ -99,6 +99,9 @@ typedef struct xc_conform_options {
   xc_dtype_t dtype;
   bool allow_tf32;       /* compiled targets may run f32 GEMMs in tf32: f32 outputs are
                             compared at relative L2 <= 5e-4 (no allclose) */
+  int per_op;            /* > 0: of the tests left by the filter, only the first per_op
+                            (in name order) of each (main op, dtype) run; the others are
+                            left out of the report (a sample for slow targets) */
 } xc_conform_options_t;
 
 void xc_conform_options_init(xc_conform_options_t* o);

@@ -255,7 +255,10 @@ static xc_status_t cl_compile(void* target, const xc_device_caps_t* caps, const 
                               const xc_compile_options_t* options, xc_blob_t* out_blob) {
   if (source->language && strcmp(source->language, "opencl-c") != 0)
     return xc_error(XC_UNSUPPORTED, "opencl target builds OpenCL C (opencl-c), not %s", source->language);
-  const char* flags = options->flags ? options->flags : "";
+  /* XCOMP_OPENCL_FLAGS: build options when the request names none (as
+   * XCOMP_CPU_CFLAGS for the cpu target; part of the compile-cache key). */
+  const char* flags = options->flags ? options->flags : getenv("XCOMP_OPENCL_FLAGS");
+  if (!flags) flags = "";
   const char* extra = options->extra_flags ? options->extra_flags : "";
   size_t n = strlen(source->text);
   size_t m = strlen(flags) + strlen(extra) + 2;

@@ -55,6 +55,18 @@ expect_ok conform --onnx-tests "$TMP/root/node" --filter '^test_relu$'
 [ "$(tail -1 "$TMP/out")" = "1 passed, 0 failed, 0 skipped" ] || fail "filter ^test_relu$: $(tail -1 "$TMP/out")"
 expect_ok conform --onnx-tests "$TMP/root/node" --filter '^test_relu$' --strict
 expect_error 1 "1 test failed (--strict)" conform --onnx-tests "$TMP/root/node" --filter 'abs_wrong' --strict
+# --per-op N keeps the first N tests (name order) of each op and dtype:
+# node/ holds test_abs and test_abs_wrong (Abs, f32) and test_relu (Relu).
+expect_ok conform --onnx-tests "$TMP/root/node" --filter 'abs|relu' --per-op 1
+grep -q '^PASS .*test_abs$' "$TMP/out" || fail "--per-op 1 did not keep the first Abs test: $(cat "$TMP/out")"
+grep -q 'test_abs_wrong' "$TMP/out" && fail "--per-op 1 ran a second Abs test"
+grep -q '^PASS .*test_relu$' "$TMP/out" || fail "--per-op 1 dropped the Relu test"
+[ "$(tail -1 "$TMP/out")" = "2 passed, 0 failed, 0 skipped" ] || fail "--per-op 1: $(tail -1 "$TMP/out")"
+expect_ok conform --onnx-tests "$TMP/root/node" --filter 'abs|relu' --per-op 2
+[ "$(tail -1 "$TMP/out")" = "2 passed, 1 failed, 0 skipped" ] || fail "--per-op 2: $(tail -1 "$TMP/out")"
+expect_error 2 "--per-op" conform --onnx-tests "$TMP/root/node" --per-op 0
+expect_error 2 "--per-op goes with" conform --op-suite --per-op 1
+
 # One test folder given directly.
 expect_ok conform --onnx-tests "$TMP/root/node/test_abs"
 [ "$(tail -1 "$TMP/out")" = "1 passed, 0 failed, 0 skipped" ] || fail "single folder: $(tail -1 "$TMP/out")"
