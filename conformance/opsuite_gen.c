@@ -813,6 +813,14 @@ static void gen_convtranspose(gb_t* b, int k) {
   int64_t m = PICK(b, outs);
   for (int i = 0; i < 2 * g.sp; i++)
     if (g.pads[i] >= g.kern[i % g.sp]) g.pads[i] = g.kern[i % g.sp] - 1;
+  /* the output, stride*(in-1) + (k-1)*dilation + 1 - pads, keeps one element */
+  for (int i = 0; i < g.sp; i++) {
+    int64_t full = g.stride[i] * (g.hw[i] - 1) + (g.kern[i] - 1) * g.dil[i] + 1;
+    while (g.pads[i] + g.pads[g.sp + i] >= full) {
+      if (g.pads[g.sp + i] >= g.pads[i]) g.pads[g.sp + i]--;
+      else g.pads[i]--;
+    }
+  }
   int64_t x[4] = {g.n, g.c, g.hw[0], g.hw[1]}, w[4] = {g.c, m, g.kern[0], g.kern[1]};
   name_head(b, "ConvTranspose");
   name_shape(b, 2 + g.sp, x);

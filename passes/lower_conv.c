@@ -66,6 +66,115 @@ static lw_val_t* window_coords(lw_ctx_t* c, const win_t* w, const lw_space_t* sp
   return ok;
 }
 
+/* What both forms of Conv need; rd: the reduction dims in the weight's
+ * order ([Cg, k...] NCHW, [k..., Cg] channels last), kpos/cpos where the
+ * window and the channel sit in it. */
+typedef struct conv_gemm {
+  const xc_value_t *X, *W, *B, *Y;
+  const win_t* w;
+  int cdim;
+  int64_t group, cg, ocg, R;
+  int kpos, cpos;
+  xc_dtype_t at;
+  xc_dim_t rd[LW_MAX_RANK];
+} conv_gemm_t;
+
+static const int64_t gm_c[] = {16, 32, 64, 128}, gn_c[] = {16, 32, 64, 128}, gk_c[] = {8, 16, 32, 64, 128};
+
+static int64_t pow2_clamp(int64_t v, int64_t lo, int64_t hi) {
+  int64_t p = lo;
+  while (p < v && p < hi) p *= 2;
+  return p;
+}
+
+/* Conv as an implicit GEMM: rows are the output pixels (batch x spatial),
+ * columns the output channels of one group, the reduction is (input channel
+ * of the group x window) in the weight's order. Programs over (pixel tiles,
+ * channel tiles, groups); a K loop gathers the input tile [BLOCK_M, BLOCK_K]
+ * (coordinates o*stride - pad + k*dilation, masked outside the input) and
+ * loads the weight tile [BLOCK_K, BLOCK_N], accumulating their dot, so each
+ * gathered input element serves BLOCK_N output channels. Bias and the
+ * group's epilogue apply to the accumulator tile. */
+static xc_status_t emit_conv_gemm(lw_ctx_t* c, const conv_gemm_t* g) {
+  xc_tiled_kernel_t* k = c->k;
+  const win_t* w = g->w;
+  const xc_value_t *X = g->X, *Y = g->Y;
+  /* pixel dims of Y: batch then spatial */
+  xc_dim_t pd[LW_MAX_RANK];
+  int np = 0;
+  pd[np++] = Y->dims[0];
+  for (int i = 0; i < w->nsp; i++) pd[np++] = Y->dims[w->sp0 + i];
+  xc_dim_t P = lw_numel(c, np, pd);
+  int64_t pixels = xc_dim_is_static(P) ? P.value : 4096;
+  /* defaults: every channel of the group in one tile where it fits (the
+   * gathered input is reused across the tile's channels), the reduction in
+   * one or few steps, rows so that the tile stays about 64 KiB */
+  int64_t dbn = pow2_clamp(g->ocg, 16, 128), dbk = pow2_clamp(g->R, 8, 64);
+  int64_t dbm = 64;
+  while (dbm > 16 && dbm / 2 >= pixels) dbm /= 2;
+  int kBM = lw_knob(c, "BLOCK_M", 4, gm_c, dbm);
+  int kBN = lw_knob(c, "BLOCK_N", 4, gn_c, dbn);
+  int kBK = lw_knob(c, "BLOCK_K", 5, gk_c, dbk);
+  xc_tiled_dim_t dm = xc_tiled_dim_knob(kBM), dn = xc_tiled_dim_knob(kBN), dk = xc_tiled_dim_knob(kBK);
+  lw_val_t* m0 = lw_iter_begin(c, 0, lw_dim(c, P), kBM, 0);
+  lw_val_t* n0 = lw_iter_begin(c, 1, lw_dim(c, xc_dim_const(g->ocg)), kBN, 0);
+  lw_val_t* g0 = lw_iter_begin(c, 2, lw_dim(c, xc_dim_const(g->group)), -1, 1);
+  lw_val_t* rm1 = lw_add(c, m0, xc_tiled_arange(k, dm)); /* [BM] pixels */
+  lw_val_t* rm = lw_col(c, rm1);
+  lw_val_t* rn = lw_row(c, lw_add(c, n0, xc_tiled_arange(k, dn))); /* [1,BN] channels of the group */
+  lw_val_t* mm = lw_lt(c, rm, lw_dim(c, P).v), *mn = lw_lt(c, rn, lw_i64(c, g->ocg));
+  lw_val_t* pidx[LW_MAX_RANK];
+  lw_decompose(c, rm1, np, pd, pidx);
+  lw_val_t* oc = lw_add(c, lw_mul(c, g0, lw_i64(c, g->ocg)), rn); /* [1,BN] */
+  /* the pixels' own coordinates ([BM]) place the window */
+  lw_space_t spix;
+  memset(&spix, 0, sizeof spix);
+  for (int i = 0; i < w->nsp; i++) spix.idx[w->sp0 + i] = pidx[1 + i];
+  /* output space: Y at (pixel [BM,1], channel [1,BN]) */
+  lw_space_t sy;
+  memset(&sy, 0, sizeof sy);
+  sy.rank = Y->rank;
+  sy.dims = Y->dims;
+  sy.idx[0] = lw_col(c, pidx[0]);
+  sy.idx[g->cdim] = oc;
+  for (int i = 0; i < w->nsp; i++) sy.idx[w->sp0 + i] = lw_col(c, pidx[1 + i]);
+  sy.mask = lw_and(c, mm, mn);
+  xc_tiled_dim_t acc_shape[2] = {dm, dn};
+  lw_val_t* acc0 = xc_tiled_const_f(k, g->at, 0.0, 2, acc_shape);
+  lw_val_t* ak = xc_tiled_arange(k, dk);
+  xc_tiled_op_t* loop = xc_tiled_for_begin(k, lw_i64(c, 0), lw_i64(c, g->R), xc_tiled_knob_value(k, kBK), 1, &acc0);
+  {
+    lw_val_t* k0 = xc_tiled_for_iv(loop);
+    lw_val_t* kr = lw_row(c, lw_add(c, k0, ak)), *kc = lw_col(c, lw_add(c, k0, ak));
+    lw_val_t* ridx[LW_MAX_RANK];
+    lw_decompose(c, kr, 1 + w->nsp, g->rd, ridx);
+    lw_val_t* in_sp[LW_MAX_RANK];
+    lw_val_t* ok = window_coords(c, w, &spix, X, ridx + g->kpos, in_sp);
+    lw_val_t* am = lw_and(c, lw_and(c, mm, lw_lt(c, kr, lw_i64(c, g->R))), ok);
+    lw_space_t sx;
+    memset(&sx, 0, sizeof sx);
+    sx.rank = X->rank;
+    sx.idx[0] = sy.idx[0];
+    sx.idx[g->cdim] = lw_add(c, lw_mul(c, g0, lw_i64(c, g->cg)), ridx[g->cpos]);
+    for (int i = 0; i < w->nsp; i++) sx.idx[w->sp0 + i] = in_sp[i];
+    lw_val_t* a = xc_tiled_load(k, lw_buf(c, X), lw_offset(c, &sx, X), am, NULL);
+    a = lw_cast_to(c, a, g->at);
+    /* weight tile [BK,BN]: W[oc, r] at oc * R + r */
+    lw_val_t* bm = lw_and(c, lw_lt(c, kc, lw_i64(c, g->R)), mn);
+    lw_val_t* b = xc_tiled_load(k, lw_buf(c, g->W), lw_add(c, lw_mul(c, oc, lw_i64(c, g->R)), kc), bm, NULL);
+    b = lw_cast_to(c, b, g->at);
+    lw_val_t* next = xc_tiled_dot(k, a, b, xc_tiled_for_arg(loop, 0));
+    xc_tiled_for_end(k, loop, 1, &next);
+  }
+  lw_val_t* y = xc_tiled_for_result(loop, 0);
+  if (g->B) y = lw_add(c, y, lw_cast_to(c, xc_tiled_load(k, lw_buf(c, g->B), oc, mn, NULL), g->at));
+  XC_RETURN_IF_ERROR(lw_epilogue(c, &sy, y));
+  lw_iter_end(c, g0);
+  lw_iter_end(c, n0);
+  lw_iter_end(c, m0);
+  return NULL;
+}
+
 xc_status_t lw_emit_conv(lw_ctx_t* c, const xc_node_t* n) {
   xc_tiled_kernel_t* k = c->k;
   const xc_value_t *X = n->inputs[0], *W = n->inputs[1], *Y = n->outputs[0];
@@ -95,6 +204,17 @@ xc_status_t lw_emit_conv(lw_ctx_t* c, const xc_node_t* n) {
   int64_t R = cg;
   for (int i = 0; i < w.nsp; i++)
     if (ks[i] < 1 || !xc_mul_i64(R, ks[i], &R)) return lw_unsupported(c, n, "kernel size");
+  /* Devices with matrix instructions for the dtype keep the direct form
+   * (their dot path has not been checked on gathered operands). */
+  bool mma = c->limits && (c->limits->value[XC_TILED_LIMIT_MMA] & ((int64_t)1 << X->dtype));
+  if (!mma) {
+    conv_gemm_t g;
+    memset(&g, 0, sizeof g);
+    g.X = X, g.W = W, g.B = B, g.Y = Y, g.w = &w, g.cdim = cdim, g.at = at;
+    g.group = group, g.cg = cg, g.ocg = ocg, g.R = R, g.kpos = kpos, g.cpos = cpos;
+    memcpy(g.rd, rd, sizeof rd);
+    return emit_conv_gemm(c, &g);
+  }
   int kb = lw_knob(c, "BLOCK", 4, blk_c, 128);
   int kr = lw_knob(c, "BLOCK_R", 4, br_c, 32);
   lw_val_t* start = lw_iter_begin(c, 0, lw_dim(c, lw_numel(c, Y->rank, Y->dims)), kb, 0);

@@ -60,9 +60,18 @@ static int set_knobs(xc_lowered_module_t* m, int choice) {
   return changed;
 }
 
-/* Runs text with inputs of the given shapes (random data; ints in [0, 5)). */
+/* Runs text with inputs of the given shapes (random data; ints in [0, 5)),
+ * lowered for `limits` (NULL: the lowering's defaults). */
+static void check_graph_for(const char* what, const char* text, int nin, const int64_t shapes[][4],
+                            const int* ranks, const xc_tiled_limits_t* limits);
+
 static void check_graph(const char* what, const char* text, int nin, const int64_t shapes[][4],
                         const int* ranks) {
+  check_graph_for(what, text, nin, shapes, ranks, NULL);
+}
+
+static void check_graph_for(const char* what, const char* text, int nin, const int64_t shapes[][4],
+                            const int* ranks, const xc_tiled_limits_t* limits) {
   xc_graph_t* g = NULL;
   CHECK_OK(xc_xir_parse(text, strlen(text), what, NULL, &g));
   if (!g) return;
@@ -84,7 +93,7 @@ static void check_graph(const char* what, const char* text, int nin, const int64
   xc_fusion_plan_t* plan = NULL;
   xc_lowered_module_t* m = NULL;
   CHECK_OK(xc_fusion_plan_build(g, NULL, &plan));
-  if (plan) CHECK_OK(xc_lower(g, plan, NULL, &m));
+  if (plan) CHECK_OK(xc_lower(g, plan, limits, &m));
   for (int choice = -1; m && choice < 4; choice++) {
     if (choice >= 0) CHECK_EQ_INT(set_knobs(m, choice), m->num_kernels);
     xc_tensor_t* got[8] = {0};
@@ -201,6 +210,43 @@ static void test_conv(void) {
   const int64_t sh[3][4] = {{2, 4, 9, 11}, {6, 2, 3, 2}, {6}};
   const int rk[3] = {4, 4, 1};
   check_graph("conv", t, 3, sh, rk);
+  /* Conv is an implicit GEMM (pixels x channels of a group, a dot per
+   * reduction chunk) unless the device has matrix instructions for the
+   * dtype; then the direct form. Both forms against the interpreter. */
+  xc_tiled_limits_t mma;
+  xc_tiled_limits_init_gpu(&mma);
+  mma.value[XC_TILED_LIMIT_MMA] |= (int64_t)1 << XC_F32;
+  check_graph_for("conv-direct", t, 3, sh, rk, &mma);
+  const char* one = HDR
+      "  input x: f32[3, 5, 7, 6]\n  input w: f32[20, 5, 3, 3]\n"
+      "  y = Conv(x, w) {pads: [1, 1, 1, 1]}\n  output y\n}\n";
+  const int64_t sh1[2][4] = {{3, 5, 7, 6}, {20, 5, 3, 3}};
+  const int rk1[2] = {4, 4};
+  check_graph("conv-gemm-tail", one, 2, sh1, rk1);
+  for (int form = 0; form < 2; form++) {
+    xc_graph_t* g = NULL;
+    CHECK_OK(xc_xir_parse(one, strlen(one), "conv-form", NULL, &g));
+    if (!g) continue;
+    CHECK_OK(xc_graph_infer(g));
+    xc_fusion_plan_t* plan = NULL;
+    xc_lowered_module_t* m = NULL;
+    CHECK_OK(xc_fusion_plan_build(g, NULL, &plan));
+    if (plan) CHECK_OK(xc_lower(g, plan, form ? &mma : NULL, &m));
+    if (m) {
+      CHECK_EQ_INT(m->num_kernels, 1);
+      const xc_tiled_kernel_t* kk = m->kernels[0].kernel;
+      bool has_bn = false, has_br = false;
+      for (int j = 0; j < kk->num_knobs; j++) {
+        has_bn = has_bn || !strcmp(kk->knobs[j].name, "BLOCK_N_p0");
+        has_br = has_br || !strcmp(kk->knobs[j].name, "BLOCK_R_p0");
+      }
+      CHECK(has_bn == (form == 0));
+      CHECK(has_br == (form == 1));
+    }
+    xc_lowered_module_destroy(m);
+    xc_fusion_plan_destroy(plan);
+    xc_graph_destroy(g);
+  }
 }
 
 static void test_movement(void) {
