@@ -47,14 +47,16 @@ done
 # compiles about 4x slower: ~16 min for the suite on 2 cores instead of ~5);
 # on opencl, where PoCL builds each program in ~1.7 s (its OpenCL C header and
 # kernel library), the first two tests of each op and dtype (--per-op 2).
+# A test may take 300 s (the attention tests compile many kernels) before it
+# counts as a TIMEOUT.
 NODE="$SHARED/onnx-backend-tests/node"
 if [ -d "$NODE" ]; then
   XCOMP_CPU_CFLAGS="-O1 -march=native -fPIC -shared -fopenmp" \
-    "$XCOMP" conform --target cpu --onnx-tests "$NODE" -j "$JOBS" --strict \
+    "$XCOMP" conform --target cpu --onnx-tests "$NODE" -j "$JOBS" --timeout 300 --strict \
     --report "$OUT/conformance-onnx-cpu.txt" >"$OUT/conformance-onnx-cpu.log" || status=1
   echo "conformance: ONNX node tests on cpu: $(tail -1 "$OUT/conformance-onnx-cpu.txt")"
   if "$XCOMP" targets | grep -q "^  opencl:"; then
-    "$XCOMP" conform --target opencl --onnx-tests "$NODE" --per-op 2 -j "$JOBS" --strict \
+    "$XCOMP" conform --target opencl --onnx-tests "$NODE" --per-op 2 -j "$JOBS" --timeout 300 --strict \
       --report "$OUT/conformance-onnx-opencl.txt" >"$OUT/conformance-onnx-opencl.log" || status=1
     echo "conformance: ONNX node tests on opencl (2 per op and dtype): $(tail -1 "$OUT/conformance-onnx-opencl.txt")"
   else
