@@ -84,15 +84,40 @@ for spec in "tiled 2 f32,f16,bf16,i32,i64,bool" "cpu 1 f32"; do
     --report "$OUT/conformance-opsuite-$1.txt" >"$OUT/conformance-opsuite-$1.log" || status=1
   echo "conformance: op suite on $1 ($3): $(tail -1 "$OUT/conformance-opsuite-$1.txt")"
 done
-# The op suite compiled (not run) for AMD gfx90a with the installed HIP
-# toolchain (hiprtc or hipcc): every generated case must compile. About a
-# minute on 2 cores; skipped when no HIP compiler is installed.
+# The op suite compiled (not run) for AMD gfx90a (CDNA2, wave 64, MFMA) and
+# gfx1030 (RDNA2, wave 32) with the installed HIP toolchain (hiprtc or
+# hipcc): every generated case must compile (one to two minutes each on 2
+# cores). The shared models also compile for the other architectures the
+# toolchain builds: all four for gfx908 (CDNA1), and through hipcc (one
+# process per kernel: minutes for a transformer) mlp and cnn for gfx940
+# (CDNA3); those it cannot build (gfx942 and gfx1100 need a newer ROCm) are
+# not tried.
+# Skipped when no HIP compiler is installed.
 if "$XCOMP" compile "$MODELS/mlp/model.onnx" --target rocm:gfx90a --no-cache -o "$OUT/mlp-gfx90a.xcm" \
      >"$OUT/rocm-probe.log" 2>&1; then
-  "$XCOMP" conform --op-suite --compile-only --target rocm:gfx90a --seed 1 --cases-per-op 1 \
-    --dtypes f32,f16,bf16 -j "$JOBS" --strict --report "$OUT/conformance-opsuite-gfx90a.txt" \
-    >"$OUT/conformance-opsuite-gfx90a.log" || status=1
-  echo "conformance: op suite compiled for rocm:gfx90a: $(tail -1 "$OUT/conformance-opsuite-gfx90a.txt")"
+  for arch in gfx90a gfx1030; do
+    "$XCOMP" conform --op-suite --compile-only --target "rocm:$arch" --seed 1 --cases-per-op 1 \
+      --dtypes f32,f16,bf16 -j "$JOBS" --strict --report "$OUT/conformance-opsuite-$arch.txt" \
+      >"$OUT/conformance-opsuite-$arch.log" || status=1
+    echo "conformance: op suite compiled for rocm:$arch: $(tail -1 "$OUT/conformance-opsuite-$arch.txt")"
+  done
+  specs="gfx908:mlp,cnn,bert-tiny,gpt2-tiny"
+  command -v hipcc >/dev/null 2>&1 && specs="$specs gfx940:mlp,cnn"
+  for spec in $specs; do
+    arch="${spec%%:*}"
+    ok=0 n=0
+    for m in $(echo "${spec#*:}" | tr , ' '); do
+      n=$((n + 1))
+      if "$XCOMP" compile "$MODELS/$m/model.onnx" --target "rocm:$arch" --no-cache -o "$OUT/$m-$arch.xcm" \
+           >"$OUT/compile-$m-$arch.log" 2>&1; then
+        ok=$((ok + 1))
+      else
+        status=1
+        echo "conformance: FAIL compiling $m for rocm:$arch: $(tail -3 "$OUT/compile-$m-$arch.log")"
+      fi
+    done
+    echo "conformance: shared models compiled for rocm:$arch: $ok of $n"
+  done
 else
   echo "conformance: SKIP op suite for rocm:gfx90a ($(tail -1 "$OUT/rocm-probe.log"))"
 fi
