@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# The demo behind `make demo`: runs real models with `xcomp run` and checks
-# their outputs against the stored references with `xcomp compare`.
+# The demo behind `make demo`: runs real models with `xcomp run` on the
+# reference interpreter and compiled for the cpu target (`xcomp compile`, then
+# `xcomp run` of the module), and checks every output against the stored
+# references with `xcomp compare`.
 # Uses the real exported models in tests/models (copies of ../shared/models),
 # then examples/*.xir that come with inputs and references.
 # Usage: tools/demo.sh XCOMP SHARED_DIR OUT_DIR (SHARED_DIR is unused now that the
@@ -35,6 +37,14 @@ if [ -d "$MODELS" ]; then
     for ((k = 0; ; k++)); do
       [ -f "$data/output_$k.pb" ] || break
       show compare "$OUT/$m/output_$k.npy" "$data/output_$k.pb" --rtol 1e-3 --atol 1e-5 --rel-l2 1e-5
+    done
+    # The compiler's job: a compiled module for the CPU (generated C built by
+    # the system compiler), run and checked the same way.
+    show compile "$d/model.onnx" --target cpu -o "$OUT/$m.xcm"
+    show run "$OUT/$m.xcm" "${args[@]}" --output-dir "$OUT/$m-cpu"
+    for ((k = 0; ; k++)); do
+      [ -f "$data/output_$k.pb" ] || break
+      show compare "$OUT/$m-cpu/output_$k.npy" "$data/output_$k.pb" --rtol 1e-3 --atol 1e-5 --rel-l2 1e-5
     done
     ran=$((ran + 1))
   done
