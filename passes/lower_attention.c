@@ -141,7 +141,11 @@ xc_status_t lw_emit_attention(lw_ctx_t* c, const xc_node_t* n) {
   bool causal = xc_node_attr_int(n, "is_causal") != 0;
   xc_dtype_t at = Q->dtype == XC_F64 ? XC_F64 : XC_F32;
   int64_t BD = pow2_at_least(D), BDv = pow2_at_least(Dv);
-  int kBM = lw_knob(c, "BLOCK_M", 4, bm_c, 16);
+  /* Wave-64 targets (CDNA): the default 128 work-items are two waves, which
+   * split a 32-row query tile into two 16-row halves, the shape both dots
+   * need for 16x16 matrix instructions (docs/targets/rocm.md). */
+  bool wave64 = c->limits && c->limits->value[XC_TILED_LIMIT_SIMD_WIDTH] >= 64;
+  int kBM = lw_knob(c, "BLOCK_M", 4, bm_c, wave64 ? 32 : 16);
   int kBN = lw_knob(c, "BLOCK_N", 4, bn_c, 16);
   xc_tiled_dim_t dm = xc_tiled_dim_knob(kBM), dn = xc_tiled_dim_knob(kBN);
   xc_tiled_dim_t dd = xc_tiled_dim_const(BD), ddv = xc_tiled_dim_const(BDv);

@@ -105,6 +105,13 @@ typedef struct xc_cstyle_dialect {
    * memory (the emitter has placed a barrier before). `indent` prefixes
    * every line. */
   bool (*dot_plan)(const struct xc_cstyle_dialect* d, xc_cstyle_dot_t* dot);
+  /* The hooks also take dots that are not a K loop's accumulation (a single
+   * dot whose operands are loads or computed tiles, e.g. attention's two):
+   * the emitter copies the operands into work-group arrays of the plan's
+   * layout and the accumulator into slots, and writes the slots back
+   * (docs/emitter.md, "Dots with staged operands"). False: only the K-loop
+   * shape is offered. */
+  bool dot_staged;
   void (*dot_slot_index)(xc_cstyle_writer_t* w, const xc_cstyle_dot_t* dot, const char* slot);
   void (*emit_dot)(xc_cstyle_writer_t* w, const xc_cstyle_dot_t* dot, const char* indent);
   /* Asynchronous 16-byte copies from global to shared memory (optional;

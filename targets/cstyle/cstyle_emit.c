@@ -137,6 +137,21 @@ static bool is_elementwise(xc_tiled_opcode_t op) {
   return (op >= XC_TOP_NEG && op <= XC_TOP_CMP) || op == XC_TOP_SELECT || op == XC_TOP_CAST;
 }
 
+/* A dot on matrix instructions that is not the mma K loop's accumulation
+ * (docs/emitter.md, "Dots with staged operands"): each operand is a raw load
+ * (copied straight into a pitched array) or copied into the staging array
+ * xs<a|b><dot id> after its definition; the accumulator slots are the
+ * result's private array (`regs`: the result and a private accumulator
+ * follow the plan's layout, e->frag) or the private array xm<dot id>, whose
+ * slots are written back into the result's work-group array. */
+#define MAX_STAGED_DOTS 8
+typedef struct mx {
+  const xc_tiled_op_t* op;
+  xc_cstyle_dot_t dot;
+  bool stage[2];
+  bool regs;
+} mx_t;
+
 typedef struct em {
   const xc_cstyle_dialect_t* d;
   const xc_tiled_kernel_t* k;
@@ -161,6 +176,12 @@ typedef struct em {
   const xc_tiled_op_t* mma_loop;  /* the for whose only carried value it accumulates */
   xc_cstyle_dot_t dot;
   int stages;                     /* > 1: the mma loop is software-pipelined */
+  /* dots outside that shape taken with staged operands (dialect.dot_staged) */
+  mx_t mx[MAX_STAGED_DOTS];
+  int num_mx;
+  /* the plan whose slot layout every private tile of its [m, n] shape
+   * follows (the mma dot's, or a staged dot's kept in registers), or NULL */
+  const xc_cstyle_dot_t* frag;
   int seq;                        /* unique names */
 } em_t;
 
@@ -337,7 +358,25 @@ static void expr_free(expr_t* x) { free(x->w.data); }
 /* Whether shape r is the planned dot's accumulator shape: its element loops
  * follow the accumulator's register layout. */
 static bool frag_shape(em_t* e, const vinfo_t* r) {
-  return e->mma && r->rank == 2 && r->dims[0] == e->dot.m && r->dims[1] == e->dot.n;
+  return e->frag && r->rank == 2 && r->dims[0] == e->frag->m && r->dims[1] == e->frag->n;
+}
+
+/* Opens the loop over the slots j of a matrix plan; inside, f is the flat
+ * index of slot j and i0, i1 its coordinates. Returns the braces to close. */
+static int slot_loop_open(em_t* e, const xc_cstyle_dot_t* dot) {
+  const char* it = itype(e);
+  if (e->d->unroll_pragma) L("%s\n", e->d->unroll_pragma);
+  L("for (int j = 0; j < %" PRId64 "; j++) {\n", dot->slots);
+  e->depth++;
+  xc_cstyle_writer_t ix = {0};
+  e->d->dot_slot_index(&ix, dot, "j");
+  if (ix.oom) fail(e, xc_error_oom());
+  L("const %s f = (%s)(%s);\n", it, it, wstr(&ix));
+  free(ix.data);
+  L("{\n");
+  e->depth++;
+  L("const %s i0 = f / %" PRId64 ", i1 = f %% %" PRId64 ";\n", it, dot->n, dot->n);
+  return 2;
 }
 
 /* Opens a loop over the elements of shape r; inside, i0.. are the coordinates
@@ -345,21 +384,8 @@ static bool frag_shape(em_t* e, const vinfo_t* r) {
  * the innermost C loop is vectorizable. Returns the number of braces to close. */
 static int loop_open(em_t* e, const vinfo_t* r, bool simd) {
   const char* it = itype(e);
-  if (e->d->work_groups && frag_shape(e, r)) {
-    /* the accumulator's register layout (docs/emitter.md, "Matrix instructions") */
-    if (e->d->unroll_pragma) L("%s\n", e->d->unroll_pragma);
-    L("for (int j = 0; j < %" PRId64 "; j++) {\n", e->dot.slots);
-    e->depth++;
-    xc_cstyle_writer_t ix = {0};
-    e->d->dot_slot_index(&ix, &e->dot, "j");
-    if (ix.oom) fail(e, xc_error_oom());
-    L("const %s f = (%s)(%s);\n", it, it, wstr(&ix));
-    free(ix.data);
-    L("{\n");
-    e->depth++;
-    L("const %s i0 = f / %" PRId64 ", i1 = f %% %" PRId64 ";\n", it, r->dims[1], r->dims[1]);
-    return 2;
-  }
+  if (e->d->work_groups && frag_shape(e, r))
+    return slot_loop_open(e, e->frag); /* the accumulator's register layout (docs/emitter.md) */
   if (e->d->work_groups) {
     int64_t slots = (r->n + e->T - 1) / e->T;
     if (e->d->unroll_pragma && slots <= 8) L("%s\n", e->d->unroll_pragma);
@@ -669,7 +695,9 @@ static bool emit_reduce_coop(em_t* e, const xc_tiled_op_t* op) {
   int64_t len = xi->dims[axis];
   bool scalar = r->st == ST_SCALAR;
   int64_t R = scalar ? 1 : r->n;
-  if (!(scalar || r->st == ST_ARRAY || (r->st == ST_PRIVATE && R <= e->T)) || xi->rank > 3) return false;
+  /* a private result is handed over in the default layout (element lid in slot 0) */
+  if (!(scalar || r->st == ST_ARRAY || (r->st == ST_PRIVATE && R <= e->T && !frag_shape(e, r))) || xi->rank > 3)
+    return false;
   int64_t G = 1;
   int lg = 0;
   while (G * 2 * R <= e->T && G * 2 <= len) G *= 2, lg++;
@@ -1123,6 +1151,94 @@ static void emit_mma(em_t* e, const xc_tiled_op_t* op, const char* a, const char
 
 static int64_t raw_size(em_t* e, const xc_tiled_value_t* v) { return V(e, v)->dims[0] * V(e, v)->pitch; }
 
+/* ---- dots with staged operands (docs/emitter.md) ------------------------------ */
+
+static mx_t* find_mx(em_t* e, const xc_tiled_op_t* op) {
+  for (int i = 0; i < e->num_mx; i++)
+    if (e->mx[i].op == op) return &e->mx[i];
+  return NULL;
+}
+
+/* Whether operand o of m is copied right after its definition (an op that
+ * writes storage; otherwise at the dot). */
+static bool staged_at_def(em_t* e, const mx_t* m, int o) {
+  const xc_tiled_value_t* v = m->op->operands[o];
+  return m->stage[o] && v->def && v->def->opcode != XC_TOP_FOR && V(e, v)->st == ST_ARRAY;
+}
+
+/* Copies operand o of m into its staging array: storage elements, row
+ * pitch lda / ldb, the plan's chunk swizzle; then a barrier. */
+static void emit_stage(em_t* e, const mx_t* m, int o) {
+  const xc_tiled_value_t* v = m->op->operands[o];
+  vinfo_t* x = V(e, v);
+  const xc_cstyle_dot_t* d = &m->dot;
+  int64_t pitch = o == 0 ? d->lda : d->ldb, shift = o == 0 ? d->a_swz_shift : d->b_swz_shift;
+  int64_t mask = o == 0 ? d->a_swz_mask : d->b_swz_mask, ch = 16 / (int64_t)xc_dtype_size(v->type.dtype);
+  xc_cstyle_writer_t rd = {0}, sv = {0};
+  read_at(e, &rd, v, loop_coords, false);
+  store_conv(e, &sv, v->type.dtype, wstr(&rd));
+  int close = loop_open(e, x, false);
+  if (mask)
+    L("xs%c%d[i0 * %" PRId64 " + (((i1 / %" PRId64 ") ^ ((i0 >> %" PRId64 ") & %" PRId64 ")) * %" PRId64 ") + i1 %% %" PRId64
+      "] = %s;\n",
+      o ? 'b' : 'a', m->op->id, pitch, ch, shift, mask, ch, ch, wstr(&sv));
+  else
+    L("xs%c%d[i0 * %" PRId64 " + i1] = %s;\n", o ? 'b' : 'a', m->op->id, pitch, wstr(&sv));
+  loop_close(e, close);
+  barrier(e);
+  if (rd.oom || sv.oom) fail(e, xc_error_oom());
+  free(rd.data), free(sv.data);
+}
+
+/* The staging copies of operands defined by op. */
+static void emit_stagings_of(em_t* e, const xc_tiled_op_t* op) {
+  for (int i = 0; i < e->num_mx; i++)
+    for (int o = 0; o < 2; o++)
+      if (e->mx[i].op->operands[o]->def == op && staged_at_def(e, &e->mx[i], o)) emit_stage(e, &e->mx[i], o);
+}
+
+/* A staged dot: the accumulator into slots, the dialect's instructions on
+ * the operand arrays, the slots into the result. */
+static void emit_mx(em_t* e, mx_t* m) {
+  const xc_tiled_op_t* op = m->op;
+  const xc_tiled_value_t* acc = op->operands[2], *res = op->results[0];
+  vinfo_t* r = V(e, res);
+  char ab[2][80], t[80];
+  for (int o = 0; o < 2; o++) {
+    if (m->stage[o] && !staged_at_def(e, m, o)) emit_stage(e, m, o);
+    if (m->stage[o]) snprintf(ab[o], sizeof ab[o], "xs%c%d", o ? 'b' : 'a', op->id);
+    else snprintf(ab[o], sizeof ab[o], "%s", V(e, op->operands[o])->name);
+  }
+  if (m->regs) {
+    emit_copy(e, res, acc, false); /* the result's slots are the accumulator */
+    snprintf(t, sizeof t, "%s", r->name);
+  } else {
+    snprintf(t, sizeof t, "xm%d", op->id);
+    xc_cstyle_writer_t rc = {0};
+    read_at(e, &rc, acc, loop_coords, V(e, acc)->st == ST_PRIVATE);
+    int close = slot_loop_open(e, &m->dot);
+    L("%s[j] = %s;\n", t, wstr(&rc));
+    loop_close(e, close);
+    if (rc.oom) fail(e, xc_error_oom());
+    free(rc.data);
+  }
+  m->dot.a = ab[0];
+  m->dot.b = ab[1];
+  m->dot.acc = t;
+  char ind[64];
+  int n = e->depth * 2 < (int)sizeof ind - 1 ? e->depth * 2 : (int)sizeof ind - 1;
+  memset(ind, ' ', (size_t)n);
+  ind[n] = 0;
+  e->d->emit_dot(&e->body, &m->dot, ind);
+  m->dot.a = m->dot.b = m->dot.acc = NULL;
+  if (!m->regs) {
+    int close = slot_loop_open(e, &m->dot);
+    L("%s[f] = %s[j];\n", r->name, t);
+    loop_close(e, close);
+    barrier(e);
+  }
+}
+
 /* The planned dot's loop, software-pipelined over e->stages buffers
  * (docs/emitter.md): the body is the two raw loads, the dot, the yield and
  * inlined index arithmetic, so the loads of a later iteration are the same
@@ -1272,6 +1388,7 @@ static void emit_op(em_t* e, const xc_tiled_op_t* op) {
     case XC_TOP_REDUCE: emit_reduce(e, op); return;
     case XC_TOP_DOT:
       if (op == e->mma) emit_mma(e, op, V(e, op->operands[0])->name, V(e, op->operands[1])->name);
+      else if (find_mx(e, op)) emit_mx(e, find_mx(e, op));
       else emit_dot(e, op);
       return;
     case XC_TOP_FOR:
@@ -1291,6 +1408,7 @@ static void emit_block(em_t* e, const xc_tiled_block_t* b) {
     int g = e->op_group ? e->op_group[op->id] : 0;
     if (!g) {
       emit_op(e, op);
+      emit_stagings_of(e, op);
       continue;
     }
     /* a fused group: its scalar definitions first, then one loop over the
@@ -1582,7 +1700,7 @@ static int64_t other_local_bytes(em_t* e, const xc_tiled_block_t* b, const xc_ti
     if (op->opcode == XC_TOP_REDUCE) n += e->T * 8; /* a cooperative reduction's scratch, at most */
     for (int r = 0; r < op->num_results; r++) {
       const xc_tiled_value_t* v = op->results[r];
-      if (v == dot->operands[0] || v == dot->operands[1]) continue;
+      if (dot && (v == dot->operands[0] || v == dot->operands[1])) continue;
       xc_dtype_t t = v->type.dtype == XC_BOOL ? XC_U8 : v->type.dtype;
       if (op->opcode == XC_TOP_ALLOC || V(e, v)->st == ST_ARRAY) n += V(e, v)->n * (int64_t)xc_dtype_size(t);
     }
@@ -1626,6 +1744,7 @@ static void plan_mma(em_t* e, const xc_tiled_block_t* b) {
     }
     e->mma = dot;
     e->mma_loop = loop;
+    e->frag = &e->dot;
     /* the dot's result lives in the accumulator's registers */
     if (V(e, res) != V(e, body->args[1])) memcpy(V(e, res)->name, V(e, body->args[1])->name, sizeof V(e, res)->name);
     int s = xc_tiled_knob_of_kind(e->k, XC_KNOB_STAGES);
@@ -1651,6 +1770,87 @@ static void plan_mma(em_t* e, const xc_tiled_block_t* b) {
       x->bufs = e->stages > 1 ? e->stages : 1;
       x->chunked = affine_deg(ld->operands[1]) >= 0 && convex_mask(ld->num_operands > 2 ? ld->operands[2] : NULL);
     }
+  }
+}
+
+/* Whether two plans put the elements of one [m, n] shape in the same slots. */
+static bool same_layout(em_t* e, const xc_cstyle_dot_t* a, const xc_cstyle_dot_t* b) {
+  if (a->m != b->m || a->n != b->n || a->slots != b->slots) return false;
+  xc_cstyle_writer_t wa = {0}, wb = {0};
+  e->d->dot_slot_index(&wa, a, "j");
+  e->d->dot_slot_index(&wb, b, "j");
+  bool same = !wa.oom && !wb.oom && !strcmp(wstr(&wa), wstr(&wb));
+  free(wa.data), free(wb.data);
+  return same;
+}
+
+/* Bytes of work-group memory a staged dot's operands add. */
+static int64_t staged_bytes(const xc_cstyle_dot_t* d) {
+  return (d->m * d->lda + d->k * d->ldb) * (int64_t)xc_dtype_size(d->a_dtype);
+}
+
+/* Offers every dot of block b (and nested blocks) other than the mma dot to
+ * the dialect with staged operands (dialect.dot_staged). A dot is taken when
+ * the dialect plans it, its private accumulator or result (if any) can follow
+ * its plan's layout (the first such dot sets e->frag; a later one must have
+ * the same layout at the same shape, or none at another), and the arrays fit
+ * the work-group memory next to the kernel's others (*room). */
+static void plan_staged(em_t* e, const xc_tiled_block_t* b, int64_t* room) {
+  for (int i = 0; i < b->num_ops && e->num_mx < MAX_STAGED_DOTS; i++) {
+    const xc_tiled_op_t* op = b->ops[i];
+    if (op->opcode == XC_TOP_FOR) {
+      plan_staged(e, op->body, room);
+      continue;
+    }
+    if (op->opcode != XC_TOP_DOT || op == e->mma) continue;
+    const xc_tiled_value_t* a = op->operands[0], *bb = op->operands[1], *acc = op->operands[2], *res = op->results[0];
+    xc_dtype_t t = a->type.dtype;
+    if (!(t == XC_F16 || t == XC_BF16 || t == XC_F32) || bb->type.dtype != t || res->type.dtype != XC_F32) continue;
+    vinfo_t* r = V(e, res), *ai = V(e, acc);
+    if (r->st != ST_ARRAY && r->st != ST_PRIVATE) continue;
+    if (ai->st != ST_ARRAY && ai->st != ST_PRIVATE && ai->st != ST_VIRTUAL && ai->st != ST_SCALAR) continue;
+    mx_t* m = &e->mx[e->num_mx];
+    memset(m, 0, sizeof *m);
+    xc_cstyle_dot_t* d = &m->dot;
+    d->m = r->dims[0], d->n = r->dims[1], d->k = V(e, a)->dims[1];
+    d->a_dtype = t, d->b_dtype = t, d->acc_dtype = XC_F32;
+    d->threads = e->T;
+    d->warp = e->caps ? e->caps->simd_width : 0;
+    d->caps = e->caps;
+    d->allow_tf32 = e->allow_tf32;
+    if (!e->d->dot_plan(e->d, d)) continue;
+    int64_t ch = 16 / (int64_t)xc_dtype_size(t);
+    bool swz_ok = (!d->a_swz_mask || (d->k % ch == 0 && d->a_swz_mask < d->k / ch)) &&
+                  (!d->b_swz_mask || (d->n % ch == 0 && d->b_swz_mask < d->n / ch));
+    if (d->lda < d->k || d->ldb < d->n || d->slots <= 0 || d->slots * e->T != d->m * d->n || !swz_ok) {
+      fail(e, xc_error(XC_INTERNAL, "%s dialect: inconsistent plan for dot %d", e->d->name, op->id));
+      return;
+    }
+    bool needs_layout = r->st == ST_PRIVATE || ai->st == ST_PRIVATE;
+    if (needs_layout && e->frag && !same_layout(e, e->frag, d)) continue;
+    if (staged_bytes(d) > *room) continue;
+    *room -= staged_bytes(d);
+    if (needs_layout && !e->frag) e->frag = d;
+    m->op = op;
+    m->regs = r->st == ST_PRIVATE;
+    const xc_tiled_value_t* ops[2] = {a, bb};
+    for (int o = 0; o < 2; o++) {
+      vinfo_t* x = V(e, ops[o]);
+      const xc_tiled_op_t* ld = ops[o]->def;
+      if (!raw_operand(e, ops[o], op->parent) || x->raw) {
+        m->stage[o] = true;
+        continue;
+      }
+      /* a load used by nothing else is copied straight into the plan's layout */
+      x->raw = true;
+      x->st = ST_ARRAY;
+      x->pitch = o == 0 ? d->lda : d->ldb;
+      x->swz_shift = o == 0 ? d->a_swz_shift : d->b_swz_shift;
+      x->swz_mask = o == 0 ? d->a_swz_mask : d->b_swz_mask;
+      x->bufs = 1;
+      x->chunked = affine_deg(ld->operands[1]) >= 0 && convex_mask(ld->num_operands > 2 ? ld->operands[2] : NULL);
+    }
+    e->num_mx++;
   }
 }
 
@@ -1788,6 +1988,23 @@ static void declare_block(em_t* e, const xc_tiled_block_t* b) {
         declare_value(e, v);
       }
     }
+  }
+}
+
+/* The staging arrays and accumulator slots of the staged dots. */
+static void declare_staged(em_t* e) {
+  for (int i = 0; i < e->num_mx; i++) {
+    const mx_t* m = &e->mx[i];
+    const xc_cstyle_dot_t* d = &m->dot;
+    for (int o = 0; o < 2; o++) {
+      if (!m->stage[o]) continue;
+      int64_t n = o == 0 ? d->m * d->lda : d->k * d->ldb;
+      P(&e->decls, "%s%s%s xs%c%d[%" PRId64 "];\n", e->d->local_qual, e->d->align16 ? e->d->align16 : "",
+        stype(e, d->a_dtype), o ? 'b' : 'a', m->op->id, n);
+      e->local_bytes += n * (int64_t)xc_dtype_size(d->a_dtype);
+    }
+    if (!m->regs)
+      P(&e->decls, "%s%s xm%d[%" PRId64 "];\n", e->d->private_qual, vtype(e, d->acc_dtype), m->op->id, d->slots);
   }
 }
 
@@ -1937,6 +2154,14 @@ xc_status_t xc_cstyle_emit(const xc_cstyle_dialect_t* d, const xc_device_caps_t*
     if (d->work_groups && d->dot_plan && d->dot_slot_index && d->emit_dot) {
       count_uses(&e, k->body);
       plan_mma(&e, k->body);
+      if (d->dot_staged && !e.err) {
+        int64_t room = INT64_MAX;
+        if (caps && caps->local_memory_bytes > 0) {
+          room = caps->local_memory_bytes - other_local_bytes(&e, k->body, e.mma);
+          if (e.mma) room -= staged_bytes(&e.dot) * (e.stages > 1 ? e.stages : 1);
+        }
+        plan_staged(&e, k->body, &room);
+      }
     }
     if (!d->work_groups) {
       e.op_group = calloc((size_t)k->num_ops + 1, sizeof *e.op_group);
@@ -1951,6 +2176,7 @@ xc_status_t xc_cstyle_emit(const xc_cstyle_dialect_t* d, const xc_device_caps_t*
       }
     }
     declare_block(&e, k->body);
+    declare_staged(&e);
     e.depth = 1;
     emit_block(&e, k->body);
   }
@@ -1980,6 +2206,8 @@ xc_status_t xc_cstyle_emit(const xc_cstyle_dialect_t* d, const xc_device_caps_t*
     if (d->work_groups) P(&src, " * work-items per program: %" PRId64 "\n", e.T);
     if (k->origin) provenance_line(&src, "graph nodes: ", k->origin);
     if (e.mma) P(&src, " * dot %d on matrix instructions, K loop in %d pipeline stages\n", e.mma->id, e.stages > 1 ? e.stages : 1);
+    for (int i = 0; i < e.num_mx; i++)
+      P(&src, " * dot %d on matrix instructions, operands staged in work-group memory\n", e.mx[i].op->id);
     for (int i = 0; options && i < options->num_provenance; i++)
       if (options->provenance[i]) provenance_line(&src, "from: ", options->provenance[i]);
     P(&src, " */\n%s", d->prelude);

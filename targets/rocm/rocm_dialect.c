@@ -224,6 +224,7 @@ const xc_cstyle_dialect_t xc_cstyle_dialect_hip = {
     .f64_prelude = NULL,
     .write_entry = hip_write_entry,
     .dot_plan = hip_dot_plan,
+    .dot_staged = true,
     .dot_slot_index = hip_dot_slot_index,
     .emit_dot = hip_emit_dot,
     .align16 = "__attribute__((aligned(16))) ",

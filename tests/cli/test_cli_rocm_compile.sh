@@ -7,8 +7,9 @@
 # an architecture; running it here is refused with the target's
 # "unavailable" reason. Architectures the installed toolchain cannot build
 # (gfx942, gfx1100 on ROCm 5.2) fail cleanly, naming the architecture.
-# Every gpt2-tiny code object of a GEMM that plans MFMA disassembles to
-# v_mfma instructions (with llvm-objdump).
+# Every gpt2-tiny and bert-tiny code object of a kernel that plans MFMA
+# disassembles to v_mfma instructions (with llvm-objdump), and so does every
+# attention kernel's (its two dots: scores and the V accumulation).
 # Skipped (77) when neither hiprtc nor hipcc is installed. ~1 min on 2 cores.
 set -u
 source "$(dirname "$0")/helpers.bash"
@@ -50,23 +51,36 @@ else
   echo "note: hipcc not installed, gfx940 not checked"
 fi
 
-# The lowered GEMMs run on MFMA: --dump-kernels wrote every code object
-# (NAME.co); disassemble them.
-if command -v llvm-objdump >/dev/null 2>&1 && [ -d "$TMP/gpt2-tiny-gfx90a.k" ]; then
-  k="$TMP/gpt2-tiny-gfx90a.k"
-  with_mfma=0
-  total=0
-  for co in "$k"/*.co; do
-    total=$((total + 1))
-    if llvm-objdump -d --mcpu=gfx90a "$co" 2>/dev/null | grep -q "v_mfma_f32"; then
-      with_mfma=$((with_mfma + 1))
-    fi
+# The lowered GEMMs and attention kernels run on MFMA: --dump-kernels wrote
+# every code object (NAME.co); disassemble them.
+if command -v llvm-objdump >/dev/null 2>&1; then
+  for m in gpt2-tiny bert-tiny; do
+    k="$TMP/$m-gfx90a.k"
+    [ -d "$k" ] || continue
+    with_mfma=0
+    total=0
+    attention=0
+    for co in "$k"/*.co; do
+      total=$((total + 1))
+      if llvm-objdump -d --mcpu=gfx90a "$co" 2>/dev/null | grep -q "v_mfma_f32"; then
+        with_mfma=$((with_mfma + 1))
+      elif [[ "$co" == *_attention.co ]]; then
+        fail "$m: attention kernel $(basename "$co") has no v_mfma"
+      fi
+      [[ "$co" == *_attention.co ]] && attention=$((attention + 1))
+    done
+    [ "$total" -eq "$(ls "$k"/*.hip | wc -l)" ] || fail "$m: expected one dumped code object per kernel, got $total"
+    echo "$m gfx90a: $with_mfma of $total code objects use MFMA ($attention attention kernels)"
+    [ "$with_mfma" -ge 1 ] || fail "no $m code object contains v_mfma"
+    [ "$attention" -ge 1 ] || fail "$m: no attention kernel was dumped"
+    [ "$with_mfma" -eq "$(grep -l "matrix instructions" "$k"/*.hip | wc -l)" ] ||
+      fail "$m: MFMA code objects do not match the sources that plan matrix instructions"
+    # the attention kernels' two dots are both on matrix instructions
+    for src in "$k"/*_attention.hip; do
+      [ "$(grep -c "operands staged in work-group memory" "$src")" -eq 2 ] ||
+        fail "$m: $(basename "$src") does not plan both dots on matrix instructions"
+    done
   done
-  [ "$total" -eq "$(ls "$k"/*.hip | wc -l)" ] || fail "expected one dumped code object per kernel, got $total"
-  echo "gpt2-tiny gfx90a: $with_mfma of $total code objects use MFMA"
-  [ "$with_mfma" -ge 1 ] || fail "no gpt2-tiny code object contains v_mfma"
-  [ "$with_mfma" -eq "$(grep -l "matrix instructions" "$k"/*.hip | wc -l)" ] ||
-    fail "MFMA code objects do not match the sources that plan matrix instructions"
 else
   echo "note: llvm-objdump not installed, disassembly not checked"
 fi

@@ -11,6 +11,7 @@
 #include "kernel_harness.h"
 
 #include "../../targets/cstyle/cstyle.h"
+#include "../../targets/rocm/rocm_target.h"
 
 typedef struct device_slot {
   const char* selector;
@@ -393,6 +394,174 @@ static void test_dot_blocked(void) {
   }
 }
 
+/* ---- the HIP dialect's matrix hooks on OpenCL ---------------------------------------- */
+
+/* Y = dot(X * 2, W, bias) for a computed f16 operand (X * 2, staged with a
+ * conversion to 16-bit storage), a raw f16 load (W) and a broadcast
+ * accumulator; the result goes to Y and to a row sum R, so it is a
+ * work-group array the slots are written back into. K = 16 is static: a
+ * single dot, no loop. Params: X W bias Y R M N. */
+static kern_t* build_staged_half(void) {
+  kern_t* k;
+  if (xc_tiled_kernel_create("staged_half", &k)) return NULL;
+  const int64_t b16[] = {16, 32}, th[] = {64, 128};
+  int kBM = xc_tiled_add_knob(k, "BLOCK_M", XC_KNOB_TILE, 2, b16, 16);
+  int kBN = xc_tiled_add_knob(k, "BLOCK_N", XC_KNOB_TILE, 2, b16, 16);
+  xc_tiled_add_knob(k, "num_threads", XC_KNOB_THREADS, 2, th, 64);
+  val_t* X = xc_tiled_param_buffer(k, "X", XC_F16, XC_ROLE_IN);
+  val_t* W = xc_tiled_param_buffer(k, "W", XC_F16, XC_ROLE_IN);
+  val_t* bias = xc_tiled_param_buffer(k, "bias", XC_F32, XC_ROLE_IN);
+  val_t* Y = xc_tiled_param_buffer(k, "Y", XC_F32, XC_ROLE_OUT);
+  val_t* R = xc_tiled_param_buffer(k, "R", XC_F32, XC_ROLE_OUT);
+  val_t* M = xc_tiled_param_scalar(k, "M");
+  val_t* N = xc_tiled_param_scalar(k, "N");
+  const xc_tiled_expr_t* grid[1] = {ceildiv(k, M, "BLOCK_M")};
+  xc_tiled_set_grid(k, 1, grid);
+  val_t* K = i64c(k, 16);
+  val_t* rm = col(k, add(k, mul(k, xc_tiled_program_id(k, 0), kv(k, "BLOCK_M")), xc_tiled_arange(k, xc_tiled_dim_knob(kBM))));
+  val_t* rk = xc_tiled_arange(k, xc_tiled_dim_const(16));
+  val_t* rn = row(k, xc_tiled_arange(k, xc_tiled_dim_knob(kBN)));
+  val_t* x = xc_tiled_load(k, X, add(k, mul(k, rm, K), row(k, rk)), lt(k, rm, M), NULL);    /* [BM,16] */
+  val_t* a = mul(k, x, xc_tiled_const_f(k, XC_F16, 2.0, 0, NULL));
+  val_t* w = xc_tiled_load(k, W, add(k, mul(k, col(k, rk), N), rn), lt(k, rn, N), NULL);    /* [16,BN] */
+  xc_tiled_dim_t dmn[2] = {xc_tiled_dim_knob(kBM), xc_tiled_dim_knob(kBN)};
+  val_t* b = xc_tiled_broadcast(k, xc_tiled_load(k, bias, rn, lt(k, rn, N), NULL), 2, dmn);
+  val_t* y = xc_tiled_dot(k, a, w, b);
+  val_t* mask = land(k, lt(k, rm, M), lt(k, rn, N));
+  xc_tiled_store(k, Y, add(k, mul(k, rm, N), rn), y, mask);
+  val_t* r = xc_tiled_reduce(k, XC_REDUCE_SUM, xc_tiled_select(k, mask, y, f32c(k, 0.0)), 1);
+  val_t* rm1 = add(k, mul(k, xc_tiled_program_id(k, 0), kv(k, "BLOCK_M")), xc_tiled_arange(k, xc_tiled_dim_knob(kBM)));
+  xc_tiled_store(k, R, rm1, r, lt(k, rm1, M));
+  return tk_finish(k);
+}
+
+/* The HIP dialect plans, slot layout and portable matrix loop (its code for
+ * compilers other than CDNA's, what rocm_nv runs) in the OpenCL dialect, with
+ * gfx90a's capabilities: the emitter's staging of operands, slot loops and
+ * write-back run on the OpenCL device (PoCL here) exactly as they are
+ * emitted for gfx90a, only the MFMA instructions themselves are replaced. */
+static void run_hip_hooked(const kern_t* k, const int64_t* knobs, xc_tiled_arg_t* args, const char* label,
+                           int staged) {
+  xc_device_caps_t gfx;
+  CHECK_OK(xc_rocm_arch_caps("gfx90a", &gfx));
+  xc_cstyle_dialect_t d = xc_cstyle_dialect_opencl;
+  d.dot_plan = xc_cstyle_dialect_hip.dot_plan;
+  d.dot_slot_index = xc_cstyle_dialect_hip.dot_slot_index;
+  d.emit_dot = xc_cstyle_dialect_hip.emit_dot;
+  d.dot_staged = xc_cstyle_dialect_hip.dot_staged;
+  xc_knob_t kn[16];
+  for (int i = 0; i < k->num_knobs; i++) kn[i] = (xc_knob_t){k->knobs[i].name, knobs[i]};
+  xc_kernel_source_t src;
+  CHECK_OK(xc_cstyle_emit(&d, &gfx, k, kn, k->num_knobs, NULL, &src));
+  int found = 0;
+  for (const char* p = src.text; p && (p = strstr(p, "operands staged in work-group memory")); p++) found++;
+  if (found != staged) fprintf(stderr, "%s: %d staged dots, expected %d\n", label, found, staged);
+  CHECK_EQ_INT(found, staged);
+  CHECK(src.text && strstr(src.text, "matrix instructions:"));
+  int64_t values[16];
+  xc_tensor_t* ref[16];
+  kernel_reference(k, knobs, args, values, ref);
+  xc_device_t* dev = get_device(1);
+  if (dev) {
+    xc_compile_options_t opts;
+    memset(&opts, 0, sizeof opts);
+    opts.extra_flags = "-cl-std=CL1.2";
+    xc_blob_t blob;
+    xc_status_t st = xc_target_compile(xc_device_target(dev), xc_device_caps(dev), &src, &opts, &blob);
+    if (st) fprintf(stderr, "%s: %s\n", label, xc_status_message(st));
+    CHECK(st == NULL);
+    if (!st) {
+      char full[256];
+      snprintf(full, sizeof full, "%s (HIP matrix hooks) on opencl", label);
+      kernel_launch_check(dev, &blob, k, values, args, ref, full, false);
+      runs[1]++;
+    }
+    xc_status_free(st);
+  }
+  xc_kernel_source_release(&src);
+}
+
+static void test_hip_hooks(void) {
+  /* attention: knobs BLOCK_M BLOCK_N num_threads, and how many dots are
+   * staged (32x32 scores and a 32x16 accumulator need two layouts: the
+   * second dot keeps the generic loop; BLOCK_N 8 is no instruction shape) */
+  const int64_t choices[][4] = {{16, 16, 64, 2}, {32, 16, 128, 2}, {32, 32, 128, 1}, {32, 8, 128, 1}};
+  const int64_t sizes[][2] = {{2, 37}, {1, 64}, {1, 5}};
+  for (int causal = 0; causal < 2; causal++) {
+    kern_t* k = build_attention(causal, 0.25);
+    CHECK(k != NULL);
+    if (!k) continue;
+    for (int c = 0; c < 4; c++)
+      for (int s = 0; s < 3; s++) {
+        int64_t bh = sizes[s][0], sl = sizes[s][1], n = bh * sl * 16;
+        xc_tiled_arg_t args[6] = {{tensor(XC_F32, n, true), 0}, {tensor(XC_F32, n, true), 0},
+                                  {tensor(XC_F32, n, true), 0}, {tensor(XC_F32, n, false), 0},
+                                  {NULL, sl}, {NULL, bh}};
+        char label[128];
+        snprintf(label, sizeof label, "attention causal %d S=%lld knobs %d", causal, (long long)sl, c);
+        run_hip_hooked(k, choices[c], args, label, (int)choices[c][3]);
+        free_args(args, 6);
+      }
+    xc_tiled_kernel_destroy(k);
+  }
+  /* two chained dots, one with a transposed (virtual) operand, the second
+   * accumulating onto the first's private result */
+  kern_t* k = build_dot_blocked(XC_F32, 32, 32, 8);
+  CHECK(k != NULL);
+  if (k) {
+    xc_tiled_arg_t args[5] = {{tensor(XC_F32, 32 * 8, true), 0}, {tensor(XC_F32, 32 * 8, true), 0},
+                              {tensor(XC_F32, 8 * 32, true), 0}, {tensor(XC_F32, 32 * 32, false), 0},
+                              {tensor(XC_F32, 32 * 32, false), 0}};
+    const int64_t th[1] = {64};
+    run_hip_hooked(k, th, args, "two dots 32x32x8", 2);
+    free_args(args, 5);
+    xc_tiled_kernel_destroy(k);
+  }
+  k = build_staged_half();
+  CHECK(k != NULL);
+  if (k) {
+    const int64_t choices2[][3] = {{16, 16, 64}, {32, 32, 128}, {32, 16, 128}};
+    for (int c = 0; c < 3; c++) {
+      int64_t m = 45, n = choices2[c][1] - 3;
+      xc_tiled_arg_t args[7] = {{tensor(XC_F16, m * 16, true), 0}, {tensor(XC_F16, 16 * n, true), 0},
+                                {tensor(XC_F32, n, true), 0},      {tensor(XC_F32, m * n, false), 0},
+                                {tensor(XC_F32, m, false), 0},     {NULL, m}, {NULL, n}};
+      char label[64];
+      snprintf(label, sizeof label, "staged f16 dot knobs %d", c);
+      run_hip_hooked(k, choices2[c], args, label, 1);
+      free_args(args, 7);
+    }
+    xc_tiled_kernel_destroy(k);
+  }
+  /* a GEMM whose operands the kernel itself stages in shared memory (not
+   * global loads, so not the K-loop shape): a staged dot in a loop */
+  k = build_gemm(0);
+  CHECK(k != NULL);
+  if (k) {
+    const int64_t g[6] = {32, 32, 16, 128, 4, 1};
+    xc_tiled_arg_t args[8] = {{tensor(XC_F32, 67 * 33, true), 0}, {tensor(XC_F32, 33 * 45, true), 0},
+                              {tensor(XC_F32, 45, true), 0},      {tensor(XC_F32, 67 * 45, true), 0},
+                              {tensor(XC_F32, 67 * 45, false), 0}, {NULL, 67}, {NULL, 45}, {NULL, 33}};
+    run_hip_hooked(k, g, args, "gemm 67x45x33", 1);
+    free_args(args, 8);
+    xc_tiled_kernel_destroy(k);
+  }
+  /* the K-loop shape (raw global operands, registers across the loop) */
+  for (int h = 0; h < 2; h++) {
+    xc_dtype_t half = h ? XC_BF16 : XC_F16;
+    k = build_gemm_half(half);
+    CHECK(k != NULL);
+    if (!k) continue;
+    int64_t m = 37, n = 21, kk = 50;
+    xc_tiled_arg_t args[6] = {{tensor(half, m * kk, true), 0}, {tensor(half, kk * n, true), 0},
+                              {tensor(half, m * n, false), 0}, {NULL, m}, {NULL, n}, {NULL, kk}};
+    const int64_t g[][4] = {{16, 16, 16, 64}, {32, 32, 32, 128}};
+    for (int c = 0; c < 2; c++) run_hip_hooked(k, g[c], args, h ? "gemm bf16" : "gemm f16", 0);
+    free_args(args, 6);
+    xc_tiled_kernel_destroy(k);
+  }
+}
+
 /* The C dialect's inline f32 exp / erf / tanh / sigmoid, element by element
  * against libm in double: at most 1e-6 relative error (the prelude documents
  * about 2.5e-7) or 1e-44 absolute (subnormal results), and exactly libm's
@@ -565,6 +734,7 @@ int main(void) {
   test_dot_blocked();
   test_vector_math();
   test_gemm_half();
+  test_hip_hooks();
   test_errors();
   printf("runs: cpu %d, opencl %d, cuda %d\n", runs[0], runs[1], runs[2]);
   CHECK(runs[0] > 0);

@@ -309,11 +309,18 @@ static void test_compile(void) {
     char* text = NULL;
     int mfma = compile_checked(all_kernels[i], &caps, "gfx90a", NULL, 0, &text);
     if (text) compiled++;
-    /* the 16-bit GEMMs take the MFMA plan on gfx90a at their default knobs
-     * (the f32 test GEMMs' epilogues keep the generic loop; lowered f32
-     * GEMMs of models take it, see tests/cli/test_cli_rocm_compile.sh) */
-    bool gemm = strncmp(all_kernels[i]->name, "gemm_f16", 8) == 0 || strncmp(all_kernels[i]->name, "gemm_bf16", 9) == 0;
+    /* at their default knobs on gfx90a, the 16-bit GEMMs take the K-loop
+     * MFMA plan; the f32 GEMMs (which stage their operands in shared memory
+     * themselves) and both attention dots take it with staged operands
+     * (docs/emitter.md); lowered GEMMs of models: tests/cli/test_cli_rocm_compile.sh */
+    const char* name = all_kernels[i]->name;
+    bool gemm = strncmp(name, "gemm_", 5) == 0 || strncmp(name, "flash_attention", 15) == 0;
+    int staged = strncmp(name, "flash_attention", 15) == 0 ? 2 : strncmp(name, "gemm_bias", 9) == 0 ? 1 : 0;
     if (gemm && text) CHECK(strstr(text, "__builtin_amdgcn_mfma_f32_") != NULL);
+    int found = 0;
+    for (const char* p = text; p && (p = strstr(p, "operands staged in work-group memory")); p++) found++;
+    if (text && found != staged) fprintf(stderr, "%s: %d staged dots, expected %d\n", name, found, staged);
+    if (text) CHECK_EQ_INT(found, staged);
     if (gemm && mfma >= 0) {
       if (mfma == 0) fprintf(stderr, "%s: no v_mfma in the gfx90a code object\n", all_kernels[i]->name);
       CHECK(mfma > 0);
@@ -323,7 +330,7 @@ static void test_compile(void) {
     free(text);
   }
   CHECK_EQ_INT(compiled, num_kernels);
-  printf("compiled %d kernels for gfx90a; %d GEMM code objects checked for v_mfma%s\n", compiled, gemm_mfma,
+  printf("compiled %d kernels for gfx90a; %d GEMM and attention code objects checked for v_mfma%s\n", compiled, gemm_mfma,
          gemm_mfma ? "" : " (no llvm-objdump)");
 
   /* The 32x32 instructions when the wave tiles allow them: 32x32 on one
