@@ -188,6 +188,17 @@ int main(void) {
   CHECK_OK(xc_target_compile(xc_device_target(dev), &caps, &(xc_kernel_source_t){"opencl-c", "__kernel void k(void) {}", "k"}, &opts, &blob));
   CHECK_STR(blob.options, "-cl-std=CL1.2 -cl-mad-enable");
   xc_blob_release(&blob);
+  /* Without flags, $XCOMP_OPENCL_FLAGS stands in for them; given flags win. */
+  setenv("XCOMP_OPENCL_FLAGS", "-cl-fast-relaxed-math", 1);
+  CHECK_OK(xc_target_compile(xc_device_target(dev), &caps, &(xc_kernel_source_t){"opencl-c", "__kernel void k(void) {}", "k"}, &opts, &blob));
+  CHECK_STR(blob.options, "-cl-std=CL1.2 -cl-mad-enable");
+  xc_blob_release(&blob);
+  opts.flags = NULL;
+  CHECK_OK(xc_target_compile(xc_device_target(dev), &caps, &(xc_kernel_source_t){"opencl-c", "__kernel void k(void) {}", "k"}, &opts, &blob));
+  CHECK_STR(blob.options, "-cl-fast-relaxed-math -cl-mad-enable");
+  xc_blob_release(&blob);
+  unsetenv("XCOMP_OPENCL_FLAGS");
+  opts.flags = "-cl-std=CL1.2";
   CHECK_ERR(xc_target_compile(xc_device_target(dev), &caps, &c_source, NULL, &blob), "not c");
 
   /* A build error carries the build log (which names the unknown identifier). */
