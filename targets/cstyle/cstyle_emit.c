@@ -1293,8 +1293,9 @@ static void emit_block(em_t* e, const xc_tiled_block_t* b) {
       emit_op(e, op);
       continue;
     }
-    /* a fused group: its scalar definitions first, then one loop over the
-     * shared shape writing every member's element */
+    /* a fused group: its scalar definitions (and the arrays of other
+     * shapes it reads) first, then one loop over the shared shape writing
+     * every member's element */
     int j = i;
     const vinfo_t* shape = NULL;
     for (; j < b->num_ops && e->op_group[b->ops[j]->id] == g; j++) {
@@ -1674,12 +1675,33 @@ static bool reads_aligned(em_t* e, const xc_tiled_value_t* v, const vinfo_t* sha
   return true;
 }
 
-/* Role of op in a fused loop over `shape`: 2 member (writes an element of
- * that shape: an elementwise op or a load with array storage), 1 passive
- * (a scalar definition emitted before the loop, or a virtual value that
- * emits nothing), 0 ends the group. */
-static int fusion_role(em_t* e, const xc_tiled_op_t* op, const vinfo_t* shape) {
+/* Whether v is computed from a member of group g (directly or through
+ * virtual values, which are expressions of their operands). */
+static bool reads_group(em_t* e, const xc_tiled_value_t* v, int g) {
+  if (!v || !v->def) return false;
+  const xc_tiled_op_t* d = v->def;
+  if (e->op_group[d->id] == g && e->op_member[d->id]) return true;
+  if (V(e, v)->st != ST_VIRTUAL) return false;
+  for (int i = 0; i < d->num_operands; i++)
+    if (reads_group(e, d->operands[i], g)) return true;
+  return false;
+}
+
+/* Role of op in a fused loop over `shape` (group g): 2 member (writes an
+ * element of that shape: an elementwise op or a load with array storage),
+ * 1 passive (a scalar definition emitted before the loop, a virtual value
+ * that emits nothing, or a load or elementwise op with an array of another
+ * shape that reads no member — a row of LayerNorm's gamma inside a loop
+ * over [rows, cols] — emitted before the loop as its own loop), 0 ends the
+ * group. */
+static int fusion_role(em_t* e, const xc_tiled_op_t* op, const vinfo_t* shape, int g) {
   const vinfo_t* r = op->num_results ? V(e, op->results[0]) : NULL;
+  if (shape && r && r->st == ST_ARRAY && !same_shape(r, shape) &&
+      (op->opcode == XC_TOP_LOAD || is_elementwise(op->opcode))) {
+    for (int i = 0; i < op->num_operands; i++)
+      if (reads_group(e, op->operands[i], g)) return 0;
+    return 1;
+  }
   switch (op->opcode) {
     case XC_TOP_LOAD:
       return r->st == ST_ARRAY && (!shape || same_shape(r, shape)) ? 2 : 0;
@@ -1711,12 +1733,12 @@ static void plan_fusion(em_t* e, const xc_tiled_block_t* b) {
       plan_fusion(e, op->body);
       continue;
     }
-    if (fusion_role(e, op, NULL) != 2) continue;
+    if (fusion_role(e, op, NULL, 0) != 2) continue;
     const vinfo_t* shape = V(e, op->results[0]);
     int g = ++e->num_groups, members = 0, j = i;
     for (; j < b->num_ops; j++) {
       const xc_tiled_op_t* o = b->ops[j];
-      int role = fusion_role(e, o, shape);
+      int role = fusion_role(e, o, shape, g);
       if (role == 2)
         for (int k = 0; k < o->num_operands && role; k++)
           if (!reads_aligned(e, o->operands[k], shape, g, same_shape(V(e, o->operands[k] ? o->operands[k] : o->results[0]), shape)))
