@@ -78,12 +78,13 @@ static int64_t one_pass_width(const lw_ctx_t* c, const xc_dim_t* rdims, int nr, 
 /* Rows of a one-pass normalization: BLOCK_C has the single candidate
  * `width` (>= R), BLOCK_R stays tunable under the constraint that a
  * [BLOCK_R, BLOCK_C] tile takes at most an eighth of the shared memory.
- * Default BLOCK_R: about 2048 elements per program on CPUs (two rows of
- * 1024 stay in L1 with the tiles derived from them), about 1024 on GPUs
- * (SIMD width >= 32), as in the chunked form. */
+ * Default BLOCK_R: about 4096 elements per program on CPUs (four rows of
+ * 1024: the row tile stays in L1/L2 and a row of gamma or beta is read once
+ * for four rows), about 1024 on GPUs (SIMD width >= 32), as in the chunked
+ * form. */
 static void one_pass_knobs(lw_ctx_t* c, int64_t width, xc_dtype_t at, rows_t* w) {
   const xc_tiled_limits_t* l = c->limits;
-  int64_t target = l && l->value[XC_TILED_LIMIT_SIMD_WIDTH] >= 32 ? 1024 : 2048;
+  int64_t target = l && l->value[XC_TILED_LIMIT_SIMD_WIDTH] >= 32 ? 1024 : 4096;
   int64_t br = 1;
   while (br < 16 && br * 2 * width <= target) br *= 2;
   w->kBR = lw_knob(c, "BLOCK_R", 5, br_c, br);
@@ -625,6 +626,10 @@ static xc_status_t normalize_one_pass(lw_ctx_t* c, const norm_t* nm, rows_t* w) 
   lw_val_t* s1c = lw_col(c, stat1);
   lw_val_t* s2c = lw_col(c, norm_scale(c, nm, w, stat1, stat2));
   XC_RETURN_IF_ERROR(store_stats(c, nm, w, s1c, s2c));
+  /* x - mean again rather than kept: a subtraction per element is cheaper
+   * than a second row tile (the C emitter then needs no array for it);
+   * exp(x - max) is kept */
+  if (t && !nm->soft) t = centered(c, &sp, x, s1c);
   XC_RETURN_IF_ERROR(norm_output(c, nm, &sp, x, t, s1c, s2c));
   lw_iter_end(c, w->start);
   return NULL;
