@@ -148,14 +148,18 @@ static void rows_begin_at(lw_ctx_t* c, const xc_value_t* X, const bool* is_red, 
   w->start = lw_iter_begin(c, 0, lw_dim(c, lw_numel(c, w->nk, w->kdims)), w->kBR, 0);
   lw_val_t* row = lw_add(c, w->start, xc_tiled_arange(c->k, xc_tiled_dim_knob(w->kBR)));
   lw_val_t* nrows = lw_dim(c, lw_numel(c, w->nk, w->kdims)).v;
+  /* Whether the row index reaches the offsets (a kept dim other than the
+   * constant 1, whose stride is 0): then tiles get their [BLOCK_R, ...]
+   * shape from the offsets, else only from the row mask. */
+  bool rows_vary = false;
+  for (int i = 0; i < w->nk; i++) rows_vary |= !xc_dim_is_static(w->kdims[i]) || w->kdims[i].value != 1;
   if (w->one_pass) {
     /* Rows past the end repeat the last row (same values to the same
      * places), so no lane is masked by its row: loads and stores of whole
      * rows have no mask when BLOCK_C = R. */
     row = xc_tiled_binary(c->k, XC_TOP_MIN, row, lw_sub(c, nrows, lw_i64(c, 1)));
-  } else {
-    w->rowmask = lw_col(c, lw_lt(c, row, nrows));
   }
+  if (!w->one_pass || !rows_vary) w->rowmask = lw_col(c, lw_lt(c, row, nrows));
   lw_decompose(c, lw_col(c, row), w->nk, w->kdims, w->kidx);
   w->R = lw_dim(c, lw_numel(c, w->nr, w->rdims));
 }

@@ -899,6 +899,18 @@ static void test_norm_one_pass(void) {
     CHECK(forms >= 3);
     for (int i = 0; i < 4; i++) xc_tensor_destroy(ins[i]);
   }
+  /* one row (every dim reduced, or kept dims of 1) and rows of one element:
+   * offsets without a row or column index, so the tile shape comes from the
+   * row mask */
+  const char* deg = HDR
+      "  input x: f32[3, 4]\n  input g: f32[3, 4]\n  input v: f32[1]\n  input w: f32[1]\n"
+      "  input u: f32[1, 1, 5, 13]\n  input s: f32[1]\n  input t: f32[1]\n  input e: f32[6, 1]\n"
+      "  y = LayerNormalization(x, g) {axis: 0}\n  r = RMSNormalization(v, w) {axis: 0}\n"
+      "  q = GroupNormalization(u, s, t) {num_groups: 1}\n  m = Softmax(e) {axis: 1}\n"
+      "  output y\n  output r\n  output q\n  output m\n}\n";
+  const int64_t dsh[8][4] = {{3, 4}, {3, 4}, {1}, {1}, {1, 1, 5, 13}, {1}, {1}, {6, 1}};
+  const int drk[8] = {2, 2, 1, 1, 4, 1, 1, 2};
+  check_graph("norm-rows degenerate", deg, 8, dsh, drk);
   /* a symbolic row length: the chunked form */
   const char* sym = HDR "  input x: f32[3, n]\n  y = Softmax(x) {axis: -1}\n  output y\n}\n";
   int64_t sh[2] = {3, 37};
