@@ -18,7 +18,7 @@ typedef struct rows {
   int kept[LW_MAX_RANK], red[LW_MAX_RANK];
   xc_dim_t kdims[LW_MAX_RANK], rdims[LW_MAX_RANK];
   lw_val_t* kidx[LW_MAX_RANK];
-  lw_val_t* rowmask; /* [BR,1]; NULL in the one-pass form (its rows are clamped) */
+  lw_val_t* rowmask; /* [BR,1]; in the one-pass form (rows clamped) only where no kept dim reaches the offsets */
   lw_dimv_t R;
   int kBR, kBC;
   bool one_pass; /* BLOCK_C covers the whole row: its one candidate is width >= R */
