@@ -4,7 +4,9 @@
  * BLOCK_C chunks, carrying a [BLOCK_R] accumulator. Reduce* and global
  * pools finish with one value per row; Softmax/LogSoftmax/LayerNorm/
  * RMSNorm make their statistics passes and then a final pass that writes
- * [BLOCK_R, BLOCK_C] tiles through the fused epilogue. */
+ * [BLOCK_R, BLOCK_C] tiles through the fused epilogue. Normalizations of
+ * short static rows are one pass instead: the whole row is one tile,
+ * loaded once, and the statistics and the output all come from it. */
 #include <math.h>
 #include <string.h>
 
@@ -16,9 +18,11 @@ typedef struct rows {
   int kept[LW_MAX_RANK], red[LW_MAX_RANK];
   xc_dim_t kdims[LW_MAX_RANK], rdims[LW_MAX_RANK];
   lw_val_t* kidx[LW_MAX_RANK];
-  lw_val_t* rowmask; /* [BR,1] */
+  lw_val_t* rowmask; /* [BR,1]; in the one-pass form (rows clamped) only where no kept dim reaches the offsets */
   lw_dimv_t R;
   int kBR, kBC;
+  bool one_pass; /* BLOCK_C covers the whole row: its one candidate is width >= R */
+  int64_t width;
   lw_val_t* start;
   lw_val_t* rc; /* [1,BC] flat reduced index of the current chunk */
   int64_t cpg;  /* GroupNormalization: channels per group (rows = [N, G]), else 0 */
@@ -44,15 +48,67 @@ static void reduce_tile_defaults(const lw_ctx_t* c, const xc_dim_t* rdims, int n
   while (*br < 16 && *br * 2 * *bc <= 1024) *br *= 2;
 }
 
-static void rows_begin_at(lw_ctx_t* c, const xc_value_t* X, const bool* is_red, int64_t cpg, rows_t* w);
+/* Longest row tile of the one-pass normalization, whatever the limits. */
+#define ONE_PASS_MAX_ROW 8192
+
+/* The BLOCK_C of a one-pass normalization: the next power of two of the
+ * reduced length R when R is static and one row of that many elements fits
+ * the limits — a tile (max_tile_elems) and an eighth of the shared memory
+ * (work-group dialects keep the row and a tile derived from it, such as
+ * x - mean, in shared memory because they are reduced); else 0, and the
+ * rows are reduced in BLOCK_C chunks over several passes. */
+static int64_t one_pass_width(const lw_ctx_t* c, const xc_dim_t* rdims, int nr, xc_dtype_t at) {
+  int64_t len = 1;
+  for (int i = 0; i < nr; i++) {
+    if (!xc_dim_is_static(rdims[i]) || rdims[i].value > ONE_PASS_MAX_ROW) return 0;
+    len *= rdims[i].value;
+    if (len > ONE_PASS_MAX_ROW) return 0;
+  }
+  int64_t width = 1;
+  while (width < len) width *= 2;
+  int64_t cap = ONE_PASS_MAX_ROW;
+  const xc_tiled_limits_t* l = c->limits;
+  int64_t elem = at == XC_F64 ? 8 : 4;
+  if (l && l->value[XC_TILED_LIMIT_MAX_TILE_ELEMS] < cap) cap = l->value[XC_TILED_LIMIT_MAX_TILE_ELEMS];
+  if (l && l->value[XC_TILED_LIMIT_SHARED_BYTES] / (8 * elem) < cap)
+    cap = l->value[XC_TILED_LIMIT_SHARED_BYTES] / (8 * elem);
+  return width <= cap ? width : 0;
+}
+
+/* Rows of a one-pass normalization: BLOCK_C has the single candidate
+ * `width` (>= R), BLOCK_R stays tunable under the constraint that a
+ * [BLOCK_R, BLOCK_C] tile takes at most an eighth of the shared memory.
+ * Default BLOCK_R: about 4096 elements per program on CPUs (four rows of
+ * 1024: the row tile stays in L1/L2 and a row of gamma or beta is read once
+ * for four rows), about 1024 on GPUs (SIMD width >= 32), as in the chunked
+ * form. */
+static void one_pass_knobs(lw_ctx_t* c, int64_t width, xc_dtype_t at, rows_t* w) {
+  const xc_tiled_limits_t* l = c->limits;
+  int64_t target = l && l->value[XC_TILED_LIMIT_SIMD_WIDTH] >= 32 ? 1024 : 4096;
+  int64_t br = 1;
+  while (br < 16 && br * 2 * width <= target) br *= 2;
+  w->kBR = lw_knob(c, "BLOCK_R", 5, br_c, br);
+  w->kBC = lw_knob(c, "BLOCK_C", 1, &width, width);
+  w->one_pass = true;
+  w->width = width;
+  xc_tiled_kernel_t* k = c->k;
+  const xc_tiled_expr_t* tile = xc_texpr_binary(k, XC_TEXPR_MUL, xc_texpr_knob(k, w->kBR), xc_texpr_knob(k, w->kBC));
+  tile = xc_texpr_binary(k, XC_TEXPR_MUL, tile, xc_texpr_const(k, 8 * (at == XC_F64 ? 8 : 4)));
+  xc_tiled_add_constraint(k, xc_texpr_binary(k, XC_TEXPR_LE, tile, xc_texpr_limit(k, XC_TILED_LIMIT_SHARED_BYTES)));
+}
+
+static void rows_begin_at(lw_ctx_t* c, const xc_value_t* X, const bool* is_red, int64_t cpg, bool one_pass,
+                          rows_t* w);
 
 static void rows_begin(lw_ctx_t* c, const xc_value_t* X, const bool* is_red, rows_t* w) {
-  rows_begin_at(c, X, is_red, 0, w);
+  rows_begin_at(c, X, is_red, 0, false, w);
 }
 
 /* cpg > 0: GroupNormalization's rows [N, C/cpg] over [cpg, spatial...] (the
- * channel index is group * cpg + the first reduced index); is_red unused. */
-static void rows_begin_at(lw_ctx_t* c, const xc_value_t* X, const bool* is_red, int64_t cpg, rows_t* w) {
+ * channel index is group * cpg + the first reduced index); is_red unused.
+ * one_pass: whole rows in one tile when one_pass_width allows it. */
+static void rows_begin_at(lw_ctx_t* c, const xc_value_t* X, const bool* is_red, int64_t cpg, bool one_pass,
+                          rows_t* w) {
   memset(w, 0, sizeof *w);
   w->X = X;
   w->cpg = cpg;
@@ -79,13 +135,31 @@ static void rows_begin_at(lw_ctx_t* c, const xc_value_t* X, const bool* is_red, 
       w->kdims[w->nk++] = X->dims[d];
     }
   }
-  int64_t dbr, dbc;
-  reduce_tile_defaults(c, w->rdims, w->nr, &dbr, &dbc);
-  w->kBR = lw_knob(c, "BLOCK_R", 5, br_c, dbr);
-  w->kBC = lw_knob(c, "BLOCK_C", 7, bc_c, dbc);
+  xc_dtype_t at = X->dtype == XC_F64 ? XC_F64 : XC_F32;
+  int64_t width = one_pass ? one_pass_width(c, w->rdims, w->nr, at) : 0;
+  if (width > 0) {
+    one_pass_knobs(c, width, at, w);
+  } else {
+    int64_t dbr, dbc;
+    reduce_tile_defaults(c, w->rdims, w->nr, &dbr, &dbc);
+    w->kBR = lw_knob(c, "BLOCK_R", 5, br_c, dbr);
+    w->kBC = lw_knob(c, "BLOCK_C", 7, bc_c, dbc);
+  }
   w->start = lw_iter_begin(c, 0, lw_dim(c, lw_numel(c, w->nk, w->kdims)), w->kBR, 0);
   lw_val_t* row = lw_add(c, w->start, xc_tiled_arange(c->k, xc_tiled_dim_knob(w->kBR)));
-  w->rowmask = lw_col(c, lw_lt(c, row, lw_dim(c, lw_numel(c, w->nk, w->kdims)).v));
+  lw_val_t* nrows = lw_dim(c, lw_numel(c, w->nk, w->kdims)).v;
+  /* Whether the row index reaches the offsets (a kept dim other than the
+   * constant 1, whose stride is 0): then tiles get their [BLOCK_R, ...]
+   * shape from the offsets, else only from the row mask. */
+  bool rows_vary = false;
+  for (int i = 0; i < w->nk; i++) rows_vary |= !xc_dim_is_static(w->kdims[i]) || w->kdims[i].value != 1;
+  if (w->one_pass) {
+    /* Rows past the end repeat the last row (same values to the same
+     * places), so no lane is masked by its row: loads and stores of whole
+     * rows have no mask when BLOCK_C = R. */
+    row = xc_tiled_binary(c->k, XC_TOP_MIN, row, lw_sub(c, nrows, lw_i64(c, 1)));
+  }
+  if (!w->one_pass || !rows_vary) w->rowmask = lw_col(c, lw_lt(c, row, nrows));
   lw_decompose(c, lw_col(c, row), w->nk, w->kdims, w->kidx);
   w->R = lw_dim(c, lw_numel(c, w->nr, w->rdims));
 }
@@ -102,7 +176,8 @@ static void rows_chunk(lw_ctx_t* c, rows_t* w, lw_val_t* r0, lw_space_t* sp) {
   for (int i = 0; i < w->nk; i++) sp->idx[w->kept[i]] = w->kidx[i];
   for (int i = 0; i < w->nr; i++) sp->idx[w->red[i]] = ridx[i];
   if (w->cpg > 0) sp->idx[1] = lw_add(c, lw_mul(c, w->kidx[1], lw_i64(c, w->cpg)), ridx[0]);
-  sp->mask = lw_and(c, w->rowmask, lw_lt(c, rc, w->R.v));
+  bool full = w->one_pass && w->R.is_const && w->R.c == w->width; /* every column valid */
+  sp->mask = lw_and(c, w->rowmask, full ? NULL : lw_lt(c, rc, w->R.v));
 }
 
 static xc_dtype_t acc_type(xc_dtype_t dt) {
@@ -425,6 +500,145 @@ xc_status_t lw_emit_cumsum(lw_ctx_t* c, const xc_node_t* n) {
   return NULL;
 }
 
+/* A normalization op and what its lowering needs to know about it. */
+typedef struct norm {
+  const xc_node_t* n;
+  const char* op;
+  xc_dtype_t at; /* accumulation and compute dtype */
+  bool soft;     /* Softmax, LogSoftmax: max, then the sum of exp */
+  bool rms;      /* RMSNormalization: the mean square only */
+  bool mvn;      /* MeanVarianceNormalization: no scale, (x - mean) / (std + 1e-9) */
+  bool channel;  /* Instance/GroupNormalization: scale and bias per channel */
+  double eps;
+} norm_t;
+
+/* x at the valid lanes of mask, fill elsewhere (x itself without a mask). */
+static lw_val_t* masked(lw_ctx_t* c, lw_val_t* mask, lw_val_t* x, double fill) {
+  return mask ? xc_tiled_select(c->k, mask, x, lw_fconst(c, x->type.dtype, fill)) : x;
+}
+
+/* exp(x - max) at the valid lanes, 0 elsewhere; a row whose max is -inf
+ * (every lane -inf) uses 0 as its max instead of giving exp(nan). */
+static lw_val_t* softmax_exp(lw_ctx_t* c, const lw_space_t* sp, lw_val_t* x, lw_val_t* maxc) {
+  xc_tiled_kernel_t* k = c->k;
+  xc_dtype_t at = x->type.dtype;
+  lw_val_t* m = xc_tiled_select(k, xc_tiled_cmp(k, XC_CMP_EQ, maxc, lw_fconst(c, at, -INFINITY)),
+                                lw_fconst(c, at, 0), maxc);
+  return masked(c, sp->mask, xc_tiled_unary(k, XC_TOP_EXP, lw_sub(c, x, m)), 0);
+}
+
+/* x - mean at the valid lanes, 0 elsewhere. */
+static lw_val_t* centered(lw_ctx_t* c, const lw_space_t* sp, lw_val_t* x, lw_val_t* meanc) {
+  return masked(c, sp->mask, lw_sub(c, x, meanc), 0);
+}
+
+/* The per-row factor of the output from the statistics: the sum of exp
+ * (softmax), 1 / (std + 1e-9) (MVN) or 1 / sqrt(variance + eps), where
+ * stat2 is the sum of squared deviations, or for RMSNormalization stat1 the
+ * mean square. */
+static lw_val_t* norm_scale(lw_ctx_t* c, const norm_t* nm, const rows_t* w, lw_val_t* stat1, lw_val_t* stat2) {
+  xc_tiled_kernel_t* k = c->k;
+  xc_dtype_t at = nm->at;
+  if (nm->soft) return stat2;
+  if (nm->rms) return xc_tiled_unary(k, XC_TOP_RSQRT, lw_add(c, stat1, lw_fconst(c, at, nm->eps)));
+  lw_val_t* var = lw_div(c, stat2, lw_cast_to(c, w->R.v, at));
+  if (nm->mvn)
+    return lw_div(c, lw_fconst(c, at, 1), lw_add(c, xc_tiled_unary(k, XC_TOP_SQRT, var), lw_fconst(c, at, 1e-9)));
+  return xc_tiled_unary(k, XC_TOP_RSQRT, lw_add(c, var, lw_fconst(c, at, nm->eps)));
+}
+
+/* LayerNormalization's Mean and InvStdDev outputs: one value per row. */
+static xc_status_t store_stats(lw_ctx_t* c, const norm_t* nm, const rows_t* w, lw_val_t* s1c, lw_val_t* s2c) {
+  for (int o = 1; o < nm->n->num_outputs && o < 3 && !nm->soft && !nm->rms; o++) {
+    const xc_value_t* v = nm->n->outputs[o];
+    if (!v || !c->must_store[v->id]) continue;
+    lw_space_t so;
+    memset(&so, 0, sizeof so);
+    so.rank = v->rank;
+    so.dims = v->dims;
+    so.mask = w->rowmask;
+    if (v->rank != w->X->rank) return lw_unsupported(c, nm->n, "statistics output rank");
+    for (int i = 0; i < w->nk; i++) so.idx[w->kept[i]] = w->kidx[i];
+    lw_store_at(c, &so, v, o == 1 ? s1c : s2c);
+  }
+  return NULL;
+}
+
+/* The output tile at space sp from x (compute dtype) and the row
+ * statistics, through the epilogue. t: exp(x - max) for Softmax, x - mean
+ * for the mean-centering ops (as softmax_exp / centered give them), else
+ * unused. */
+static xc_status_t norm_output(lw_ctx_t* c, const norm_t* nm, const lw_space_t* sp, lw_val_t* x, lw_val_t* t,
+                               lw_val_t* s1c, lw_val_t* s2c) {
+  xc_tiled_kernel_t* k = c->k;
+  const xc_node_t* n = nm->n;
+  xc_dtype_t at = nm->at;
+  lw_val_t* y;
+  if (nm->soft) {
+    if (!strcmp(nm->op, "Softmax")) {
+      y = lw_div(c, t, s2c);
+    } else {
+      lw_val_t* m = xc_tiled_select(k, xc_tiled_cmp(k, XC_CMP_EQ, s1c, lw_fconst(c, at, -INFINITY)),
+                                    lw_fconst(c, at, 0), s1c);
+      y = lw_sub(c, lw_sub(c, x, m), xc_tiled_unary(k, XC_TOP_LOG, s2c));
+    }
+  } else {
+    y = lw_mul(c, nm->rms ? x : t, s2c);
+    if (nm->mvn) {
+    } else if (nm->channel) {
+      y = lw_mul(c, y, lw_cast_to(c, xc_tiled_load(k, lw_buf(c, n->inputs[1]), sp->idx[1], sp->mask, NULL), at));
+      y = lw_add(c, y, lw_cast_to(c, xc_tiled_load(k, lw_buf(c, n->inputs[2]), sp->idx[1], sp->mask, NULL), at));
+    } else {
+      y = lw_mul(c, y, lw_cast_to(c, lw_load_at(c, sp, n->inputs[1]), at));
+      if (!nm->rms && n->num_inputs > 2 && n->inputs[2])
+        y = lw_add(c, y, lw_cast_to(c, lw_load_at(c, sp, n->inputs[2]), at));
+    }
+  }
+  return lw_epilogue(c, sp, y);
+}
+
+/* The one-pass form: each program loads its [BLOCK_R, BLOCK_C >= R] tile
+ * of whole rows once (the fused prologue computed once, the values that
+ * leave the group stored from it), takes the statistics from that tile —
+ * max then the sum of exp(x - max), or the mean then the sum of squared
+ * deviations from it (two steps, not E[x^2] - E[x]^2) — and writes the
+ * output from the same tile through the epilogue. */
+static xc_status_t normalize_one_pass(lw_ctx_t* c, const norm_t* nm, rows_t* w) {
+  xc_tiled_kernel_t* k = c->k;
+  xc_dtype_t at = nm->at;
+  lw_space_t sp;
+  rows_chunk(c, w, lw_i64(c, 0), &sp);
+  lw_val_t* raw = lw_load_at(c, &sp, w->X);
+  lw_set_reg(c, w->X, raw); /* later reads of x at this space: the tile */
+  lw_store_prologue(c, &sp);
+  lw_val_t* x = lw_cast_to(c, raw, at);
+  lw_val_t *stat1, *stat2 = NULL, *t = NULL;
+  if (nm->soft) {
+    lw_val_t* xf = masked(c, sp.mask, x, -INFINITY);
+    stat1 = xc_tiled_reduce(k, XC_REDUCE_MAX, xf, 1);
+    t = softmax_exp(c, &sp, x, lw_col(c, stat1));
+    stat2 = xc_tiled_reduce(k, XC_REDUCE_SUM, t, 1);
+  } else {
+    lw_val_t* xf = masked(c, sp.mask, x, 0);
+    if (nm->rms) xf = lw_mul(c, xf, xf);
+    stat1 = lw_div(c, xc_tiled_reduce(k, XC_REDUCE_SUM, xf, 1), lw_cast_to(c, w->R.v, at));
+    if (!nm->rms) {
+      t = centered(c, &sp, x, lw_col(c, stat1));
+      stat2 = xc_tiled_reduce(k, XC_REDUCE_SUM, lw_mul(c, t, t), 1);
+    }
+  }
+  lw_val_t* s1c = lw_col(c, stat1);
+  lw_val_t* s2c = lw_col(c, norm_scale(c, nm, w, stat1, stat2));
+  XC_RETURN_IF_ERROR(store_stats(c, nm, w, s1c, s2c));
+  /* x - mean again rather than kept: a subtraction per element is cheaper
+   * than a second row tile (the C emitter then needs no array for it);
+   * exp(x - max) is kept */
+  if (t && !nm->soft) t = centered(c, &sp, x, s1c);
+  XC_RETURN_IF_ERROR(norm_output(c, nm, &sp, x, t, s1c, s2c));
+  lw_iter_end(c, w->start);
+  return NULL;
+}
+
 xc_status_t lw_emit_normalize(lw_ctx_t* c, const xc_node_t* n) {
   xc_tiled_kernel_t* k = c->k;
   const char* op = n->op_type;
@@ -467,11 +681,13 @@ xc_status_t lw_emit_normalize(lw_ctx_t* c, const xc_node_t* n) {
   xc_dtype_t at = acc_type(X->dtype);
   if (!xc_dtype_is_float(at)) return lw_unsupported(c, n, "integer input");
   double eps = soft || mvn ? 0 : xc_node_attr_float(n, "epsilon");
+  norm_t nm = {n, op, at, soft, rms, mvn, inst || group, eps};
   rows_t w;
-  rows_begin_at(c, X, is_red, cpg, &w);
+  rows_begin_at(c, X, is_red, cpg, true, &w);
+  if (w.one_pass) return normalize_one_pass(c, &nm, &w);
   lw_space_t sp;
   lw_val_t* stat1 = NULL; /* max, mean or mean square */
-  lw_val_t* stat2 = NULL; /* sum of exp or rstd */
+  lw_val_t* stat2 = NULL; /* sum of exp, or the sum of squared deviations */
   /* pass 1 */
   xc_tiled_op_t* loop = chunk_loop(c, &w, row_init(c, &w, at, soft ? -INFINITY : 0), &sp);
   {
@@ -486,76 +702,31 @@ xc_status_t lw_emit_normalize(lw_ctx_t* c, const xc_node_t* n) {
     xc_tiled_for_end(k, loop, 1, &next);
   }
   stat1 = xc_tiled_for_result(loop, 0);
-  lw_val_t* rf = lw_cast_to(c, w.R.v, at);
-  if (!soft) stat1 = lw_div(c, stat1, rf);
+  if (!soft) stat1 = lw_div(c, stat1, lw_cast_to(c, w.R.v, at));
   lw_val_t* s1c = lw_col(c, stat1);
-  if (rms) {
-    stat2 = xc_tiled_unary(k, XC_TOP_RSQRT, lw_add(c, stat1, lw_fconst(c, at, eps)));
-  } else {
+  if (!rms) {
     loop = chunk_loop(c, &w, row_init(c, &w, at, 0), &sp);
     {
       lw_val_t* x = load_chunk(c, &sp, X, at, 0);
-      lw_val_t* t;
-      if (soft) {
-        /* rows of -inf (all masked) give exp(nan): guard the max */
-        lw_val_t* m = xc_tiled_select(k, xc_tiled_cmp(k, XC_CMP_EQ, s1c, lw_fconst(c, at, -INFINITY)),
-                                      lw_fconst(c, at, 0), s1c);
-        t = xc_tiled_select(k, sp.mask, xc_tiled_unary(k, XC_TOP_EXP, lw_sub(c, x, m)), lw_fconst(c, at, 0));
-      } else {
-        lw_val_t* d = xc_tiled_select(k, sp.mask, lw_sub(c, x, s1c), lw_fconst(c, at, 0));
-        t = lw_mul(c, d, d);
-      }
+      lw_val_t* t = soft ? softmax_exp(c, &sp, x, s1c) : centered(c, &sp, x, s1c);
+      if (!soft) t = lw_mul(c, t, t);
       lw_val_t* next = lw_add(c, xc_tiled_for_arg(loop, 0), xc_tiled_reduce(k, XC_REDUCE_SUM, t, 1));
       xc_tiled_for_end(k, loop, 1, &next);
     }
     stat2 = xc_tiled_for_result(loop, 0);
-    if (mvn)
-      stat2 = lw_div(c, lw_fconst(c, at, 1),
-                     lw_add(c, xc_tiled_unary(k, XC_TOP_SQRT, lw_div(c, stat2, rf)), lw_fconst(c, at, 1e-9)));
-    else if (!soft)
-      stat2 = xc_tiled_unary(k, XC_TOP_RSQRT, lw_add(c, lw_div(c, stat2, rf), lw_fconst(c, at, eps)));
   }
-  lw_val_t* s2c = lw_col(c, stat2);
-  /* LayerNormalization's Mean and InvStdDev outputs: one value per row */
-  for (int o = 1; o < n->num_outputs && o < 3 && !soft && !rms; o++) {
-    const xc_value_t* v = n->outputs[o];
-    if (!v || !c->must_store[v->id]) continue;
-    lw_space_t so;
-    memset(&so, 0, sizeof so);
-    so.rank = v->rank;
-    so.dims = v->dims;
-    so.mask = w.rowmask;
-    if (v->rank != X->rank) return lw_unsupported(c, n, "statistics output rank");
-    for (int i = 0; i < w.nk; i++) so.idx[w.kept[i]] = w.kidx[i];
-    lw_store_at(c, &so, v, o == 1 ? s1c : s2c);
-  }
+  lw_val_t* s2c = lw_col(c, norm_scale(c, &nm, &w, stat1, stat2));
+  XC_RETURN_IF_ERROR(store_stats(c, &nm, &w, s1c, s2c));
   /* final pass: write through the epilogue */
   xc_tiled_op_t* out_loop = xc_tiled_for_begin(k, lw_i64(c, 0), w.R.v, xc_tiled_knob_value(k, w.kBC), 0, NULL);
   rows_chunk(c, &w, xc_tiled_for_iv(out_loop), &sp);
   {
     lw_val_t* x = lw_cast_to(c, lw_load_at(c, &sp, X), at);
     lw_store_prologue(c, &sp);
-    lw_val_t* y;
-    if (soft) {
-      lw_val_t* m = xc_tiled_select(k, xc_tiled_cmp(k, XC_CMP_EQ, s1c, lw_fconst(c, at, -INFINITY)),
-                                    lw_fconst(c, at, 0), s1c);
-      if (!strcmp(op, "Softmax"))
-        y = lw_div(c, xc_tiled_unary(k, XC_TOP_EXP, lw_sub(c, x, m)), s2c);
-      else
-        y = lw_sub(c, lw_sub(c, x, m), xc_tiled_unary(k, XC_TOP_LOG, s2c));
-    } else {
-      y = rms ? lw_mul(c, x, s2c) : lw_mul(c, lw_sub(c, x, s1c), s2c);
-      if (mvn) {
-      } else if (inst || group) { /* scale and bias per channel */
-        y = lw_mul(c, y, lw_cast_to(c, xc_tiled_load(k, lw_buf(c, n->inputs[1]), sp.idx[1], sp.mask, NULL), at));
-        y = lw_add(c, y, lw_cast_to(c, xc_tiled_load(k, lw_buf(c, n->inputs[2]), sp.idx[1], sp.mask, NULL), at));
-      } else {
-        y = lw_mul(c, y, lw_cast_to(c, lw_load_at(c, &sp, n->inputs[1]), at));
-        if (!rms && n->num_inputs > 2 && n->inputs[2])
-          y = lw_add(c, y, lw_cast_to(c, lw_load_at(c, &sp, n->inputs[2]), at));
-      }
-    }
-    XC_RETURN_IF_ERROR(lw_epilogue(c, &sp, y));
+    lw_val_t* t = NULL;
+    if (soft && !strcmp(op, "Softmax")) t = softmax_exp(c, &sp, x, s1c);
+    else if (!soft && !rms) t = centered(c, &sp, x, s1c);
+    XC_RETURN_IF_ERROR(norm_output(c, &nm, &sp, x, t, s1c, s2c));
   }
   xc_tiled_for_end(k, out_loop, 0, NULL);
   lw_iter_end(c, w.start);

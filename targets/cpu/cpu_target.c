@@ -26,7 +26,12 @@
 
 extern char** environ;
 
-#define CPU_DEFAULT_FLAGS "-O3 -march=native -fPIC -shared -fopenmp"
+/* -fno-trapping-math: kernels never read the floating-point exception
+ * flags, so arithmetic under a select may be computed for every lane; GCC
+ * then if-converts the element loops with selects (masks, clamps in the
+ * inline erf) and vectorizes them. Values are unchanged: the flag allows
+ * no reassociation or other value-changing transformation. */
+#define CPU_DEFAULT_FLAGS "-O3 -march=native -fno-trapping-math -fPIC -shared -fopenmp"
 
 typedef void (*cpu_kernel_fn)(void* const* buffers, const int64_t* scalars, const int64_t grid[3],
                               int64_t program_begin, int64_t program_end);

@@ -632,7 +632,8 @@ static void emit_load(em_t* e, const xc_tiled_op_t* op, bool in_loop) {
   expr_free(&eo);
 }
 
-static void emit_store(em_t* e, const xc_tiled_op_t* op) {
+/* in_loop: only the element statement, inside the loop of a fused group (C). */
+static void emit_store(em_t* e, const xc_tiled_op_t* op, bool in_loop) {
   const xc_tiled_value_t* mem = op->operands[0];
   const xc_tiled_value_t* offv = op->operands[1];
   const xc_tiled_value_t* val = op->operands[2];
@@ -645,7 +646,7 @@ static void emit_store(em_t* e, const xc_tiled_op_t* op) {
     L("if (lid == 0) {\n");
     e->depth++;
     close = 1;
-  } else if (!scalar) {
+  } else if (!scalar && !in_loop) {
     close = loop_open(e, r, false); /* no simd: offsets may repeat */
   }
   expr_t eo, ev, em;
@@ -1384,7 +1385,7 @@ static void emit_op(em_t* e, const xc_tiled_op_t* op) {
       if (V(e, res)->raw) emit_raw_load_sync(e, op);
       else emit_load(e, op, false);
       return;
-    case XC_TOP_STORE: emit_store(e, op); return;
+    case XC_TOP_STORE: emit_store(e, op, false); return;
     case XC_TOP_REDUCE: emit_reduce(e, op); return;
     case XC_TOP_DOT:
       if (op == e->mma) emit_mma(e, op, V(e, op->operands[0])->name, V(e, op->operands[1])->name);
@@ -1402,6 +1403,43 @@ static void emit_op(em_t* e, const xc_tiled_op_t* op) {
   }
 }
 
+/* The loop of a fused group ending in a sum along the innermost axis (C):
+ * the outer loops, the accumulator (-0.0, the identity of +), then the
+ * innermost loop. fused_reduce_close adds the last element, closes the
+ * innermost loop, writes the row's sum and closes the rest. */
+static int fused_reduce_open(em_t* e, const vinfo_t* r, const xc_tiled_op_t* red, bool simd) {
+  const char* it = itype(e);
+  const xc_tiled_value_t* res = red->results[0];
+  if (V(e, res)->st == ST_SCALAR) L("%s %s;\n", vtype(e, res->type.dtype), V(e, res)->name);
+  for (int i = 0; i < r->rank; i++) {
+    if (i == r->rank - 1) {
+      L("%s racc = -0.0%s;\n", vtype(e, res->type.dtype), res->type.dtype == XC_F64 ? "" : "f");
+      if (simd && e->d->simd_pragma && r->dims[i] != 1) L("%s reduction(+:racc)\n", e->d->simd_pragma);
+    }
+    if (r->dims[i] == 1) L("{ const %s i%d = 0;\n", it, i);
+    else L("for (%s i%d = 0; i%d < %" PRId64 "; i%d++) {\n", it, i, i, r->dims[i], i);
+    e->depth++;
+  }
+  if (r->rank == 1) L("const %s f = i0;\n", it);
+  if (r->rank == 2) L("const %s f = i0 * %" PRId64 " + i1;\n", it, r->dims[1]);
+  if (r->rank == 3) L("const %s f = (i0 * %" PRId64 " + i1) * %" PRId64 " + i2;\n", it, r->dims[1], r->dims[2]);
+  return r->rank;
+}
+
+static void fused_reduce_close(em_t* e, const vinfo_t* r, const xc_tiled_op_t* red) {
+  expr_t ex;
+  L("racc = racc + (%s);\n", opnd(e, &ex, red->operands[0], r));
+  expr_free(&ex);
+  e->depth--;
+  L("}\n");
+  xc_cstyle_writer_t d = {0};
+  read_at(e, &d, red->results[0], loop_coords, true); /* name[i0 ...] or name */
+  L("%s = racc;\n", wstr(&d));
+  if (d.oom) fail(e, xc_error_oom());
+  free(d.data);
+  loop_close(e, r->rank - 1);
+}
+
 static void emit_block(em_t* e, const xc_tiled_block_t* b) {
   for (int i = 0; i < b->num_ops && !e->err; i++) {
     const xc_tiled_op_t* op = b->ops[i];
@@ -1411,25 +1449,31 @@ static void emit_block(em_t* e, const xc_tiled_block_t* b) {
       emit_stagings_of(e, op);
       continue;
     }
-    /* a fused group: its scalar definitions first, then one loop over the
-     * shared shape writing every member's element */
+    /* a fused group: its scalar definitions (and the arrays of other
+     * shapes it reads) first, then one loop over the shared shape writing
+     * every member's element */
     int j = i;
     const vinfo_t* shape = NULL;
+    bool stores = false;
     for (; j < b->num_ops && e->op_group[b->ops[j]->id] == g; j++) {
       if (e->op_member[b->ops[j]->id]) {
         if (!shape) shape = V(e, b->ops[j]->results[0]);
+        stores |= b->ops[j]->opcode == XC_TOP_STORE;
       } else {
         emit_op(e, b->ops[j]);
       }
     }
-    int close = loop_open(e, shape, true);
+    const xc_tiled_op_t* red = b->ops[j - 1]->opcode == XC_TOP_REDUCE ? b->ops[j - 1] : NULL;
+    int close = red ? fused_reduce_open(e, shape, red, !stores) : loop_open(e, shape, !stores);
     for (int m = i; m < j && !e->err; m++) {
       const xc_tiled_op_t* o = b->ops[m];
       if (!e->op_member[o->id]) continue;
       if (o->opcode == XC_TOP_LOAD) emit_load(e, o, true);
+      else if (o->opcode == XC_TOP_STORE) emit_store(e, o, true);
+      else if (o->opcode == XC_TOP_REDUCE) fused_reduce_close(e, shape, o);
       else emit_elementwise(e, o, true);
     }
-    loop_close(e, close);
+    if (!red) loop_close(e, close);
     i = j - 1;
   }
 }
@@ -1874,12 +1918,44 @@ static bool reads_aligned(em_t* e, const xc_tiled_value_t* v, const vinfo_t* sha
   return true;
 }
 
-/* Role of op in a fused loop over `shape`: 2 member (writes an element of
- * that shape: an elementwise op or a load with array storage), 1 passive
- * (a scalar definition emitted before the loop, or a virtual value that
- * emits nothing), 0 ends the group. */
-static int fusion_role(em_t* e, const xc_tiled_op_t* op, const vinfo_t* shape) {
+/* Whether v is computed from a member of group g (directly or through
+ * virtual values, which are expressions of their operands). */
+static bool reads_group(em_t* e, const xc_tiled_value_t* v, int g) {
+  if (!v || !v->def) return false;
+  const xc_tiled_op_t* d = v->def;
+  if (e->op_group[d->id] == g && e->op_member[d->id]) return true;
+  if (V(e, v)->st != ST_VIRTUAL) return false;
+  for (int i = 0; i < d->num_operands; i++)
+    if (reads_group(e, d->operands[i], g)) return true;
+  return false;
+}
+
+/* Role of op in a fused loop over `shape` (group g): 2 member (writes an
+ * element of that shape: an elementwise op or a load with array storage),
+ * 1 passive (a scalar definition emitted before the loop, a virtual value
+ * that emits nothing, or a load or elementwise op with an array of another
+ * shape that reads no member — a row of LayerNorm's gamma inside a loop
+ * over [rows, cols] — emitted before the loop as its own loop), 0 ends the
+ * group. */
+static int fusion_role(em_t* e, const xc_tiled_op_t* op, const vinfo_t* shape, int g) {
+  if (op->opcode == XC_TOP_REDUCE) /* a float sum along the innermost axis: see plan_fusion */
+    return shape && op->reduce == XC_REDUCE_SUM && fcompute(op->results[0]->type.dtype) &&
+                   op->axis == shape->rank - 1 && same_shape(V(e, op->operands[0]), shape) &&
+                   (V(e, op->results[0])->st == ST_ARRAY || V(e, op->results[0])->st == ST_SCALAR)
+               ? 2
+               : 0;
+  if (op->opcode == XC_TOP_STORE) /* the element's store: see plan_fusion */
+    return shape && !e->phased && op->operands[0]->type.scope == XC_SCOPE_GLOBAL &&
+                   V(e, op->operands[1])->rank > 0 && same_shape(V(e, op->operands[1]), shape)
+               ? 2
+               : 0;
   const vinfo_t* r = op->num_results ? V(e, op->results[0]) : NULL;
+  if (shape && r && r->st == ST_ARRAY && !same_shape(r, shape) &&
+      (op->opcode == XC_TOP_LOAD || is_elementwise(op->opcode))) {
+    for (int i = 0; i < op->num_operands; i++)
+      if (reads_group(e, op->operands[i], g)) return 0;
+    return 1;
+  }
   switch (op->opcode) {
     case XC_TOP_LOAD:
       return r->st == ST_ARRAY && (!shape || same_shape(r, shape)) ? 2 : 0;
@@ -1901,9 +1977,16 @@ static int fusion_role(em_t* e, const xc_tiled_op_t* op, const vinfo_t* shape) {
 /* Groups runs of consecutive ops of a block into one element loop: members
  * that write elements of one shape, reading each other only at the loop's
  * coordinates (so one pass over the elements computes the same values as
- * one loop per op). Loads read global memory and no group stores, so the
- * order of loads and arithmetic across elements does not matter. A member
- * result that only later members of its group read becomes ST_LOCAL. */
+ * one loop per op). Loads read global memory, so the order of loads and
+ * arithmetic across elements does not matter. Global stores of that shape
+ * join too when the kernel is not phased (no global load follows a global
+ * store, so no load of the kernel reads what it stores, whatever aliases):
+ * the loop then has no simd pragma (offsets may repeat; the compiler
+ * vectorizes what it can prove), and the stored value needs no array. A
+ * float sum along the innermost axis of a member ends the group as its last
+ * member: the loop accumulates it per row (a simd reduction, as emit_reduce
+ * does). A member result that only later members of its group read becomes
+ * ST_LOCAL. */
 static void plan_fusion(em_t* e, const xc_tiled_block_t* b) {
   for (int i = 0; i < b->num_ops; i++) {
     const xc_tiled_op_t* op = b->ops[i];
@@ -1911,20 +1994,24 @@ static void plan_fusion(em_t* e, const xc_tiled_block_t* b) {
       plan_fusion(e, op->body);
       continue;
     }
-    if (fusion_role(e, op, NULL) != 2) continue;
+    if (fusion_role(e, op, NULL, 0) != 2) continue;
     const vinfo_t* shape = V(e, op->results[0]);
     int g = ++e->num_groups, members = 0, j = i;
     for (; j < b->num_ops; j++) {
       const xc_tiled_op_t* o = b->ops[j];
-      int role = fusion_role(e, o, shape);
+      int role = fusion_role(e, o, shape, g);
       if (role == 2)
         for (int k = 0; k < o->num_operands && role; k++)
-          if (!reads_aligned(e, o->operands[k], shape, g, same_shape(V(e, o->operands[k] ? o->operands[k] : o->results[0]), shape)))
+          if (o->operands[k] && !reads_aligned(e, o->operands[k], shape, g, same_shape(V(e, o->operands[k]), shape)))
             role = 0;
       if (!role) break;
       e->op_group[o->id] = g;
       e->op_member[o->id] = role == 2;
       members += role == 2;
+      if (role == 2 && o->opcode == XC_TOP_REDUCE) {
+        j++;
+        break;
+      }
     }
     if (members < 2) {
       for (int m = i; m < j; m++) e->op_group[b->ops[m]->id] = 0, e->op_member[b->ops[m]->id] = false;
@@ -1935,7 +2022,7 @@ static void plan_fusion(em_t* e, const xc_tiled_block_t* b) {
     /* results read only by members of this group need no array */
     for (int m = i; m < j; m++) {
       const xc_tiled_op_t* o = b->ops[m];
-      if (!e->op_member[o->id]) continue;
+      if (!e->op_member[o->id] || !o->num_results || o->opcode == XC_TOP_REDUCE) continue;
       const xc_tiled_value_t* v = o->results[0];
       int in_group = 0;
       for (int u = i; u < j; u++) {

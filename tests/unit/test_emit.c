@@ -714,7 +714,8 @@ static void test_errors(void) {
     val_t* r = col(k, xc_tiled_arange(k, xc_tiled_dim_knob(kb)));
     val_t* c = row(k, xc_tiled_arange(k, xc_tiled_dim_knob(kb)));
     val_t* hoff = add(k, mul(k, r, kv(k, "BLOCK")), c); /* the loaded 2048 x 2048 f32 tile: 16 MiB */
-    xc_tiled_store(k, b, hoff, xc_tiled_load(k, a, hoff, NULL, NULL), NULL);
+    /* stored transposed, so the loaded tile is an array (not a variable of one fused loop) */
+    xc_tiled_store(k, b, hoff, xc_tiled_trans(k, xc_tiled_load(k, a, hoff, NULL, NULL)), NULL);
     CHECK_OK(xc_tiled_verify(k));
     CHECK_ERR(xc_cstyle_emit(&xc_cstyle_dialect_c, NULL, k, NULL, 0, NULL, &src), "choose smaller tiles");
     xc_tiled_kernel_destroy(k);

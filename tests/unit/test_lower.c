@@ -813,6 +813,160 @@ static void test_cnn_nhwc(void) {
   xc_graph_destroy(g);
 }
 
+/* The form of each normalization kernel: the single BLOCK_C candidate of
+ * the one-pass form (the whole row in one tile), or 0 for the chunked form
+ * (-1: the kernel has no BLOCK_C). */
+static int64_t norm_form(const xc_tiled_kernel_t* k) {
+  for (int j = 0; j < k->num_knobs; j++)
+    if (!strncmp(k->knobs[j].name, "BLOCK_C", 7)) return k->knobs[j].num_candidates == 1 ? k->knobs[j].candidates[0] : 0;
+  return -1;
+}
+
+/* Lowers text with the given limits, checks that every kernel with a
+ * BLOCK_C has the expected form (width: one-pass BLOCK_C, 0 chunked), then
+ * runs the kernels with every valid BLOCK_R (the other knobs chosen) and
+ * compares every output with the graph interpreter. Returns the number of
+ * kernels with a BLOCK_C. */
+static int check_norm_rows(const char* what, const char* text, int nin, xc_tensor_t* const* ins,
+                           const xc_tiled_limits_t* limits, int64_t width) {
+  xc_graph_t* g = NULL;
+  int forms = 0;
+  CHECK_OK(xc_xir_parse(text, strlen(text), what, NULL, &g));
+  if (!g) return 0;
+  CHECK_OK(xc_graph_infer(g));
+  xc_tensor_t* ref[8] = {0};
+  CHECK_OK(xc_interp_run(g, NULL, nin, (const xc_tensor_t* const*)ins, ref));
+  xc_fusion_plan_t* plan = NULL;
+  xc_lowered_module_t* m = NULL;
+  CHECK_OK(xc_fusion_plan_build(g, NULL, &plan));
+  if (plan) CHECK_OK(xc_lower(g, plan, limits, &m));
+  for (int i = 0; m && i < m->num_kernels; i++) {
+    int64_t form = norm_form(m->kernels[i].kernel);
+    if (form < 0) continue;
+    forms++;
+    if (form != width) fprintf(stderr, "%s: kernel %d BLOCK_C form %lld, expected %lld\n", what, i, (long long)form, (long long)width);
+    CHECK_EQ_INT(form, width);
+  }
+  int64_t chosen[8][64];
+  for (int i = 0; m && i < m->num_kernels && i < 8; i++)
+    for (int j = 0; j < m->kernels[i].kernel->num_knobs && j < 64; j++) chosen[i][j] = m->kernels[i].knobs[j];
+  static const int64_t brs[] = {1, 2, 4, 8, 16};
+  for (int c = 0; m && c < 5; c++) {
+    int runs = 0;
+    for (int i = 0; i < m->num_kernels && i < 8; i++) {
+      xc_lowered_kernel_t* lk = &m->kernels[i];
+      int64_t v[64];
+      int nk = lk->kernel->num_knobs < 64 ? lk->kernel->num_knobs : 64;
+      for (int j = 0; j < nk; j++) {
+        v[j] = chosen[i][j];
+        if (!strncmp(lk->kernel->knobs[j].name, "BLOCK_R", 7)) v[j] = brs[c];
+      }
+      xc_status_t st = xc_tiled_knobs_check(lk->kernel, v, limits);
+      if (st) {
+        xc_status_free(st);
+        continue;
+      }
+      for (int j = 0; j < nk; j++) lk->knobs[j] = v[j];
+      runs++;
+    }
+    if (!runs) continue;
+    xc_tensor_t* got[8] = {0};
+    CHECK_OK(xc_lowered_run_interp(m, nin, (const xc_tensor_t* const*)ins, got));
+    for (int o = 0; o < g->num_outputs && o < 8; o++) {
+      double err = compare(got[o], ref[o]);
+      if (!(err <= 1e-5)) fprintf(stderr, "%s: output %d BLOCK_R %lld: error %g\n", what, o, (long long)brs[c], err);
+      CHECK(err <= 1e-5);
+      xc_tensor_destroy(got[o]);
+    }
+  }
+  for (int o = 0; o < 8; o++) xc_tensor_destroy(ref[o]);
+  xc_lowered_module_destroy(m);
+  xc_fusion_plan_destroy(plan);
+  xc_graph_destroy(g);
+  return forms;
+}
+
+/* Rows of 7 (a partial last group for every BLOCK_R > 1) of x = offset +
+ * noise: the residual Add is the prologue of a LayerNorm with Gelu after it
+ * and its Mean/InvStdDev and the residual stream as outputs, plus RMSNorm,
+ * Softmax and LogSoftmax. An offset of 1e8 in f64 leaves the two-step
+ * variance exact to rounding, where E[x^2] - E[x]^2 loses every digit
+ * (x^2 ~ 1e16: its rounding is larger than the variance), and Softmax
+ * without the max overflows. f32 has an offset of 10 only: the interpreter
+ * computes the fused residual Add in double, the reference rounds it to
+ * f32, and at larger offsets that rounding alone exceeds the tolerance. Rows of 1000 and 37 have masked
+ * tail lanes (BLOCK_C 1024 and 64), 1024 none; 9000 and a symbolic length
+ * take the chunked form, and so does 4096 with GPU limits. */
+static void test_norm_one_pass(void) {
+  static const struct {
+    const char* dt;
+    int64_t cols;
+    double offset;
+    int limits; /* 0 unlimited, 1 cpu, 2 gpu */
+    int64_t width;
+  } cases[] = {
+      {"f32", 1000, 10, 0, 1024}, {"f32", 1024, 10, 1, 1024}, {"f32", 37, 10, 0, 64},
+      {"f64", 1000, 1e8, 0, 1024}, {"f64", 37, 1e8, 1, 64},    {"f32", 9000, 10, 0, 0},
+      {"f32", 1000, 10, 2, 1024},  {"f32", 4096, 10, 2, 0},
+  };
+  for (size_t t = 0; t < sizeof cases / sizeof *cases; t++) {
+    const char* dt = cases[t].dt;
+    long long n = (long long)cases[t].cols;
+    char text[2048];
+    snprintf(text, sizeof text,
+             HDR "  input x: %s[7, %lld]\n  input r: %s[7, %lld]\n  input g: %s[%lld]\n  input b: %s[%lld]\n"
+                 "  h = Add(x, r)\n  y, mean, rstd = LayerNormalization(h, g, b) {axis: -1, epsilon: 1e-5}\n"
+                 "  z = Gelu(y)\n  q = RMSNormalization(x, g) {axis: -1}\n  s = Softmax(x) {axis: -1}\n"
+                 "  l = LogSoftmax(h) {axis: 1}\n"
+                 "  output z\n  output mean\n  output rstd\n  output h\n  output q\n  output s\n  output l\n}\n",
+             dt, n, dt, n, dt, n, dt, n);
+    xc_dtype_t dtype = !strcmp(dt, "f64") ? XC_F64 : XC_F32;
+    int64_t rows_shape[2] = {7, cases[t].cols}, row_shape[1] = {cases[t].cols};
+    xc_tensor_t* ins[4] = {0};
+    CHECK_OK(xc_tensor_create(dtype, 2, rows_shape, &ins[0]));
+    CHECK_OK(xc_tensor_create(dtype, 2, rows_shape, &ins[1]));
+    CHECK_OK(xc_tensor_create(dtype, 1, row_shape, &ins[2]));
+    CHECK_OK(xc_tensor_create(dtype, 1, row_shape, &ins[3]));
+    if (!ins[0] || !ins[1] || !ins[2] || !ins[3]) return;
+    for (int64_t e = 0; e < ins[0]->numel; e++) {
+      xc_tensor_set_f64(ins[0], e, cases[t].offset + rnd());
+      xc_tensor_set_f64(ins[1], e, 0.5 * rnd());
+    }
+    for (int64_t e = 0; e < cases[t].cols; e++) {
+      xc_tensor_set_f64(ins[2], e, 1 + 0.1 * rnd());
+      xc_tensor_set_f64(ins[3], e, rnd());
+    }
+    xc_tiled_limits_t lim;
+    if (cases[t].limits == 1) xc_tiled_limits_init_cpu(&lim);
+    if (cases[t].limits == 2) xc_tiled_limits_init_gpu(&lim);
+    char what[64];
+    snprintf(what, sizeof what, "norm-rows %s x %lld (limits %d)", dt, n, cases[t].limits);
+    int forms = check_norm_rows(what, text, 4, ins, cases[t].limits ? &lim : NULL, cases[t].width);
+    CHECK(forms >= 3);
+    for (int i = 0; i < 4; i++) xc_tensor_destroy(ins[i]);
+  }
+  /* one row (every dim reduced, or kept dims of 1) and rows of one element:
+   * offsets without a row or column index, so the tile shape comes from the
+   * row mask */
+  const char* deg = HDR
+      "  input x: f32[3, 4]\n  input g: f32[3, 4]\n  input v: f32[1]\n  input w: f32[1]\n"
+      "  input u: f32[1, 1, 5, 13]\n  input s: f32[1]\n  input t: f32[1]\n  input e: f32[6, 1]\n"
+      "  y = LayerNormalization(x, g) {axis: 0}\n  r = RMSNormalization(v, w) {axis: 0}\n"
+      "  q = GroupNormalization(u, s, t) {num_groups: 1}\n  m = Softmax(e) {axis: 1}\n"
+      "  output y\n  output r\n  output q\n  output m\n}\n";
+  const int64_t dsh[8][4] = {{3, 4}, {3, 4}, {1}, {1}, {1, 1, 5, 13}, {1}, {1}, {6, 1}};
+  const int drk[8] = {2, 2, 1, 1, 4, 1, 1, 2};
+  check_graph("norm-rows degenerate", deg, 8, dsh, drk);
+  /* a symbolic row length: the chunked form */
+  const char* sym = HDR "  input x: f32[3, n]\n  y = Softmax(x) {axis: -1}\n  output y\n}\n";
+  int64_t sh[2] = {3, 37};
+  xc_tensor_t* x = NULL;
+  CHECK_OK(xc_tensor_create(XC_F32, 2, sh, &x));
+  for (int64_t e = 0; x && e < x->numel; e++) xc_tensor_set_f64(x, e, 100 + 3 * rnd());
+  if (x) CHECK_EQ_INT(check_norm_rows("norm-rows symbolic", sym, 1, &x, NULL, 0), 1);
+  xc_tensor_destroy(x);
+}
+
 int main(void) {
   test_elementwise();
   test_symbolic();
@@ -822,6 +976,7 @@ int main(void) {
   test_movement();
   test_attention();
   test_more_reductions();
+  test_norm_one_pass();
   test_more_movement();
   test_attention_masks();
   test_structure();
