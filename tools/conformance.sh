@@ -46,7 +46,7 @@ done
 # on cpu, its kernels built at -O1 -march=native (the target's default -O3
 # compiles about 4x slower: ~16 min for the suite on 2 cores instead of ~5);
 # on opencl, where PoCL builds each program in ~1.7 s (its OpenCL C header and
-# kernel library), the first two tests of each op and dtype (--per-op 2).
+# kernel library), the first test of each op and dtype (--per-op 1).
 # A test may take 300 s (the attention tests compile many kernels) before it
 # counts as a TIMEOUT.
 NODE="$SHARED/onnx-backend-tests/node"
@@ -56,9 +56,9 @@ if [ -d "$NODE" ]; then
     --report "$OUT/conformance-onnx-cpu.txt" >"$OUT/conformance-onnx-cpu.log" || status=1
   echo "conformance: ONNX node tests on cpu: $(tail -1 "$OUT/conformance-onnx-cpu.txt")"
   if "$XCOMP" targets | grep -q "^  opencl:"; then
-    "$XCOMP" conform --target opencl --onnx-tests "$NODE" --per-op 2 -j "$JOBS" --timeout 300 --strict \
+    "$XCOMP" conform --target opencl --onnx-tests "$NODE" --per-op 1 -j "$JOBS" --timeout 300 --strict \
       --report "$OUT/conformance-onnx-opencl.txt" >"$OUT/conformance-onnx-opencl.log" || status=1
-    echo "conformance: ONNX node tests on opencl (2 per op and dtype): $(tail -1 "$OUT/conformance-onnx-opencl.txt")"
+    echo "conformance: ONNX node tests on opencl (1 per op and dtype): $(tail -1 "$OUT/conformance-onnx-opencl.txt")"
   else
     echo "conformance: SKIP ONNX node tests on opencl (no device)"
   fi
