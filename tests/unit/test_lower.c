@@ -60,6 +60,27 @@ static int set_knobs(xc_lowered_module_t* m, int choice) {
   return changed;
 }
 
+/* Parses, infers, plans and lowers text for `limits` (NULL: the lowering's
+ * defaults); *g and *plan are set for the caller to free with the module
+ * (lowered_free). NULL when a step failed (the failure is checked). */
+static xc_lowered_module_t* lower_text(const char* what, const char* text, const xc_tiled_limits_t* limits,
+                                       xc_graph_t** g, xc_fusion_plan_t** plan) {
+  xc_lowered_module_t* m = NULL;
+  *g = NULL;
+  *plan = NULL;
+  CHECK_OK(xc_xir_parse(text, strlen(text), what, NULL, g));
+  if (*g) CHECK_OK(xc_graph_infer(*g));
+  if (*g) CHECK_OK(xc_fusion_plan_build(*g, NULL, plan));
+  if (*plan) CHECK_OK(xc_lower(*g, *plan, limits, &m));
+  return m;
+}
+
+static void lowered_free(xc_graph_t* g, xc_fusion_plan_t* plan, xc_lowered_module_t* m) {
+  xc_lowered_module_destroy(m);
+  xc_fusion_plan_destroy(plan);
+  xc_graph_destroy(g);
+}
+
 /* Runs text with inputs of the given shapes (random data; ints in [0, 5)),
  * lowered for `limits` (NULL: the lowering's defaults). */
 static void check_graph_for(const char* what, const char* text, int nin, const int64_t shapes[][4],
@@ -224,14 +245,9 @@ static void test_conv(void) {
   const int rk1[2] = {4, 4};
   check_graph("conv-gemm-tail", one, 2, sh1, rk1);
   for (int form = 0; form < 2; form++) {
-    xc_graph_t* g = NULL;
-    CHECK_OK(xc_xir_parse(one, strlen(one), "conv-form", NULL, &g));
-    if (!g) continue;
-    CHECK_OK(xc_graph_infer(g));
-    xc_fusion_plan_t* plan = NULL;
-    xc_lowered_module_t* m = NULL;
-    CHECK_OK(xc_fusion_plan_build(g, NULL, &plan));
-    if (plan) CHECK_OK(xc_lower(g, plan, form ? &mma : NULL, &m));
+    xc_graph_t* g;
+    xc_fusion_plan_t* plan;
+    xc_lowered_module_t* m = lower_text("conv-form", one, form ? &mma : NULL, &g, &plan);
     if (m) {
       CHECK_EQ_INT(m->num_kernels, 1);
       const xc_tiled_kernel_t* kk = m->kernels[0].kernel;
@@ -243,9 +259,7 @@ static void test_conv(void) {
       CHECK(has_bn == (form == 0));
       CHECK(has_br == (form == 1));
     }
-    xc_lowered_module_destroy(m);
-    xc_fusion_plan_destroy(plan);
-    xc_graph_destroy(g);
+    lowered_free(g, plan, m);
   }
 }
 
@@ -571,15 +585,11 @@ static void test_quant(void) {
 /* Number of kernels of text's lowering; *serial set when one of them runs
  * a single program. */
 static int kernel_count(const char* text, bool* serial) {
-  xc_graph_t* g = NULL;
-  xc_fusion_plan_t* plan = NULL;
-  xc_lowered_module_t* m = NULL;
+  xc_graph_t* g;
+  xc_fusion_plan_t* plan;
+  xc_lowered_module_t* m = lower_text("count", text, NULL, &g, &plan);
   int count = -1;
   *serial = false;
-  CHECK_OK(xc_xir_parse(text, strlen(text), "count", NULL, &g));
-  if (g) CHECK_OK(xc_graph_infer(g));
-  if (g) CHECK_OK(xc_fusion_plan_build(g, NULL, &plan));
-  if (plan) CHECK_OK(xc_lower(g, plan, NULL, &m));
   if (m) {
     count = m->num_kernels;
     for (int k = 0; k < m->num_kernels; k++) {
@@ -589,9 +599,7 @@ static int kernel_count(const char* text, bool* serial) {
       *serial = *serial || one;
     }
   }
-  xc_lowered_module_destroy(m);
-  xc_fusion_plan_destroy(plan);
-  xc_graph_destroy(g);
+  lowered_free(g, plan, m);
   return count;
 }
 
