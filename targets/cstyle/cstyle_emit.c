@@ -1752,6 +1752,27 @@ static int64_t other_local_bytes(em_t* e, const xc_tiled_block_t* b, const xc_ti
   return n;
 }
 
+/* Asks the dialect to plan an [m, k] x [k, n] dot of dtype t with f32
+ * accumulation on matrix instructions (d zeroed by the caller): 1 planned,
+ * 0 declined, -1 an inconsistent plan (the emitter has failed). */
+static int ask_dot_plan(em_t* e, xc_cstyle_dot_t* d, int64_t m, int64_t n, int64_t k, xc_dtype_t t, int id) {
+  d->m = m, d->n = n, d->k = k;
+  d->a_dtype = t, d->b_dtype = t, d->acc_dtype = XC_F32;
+  d->threads = e->T;
+  d->warp = e->caps ? e->caps->simd_width : 0;
+  d->caps = e->caps;
+  d->allow_tf32 = e->allow_tf32;
+  if (!e->d->dot_plan(e->d, d)) return 0;
+  int64_t ch = 16 / (int64_t)xc_dtype_size(t);
+  bool swz_ok = (!d->a_swz_mask || (d->k % ch == 0 && d->a_swz_mask < d->k / ch)) &&
+                (!d->b_swz_mask || (d->n % ch == 0 && d->b_swz_mask < d->n / ch));
+  if (d->lda < d->k || d->ldb < d->n || d->slots <= 0 || d->slots * e->T != d->m * d->n || !swz_ok) {
+    fail(e, xc_error(XC_INTERNAL, "%s dialect: inconsistent plan for dot %d", e->d->name, id));
+    return -1;
+  }
+  return 1;
+}
+
 static void plan_mma(em_t* e, const xc_tiled_block_t* b) {
   for (int i = 0; i < b->num_ops && !e->mma; i++) {
     const xc_tiled_op_t* loop = b->ops[i];
@@ -1772,20 +1793,9 @@ static void plan_mma(em_t* e, const xc_tiled_block_t* b) {
       continue;
     xc_cstyle_dot_t* d = &e->dot;
     memset(d, 0, sizeof *d);
-    d->m = V(e, res)->dims[0], d->n = V(e, res)->dims[1], d->k = V(e, a)->dims[1];
-    d->a_dtype = t, d->b_dtype = t, d->acc_dtype = XC_F32;
-    d->threads = e->T;
-    d->warp = e->caps ? e->caps->simd_width : 0;
-    d->caps = e->caps;
-    d->allow_tf32 = e->allow_tf32;
-    if (!e->d->dot_plan(e->d, d)) continue;
-    int64_t ch = 16 / (int64_t)xc_dtype_size(t);
-    bool swz_ok = (!d->a_swz_mask || (d->k % ch == 0 && d->a_swz_mask < d->k / ch)) &&
-                  (!d->b_swz_mask || (d->n % ch == 0 && d->b_swz_mask < d->n / ch));
-    if (d->lda < d->k || d->ldb < d->n || d->slots <= 0 || d->slots * e->T != d->m * d->n || !swz_ok) {
-      fail(e, xc_error(XC_INTERNAL, "%s dialect: inconsistent plan for dot %d", e->d->name, dot->id));
-      return;
-    }
+    int planned = ask_dot_plan(e, d, V(e, res)->dims[0], V(e, res)->dims[1], V(e, a)->dims[1], t, dot->id);
+    if (planned < 0) return;
+    if (!planned) continue;
     e->mma = dot;
     e->mma_loop = loop;
     e->frag = &e->dot;
@@ -1856,20 +1866,9 @@ static void plan_staged(em_t* e, const xc_tiled_block_t* b, int64_t* room) {
     mx_t* m = &e->mx[e->num_mx];
     memset(m, 0, sizeof *m);
     xc_cstyle_dot_t* d = &m->dot;
-    d->m = r->dims[0], d->n = r->dims[1], d->k = V(e, a)->dims[1];
-    d->a_dtype = t, d->b_dtype = t, d->acc_dtype = XC_F32;
-    d->threads = e->T;
-    d->warp = e->caps ? e->caps->simd_width : 0;
-    d->caps = e->caps;
-    d->allow_tf32 = e->allow_tf32;
-    if (!e->d->dot_plan(e->d, d)) continue;
-    int64_t ch = 16 / (int64_t)xc_dtype_size(t);
-    bool swz_ok = (!d->a_swz_mask || (d->k % ch == 0 && d->a_swz_mask < d->k / ch)) &&
-                  (!d->b_swz_mask || (d->n % ch == 0 && d->b_swz_mask < d->n / ch));
-    if (d->lda < d->k || d->ldb < d->n || d->slots <= 0 || d->slots * e->T != d->m * d->n || !swz_ok) {
-      fail(e, xc_error(XC_INTERNAL, "%s dialect: inconsistent plan for dot %d", e->d->name, op->id));
-      return;
-    }
+    int planned = ask_dot_plan(e, d, r->dims[0], r->dims[1], V(e, a)->dims[1], t, op->id);
+    if (planned < 0) return;
+    if (!planned) continue;
     bool needs_layout = r->st == ST_PRIVATE || ai->st == ST_PRIVATE;
     if (needs_layout && e->frag && !same_layout(e, e->frag, d)) continue;
     if (staged_bytes(d) > *room) continue;
