@@ -113,6 +113,16 @@ int lw_knob(lw_ctx_t* c, const char* base, int n, const int64_t* cands, int64_t 
   return xc_tiled_add_knob(c->k, name, XC_KNOB_TILE, n, cands, def);
 }
 
+int64_t lw_pow2_at_least(int64_t v) {
+  int64_t p = 1;
+  while (p < v) p *= 2;
+  return p;
+}
+
+bool lw_has_mma(const lw_ctx_t* c, xc_dtype_t dt) {
+  return c->limits && (c->limits->value[XC_TILED_LIMIT_MMA] & ((int64_t)1 << dt));
+}
+
 lw_val_t* lw_i64(lw_ctx_t* c, int64_t v) { return xc_tiled_const_i(c->k, XC_I64, v, 0, NULL); }
 lw_val_t* lw_fconst(lw_ctx_t* c, xc_dtype_t dt, double v) {
   if (xc_dtype_is_float(dt) || dt == XC_BOOL) return xc_tiled_const_f(c->k, dt, v, 0, NULL);

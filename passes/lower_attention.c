@@ -12,12 +12,6 @@
 
 static const int64_t bm_c[] = {8, 16, 32, 64}, bn_c[] = {8, 16, 32, 64};
 
-static int64_t pow2_at_least(int64_t v) {
-  int64_t p = 1;
-  while (p < v) p *= 2;
-  return p;
-}
-
 /* Loads (batch b, head h, position s, channel d) of a 4-D [B, H, seq, hd]
  * operand or a 3-D [B, seq, H*hd] one, through the group's absorbed head
  * reshapes/transposes/splits. */
@@ -140,7 +134,7 @@ xc_status_t lw_emit_attention(lw_ctx_t* c, const xc_node_t* n) {
   double scale = xc_node_has_attr(n, "scale") ? xc_node_attr_float(n, "scale") : 1.0 / sqrt((double)D);
   bool causal = xc_node_attr_int(n, "is_causal") != 0;
   xc_dtype_t at = Q->dtype == XC_F64 ? XC_F64 : XC_F32;
-  int64_t BD = pow2_at_least(D), BDv = pow2_at_least(Dv);
+  int64_t BD = lw_pow2_at_least(D), BDv = lw_pow2_at_least(Dv);
   /* Wave-64 targets (CDNA): the default 128 work-items are two waves, which
    * split a 32-row query tile into two 16-row halves, the shape both dots
    * need for 16x16 matrix instructions (docs/targets/rocm.md). */

@@ -81,10 +81,10 @@ typedef struct conv_gemm {
 
 static const int64_t gm_c[] = {16, 32, 64, 128}, gn_c[] = {16, 32, 64, 128}, gk_c[] = {8, 16, 32, 64, 128};
 
+/* The power of two >= v, within [lo, hi]. */
 static int64_t pow2_clamp(int64_t v, int64_t lo, int64_t hi) {
-  int64_t p = lo;
-  while (p < v && p < hi) p *= 2;
-  return p;
+  int64_t p = lw_pow2_at_least(v);
+  return p < lo ? lo : p > hi ? hi : p;
 }
 
 /* Conv as an implicit GEMM: rows are the output pixels (batch x spatial),
@@ -206,8 +206,7 @@ xc_status_t lw_emit_conv(lw_ctx_t* c, const xc_node_t* n) {
     if (ks[i] < 1 || !xc_mul_i64(R, ks[i], &R)) return lw_unsupported(c, n, "kernel size");
   /* Devices with matrix instructions for the dtype keep the direct form
    * (their dot path has not been checked on gathered operands). */
-  bool mma = c->limits && (c->limits->value[XC_TILED_LIMIT_MMA] & ((int64_t)1 << X->dtype));
-  if (!mma) {
+  if (!lw_has_mma(c, X->dtype)) {
     conv_gemm_t g;
     memset(&g, 0, sizeof g);
     g.X = X, g.W = W, g.B = B, g.Y = Y, g.w = &w, g.cdim = cdim, g.at = at;

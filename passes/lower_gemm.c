@@ -85,7 +85,7 @@ xc_status_t lw_emit_gemm(lw_ctx_t* c, const xc_node_t* n) {
    * 32 (16-bit) or 16 (f32) columns, so two stages of both operand tiles fit
    * the 48 KiB of static shared memory. CPUs get tiles sized to their caches
    * (cpu_tile_defaults). */
-  bool mma = !qlin && c->limits && !c->multi_phase && (c->limits->value[XC_TILED_LIMIT_MMA] & ((int64_t)1 << dt));
+  bool mma = !qlin && !c->multi_phase && lw_has_mma(c, dt);
   int64_t dbm = 32, dbn = 32, dbk = 16;
   if (mma) dbm = 128, dbn = 128, dbk = dt != XC_F32 ? 32 : 16;
   else cpu_tile_defaults(c, M, N, K, Y->dims, nb, &dbm, &dbn, &dbk);

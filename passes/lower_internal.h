@@ -80,6 +80,11 @@ lw_dimv_t lw_dim_const(lw_ctx_t* c, int64_t v);
 xc_dim_t lw_numel(lw_ctx_t* c, int rank, const xc_dim_t* dims);
 xc_dim_t lw_prod(lw_ctx_t* c, int from, int to, const xc_dim_t* dims);
 int lw_knob(lw_ctx_t* c, const char* base, int n, const int64_t* cands, int64_t def);
+/* The smallest power of two >= v (1 for v <= 1). */
+int64_t lw_pow2_at_least(int64_t v);
+/* Whether the device has matrix instructions for a dot of dtype dt (the
+ * limits' mma bits; f32 only when the compile allows tf32). */
+bool lw_has_mma(const lw_ctx_t* c, xc_dtype_t dt);
 lw_val_t* lw_i64(lw_ctx_t* c, int64_t v);
 lw_val_t* lw_fconst(lw_ctx_t* c, xc_dtype_t dt, double v);
 lw_val_t* lw_add(lw_ctx_t* c, lw_val_t* a, lw_val_t* b);

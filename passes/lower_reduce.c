@@ -64,8 +64,7 @@ static int64_t one_pass_width(const lw_ctx_t* c, const xc_dim_t* rdims, int nr, 
     len *= rdims[i].value;
     if (len > ONE_PASS_MAX_ROW) return 0;
   }
-  int64_t width = 1;
-  while (width < len) width *= 2;
+  int64_t width = lw_pow2_at_least(len);
   int64_t cap = ONE_PASS_MAX_ROW;
   const xc_tiled_limits_t* l = c->limits;
   int64_t elem = at == XC_F64 ? 8 : 4;

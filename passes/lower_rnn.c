@@ -15,12 +15,6 @@
 
 enum { RNN_PLAIN, RNN_GRU, RNN_LSTM };
 
-static int64_t pow2_at_least(int64_t n) {
-  int64_t p = 1;
-  while (p < n) p *= 2;
-  return p;
-}
-
 typedef struct {
   lw_ctx_t* c;
   xc_dtype_t F; /* compute dtype: f64 for f64, else f32 */
@@ -82,7 +76,7 @@ xc_status_t lw_emit_rnn(lw_ctx_t* c, const xc_node_t* n) {
   if (!dir || (!bidir && !rev && strcmp(dir, "forward") != 0) || D != (bidir ? 2 : 1) || H * G != W->dims[1].value)
     return lw_unsupported(c, n, "direction or weight shape");
   if (L && (rev || bidir)) return lw_unsupported(c, n, "sequence_lens with a reverse direction");
-  int64_t BB = pow2_at_least(Bn), II = pow2_at_least(I), HH = pow2_at_least(H);
+  int64_t BB = lw_pow2_at_least(Bn), II = lw_pow2_at_least(I), HH = lw_pow2_at_least(H);
   if (BB * HH > 4096 || II * HH > 4096 || HH * HH > 4096) return lw_unsupported(c, n, "sizes too large");
   rnn_t r = {c, X->dtype == XC_F64 ? XC_F64 : XC_F32};
   xc_dtype_t F = r.F;

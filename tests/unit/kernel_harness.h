@@ -62,6 +62,16 @@ static inline void free_args(xc_tiled_arg_t* args, int n) {
   for (int i = 0; i < n; i++) xc_tensor_destroy(args[i].buffer);
 }
 
+/* Arguments of the attention test kernel (tiled_kernels.h build_attention):
+ * random Q, K, V and a zero output of bh heads x sl positions x 16
+ * channels, then the scalars S = sl and BH = bh. */
+static inline void attention_args(int64_t bh, int64_t sl, xc_tiled_arg_t args[6]) {
+  int64_t n = bh * sl * 16;
+  for (int i = 0; i < 4; i++) args[i] = (xc_tiled_arg_t){tensor(XC_F32, n, i < 3), 0};
+  args[4] = (xc_tiled_arg_t){NULL, sl};
+  args[5] = (xc_tiled_arg_t){NULL, bh};
+}
+
 /* Knob values (defaults when knobs is NULL) into values; runs k on args with
  * the tiled interpreter; ref[i] points at each output argument's result. */
 static inline void kernel_reference(const kern_t* k, const int64_t* knobs, xc_tiled_arg_t* args, int64_t* values,

@@ -181,10 +181,9 @@ static void test_attention(void) {
     if (!k) continue;
     for (int c = 0; c < 3; c++)
       for (int s = 0; s < 3; s++) {
-        int64_t bh = sizes[s][0], sl = sizes[s][1], n = bh * sl * 16;
-        xc_tiled_arg_t args[6] = {{tensor(XC_F32, n, true), 0},  {tensor(XC_F32, n, true), 0},
-                                  {tensor(XC_F32, n, true), 0},  {tensor(XC_F32, n, false), 0},
-                                  {NULL, sl}, {NULL, bh}};
+        int64_t sl = sizes[s][1];
+        xc_tiled_arg_t args[6];
+        attention_args(sizes[s][0], sl, args);
         char label[128];
         snprintf(label, sizeof label, "attention causal %d S=%lld knobs %d", causal, (long long)sl, c);
         check_kernel(k, choices[c], args, label);
@@ -493,10 +492,9 @@ static void test_hip_hooks(void) {
     if (!k) continue;
     for (int c = 0; c < 4; c++)
       for (int s = 0; s < 3; s++) {
-        int64_t bh = sizes[s][0], sl = sizes[s][1], n = bh * sl * 16;
-        xc_tiled_arg_t args[6] = {{tensor(XC_F32, n, true), 0}, {tensor(XC_F32, n, true), 0},
-                                  {tensor(XC_F32, n, true), 0}, {tensor(XC_F32, n, false), 0},
-                                  {NULL, sl}, {NULL, bh}};
+        int64_t sl = sizes[s][1];
+        xc_tiled_arg_t args[6];
+        attention_args(sizes[s][0], sl, args);
         char label[128];
         snprintf(label, sizeof label, "attention causal %d S=%lld knobs %d", causal, (long long)sl, c);
         run_hip_hooked(k, choices[c], args, label, (int)choices[c][3]);

@@ -37,6 +37,19 @@ static double compare(const xc_tensor_t* a, const xc_tensor_t* b) {
   return sqrt(num / (den > 0 ? den : 1));
 }
 
+/* Gives the kernel the knob values v (its first min(num_knobs, 64)) when
+ * they pass its constraints under limits; false (unchanged) otherwise. */
+static bool apply_knobs(xc_lowered_kernel_t* lk, const int64_t* v, const xc_tiled_limits_t* limits) {
+  xc_status_t s = xc_tiled_knobs_check(lk->kernel, v, limits);
+  if (s) {
+    xc_status_free(s);
+    return false;
+  }
+  int nk = lk->kernel->num_knobs < 64 ? lk->kernel->num_knobs : 64;
+  for (int j = 0; j < nk; j++) lk->knobs[j] = v[j];
+  return true;
+}
+
 /* Sets every knob of every kernel to candidate `choice` (mod its count),
  * falling back to the chosen value when that combination is invalid. */
 static int set_knobs(xc_lowered_module_t* m, int choice) {
@@ -49,13 +62,7 @@ static int set_knobs(xc_lowered_module_t* m, int choice) {
       const xc_tiled_knob_t* kn = &lk->kernel->knobs[j];
       v[j] = kn->candidates[choice % kn->num_candidates];
     }
-    xc_status_t s = xc_tiled_knobs_check(lk->kernel, v, NULL);
-    if (s) {
-      xc_status_free(s);
-      continue;
-    }
-    for (int j = 0; j < nk; j++) lk->knobs[j] = v[j];
-    changed++;
+    changed += apply_knobs(lk, v, NULL);
   }
   return changed;
 }
@@ -837,17 +844,13 @@ static int64_t norm_form(const xc_tiled_kernel_t* k) {
  * kernels with a BLOCK_C. */
 static int check_norm_rows(const char* what, const char* text, int nin, xc_tensor_t* const* ins,
                            const xc_tiled_limits_t* limits, int64_t width) {
-  xc_graph_t* g = NULL;
+  xc_graph_t* g;
+  xc_fusion_plan_t* plan;
+  xc_lowered_module_t* m = lower_text(what, text, limits, &g, &plan);
   int forms = 0;
-  CHECK_OK(xc_xir_parse(text, strlen(text), what, NULL, &g));
   if (!g) return 0;
-  CHECK_OK(xc_graph_infer(g));
   xc_tensor_t* ref[8] = {0};
   CHECK_OK(xc_interp_run(g, NULL, nin, (const xc_tensor_t* const*)ins, ref));
-  xc_fusion_plan_t* plan = NULL;
-  xc_lowered_module_t* m = NULL;
-  CHECK_OK(xc_fusion_plan_build(g, NULL, &plan));
-  if (plan) CHECK_OK(xc_lower(g, plan, limits, &m));
   for (int i = 0; m && i < m->num_kernels; i++) {
     int64_t form = norm_form(m->kernels[i].kernel);
     if (form < 0) continue;
@@ -869,13 +872,7 @@ static int check_norm_rows(const char* what, const char* text, int nin, xc_tenso
         v[j] = chosen[i][j];
         if (!strncmp(lk->kernel->knobs[j].name, "BLOCK_R", 7)) v[j] = brs[c];
       }
-      xc_status_t st = xc_tiled_knobs_check(lk->kernel, v, limits);
-      if (st) {
-        xc_status_free(st);
-        continue;
-      }
-      for (int j = 0; j < nk; j++) lk->knobs[j] = v[j];
-      runs++;
+      runs += apply_knobs(lk, v, limits);
     }
     if (!runs) continue;
     xc_tensor_t* got[8] = {0};
@@ -888,9 +885,7 @@ static int check_norm_rows(const char* what, const char* text, int nin, xc_tenso
     }
   }
   for (int o = 0; o < 8; o++) xc_tensor_destroy(ref[o]);
-  xc_lowered_module_destroy(m);
-  xc_fusion_plan_destroy(plan);
-  xc_graph_destroy(g);
+  lowered_free(g, plan, m);
   return forms;
 }
 

@@ -313,10 +313,9 @@ static void gpu_kernels(void) {
       const kern_t* k = all_kernels[5 + causal];
       for (int c = 0; c < nchoices(3); c++)
         for (int s = 0; s < 4; s++) {
-          int64_t bh = sizes[s][0], sl = sizes[s][1], n = bh * sl * 16;
-          xc_tiled_arg_t args[6] = {{tensor(XC_F32, n, true), 0}, {tensor(XC_F32, n, true), 0},
-                                    {tensor(XC_F32, n, true), 0}, {tensor(XC_F32, n, false), 0},
-                                    {NULL, sl},                   {NULL, bh}};
+          int64_t sl = sizes[s][1];
+          xc_tiled_arg_t args[6];
+          attention_args(sizes[s][0], sl, args);
           char label[128];
           snprintf(label, sizeof label, "attention causal %d S=%lld knobs %d", causal, (long long)sl, c);
           check_kernel(k, choices[c], args, label, NULL);

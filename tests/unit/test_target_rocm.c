@@ -477,10 +477,8 @@ static void gpu_kernels(const xc_device_caps_t* emit_caps, const char* tag) {
     const int64_t choices[][3] = {{16, 16, 64}, {32, 8, 128}};
     for (int causal = 0; causal < 2; causal++)
       for (int c = 0; c < 2; c++) {
-        int64_t bh = 3, sl = 130, n = bh * sl * 16;
-        xc_tiled_arg_t args[6] = {{tensor(XC_F32, n, true), 0}, {tensor(XC_F32, n, true), 0},
-                                  {tensor(XC_F32, n, true), 0}, {tensor(XC_F32, n, false), 0},
-                                  {NULL, sl},                   {NULL, bh}};
+        xc_tiled_arg_t args[6];
+        attention_args(3, 130, args);
         snprintf(label, sizeof label, "%s attention causal %d knobs %d", tag, causal, c);
         check_kernel(all_kernels[5 + causal], choices[c], args, label, emit_caps);
         free_args(args, 6);
