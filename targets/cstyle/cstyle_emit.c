@@ -1134,6 +1134,16 @@ static void emit_raw_load_sync(em_t* e, const xc_tiled_op_t* op) {
   barrier(e);
 }
 
+/* The dialect's matrix-instruction statements for a planned dot (names
+ * set), indented at the current depth. */
+static void call_emit_dot(em_t* e, const xc_cstyle_dot_t* dot) {
+  char ind[64];
+  int n = e->depth * 2 < (int)sizeof ind - 1 ? e->depth * 2 : (int)sizeof ind - 1;
+  memset(ind, ' ', (size_t)n);
+  ind[n] = 0;
+  e->d->emit_dot(&e->body, dot, ind);
+}
+
 /* The planned dot: result = acc (same registers when they share storage),
  * then the dialect's matrix instructions on operand arrays a and b. */
 static void emit_mma(em_t* e, const xc_tiled_op_t* op, const char* a, const char* b) {
@@ -1143,11 +1153,7 @@ static void emit_mma(em_t* e, const xc_tiled_op_t* op, const char* a, const char
   e->dot.a = a;
   e->dot.b = b;
   e->dot.acc = r->name;
-  char ind[64];
-  int n = e->depth * 2 < (int)sizeof ind - 1 ? e->depth * 2 : (int)sizeof ind - 1;
-  memset(ind, ' ', (size_t)n);
-  ind[n] = 0;
-  e->d->emit_dot(&e->body, &e->dot, ind);
+  call_emit_dot(e, &e->dot);
 }
 
 static int64_t raw_size(em_t* e, const xc_tiled_value_t* v) { return V(e, v)->dims[0] * V(e, v)->pitch; }
@@ -1226,11 +1232,7 @@ static void emit_mx(em_t* e, mx_t* m) {
   m->dot.a = ab[0];
   m->dot.b = ab[1];
   m->dot.acc = t;
-  char ind[64];
-  int n = e->depth * 2 < (int)sizeof ind - 1 ? e->depth * 2 : (int)sizeof ind - 1;
-  memset(ind, ' ', (size_t)n);
-  ind[n] = 0;
-  e->d->emit_dot(&e->body, &m->dot, ind);
+  call_emit_dot(e, &m->dot);
   m->dot.a = m->dot.b = m->dot.acc = NULL;
   if (!m->regs) {
     int close = slot_loop_open(e, &m->dot);
