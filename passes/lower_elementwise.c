@@ -88,9 +88,15 @@ xc_status_t lw_ew_compute(lw_ctx_t* c, const xc_node_t* n, lw_val_t* const* ins,
   } else if (d->kind == 2) {
     *out = xc_tiled_cmp(k, d->cmp, x, lw_cast_to(c, ins[1], dt));
   } else if (!strcmp(op, "Pow")) {
-    if (!is_float) /* exact for the integer results a double holds */
-      *out = xc_tiled_binary(k, XC_TOP_POW, lw_cast_to(c, x, XC_F64), lw_cast_to(c, ins[1], XC_F64));
-    else
+    if (!is_float) {
+      /* In double, then a quarter away from zero before the truncating cast
+       * back: integer results a double holds come out exact even where pow
+       * is a few ulp off (CUDA's is within 2 ulp: 3^1 can be 2.9999...),
+       * and |result| <= 1/2 (a negative power of |x| >= 2) truncates to 0. */
+      lw_val_t* p = xc_tiled_binary(k, XC_TOP_POW, lw_cast_to(c, x, XC_F64), lw_cast_to(c, ins[1], XC_F64));
+      lw_val_t* neg = xc_tiled_cmp(k, XC_CMP_LT, p, lw_fconst(c, XC_F64, 0.0));
+      *out = lw_add(c, p, xc_tiled_select(k, neg, lw_fconst(c, XC_F64, -0.25), lw_fconst(c, XC_F64, 0.25)));
+    } else
       *out = xc_tiled_binary(k, XC_TOP_POW, x, lw_cast_to(c, ins[1], dt));
   } else if (!is_float && (!strcmp(op, "Sinh") || !strcmp(op, "Cosh") || !strcmp(op, "Asinh") ||
                            !strcmp(op, "Acosh") || !strcmp(op, "Atanh") || !strcmp(op, "Round"))) {

@@ -65,6 +65,7 @@ typedef struct cu_module {
   CUmodule module;
   cu_blaslt_gemm_t* gemm;  /* XC_VENDOR_GEMM_FORMAT blobs: no CUmodule */
   cu_kernel_t* kernels;
+  char* ptx; /* a copy of the module's PTX: kernel parameter counts */
 } cu_module_t;
 
 typedef struct cu_event {
@@ -709,8 +710,34 @@ static xc_status_t cu_module_load(void* device, const xc_blob_t* blob, void** ou
     return xc_error_oom();
   }
   m->module = mod;
+  m->ptx = malloc(nptx + 1);
+  if (m->ptx) {
+    memcpy(m->ptx, ptx, nptx);
+    m->ptx[nptx] = '\0';
+  }
   *out_module = m;
   return NULL;
+}
+
+/* Counting parameters from the PTX rather than probing cuFuncGetParamInfo
+ * past the last index keeps the driver free of failing calls, which
+ * compute-sanitizer reports as errors (cuFuncGetParamCount is newer than
+ * CUDA 13.0's driver). */
+int xc_cuda_ptx_param_count(const char* ptx, const char* name) {
+  size_t len = strlen(name);
+  for (const char* p = ptx ? strstr(ptx, ".entry ") : NULL; p; p = strstr(p + 1, ".entry ")) {
+    const char* q = p + 7;
+    while (*q == ' ' || *q == '\t') q++;
+    if (strncmp(q, name, len) != 0) continue;
+    q += len;
+    while (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r') q++;
+    if (*q != '(') continue;
+    int n = 0;
+    for (q++; *q && *q != ')'; q++)
+      if (strncmp(q, ".param", 6) == 0) n++;
+    return *q == ')' ? n : -1;
+  }
+  return -1;
 }
 
 static void cu_module_unload(void* device, void* module) {
@@ -723,6 +750,7 @@ static void cu_module_unload(void* device, void* module) {
   }
   if (m->gemm) cu_blaslt_gemm_destroy(m->gemm);
   else if (dev->target->api.cuCtxSetCurrent(dev->context) == CUDA_SUCCESS) dev->target->api.cuModuleUnload(m->module);
+  free(m->ptx);
   free(m);
 }
 
@@ -751,8 +779,8 @@ static xc_status_t cu_kernel_get(void* device, void* module, const char* name, v
   k->function = f;
   if (t->api.cuFuncGetAttribute(&k->max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, f) != CUDA_SUCCESS)
     k->max_threads = 0;
-  k->num_params = -1;
-  if (t->api.cuFuncGetParamInfo) {
+  k->num_params = xc_cuda_ptx_param_count(m->ptx, name);
+  if (k->num_params < 0 && t->api.cuFuncGetParamInfo) {
     size_t off, size;
     int n = 0;
     while (n <= 2 * XC_TARGET_MAX_ARGS && t->api.cuFuncGetParamInfo(f, (size_t)n, &off, &size) == CUDA_SUCCESS) n++;

@@ -35,6 +35,12 @@ int xc_cuda_caps_arch(const xc_device_caps_t* caps);
 bool xc_cuda_blob_parts(const xc_blob_t* blob, int* out_arch, const uint8_t** out_cubin, size_t* out_cubin_size,
                         const char** out_ptx, size_t* out_ptx_size);
 
+/* The number of parameters of entry `name` in PTX text (".entry NAME(" and
+ * one ".param" per parameter up to the closing parenthesis), or -1 where the
+ * text has no such entry. The runtime checks each launch's argument count
+ * against it. */
+int xc_cuda_ptx_param_count(const char* ptx, const char* name);
+
 /* Modules loaded from PTX because their cubin did not fit the device
  * (process-wide count, for tests and diagnostics). */
 int xc_cuda_ptx_fallback_count(void);

@@ -67,6 +67,7 @@ static bool compile_checked(const kern_t* k, const xc_device_caps_t* caps, const
   char want[200];
   snprintf(want, sizeof want, ".entry %s(", entry);
   CHECK(strstr(ptx, want) != NULL);
+  CHECK_EQ_INT(xc_cuda_ptx_param_count(ptx, entry), ((const struct xc_tiled_kernel*)k)->num_params);
   snprintf(want, sizeof want, ".target %s", arch);
   CHECK(strstr(ptx, want) != NULL);
   snprintf(want, sizeof want, "--gpu-architecture=%s", arch);
@@ -107,6 +108,19 @@ static void test_compile(void) {
     return;
   }
   CHECK_OK(st);
+  /* The launch check's parameter count comes from the PTX entry. */
+  const char* ptx = NULL;
+  size_t nptx = 0;
+  int arch = 0;
+  const uint8_t* cubin = NULL;
+  size_t ncubin = 0;
+  CHECK(xc_cuda_blob_parts(&blob, &arch, &cubin, &ncubin, &ptx, &nptx));
+  CHECK_EQ_INT(xc_cuda_ptx_param_count(ptx, "xk_t"), 1);
+  CHECK_EQ_INT(xc_cuda_ptx_param_count(ptx, "xk"), -1);
+  CHECK_EQ_INT(xc_cuda_ptx_param_count(ptx, "xk_t_other"), -1);
+  CHECK_EQ_INT(xc_cuda_ptx_param_count(".entry k(\n\t.param .u64 k_param_0,\n\t.param .align 8 .b8 k_param_1[16]\n)", "k"), 2);
+  CHECK_EQ_INT(xc_cuda_ptx_param_count(".entry k()\n{", "k"), 0);
+  CHECK_EQ_INT(xc_cuda_ptx_param_count(".entry k(\n\t.param .u64 k_param_0,", "k"), -1); /* cut short */
   xc_blob_release(&blob);
 
   int compiled = 0;
