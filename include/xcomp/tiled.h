@@ -382,6 +382,21 @@ xc_status_t xc_texpr_eval(const xc_tiled_expr_t* e, const int64_t* knob_values,
                           const int64_t* param_values, const xc_tiled_limits_t* limits,
                           int64_t* out);
 
+/* Bounds of an integer or bool value (bool: 0 false, 1 true) over every
+ * element and every program, under concrete knob values. */
+typedef struct xc_tiled_range {
+  int64_t lo, hi;
+  bool known; /* false: no bound was derived */
+} xc_tiled_range_t;
+/* The ranges of every value of k, indexed by value id (k->num_values
+ * entries; the caller frees the array), or NULL when out of memory. They
+ * come from constants, knobs, program ids (grid axes without scalar
+ * parameters), aranges, loop counters, integer add/sub/mul/min/max, casts
+ * that keep the value, comparisons, and/or/not of bools and selects; every
+ * other value is unknown. A mask whose range is [1, 1] is true for every
+ * element of every program: an emitter may drop it. */
+xc_tiled_range_t* xc_tiled_ranges(const xc_tiled_kernel_t* k, const int64_t* knob_values);
+
 const char* xc_tiled_opcode_name(xc_tiled_opcode_t op); /* "dot", "load", ... */
 /* Prints the text form (docs/tiled-ir.md). */
 void xc_tiled_print(const xc_tiled_kernel_t* k, FILE* f);

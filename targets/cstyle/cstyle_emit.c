@@ -156,6 +156,7 @@ typedef struct em {
   const xc_cstyle_dialect_t* d;
   const xc_tiled_kernel_t* k;
   const int64_t* knobs;
+  xc_tiled_range_t* ranges; /* by value id (xc_tiled_ranges); NULL: none known */
   vinfo_t* vi;
   int64_t T;            /* work-items per program */
   int simd;             /* f32 SIMD lanes of the device (C dialect's dot micro-kernel) */
@@ -191,6 +192,14 @@ static void fail(em_t* e, xc_status_t s) {
 }
 
 static vinfo_t* V(em_t* e, const xc_tiled_value_t* v) { return &e->vi[v->id]; }
+
+/* A load or store mask that is true for every element of every program
+ * (index math against static bounds that the tiles divide): dropped. */
+static const xc_tiled_value_t* live_mask(em_t* e, const xc_tiled_value_t* mask) {
+  if (!mask || !e->ranges) return mask;
+  const xc_tiled_range_t* r = &e->ranges[mask->id];
+  return r->known && r->lo == 1 ? NULL : mask;
+}
 
 static void indent(em_t* e) {
   for (int i = 0; i < e->depth; i++) P(&e->body, "  ");
@@ -542,7 +551,12 @@ static void elementwise_expr(em_t* e, xc_cstyle_writer_t* w, const xc_tiled_op_t
       P(w, "(%s)((%s) %s (%s))", vtype(e, XC_BOOL), a[0], cmps[op->cmp], a[1]);
       return;
     }
-    case XC_TOP_SELECT: P(w, "((%s) ? (%s) : (%s))", a[0], a[1], a[2]); return;
+    case XC_TOP_SELECT: {
+      const xc_tiled_range_t* c = e->ranges ? &e->ranges[op->operands[0]->id] : NULL;
+      if (c && c->known && c->lo == c->hi) P(w, "(%s)", a[c->lo ? 1 : 2]); /* the condition is decided */
+      else P(w, "((%s) ? (%s) : (%s))", a[0], a[1], a[2]);
+      return;
+    }
     case XC_TOP_CAST: cast_expr(e, w, t, op->results[0]->type.dtype, a[0]); return;
     default: fail(e, xc_error(XC_INTERNAL, "cstyle: %s is not elementwise", xc_tiled_opcode_name(op->opcode)));
       return;
@@ -598,7 +612,7 @@ static void emit_elementwise(em_t* e, const xc_tiled_op_t* op, bool in_loop) {
 static void emit_load(em_t* e, const xc_tiled_op_t* op, bool in_loop) {
   const xc_tiled_value_t* res = op->results[0];
   const xc_tiled_value_t* mem = op->operands[0];
-  const xc_tiled_value_t* mask = op->num_operands > 2 ? op->operands[2] : NULL;
+  const xc_tiled_value_t* mask = live_mask(e, op->num_operands > 2 ? op->operands[2] : NULL);
   const xc_tiled_value_t* other = op->num_operands > 3 ? op->operands[3] : NULL;
   vinfo_t* r = V(e, res);
   xc_dtype_t t = res->type.dtype;
@@ -637,7 +651,7 @@ static void emit_store(em_t* e, const xc_tiled_op_t* op, bool in_loop) {
   const xc_tiled_value_t* mem = op->operands[0];
   const xc_tiled_value_t* offv = op->operands[1];
   const xc_tiled_value_t* val = op->operands[2];
-  const xc_tiled_value_t* mask = op->num_operands > 3 ? op->operands[3] : NULL;
+  const xc_tiled_value_t* mask = live_mask(e, op->num_operands > 3 ? op->operands[3] : NULL);
   vinfo_t* r = V(e, offv);
   xc_dtype_t t = mem->type.dtype;
   bool scalar = r->rank == 0;
@@ -814,56 +828,17 @@ static void emit_reduce(em_t* e, const xc_tiled_op_t* op) {
  * a[m,1]*b[1,n] + ... in that order, like the generic loop. b is read in
  * place when it is a stack array of the compute type, else packed first.
  * False (nothing written) when the shapes do not fit: the generic loop runs. */
-static bool emit_dot_blocked(em_t* e, const xc_tiled_op_t* op) {
-  const xc_tiled_value_t* a = op->operands[0], *b = op->operands[1], *acc = op->operands[2];
+/* One register block of the blocked dot: rows i0 .. i0 + mr - 1 and
+ * columns i1 .. i1 + nv * lanes - 1 of the result, its accumulators in
+ * mr * nv vector registers over the whole K loop, `b` read from bname. */
+static void emit_dot_block(em_t* e, const xc_tiled_op_t* op, int mr, int nv, int64_t lanes, const char* bname) {
+  const xc_tiled_value_t* a = op->operands[0], *acc = op->operands[2];
   const xc_tiled_value_t* res = op->results[0];
-  vinfo_t* r = V(e, res), *bi = V(e, b), *ci = V(e, acc);
+  vinfo_t* r = V(e, res), *ci = V(e, acc);
   xc_dtype_t ct = res->type.dtype;
-  if ((ct != XC_F32 && ct != XC_F64) || r->st != ST_ARRAY || r->rank != 2 || e->simd < 4) return false;
-  int64_t M = r->dims[0], N = r->dims[1], K = V(e, a)->dims[1];
-  int64_t esize = ct == XC_F64 ? 8 : 4, vbytes = (int64_t)e->simd * 4, lanes = vbytes / esize;
-  if (lanes < 2 || K < 1) return false;
-  int nv = N % (2 * lanes) == 0 ? 2 : N % lanes == 0 ? 1 : 0;
-  if (!nv) return false;
-  /* accumulators + b vectors + one broadcast must fit the vector registers */
-  int regs = e->simd >= 16 ? 32 : 16, mr_max = (regs - nv - 1) / nv;
-  if (mr_max > 8) mr_max = 8;
-  int mr = 1;
-  for (int c = mr_max; c >= 1; c--)
-    if (M % c == 0) {
-      mr = c;
-      break;
-    }
+  int64_t N = r->dims[1], K = V(e, a)->dims[1], nr = nv * lanes;
   const char* t = vtype(e, ct);
   const char* it = itype(e);
-  int64_t nr = nv * lanes;
-  L("{\n");
-  e->depth++;
-  L("typedef %s xc_vec __attribute__((vector_size(%" PRId64 ")));\n", t, vbytes);
-  /* b: in place, or packed into a contiguous [K, N] array */
-  char bname[80];
-  if (bi->st == ST_ARRAY && !strcmp(vtype(e, b->type.dtype), t)) {
-    snprintf(bname, sizeof bname, "%s", bi->name);
-  } else {
-    snprintf(bname, sizeof bname, "xc_bp_%d", op->id);
-    L("%s %s[%" PRId64 "];\n", t, bname, K * N);
-    e->local_bytes += K * N * esize;
-    xc_cstyle_writer_t rb = {0};
-    const char* cb[2] = {"q", "i1"};
-    read_at(e, &rb, b, cb, false);
-    L("for (%s q = 0; q < %" PRId64 "; q++) {\n", it, K);
-    e->depth++;
-    if (e->d->simd_pragma) L("%s\n", e->d->simd_pragma);
-    L("for (%s i1 = 0; i1 < %" PRId64 "; i1++) %s[q * %" PRId64 " + i1] = (%s)(%s);\n", it, N, bname, N, t,
-      wstr(&rb));
-    loop_close(e, 1);
-    if (rb.oom) fail(e, xc_error_oom());
-    free(rb.data);
-  }
-  L("for (%s i0 = 0; i0 < %" PRId64 "; i0 += %d) {\n", it, M, mr);
-  e->depth++;
-  L("for (%s i1 = 0; i1 < %" PRId64 "; i1 += %" PRId64 ") {\n", it, N, nr);
-  e->depth++;
   for (int m = 0; m < mr; m++) {
     indent(e);
     P(&e->body, "xc_vec");
@@ -919,7 +894,69 @@ static bool emit_dot_blocked(em_t* e, const xc_tiled_op_t* op) {
     for (int v = 0; v < nv; v++)
       L("memcpy(&%s[(i0 + %d) * %" PRId64 " + i1 + %" PRId64 "], &c%d_%d, sizeof(xc_vec));\n", r->name, m, N,
         v * lanes, m, v);
-  loop_close(e, 3);
+}
+
+static bool emit_dot_blocked(em_t* e, const xc_tiled_op_t* op) {
+  const xc_tiled_value_t* a = op->operands[0], *b = op->operands[1];
+  const xc_tiled_value_t* res = op->results[0];
+  vinfo_t* r = V(e, res), *bi = V(e, b);
+  xc_dtype_t ct = res->type.dtype;
+  if ((ct != XC_F32 && ct != XC_F64) || r->st != ST_ARRAY || r->rank != 2 || e->simd < 4) return false;
+  int64_t M = r->dims[0], N = r->dims[1], K = V(e, a)->dims[1];
+  int64_t esize = ct == XC_F64 ? 8 : 4, vbytes = (int64_t)e->simd * 4, lanes = vbytes / esize;
+  if (lanes < 2 || K < 1) return false;
+  int nv = N % (2 * lanes) == 0 ? 2 : N % lanes == 0 ? 1 : 0;
+  if (!nv) return false;
+  /* accumulators + b vectors + one broadcast must fit the vector registers */
+  int regs = e->simd >= 16 ? 32 : 16, mr_max = (regs - nv - 1) / nv;
+  if (mr_max > 8) mr_max = 8;
+  int mr = M < mr_max ? (int)M : mr_max;
+  const char* t = vtype(e, ct);
+  const char* it = itype(e);
+  int64_t nr = nv * lanes;
+  L("{\n");
+  e->depth++;
+  L("typedef %s xc_vec __attribute__((vector_size(%" PRId64 ")));\n", t, vbytes);
+  /* b: in place, or packed into a contiguous [K, N] array */
+  char bname[80];
+  if (bi->st == ST_ARRAY && !strcmp(vtype(e, b->type.dtype), t)) {
+    snprintf(bname, sizeof bname, "%s", bi->name);
+  } else {
+    snprintf(bname, sizeof bname, "xc_bp_%d", op->id);
+    L("%s %s[%" PRId64 "];\n", t, bname, K * N);
+    e->local_bytes += K * N * esize;
+    xc_cstyle_writer_t rb = {0};
+    const char* cb[2] = {"q", "i1"};
+    read_at(e, &rb, b, cb, false);
+    L("for (%s q = 0; q < %" PRId64 "; q++) {\n", it, K);
+    e->depth++;
+    if (e->d->simd_pragma) L("%s\n", e->d->simd_pragma);
+    L("for (%s i1 = 0; i1 < %" PRId64 "; i1++) %s[q * %" PRId64 " + i1] = (%s)(%s);\n", it, N, bname, N, t,
+      wstr(&rb));
+    loop_close(e, 1);
+    if (rb.oom) fail(e, xc_error_oom());
+    free(rb.data);
+  }
+  /* Columns outside, rows inside: one nr-wide strip of b stays in L1 while
+   * every row block of a passes over it. Row blocks of mr_max rows, then one
+   * block of the M % mr_max rows left (M is static). */
+  int64_t rem = M % mr;
+  L("for (%s i1 = 0; i1 < %" PRId64 "; i1 += %" PRId64 ") {\n", it, N, nr);
+  e->depth++;
+  if (M >= mr) {
+    L("for (%s i0 = 0; i0 < %" PRId64 "; i0 += %d) {\n", it, M - rem, mr);
+    e->depth++;
+    emit_dot_block(e, op, mr, nv, lanes, bname);
+    loop_close(e, 1);
+  }
+  if (rem) {
+    L("{\n");
+    e->depth++;
+    L("const %s i0 = %" PRId64 ";\n", it, M - rem);
+    emit_dot_block(e, op, (int)rem, nv, lanes, bname);
+    loop_close(e, 1);
+  }
+  loop_close(e, 2);
   return true;
 }
 
@@ -2231,6 +2268,7 @@ xc_status_t xc_cstyle_emit(const xc_cstyle_dialect_t* d, const xc_device_caps_t*
   if (!e.err && d->work_groups && caps && caps->max_threads_per_group > 0 && e.T > caps->max_threads_per_group)
     e.err = xc_error(XC_UNSUPPORTED, "%s emitter: %" PRId64 " threads per program exceed the device limit %d",
                      d->name, e.T, caps->max_threads_per_group);
+  if (!e.err && !(e.ranges = xc_tiled_ranges(k, values))) e.err = xc_error_oom();
   if (!e.err) {
     for (int i = 0; i < k->num_params; i++) classify_value(&e, k->params[i]);
     bool stored = false;
@@ -2305,7 +2343,7 @@ xc_status_t xc_cstyle_emit(const xc_cstyle_dialect_t* d, const xc_device_caps_t*
     d->write_entry(&src, d, &en);
     if (src.oom || e.decls.oom || e.body.oom) e.err = xc_error_oom();
   }
-  free(e.decls.data), free(e.body.data), free(e.vi), free(values);
+  free(e.decls.data), free(e.body.data), free(e.vi), free(e.ranges), free(values);
   free(e.op_group), free(e.op_member), free(e.nuses);
   if (e.err) {
     free(src.data);

@@ -4,6 +4,8 @@
  * several knob choices and ragged sizes, a one-pass LayerNorm with residual
  * and ReLU, and FlashAttention-style attention (online softmax), causal and
  * not, with a ragged sequence length. */
+#include <string.h>
+
 #include "test.h"
 #include "tiled_kernels.h"
 #include "xcomp/interp.h"
@@ -347,7 +349,100 @@ static void test_attention(void) {
   }
 }
 
+
+/* The mask of the nth load (in program order, loop bodies included). */
+static const xc_tiled_value_t* nth_load_mask(const xc_tiled_block_t* b, int* nth) {
+  for (int i = 0; i < b->num_ops; i++) {
+    const xc_tiled_op_t* op = b->ops[i];
+    if (op->opcode == XC_TOP_LOAD && (*nth)-- == 0) return op->num_operands > 2 ? op->operands[2] : NULL;
+    if (op->body) {
+      const xc_tiled_value_t* m = nth_load_mask(op->body, nth);
+      if (m) return m;
+    }
+  }
+  return NULL;
+}
+
+/* A mask's range: 1 when always true, 0 when always false, -1 otherwise. */
+static int mask_state(const char* text, const int64_t* knobs, int nth) {
+  xc_tiled_kernel_t* k = NULL;
+  xc_status_t st = xc_tiled_parse(text, strlen(text), "ranges.tiled", &k);
+  CHECK_OK(st);
+  if (st || !k) return -2;
+  int64_t defaults[4] = {0};
+  for (int i = 0; i < k->num_knobs && i < 4; i++) defaults[i] = k->knobs[i].default_value;
+  xc_tiled_range_t* r = xc_tiled_ranges(k, knobs ? knobs : defaults);
+  CHECK(r != NULL);
+  int n = nth;
+  const xc_tiled_value_t* m = nth_load_mask(k->body, &n);
+  CHECK(m != NULL);
+  int state = -2;
+  if (r && m) state = !r[m->id].known || r[m->id].lo != r[m->id].hi ? -1 : (int)r[m->id].lo;
+  free(r);
+  xc_tiled_kernel_destroy(k);
+  return state;
+}
+
+/* xc_tiled_ranges: masks of tiles that divide static bounds are decided
+ * true; ragged edges, scalar-parameter grids and carried values stay open. */
+static void test_ranges(void) {
+  char text[2048];
+  const char* fmt =
+      "kernel @rng {\n"
+      "  knob BLOCK: tile in {64, 128, 256} = 256\n"
+      "  knob BK: tile in {16, 32, 48} = 32\n"
+      "  param %%v0: memref<global f32 in>\n"
+      "  param %%v1: memref<global f32 inout>\n"
+      "  grid [ceildiv(%d, BLOCK)]\n"
+      "  %%0 = knob BLOCK : i64\n"
+      "  %%1 = program_id 0 : i64\n"
+      "  %%2 = mul %%1, %%0 : i64\n"
+      "  %%3 = arange : i64[BLOCK]\n"
+      "  %%4 = add %%2, %%3 : i64[BLOCK]\n"
+      "  %%5 = const %d : i64\n"
+      "  %%6 = cmp lt %%4, %%5 : bool[BLOCK]\n"
+      "  %%7 = load %%v0[%%4] mask %%6 : f32[BLOCK]\n"
+      "  %%8 = const 0 : i64\n"
+      "  %%9 = const %d : i64\n"
+      "  %%10 = knob BK : i64\n"
+      "  %%11 = arange : i64[BK]\n"
+      "  %%12 = const 0 : f32[BK]\n"
+      "  %%15 = for %%13 = %%8 to %%9 step %%10 iter(%%14 = %%12: f32[BK]) {\n"
+      "    %%16 = add %%13, %%11 : i64[BK]\n"
+      "    %%17 = cmp lt %%16, %%9 : bool[BK]\n"
+      "    %%18 = cmp ge %%16, %%8 : bool[BK]\n"
+      "    %%19 = and %%17, %%18 : bool[BK]\n"
+      "    %%20 = load %%v0[%%16] mask %%19 : f32[BK]\n"
+      "    %%21 = add %%14, %%20 : f32[BK]\n"
+      "    yield %%21\n"
+      "  }\n"
+      "  store %%v1[%%4], %%7 mask %%6\n"
+      "}\n";
+  /* 1024 elements in tiles of 256 (4 programs), a loop over 96 in steps of 32 */
+  snprintf(text, sizeof text, fmt, 1024, 1024, 96);
+  CHECK_EQ_INT(mask_state(text, NULL, 0), 1);
+  CHECK_EQ_INT(mask_state(text, NULL, 1), 1);
+  /* ragged: 1000 elements leave the last program's tile partly outside */
+  snprintf(text, sizeof text, fmt, 1000, 1000, 100);
+  CHECK_EQ_INT(mask_state(text, NULL, 0), -1);
+  CHECK_EQ_INT(mask_state(text, NULL, 1), -1);
+  /* the same text under other knobs: 1024 / 128, 96 / 48 divide; 96 / 64 does not */
+  snprintf(text, sizeof text, fmt, 1024, 1024, 96);
+  const int64_t k128_48[2] = {128, 48}, k64_16[2] = {64, 16};
+  CHECK_EQ_INT(mask_state(text, k128_48, 0), 1);
+  CHECK_EQ_INT(mask_state(text, k128_48, 1), 1);
+  CHECK_EQ_INT(mask_state(text, k64_16, 1), 1);
+  snprintf(text, sizeof text, fmt, 1024, 1024, 100);
+  CHECK_EQ_INT(mask_state(text, k64_16, 1), -1); /* 100 = 6 * 16 + 4 */
+  /* the bound below the grid's reach: never fully true; a bound of 0: never true */
+  snprintf(text, sizeof text, fmt, 1024, 1000, 96);
+  CHECK_EQ_INT(mask_state(text, NULL, 0), -1);
+  snprintf(text, sizeof text, fmt, 1024, 0, 96);
+  CHECK_EQ_INT(mask_state(text, NULL, 0), 0);
+}
+
 int main(void) {
+  test_ranges();
   test_gemm();
   test_gemm_knob_choice();
   test_gemm_f16();
