@@ -14,7 +14,7 @@
  * $XCOMP_CUBLAS_LIBRARY, else libcublas.so.13, .so.12, .so, then the same in
  * /usr/local/cuda/lib64.
  *
- * Usage: bench_gemm_cuda [--only bf16|f16|f32|tf32] [--knobs NAME=V,...] [--flags "NVRTC FLAGS"]
+ * Usage: bench_gemm_cuda [--target T] [--only bf16|f16|f32|tf32] [--knobs NAME=V,...] [--flags "NVRTC FLAGS"]
  *                        [sizes...]   (default 4096 8192)
  * --knobs replaces knob values the lowering chose (NAME matches a knob name or
  * its prefix: BLOCK_K=16 sets BLOCK_K_p0); --flags are extra NVRTC options. */
@@ -142,6 +142,7 @@ static const variant_t variants[] = {
 static cublas_handle blas;
 static const char* knob_spec; /* --knobs */
 static const char* extra_flags; /* --flags */
+static const char* g_target = "cuda"; /* --target: another GPU target on the same device (opencl:0) */
 
 static bool forced_knob(const char* name, int64_t* value) {
   const char* p = knob_spec;
@@ -165,8 +166,8 @@ static xc_status_t lower_forced(void* ctx, const xc_graph_t* g, const xc_tiled_l
   (void)ctx;
   xc_target_traits_t traits;
   xc_target_traits_init(&traits);
-  traits.name = "cuda";
-  traits.has_tensor_cores = true;
+  traits.name = g_target;
+  traits.has_tensor_cores = strcmp(g_target, "cuda") == 0;
   xc_fusion_plan_t* plan = NULL;
   XC_RETURN_IF_ERROR(xc_fusion_plan_build(g, &traits, &plan));
   xc_status_t s = xc_lower(g, plan, limits, out);
@@ -204,7 +205,7 @@ static void bench_one(const variant_t* v, int n) {
            t, n, n, t, n, n, t, n, n);
   xc_compile_request_t req;
   xc_compile_request_init(&req);
-  req.target = "cuda";
+  req.target = g_target;
   req.use_cache = false;
   req.build.compile.allow_tf32 = v->tf32;
   req.build.compile.extra_flags = extra_flags;
@@ -215,13 +216,13 @@ static void bench_one(const variant_t* v, int n) {
   xc_target_t* target = NULL;
   int index = 0;
   xc_device_caps_t caps;
-  bench_check(xc_target_find("cuda", &target, &index), "cuda target");
+  bench_check(xc_target_find(g_target, &target, &index), "target");
   bench_check(xc_target_device_caps(target, index, &caps), "caps");
   xc_compiled_module_t* m = NULL;
   bench_check(xc_runtime_compile_graph(g, target, &caps, &req, NULL, &m), "compile");
   xc_graph_destroy(g);
   xc_executor_t* e = NULL;
-  bench_check(xc_executor_create(m, "cuda", NULL, &e), "executor");
+  bench_check(xc_executor_create(m, g_target, NULL, &e), "executor");
   double compile_s = bench_now_s() - t0;
 
   int64_t dims[2] = {n, n}, nn = (int64_t)n * n;
@@ -307,15 +308,17 @@ int main(int argc, char** argv) {
     if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) only = argv[++i];
     else if (strcmp(argv[i], "--knobs") == 0 && i + 1 < argc) knob_spec = argv[++i];
     else if (strcmp(argv[i], "--flags") == 0 && i + 1 < argc) extra_flags = argv[++i];
+    else if (strcmp(argv[i], "--target") == 0 && i + 1 < argc) g_target = argv[++i];
     else if (ns < 16) sizes[ns++] = atoi(argv[i]);
   }
   if (!ns) sizes[ns++] = 4096, sizes[ns++] = 8192;
   xc_target_t* target = NULL;
   int index = 0;
   xc_device_caps_t caps;
-  bench_check(xc_target_find("cuda", &target, &index), "cuda target");
+  bench_check(xc_target_find(g_target, &target, &index), "target");
   bench_check(xc_target_device_caps(target, index, &caps), "caps");
-  printf("GEMM n x n x n on %s (%s), xcomp cuda target vs cuBLAS cublasGemmEx%s%s%s%s\n", caps.name, caps.vendor,
+  printf("GEMM n x n x n on %s (%s), xcomp %s target vs cuBLAS cublasGemmEx%s%s%s%s\n", caps.name, caps.vendor,
+         g_target,
          knob_spec ? "; knobs " : "", knob_spec ? knob_spec : "", extra_flags ? "; flags " : "",
          extra_flags ? extra_flags : "");
   printf("| dtype | n | runs | xcomp TFLOP/s | cuBLAS TFLOP/s | xcomp/cuBLAS | rel-L2 vs cuBLAS | compile s |\n"

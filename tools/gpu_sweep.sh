@@ -4,7 +4,8 @@
 #   unit     the GPU unit tests (test_target_cuda, test_cuda_tc, test_target_rocm,
 #            test_emit, test_emit_lowered, test_vendor_gemm)
 #   bench    bench_gpu_kernels, bench_gemm_cuda (bf16/f16 4096), bench_launch and
-#            bench_models on cuda (needs BENCH, a build with -DXCOMP_BENCH=ON)
+#            bench_models on cuda, and the kernels, f32 GEMM (vs cuBLAS) and models
+#            on every OpenCL GPU (needs BENCH, a build with -DXCOMP_BENCH=ON)
 #   models   the shared models on cuda (f32, bf16, f16), rocm_nv (f32, bf16) and
 #            every OpenCL GPU (f32)
 #   node     the ONNX node tests on cuda, then rocm_nv
@@ -45,6 +46,9 @@ for phase in "$@"; do
       for t in $(gpus_opencl); do
         "$BENCH/bench_gpu_kernels" --target "$t" --runs 5 >"$OUT/bench_gpu_kernels_${t//:/_}.log" 2>&1
         echo "sweep: $(stamp) bench_gpu_kernels $t rc $?"
+        "$BENCH/bench_gemm_cuda" --target "$t" --only f32 2048 4096 >"$OUT/bench_gemm_${t//:/_}.log" 2>&1
+        "$BENCH/bench_models" --target "$t" >"$OUT/bench_models_${t//:/_}.log" 2>&1
+        echo "sweep: $(stamp) bench_gemm_cuda/bench_models $t rc $?"
       done
       "$BENCH/bench_gemm_cuda" --only bf16 4096 >"$OUT/bench_gemm_bf16.log" 2>&1
       "$BENCH/bench_gemm_cuda" --only f16 4096 >"$OUT/bench_gemm_f16.log" 2>&1

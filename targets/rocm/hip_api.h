@@ -100,9 +100,26 @@ typedef struct ihipEvent_t* hipEvent_t;
   X(hipError_t, hipEventElapsedTime, "hipEventElapsedTime", (float*, hipEvent_t, hipEvent_t))              \
   X(hipError_t, hipEventDestroy, "hipEventDestroy", (hipEvent_t))
 
+/* Graph capture (HIP 4.3+): optional, resolved when present; the target
+ * offers launch graphs only when every one of them is. Stream capture modes
+ * as in hipStreamCaptureMode. */
+typedef struct ihipGraph* hipGraph_t;
+typedef struct hipGraphExec* hipGraphExec_t;
+typedef struct hipGraphNode* hipGraphNode_t;
+#define hipStreamCaptureModeThreadLocal 1
+#define XC_HIP_GRAPH_FUNCTIONS(X)                                                                      \
+  X(hipError_t, hipStreamBeginCapture, "hipStreamBeginCapture", (hipStream_t, int))                    \
+  X(hipError_t, hipStreamEndCapture, "hipStreamEndCapture", (hipStream_t, hipGraph_t*))                \
+  X(hipError_t, hipGraphInstantiate, "hipGraphInstantiate",                                            \
+    (hipGraphExec_t*, hipGraph_t, hipGraphNode_t*, char*, size_t))                                     \
+  X(hipError_t, hipGraphLaunch, "hipGraphLaunch", (hipGraphExec_t, hipStream_t))                       \
+  X(hipError_t, hipGraphExecDestroy, "hipGraphExecDestroy", (hipGraphExec_t))                          \
+  X(hipError_t, hipGraphDestroy, "hipGraphDestroy", (hipGraph_t))
+
 typedef struct xc_hip_api {
 #define XC_HIP_MEMBER(ret, name, sym, params) ret(*name) params;
   XC_HIP_FUNCTIONS(XC_HIP_MEMBER)
+  XC_HIP_GRAPH_FUNCTIONS(XC_HIP_MEMBER)
 #undef XC_HIP_MEMBER
 } xc_hip_api_t;
 

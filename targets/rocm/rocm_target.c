@@ -40,6 +40,7 @@ typedef struct rocm_target {
   xc_hip_api_t api;
   int num_devices;
   int runtime_version;
+  bool has_graphs; /* the runtime exports the graph-capture functions */
   /* hiprtc */
   bool rtc_loaded;
   xc_status_t rtc_error;
@@ -130,6 +131,12 @@ static xc_status_t rocm_load_runtime(rocm_target_t* t) {
                                     " (the HIP runtime is too old) — " RUNTIME_HINT);
   XC_HIP_FUNCTIONS(XC_HIP_RESOLVE)
 #undef XC_HIP_RESOLVE
+  t->has_graphs = true;
+#define XC_HIP_RESOLVE_OPTIONAL(ret, name, sym, params) \
+  *(void**)&t->api.name = dlsym(t->library, sym);       \
+  if (!t->api.name) t->has_graphs = false;
+  XC_HIP_GRAPH_FUNCTIONS(XC_HIP_RESOLVE_OPTIONAL)
+#undef XC_HIP_RESOLVE_OPTIONAL
   hipError_t e = t->api.hipInit(0);
   if (e != hipSuccess) {
     xc_status_t st = hip_fail(t, e, "hipInit");
@@ -690,6 +697,50 @@ static xc_status_t rocm_launch(void* device, void* kernel, const xc_launch_args_
   return NULL;
 }
 
+/* ---- launch graphs: HIP stream capture of a launch sequence ---- */
+
+static xc_status_t rocm_capture_begin(void* device) {
+  rocm_device_t* dev = device;
+  rocm_target_t* t = dev->target;
+  if (!t->has_graphs)
+    return xc_error(XC_UNSUPPORTED, "rocm: the HIP runtime lacks the graph-capture functions (HIP 4.3+ needed)");
+  XC_RETURN_IF_ERROR(use(dev));
+  HIP_CHECK(t, t->api.hipStreamBeginCapture(dev->stream, hipStreamCaptureModeThreadLocal), "hipStreamBeginCapture");
+  return NULL;
+}
+
+static xc_status_t rocm_capture_end(void* device, void** out_graph) {
+  rocm_device_t* dev = device;
+  rocm_target_t* t = dev->target;
+  XC_RETURN_IF_ERROR(use(dev));
+  hipGraph_t graph = NULL;
+  hipError_t e = t->api.hipStreamEndCapture(dev->stream, &graph);
+  if (e != hipSuccess) {
+    if (graph) t->api.hipGraphDestroy(graph);
+    return hip_fail(t, e, "hipStreamEndCapture");
+  }
+  hipGraphExec_t exec = NULL;
+  e = t->api.hipGraphInstantiate(&exec, graph, NULL, NULL, 0);
+  t->api.hipGraphDestroy(graph); /* the executable graph does not need it */
+  if (e != hipSuccess) return hip_fail(t, e, "hipGraphInstantiate");
+  *out_graph = exec;
+  return NULL;
+}
+
+static xc_status_t rocm_graph_launch(void* device, void* graph) {
+  rocm_device_t* dev = device;
+  rocm_target_t* t = dev->target;
+  XC_RETURN_IF_ERROR(use(dev));
+  HIP_CHECK(t, t->api.hipGraphLaunch((hipGraphExec_t)graph, dev->stream), "hipGraphLaunch");
+  return NULL;
+}
+
+static void rocm_graph_free(void* device, void* graph) {
+  rocm_device_t* dev = device;
+  if (graph && dev->target->api.hipSetDevice(dev->index) == hipSuccess)
+    dev->target->api.hipGraphExecDestroy((hipGraphExec_t)graph);
+}
+
 /* ---- events ---- */
 
 static xc_status_t rocm_event_record(void* device, void** out_event) {
@@ -779,6 +830,10 @@ static const xc_target_iface_t rocm_iface = {
     .event_record = rocm_event_record,
     .event_elapsed_ms = rocm_event_elapsed_ms,
     .event_free = rocm_event_free,
+    .capture_begin = rocm_capture_begin,
+    .capture_end = rocm_capture_end,
+    .graph_launch = rocm_graph_launch,
+    .graph_free = rocm_graph_free,
     .target_free = rocm_target_free,
 };
 
