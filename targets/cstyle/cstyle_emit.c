@@ -820,14 +820,6 @@ static void emit_reduce(em_t* e, const xc_tiled_op_t* op) {
   free(first.data), free(item.data), free(comb.data);
 }
 
-/* C dialect, f32/f64 accumulators: a register-blocked micro-kernel. The
- * result is computed in MR x NR blocks (NR = NV vectors of the device's
- * SIMD width) held in GNU C vector variables across the whole K loop: per
- * q, NV contiguous loads of a row of b, MR broadcasts of a[m, q] and
- * MR * NV multiply-adds. Each element still sums acc + a[m,0]*b[0,n] +
- * a[m,1]*b[1,n] + ... in that order, like the generic loop. b is read in
- * place when it is a stack array of the compute type, else packed first.
- * False (nothing written) when the shapes do not fit: the generic loop runs. */
 /* One register block of the blocked dot: rows i0 .. i0 + mr - 1 and
  * columns i1 .. i1 + nv * lanes - 1 of the result, its accumulators in
  * mr * nv vector registers over the whole K loop, `b` read from bname. */
@@ -896,6 +888,14 @@ static void emit_dot_block(em_t* e, const xc_tiled_op_t* op, int mr, int nv, int
         v * lanes, m, v);
 }
 
+/* C dialect, f32/f64 accumulators: a register-blocked micro-kernel. The
+ * result is computed in MR x NR blocks (NR = NV vectors of the device's
+ * SIMD width) held in GNU C vector variables across the whole K loop: per
+ * q, NV contiguous loads of a row of b, MR broadcasts of a[m, q] and
+ * MR * NV multiply-adds. Each element still sums acc + a[m,0]*b[0,n] +
+ * a[m,1]*b[1,n] + ... in that order, like the generic loop. b is read in
+ * place when it is a stack array of the compute type, else packed first.
+ * False (nothing written) when the shapes do not fit: the generic loop runs. */
 static bool emit_dot_blocked(em_t* e, const xc_tiled_op_t* op) {
   const xc_tiled_value_t* a = op->operands[0], *b = op->operands[1];
   const xc_tiled_value_t* res = op->results[0];
