@@ -53,6 +53,14 @@ asan: deps
 	cmake --build $(ASAN_BUILD) -j$(JOBS)
 	ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 \
 	  UBSAN_OPTIONS=print_stacktrace=1 ctest --test-dir $(ASAN_BUILD) --output-on-failure -j$(JOBS)
+	# The generated kernels themselves under ASan: the cpu target's C built with
+	# -fsanitize=address and loaded into the instrumented xcomp, so a kernel that
+	# reads or writes outside a buffer (a mask dropped wrongly, say) stops the case.
+	ASAN_OPTIONS=detect_leaks=0 XCOMP_CPU_CFLAGS="-O1 -g -fsanitize=address -fno-omit-frame-pointer -fPIC -shared -fopenmp" \
+	  $(ASAN_BUILD)/xcomp conform --op-suite --target cpu --seed 1 --cases-per-op 2 \
+	  --dtypes f32,f16,bf16,i32,i64,bool -j$(JOBS) --strict --report $(ASAN_BUILD)/conformance-opsuite-cpu-asan.txt \
+	  >$(ASAN_BUILD)/conformance-opsuite-cpu-asan.log
+	@echo "asan: op suite with ASan-built cpu kernels: $$(tail -1 $(ASAN_BUILD)/conformance-opsuite-cpu-asan.txt)"
 
 fuzz: test-deps
 	tools/fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(JOBS)
