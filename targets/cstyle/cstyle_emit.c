@@ -193,12 +193,17 @@ static void fail(em_t* e, xc_status_t s) {
 
 static vinfo_t* V(em_t* e, const xc_tiled_value_t* v) { return &e->vi[v->id]; }
 
+/* A bool value's decided state over every element of every program under
+ * the chosen knobs (xc_tiled_ranges): 1 always true, 0 always false, -1 open. */
+static int decided(em_t* e, const xc_tiled_value_t* v) {
+  const xc_tiled_range_t* r = v && e->ranges ? &e->ranges[v->id] : NULL;
+  return r && r->known && r->lo == r->hi ? (r->lo != 0) : -1;
+}
+
 /* A load or store mask that is true for every element of every program
  * (index math against static bounds that the tiles divide): dropped. */
 static const xc_tiled_value_t* live_mask(em_t* e, const xc_tiled_value_t* mask) {
-  if (!mask || !e->ranges) return mask;
-  const xc_tiled_range_t* r = &e->ranges[mask->id];
-  return r->known && r->lo == 1 ? NULL : mask;
+  return decided(e, mask) == 1 ? NULL : mask;
 }
 
 static void indent(em_t* e) {
@@ -552,8 +557,8 @@ static void elementwise_expr(em_t* e, xc_cstyle_writer_t* w, const xc_tiled_op_t
       return;
     }
     case XC_TOP_SELECT: {
-      const xc_tiled_range_t* c = e->ranges ? &e->ranges[op->operands[0]->id] : NULL;
-      if (c && c->known && c->lo == c->hi) P(w, "(%s)", a[c->lo ? 1 : 2]); /* the condition is decided */
+      int c = decided(e, op->operands[0]);
+      if (c >= 0) P(w, "(%s)", a[c ? 1 : 2]); /* the condition is decided */
       else P(w, "((%s) ? (%s) : (%s))", a[0], a[1], a[2]);
       return;
     }
