@@ -53,10 +53,17 @@ static void reduce_tile_defaults(const lw_ctx_t* c, const xc_dim_t* rdims, int n
 
 /* The BLOCK_C of a one-pass normalization: the next power of two of the
  * reduced length R when R is static and one row of that many elements fits
- * the limits — a tile (max_tile_elems) and an eighth of the shared memory
- * (work-group dialects keep the row and a tile derived from it, such as
- * x - mean, in shared memory because they are reduced); else 0, and the
- * rows are reduced in BLOCK_C chunks over several passes. */
+ * the limits — a tile (max_tile_elems) and a share of the shared memory —
+ * else 0, and the rows are reduced in BLOCK_C chunks over several passes.
+ * The share: on GPUs (SIMD width >= 32) the row tiles live in registers
+ * and their reductions combine across lanes (docs/emitter.md, "Row
+ * reductions in registers"), so only what a kernel keeps in shared memory
+ * beside them needs room: half, for two row tiles. Elsewhere an eighth:
+ * work-group dialects on CPUs (PoCL) may still stage row tiles. */
+static int64_t one_pass_share(const xc_tiled_limits_t* l) {
+  return l && l->value[XC_TILED_LIMIT_SIMD_WIDTH] >= 32 ? 2 : 8;
+}
+
 static int64_t one_pass_width(const lw_ctx_t* c, const xc_dim_t* rdims, int nr, xc_dtype_t at) {
   int64_t len = 1;
   for (int i = 0; i < nr; i++) {
@@ -69,14 +76,15 @@ static int64_t one_pass_width(const lw_ctx_t* c, const xc_dim_t* rdims, int nr, 
   const xc_tiled_limits_t* l = c->limits;
   int64_t elem = at == XC_F64 ? 8 : 4;
   if (l && l->value[XC_TILED_LIMIT_MAX_TILE_ELEMS] < cap) cap = l->value[XC_TILED_LIMIT_MAX_TILE_ELEMS];
-  if (l && l->value[XC_TILED_LIMIT_SHARED_BYTES] / (8 * elem) < cap)
-    cap = l->value[XC_TILED_LIMIT_SHARED_BYTES] / (8 * elem);
+  int64_t share = one_pass_share(l);
+  if (l && l->value[XC_TILED_LIMIT_SHARED_BYTES] / (share * elem) < cap)
+    cap = l->value[XC_TILED_LIMIT_SHARED_BYTES] / (share * elem);
   return width <= cap ? width : 0;
 }
 
 /* Rows of a one-pass normalization: BLOCK_C has the single candidate
  * `width` (>= R), BLOCK_R stays tunable under the constraint that a
- * [BLOCK_R, BLOCK_C] tile takes at most an eighth of the shared memory.
+ * [BLOCK_R, BLOCK_C] tile takes at most its share of the shared memory.
  * Default BLOCK_R: about 4096 elements per program on CPUs (four rows of
  * 1024: the row tile stays in L1/L2 and a row of gamma or beta is read once
  * for four rows), about 1024 on GPUs (SIMD width >= 32), as in the chunked
@@ -92,7 +100,7 @@ static void one_pass_knobs(lw_ctx_t* c, int64_t width, xc_dtype_t at, rows_t* w)
   w->width = width;
   xc_tiled_kernel_t* k = c->k;
   const xc_tiled_expr_t* tile = xc_texpr_binary(k, XC_TEXPR_MUL, xc_texpr_knob(k, w->kBR), xc_texpr_knob(k, w->kBC));
-  tile = xc_texpr_binary(k, XC_TEXPR_MUL, tile, xc_texpr_const(k, 8 * (at == XC_F64 ? 8 : 4)));
+  tile = xc_texpr_binary(k, XC_TEXPR_MUL, tile, xc_texpr_const(k, one_pass_share(l) * (at == XC_F64 ? 8 : 4)));
   xc_tiled_add_constraint(k, xc_texpr_binary(k, XC_TEXPR_LE, tile, xc_texpr_limit(k, XC_TILED_LIMIT_SHARED_BYTES)));
 }
 

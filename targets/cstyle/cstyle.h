@@ -125,6 +125,12 @@ typedef struct xc_cstyle_dialect {
   const char* align16;         /* before the element type of a 16-byte aligned shared array */
   const char* copy_commit;
   const char* copy_wait_fmt;   /* printf format with one %d: pending groups */
+  /* Lane exchange within aligned groups of 32 work-items (optional; NULL:
+   * row reductions combine through local memory only): a format whose %s
+   * is a value (float, double, int, long long or their unsigned forms) and
+   * %d a lane mask below 32; the expression is the value of the lane
+   * lid ^ mask. All work-items of the group execute it together. */
+  const char* shfl_xor_fmt;
 } xc_cstyle_dialect_t;
 
 extern const xc_cstyle_dialect_t xc_cstyle_dialect_c;

@@ -200,6 +200,18 @@ static int decided(em_t* e, const xc_tiled_value_t* v) {
   return r && r->known && r->lo == r->hi ? (r->lo != 0) : -1;
 }
 
+/* The operand (0 or 1) an integer min or max returns for every element of
+ * every program, from the operands' ranges (a row index clamped to the last
+ * row when the grid never passes it); -1 when undecided. */
+static int min_max_side(em_t* e, const xc_tiled_op_t* op) {
+  if (!e->ranges || op->num_operands != 2 || !xc_dtype_is_int(op->results[0]->type.dtype)) return -1;
+  const xc_tiled_range_t* a = &e->ranges[op->operands[0]->id], *b = &e->ranges[op->operands[1]->id];
+  if (!a->known || !b->known) return -1;
+  bool a_small = a->hi <= b->lo, b_small = b->hi <= a->lo;
+  if (op->opcode == XC_TOP_MIN) return a_small ? 0 : b_small ? 1 : -1;
+  return b_small ? 0 : a_small ? 1 : -1;
+}
+
 /* A load or store mask that is true for every element of every program
  * (index math against static bounds that the tiles divide): dropped. */
 static const xc_tiled_value_t* live_mask(em_t* e, const xc_tiled_value_t* mask) {
@@ -402,11 +414,13 @@ static int loop_open(em_t* e, const vinfo_t* r, bool simd) {
     return slot_loop_open(e, e->frag); /* the accumulator's register layout (docs/emitter.md) */
   if (e->d->work_groups) {
     int64_t slots = (r->n + e->T - 1) / e->T;
-    if (e->d->unroll_pragma && slots <= 8) L("%s\n", e->d->unroll_pragma);
+    if (e->d->unroll_pragma && slots <= 32) L("%s\n", e->d->unroll_pragma);
     L("for (int j = 0; j < %" PRId64 "; j++) {\n", slots);
     e->depth++;
     L("const %s f = lid + (%s)j * %" PRId64 ";\n", it, it, e->T);
-    L("if (f < %" PRId64 ") {\n", r->n);
+    /* every slot full: no guard (a compiler cannot prove it, lid's bound being T) */
+    if (slots * e->T == r->n) L("{\n");
+    else L("if (f < %" PRId64 ") {\n", r->n);
     e->depth++;
     if (r->rank == 1) L("const %s i0 = f;\n", it);
     if (r->rank == 2) L("const %s i0 = f / %" PRId64 ", i1 = f %% %" PRId64 ";\n", it, r->dims[1], r->dims[1]);
@@ -548,8 +562,13 @@ static void elementwise_expr(em_t* e, xc_cstyle_writer_t* w, const xc_tiled_op_t
         break;
       }
       return;
-    case XC_TOP_MAX: P(w, "XC_MAX(%s, %s)", a[0], a[1]); return;
-    case XC_TOP_MIN: P(w, "XC_MIN(%s, %s)", a[0], a[1]); return;
+    case XC_TOP_MAX:
+    case XC_TOP_MIN: {
+      int c = min_max_side(e, op);
+      if (c >= 0) P(w, "(%s)", a[c]); /* the ranges decide which side wins */
+      else P(w, "%s(%s, %s)", op->opcode == XC_TOP_MAX ? "XC_MAX" : "XC_MIN", a[0], a[1]);
+      return;
+    }
     case XC_TOP_POW: mathfn(e, fn, sizeof fn, "pow", t), P(w, "%s(%s, %s)", fn, a[0], a[1]); return;
     case XC_TOP_CMP: {
       static const char* const cmps[] = {"==", "!=", "<", "<=", ">", ">="};
@@ -782,7 +801,185 @@ static bool emit_reduce_coop(em_t* e, const xc_tiled_op_t* op) {
   return true;
 }
 
+/* Work-group dialects: whether a reduction can run on the operand where its
+ * threads hold it (the default layout, element f = lid + j * T in slot j):
+ * along the last axis of a tile of rank <= 2 whose row length C is a power
+ * of two that T divides or that divides T, and whose every slot is full
+ * (n a multiple of T), and no dot has its shape (a matrix plan may hold
+ * such a tile in the accumulator's layout, which the analysis cannot know
+ * yet). Then a private operand stays in registers; the analysis uses this
+ * to keep it private (mark_use). */
+static bool dot_shaped(em_t* e, const xc_tiled_block_t* b, const vinfo_t* x) {
+  for (int i = 0; i < b->num_ops; i++) {
+    const xc_tiled_op_t* op = b->ops[i];
+    if (op->opcode == XC_TOP_DOT && same_shape(V(e, op->results[0]), x)) return true;
+    if (op->opcode == XC_TOP_FOR && dot_shaped(e, op->body, x)) return true;
+  }
+  return false;
+}
+
+static bool lanes_shape(em_t* e, const xc_tiled_op_t* op) {
+  if (!e->d->work_groups || op->num_operands < 1) return false;
+  vinfo_t* xi = V(e, op->operands[0]);
+  if (xi->rank < 1 || xi->rank > 2 || op->axis != xi->rank - 1) return false;
+  int64_t C = xi->dims[xi->rank - 1], T = e->T;
+  if (C < 1 || (C & (C - 1)) || T < 1 || (T & (T - 1))) return false;
+  if (!(xi->n >= T && xi->n % T == 0 && (C % T == 0 || T % C == 0))) return false;
+  /* a tile of a dot's shape may follow the accumulator's register layout */
+  return !dot_shaped(e, e->k->body, xi);
+}
+
+/* Value types a dialect's lane exchange moves (f16/bf16 compute in float). */
+static bool shfl_type(xc_dtype_t t) {
+  switch (t) {
+    case XC_F32: case XC_F64: case XC_F16: case XC_BF16:
+    case XC_I32: case XC_I64: case XC_U32: case XC_U64: return true;
+    default: return false;
+  }
+}
+
+/* The lanes_shape reduction (docs/emitter.md, "Row reductions in
+ * registers"). A thread's slots of one row are m = max(1, C / T)
+ * consecutive slots, so it folds them into J / m register partials
+ * (J slots); the G = min(T, C) threads of a row are aligned groups of
+ * consecutive lanes. Where the dialect exchanges lanes, partials combine
+ * by an xor butterfly over B = min(G, 32) lanes (every lane ends with the
+ * same value); then the W = G / B partials of a row go to local memory,
+ * one barrier, and each thread owning a result slot folds them in order. */
+static void emit_reduce_lanes(em_t* e, const xc_tiled_op_t* op) {
+  const xc_tiled_value_t* res = op->results[0];
+  const xc_tiled_value_t* x = op->operands[0];
+  vinfo_t* r = V(e, res), *xi = V(e, x);
+  if (r->st != ST_SCALAR && r->st != ST_ARRAY && r->st != ST_PRIVATE) {
+    fail(e, xc_error(XC_INTERNAL, "cstyle: row reduction %d has no register result", op->id));
+    return;
+  }
+  xc_dtype_t dt = res->type.dtype;
+  const char* t = vtype(e, dt);
+  const char* it = itype(e);
+  int64_t T = e->T, C = xi->dims[xi->rank - 1], J = xi->n / T;
+  int64_t m = C >= T ? C / T : 1, np = J / m, G = C < T ? C : T, R = xi->n / C;
+  int64_t B = e->d->shfl_xor_fmt && shfl_type(dt) ? (G < 32 ? G : 32) : 1, W = G / B, W_fold = W;
+  size_t esize = dt == XC_F64 ? 8 : fcompute(dt) ? 4 : dt == XC_BOOL ? 1 : xc_dtype_size(dt);
+  P(&e->decls, "%s%s xr%d[%" PRId64 "];\n", e->d->local_qual, t, res->id, R * W);
+  e->local_bytes += R * W * (int64_t)esize;
+  char pk[48];
+  snprintf(pk, sizeof pk, "xp%d[j / %" PRId64 "]", res->id, m);
+  if (r->st == ST_SCALAR) L("%s %s;\n", t, r->name);
+  L("{\n");
+  e->depth++;
+  L("%s xp%d[%" PRId64 "];\n", t, res->id, np);
+  /* the thread's slots, folded per row */
+  int close = loop_open(e, xi, false);
+  expr_t ex;
+  const char* v = opnd(e, &ex, x, xi);
+  xc_cstyle_writer_t comb = {0};
+  combine(e, &comb, op->reduce, pk, v);
+  if (m == 1) L("%s = %s;\n", pk, v);
+  else L("if (j %% %" PRId64 " == 0) %s = %s; else %s\n", m, pk, v, wstr(&comb));
+  loop_close(e, close);
+  expr_free(&ex);
+  free(comb.data);
+  if (B > 1) {
+    /* xor butterfly: the format's %s is the partial, its %d the lane mask s */
+    char cur[48];
+    snprintf(cur, sizeof cur, "xp%d[k]", res->id);
+    xc_cstyle_writer_t fm = {0}, c2 = {0};
+    for (const char* q = e->d->shfl_xor_fmt; *q; q++) {
+      if (q[0] == '%' && q[1] == 's') P(&fm, "%s", cur), q++;
+      else if (q[0] == '%' && q[1] == 'd') P(&fm, "s"), q++;
+      else P(&fm, "%c", *q);
+    }
+    combine(e, &c2, op->reduce, cur, "o");
+    if (e->d->unroll_pragma) L("%s\n", e->d->unroll_pragma);
+    L("for (int k = 0; k < %" PRId64 "; k++) {\n", np);
+    e->depth++;
+    if (e->d->unroll_pragma) L("%s\n", e->d->unroll_pragma);
+    L("for (int s = 1; s < %" PRId64 "; s <<= 1) { const %s o = %s; %s }\n", B, t, wstr(&fm), wstr(&c2));
+    e->depth--;
+    L("}\n");
+    if (c2.oom || fm.oom) fail(e, xc_error_oom());
+    free(c2.data), free(fm.data);
+  }
+  /* lane 0 of each B-group writes its row's partial w = (lid % G) / B */
+  if (B > 1) L("if ((lid & %" PRId64 ") == 0) {\n", B - 1);
+  else L("{\n");
+  e->depth++;
+  if (e->d->unroll_pragma) L("%s\n", e->d->unroll_pragma);
+  L("for (int k = 0; k < %" PRId64 "; k++) xr%d[((lid + (%s)k * %" PRId64 ") / %" PRId64 ") * %" PRId64
+    " + (lid & %" PRId64 ") / %" PRId64 "] = xp%d[k];\n",
+    np, res->id, it, m * T, C, W, G - 1, B, res->id);
+  e->depth--;
+  L("}\n");
+  barrier(e);
+  if (B == 1 && W > 8) {
+    /* no lane exchange: a tree over a row's W partials, a barrier a step */
+    xc_cstyle_writer_t tr = {0};
+    char at[96], up[96];
+    snprintf(at, sizeof at, "xr%d[xr_i]", res->id);
+    snprintf(up, sizeof up, "xr%d[xr_i + s]", res->id);
+    combine(e, &tr, op->reduce, at, up);
+    L("for (int s = %" PRId64 "; s > 0; s >>= 1) {\n", W / 2);
+    e->depth++;
+    L("if ((lid & %" PRId64 ") < s) {\n", G - 1);
+    if (e->d->unroll_pragma) L("%s\n", e->d->unroll_pragma);
+    L("  for (int k = 0; k < %" PRId64 "; k++) { const %s xr_i = ((lid + (%s)k * %" PRId64 ") / %" PRId64 ") * %" PRId64
+      " + (lid & %" PRId64 "); %s }\n",
+      np, it, it, m * T, C, W, G - 1, wstr(&tr));
+    L("}\n");
+    barrier(e);
+    e->depth--;
+    L("}\n");
+    if (tr.oom) fail(e, xc_error_oom());
+    free(tr.data);
+    W_fold = 1;
+  }
+  xc_cstyle_writer_t fold = {0};
+  combine(e, &fold, op->reduce, "racc", W_fold > 1 ? "xr_w" : "racc");
+  char rd[96];
+  if (r->st == ST_SCALAR) {
+    L("%s racc = xr%d[0];\n", t, res->id);
+    if (W_fold > 1)
+      L("for (int w = 1; w < %" PRId64 "; w++) { const %s xr_w = xr%d[w]; %s }\n", W_fold, t, res->id, wstr(&fold));
+    L("%s = racc;\n", r->name);
+  } else {
+    if (r->st == ST_ARRAY) {
+      L("for (%s f = lid; f < %" PRId64 "; f += %" PRId64 ") {\n", it, R, T);
+      snprintf(rd, sizeof rd, "%s[f]", r->name);
+    } else {
+      int64_t slots = (R + T - 1) / T;
+      if (e->d->unroll_pragma) L("%s\n", e->d->unroll_pragma);
+      L("for (int j = 0; j < %" PRId64 "; j++) {\n", slots);
+      e->depth++;
+      L("const %s f = lid + (%s)j * %" PRId64 ";\n", it, it, T);
+      L("if (f < %" PRId64 ") {\n", R);
+      snprintf(rd, sizeof rd, "%s[j]", r->name);
+    }
+    e->depth++;
+    L("%s racc = xr%d[f * %" PRId64 "];\n", t, res->id, W);
+    if (W_fold > 1)
+      L("for (int w = 1; w < %" PRId64 "; w++) { const %s xr_w = xr%d[f * %" PRId64 " + w]; %s }\n", W_fold, t,
+        res->id, W, wstr(&fold));
+    L("%s = racc;\n", rd);
+    e->depth--;
+    L("}\n");
+    if (r->st == ST_PRIVATE) {
+      e->depth--;
+      L("}\n");
+    }
+  }
+  barrier(e); /* the scratch is free again; an array result is visible to all */
+  e->depth--;
+  L("}\n");
+  if (fold.oom) fail(e, xc_error_oom());
+  free(fold.data);
+}
+
 static void emit_reduce(em_t* e, const xc_tiled_op_t* op) {
+  if (lanes_shape(e, op)) {
+    emit_reduce_lanes(e, op);
+    return;
+  }
   if (emit_reduce_coop(e, op)) return;
   const xc_tiled_value_t* res = op->results[0];
   const xc_tiled_value_t* x = op->operands[0];
@@ -1580,6 +1777,9 @@ static void analyze_block(em_t* e, const xc_tiled_block_t* b) {
         }
         break;
       case XC_TOP_REDUCE:
+        /* a row reduction reads its operand where the threads hold it */
+        mark_use(e, op->operands[0], lanes_shape(e, op) ? V(e, op->operands[0]) : NULL);
+        break;
       case XC_TOP_EXPAND_DIMS:
       case XC_TOP_BROADCAST:
       case XC_TOP_TRANS:
@@ -2228,11 +2428,13 @@ static const char* const shared_prelude =
     "}\n"
     "#endif\n"
     "static inline float xc_bf2f(xc_u16 b) { return xc_bitsf((xc_u32)b << 16); }\n"
+    "#ifndef XC_NATIVE_F2BF /* a dialect prelude may define xc_f2bf with an instruction */\n"
     "static inline xc_u16 xc_f2bf(float f) {\n"
     "  xc_u32 x = xc_fbits(f);\n"
     "  if ((x & 0x7fffffffu) > 0x7f800000u) return (xc_u16)((x >> 16) | 0x40u);\n"
     "  return (xc_u16)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);\n"
-    "}\n";
+    "}\n"
+    "#endif\n";
 
 /* ---- entry ------------------------------------------------------------------------ */
 

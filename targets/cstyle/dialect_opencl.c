@@ -28,7 +28,10 @@ static void cl_write_entry(xc_cstyle_writer_t* w, const xc_cstyle_dialect_t* d, 
         xc_cstyle_printf(w, "const long %s", name);
     }
   if (first) xc_cstyle_printf(w, "void");
-  xc_cstyle_printf(w, ") {\n  const long lid = (long)%s;\n", d->thread_id);
+  /* a program has exactly `threads` work-items: the modulo changes no value
+   * but gives the compiler lid's bound (constant-offset addresses, no
+   * division in the element loops) */
+  xc_cstyle_printf(w, ") {\n  const long lid = (long)(%s %% %lldu);\n", d->thread_id, (long long)e->threads);
   const char* s = e->decls;
   while (*s) {
     const char* nl = strchr(s, '\n');

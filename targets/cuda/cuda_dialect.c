@@ -30,7 +30,10 @@ static void cuda_write_entry(xc_cstyle_writer_t* w, const xc_cstyle_dialect_t* d
       else
         xc_cstyle_printf(w, "const long long %s", name);
     }
-  xc_cstyle_printf(w, ") {\n  const long long lid = (long long)%s;\n", d->thread_id);
+  /* a program has exactly `threads` work-items: the modulo changes no value
+   * but gives the compiler lid's bound (constant-offset addresses, no
+   * division in the element loops) */
+  xc_cstyle_printf(w, ") {\n  const long long lid = (long long)(%s %% %lldu);\n", d->thread_id, (long long)e->threads);
   const char* s = e->decls;
   while (*s) {
     const char* nl = strchr(s, '\n');
@@ -260,6 +263,15 @@ const xc_cstyle_dialect_t xc_cstyle_dialect_cuda = {
                "  unsigned short h; asm(\"cvt.rn.f16.f32 %0, %1;\" : \"=h\"(h) : \"f\"(f));\n"
                "  return f != f ? (xc_u16)(((xc_fbits(f) >> 16) & 0x8000u) | 0x7e00u) : (xc_u16)h;\n"
                "}\n"
+               /* f32 -> bf16 likewise where the instruction exists (sm_80+); NaN
+                * keeps the shared helper's quiet NaN with sign and payload */
+               "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800\n"
+               "#define XC_NATIVE_F2BF 1\n"
+               "static inline xc_u16 xc_f2bf(float f) {\n"
+               "  unsigned short h; asm(\"cvt.rn.bf16.f32 %0, %1;\" : \"=h\"(h) : \"f\"(f));\n"
+               "  return f != f ? (xc_u16)((xc_fbits(f) >> 16) | 0x40u) : (xc_u16)h;\n"
+               "}\n"
+               "#endif\n"
                "static inline unsigned xc_tf32(float x) {\n"
                "  unsigned r; asm(\"cvt.rna.tf32.f32 %0, %1;\" : \"=r\"(r) : \"f\"(x)); return r;\n"
                "}\n",
@@ -272,4 +284,5 @@ const xc_cstyle_dialect_t xc_cstyle_dialect_cuda = {
     .align16 = "__align__(16) ",
     .copy_commit = "asm volatile(\"cp.async.commit_group;\\n\" ::: \"memory\");",
     .copy_wait_fmt = "asm volatile(\"cp.async.wait_group %d;\\n\" ::: \"memory\");",
+    .shfl_xor_fmt = "__shfl_xor_sync(0xffffffffu, %s, %d)",
 };

@@ -40,7 +40,10 @@ static void hip_write_entry(xc_cstyle_writer_t* w, const xc_cstyle_dialect_t* d,
       else
         xc_cstyle_printf(w, "const long long %s", name);
     }
-  xc_cstyle_printf(w, ") {\n  const long long lid = (long long)%s;\n", d->thread_id);
+  /* a program has exactly `threads` work-items: the modulo changes no value
+   * but gives the compiler lid's bound (constant-offset addresses, no
+   * division in the element loops) */
+  xc_cstyle_printf(w, ") {\n  const long long lid = (long long)(%s %% %lldu);\n", d->thread_id, (long long)e->threads);
   const char* s = e->decls;
   while (*s) {
     const char* nl = strchr(s, '\n');
@@ -220,7 +223,13 @@ const xc_cstyle_dialect_t xc_cstyle_dialect_hip = {
                "#ifndef INFINITY\n#define INFINITY __int_as_float(0x7f800000)\n#endif\n"
                "#ifndef NAN\n#define NAN __int_as_float(0x7fffffff)\n#endif\n"
                "static inline xc_u32 xc_fbits(float f) { return __float_as_uint(f); }\n"
-               "static inline float xc_bitsf(xc_u32 u) { return __uint_as_float(u); }\n",
+               "static inline float xc_bitsf(xc_u32 u) { return __uint_as_float(u); }\n"
+               /* lane exchange: HIP on NVIDIA is CUDA's, whose unsynchronized
+                * form is gone; on AMD, xor masks below 32 stay within a
+                * half of a wave64 */
+               "#if defined(__HIP_PLATFORM_NVIDIA__)\n"
+               "#define XC_SHFL_XOR(v, m) __shfl_xor_sync(0xffffffffu, (v), (m))\n"
+               "#else\n#define XC_SHFL_XOR(v, m) __shfl_xor((v), (m))\n#endif\n",
     .f64_prelude = NULL,
     .write_entry = hip_write_entry,
     .dot_plan = hip_dot_plan,
@@ -228,4 +237,5 @@ const xc_cstyle_dialect_t xc_cstyle_dialect_hip = {
     .dot_slot_index = hip_dot_slot_index,
     .emit_dot = hip_emit_dot,
     .align16 = "__attribute__((aligned(16))) ",
+    .shfl_xor_fmt = "XC_SHFL_XOR(%s, %d)",
 };

@@ -113,9 +113,14 @@ static void test_row_reduce(void) {
   kern_t* k = build_row_reduce();
   CHECK(k != NULL);
   if (!k) return;
-  const int64_t choices[][3] = {{2, 32, 64}, {1, 8, 16}, {8, 128, 256}};
+  /* BLOCK_R BLOCK_N num_threads. On work-group targets all but the second
+   * reduce in registers (docs/emitter.md, "Row reductions in registers"):
+   * a row per 32 lanes (C < T), a row per 128 lanes with four slots each
+   * (C < T, rows in slots), and two rows of two slots per thread (C = 2 T),
+   * a row of eight slots per thread (C = 8 T) */
+  const int64_t choices[][3] = {{2, 32, 64}, {1, 8, 16}, {8, 128, 256}, {2, 128, 64}, {1, 128, 16}};
   const int64_t sizes[][2] = {{7, 100}, {16, 32}, {3, 5}};
-  for (int c = 0; c < 3; c++)
+  for (int c = 0; c < 5; c++)
     for (int s = 0; s < 3; s++) {
       int64_t r = sizes[s][0], n = sizes[s][1];
       xc_tiled_arg_t args[5] = {{tensor(XC_F32, r * n, true), 0}, {tensor(XC_F32, r, false), 0},

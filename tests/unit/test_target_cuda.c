@@ -42,7 +42,7 @@ static bool compile_checked(const kern_t* k, const xc_device_caps_t* caps, const
   CHECK_STR(src.entry, entry);
   CHECK(strstr(src.text, "extern \"C\" __global__ void __launch_bounds__(") != NULL);
   CHECK(strstr(src.text, "blockIdx.x") != NULL);
-  CHECK(strstr(src.text, "const long long lid = (long long)threadIdx.x;") != NULL);
+  CHECK(strstr(src.text, "const long long lid = (long long)(threadIdx.x % ") != NULL);
   st = xc_target_compile(cuda, caps, &src, NULL, blob);
   if (st) {
     fprintf(stderr, "compile %s for %s: %s\n", k->name, arch, xc_status_message(st));
