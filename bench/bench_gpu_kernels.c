@@ -11,8 +11,9 @@
  * output are checked against a double-precision host computation at the
  * bf16 tolerance (rel-L2 <= 1.6e-2 per row).
  *
- * Usage: bench_gpu_kernels [--target T] [--runs R] [--quick]
- *   --quick: smaller shapes (a smoke run, e.g. on the cpu target) */
+ * Usage: bench_gpu_kernels [--target T] [--runs R] [--quick] [--only layernorm|attention]
+ *   --quick: smaller shapes (a smoke run, e.g. on the cpu target)
+ *   --only:  one of the two parts */
 #include <dlfcn.h>
 
 #include "bench_common.h"
@@ -260,19 +261,28 @@ static void bench_attention(const char* target, int64_t b, int64_t h, int64_t s,
 int main(int argc, char** argv) {
   const char* target = "cuda";
   bool quick = false;
+  const char* only = NULL;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--target") == 0 && i + 1 < argc) target = argv[++i];
+    else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) only = argv[++i];
     else if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc) g_runs = atoi(argv[++i]);
     else if (strcmp(argv[i], "--quick") == 0) quick = true;
     else {
-      fprintf(stderr, "usage: bench_gpu_kernels [--target T] [--runs R] [--quick]\n");
+      fprintf(stderr, "usage: bench_gpu_kernels [--target T] [--runs R] [--quick] [--only layernorm|attention]\n");
       return 2;
     }
   }
   if (g_runs < 1) g_runs = 1;
   bench_check(xc_targets_init(), "targets");
-  if (quick) bench_layernorm(target, 256, 512);
-  else bench_layernorm(target, 16384, 4096);
+  if (only && strcmp(only, "layernorm") != 0 && strcmp(only, "attention") != 0) {
+    fprintf(stderr, "bench_gpu_kernels: --only takes layernorm or attention, not '%s'\n", only);
+    return 2;
+  }
+  if (!only || !strcmp(only, "layernorm")) {
+    if (quick) bench_layernorm(target, 256, 512);
+    else bench_layernorm(target, 16384, 4096);
+  }
+  if (only && strcmp(only, "attention") != 0) return 0;
   printf("\n2. Attention (ONNX Attention op), bf16, %s on %s\n", quick ? "B1 H2 D32" : "B4 H32 D128", target);
   printf("| S | mask | ms | TFLOP/s | max row rel-L2 |\n| --- | --- | --- | --- | --- |\n");
   const int64_t seqs[2] = {1024, 4096};

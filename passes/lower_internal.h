@@ -67,6 +67,7 @@ typedef struct lw_ctx {
   const bool* absorbed;
   const xc_node_t* remap_out;
   const xc_tiled_limits_t* limits; /* the target's (NULL: unlimited); knob defaults may use them */
+  int64_t threads_default;         /* num_threads default (0: 128), set by a lowering that knows better */
   xc_status_t err;
 } lw_ctx_t;
 

@@ -96,6 +96,10 @@ static void one_pass_knobs(lw_ctx_t* c, int64_t width, xc_dtype_t at, rows_t* w)
   while (br < 16 && br * 2 * width <= target) br *= 2;
   w->kBR = lw_knob(c, "BLOCK_R", 5, br_c, br);
   w->kBC = lw_knob(c, "BLOCK_C", 1, &width, width);
+  /* GPUs: rows of 4096 and more run best with 256 threads, 16 or more slots
+   * each (bf16 16384x4096 LayerNorm+Gelu on an H200: 140 us against 153 us
+   * with 128 threads, bench/RESULTS.md) */
+  if (target == 1024 && br * width >= 4096 && c->threads_default < 256) c->threads_default = 256;
   w->one_pass = true;
   w->width = width;
   xc_tiled_kernel_t* k = c->k;

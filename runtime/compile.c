@@ -84,12 +84,13 @@ xc_hash128_t xc_compile_cache_key(const void* model_bytes, size_t model_size, co
   char opts[1200];
   const xc_compile_options_t* c = &r->build.compile;
   snprintf(opts, sizeof opts,
-           "O%d|precision=%s|flags=%s|extra=%s|cross=%d|tf32=%d|env=%s|clenv=%s|format=%u|vendor=%d|arch=%d",
+           "O%d|precision=%s|flags=%s|extra=%s|cross=%d|tf32=%d|env=%s|clenv=%s|knobs=%s|format=%u|vendor=%d|arch=%d",
            r->opt_level,
            r->precision == XC_DTYPE_UNDEFINED ? "-" : xc_dtype_name(r->precision), c->flags ? c->flags : "-",
            c->extra_flags ? c->extra_flags : "-", c->cross ? 1 : 0, c->allow_tf32 ? 1 : 0,
            getenv("XCOMP_CPU_CFLAGS") ? getenv("XCOMP_CPU_CFLAGS") : "-",
-           getenv("XCOMP_OPENCL_FLAGS") ? getenv("XCOMP_OPENCL_FLAGS") : "-", XC_CM_FORMAT_VERSION,
+           getenv("XCOMP_OPENCL_FLAGS") ? getenv("XCOMP_OPENCL_FLAGS") : "-",
+           getenv("XCOMP_KNOBS") ? getenv("XCOMP_KNOBS") : "-", XC_CM_FORMAT_VERSION,
            r->no_vendor_blas ? 0 : 1, r->resolved_target && r->resolved_caps && r->resolved_for_arch ? 1 : 0);
   hash_str(st, "options", opts);
   hash_str(st, "xcomp", XCOMP_VERSION);
@@ -124,6 +125,40 @@ static void limits_of(const xc_device_caps_t* caps, bool allow_tf32, xc_tiled_li
         (in == XC_F16 || in == XC_BF16 || (in == XC_F32 && allow_tf32)))
       l->value[XC_TILED_LIMIT_MMA] |= (int64_t)1 << in;
   }
+}
+
+/* XCOMP_KNOBS="NAME=V[,NAME=V...]": every kernel with a knob NAME takes the
+ * value V instead of the default chooser's (a hand-tuning and measuring
+ * aid, docs/tiled-ir.md "Schedule knobs"). V must be one of the knob's
+ * candidates; whether the combination is valid is the emitter's check. */
+static xc_status_t apply_knob_overrides(xc_lowered_module_t* lm, const char* spec) {
+  if (!spec || !*spec) return NULL;
+  for (const char* p = spec; *p;) {
+    const char* end = strchr(p, ',');
+    size_t len = end ? (size_t)(end - p) : strlen(p);
+    char item[128];
+    if (len == 0 || len >= sizeof item) return xc_error(XC_INVALID_ARGUMENT, "XCOMP_KNOBS: bad item in '%s'", spec);
+    memcpy(item, p, len);
+    item[len] = 0;
+    char* eq = strchr(item, '=');
+    char* rest = NULL;
+    long long v = eq ? strtoll(eq + 1, &rest, 10) : 0;
+    if (!eq || eq == item || !rest || rest == eq + 1 || *rest)
+      return xc_error(XC_INVALID_ARGUMENT, "XCOMP_KNOBS: '%s' is not NAME=INTEGER", item);
+    *eq = 0;
+    for (int i = 0; i < lm->num_kernels; i++) {
+      const xc_tiled_kernel_t* k = lm->kernels[i].kernel;
+      int idx = xc_tiled_find_knob(k, item);
+      if (idx < 0) continue;
+      bool ok = false;
+      for (int c = 0; c < k->knobs[idx].num_candidates; c++) ok |= k->knobs[idx].candidates[c] == v;
+      if (!ok) return xc_error(XC_INVALID_ARGUMENT, "XCOMP_KNOBS: %lld is not a candidate of knob %s of kernel '%s'",
+                               v, item, k->name);
+      lm->kernels[i].knobs[idx] = v;
+    }
+    p += len + (end ? 1 : 0);
+  }
+  return NULL;
 }
 
 static xc_status_t lower_graph(const xc_graph_t* g, const xc_fusion_plan_t* plan, const xc_tiled_limits_t* limits,
@@ -216,6 +251,7 @@ xc_status_t xc_runtime_compile_graph(xc_graph_t* g, xc_target_t* target, const x
     s = xc_fusion_plan_build(g, &po.target, &plan);
     if (!s) s = lower_graph(g, plan, &limits, &lm);
   }
+  if (!s) s = apply_knob_overrides(lm, getenv("XCOMP_KNOBS"));
   if (!s) s = xc_compiled_module_build(lm, target, caps, &r->build, kernels_compiled, out);
   if (!s && plan && !r->no_vendor_blas && caps->has_vendor_blas) {
     bool* has = calloc((size_t)lm->num_kernels + 1, sizeof *has);

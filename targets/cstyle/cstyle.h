@@ -131,6 +131,10 @@ typedef struct xc_cstyle_dialect {
    * %d a lane mask below 32; the expression is the value of the lane
    * lid ^ mask. All work-items of the group execute it together. */
   const char* shfl_xor_fmt;
+  /* erf of an f16/bf16 value computed in float (optional; NULL: the f32
+   * erf): a prelude function whose error is far below a 16-bit ulp but
+   * that is cheaper than the f32 library's. */
+  const char* erf_half;
 } xc_cstyle_dialect_t;
 
 extern const xc_cstyle_dialect_t xc_cstyle_dialect_c;

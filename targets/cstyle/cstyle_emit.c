@@ -519,7 +519,11 @@ static void elementwise_expr(em_t* e, xc_cstyle_writer_t* w, const xc_tiled_op_t
     case XC_TOP_EXP: vmath ? snprintf(fn, sizeof fn, "xc_vexpf") : (mathfn(e, fn, sizeof fn, "exp", t), 0); break;
     case XC_TOP_LOG: mathfn(e, fn, sizeof fn, "log", t); break;
     case XC_TOP_SQRT: mathfn(e, fn, sizeof fn, "sqrt", t); break;
-    case XC_TOP_ERF: vmath ? snprintf(fn, sizeof fn, "xc_verff") : (mathfn(e, fn, sizeof fn, "erf", t), 0); break;
+    case XC_TOP_ERF:
+      if (is_half(t) && e->d->erf_half) snprintf(fn, sizeof fn, "%s", e->d->erf_half);
+      else if (vmath) snprintf(fn, sizeof fn, "xc_verff");
+      else mathfn(e, fn, sizeof fn, "erf", t);
+      break;
     case XC_TOP_TANH: vmath ? snprintf(fn, sizeof fn, "xc_vtanhf") : (mathfn(e, fn, sizeof fn, "tanh", t), 0); break;
     case XC_TOP_FLOOR: mathfn(e, fn, sizeof fn, "floor", t); break;
     case XC_TOP_CEIL: mathfn(e, fn, sizeof fn, "ceil", t); break;
