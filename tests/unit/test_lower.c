@@ -899,7 +899,8 @@ static int check_norm_rows(const char* what, const char* text, int nin, xc_tenso
  * computes the fused residual Add in double, the reference rounds it to
  * f32, and at larger offsets that rounding alone exceeds the tolerance. Rows of 1000 and 37 have masked
  * tail lanes (BLOCK_C 1024 and 64), 1024 none; 9000 and a symbolic length
- * take the chunked form, and so does 4096 with GPU limits. */
+ * take the chunked form; with GPU limits (48 KiB of shared memory, half of
+ * it for two row tiles) 4096 is one pass and 8192 chunked. */
 static void test_norm_one_pass(void) {
   static const struct {
     const char* dt;
@@ -910,7 +911,7 @@ static void test_norm_one_pass(void) {
   } cases[] = {
       {"f32", 1000, 10, 0, 1024}, {"f32", 1024, 10, 1, 1024}, {"f32", 37, 10, 0, 64},
       {"f64", 1000, 1e8, 0, 1024}, {"f64", 37, 1e8, 1, 64},    {"f32", 9000, 10, 0, 0},
-      {"f32", 1000, 10, 2, 1024},  {"f32", 4096, 10, 2, 0},
+      {"f32", 1000, 10, 2, 1024},  {"f32", 4096, 10, 2, 4096}, {"f32", 8192, 10, 2, 0},
   };
   for (size_t t = 0; t < sizeof cases / sizeof *cases; t++) {
     const char* dt = cases[t].dt;
