@@ -805,14 +805,7 @@ static bool emit_reduce_coop(em_t* e, const xc_tiled_op_t* op) {
   return true;
 }
 
-/* Work-group dialects: whether a reduction can run on the operand where its
- * threads hold it (the default layout, element f = lid + j * T in slot j):
- * along the last axis of a tile of rank <= 2 whose row length C is a power
- * of two that T divides or that divides T, and whose every slot is full
- * (n a multiple of T), and no dot has its shape (a matrix plan may hold
- * such a tile in the accumulator's layout, which the analysis cannot know
- * yet). Then a private operand stays in registers; the analysis uses this
- * to keep it private (mark_use). */
+/* Whether some dot of block b (or of a loop inside it) has x's shape. */
 static bool dot_shaped(em_t* e, const xc_tiled_block_t* b, const vinfo_t* x) {
   for (int i = 0; i < b->num_ops; i++) {
     const xc_tiled_op_t* op = b->ops[i];
@@ -822,6 +815,14 @@ static bool dot_shaped(em_t* e, const xc_tiled_block_t* b, const vinfo_t* x) {
   return false;
 }
 
+/* Work-group dialects: whether a reduction can run on the operand where its
+ * threads hold it (the default layout, element f = lid + j * T in slot j):
+ * along the last axis of a tile of rank <= 2 whose row length C is a power
+ * of two that T divides or that divides T, and whose every slot is full
+ * (n a multiple of T), and no dot has its shape (a matrix plan may hold
+ * such a tile in the accumulator's layout, which the analysis cannot know
+ * yet). Then a private operand stays in registers; the analysis uses this
+ * to keep it private (mark_use). */
 static bool lanes_shape(em_t* e, const xc_tiled_op_t* op) {
   if (!e->d->work_groups || op->num_operands < 1) return false;
   vinfo_t* xi = V(e, op->operands[0]);

@@ -4,7 +4,7 @@
 # cpu target: examples/mlp.xir and tests/models/mlp compiled, run, and compared
 # with the reference interpreter and the expected outputs; the compile cache
 # (a warm compile runs no compiler; a damaged entry is recompiled);
-# --dump-kernels, --device, --poison, --no-cache.
+# --dump-kernels, --device, --poison, --no-cache, XCOMP_KNOBS.
 #
 # The end-to-end part needs lowering and the cpu kernel emitter; while
 # `xcomp compile` reports either as unsupported the script prints SKIP and
@@ -118,6 +118,18 @@ if "$XCOMP" targets 2>/dev/null | grep -q '^  opencl:0'; then
 else
   echo "note: no OpenCL device; the opencl part was not run"
 fi
+
+# XCOMP_KNOBS: a candidate value reaches the emitted kernel (its header
+# lists the knobs), anything else is one error line naming knob and kernel.
+XCOMP_KNOBS=num_threads=64 run_xcomp compile "$EX/mlp.xir" --target cpu --no-cache --dump-kernels "$TMP/knobs" \
+  -o "$TMP/knobs.xcm"
+[ "$RC" -eq 0 ] || fail "XCOMP_KNOBS=num_threads=64: exit $RC: $(head -c 500 "$TMP/err")"
+grep -q "num_threads=64" "$TMP/knobs"/*.c || fail "XCOMP_KNOBS=num_threads=64 did not reach the kernels"
+XCOMP_KNOBS=num_threads=100 expect_error 1 "100 is not a candidate of knob num_threads of kernel" \
+  compile "$EX/mlp.xir" --target cpu --no-cache -o "$TMP/knobs2.xcm"
+XCOMP_KNOBS=num_threads expect_error 1 "'num_threads' is not NAME=INTEGER" \
+  compile "$EX/mlp.xir" --target cpu --no-cache -o "$TMP/knobs2.xcm"
+[ ! -e "$TMP/knobs2.xcm" ] || fail "a compile with bad XCOMP_KNOBS left a module behind"
 
 # A kernel that fails to compile is reported with the graph nodes it came
 # from (here the compiler itself fails).
