@@ -28,10 +28,11 @@ static void cl_write_entry(xc_cstyle_writer_t* w, const xc_cstyle_dialect_t* d, 
         xc_cstyle_printf(w, "const long %s", name);
     }
   if (first) xc_cstyle_printf(w, "void");
-  /* a program has exactly `threads` work-items: the modulo changes no value
-   * but gives the compiler lid's bound (constant-offset addresses, no
-   * division in the element loops) */
-  xc_cstyle_printf(w, ") {\n  const long lid = (long)(%s %% %lldu);\n", d->thread_id, (long long)e->threads);
+  /* Not `% threads` as in CUDA and HIP: with it PoCL 3.1 (LLVM 15) computed
+   * wrong results for one op-suite kernel (AveragePool f32 [2,2,3,5], 16
+   * unrolled slots; right at -cl-opt-disable, with 256 threads, or without
+   * the modulo), seen 2026-12-02 and not explained. */
+  xc_cstyle_printf(w, ") {\n  const long lid = (long)%s;\n", d->thread_id);
   const char* s = e->decls;
   while (*s) {
     const char* nl = strchr(s, '\n');

@@ -40,7 +40,7 @@ static const char* const expected_opencl =
     "void xk_scale(__global const float* p_x,\n"
     "    __global float* p_y,\n"
     "    const long p_n) {\n"
-    "  const long lid = (long)(get_local_id(0) % 64u);\n"
+    "  const long lid = (long)get_local_id(0);\n"
     "  float v9[1];\n"
     "  float v11[1];\n"
     "  const long v3 = 4; /* BLOCK */\n"
