@@ -60,9 +60,8 @@ static void reduce_tile_defaults(const lw_ctx_t* c, const xc_dim_t* rdims, int n
  * reductions in registers"), so only what a kernel keeps in shared memory
  * beside them needs room: half, for two row tiles. Elsewhere an eighth:
  * work-group dialects on CPUs (PoCL) may still stage row tiles. */
-static int64_t one_pass_share(const xc_tiled_limits_t* l) {
-  return l && l->value[XC_TILED_LIMIT_SIMD_WIDTH] >= 32 ? 2 : 8;
-}
+static bool gpu_limits(const xc_tiled_limits_t* l) { return l && l->value[XC_TILED_LIMIT_SIMD_WIDTH] >= 32; }
+static int64_t one_pass_share(const xc_tiled_limits_t* l) { return gpu_limits(l) ? 2 : 8; }
 
 static int64_t one_pass_width(const lw_ctx_t* c, const xc_dim_t* rdims, int nr, xc_dtype_t at) {
   int64_t len = 1;
@@ -91,7 +90,7 @@ static int64_t one_pass_width(const lw_ctx_t* c, const xc_dim_t* rdims, int nr, 
  * form. */
 static void one_pass_knobs(lw_ctx_t* c, int64_t width, xc_dtype_t at, rows_t* w) {
   const xc_tiled_limits_t* l = c->limits;
-  int64_t target = l && l->value[XC_TILED_LIMIT_SIMD_WIDTH] >= 32 ? 1024 : 4096;
+  int64_t target = gpu_limits(l) ? 1024 : 4096;
   int64_t br = 1;
   while (br < 16 && br * 2 * width <= target) br *= 2;
   w->kBR = lw_knob(c, "BLOCK_R", 5, br_c, br);
@@ -99,7 +98,7 @@ static void one_pass_knobs(lw_ctx_t* c, int64_t width, xc_dtype_t at, rows_t* w)
   /* GPUs: rows of 4096 and more run best with 256 threads, 16 or more slots
    * each (bf16 16384x4096 LayerNorm+Gelu on an H200: 140 us against 153 us
    * with 128 threads, bench/RESULTS.md) */
-  if (target == 1024 && br * width >= 4096 && c->threads_default < 256) c->threads_default = 256;
+  if (gpu_limits(l) && br * width >= 4096 && c->threads_default < 256) c->threads_default = 256;
   w->one_pass = true;
   w->width = width;
   xc_tiled_kernel_t* k = c->k;

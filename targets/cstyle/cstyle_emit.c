@@ -711,6 +711,11 @@ static void emit_store(em_t* e, const xc_tiled_op_t* op, bool in_loop) {
   expr_free(&eo), expr_free(&ev);
 }
 
+/* Bytes of a value of dtype dt in the dialect's value type (16-bit floats compute in float). */
+static size_t value_bytes(xc_dtype_t dt) {
+  return dt == XC_F64 ? 8 : fcompute(dt) ? 4 : dt == XC_BOOL ? 1 : xc_dtype_size(dt);
+}
+
 static void combine(em_t* e, xc_cstyle_writer_t* w, int kind, const char* acc, const char* v) {
   (void)e;
   switch (kind) {
@@ -748,7 +753,7 @@ static bool emit_reduce_coop(em_t* e, const xc_tiled_op_t* op) {
   xc_dtype_t dt = res->type.dtype;
   const char* t = vtype(e, dt);
   const char* it = itype(e);
-  size_t esize = dt == XC_F64 ? 8 : fcompute(dt) ? 4 : dt == XC_BOOL ? 1 : xc_dtype_size(dt);
+  size_t esize = value_bytes(dt);
   P(&e->decls, "%s%s xr%d[%" PRId64 "];\n", e->d->local_qual, t, res->id, e->T);
   e->local_bytes += e->T * (int64_t)esize;
   /* the result's coordinates, from its flat index rf */
@@ -865,7 +870,7 @@ static void emit_reduce_lanes(em_t* e, const xc_tiled_op_t* op) {
   int64_t T = e->T, C = xi->dims[xi->rank - 1], J = xi->n / T;
   int64_t m = C >= T ? C / T : 1, np = J / m, G = C < T ? C : T, R = xi->n / C;
   int64_t B = e->d->shfl_xor_fmt && shfl_type(dt) ? (G < 32 ? G : 32) : 1, W = G / B, W_fold = W;
-  size_t esize = dt == XC_F64 ? 8 : fcompute(dt) ? 4 : dt == XC_BOOL ? 1 : xc_dtype_size(dt);
+  size_t esize = value_bytes(dt);
   P(&e->decls, "%s%s xr%d[%" PRId64 "];\n", e->d->local_qual, t, res->id, R * W);
   e->local_bytes += R * W * (int64_t)esize;
   char pk[48];
@@ -911,9 +916,11 @@ static void emit_reduce_lanes(em_t* e, const xc_tiled_op_t* op) {
   else L("{\n");
   e->depth++;
   if (e->d->unroll_pragma) L("%s\n", e->d->unroll_pragma);
-  L("for (int k = 0; k < %" PRId64 "; k++) xr%d[((lid + (%s)k * %" PRId64 ") / %" PRId64 ") * %" PRId64
-    " + (lid & %" PRId64 ") / %" PRId64 "] = xp%d[k];\n",
-    np, res->id, it, m * T, C, W, G - 1, B, res->id);
+  /* where partial k of this thread goes: its row's W partials, entry (lid % G) / B */
+  char xi_k[160];
+  snprintf(xi_k, sizeof xi_k, "((lid + (%s)k * %" PRId64 ") / %" PRId64 ") * %" PRId64 " + (lid & %" PRId64 ") / %" PRId64,
+           it, m * T, C, W, G - 1, B);
+  L("for (int k = 0; k < %" PRId64 "; k++) xr%d[%s] = xp%d[k];\n", np, res->id, xi_k, res->id);
   e->depth--;
   L("}\n");
   barrier(e);
@@ -928,9 +935,7 @@ static void emit_reduce_lanes(em_t* e, const xc_tiled_op_t* op) {
     e->depth++;
     L("if ((lid & %" PRId64 ") < s) {\n", G - 1);
     if (e->d->unroll_pragma) L("%s\n", e->d->unroll_pragma);
-    L("  for (int k = 0; k < %" PRId64 "; k++) { const %s xr_i = ((lid + (%s)k * %" PRId64 ") / %" PRId64 ") * %" PRId64
-      " + (lid & %" PRId64 "); %s }\n",
-      np, it, it, m * T, C, W, G - 1, wstr(&tr));
+    L("  for (int k = 0; k < %" PRId64 "; k++) { const %s xr_i = %s; %s }\n", np, it, xi_k, wstr(&tr));
     L("}\n");
     barrier(e);
     e->depth--;
