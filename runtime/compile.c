@@ -129,7 +129,7 @@ static void limits_of(const xc_device_caps_t* caps, bool allow_tf32, xc_tiled_li
 
 /* XCOMP_KNOBS="NAME=V[,NAME=V...]": every kernel with a knob NAME takes the
  * value V instead of the default chooser's (a hand-tuning and measuring
- * aid, docs/tiled-ir.md "Schedule knobs"). V must be one of the knob's
+ * aid, docs/tiled-ir.md "Knobs and validity"). V must be one of the knob's
  * candidates; whether the combination is valid is the emitter's check. */
 static xc_status_t apply_knob_overrides(xc_lowered_module_t* lm, const char* spec) {
   if (!spec || !*spec) return NULL;
