@@ -72,6 +72,7 @@ void xc_tiled_limits_init_unlimited(xc_tiled_limits_t* l) {
   for (int i = 0; i < XC_TILED_LIMIT_COUNT; i++) l->value[i] = INT64_MAX;
   l->value[XC_TILED_LIMIT_SIMD_WIDTH] = 1;
   l->value[XC_TILED_LIMIT_MMA] = 0;
+  l->value[XC_TILED_LIMIT_STAGED_BYTES] = l->value[XC_TILED_LIMIT_SHARED_BYTES];
 }
 void xc_tiled_limits_init_gpu(xc_tiled_limits_t* l) {
   l->value[XC_TILED_LIMIT_MAX_THREADS] = 1024;
@@ -80,6 +81,7 @@ void xc_tiled_limits_init_gpu(xc_tiled_limits_t* l) {
   l->value[XC_TILED_LIMIT_MAX_VECTOR] = 4;
   l->value[XC_TILED_LIMIT_MAX_TILE_ELEMS] = 16384;
   l->value[XC_TILED_LIMIT_MMA] = 0;
+  l->value[XC_TILED_LIMIT_STAGED_BYTES] = l->value[XC_TILED_LIMIT_SHARED_BYTES];
 }
 /* A CPU program runs on one core: "threads" become iterations of the loops
  * over a tile (any count is fine), shared memory is a stack array that
@@ -91,10 +93,11 @@ void xc_tiled_limits_init_cpu(xc_tiled_limits_t* l) {
   l->value[XC_TILED_LIMIT_MAX_VECTOR] = 8;
   l->value[XC_TILED_LIMIT_MAX_TILE_ELEMS] = 8192;
   l->value[XC_TILED_LIMIT_MMA] = 0;
+  l->value[XC_TILED_LIMIT_STAGED_BYTES] = l->value[XC_TILED_LIMIT_SHARED_BYTES];
 }
 const char* xc_tiled_limit_name(xc_tiled_limit_t l) {
   static const char* const n[] = {"max_threads", "shared_bytes", "simd_width", "max_vector",
-                                  "max_tile_elems", "mma"};
+                                  "max_tile_elems", "mma", "staged_bytes"};
   return (unsigned)l < XC_TILED_LIMIT_COUNT ? n[l] : "?";
 }
 

@@ -8,7 +8,8 @@
 
 #include "lower_internal.h"
 
-static const int64_t bm_c[] = {16, 32, 64, 128}, bn_c[] = {16, 32, 64, 128}, bk_c[] = {8, 16, 32, 64, 128};
+static const int64_t bm_c[] = {16, 32, 64, 128, 256}, bn_c[] = {16, 32, 64, 128, 256},
+                     bk_c[] = {8, 16, 32, 64, 128};
 
 /* A QLinearMatMul scale or zero point as f64: one value, or one per row
  * (idx = rm) or column (idx = rn). */
@@ -82,21 +83,30 @@ xc_status_t lw_emit_gemm(lw_ctx_t* c, const xc_node_t* n) {
    * when the compile allows tf32) get tensor-core-sized tiles: 128x128 on
    * 128 work-items (four warps of 64x64 on CUDA), a 3-stage pipeline of the
    * K loop (emitters use fewer stages where the buffers do not fit); BLOCK_K
-   * 32 (16-bit) or 16 (f32) columns, so two stages of both operand tiles fit
-   * the 48 KiB of static shared memory. CPUs get tiles sized to their caches
+   * 32 (16-bit) or 16 (f32) columns, so three stages of both 16-bit operand
+   * tiles fit 48 KiB of static shared memory. CPUs get tiles sized to their caches
    * (cpu_tile_defaults). */
   bool mma = !qlin && !c->multi_phase && lw_has_mma(c, dt);
-  int64_t dbm = 32, dbn = 32, dbk = 16;
+  int64_t dbm = 32, dbn = 32, dbk = 16, dst = 3;
   if (mma) dbm = 128, dbn = 128, dbk = dt != XC_F32 ? 32 : 16;
   else cpu_tile_defaults(c, M, N, K, Y->dims, nb, &dbm, &dbn, &dbk);
-  int kBM = lw_knob(c, "BLOCK_M", 4, bm_c, dbm);
-  int kBN = lw_knob(c, "BLOCK_N", 4, bn_c, dbn);
+  /* Where the operand buffers may outgrow static shared memory (limits
+   * "staged_bytes": CUDA's dynamic opt-in), 16-bit GEMMs of K >= 128 take K
+   * tiles of 64 in two stages (64 KiB): on the H200 (bf16 4096^3) 300
+   * TFLOP/s against 263-272 for three stages of 32 (bench/RESULTS.md,
+   * section 8). */
+  if (mma && dt != XC_F32 && c->limits->value[XC_TILED_LIMIT_STAGED_BYTES] >= 96 * 1024 && xc_dim_is_static(K) &&
+      K.value >= 128)
+    dbk = 64, dst = 2;
+  /* 256-wide tiles only on matrix instructions (eight warps of 64x64 on CUDA) */
+  int kBM = lw_knob(c, "BLOCK_M", mma ? 5 : 4, bm_c, dbm);
+  int kBN = lw_knob(c, "BLOCK_N", mma ? 5 : 4, bn_c, dbn);
   int kBK = lw_knob(c, "BLOCK_K", 5, bk_c, dbk);
   if (mma) {
-    static const int64_t st_c[] = {1, 2, 3, 4}, tf_c[] = {1};
+    static const int64_t st_c[] = {1, 2, 3, 4, 5, 6}, tf_c[] = {1};
     char name[32];
     snprintf(name, sizeof name, "STAGES_p%d", c->phase_index);
-    xc_tiled_add_knob(k, name, XC_KNOB_STAGES, 4, st_c, 3);
+    xc_tiled_add_knob(k, name, XC_KNOB_STAGES, 6, st_c, dst);
     /* present only when the compile allows tf32: the emitter may use it */
     if (dt == XC_F32) xc_tiled_add_knob(k, "tf32", XC_KNOB_OTHER, 1, tf_c, 1);
   }

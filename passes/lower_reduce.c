@@ -640,10 +640,12 @@ static xc_status_t normalize_one_pass(lw_ctx_t* c, const norm_t* nm, rows_t* w) 
   lw_val_t* s1c = lw_col(c, stat1);
   lw_val_t* s2c = lw_col(c, norm_scale(c, nm, w, stat1, stat2));
   XC_RETURN_IF_ERROR(store_stats(c, nm, w, s1c, s2c));
-  /* x - mean again rather than kept: a subtraction per element is cheaper
-   * than a second row tile (the C emitter then needs no array for it);
-   * exp(x - max) is kept */
-  if (t && !nm->soft) t = centered(c, &sp, x, s1c);
+  /* CPUs: x - mean again rather than kept, a subtraction per element being
+   * cheaper than a second row tile (the C emitter then needs no array for
+   * it). GPUs keep it: the tile is in registers, and the subtraction after
+   * the reduction's barrier is one more instruction per element. exp(x -
+   * max) is kept. */
+  if (t && !nm->soft && !gpu_limits(c->limits)) t = centered(c, &sp, x, s1c);
   XC_RETURN_IF_ERROR(norm_output(c, nm, &sp, x, t, s1c, s2c));
   lw_iter_end(c, w->start);
   return NULL;

@@ -117,6 +117,9 @@ static void limits_of(const xc_device_caps_t* caps, bool allow_tf32, xc_tiled_li
   if (caps->max_threads_per_group > 1) l->value[XC_TILED_LIMIT_MAX_THREADS] = caps->max_threads_per_group;
   if (caps->kind != XC_DEVICE_CPU && caps->local_memory_bytes > 0)
     l->value[XC_TILED_LIMIT_SHARED_BYTES] = caps->local_memory_bytes;
+  l->value[XC_TILED_LIMIT_STAGED_BYTES] = l->value[XC_TILED_LIMIT_SHARED_BYTES];
+  if (caps->kind != XC_DEVICE_CPU && caps->local_memory_optin_bytes > l->value[XC_TILED_LIMIT_SHARED_BYTES])
+    l->value[XC_TILED_LIMIT_STAGED_BYTES] = caps->local_memory_optin_bytes;
   if (caps->simd_width > 0) l->value[XC_TILED_LIMIT_SIMD_WIDTH] = caps->simd_width;
   /* float dots with matrix instructions; f32 (tf32) only when allowed */
   for (int i = 0; caps->kind != XC_DEVICE_CPU && i < caps->num_mma_shapes && i < XC_TARGET_MAX_MMA_SHAPES; i++) {

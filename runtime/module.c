@@ -27,11 +27,11 @@ void xc_hash128_hex(xc_hash128_t h, char out[33]) {
 
 xc_hash128_t xc_device_caps_fingerprint(const xc_device_caps_t* caps) {
   char buf[1024];
-  int n = snprintf(buf, sizeof buf, "%s|%s|%s|%d|%d|%d|%lld|%lld|%d|%u|%d|%d", caps->name, caps->vendor,
+  int n = snprintf(buf, sizeof buf, "%s|%s|%s|%d|%d|%d|%lld|%lld|%lld|%d|%u|%d|%d", caps->name, caps->vendor,
                    caps->version, (int)caps->kind, caps->simd_width, caps->max_threads_per_group,
-                   (long long)caps->local_memory_bytes, (long long)caps->max_buffer_bytes,
-                   (int)caps->preferred_layout, (unsigned)caps->dtypes, caps->num_mma_shapes,
-                   caps->has_vendor_blas ? 1 : 0);
+                   (long long)caps->local_memory_bytes, (long long)caps->local_memory_optin_bytes,
+                   (long long)caps->max_buffer_bytes, (int)caps->preferred_layout, (unsigned)caps->dtypes,
+                   caps->num_mma_shapes, caps->has_vendor_blas ? 1 : 0);
   for (int i = 0; i < caps->num_mma_shapes && i < XC_TARGET_MAX_MMA_SHAPES && n > 0 && (size_t)n < sizeof buf; i++) {
     const xc_mma_shape_t* s = &caps->mma_shapes[i];
     n += snprintf(buf + n, sizeof buf - (size_t)n, "|%dx%dx%d:%d:%d", s->m, s->n, s->k, (int)s->input_dtype,

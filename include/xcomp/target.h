@@ -75,6 +75,9 @@ typedef struct xc_device_caps {
   int num_mma_shapes;
   xc_mma_shape_t mma_shapes[XC_TARGET_MAX_MMA_SHAPES];
   bool has_vendor_blas;
+  /* A larger per-group limit a kernel can opt into beyond local_memory_bytes
+   * (CUDA: dynamic shared memory up to the device's opt-in maximum); 0: none. */
+  int64_t local_memory_optin_bytes;
 } xc_device_caps_t;
 
 /* ---------------------------------------------------------------------------

@@ -63,6 +63,8 @@ typedef enum xc_tiled_limit {
   XC_TILED_LIMIT_MAX_VECTOR,     /* widest vector load in elements */
   XC_TILED_LIMIT_MAX_TILE_ELEMS, /* register budget: elements of one tile */
   XC_TILED_LIMIT_MMA,            /* dtypes whose dot has matrix instructions: bits 1 << dtype */
+  XC_TILED_LIMIT_STAGED_BYTES,   /* work-group memory a matrix-instruction K loop's operand buffers
+                                    may take (CUDA: the opt-in dynamic maximum); >= shared_bytes */
   XC_TILED_LIMIT_COUNT
 } xc_tiled_limit_t;
 

@@ -27,6 +27,7 @@ typedef struct xc_cstyle_entry {
   const char* decls;        /* declarations of the program's tiles and allocations */
   const char* body;         /* the program body */
   const struct xc_cstyle_dot* dot; /* the dot on matrix instructions, or NULL */
+  int64_t dyn_local_bytes;  /* bytes of the dynamic work-group array (dyn_local_array), 0: none */
 } xc_cstyle_entry_t;
 
 /* A `dot` the dialect may map to matrix instructions (docs/emitter.md,
@@ -135,6 +136,23 @@ typedef struct xc_cstyle_dialect {
    * erf): a prelude function whose error is far below a 16-bit ulp but
    * that is cheaper than the f32 library's. */
   const char* erf_half;
+  /* The same for an erf whose only use is 1 + erf (optional; NULL:
+   * erf_half): only its absolute error counts there. */
+  const char* erf_half_plus_one;
+  /* Dynamic work-group memory (optional; NULL: static arrays only): the
+   * declaration of an unsized array of bytes named xc_dsm, aligned to 128
+   * bytes, whose size the launch supplies. When a mma K loop's pipeline
+   * stages do not fit caps->local_memory_bytes but fit
+   * caps->local_memory_optin_bytes, its operand buffers are carved from it
+   * and write_entry is told the size (entry.dyn_local_bytes) so that the
+   * target can pass it at launch. */
+  const char* dyn_local_array;
+  /* Vector chunks (docs/emitter.md): rows whose length is a multiple of
+   * threads * chunk take a layout in which each work-item holds chunks of
+   * consecutive elements, loaded and stored from global memory as one
+   * aligned struct of 16 bytes where the chunk is contiguous and aligned
+   * (tested per chunk at run time), element by element otherwise. */
+  bool vec_chunks;
 } xc_cstyle_dialect_t;
 
 extern const xc_cstyle_dialect_t xc_cstyle_dialect_c;

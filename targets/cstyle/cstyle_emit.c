@@ -123,6 +123,7 @@ typedef struct vinfo {
   bool chunked;         /* its load may copy 16-byte chunks (affine offset, convex mask) */
   int64_t pitch, bufs;
   int64_t swz_shift, swz_mask; /* chunk swizzle of a raw operand (xc_cstyle_dot_t) */
+  bool dyn;             /* raw operand carved from the dynamic work-group array */
 } vinfo_t;
 
 /* Elementwise ops whose operands are all virtual or scalar are inlined into
@@ -177,6 +178,8 @@ typedef struct em {
   const xc_tiled_op_t* mma_loop;  /* the for whose only carried value it accumulates */
   xc_cstyle_dot_t dot;
   int stages;                     /* > 1: the mma loop is software-pipelined */
+  bool dyn;                       /* its operand buffers live in dynamic work-group memory */
+  int64_t dyn_bytes;              /* bytes of that memory carved so far */
   /* dots outside that shape taken with staged operands (dialect.dot_staged) */
   mx_t mx[MAX_STAGED_DOTS];
   int num_mx;
@@ -184,6 +187,11 @@ typedef struct em {
    * follows (the mma dot's, or a staged dot's kept in registers), or NULL */
   const xc_cstyle_dot_t* frag;
   int seq;                        /* unique names */
+  /* vector chunks (dialect.vec_chunks): elements per chunk of the row
+   * layout (1: none) and, per storage dtype, the chunk sizes in bytes whose
+   * struct types the kernel uses (bits 4, 8, 16) */
+  int64_t vec;
+  unsigned vec_types[XC_DTYPE_COUNT];
 } em_t;
 
 static void fail(em_t* e, xc_status_t s) {
@@ -405,6 +413,40 @@ static int slot_loop_open(em_t* e, const xc_cstyle_dot_t* dot) {
   return 2;
 }
 
+/* Work-group dialects with vector chunks: the elements per chunk of shape
+ * r's slot layout, 1 for the default layout (element f = lid + j * T in
+ * slot j). Rows (rank 1 or 2, not a matrix plan's shape) whose last extent
+ * is a multiple of T * vec take the chunked layout: slot j of work-item lid
+ * holds element ((j / vec) * T + lid) * vec + j % vec, so a work-item's
+ * vec consecutive slots are consecutive elements of one row, loaded and
+ * stored as one aligned chunk (docs/emitter.md, "Vector chunks"). A row's
+ * slots of one work-item stay consecutive (C / T of them) and every
+ * work-item holds the same number of each row, as in the default layout. */
+static int64_t vec_of(em_t* e, const vinfo_t* r) {
+  if (e->vec <= 1 || !e->d->work_groups || frag_shape(e, r) || r->rank < 1 || r->rank > 2) return 1;
+  return r->dims[r->rank - 1] % (e->T * e->vec) == 0 ? e->vec : 1;
+}
+
+/* The flat index of slot `slot` of the current work-item in shape r's layout. */
+static void slot_flat(em_t* e, xc_cstyle_writer_t* w, const vinfo_t* r, const char* slot) {
+  const char* it = itype(e);
+  int64_t v = vec_of(e, r);
+  if (v > 1)
+    P(w, "((%s)(%s / %" PRId64 ") * %" PRId64 " + lid) * %" PRId64 " + %s %% %" PRId64, it, slot, v, e->T, v, slot, v);
+  else
+    P(w, "lid + (%s)%s * %" PRId64, it, slot, e->T);
+}
+
+/* Declares i0.. of shape r from its flat index f. */
+static void emit_coords(em_t* e, const vinfo_t* r) {
+  const char* it = itype(e);
+  if (r->rank == 1) L("const %s i0 = f;\n", it);
+  if (r->rank == 2) L("const %s i0 = f / %" PRId64 ", i1 = f %% %" PRId64 ";\n", it, r->dims[1], r->dims[1]);
+  if (r->rank == 3)
+    L("const %s i0 = f / %" PRId64 ", i1 = (f / %" PRId64 ") %% %" PRId64 ", i2 = f %% %" PRId64 ";\n", it,
+      r->dims[1] * r->dims[2], r->dims[2], r->dims[1], r->dims[2]);
+}
+
 /* Opens a loop over the elements of shape r; inside, i0.. are the coordinates
  * and f the flat index (j the per-thread slot on work-group dialects). simd:
  * the innermost C loop is vectorizable. Returns the number of braces to close. */
@@ -417,16 +459,16 @@ static int loop_open(em_t* e, const vinfo_t* r, bool simd) {
     if (e->d->unroll_pragma && slots <= 32) L("%s\n", e->d->unroll_pragma);
     L("for (int j = 0; j < %" PRId64 "; j++) {\n", slots);
     e->depth++;
-    L("const %s f = lid + (%s)j * %" PRId64 ";\n", it, it, e->T);
+    xc_cstyle_writer_t fw = {0};
+    slot_flat(e, &fw, r, "j");
+    L("const %s f = %s;\n", it, wstr(&fw));
+    if (fw.oom) fail(e, xc_error_oom());
+    free(fw.data);
     /* every slot full: no guard (a compiler cannot prove it, lid's bound being T) */
     if (slots * e->T == r->n) L("{\n");
     else L("if (f < %" PRId64 ") {\n", r->n);
     e->depth++;
-    if (r->rank == 1) L("const %s i0 = f;\n", it);
-    if (r->rank == 2) L("const %s i0 = f / %" PRId64 ", i1 = f %% %" PRId64 ";\n", it, r->dims[1], r->dims[1]);
-    if (r->rank == 3)
-      L("const %s i0 = f / %" PRId64 ", i1 = (f / %" PRId64 ") %% %" PRId64 ", i2 = f %% %" PRId64 ";\n", it,
-        r->dims[1] * r->dims[2], r->dims[2], r->dims[1], r->dims[2]);
+    emit_coords(e, r);
     return 2;
   }
   /* extent-1 dims are constants; the innermost real loop gets the pragma */
@@ -501,6 +543,29 @@ static void cast_expr(em_t* e, xc_cstyle_writer_t* w, xc_dtype_t from, xc_dtype_
   }
 }
 
+/* Operand slots of block b (and nested blocks) that read v; *user: the
+ * last op that does. */
+static int reads_of(const xc_tiled_block_t* b, const xc_tiled_value_t* v, const xc_tiled_op_t** user) {
+  int n = 0;
+  for (int i = 0; i < b->num_ops; i++) {
+    const xc_tiled_op_t* op = b->ops[i];
+    for (int j = 0; j < op->num_operands; j++)
+      if (op->operands[j] == v) n++, *user = op;
+    if (op->opcode == XC_TOP_FOR) n += reads_of(op->body, v, user);
+  }
+  return n;
+}
+
+/* Whether v's only use is 1 + v (the constant possibly broadcast). */
+static bool only_plus_one(em_t* e, const xc_tiled_value_t* v) {
+  const xc_tiled_op_t* user = NULL;
+  if (reads_of(e->k->body, v, &user) != 1 || !user || user->opcode != XC_TOP_ADD) return false;
+  const xc_tiled_value_t* o = user->operands[0] == v ? user->operands[1] : user->operands[0];
+  const xc_tiled_op_t* d = o ? o->def : NULL;
+  while (d && (d->opcode == XC_TOP_BROADCAST || d->opcode == XC_TOP_EXPAND_DIMS)) d = d->operands[0]->def;
+  return d && d->opcode == XC_TOP_CONST && d->f == 1.0;
+}
+
 /* Expression of an elementwise op (unary, binary, cmp, select, cast) given
  * its operands' expressions. */
 static void elementwise_expr(em_t* e, xc_cstyle_writer_t* w, const xc_tiled_op_t* op, const char* const* a) {
@@ -520,7 +585,9 @@ static void elementwise_expr(em_t* e, xc_cstyle_writer_t* w, const xc_tiled_op_t
     case XC_TOP_LOG: mathfn(e, fn, sizeof fn, "log", t); break;
     case XC_TOP_SQRT: mathfn(e, fn, sizeof fn, "sqrt", t); break;
     case XC_TOP_ERF:
-      if (is_half(t) && e->d->erf_half) snprintf(fn, sizeof fn, "%s", e->d->erf_half);
+      if (is_half(t) && e->d->erf_half_plus_one && only_plus_one(e, op->results[0]))
+        snprintf(fn, sizeof fn, "%s", e->d->erf_half_plus_one);
+      else if (is_half(t) && e->d->erf_half) snprintf(fn, sizeof fn, "%s", e->d->erf_half);
       else if (vmath) snprintf(fn, sizeof fn, "xc_verff");
       else mathfn(e, fn, sizeof fn, "erf", t);
       break;
@@ -637,15 +704,15 @@ static void emit_elementwise(em_t* e, const xc_tiled_op_t* op, bool in_loop) {
   for (int i = 0; i < n; i++) expr_free(&ops[i]);
 }
 
-static void emit_load(em_t* e, const xc_tiled_op_t* op, bool in_loop) {
+/* The element statement of load op: its result's current element (in the
+ * scope of an element loop, or scalar). */
+static void load_stmt(em_t* e, const xc_tiled_op_t* op, bool scalar) {
   const xc_tiled_value_t* res = op->results[0];
   const xc_tiled_value_t* mem = op->operands[0];
   const xc_tiled_value_t* mask = live_mask(e, op->num_operands > 2 ? op->operands[2] : NULL);
   const xc_tiled_value_t* other = op->num_operands > 3 ? op->operands[3] : NULL;
   vinfo_t* r = V(e, res);
   xc_dtype_t t = res->type.dtype;
-  bool scalar = r->st == ST_SCALAR;
-  int close = scalar || in_loop ? 0 : loop_open(e, r, true);
   expr_t eo, em, eth;
   const char* off = opnd(e, &eo, op->operands[1], r);
   xc_cstyle_writer_t x = {0}, ld = {0}, acc = {0};
@@ -667,48 +734,251 @@ static void emit_load(em_t* e, const xc_tiled_op_t* op, bool in_loop) {
   char d[96];
   if (scalar || r->st == ST_LOCAL) L("const %s %s = %s;\n", vtype(e, t), r->name, wstr(&x));
   else L("%s = %s;\n", dst(e, r, d, sizeof d), wstr(&x));
-  loop_close(e, close);
-  if (!scalar && r->st == ST_ARRAY && !in_loop) barrier(e);
   if (x.oom || ld.oom || acc.oom) fail(e, xc_error_oom());
   free(x.data), free(ld.data), free(acc.data);
   expr_free(&eo);
 }
 
-/* in_loop: only the element statement, inside the loop of a fused group (C). */
-static void emit_store(em_t* e, const xc_tiled_op_t* op, bool in_loop) {
-  const xc_tiled_value_t* mem = op->operands[0];
-  const xc_tiled_value_t* offv = op->operands[1];
-  const xc_tiled_value_t* val = op->operands[2];
-  const xc_tiled_value_t* mask = live_mask(e, op->num_operands > 3 ? op->operands[3] : NULL);
-  vinfo_t* r = V(e, offv);
-  xc_dtype_t t = mem->type.dtype;
-  bool scalar = r->rank == 0;
-  int close = 0;
-  if (scalar && e->d->work_groups) {
-    L("if (lid == 0) {\n");
-    e->depth++;
-    close = 1;
-  } else if (!scalar && !in_loop) {
-    close = loop_open(e, r, false); /* no simd: offsets may repeat */
+static int64_t gcd64(int64_t a, int64_t b) {
+  if (a < 0) a = -a;
+  if (b < 0) b = -b;
+  while (b) {
+    int64_t t = a % b;
+    a = b, b = t;
   }
+  return a;
+}
+
+/* A known divisor of every element of integer value v (0: v is 0). */
+static int64_t divisor(em_t* e, const xc_tiled_value_t* v) {
+  const xc_tiled_op_t* op = v ? v->def : NULL;
+  if (!op || !xc_dtype_is_int(v->type.dtype)) return 1;
+  switch (op->opcode) {
+    case XC_TOP_CONST: return op->i < 0 ? -op->i : op->i;
+    case XC_TOP_KNOB: return op->axis >= 0 && op->axis < e->k->num_knobs ? e->knobs[op->axis] : 1;
+    case XC_TOP_EXPAND_DIMS:
+    case XC_TOP_BROADCAST: return divisor(e, op->operands[0]);
+    case XC_TOP_ADD:
+    case XC_TOP_SUB: return gcd64(divisor(e, op->operands[0]), divisor(e, op->operands[1]));
+    case XC_TOP_MUL: return divisor(e, op->operands[0]) * divisor(e, op->operands[1]);
+    default: return 1;
+  }
+}
+
+/* Integer v as coef * x + rest along the last axis x of its shape (other
+ * coordinates fixed, as within a chunk): true with the coefficient and a
+ * known divisor of rest (0: rest is 0), false when v is not affine in x or
+ * the coefficient is unknown. Values whose last extent is 1 are uniform
+ * along it whatever computes them (a clamped row index). */
+static bool lin_last(em_t* e, const xc_tiled_value_t* v, int64_t* coef, int64_t* rest) {
+  if (!v || !xc_dtype_is_int(v->type.dtype)) return false;
+  const vinfo_t* x = V(e, v);
+  *coef = 0;
+  if (x->rank == 0 || x->dims[x->rank - 1] == 1) {
+    *rest = divisor(e, v);
+    return true;
+  }
+  const xc_tiled_op_t* op = v->def;
+  if (!op) return false;
+  int64_t ca, ra, cb, rb;
+  switch (op->opcode) {
+    case XC_TOP_CONST: *rest = divisor(e, v); return true;
+    case XC_TOP_ARANGE: *coef = 1, *rest = 0; return true; /* rank 1: its axis is the last */
+    case XC_TOP_EXPAND_DIMS: /* not at the last axis (its extent would be 1) */
+    case XC_TOP_BROADCAST: return lin_last(e, op->operands[0], coef, rest);
+    case XC_TOP_ADD:
+    case XC_TOP_SUB:
+      if (!lin_last(e, op->operands[0], &ca, &ra) || !lin_last(e, op->operands[1], &cb, &rb)) return false;
+      *coef = op->opcode == XC_TOP_ADD ? ca + cb : ca - cb, *rest = gcd64(ra, rb);
+      return true;
+    case XC_TOP_MUL: {
+      if (!lin_last(e, op->operands[0], &ca, &ra) || !lin_last(e, op->operands[1], &cb, &rb)) return false;
+      if (ca && cb) return false;
+      /* a coefficient times a constant factor stays known */
+      const xc_tiled_value_t* k = ca ? op->operands[1] : op->operands[0];
+      int64_t kc = ca ? cb : ca, kr = ca ? rb : ra; /* the factor's own coef (0) and divisor */
+      (void)kc;
+      if (ca || cb) {
+        const xc_tiled_op_t* kd = k->def;
+        while (kd && (kd->opcode == XC_TOP_BROADCAST || kd->opcode == XC_TOP_EXPAND_DIMS)) kd = kd->operands[0]->def;
+        if (!kd || kd->opcode != XC_TOP_CONST) return false;
+        *coef = (ca ? ca : cb) * kd->i;
+        *rest = (ca ? ra : rb) * kr;
+        return true;
+      }
+      *rest = ra * rb;
+      return true;
+    }
+    default: return false;
+  }
+}
+
+/* Bytes of one chunk when a load or store over shape r (offsets offv, no
+ * mask, elements of dtype t in global memory mem) moves whole chunks, else
+ * 0: r in the chunked layout, the offset coef * x + rest along the last
+ * axis x with coefficient 1 and rest a multiple of the chunk (a chunk lies
+ * in one row and starts at a multiple of vec there, so its elements are
+ * contiguous and its first is aligned to the chunk size, buffers being
+ * aligned to 16 bytes: docs/emitter.md), 4, 8 or 16 bytes. */
+static int64_t chunk_bytes(em_t* e, const vinfo_t* r, const xc_tiled_value_t* mem, const xc_tiled_value_t* offv,
+                           const xc_tiled_value_t* mask, xc_dtype_t t) {
+  int64_t v = vec_of(e, r), b = v * (int64_t)xc_dtype_size(t), coef, rest;
+  if (v <= 1 || mask || mem->type.scope != XC_SCOPE_GLOBAL || t == XC_BOOL || r->n % e->T) return 0;
+  if (b != 4 && b != 8 && b != 16) return 0;
+  if (!lin_last(e, offv, &coef, &rest) || coef != 1 || (rest != 0 && rest % v != 0)) return 0;
+  return b;
+}
+
+/* Opens the loop over the chunks c of shape r and sets xo0, the offset of
+ * the chunk's first element (flat index f0); the caller writes the chunk's
+ * move and closes 1 brace. */
+static void chunk_open(em_t* e, const vinfo_t* r, const xc_tiled_value_t* offv) {
+  const char* it = itype(e);
+  int64_t v = vec_of(e, r), nc = r->n / e->T / v;
+  if (e->d->unroll_pragma && nc <= 32) L("%s\n", e->d->unroll_pragma);
+  L("for (int c = 0; c < %" PRId64 "; c++) {\n", nc);
+  e->depth++;
+  L("const %s f0 = ((%s)c * %" PRId64 " + lid) * %" PRId64 ";\n", it, it, e->T, v);
+  L("%s xo0;\n", it);
+  L("{\n");
+  e->depth++;
+  L("const int j = c * %" PRId64 ";\n", v);
+  L("const %s f = f0;\n", it);
+  emit_coords(e, r);
+  expr_t eo;
+  L("xo0 = %s;\n", opnd(e, &eo, offv, r));
+  expr_free(&eo);
+  e->depth--;
+  L("}\n");
+}
+
+/* Name of the struct type of a b-byte chunk of dtype t (declared by the
+ * kernel's prelude: vec_types). */
+static const char* chunk_type(em_t* e, char* buf, size_t size, xc_dtype_t t, int64_t b) {
+  snprintf(buf, size, "xc_v%d_%s", (int)b, xc_dtype_name(t));
+  e->vec_types[t] |= (unsigned)b;
+  return buf;
+}
+
+static void emit_load(em_t* e, const xc_tiled_op_t* op, bool in_loop) {
+  const xc_tiled_value_t* res = op->results[0];
+  const xc_tiled_value_t* mem = op->operands[0];
+  const xc_tiled_value_t* mask = live_mask(e, op->num_operands > 2 ? op->operands[2] : NULL);
+  vinfo_t* r = V(e, res);
+  xc_dtype_t t = res->type.dtype;
+  bool scalar = r->st == ST_SCALAR;
+  int64_t b = scalar || in_loop || r->st != ST_PRIVATE ? 0 : chunk_bytes(e, r, mem, op->operands[1], mask, t);
+  if (b) {
+    /* chunks of the chunked layout: one aligned struct load each */
+    int64_t v = vec_of(e, r);
+    char ty[48];
+    chunk_type(e, ty, sizeof ty, t, b);
+    chunk_open(e, r, op->operands[1]);
+    L("const %s xq = *(const %s%s*)(%s + xo0);\n", ty, e->d->global_qual, ty, mem_name(e, mem));
+    for (int64_t i = 0; i < v; i++) {
+      char q[32];
+      snprintf(q, sizeof q, "xq.v[%" PRId64 "]", i);
+      xc_cstyle_writer_t cv = {0};
+      load_conv(&cv, t, q);
+      L("%s[c * %" PRId64 " + %" PRId64 "] = %s;\n", r->name, v, i, wstr(&cv));
+      if (cv.oom) fail(e, xc_error_oom());
+      free(cv.data);
+    }
+    loop_close(e, 1);
+    return;
+  }
+  int close = scalar || in_loop ? 0 : loop_open(e, r, true);
+  load_stmt(e, op, scalar);
+  loop_close(e, close);
+  if (!scalar && r->st == ST_ARRAY && !in_loop) barrier(e);
+}
+
+/* The element statement of store op at the current element of its
+ * offsets' shape r. */
+static void store_stmt(em_t* e, const xc_tiled_op_t* op, const vinfo_t* r) {
+  const xc_tiled_value_t* mem = op->operands[0];
+  const xc_tiled_value_t* mask = live_mask(e, op->num_operands > 3 ? op->operands[3] : NULL);
   expr_t eo, ev, em;
-  const char* off = opnd(e, &eo, offv, r);
-  const char* v = opnd(e, &ev, val, r);
+  const char* off = opnd(e, &eo, op->operands[1], r);
+  const char* v = opnd(e, &ev, op->operands[2], r);
   xc_cstyle_writer_t sv = {0};
-  store_conv(e, &sv, t, v);
+  store_conv(e, &sv, mem->type.dtype, v);
   if (mask) {
     L("if (%s) %s[%s] = %s;\n", opnd(e, &em, mask, r), mem_name(e, mem), off, wstr(&sv));
     expr_free(&em);
   } else {
     L("%s[%s] = %s;\n", mem_name(e, mem), off, wstr(&sv));
   }
-  loop_close(e, close);
-  if (mem->type.scope != XC_SCOPE_GLOBAL) barrier(e);
-  else if (e->phased && e->d->work_groups)
-    L("%s\n", e->d->global_barrier ? e->d->global_barrier : e->d->barrier); /* CUDA: __syncthreads() */
   if (sv.oom) fail(e, xc_error_oom());
   free(sv.data);
   expr_free(&eo), expr_free(&ev);
+}
+
+/* in_loop: only the element statement, inside the loop of a fused group (C). */
+static void emit_store(em_t* e, const xc_tiled_op_t* op, bool in_loop) {
+  const xc_tiled_value_t* mem = op->operands[0];
+  const xc_tiled_value_t* offv = op->operands[1];
+  const xc_tiled_value_t* mask = live_mask(e, op->num_operands > 3 ? op->operands[3] : NULL);
+  vinfo_t* r = V(e, offv);
+  xc_dtype_t t = mem->type.dtype;
+  bool scalar = r->rank == 0;
+  int64_t b = scalar || in_loop ? 0 : chunk_bytes(e, r, mem, offv, mask, t);
+  int close = 0;
+  if (b) {
+    /* chunks of the chunked layout: one aligned struct store each */
+    int64_t v = vec_of(e, r);
+    char ty[48];
+    chunk_type(e, ty, sizeof ty, t, b);
+    chunk_open(e, r, offv);
+    L("%s xq;\n", ty);
+    const char* it = itype(e);
+    if (e->d->unroll_pragma) L("%s\n", e->d->unroll_pragma);
+    L("for (int xr = 0; xr < %" PRId64 "; xr++) {\n", v);
+    e->depth++;
+    L("const int j = c * %" PRId64 " + xr;\n", v);
+    L("const %s f = f0 + xr;\n", it);
+    emit_coords(e, r);
+    expr_t ev;
+    xc_cstyle_writer_t sv = {0};
+    store_conv(e, &sv, t, opnd(e, &ev, op->operands[2], r));
+    L("xq.v[xr] = %s;\n", wstr(&sv));
+    if (sv.oom) fail(e, xc_error_oom());
+    free(sv.data);
+    expr_free(&ev);
+    loop_close(e, 1);
+    L("*(%s%s*)(%s + xo0) = xq;\n", e->d->global_qual, ty, mem_name(e, mem));
+    loop_close(e, 1);
+  } else {
+    if (scalar && e->d->work_groups) {
+      L("if (lid == 0) {\n");
+      e->depth++;
+      close = 1;
+    } else if (!scalar && !in_loop) {
+      close = loop_open(e, r, false); /* no simd: offsets may repeat */
+    }
+    store_stmt(e, op, r);
+    loop_close(e, close);
+  }
+  if (mem->type.scope != XC_SCOPE_GLOBAL) barrier(e);
+  else if (e->phased && e->d->work_groups)
+    L("%s\n", e->d->global_barrier ? e->d->global_barrier : e->d->barrier); /* CUDA: __syncthreads() */
+}
+
+/* The widest element of a global buffer that block b loads or stores. */
+static int64_t widest_global(const xc_tiled_block_t* b) {
+  int64_t w = 0;
+  for (int i = 0; i < b->num_ops; i++) {
+    const xc_tiled_op_t* op = b->ops[i];
+    if (op->opcode == XC_TOP_FOR) {
+      int64_t x = widest_global(op->body);
+      if (x > w) w = x;
+    } else if ((op->opcode == XC_TOP_LOAD || op->opcode == XC_TOP_STORE) && op->num_operands > 0 &&
+               op->operands[0]->type.scope == XC_SCOPE_GLOBAL) {
+      int64_t x = (int64_t)xc_dtype_size(op->operands[0]->type.dtype);
+      if (x > w) w = x;
+    }
+  }
+  return w;
 }
 
 /* Bytes of a value of dtype dt in the dialect's value type (16-bit floats compute in float). */
@@ -961,7 +1231,11 @@ static void emit_reduce_lanes(em_t* e, const xc_tiled_op_t* op) {
       if (e->d->unroll_pragma) L("%s\n", e->d->unroll_pragma);
       L("for (int j = 0; j < %" PRId64 "; j++) {\n", slots);
       e->depth++;
-      L("const %s f = lid + (%s)j * %" PRId64 ";\n", it, it, T);
+      xc_cstyle_writer_t fw = {0};
+      slot_flat(e, &fw, r, "j"); /* the result's own slot layout */
+      L("const %s f = %s;\n", it, wstr(&fw));
+      if (fw.oom) fail(e, xc_error_oom());
+      free(fw.data);
       L("if (f < %" PRId64 ") {\n", R);
       snprintf(rd, sizeof rd, "%s[j]", r->name);
     }
@@ -2061,10 +2335,23 @@ static void plan_mma(em_t* e, const xc_tiled_block_t* b) {
     /* fewer stages when the buffers would not fit the device's work-group
      * memory (the knob is a request, like the other hints) */
     int64_t per_stage = (d->m * d->lda + d->k * d->ldb) * (int64_t)xc_dtype_size(t);
-    if (e->stages > 1 && e->caps && e->caps->local_memory_bytes > 0) {
-      int64_t room = e->caps->local_memory_bytes - other_local_bytes(e, e->k->body, dot);
-      while (e->stages > 1 && per_stage * e->stages > room) e->stages--;
-      if (e->stages < 2) e->stages = 0;
+    if (e->caps && e->caps->local_memory_bytes > 0) {
+      int64_t other = other_local_bytes(e, e->k->body, dot);
+      int want = e->stages > 1 ? e->stages : 1, fit = want;
+      while (fit > 1 && per_stage * fit > e->caps->local_memory_bytes - other) fit--;
+      /* the requested stages (or the single buffer) in dynamic work-group
+       * memory when static arrays cannot hold them: each buffer rounded to
+       * 128 bytes, the static arrays beside them within the opt-in limit */
+      int64_t optin = e->d->dyn_local_array ? e->caps->local_memory_optin_bytes : 0;
+      int64_t dyn_per_stage = ((d->m * d->lda * (int64_t)xc_dtype_size(t) + 127) / 128 +
+                               (d->k * d->ldb * (int64_t)xc_dtype_size(t) + 127) / 128) * 128;
+      bool over = per_stage * fit > e->caps->local_memory_bytes - other;
+      if ((fit < want || over) && optin > e->caps->local_memory_bytes) {
+        int dfit = want;
+        while (dfit > 1 && dyn_per_stage * dfit > optin - other) dfit--;
+        if (dyn_per_stage * dfit <= optin - other && (dfit > fit || over)) fit = dfit, e->dyn = true;
+      }
+      if (e->stages > 1) e->stages = fit >= 2 ? fit : 0;
     }
     const xc_tiled_value_t* ops[2] = {a, bb};
     for (int o = 0; o < 2; o++) {
@@ -2076,6 +2363,7 @@ static void plan_mma(em_t* e, const xc_tiled_block_t* b) {
       x->swz_shift = o == 0 ? d->a_swz_shift : d->b_swz_shift;
       x->swz_mask = o == 0 ? d->a_swz_mask : d->b_swz_mask;
       x->bufs = e->stages > 1 ? e->stages : 1;
+      x->dyn = e->dyn;
       x->chunked = affine_deg(ld->operands[1]) >= 0 && convex_mask(ld->num_operands > 2 ? ld->operands[2] : NULL);
     }
   }
@@ -2292,6 +2580,14 @@ static void plan_fusion(em_t* e, const xc_tiled_block_t* b) {
 /* Declares the ARRAY / PRIVATE storage of v (nothing for other classes). */
 static void declare_value(em_t* e, const xc_tiled_value_t* v) {
   vinfo_t* x = V(e, v);
+  if (x->raw && x->dyn) {
+    int64_t n = x->dims[0] * x->pitch * x->bufs;
+    if (!e->dyn_bytes) P(&e->decls, "%s\n", e->d->dyn_local_array);
+    P(&e->decls, "%s* const %s = (%s*)(xc_dsm + %" PRId64 ");\n", stype(e, v->type.dtype), x->name,
+      stype(e, v->type.dtype), e->dyn_bytes);
+    e->dyn_bytes += (n * (int64_t)xc_dtype_size(v->type.dtype) + 127) / 128 * 128;
+    return;
+  }
   if (x->raw) {
     int64_t n = x->dims[0] * x->pitch * x->bufs;
     P(&e->decls, "%s%s%s %s[%" PRId64 "];\n", e->d->local_qual, e->d->align16 ? e->d->align16 : "",
@@ -2479,6 +2775,12 @@ xc_status_t xc_cstyle_emit(const xc_cstyle_dialect_t* d, const xc_device_caps_t*
   int tf32_knob = xc_tiled_find_knob(k, "tf32");
   e.err = xc_cstyle_resolve_knobs(k, knobs, num_knobs, values);
   e.T = d->work_groups ? xc_tiled_threads(k, values) : 1;
+  /* chunks of 16 bytes of the widest global element the kernel moves */
+  e.vec = 1;
+  if (!e.err && d->work_groups && d->vec_chunks) {
+    int64_t w = widest_global(k->body);
+    if (w > 0 && w <= 8) e.vec = 16 / w;
+  }
   if (!e.err && tf32_knob >= 0 && k->knobs[tf32_knob].kind == XC_KNOB_OTHER && values[tf32_knob] == 1)
     e.allow_tf32 = true; /* the lowering chose tf32 for a compile that allows it */
   e.simd = caps && caps->simd_width > 0 && !d->work_groups ? caps->simd_width : 8;
@@ -2501,7 +2803,7 @@ xc_status_t xc_cstyle_emit(const xc_cstyle_dialect_t* d, const xc_device_caps_t*
         int64_t room = INT64_MAX;
         if (caps && caps->local_memory_bytes > 0) {
           room = caps->local_memory_bytes - other_local_bytes(&e, k->body, e.mma);
-          if (e.mma) room -= staged_bytes(&e.dot) * (e.stages > 1 ? e.stages : 1);
+          if (e.mma && !e.dyn) room -= staged_bytes(&e.dot) * (e.stages > 1 ? e.stages : 1);
         }
         plan_staged(&e, k->body, &room);
       }
@@ -2533,6 +2835,11 @@ xc_status_t xc_cstyle_emit(const xc_cstyle_dialect_t* d, const xc_device_caps_t*
                      "%s emitter: kernel '%s' needs %" PRId64 " bytes of local memory with these knobs, "
                      "the device has %" PRId64,
                      d->name, k->name, e.local_bytes, caps->local_memory_bytes);
+  if (!e.err && e.dyn_bytes && e.local_bytes + e.dyn_bytes > caps->local_memory_optin_bytes)
+    e.err = xc_error(XC_UNSUPPORTED,
+                     "%s emitter: kernel '%s' needs %" PRId64 " + %" PRId64 " bytes of static and dynamic "
+                     "local memory with these knobs, the device allows %" PRId64,
+                     d->name, k->name, e.local_bytes, e.dyn_bytes, caps->local_memory_optin_bytes);
   char entry[128], kname[100];
   sanitize(k->name, kname, sizeof kname, 90);
   snprintf(entry, sizeof entry, "xk_%s", kname);
@@ -2548,7 +2855,9 @@ xc_status_t xc_cstyle_emit(const xc_cstyle_dialect_t* d, const xc_device_caps_t*
     }
     if (d->work_groups) P(&src, " * work-items per program: %" PRId64 "\n", e.T);
     if (k->origin) provenance_line(&src, "graph nodes: ", k->origin);
-    if (e.mma) P(&src, " * dot %d on matrix instructions, K loop in %d pipeline stages\n", e.mma->id, e.stages > 1 ? e.stages : 1);
+    if (e.mma)
+      P(&src, " * dot %d on matrix instructions, K loop in %d pipeline stages%s\n", e.mma->id,
+        e.stages > 1 ? e.stages : 1, e.dyn ? " (operands in dynamic work-group memory)" : "");
     for (int i = 0; i < e.num_mx; i++)
       P(&src, " * dot %d on matrix instructions, operands staged in work-group memory\n", e.mx[i].op->id);
     for (int i = 0; options && i < options->num_provenance; i++)
@@ -2556,7 +2865,12 @@ xc_status_t xc_cstyle_emit(const xc_cstyle_dialect_t* d, const xc_device_caps_t*
     P(&src, " */\n%s", d->prelude);
     if (e.uses_f64 && d->f64_prelude) P(&src, "%s", d->f64_prelude);
     P(&src, "%s\n", shared_prelude);
-    xc_cstyle_entry_t en = {k, entry, e.T, wstr(&e.decls), wstr(&e.body), e.mma ? &e.dot : NULL};
+    for (int t = 0; t < XC_DTYPE_COUNT; t++)
+      for (int b = 4; b <= 16; b *= 2)
+        if (e.vec_types[t] & (unsigned)b)
+          P(&src, "typedef struct __attribute__((aligned(%d))) { %s v[%d]; } xc_v%d_%s;\n", b,
+            d->storage_type[t], b / (int)xc_dtype_size((xc_dtype_t)t), b, xc_dtype_name((xc_dtype_t)t));
+    xc_cstyle_entry_t en = {k, entry, e.T, wstr(&e.decls), wstr(&e.body), e.mma ? &e.dot : NULL, e.dyn_bytes};
     d->write_entry(&src, d, &en);
     if (src.oom || e.decls.oom || e.body.oom) e.err = xc_error_oom();
   }

@@ -73,4 +73,5 @@ const xc_cstyle_dialect_t xc_cstyle_dialect_opencl = {
                "static inline float xc_bitsf(xc_u32 u) { return as_float(u); }\n",
     .f64_prelude = "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n",
     .write_entry = cl_write_entry,
+    .vec_chunks = true,
 };

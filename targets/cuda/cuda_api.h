@@ -69,6 +69,7 @@ typedef struct CUgraphExec_st* CUgraphExec;
 #define CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR 76
 #define CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN 97
 #define CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK 0
+#define CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES 8
 
 #define XC_CUDA_FUNCTIONS(X)                                                                           \
   X(CUresult, cuGetErrorName, "cuGetErrorName", (CUresult, const char**))                              \
@@ -94,6 +95,9 @@ typedef struct CUgraphExec_st* CUgraphExec;
   X(CUresult, cuModuleUnload, "cuModuleUnload", (CUmodule))                                            \
   X(CUresult, cuModuleGetFunction, "cuModuleGetFunction", (CUfunction*, CUmodule, const char*))        \
   X(CUresult, cuFuncGetAttribute, "cuFuncGetAttribute", (int*, int, CUfunction))                       \
+  X(CUresult, cuFuncSetAttribute, "cuFuncSetAttribute", (CUfunction, int, int))                        \
+  X(CUresult, cuModuleGetGlobal, "cuModuleGetGlobal_v2", (CUdeviceptr*, size_t*, CUmodule, const char*)) \
+  X(CUresult, cuMemcpyDtoH, "cuMemcpyDtoH_v2", (void*, CUdeviceptr, size_t))                           \
   X(CUresult, cuLaunchKernel, "cuLaunchKernel",                                                        \
     (CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, CUstream,       \
      void**, void**))                                                                                  \

@@ -12,6 +12,11 @@
 
 static void cuda_write_entry(xc_cstyle_writer_t* w, const xc_cstyle_dialect_t* d, const xc_cstyle_entry_t* e) {
   const xc_tiled_kernel_t* k = e->kernel;
+  /* the launch's dynamic shared-memory size, read by the runtime from the
+   * module (cuModuleGetGlobal) when it loads the kernel */
+  if (e->dyn_local_bytes > 0)
+    xc_cstyle_printf(w, "extern \"C\" __device__ unsigned int %s%s = %lldu;\n", XC_CUDA_DSM_PREFIX, e->entry,
+                     (long long)e->dyn_local_bytes);
   xc_cstyle_printf(w, "extern \"C\" __global__ void __launch_bounds__(%lld)\n%s(", (long long)e->threads,
                    e->entry);
   char name[80];
@@ -278,17 +283,22 @@ const xc_cstyle_dialect_t xc_cstyle_dialect_cuda = {
                 * Taylor series below 0.1, where the formula's absolute error would
                 * be a large relative one: 3.5e-6 relative at most, against a
                 * 16-bit half ulp of 4.9e-4 (f16) or 3.9e-3 (bf16); about 16
-                * operations where the library erff takes 24 */
-               "static inline float xc_erf_h(float x) {\n"
-               "  const float a = fabsf(x), x2 = x * x;\n"
+                * operations where the library erff takes 24. xc_erf_h1, the
+                * formula alone, for an erf whose only use is 1 + erf (Gelu):
+                * there its absolute error of 1.5e-7 is what counts */
+               "static inline float xc_erf_h1(float x) {\n"
+               "  const float a = fabsf(x);\n"
                "  float t, e;\n"
                "  asm(\"rcp.approx.ftz.f32 %0, %1;\" : \"=f\"(t) : \"f\"(fmaf(0.3275911f, a, 1.0f)));\n"
-               "  asm(\"ex2.approx.ftz.f32 %0, %1;\" : \"=f\"(e) : \"f\"(x2 * -1.4426950409f));\n"
+               "  asm(\"ex2.approx.ftz.f32 %0, %1;\" : \"=f\"(e) : \"f\"(x * x * -1.4426950409f));\n"
                "  const float p = fmaf(fmaf(fmaf(fmaf(1.061405429f, t, -1.453152027f), t, 1.421413741f), t,\n"
                "                           -0.284496736f), t, 0.254829592f) * t;\n"
-               "  const float big = copysignf(1.0f - p * e, x);\n"
+               "  return copysignf(1.0f - p * e, x);\n"
+               "}\n"
+               "static inline float xc_erf_h(float x) {\n"
+               "  const float x2 = x * x;\n"
                "  const float small = x * fmaf(fmaf(0.1128379167f, x2, -0.3761263890f), x2, 1.1283791671f);\n"
-               "  return a < 0.1f ? small : big;\n"
+               "  return fabsf(x) < 0.1f ? small : xc_erf_h1(x);\n"
                "}\n"
                "static inline unsigned xc_tf32(float x) {\n"
                "  unsigned r; asm(\"cvt.rna.tf32.f32 %0, %1;\" : \"=r\"(r) : \"f\"(x)); return r;\n"
@@ -304,4 +314,7 @@ const xc_cstyle_dialect_t xc_cstyle_dialect_cuda = {
     .copy_wait_fmt = "asm volatile(\"cp.async.wait_group %d;\\n\" ::: \"memory\");",
     .shfl_xor_fmt = "__shfl_xor_sync(0xffffffffu, %s, %d)",
     .erf_half = "xc_erf_h",
+    .erf_half_plus_one = "xc_erf_h1",
+    .dyn_local_array = "extern __shared__ __align__(128) unsigned char xc_dsm[];",
+    .vec_chunks = true,
 };

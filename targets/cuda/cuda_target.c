@@ -58,6 +58,7 @@ typedef struct cu_kernel {
   cu_blaslt_gemm_t* gemm;  /* a vendor GEMM (owned by its module) instead of a function */
   int max_threads;
   int num_params;  /* -1 when the driver cannot tell */
+  unsigned dyn_smem; /* dynamic shared memory per launch (XC_CUDA_DSM_PREFIX) */
   struct cu_kernel* next;
 } cu_kernel_t;
 
@@ -182,6 +183,13 @@ xc_status_t xc_cuda_arch_caps(const char* arch, xc_device_caps_t* caps) {
   caps->simd_width = 32;
   caps->max_threads_per_group = 1024;
   caps->local_memory_bytes = 48 * 1024; /* static __shared__ limit of every architecture */
+  /* the opt-in maximum of dynamic shared memory per block (CUDA C
+   * Programming Guide, compute capabilities table) */
+  caps->local_memory_optin_bytes = n >= 90 && n < 120 ? 227 * 1024
+                                   : n == 80 || n == 87 ? 163 * 1024
+                                   : n >= 86 ? 99 * 1024
+                                   : n == 75 ? 64 * 1024
+                                   : n >= 70 ? 96 * 1024 : 0;
   return NULL;
 }
 
@@ -279,8 +287,11 @@ static xc_status_t cu_device_caps(void* target, int index, xc_device_caps_t* cap
   caps->simd_width = attr(t, d, CU_DEVICE_ATTRIBUTE_WARP_SIZE);
   caps->max_threads_per_group = attr(t, d, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
   /* Static __shared__ arrays are limited to this (48 KiB); the opt-in
-   * maximum needs dynamic shared memory, which the emitter does not use. */
+   * maximum is reached through dynamic shared memory (the staged GEMM
+   * operands of deep pipelines, docs/targets/cuda.md). */
   caps->local_memory_bytes = attr(t, d, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK);
+  int optin = attr(t, d, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
+  caps->local_memory_optin_bytes = optin > caps->local_memory_bytes ? optin : 0;
   size_t total = 0;
   if (t->api.cuDeviceTotalMem(&total, d) == CUDA_SUCCESS) caps->global_memory_bytes = (int64_t)total;
   caps->max_buffer_bytes = 0;
@@ -774,9 +785,25 @@ static xc_status_t cu_kernel_get(void* device, void* module, const char* name, v
   CUresult e = t->api.cuModuleGetFunction(&f, m->module, name);
   if (e == CUDA_ERROR_NOT_FOUND) return xc_error(XC_NOT_FOUND, "cuda: the module has no kernel '%s'", name);
   if (e != CUDA_SUCCESS) return cu_fail(t, e, "cuModuleGetFunction");
+  /* dynamic shared memory the kernel was emitted for (above the 48 KiB
+   * default: the function's limit is raised to it) */
+  char sym[200];
+  snprintf(sym, sizeof sym, "%s%s", XC_CUDA_DSM_PREFIX, name);
+  CUdeviceptr dsm = 0;
+  size_t dsm_size = 0;
+  unsigned dyn = 0;
+  e = t->api.cuModuleGetGlobal(&dsm, &dsm_size, m->module, sym);
+  if (e == CUDA_SUCCESS && dsm_size == sizeof dyn) {
+    CU_CHECK(t, t->api.cuMemcpyDtoH(&dyn, dsm, sizeof dyn), "cuMemcpyDtoH");
+    CU_CHECK(t, t->api.cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)dyn),
+             "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
+  } else if (e != CUDA_SUCCESS && e != CUDA_ERROR_NOT_FOUND) {
+    return cu_fail(t, e, "cuModuleGetGlobal");
+  }
   cu_kernel_t* k = calloc(1, sizeof *k);
   if (!k) return xc_error_oom();
   k->function = f;
+  k->dyn_smem = dyn;
   if (t->api.cuFuncGetAttribute(&k->max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, f) != CUDA_SUCCESS)
     k->max_threads = 0;
   k->num_params = xc_cuda_ptx_param_count(m->ptx, name);
@@ -836,8 +863,8 @@ static xc_status_t cu_launch(void* device, void* kernel, const xc_launch_args_t*
   XC_RETURN_IF_ERROR(use(dev));
   CU_CHECK(t,
            t->api.cuLaunchKernel(k->function, (unsigned)args->grid[0], (unsigned)args->grid[1], (unsigned)args->grid[2],
-                                 (unsigned)args->threads[0], (unsigned)args->threads[1], (unsigned)args->threads[2], 0,
-                                 dev->stream, n ? params : NULL, NULL),
+                                 (unsigned)args->threads[0], (unsigned)args->threads[1], (unsigned)args->threads[2],
+                                 k->dyn_smem, dev->stream, n ? params : NULL, NULL),
            "cuLaunchKernel");
   return NULL;
 }

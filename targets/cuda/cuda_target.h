@@ -16,9 +16,16 @@ extern const xc_cstyle_dialect_t xc_cstyle_dialect_cuda;
  * device). See docs/targets/cuda.md for the layout. */
 #define XC_CUDA_BLOB_FORMAT "cuda-cubin+ptx"
 
+/* A kernel that uses dynamic shared memory defines the device variable
+ * XC_CUDA_DSM_PREFIX<entry> (unsigned int, its size in bytes); the runtime
+ * reads it when it loads the kernel, raises the function's limit to it and
+ * passes it at every launch. */
+#define XC_CUDA_DSM_PREFIX "xc_dsm_bytes_"
+
 /* Nominal capabilities of an architecture ("sm_90", "sm_80", "90"), for
  * compiling without a device: the limits every device of that architecture
- * has (48 KiB static shared memory, 1024 threads, warp 32). */
+ * has (48 KiB static shared memory and the architecture's opt-in maximum of
+ * dynamic shared memory, 1024 threads, warp 32). */
 xc_status_t xc_cuda_arch_caps(const char* arch, xc_device_caps_t* out_caps);
 
 /* Resolves a cuda selector for compilation: "cuda", "cuda:N", "cuda:<name>"

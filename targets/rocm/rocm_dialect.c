@@ -238,4 +238,5 @@ const xc_cstyle_dialect_t xc_cstyle_dialect_hip = {
     .emit_dot = hip_emit_dot,
     .align16 = "__attribute__((aligned(16))) ",
     .shfl_xor_fmt = "XC_SHFL_XOR(%s, %d)",
+    .vec_chunks = true,
 };

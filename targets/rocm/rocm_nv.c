@@ -44,6 +44,8 @@ static xc_target_iface_t g_nv_iface;
 static xc_status_t nv_device_caps(void* target, int index, xc_device_caps_t* out_caps) {
   xc_status_t st = xc_cuda_iface()->device_caps(target, index, out_caps);
   if (!st) out_caps->has_vendor_blas = false;
+  /* the HIP dialect declares static LDS arrays only (AMD has no opt-in) */
+  if (!st) out_caps->local_memory_optin_bytes = 0;
   return st;
 }
 

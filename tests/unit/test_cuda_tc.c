@@ -6,7 +6,8 @@
  * Without a GPU (SKIP without NVRTC): compiled for sm_80 and sm_90, the PTX
  * of every kernel must hold mma.sync of the operand type (m16n8k16 for
  * f16/bf16, m16n8k8 tf32 for f32 only with allow_tf32; exact f32 has none),
- * ldmatrix for 16-bit operands and cp.async; when cuobjdump is found (PATH,
+ * ldmatrix for 16-bit operands and cp.async, and pipelines deeper than 48
+ * KiB of static shared memory in dynamic shared memory; when cuobjdump is found (PATH,
  * $CUDA_HOME/bin, /usr/local/cuda/bin, .cuda-tools/ from tools/install-cuda-tools.sh)
  * the cubin's SASS must hold HMMA exactly when tensor cores are used.
  * With a GPU: odd sizes (masked tiles, rows that are not 16-byte aligned),
@@ -40,17 +41,20 @@ typedef struct gcase {
   int epilogue; /* 0 none, 1 bias, 2 bias + Gelu */
   bool tf32;
   int64_t bk, stages; /* > 0: forced BLOCK_K / STAGES knobs */
+  bool dyn;           /* the stages exceed 48 KiB: operands in dynamic shared memory */
 } gcase_t;
 
 static const gcase_t cases[] = {
-    {XC_BF16, 0, 256, 384, 512, 1, false, 0, 0},  /* aligned, 2x3 programs */
-    {XC_F16, 0, 257, 383, 515, 2, false, 0, 0},   /* odd: masks, unaligned rows */
-    {XC_BF16, 0, 130, 200, 72, 0, false, 0, 0},   /* partial K tile */
-    {XC_F16, 2, 96, 136, 160, 1, false, 16, 3},   /* batched A, 3 stages of BLOCK_K 16 */
-    {XC_BF16, 0, 200, 264, 96, 2, false, 32, 1},  /* no pipeline */
-    {XC_F32, 0, 193, 130, 100, 2, true, 0, 0},    /* tf32 */
-    {XC_F32, 0, 129, 136, 64, 1, true, 8, 3},     /* tf32, 3 stages of BLOCK_K 8 */
-    {XC_F32, 0, 65, 70, 33, 1, false, 0, 0},      /* exact f32: no matrix instructions */
+    {XC_BF16, 0, 256, 384, 512, 1, false, 0, 0, false},  /* aligned, 2x3 programs */
+    {XC_F16, 0, 257, 383, 515, 2, false, 0, 0, false},   /* odd: masks, unaligned rows */
+    {XC_BF16, 0, 130, 200, 72, 0, false, 0, 0, false},   /* partial K tile */
+    {XC_F16, 2, 96, 136, 160, 1, false, 16, 3, false},   /* batched A, 3 stages of BLOCK_K 16 */
+    {XC_BF16, 0, 200, 264, 96, 2, false, 32, 1, false},  /* no pipeline */
+    {XC_F32, 0, 193, 130, 100, 2, true, 0, 0, true},     /* tf32: 3 stages of 18.5 KiB, dynamic */
+    {XC_F32, 0, 129, 136, 64, 1, true, 8, 3, false},     /* tf32, 3 stages of BLOCK_K 8 */
+    {XC_F32, 0, 65, 70, 33, 1, false, 0, 0, false},      /* exact f32: no matrix instructions */
+    {XC_BF16, 0, 257, 300, 520, 1, false, 32, 4, true}, /* 4 stages: 64 KiB, dynamic shared memory */
+    {XC_F16, 0, 256, 256, 320, 2, false, 64, 3, true},  /* 3 stages of BLOCK_K 64: 96 KiB */
 };
 
 static void graph_text(const gcase_t* c, char* out, size_t size) {
@@ -224,6 +228,10 @@ static void check_arch(const char* arch) {
     CHECK_EQ_INT(strstr(ptx, "cp.async.cg.shared.global") != NULL, tc);
     if (tc && c->stages != 1) CHECK(strstr(ptx, "cp.async.wait_group") != NULL);
     if (!(half || c->tf32)) CHECK(strstr(ptx, "mma.sync") == NULL);
+    /* deep pipelines: the operands in dynamic shared memory, its size in
+     * the module for the launch */
+    CHECK_EQ_INT(strstr(ptx, XC_CUDA_DSM_PREFIX) != NULL, c->dyn);
+    CHECK_EQ_INT(strstr(ptx, ".extern .shared") != NULL, c->dyn);
     int h = sass_has(cubin, ncubin, "HMMA");
     if (h >= 0) {
       sass_checked++;
