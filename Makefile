@@ -21,6 +21,10 @@ TEST_DEPS += ocl-icd-opencl-dev opencl-headers pocl-opencl-icd
 # libamdhip64 5.x, whose -dev package also has the HIP headers), hipcc for
 # architectures hiprtc predates, llvm-objdump for the MFMA disassembly check.
 TEST_DEPS += libamdhip64-dev hipcc llvm
+# The gfx1100 WMMA compile check: Debian's device libraries (hipcc pulls them
+# in too) and LLVM 15's llvm-objdump, the first that knows WMMA; the compiler
+# is the clang of PyPI's ziglang (tools/install-zig.sh).
+TEST_DEPS += rocm-device-libs llvm-15
 # Only for `make bench`: the SGEMM peer.
 BENCH_DEPS = libopenblas-dev
 
@@ -34,6 +38,7 @@ deps:
 test-deps: deps
 	@tools/install-deps.sh $(TEST_DEPS)
 	@tools/install-cuda-tools.sh .cuda-tools
+	@tools/install-zig.sh .zig
 
 bench-deps: deps
 	@tools/install-deps.sh $(BENCH_DEPS)

@@ -68,7 +68,13 @@ static void hip_write_entry(xc_cstyle_writer_t* w, const xc_cstyle_dialect_t* d,
  * Only compiled for the architectures that have these instructions; any
  * other compiler (NVRTC for rocm_nv) gets a plain loop over the same slots,
  * so the layout and the staging are the same on both platforms. */
-enum { P_WM, P_WN, P_TM, P_TN, P_S, P_KI };
+/* P_WMMA: 1 in a WMMA plan (below), 0 in an MFMA one */
+enum { P_WM, P_WN, P_TM, P_TN, P_S, P_KI, P_WMMA };
+
+static bool wmma_arch(const xc_device_caps_t* caps);
+static bool wmma_plan(xc_cstyle_dot_t* t);
+static void wmma_slot_index(xc_cstyle_writer_t* w, const xc_cstyle_dot_t* t, const char* s);
+static void wmma_emit_dot(xc_cstyle_writer_t* w, const xc_cstyle_dot_t* t, const char* in);
 
 static bool caps_has(const xc_device_caps_t* caps, int m, int n, int k, xc_dtype_t in) {
   for (int i = 0; caps && i < caps->num_mma_shapes; i++) {
@@ -80,6 +86,7 @@ static bool caps_has(const xc_device_caps_t* caps, int m, int n, int k, xc_dtype
 
 static bool hip_dot_plan(const xc_cstyle_dialect_t* d, xc_cstyle_dot_t* t) {
   (void)d;
+  if (wmma_arch(t->caps)) return wmma_plan(t);
   if (t->acc_dtype != XC_F32 || t->a_dtype != t->b_dtype || t->warp != 64 || t->threads % 64) return false;
   bool half = t->a_dtype == XC_F16 || t->a_dtype == XC_BF16;
   if (!half && t->a_dtype != XC_F32) return false;
@@ -111,6 +118,10 @@ static bool hip_dot_plan(const xc_cstyle_dialect_t* d, xc_cstyle_dot_t* t) {
 }
 
 static void hip_dot_slot_index(xc_cstyle_writer_t* w, const xc_cstyle_dot_t* t, const char* s) {
+  if (t->params[P_WMMA]) {
+    wmma_slot_index(w, t, s);
+    return;
+  }
   const int64_t* p = t->params;
   long long S = p[P_S], R = S * S / 64, NT = p[P_TN] / S, WM = p[P_WM];
   xc_cstyle_printf(w,
@@ -121,7 +132,26 @@ static void hip_dot_slot_index(xc_cstyle_writer_t* w, const xc_cstyle_dot_t* t, 
                    NT, S, S);
 }
 
+/* The plain loop over the accumulator slots: what every compiler without the
+ * planned instructions (NVRTC for rocm_nv, or an architecture of the other
+ * family) runs, in the plan's slot layout. */
+static void emit_slot_loop(xc_cstyle_writer_t* w, const xc_cstyle_dot_t* t, const char* in) {
+  const char* cv = t->a_dtype == XC_F16 ? "xc_h2f" : t->a_dtype == XC_BF16 ? "xc_bf2f" : "";
+  xc_cstyle_printf(w, "%s  #pragma unroll\n%s  for (int s = 0; s < %lld; s++) {\n", in, in, (long long)t->slots);
+  xc_cstyle_printf(w, "%s    const int xi = (int)", in);
+  hip_dot_slot_index(w, t, "s");
+  xc_cstyle_printf(w, ";\n%s    const int xr = xi / %lld, xcol = xi %% %lld;\n", in, (long long)t->n, (long long)t->n);
+  xc_cstyle_printf(w, "%s    float xs = 0.0f;\n", in);
+  xc_cstyle_printf(w, "%s    for (int q = 0; q < %lld; q++) xs += %s(%s[xr * %lld + q]) * %s(%s[q * %lld + xcol]);\n", in,
+                   (long long)t->k, cv, t->a, (long long)t->lda, cv, t->b, (long long)t->ldb);
+  xc_cstyle_printf(w, "%s    %s[s] += xs;\n%s  }\n", in, t->acc, in);
+}
+
 static void hip_emit_dot(xc_cstyle_writer_t* w, const xc_cstyle_dot_t* t, const char* in) {
+  if (t->params[P_WMMA]) {
+    wmma_emit_dot(w, t, in);
+    return;
+  }
   const int64_t* p = t->params;
   long long WM = p[P_WM], S = p[P_S], KI = p[P_KI], R = S * S / 64, MT = p[P_TM] / S, NT = p[P_TN] / S;
   long long lda = t->lda, ldb = t->ldb, K = t->k;
@@ -174,15 +204,118 @@ static void hip_emit_dot(xc_cstyle_writer_t* w, const xc_cstyle_dot_t* t, const 
   W("%s  #pragma unroll\n%s  for (int b = 0; b < %lld; b++)\n", in, in, MT * NT);
   W("%s    #pragma unroll\n%s    for (int v = 0; v < %lld; v++) %s[b * %lld + v] = xc[b][v];\n", in, in, R, t->acc, R);
   W("#else\n");
-  const char* cv = t->a_dtype == XC_F16 ? "xc_h2f" : t->a_dtype == XC_BF16 ? "xc_bf2f" : "";
-  W("%s  #pragma unroll\n%s  for (int s = 0; s < %lld; s++) {\n", in, in, (long long)t->slots);
-  W("%s    const int xi = (int)", in);
-  hip_dot_slot_index(w, t, "s");
-  W(";\n%s    const int xr = xi / %lld, xcol = xi %% %lld;\n", in, (long long)t->n, (long long)t->n);
-  W("%s    float xs = 0.0f;\n", in);
-  W("%s    for (int q = 0; q < %lld; q++) xs += %s(%s[xr * %lld + q]) * %s(%s[q * %lld + xcol]);\n", in, K, cv, t->a,
-    lda, cv, t->b, ldb);
-  W("%s    %s[s] += xs;\n%s  }\n", in, t->acc, in);
+  emit_slot_loop(w, t, in);
+  W("#endif\n%s}\n", in);
+#undef W
+}
+
+/* ---- WMMA (docs/targets/rocm.md, "Matrix instructions") ----
+ * RDNA3 (gfx11), wave 32: v_wmma_f32_16x16x16_{f16,bf16} through
+ * __builtin_amdgcn_wmma_f32_16x16x16_{f16,bf16}_w32. The waves of a block
+ * form a WM x WN grid as for MFMA; each computes a TM x TN part as MT x NT
+ * blocks of 16x16, 8 accumulator registers per lane and block. Per
+ * instruction (AMD's RDNA3 ISA guide and GPUOpen's "How to accelerate AI
+ * applications on RDNA 3 using WMMA"): lane l supplies row l%16 of A and
+ * column l%16 of B, all 16 k values each (lanes 16-31 repeat lanes 0-15),
+ * and holds register v of the 16x16 result at row 2*v + l/16, column l%16.
+ * Slot s of a work-item is register s%8 of block
+ * (mt, nt) = ((s/8)/NT, (s/8)%NT).
+ *
+ * The slot layout belongs to the plan, and a plan to the caps of one
+ * architecture: a source planned for gfx11 carries this layout, the MFMA
+ * one a source planned for CDNA, so the instruction's own result layout is
+ * the slot layout and no exchange through LDS or lanes is needed. Such a
+ * source holds no MFMA branch (wave-64 lanes would not match the wave-32
+ * layout); any other compiler that gets it runs the plain slot loop. */
+
+/* Whether caps are those of an architecture with WMMA (the table's 'W'). */
+static bool wmma_arch(const xc_device_caps_t* caps) {
+  char arch[16];
+  if (!caps || !xc_rocm_caps_arch(caps, arch, sizeof arch)) return false;
+  const xc_rocm_arch_t* a = xc_rocm_arch_find(arch);
+  return a && a->matrix == 'W';
+}
+
+static bool wmma_plan(xc_cstyle_dot_t* t) {
+  bool half = t->a_dtype == XC_F16 || t->a_dtype == XC_BF16;
+  if (t->acc_dtype != XC_F32 || t->a_dtype != t->b_dtype || !half || t->warp != 32 || t->threads % 32 ||
+      t->k % 16 || !caps_has(t->caps, 16, 16, 16, t->a_dtype))
+    return false;
+  int64_t waves = t->threads / 32, best = -1;
+  for (int64_t wm = 1; wm <= waves; wm++) {
+    if (waves % wm) continue;
+    int64_t wn = waves / wm;
+    if (t->m % wm || t->n % wn) continue;
+    int64_t tm = t->m / wm, tn = t->n / wn;
+    if (tm % 16 || tn % 16 || tm * tn / 32 > 128) continue;
+    int64_t score = tm + tn; /* LDS reads per wave and k */
+    if (best < 0 || score < best) {
+      best = score;
+      t->params[P_WM] = wm, t->params[P_WN] = wn, t->params[P_TM] = tm, t->params[P_TN] = tn;
+    }
+  }
+  if (best < 0) return false;
+  t->params[P_S] = 16, t->params[P_KI] = 16, t->params[P_WMMA] = 1;
+  t->slots = t->params[P_TM] * t->params[P_TN] / 32;
+  t->lda = t->k + 8; /* 16 bytes of padding per row, as for MFMA */
+  t->ldb = t->n + 8;
+  return true;
+}
+
+static void wmma_slot_index(xc_cstyle_writer_t* w, const xc_cstyle_dot_t* t, const char* s) {
+  const int64_t* p = t->params;
+  long long NT = p[P_TN] / 16, WM = p[P_WM];
+  xc_cstyle_printf(w,
+                   "((((lid >> 5) %% %lld) * %lld + ((%s) / 8 / %lld) * 16 + ((%s) %% 8) * 2 + ((lid & 31) >> 4)) * %lld + "
+                   "((lid >> 5) / %lld) * %lld + (((%s) / 8) %% %lld) * 16 + (lid & 15))",
+                   WM, (long long)p[P_TM], s, NT, s, (long long)t->n, WM, (long long)p[P_TN], s, NT);
+}
+
+static void wmma_emit_dot(xc_cstyle_writer_t* w, const xc_cstyle_dot_t* t, const char* in) {
+  const int64_t* p = t->params;
+  long long WM = p[P_WM], MT = p[P_TM] / 16, NT = p[P_TN] / 16;
+  long long lda = t->lda, ldb = t->ldb, K = t->k;
+  bool f16 = t->a_dtype == XC_F16;
+  const char* fn = f16 ? "__builtin_amdgcn_wmma_f32_16x16x16_f16_w32" : "__builtin_amdgcn_wmma_f32_16x16x16_bf16_w32";
+#define W(...) xc_cstyle_printf(w, __VA_ARGS__)
+  W("%s{ /* matrix instructions: %lldx%lld waves of %lldx%lld, %s */\n", in, WM, (long long)p[P_WN],
+    (long long)p[P_TM], (long long)p[P_TN], fn + 17);
+  W("#if ");
+  for (int i = 0, n = 0; xc_rocm_arch_at(i); i++)
+    if (xc_rocm_arch_at(i)->matrix == 'W') W("%sdefined(__%s__)", n++ ? " || " : "", xc_rocm_arch_at(i)->name);
+  W("\n");
+  W("%s  typedef float xc_acc __attribute__((ext_vector_type(8)));\n", in);
+  W("%s  typedef short xc_s16 __attribute__((ext_vector_type(16)));\n", in);
+  if (f16) W("%s  typedef _Float16 xc_h16 __attribute__((ext_vector_type(16)));\n", in);
+  W("%s  const int xl = (int)(lid & 31), xw = (int)(lid >> 5);\n", in);
+  W("%s  const int xra = (xw %% %lld) * %lld + (xl & 15), xcb = (xw / %lld) * %lld + (xl & 15);\n", in, WM,
+    (long long)p[P_TM], WM, (long long)p[P_TN]);
+  W("%s  xc_acc xc[%lld];\n", in, MT * NT);
+  W("%s  #pragma unroll\n%s  for (int b = 0; b < %lld; b++)\n", in, in, MT * NT);
+  W("%s    #pragma unroll\n%s    for (int v = 0; v < 8; v++) xc[b][v] = %s[b * 8 + v];\n", in, in, t->acc);
+  W("%s  #pragma unroll\n%s  for (int kk = 0; kk < %lld; kk += 16) {\n", in, in, K);
+  /* all B fragments of the step, then one A fragment at a time: with 8
+   * accumulator registers per block the wave tile's accumulators take most
+   * of the 256 VGPRs a wave-32 lane has */
+  W("%s    xc_s16 xb[%lld];\n", in, NT);
+  W("%s    #pragma unroll\n%s    for (int nt = 0; nt < %lld; nt++)\n", in, in, NT);
+  W("%s      #pragma unroll\n%s      for (int i = 0; i < 16; i++) xb[nt][i] = (short)%s[(kk + i) * %lld + xcb + nt * 16];\n",
+    in, in, t->b, ldb);
+  W("%s    #pragma unroll\n%s    for (int mt = 0; mt < %lld; mt++) {\n", in, in, MT);
+  W("%s      xc_s16 xa;\n", in);
+  W("%s      #pragma unroll\n%s      for (int i = 0; i < 16; i++) xa[i] = (short)%s[(xra + mt * 16) * %lld + kk + i];\n", in,
+    in, t->a, lda);
+  W("%s      #pragma unroll\n%s      for (int nt = 0; nt < %lld; nt++)\n", in, in, NT);
+  if (f16)
+    W("%s        xc[mt * %lld + nt] = %s(__builtin_bit_cast(xc_h16, xa), __builtin_bit_cast(xc_h16, xb[nt]), "
+      "xc[mt * %lld + nt]);\n", in, NT, fn, NT);
+  else
+    W("%s        xc[mt * %lld + nt] = %s(xa, xb[nt], xc[mt * %lld + nt]);\n", in, NT, fn, NT);
+  W("%s    }\n%s  }\n", in, in);
+  W("%s  #pragma unroll\n%s  for (int b = 0; b < %lld; b++)\n", in, in, MT * NT);
+  W("%s    #pragma unroll\n%s    for (int v = 0; v < 8; v++) %s[b * 8 + v] = xc[b][v];\n", in, in, t->acc);
+  W("#else\n");
+  emit_slot_loop(w, t, in);
   W("#endif\n%s}\n", in);
 #undef W
 }

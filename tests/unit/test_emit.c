@@ -441,13 +441,15 @@ static kern_t* build_staged_half(void) {
 
 /* The HIP dialect plans, slot layout and portable matrix loop (its code for
  * compilers other than CDNA's, what rocm_nv runs) in the OpenCL dialect, with
- * gfx90a's capabilities: the emitter's staging of operands, slot loops and
- * write-back run on the OpenCL device (PoCL here) exactly as they are
- * emitted for gfx90a, only the MFMA instructions themselves are replaced. */
-static void run_hip_hooked(const kern_t* k, const int64_t* knobs, xc_tiled_arg_t* args, const char* label,
-                           int staged) {
+ * the capabilities of `arch` (gfx90a: MFMA plans; gfx1100: WMMA plans, whose
+ * slot layout is the instruction's wave-32 result layout): the emitter's
+ * staging of operands, slot loops and write-back run on the OpenCL device
+ * (PoCL here) exactly as they are emitted for that architecture, only the
+ * matrix instructions themselves are replaced. */
+static void run_hip_hooked_for(const char* arch, const kern_t* k, const int64_t* knobs, xc_tiled_arg_t* args,
+                               const char* label, int staged) {
   xc_device_caps_t gfx;
-  CHECK_OK(xc_rocm_arch_caps("gfx90a", &gfx));
+  CHECK_OK(xc_rocm_arch_caps(arch, &gfx));
   xc_cstyle_dialect_t d = xc_cstyle_dialect_opencl;
   d.dot_plan = xc_cstyle_dialect_hip.dot_plan;
   d.dot_slot_index = xc_cstyle_dialect_hip.dot_slot_index;
@@ -462,6 +464,8 @@ static void run_hip_hooked(const kern_t* k, const int64_t* knobs, xc_tiled_arg_t
   if (found != staged) fprintf(stderr, "%s: %d staged dots, expected %d\n", label, found, staged);
   CHECK_EQ_INT(found, staged);
   CHECK(src.text && strstr(src.text, "matrix instructions:"));
+  bool wmma = strcmp(arch, "gfx1100") == 0;
+  CHECK(src.text && (strstr(src.text, "wmma_f32_16x16x16") != NULL) == wmma);
   int64_t values[16];
   xc_tensor_t* ref[16];
   kernel_reference(k, knobs, args, values, ref);
@@ -476,13 +480,18 @@ static void run_hip_hooked(const kern_t* k, const int64_t* knobs, xc_tiled_arg_t
     CHECK(st == NULL);
     if (!st) {
       char full[256];
-      snprintf(full, sizeof full, "%s (HIP matrix hooks) on opencl", label);
+      snprintf(full, sizeof full, "%s (HIP matrix hooks, %s) on opencl", label, arch);
       kernel_launch_check(dev, &blob, k, values, args, ref, full, false);
       runs[1]++;
     }
     xc_status_free(st);
   }
   xc_kernel_source_release(&src);
+}
+
+static void run_hip_hooked(const kern_t* k, const int64_t* knobs, xc_tiled_arg_t* args, const char* label,
+                           int staged) {
+  run_hip_hooked_for("gfx90a", k, knobs, args, label, staged);
 }
 
 static void test_hip_hooks(void) {
@@ -560,6 +569,9 @@ static void test_hip_hooks(void) {
                               {tensor(half, m * n, false), 0}, {NULL, m}, {NULL, n}, {NULL, kk}};
     const int64_t g[][4] = {{16, 16, 16, 64}, {32, 32, 32, 128}};
     for (int c = 0; c < 2; c++) run_hip_hooked(k, g[c], args, h ? "gemm bf16" : "gemm f16", 0);
+    /* gfx1100: 2x2 waves of 16x16 (one WMMA block each), K steps of 32 and 16 */
+    const int64_t g11[][4] = {{32, 32, 32, 128}, {32, 32, 16, 128}};
+    for (int c = 0; c < 2; c++) run_hip_hooked_for("gfx1100", k, g11[c], args, h ? "gemm bf16" : "gemm f16", 0);
     free_args(args, 6);
     xc_tiled_kernel_destroy(k);
   }
