@@ -2,7 +2,7 @@
 # The GPU checks of docs/targets/cuda.md and docs/targets/rocm.md on a machine
 # with an NVIDIA GPU, in phases, each writing its reports and logs to OUT:
 #   unit     the GPU unit tests (test_target_cuda, test_cuda_tc, test_target_rocm,
-#            test_emit, test_emit_lowered, test_vendor_gemm)
+#            test_emit, test_emit_lowered, test_vendor_gemm, test_vec_chunks)
 #   bench    bench_gpu_kernels, bench_gemm_cuda (bf16/f16 4096), bench_launch and
 #            bench_models on cuda, and the kernels, f32 GEMM (vs cuBLAS) and models
 #            on every OpenCL GPU (needs BENCH, a build with -DXCOMP_BENCH=ON)
@@ -36,7 +36,7 @@ for phase in "$@"; do
   echo "sweep: $(stamp) phase $phase"
   case "$phase" in
     unit)
-      for t in test_target_cuda test_cuda_tc test_target_rocm test_emit test_emit_lowered test_vendor_gemm; do
+      for t in test_target_cuda test_cuda_tc test_target_rocm test_emit test_emit_lowered test_vendor_gemm test_vec_chunks; do
         if "$BUILD/$t" >"$OUT/$t.log" 2>&1; then r=pass; else r="FAIL (rc $?)"; fi
         echo "sweep: $(stamp) $t: $r: $(tail -1 "$OUT/$t.log")"
       done ;;

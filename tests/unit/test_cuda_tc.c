@@ -41,12 +41,13 @@ typedef struct gcase {
   int epilogue; /* 0 none, 1 bias, 2 bias + Gelu */
   bool tf32;
   int64_t bk, stages; /* > 0: forced BLOCK_K / STAGES knobs */
-  bool dyn;           /* the stages exceed 48 KiB: operands in dynamic shared memory */
+  bool dyn;           /* the stages exceed 48 KiB: operands in dynamic shared memory (the
+                         default for 16-bit K >= 128 on sm_80+: two stages of BLOCK_K 64) */
 } gcase_t;
 
 static const gcase_t cases[] = {
-    {XC_BF16, 0, 256, 384, 512, 1, false, 0, 0, false},  /* aligned, 2x3 programs */
-    {XC_F16, 0, 257, 383, 515, 2, false, 0, 0, false},   /* odd: masks, unaligned rows */
+    {XC_BF16, 0, 256, 384, 512, 1, false, 0, 0, true},   /* aligned, 2x3 programs; default: 2 stages of 64 */
+    {XC_F16, 0, 257, 383, 515, 2, false, 0, 0, true},    /* odd: masks, unaligned rows */
     {XC_BF16, 0, 130, 200, 72, 0, false, 0, 0, false},   /* partial K tile */
     {XC_F16, 2, 96, 136, 160, 1, false, 16, 3, false},   /* batched A, 3 stages of BLOCK_K 16 */
     {XC_BF16, 0, 200, 264, 96, 2, false, 32, 1, false},  /* no pipeline */
