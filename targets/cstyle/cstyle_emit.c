@@ -829,12 +829,23 @@ static int64_t chunk_bytes(em_t* e, const vinfo_t* r, const xc_tiled_value_t* me
   return b;
 }
 
+/* Name of the struct type of a b-byte chunk of dtype t (declared by the
+ * kernel's prelude: vec_types). */
+static const char* chunk_type(em_t* e, char* buf, size_t size, xc_dtype_t t, int64_t b) {
+  snprintf(buf, size, "xc_v%d_%s", (int)b, xc_dtype_name(t));
+  e->vec_types[t] |= (unsigned)b;
+  return buf;
+}
+
 /* Opens the loop over the chunks c of shape r and sets xo0, the offset of
- * the chunk's first element (flat index f0); the caller writes the chunk's
- * move and closes 1 brace. */
-static void chunk_open(em_t* e, const vinfo_t* r, const xc_tiled_value_t* offv) {
+ * the chunk's first element (flat index f0); names in ty the struct type of
+ * a b-byte chunk of dtype t and returns the elements per chunk. The caller
+ * writes the chunk's move and closes 1 brace. */
+static int64_t chunk_open(em_t* e, const vinfo_t* r, const xc_tiled_value_t* offv, xc_dtype_t t, int64_t b,
+                          char* ty, size_t ty_size) {
   const char* it = itype(e);
   int64_t v = vec_of(e, r), nc = r->n / e->T / v;
+  chunk_type(e, ty, ty_size, t, b);
   if (e->d->unroll_pragma && nc <= 32) L("%s\n", e->d->unroll_pragma);
   L("for (int c = 0; c < %" PRId64 "; c++) {\n", nc);
   e->depth++;
@@ -850,14 +861,7 @@ static void chunk_open(em_t* e, const vinfo_t* r, const xc_tiled_value_t* offv) 
   expr_free(&eo);
   e->depth--;
   L("}\n");
-}
-
-/* Name of the struct type of a b-byte chunk of dtype t (declared by the
- * kernel's prelude: vec_types). */
-static const char* chunk_type(em_t* e, char* buf, size_t size, xc_dtype_t t, int64_t b) {
-  snprintf(buf, size, "xc_v%d_%s", (int)b, xc_dtype_name(t));
-  e->vec_types[t] |= (unsigned)b;
-  return buf;
+  return v;
 }
 
 static void emit_load(em_t* e, const xc_tiled_op_t* op, bool in_loop) {
@@ -870,10 +874,8 @@ static void emit_load(em_t* e, const xc_tiled_op_t* op, bool in_loop) {
   int64_t b = scalar || in_loop || r->st != ST_PRIVATE ? 0 : chunk_bytes(e, r, mem, op->operands[1], mask, t);
   if (b) {
     /* chunks of the chunked layout: one aligned struct load each */
-    int64_t v = vec_of(e, r);
     char ty[48];
-    chunk_type(e, ty, sizeof ty, t, b);
-    chunk_open(e, r, op->operands[1]);
+    int64_t v = chunk_open(e, r, op->operands[1], t, b, ty, sizeof ty);
     L("const %s xq = *(const %s%s*)(%s + xo0);\n", ty, e->d->global_qual, ty, mem_name(e, mem));
     for (int64_t i = 0; i < v; i++) {
       char q[32];
@@ -926,10 +928,8 @@ static void emit_store(em_t* e, const xc_tiled_op_t* op, bool in_loop) {
   int close = 0;
   if (b) {
     /* chunks of the chunked layout: one aligned struct store each */
-    int64_t v = vec_of(e, r);
     char ty[48];
-    chunk_type(e, ty, sizeof ty, t, b);
-    chunk_open(e, r, offv);
+    int64_t v = chunk_open(e, r, offv, t, b, ty, sizeof ty);
     L("%s xq;\n", ty);
     const char* it = itype(e);
     if (e->d->unroll_pragma) L("%s\n", e->d->unroll_pragma);
