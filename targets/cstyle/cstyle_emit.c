@@ -543,6 +543,13 @@ static void cast_expr(em_t* e, xc_cstyle_writer_t* w, xc_dtype_t from, xc_dtype_
   }
 }
 
+/* The CONST op v is (possibly broadcast or expanded), or NULL. */
+static const xc_tiled_op_t* const_def(const xc_tiled_value_t* v) {
+  const xc_tiled_op_t* d = v ? v->def : NULL;
+  while (d && (d->opcode == XC_TOP_BROADCAST || d->opcode == XC_TOP_EXPAND_DIMS)) d = d->operands[0]->def;
+  return d && d->opcode == XC_TOP_CONST ? d : NULL;
+}
+
 /* Operand slots of block b (and nested blocks) that read v; *user: the
  * last op that does. */
 static int reads_of(const xc_tiled_block_t* b, const xc_tiled_value_t* v, const xc_tiled_op_t** user) {
@@ -560,10 +567,8 @@ static int reads_of(const xc_tiled_block_t* b, const xc_tiled_value_t* v, const 
 static bool only_plus_one(em_t* e, const xc_tiled_value_t* v) {
   const xc_tiled_op_t* user = NULL;
   if (reads_of(e->k->body, v, &user) != 1 || !user || user->opcode != XC_TOP_ADD) return false;
-  const xc_tiled_value_t* o = user->operands[0] == v ? user->operands[1] : user->operands[0];
-  const xc_tiled_op_t* d = o ? o->def : NULL;
-  while (d && (d->opcode == XC_TOP_BROADCAST || d->opcode == XC_TOP_EXPAND_DIMS)) d = d->operands[0]->def;
-  return d && d->opcode == XC_TOP_CONST && d->f == 1.0;
+  const xc_tiled_op_t* d = const_def(user->operands[0] == v ? user->operands[1] : user->operands[0]);
+  return d && d->f == 1.0;
 }
 
 /* Expression of an elementwise op (unary, binary, cmp, select, cast) given
@@ -794,19 +799,12 @@ static bool lin_last(em_t* e, const xc_tiled_value_t* v, int64_t* coef, int64_t*
     case XC_TOP_MUL: {
       if (!lin_last(e, op->operands[0], &ca, &ra) || !lin_last(e, op->operands[1], &cb, &rb)) return false;
       if (ca && cb) return false;
-      /* a coefficient times a constant factor stays known */
-      const xc_tiled_value_t* k = ca ? op->operands[1] : op->operands[0];
-      int64_t kc = ca ? cb : ca, kr = ca ? rb : ra; /* the factor's own coef (0) and divisor */
-      (void)kc;
-      if (ca || cb) {
-        const xc_tiled_op_t* kd = k->def;
-        while (kd && (kd->opcode == XC_TOP_BROADCAST || kd->opcode == XC_TOP_EXPAND_DIMS)) kd = kd->operands[0]->def;
-        if (!kd || kd->opcode != XC_TOP_CONST) return false;
-        *coef = (ca ? ca : cb) * kd->i;
-        *rest = (ca ? ra : rb) * kr;
-        return true;
-      }
-      *rest = ra * rb;
+      *rest = ra * rb; /* (ca x + ra) * b: ra times a divisor of the uniform b */
+      if (!ca && !cb) return true;
+      /* a coefficient stays known only times a constant factor */
+      const xc_tiled_op_t* kd = const_def(ca ? op->operands[1] : op->operands[0]);
+      if (!kd) return false;
+      *coef = (ca ? ca : cb) * kd->i;
       return true;
     }
     default: return false;
@@ -823,7 +821,7 @@ static bool lin_last(em_t* e, const xc_tiled_value_t* v, int64_t* coef, int64_t*
 static int64_t chunk_bytes(em_t* e, const vinfo_t* r, const xc_tiled_value_t* mem, const xc_tiled_value_t* offv,
                            const xc_tiled_value_t* mask, xc_dtype_t t) {
   int64_t v = vec_of(e, r), b = v * (int64_t)xc_dtype_size(t), coef, rest;
-  if (v <= 1 || mask || mem->type.scope != XC_SCOPE_GLOBAL || t == XC_BOOL || r->n % e->T) return 0;
+  if (v <= 1 || mask || mem->type.scope != XC_SCOPE_GLOBAL || t == XC_BOOL) return 0;
   if (b != 4 && b != 8 && b != 16) return 0;
   if (!lin_last(e, offv, &coef, &rest) || coef != 1 || (rest != 0 && rest % v != 0)) return 0;
   return b;
