@@ -12,7 +12,7 @@ JOBS         ?= 2
 SHARED       ?= ../shared
 FUZZ_SECONDS ?= 60
 
-BUILD_DEPS = cmake make gcc libc6-dev pkg-config libprotobuf-c-dev protobuf-c-compiler libxxhash-dev
+BUILD_DEPS = cmake make gcc libc6-dev pkg-config libprotobuf-c-dev protobuf-c-compiler libxxhash-dev libjansson-dev
 TEST_DEPS  = clang libclang-rt-14-dev
 # OpenCL target tests run on PoCL (headers and the dev package are for tooling
 # only: xcomp loads libOpenCL.so.1 at run time and builds without them).

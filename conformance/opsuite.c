@@ -500,12 +500,14 @@ xc_status_t xc_opsuite_run(const xc_opsuite_options_t* o, xc_conform_report_t* o
       if (!c->detail) c->detail = xstrdup("");
       if (o->progress) fprintf(o->progress, "%-11s %s  (%s)\n", xc_conform_verdict_name(c->verdict), c->name, c->detail);
     }
-    out->passed = out->failed = out->skipped = 0;
+    out->passed = out->failed = out->skipped = out->xfailed = out->xpassed = 0;
     for (int i = 0; i < out->num_cases; i++) {
       switch (out->cases[i].verdict) {
         case XC_CONFORM_PASS: out->passed++; break;
         case XC_CONFORM_FAIL: out->failed++; break;
         case XC_CONFORM_UNSUPPORTED: out->skipped++; break;
+        case XC_CONFORM_XFAIL: out->xfailed++; break;
+        case XC_CONFORM_XPASS: out->xpassed++; break;
       }
     }
   } else if (!s) {

@@ -82,6 +82,10 @@ typedef enum xc_conform_verdict {
   XC_CONFORM_PASS = 0,
   XC_CONFORM_FAIL,
   XC_CONFORM_UNSUPPORTED,
+  /* Set only by xc_conform_apply_xfail, never by a test run: a FAIL of a test
+   * the xfail list expects to fail, and a PASS of one it expects to fail. */
+  XC_CONFORM_XFAIL,
+  XC_CONFORM_XPASS,
 } xc_conform_verdict_t;
 
 typedef struct xc_conform_options {
@@ -114,12 +118,14 @@ typedef struct xc_conform_case {
   xc_conform_verdict_t verdict;
   char* detail;           /* one line: why it failed or is unsupported */
   double seconds;
+  char* xfail_reason;     /* the reason of the xfail entry it matched (NULL: none) */
 } xc_conform_case_t;
 
 typedef struct xc_conform_report {
   int num_cases;
   xc_conform_case_t* cases;   /* sorted by name */
   int passed, failed, skipped;
+  int xfailed, xpassed;       /* XFAIL / XPASS cases (not in passed or failed) */
 } xc_conform_report_t;
 
 /* Finds every test folder under root (a folder holding model.onnx; root may
@@ -150,13 +156,102 @@ xc_conform_verdict_t xc_conform_run_case(const char* dir, const xc_conform_optio
                                          char** out_detail);
 
 /* Writes the per-test lines (when include_cases), totals per op and dtype,
- * and the closing line "N passed, N failed, N skipped". */
+ * and the closing line "N passed, N failed, N skipped" (followed by
+ * ", N xfail, N xpass" when the report has either). In the per-op totals an
+ * XFAIL counts as failed and an XPASS as passed (what the target did). */
 void xc_conform_print_report(const xc_conform_report_t* r, bool include_cases, FILE* f);
 /* Writes the per-op table as Markdown (docs/conformance.md). `command` is the
  * command line that regenerates it, quoted in the header. */
 void xc_conform_print_markdown(const xc_conform_report_t* r, const char* command,
                                FILE* f);
+/* The same, titled "# xcomp conformance: TITLE" and saying the tests ran on
+ * TITLE; title NULL: the reference interpreter (docs/conformance.md). */
+void xc_conform_print_markdown_titled(const xc_conform_report_t* r, const char* command,
+                                      const char* title, FILE* f);
+/* The per-op Markdown table alone (op, dtype, passed, failed, skipped, first
+ * reason skipped). */
+void xc_conform_print_op_table_md(const xc_conform_report_t* r, FILE* f);
 const char* xc_conform_verdict_name(xc_conform_verdict_t v);
+
+/* ---- expected failures (the vendor conformance kit) ------------------- */
+
+/* One entry of an xfail file: "NAME  # reason". NAME is a test name as the
+ * reports print it (node tests "test_abs" below their folder, models "mlp",
+ * op-suite cases "Relu.f32.[7,5]"); a trailing '*' makes it a prefix. */
+typedef struct xc_xfail_entry {
+  char* name;       /* without the trailing '*' */
+  bool prefix;      /* the entry ended in '*' */
+  char* reason;
+  int line;         /* line in the file */
+  int matches;      /* tests it matched (xc_conform_apply_xfail) */
+} xc_xfail_entry_t;
+
+typedef struct xc_xfail_list {
+  char* path;
+  int num_entries;
+  xc_xfail_entry_t* entries;
+} xc_xfail_list_t;
+
+/* Reads an xfail file: one entry a line, "NAME  # reason" (NAME, whitespace,
+ * '#', a non-empty reason); blank lines and lines starting with '#' are
+ * skipped. A line without a reason, or a NAME holding '*' anywhere but at
+ * its end, is an XC_INVALID_ARGUMENT error naming FILE:LINE. */
+xc_status_t xc_xfail_load(const char* path, xc_xfail_list_t* out);
+void xc_xfail_free(xc_xfail_list_t* l);
+/* The first entry matching name (exact, or prefix for a '*' entry); NULL. */
+xc_xfail_entry_t* xc_xfail_match(xc_xfail_list_t* l, const char* name);
+/* Marks every case of r an entry matches: its reason goes to xfail_reason,
+ * a FAIL becomes XFAIL and a PASS XPASS (UNSUPPORTED stays UNSUPPORTED), the
+ * totals follow, and each entry's match count grows. */
+void xc_conform_apply_xfail(xc_conform_report_t* r, xc_xfail_list_t* l);
+
+/* ---- the kit's reports ------------------------------------------------- */
+
+/* One suite of a conformance run: "node", "op-suite" or "models". */
+typedef struct xc_conform_suite {
+  const char* name;
+  const char* source;               /* the folder, or "generated" */
+  const char* skipped;              /* why the suite did not run; NULL: it ran */
+  const xc_conform_report_t* report;/* NULL when skipped */
+} xc_conform_suite_t;
+
+/* What the reports say about the run. Strings may be NULL (written as null
+ * or left out). */
+typedef struct xc_conform_run_info {
+  const char* target;
+  const char* device_name;     /* xc_device_caps_t name/vendor/version */
+  const char* device_vendor;
+  const char* device_version;
+  const char* arch;            /* compile-only targets: the architecture */
+  const char* device_error;    /* why the device could not be described */
+  const char* version;         /* xcomp's version */
+  const char* commit;          /* git commit it was built from ("unknown") */
+  const char* command;         /* the command line */
+  const char* filter;
+  const char* xfail_file;
+  const char* dtypes;          /* op suite dtypes, e.g. "f32" */
+  const char* model_dtype;     /* --dtype of the models; NULL: as exported */
+  uint64_t seed;
+  int per_op;                  /* node tests / models sample; 0: all */
+  int cases_per_op;
+  double timeout_s;
+  int jobs;
+  bool compile_only;
+  bool allow_tf32;
+} xc_conform_run_info_t;
+
+/* "cpu (NAME, VERSION)": the target and its device as the report titles
+ * name it, into buf. */
+const char* xc_conform_target_title(const xc_conform_run_info_t* info, char* buf, size_t n);
+
+/* Writes the JSON report (docs/conformance.md, "The vendor conformance kit")
+ * of the suites to path. */
+xc_status_t xc_conform_write_json(const char* path, const xc_conform_run_info_t* info,
+                                  const xc_conform_suite_t* suites, int num_suites,
+                                  const xc_xfail_list_t* xfail);
+/* Writes the kit's Markdown report of the suites. */
+void xc_conform_print_kit_markdown(const xc_conform_run_info_t* info, const xc_conform_suite_t* suites,
+                                   int num_suites, const xc_xfail_list_t* xfail, FILE* f);
 
 /* The op types of an ONNX model file, read straight from the protobuf wire
  * format (works even when the importer rejects the model). Returns a malloc'd
