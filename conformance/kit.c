@@ -376,8 +376,11 @@ void xc_conform_print_kit_markdown(const xc_conform_run_info_t* info, const xc_c
   fprintf(f, "| xcomp | %s (commit %s) |\n", info->version ? info->version : "unknown",
           info->commit ? info->commit : "unknown");
   fprintf(f, "| date | %s |\n", date);
-  fprintf(f, "| xfail list | %s |\n", info->xfail_file ? info->xfail_file : "none");
-  fprintf(f, "| filter | %s |\n", info->filter ? info->filter : "none");
+  fprintf(f, "| xfail list | ");
+  md_text(f, info->xfail_file ? info->xfail_file : "none", 300);
+  fprintf(f, " |\n| filter | ");
+  md_text(f, info->filter ? info->filter : "none", 300);
+  fprintf(f, " |\n");
   fprintf(f, "\n## Summary\n\n| suite | source | status | passed | failed | xfail | xpass | unsupported |\n");
   fprintf(f, "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: |\n");
   int tp = 0, tf = 0, tx = 0, txp = 0, tu = 0;
