@@ -564,7 +564,10 @@ const xc_cli_command_t xc_cli_conform_command = {
     "conform", conform_main,
     "xcomp conform [--target T] (--onnx-tests DIR | --models DIR [--dtype f16|bf16] | --op-suite "
     "[--seed N] [--cases-per-op N] [--dtypes LIST] [--list] [--compile-only]) [--filter REGEX] "
-    "[--per-op N] [--report FILE] [--markdown FILE] [-j N] [--timeout S] [--strict] [--allow-tf32]",
+    "[--per-op N] [--report FILE] [--markdown FILE] [--report-json FILE] [--xfail FILE] [-j N] [--timeout S] "
+    "[--strict] [--allow-tf32]\n"
+    "       xcomp conform --kit [--target T] --out DIR [--xfail FILE] [--shared DIR] [--onnx-tests DIR] "
+    "[--models DIR] [...]",
     "Run test folders (model.onnx + test_data_set_N/) or the generated op suite and report conformance.",
     "DIR is one test folder, a folder of them (onnx-backend-tests/node), or a folder\n"
     "of such folders (the backend-test root with node/, simple/, ...).\n"
@@ -596,9 +599,21 @@ const xc_cli_command_t xc_cli_conform_command = {
     "  --per-op N        --onnx-tests/--models: of the matching tests, run only the first\n"
     "                    N (name order) of each op and dtype (a sample for slow targets)\n"
     "  --report FILE     also write the full report to FILE\n"
-    "  --markdown FILE   write the per-op table as Markdown (docs/conformance.md)\n"
+    "  --markdown FILE   write the per-op table as Markdown (docs/conformance.md),\n"
+    "                    titled by the target and its device (ref: the interpreter)\n"
+    "  --report-json FILE  write the JSON report (target, device, version, commit,\n"
+    "                    date, tolerance, options, totals, every test)\n"
+    "  --xfail FILE      tests expected to fail, 'NAME  # reason' a line (a trailing\n"
+    "                    '*' makes NAME a prefix): a listed FAIL is XFAIL, a listed\n"
+    "                    PASS is XPASS and exits 1, an unlisted FAIL exits 1\n"
+    "  --kit             node tests, op suite and models on the target, one report:\n"
+    "                    --out DIR (report.md, report.json, a log per suite); node\n"
+    "                    tests from SHARED/onnx-backend-tests/node (--onnx-tests),\n"
+    "                    models from SHARED/models (--models), SHARED = --shared DIR\n"
+    "                    (default ../shared); defaults --per-op 1, --cases-per-op 1,\n"
+    "                    --dtypes f32; exits 1 on a failure or an xpass\n"
     "  -j N, --jobs N    run N tests at a time (default 1)\n"
     "  --timeout S       seconds per test before it counts as TIMEOUT (default 60)\n"
-    "  --strict          exit 1 when any test failed (default: exit 0)\n"
+    "  --strict          exit 1 when any test failed (default: exit 0, unless --xfail)\n"
     "  --allow-tf32      compiled targets: f32 GEMMs may use tf32 tensor cores; f32\n"
     "                    outputs are then held to relative L2 <= 5e-4 (ARCHITECTURE.md)\n"};
