@@ -36,6 +36,8 @@ typedef struct parser {
   name_entry_t* names;
   int num_names, cap_names;
   xc_status_t err;
+  bool have_schedule;         /* a schedule block was read: set after the body */
+  xc_tiled_schedule_t schedule;
 } parser_t;
 
 static void perr(parser_t* ps, const char* fmt, ...) XC_PRINTF(2, 3);
@@ -631,6 +633,113 @@ static const char* knob_kind_names(int i) {
   return n[i];
 }
 
+static bool ident_is(const tok_t* t, const char* s) {
+  return t->kind == T_IDENT && t->n == strlen(s) && memcmp(t->s, s, t->n) == 0;
+}
+
+/* One dot line of a schedule: "dot I: generic, stages S, operands none" or
+ * "dot I: mma mMnNkK IN -> ACC, stages S, operands shared|dynamic". */
+static void parse_schedule_dot(parser_t* ps, xc_tiled_schedule_t* s) {
+  int64_t index;
+  if (!parse_int(ps, &index) || !expect(ps, ":")) return;
+  if (index != s->num_dots || index >= XC_TILED_MAX_SCHED_DOTS) {
+    perr(ps, "dot entries of a schedule are numbered 0, 1, ... (at most %d); found %lld", XC_TILED_MAX_SCHED_DOTS,
+         (long long)index);
+    return;
+  }
+  xc_tiled_dot_schedule_t* d = &s->dots[s->num_dots++];
+  memset(d, 0, sizeof *d);
+  if (accept(ps, "mma")) {
+    char buf[64];
+    size_t n = ps->tok.n < sizeof buf - 1 ? ps->tok.n : sizeof buf - 1;
+    memcpy(buf, ps->tok.s, n);
+    buf[n] = 0;
+    int m, nn, kk, used = 0;
+    if (ps->tok.kind != T_IDENT || sscanf(buf, "m%dn%dk%d%n", &m, &nn, &kk, &used) != 3 || buf[used] ||
+        m <= 0 || nn <= 0 || kk <= 0) {
+      perr(ps, "expected a matrix instruction shape such as m16n8k16, found '%s'", buf);
+      return;
+    }
+    advance(ps);
+    d->mma.m = m, d->mma.n = nn, d->mma.k = kk;
+    if (!parse_dtype(ps, &d->mma.input_dtype) || !expect(ps, "-") || !expect(ps, ">") ||
+        !parse_dtype(ps, &d->mma.accumulator_dtype))
+      return;
+  } else if (!expect(ps, "generic")) {
+    return;
+  }
+  int64_t stages;
+  if (!expect(ps, ",") || !expect(ps, "stages") || !parse_int(ps, &stages) || !expect(ps, ",") ||
+      !expect(ps, "operands"))
+    return;
+  if (stages < 1 || stages > 64) {
+    perr(ps, "stages %lld out of range (1..64)", (long long)stages);
+    return;
+  }
+  d->stages = (int)stages;
+  if (accept(ps, "none")) d->operands = XC_SPACE_NONE;
+  else if (accept(ps, "shared")) d->operands = XC_SPACE_SHARED;
+  else if (accept(ps, "dynamic")) d->operands = XC_SPACE_DYNAMIC;
+  else perr(ps, "expected none, shared or dynamic, found '%.*s'", (int)ps->tok.n, ps->tok.s);
+}
+
+/* "schedule [NAME] { knobs K = V, ...  threads T, vector V, unroll U
+ *  dot ...  local L, dynamic D }" (xc_tiled_schedule_print). */
+static void parse_schedule(parser_t* ps) {
+  xc_tiled_kernel_t* k = ps->k;
+  xc_tiled_schedule_t* s = &ps->schedule;
+  memset(s, 0, sizeof *s);
+  if (ps->have_schedule) {
+    perr(ps, "a kernel has one schedule");
+    return;
+  }
+  ps->have_schedule = true;
+  if (ps->tok.kind == T_IDENT && !is(ps, "{")) {
+    if (ps->tok.n >= sizeof s->scheduler) {
+      perr(ps, "scheduler name too long");
+      return;
+    }
+    memcpy(s->scheduler, ps->tok.s, ps->tok.n);
+    advance(ps);
+  }
+  if (!expect(ps, "{")) return;
+  s->num_knobs = k->num_knobs;
+  for (int i = 0; i < k->num_knobs && i < XC_TILED_MAX_SCHED_KNOBS; i++) s->knobs[i] = k->knobs[i].default_value;
+  bool have_threads = false;
+  while (!ps->err && !is(ps, "}")) {
+    tok_t at = ps->tok;
+    if (accept(ps, "knobs")) {
+      do {
+        char* name = tok_str(ps);
+        int knob = name && ps->tok.kind == T_IDENT ? xc_tiled_find_knob(k, name) : -1;
+        if (knob < 0 || knob >= XC_TILED_MAX_SCHED_KNOBS) {
+          perr(ps, "unknown knob '%.*s' in the schedule", (int)ps->tok.n, ps->tok.s);
+          return;
+        }
+        advance(ps);
+        if (!expect(ps, "=") || !parse_int(ps, &s->knobs[knob])) return;
+      } while (accept(ps, ","));
+    } else if (accept(ps, "threads")) {
+      have_threads = true;
+      if (!parse_int(ps, &s->threads) || !expect(ps, ",") || !expect(ps, "vector") || !parse_int(ps, &s->vector) ||
+          !expect(ps, ",") || !expect(ps, "unroll") || !parse_int(ps, &s->unroll))
+        return;
+    } else if (accept(ps, "dot")) {
+      parse_schedule_dot(ps, s);
+    } else if (accept(ps, "local")) {
+      if (!parse_int(ps, &s->local_bytes) || !expect(ps, ",") || !expect(ps, "dynamic") ||
+          !parse_int(ps, &s->dynamic_bytes))
+        return;
+    } else {
+      ps->tok = at;
+      perr(ps, "unexpected '%.*s' in a schedule", (int)ps->tok.n, ps->tok.s);
+      return;
+    }
+  }
+  if (!ps->err && !have_threads) perr(ps, "the schedule has no threads line");
+  expect(ps, "}");
+}
+
 static void parse_kernel(parser_t* ps) {
   xc_tiled_kernel_t* k = ps->k;
   while (!ps->err && !is(ps, "}")) {
@@ -660,6 +769,9 @@ static void parse_kernel(parser_t* ps) {
       xc_tiled_add_knob(k, name, (xc_tiled_knob_kind_t)kind, n, cand, def);
     } else if (accept(ps, "constraint")) {
       xc_tiled_add_constraint(k, parse_expr(ps, 0));
+    } else if (ident_is(&ps->tok, "schedule")) {
+      advance(ps);
+      parse_schedule(ps);
     } else if (accept(ps, "param")) {
       tok_t name = ps->tok;
       if (name.kind != T_VALUE) {
@@ -727,6 +839,8 @@ xc_status_t xc_tiled_parse(const char* text, size_t len, const char* filename,
   if (expect(&ps, "{")) parse_kernel(&ps);
   if (!ps.err && ps.tok.kind != T_EOF) perr(&ps, "text after the kernel");
   if (!ps.err) ps.err = xc_tiled_verify(ps.k);
+  if (!ps.err && ps.have_schedule)
+    ps.err = xc_status_annotate(xc_tiled_set_schedule(ps.k, &ps.schedule), "%s: the schedule", ps.file);
   free(ps.names);
   if (ps.err) {
     xc_tiled_kernel_destroy(ps.k);

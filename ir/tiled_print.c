@@ -220,6 +220,7 @@ void xc_tiled_print(const xc_tiled_kernel_t* k, FILE* f) {
     xc_texpr_fprint(k, k->grid[i], f);
   }
   fputs("]\n", f);
+  if (k->schedule) xc_tiled_schedule_print(k, k->schedule, "  ", f);
   if (k->body) print_block(k, k->body, f, 1);
   fputs("}\n", f);
 }

@@ -127,6 +127,49 @@ typedef struct xc_tiled_knob {
   int64_t default_value;
 } xc_tiled_knob_t;
 
+/* ---- schedule record ------------------------------------------------------ */
+
+/* The hardware decisions of one kernel, as data (docs/tiled-ir.md,
+ * "Schedules"): a target's scheduler writes them, every emitter reads them
+ * and decides nothing of its own. Printed and parsed with the kernel's text
+ * (so a compiled module stores it), checked against the device limits before
+ * any code is emitted. A value type: copy it freely. */
+#define XC_TILED_MAX_SCHED_KNOBS 48
+#define XC_TILED_MAX_SCHED_DOTS 8
+
+/* Where a dot's operand tiles are staged for matrix instructions. */
+typedef enum xc_tiled_space {
+  XC_SPACE_NONE = 0,  /* not staged (the generic loop reads them where they are) */
+  XC_SPACE_SHARED,    /* static work-group memory */
+  XC_SPACE_DYNAMIC,   /* dynamic work-group memory, sized at launch (CUDA's opt-in limit) */
+} xc_tiled_space_t;
+
+/* A matrix instruction: D[m,n] += A[m,k] * B[k,n]; m == 0: none. */
+typedef struct xc_tiled_mma {
+  int m, n, k;
+  xc_dtype_t input_dtype;
+  xc_dtype_t accumulator_dtype;
+} xc_tiled_mma_t;
+
+typedef struct xc_tiled_dot_schedule {
+  xc_tiled_mma_t mma;         /* m == 0: the generic per-element loop */
+  int stages;                 /* software-pipeline stages of the K loop it accumulates in (>= 1) */
+  xc_tiled_space_t operands;  /* NONE exactly when mma.m == 0 */
+} xc_tiled_dot_schedule_t;
+
+typedef struct xc_tiled_schedule {
+  char scheduler[32];         /* who chose it: a target's name, [a-z_][a-z0-9_]* ("" unknown) */
+  int num_knobs;              /* == the kernel's num_knobs */
+  int64_t knobs[XC_TILED_MAX_SCHED_KNOBS]; /* knob values, in knob order: the tile extents and the rest */
+  int64_t threads;            /* work-items per program (1 where programs are not work-groups) */
+  int64_t vector;             /* elements per vector chunk of global loads/stores (1: element by element) */
+  int64_t unroll;             /* per-thread element loops of at most this many slots are unrolled (0: none) */
+  int num_dots;               /* one entry per `dot` of the kernel, in text order */
+  xc_tiled_dot_schedule_t dots[XC_TILED_MAX_SCHED_DOTS];
+  int64_t local_bytes;        /* static work-group memory per program the code takes */
+  int64_t dynamic_bytes;      /* dynamic work-group memory per program (0: none) */
+} xc_tiled_schedule_t;
+
 /* ---- types and values ---------------------------------------------------- */
 
 typedef enum xc_tiled_scope {
@@ -255,6 +298,9 @@ typedef struct xc_tiled_kernel {
   const xc_tiled_expr_t* grid[XC_TILED_MAX_GRID];
   xc_tiled_block_t* body;
   int num_values, num_ops;
+  /* The chosen schedule (arena copy; xc_tiled_set_schedule), NULL before a
+   * scheduler ran. */
+  const xc_tiled_schedule_t* schedule;
   /* private: builder state */
   xc_tiled_block_t* insert_stack[16];
   int insert_depth;
@@ -355,6 +401,38 @@ xc_tiled_value_t* xc_tiled_for_result(xc_tiled_op_t* loop, int i);
 
 /* Gives a value a printing name (copied). Returns v. */
 xc_tiled_value_t* xc_tiled_name(xc_tiled_kernel_t* k, xc_tiled_value_t* v, const char* name);
+
+/* ---- schedules ------------------------------------------------------------- */
+
+/* A record with the kernel's knob defaults, threads from its THREADS knob,
+ * vector 1, unroll 0, every dot generic (stages 1), no work-group memory
+ * beyond the kernel's own shared allocations. */
+void xc_tiled_schedule_init(const xc_tiled_kernel_t* k, xc_tiled_schedule_t* out);
+/* Attaches a copy of s to k (NULL detaches). The record must fit the kernel
+ * (xc_tiled_schedule_verify); an unfit one is refused and k keeps its old one. */
+xc_status_t xc_tiled_set_schedule(xc_tiled_kernel_t* k, const xc_tiled_schedule_t* s);
+/* The record fits the kernel: one knob value per knob, each a candidate;
+ * one dot entry per dot; positive threads, vector, stages; a dot with a
+ * matrix instruction has a staging space and positive shape. */
+xc_status_t xc_tiled_schedule_verify(const xc_tiled_kernel_t* k, const xc_tiled_schedule_t* s);
+/* The record is legal on a device with these limits: it fits the kernel,
+ * the knobs pass xc_tiled_knobs_check, threads fit max_threads, static
+ * work-group memory fits shared_bytes, static + dynamic fit staged_bytes,
+ * and every matrix instruction's input dtype is one the limits' mma bits
+ * allow. The message names the rule and the figures. */
+xc_status_t xc_tiled_schedule_check(const xc_tiled_kernel_t* k, const xc_tiled_schedule_t* s,
+                                    const xc_tiled_limits_t* limits);
+/* Number of `dot` ops of k and the i-th in text order (NULL out of range). */
+int xc_tiled_dot_count(const xc_tiled_kernel_t* k);
+const xc_tiled_op_t* xc_tiled_dot_at(const xc_tiled_kernel_t* k, int index);
+/* Index of a dot op in text order, -1 when op is not a dot of k. */
+int xc_tiled_dot_index(const xc_tiled_kernel_t* k, const xc_tiled_op_t* op);
+/* Prints the record as the kernel text holds it ("schedule NAME { ... }",
+ * each line prefixed by indent). */
+void xc_tiled_schedule_print(const xc_tiled_kernel_t* k, const xc_tiled_schedule_t* s, const char* indent,
+                             FILE* f);
+/* "mma m16n8k16 bf16 -> f32" / "generic" into out. */
+void xc_tiled_mma_name(const xc_tiled_mma_t* mma, char* out, size_t size);
 
 /* ---- checking, knobs, printing, running ------------------------------------ */
 
