@@ -37,6 +37,8 @@ extern "C" {
 /* A tiled kernel: defined by the tiled IR (xcomp/tiled.h). Targets only
  * receive pointers to it. */
 struct xc_tiled_kernel;
+struct xc_tiled_limits;
+struct xc_tiled_schedule;
 
 /* ---------------------------------------------------------------------------
  * Device capabilities: hardware limits as data the optimizer reads.
@@ -279,7 +281,25 @@ typedef struct xc_target_iface {
   xc_status_t (*capture_end)(void* device, void** out_graph);
   xc_status_t (*graph_launch)(void* device, void* graph);
   void (*graph_free)(void* device, void* graph);
+
+  /* Optional (version 3). The target's scheduler (docs/tiled-ir.md,
+   * "Schedules"): completes *inout, whose knob values the caller chose
+   * (defaults or overrides), into the schedule the target's emitter will
+   * follow on `caps`: threads, vector width, unroll, the matrix instruction,
+   * pipeline stages and operand space of every dot, and the work-group
+   * memory the code takes. `limits` are the tiled limits the driver derived
+   * from caps. With XC_SCHEDULE_KEEP_KNOBS the knob values stay as given (an
+   * invalid choice is an error); without it the scheduler may change them
+   * (smaller tiles) to reach a legal schedule. The result must pass
+   * xc_tiled_schedule_check(kernel, result, limits) (the caller checks it
+   * again); when nothing legal exists, an XC_UNSUPPORTED error says why.
+   * NULL: the generic scheduler (xc_schedule_generic). */
+  xc_status_t (*schedule)(void* target, const xc_device_caps_t* caps, const struct xc_tiled_kernel* kernel,
+                          const struct xc_tiled_limits* limits, unsigned flags, struct xc_tiled_schedule* inout);
 } xc_target_iface_t;
+
+/* Flags of the schedule entry. */
+#define XC_SCHEDULE_KEEP_KNOBS 1u
 
 /* ---------------------------------------------------------------------------
  * Registration: the plugin entry point.
@@ -372,6 +392,23 @@ xc_status_t xc_target_emit(xc_target_t* target, const xc_device_caps_t* caps,
 xc_status_t xc_target_compile(xc_target_t* target, const xc_device_caps_t* caps,
                               const xc_kernel_source_t* source, const xc_compile_options_t* options,
                               xc_blob_t* out_blob);
+/* The target's schedule of kernel on caps (the interface's schedule entry,
+ * else xc_schedule_generic), checked with xc_tiled_schedule_check before it
+ * is returned; the record's scheduler name is the target's when the
+ * scheduler left it empty. inout holds the knob values to start from. */
+xc_status_t xc_target_schedule(xc_target_t* target, const xc_device_caps_t* caps,
+                               const struct xc_tiled_kernel* kernel, const struct xc_tiled_limits* limits,
+                               unsigned flags, struct xc_tiled_schedule* inout);
+/* The schedule of a target without a scheduler of its own: knob values kept
+ * when valid (else, without XC_SCHEDULE_KEEP_KNOBS, the valid choice nearest
+ * to them), threads from the THREADS knob where programs are work-groups
+ * (caps->max_threads_per_group > 1) and 1 otherwise, vector 1, no unrolling,
+ * every dot the generic loop, work-group memory the kernel's own shared
+ * allocations. */
+xc_status_t xc_schedule_generic(const xc_device_caps_t* caps, const struct xc_tiled_kernel* kernel,
+                                const struct xc_tiled_limits* limits, unsigned flags,
+                                struct xc_tiled_schedule* inout);
+
 /* emit + compile. A declined kernel is XC_UNSUPPORTED with the reason. */
 xc_status_t xc_target_compile_kernel(xc_target_t* target, const xc_device_caps_t* caps,
                                      const struct xc_tiled_kernel* kernel, const xc_knob_t* knobs,

@@ -1,0 +1,61 @@
+/* Scheduling through the target interface: xc_target_schedule calls a
+ * target's scheduler (or the generic one) and checks what it returns
+ * against the device limits, so that no schedule reaches an emitter
+ * unchecked, whoever wrote the scheduler (docs/tiled-ir.md, "Schedules"). */
+#include <stdio.h>
+#include <string.h>
+
+#include "xcomp/target.h"
+#include "xcomp/tiled.h"
+
+static int64_t shared_alloc_bytes(const xc_tiled_block_t* b, const int64_t* knobs) {
+  int64_t total = 0;
+  for (int i = 0; b && i < b->num_ops; i++) {
+    const xc_tiled_op_t* op = b->ops[i];
+    if (op->opcode == XC_TOP_ALLOC && op->results[0]->type.scope == XC_SCOPE_SHARED) {
+      const xc_tiled_type_t* t = &op->results[0]->type;
+      int64_t n = (int64_t)xc_dtype_size(t->dtype);
+      for (int d = 0; d < t->rank; d++) n *= xc_tiled_dim_resolve(t->dims[d], knobs);
+      total += n;
+    }
+    if (op->body) total += shared_alloc_bytes(op->body, knobs);
+  }
+  return total;
+}
+
+xc_status_t xc_schedule_generic(const xc_device_caps_t* caps, const struct xc_tiled_kernel* k,
+                                const struct xc_tiled_limits* limits, unsigned flags, struct xc_tiled_schedule* s) {
+  if (s->num_knobs != k->num_knobs)
+    return xc_error(XC_INVALID_ARGUMENT, "scheduling kernel '%s': %d knob values for %d knobs", k->name, s->num_knobs,
+                    k->num_knobs);
+  xc_status_t bad = xc_tiled_knobs_check(k, s->knobs, limits);
+  if (bad) {
+    if (flags & XC_SCHEDULE_KEEP_KNOBS)
+      return xc_status_annotate(bad, "kernel '%s': the knob values asked for are not valid on this device", k->name);
+    xc_status_free(bad);
+    XC_RETURN_IF_ERROR(xc_tiled_knobs_choose(k, limits, s->knobs));
+  }
+  bool groups = caps && caps->max_threads_per_group > 1;
+  s->threads = groups ? xc_tiled_threads(k, s->knobs) : 1;
+  s->vector = 1;
+  s->unroll = 0;
+  for (int i = 0; i < s->num_dots; i++) {
+    memset(&s->dots[i], 0, sizeof s->dots[i]);
+    s->dots[i].stages = 1;
+  }
+  s->local_bytes = groups ? shared_alloc_bytes(k->body, s->knobs) : 0;
+  s->dynamic_bytes = 0;
+  return NULL;
+}
+
+xc_status_t xc_target_schedule(xc_target_t* t, const xc_device_caps_t* caps, const struct xc_tiled_kernel* k,
+                               const struct xc_tiled_limits* limits, unsigned flags, struct xc_tiled_schedule* s) {
+  if (!t || !caps || !k || !s) return xc_error(XC_INVALID_ARGUMENT, "xc_target_schedule: NULL argument");
+  XC_RETURN_IF_ERROR(xc_tiled_schedule_verify(k, s));
+  xc_status_t st = t->iface->schedule ? t->iface->schedule(t->context, caps, k, limits, flags, s)
+                                      : xc_schedule_generic(caps, k, limits, flags, s);
+  if (st) return xc_status_annotate(st, "%s scheduler", t->iface->name);
+  if (!s->scheduler[0]) snprintf(s->scheduler, sizeof s->scheduler, "%s", t->iface->name);
+  return xc_status_annotate(xc_tiled_schedule_check(k, s, limits), "%s scheduler chose an invalid schedule",
+                            t->iface->name);
+}
