@@ -1,5 +1,7 @@
-/* Internals of the op-level suite: the graph builder the generators use and
- * the generator table (opsuite_gen.c), shared with the runner (opsuite.c). */
+/* Internals of the op-level suite: the graph builder the generators use
+ * (opsuite_builder.c), the generators (opsuite_gen_elementwise.c,
+ * opsuite_gen_nn.c, opsuite_gen_shape.c) and their table (opsuite_gen.c),
+ * shared with the runner (opsuite.c). */
 #ifndef XCOMP_OPSUITE_INTERNAL_H
 #define XCOMP_OPSUITE_INTERNAL_H
 
