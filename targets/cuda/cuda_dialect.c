@@ -5,18 +5,16 @@
  * included (NVRTC has none by default): fixed-width types are spelled out,
  * f16/bf16 are stored as unsigned short and converted by the shared exact
  * helpers, and the source is compiled with -default-device so the prelude's
- * helper functions are device functions. */
+ * helper functions are device functions. The entries HIP shares with it
+ * (cuda_dialect.h) are those the HIP dialect starts from. */
 #include <string.h>
 
+#include "cuda_dialect.h"
 #include "cuda_target.h"
 
-static void cuda_write_entry(xc_cstyle_writer_t* w, const xc_cstyle_dialect_t* d, const xc_cstyle_entry_t* e) {
+void xc_cuda_write_kernel(xc_cstyle_writer_t* w, const xc_cstyle_dialect_t* d, const xc_cstyle_entry_t* e,
+                          bool lid_bound) {
   const xc_tiled_kernel_t* k = e->kernel;
-  /* the launch's dynamic shared-memory size, read by the runtime from the
-   * module (cuModuleGetGlobal) when it loads the kernel */
-  if (e->dyn_local_bytes > 0)
-    xc_cstyle_printf(w, "extern \"C\" __device__ unsigned int %s%s = %lldu;\n", XC_CUDA_DSM_PREFIX, e->entry,
-                     (long long)e->dyn_local_bytes);
   xc_cstyle_printf(w, "extern \"C\" __global__ void __launch_bounds__(%lld)\n%s(", (long long)e->threads,
                    e->entry);
   char name[80];
@@ -38,7 +36,11 @@ static void cuda_write_entry(xc_cstyle_writer_t* w, const xc_cstyle_dialect_t* d
   /* a program has exactly `threads` work-items: the modulo changes no value
    * but gives the compiler lid's bound (constant-offset addresses, no
    * division in the element loops) */
-  xc_cstyle_printf(w, ") {\n  const long long lid = (long long)(%s %% %lldu);\n", d->thread_id, (long long)e->threads);
+  if (lid_bound)
+    xc_cstyle_printf(w, ") {\n  const long long lid = (long long)(%s %% %lldu);\n", d->thread_id,
+                     (long long)e->threads);
+  else
+    xc_cstyle_printf(w, ") {\n  const long long lid = (long long)%s;\n", d->thread_id);
   const char* s = e->decls;
   while (*s) {
     const char* nl = strchr(s, '\n');
@@ -47,6 +49,15 @@ static void cuda_write_entry(xc_cstyle_writer_t* w, const xc_cstyle_dialect_t* d
     s += len + (nl ? 1 : 0);
   }
   xc_cstyle_printf(w, "%s}\n", e->body);
+}
+
+static void cuda_write_entry(xc_cstyle_writer_t* w, const xc_cstyle_dialect_t* d, const xc_cstyle_entry_t* e) {
+  /* the launch's dynamic shared-memory size, read by the runtime from the
+   * module (cuModuleGetGlobal) when it loads the kernel */
+  if (e->dyn_local_bytes > 0)
+    xc_cstyle_printf(w, "extern \"C\" __device__ unsigned int %s%s = %lldu;\n", XC_CUDA_DSM_PREFIX, e->entry,
+                     (long long)e->dyn_local_bytes);
+  xc_cuda_write_kernel(w, d, e, true);
 }
 
 /* ---- tensor cores (docs/targets/cuda.md, "Tensor cores") ----
@@ -59,7 +70,7 @@ static void cuda_write_entry(xc_cstyle_writer_t* w, const xc_cstyle_dialect_t* d
 enum { P_WM, P_WN, P_WTM, P_WTN, P_MT, P_NT, P_KSTEP, P_KIND };
 enum { KIND_F16, KIND_BF16, KIND_TF32 };
 
-static bool has_mma(const xc_device_caps_t* caps, int m, int n, int k, xc_dtype_t in) {
+bool xc_cuda_caps_have_mma(const xc_device_caps_t* caps, int m, int n, int k, xc_dtype_t in) {
   for (int i = 0; caps && i < caps->num_mma_shapes; i++) {
     const xc_mma_shape_t* s = &caps->mma_shapes[i];
     if (s->m == m && s->n == n && s->k == k && s->input_dtype == in && s->accumulator_dtype == XC_F32) return true;
@@ -88,10 +99,10 @@ static bool cuda_dot_plan(const xc_cstyle_dialect_t* d, xc_cstyle_dot_t* t) {
   if (t->acc_dtype != XC_F32 || t->a_dtype != t->b_dtype || (t->warp && t->warp != 32)) return false;
   if (t->a_dtype == XC_F16 || t->a_dtype == XC_BF16) {
     kind = t->a_dtype == XC_F16 ? KIND_F16 : KIND_BF16, kstep = 16;
-    if (!has_mma(t->caps, 16, 8, 16, t->a_dtype)) return false;
+    if (!xc_cuda_caps_have_mma(t->caps, 16, 8, 16, t->a_dtype)) return false;
   } else if (t->a_dtype == XC_F32 && t->allow_tf32) {
     kind = KIND_TF32, kstep = 8;
-    if (!has_mma(t->caps, 16, 8, 8, XC_F32)) return false;
+    if (!xc_cuda_caps_have_mma(t->caps, 16, 8, 8, XC_F32)) return false;
   } else {
     return false;
   }
@@ -226,36 +237,8 @@ static void cuda_copy16_async(xc_cstyle_writer_t* w, const char* dst, const char
 
 const xc_cstyle_dialect_t xc_cstyle_dialect_cuda = {
     .name = "cuda",
-    .work_groups = true,
-    .value_type = {[XC_F32] = "float", [XC_F64] = "double", [XC_F16] = "float", [XC_BF16] = "float",
-                   [XC_I8] = "signed char", [XC_I16] = "short", [XC_I32] = "int", [XC_I64] = "long long",
-                   [XC_U8] = "unsigned char", [XC_U16] = "unsigned short", [XC_U32] = "unsigned int",
-                   [XC_U64] = "unsigned long long", [XC_BOOL] = "unsigned char"},
-    .storage_type = {[XC_F32] = "float", [XC_F64] = "double", [XC_F16] = "unsigned short",
-                     [XC_BF16] = "unsigned short", [XC_I8] = "signed char", [XC_I16] = "short", [XC_I32] = "int",
-                     [XC_I64] = "long long", [XC_U8] = "unsigned char", [XC_U16] = "unsigned short",
-                     [XC_U32] = "unsigned int", [XC_U64] = "unsigned long long", [XC_BOOL] = "unsigned char"},
-    .global_qual = "",
-    .local_qual = "__shared__ ",
-    .private_qual = "",
-    /* No restrict: lowered modules may bind a view and its source to two
-     * parameters, so buffers can alias. */
-    .restrict_kw = "",
-    .program_id = {"(long long)blockIdx.x", "(long long)blockIdx.y", "(long long)blockIdx.z"},
-    .num_programs = {"(long long)gridDim.x", "(long long)gridDim.y", "(long long)gridDim.z"},
-    .thread_id = "threadIdx.x",
-    .barrier = "__syncthreads();",
-    .f32_suffix = "f",
-    .f64_suffix = "",
-    /* rsqrtf is approximate (2 ulp); 1/sqrtf is correctly rounded with NVRTC's defaults */
-    .has_rsqrt = false,
-    .simd_pragma = NULL,
-    .unroll_pragma = "#pragma unroll",
-    .prelude = "typedef unsigned short xc_u16;\ntypedef unsigned int xc_u32;\n"
-               "#ifndef INFINITY\n#define INFINITY __int_as_float(0x7f800000)\n#endif\n"
-               "#ifndef NAN\n#define NAN __int_as_float(0x7fffffff)\n#endif\n"
-               "static inline xc_u32 xc_fbits(float f) { return __float_as_uint(f); }\n"
-               "static inline float xc_bitsf(xc_u32 u) { return __uint_as_float(u); }\n"
+    XC_CUDA_DIALECT_COMMON,
+    .prelude = XC_CUDA_PRELUDE_BITS
                /* shared-memory address for ldmatrix / cp.async; f32 rounded to tf32 */
                "static inline unsigned xc_smem(const void* p) {\n"
                "  unsigned long long a; asm(\"cvta.to.shared.u64 %0, %1;\" : \"=l\"(a) : \"l\"(p)); return (unsigned)a;\n"
@@ -303,7 +286,6 @@ const xc_cstyle_dialect_t xc_cstyle_dialect_cuda = {
                "static inline unsigned xc_tf32(float x) {\n"
                "  unsigned r; asm(\"cvt.rna.tf32.f32 %0, %1;\" : \"=r\"(r) : \"f\"(x)); return r;\n"
                "}\n",
-    .f64_prelude = NULL,
     .write_entry = cuda_write_entry,
     .dot_plan = cuda_dot_plan,
     .dot_slot_index = cuda_dot_slot_index,
@@ -316,5 +298,4 @@ const xc_cstyle_dialect_t xc_cstyle_dialect_cuda = {
     .erf_half = "xc_erf_h",
     .erf_half_plus_one = "xc_erf_h1",
     .dyn_local_array = "extern __shared__ __align__(128) unsigned char xc_dsm[];",
-    .vec_chunks = true,
 };

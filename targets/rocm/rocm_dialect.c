@@ -14,46 +14,18 @@
  * functions carry no __device__: on clang (hiprtc, hipcc) the
  * force_cuda_host_device pragma makes them host+device, on NVRTC
  * -default-device does. */
-#include <string.h>
-
+#include "../cuda/cuda_dialect.h"
 #include "rocm_target.h"
 
+/* The kernel function as CUDA writes it, after closing the prelude's
+ * host+device region. lid without CUDA's `% threads`: PoCL (LLVM 15)
+ * computed one kernel wrong with that bound (docs/emitter.md), and AMD's
+ * compilers are LLVM too while the AMD code is only ever compiled here,
+ * never run. */
 static void hip_write_entry(xc_cstyle_writer_t* w, const xc_cstyle_dialect_t* d, const xc_cstyle_entry_t* e) {
-  const xc_tiled_kernel_t* k = e->kernel;
-  xc_cstyle_printf(w,
-                   "#if defined(__clang__) && defined(__HIP__)\n#pragma clang force_cuda_host_device end\n#endif\n"
-                   "extern \"C\" __global__ void __launch_bounds__(%lld)\n%s(",
-                   (long long)e->threads, e->entry);
-  char name[80];
-  bool first = true;
-  for (int pass = 0; pass < 2; pass++)
-    for (int i = 0; i < k->num_params; i++) {
-      const xc_tiled_value_t* p = k->params[i];
-      bool buffer = p->type.kind == XC_TILED_MEMREF;
-      if (buffer != (pass == 0)) continue;
-      xc_cstyle_param_name(p, name, sizeof name);
-      xc_cstyle_printf(w, "%s", first ? "" : ",\n    ");
-      first = false;
-      if (buffer)
-        xc_cstyle_printf(w, "%s%s%s* %s%s", d->global_qual, p->type.role == XC_ROLE_IN ? "const " : "",
-                         d->storage_type[p->type.dtype], d->restrict_kw, name);
-      else
-        xc_cstyle_printf(w, "const long long %s", name);
-    }
-  /* Not `% threads` as in CUDA: PoCL (LLVM 15) computed one kernel wrong with
-   * that bound (docs/emitter.md), and AMD's compilers are LLVM too while the
-   * AMD code is only ever compiled here, never run. */
-  xc_cstyle_printf(w, ") {\n  const long long lid = (long long)%s;\n", d->thread_id);
-  const char* s = e->decls;
-  while (*s) {
-    const char* nl = strchr(s, '\n');
-    int len = nl ? (int)(nl - s) : (int)strlen(s);
-    xc_cstyle_printf(w, "  %.*s\n", len, s);
-    s += len + (nl ? 1 : 0);
-  }
-  xc_cstyle_printf(w, "%s}\n", e->body);
+  xc_cstyle_printf(w, "#if defined(__clang__) && defined(__HIP__)\n#pragma clang force_cuda_host_device end\n#endif\n");
+  xc_cuda_write_kernel(w, d, e, false);
 }
-
 
 /* ---- MFMA (docs/targets/rocm.md, "Matrix instructions") ----
  * CDNA (gfx908, gfx90a, gfx94x), wave 64. The waves of a block form a
@@ -76,14 +48,6 @@ static bool wmma_plan(xc_cstyle_dot_t* t);
 static void wmma_slot_index(xc_cstyle_writer_t* w, const xc_cstyle_dot_t* t, const char* s);
 static void wmma_emit_dot(xc_cstyle_writer_t* w, const xc_cstyle_dot_t* t, const char* in);
 
-static bool caps_has(const xc_device_caps_t* caps, int m, int n, int k, xc_dtype_t in) {
-  for (int i = 0; caps && i < caps->num_mma_shapes; i++) {
-    const xc_mma_shape_t* s = &caps->mma_shapes[i];
-    if (s->m == m && s->n == n && s->k == k && s->input_dtype == in && s->accumulator_dtype == XC_F32) return true;
-  }
-  return false;
-}
-
 static bool hip_dot_plan(const xc_cstyle_dialect_t* d, xc_cstyle_dot_t* t) {
   (void)d;
   if (wmma_arch(t->caps)) return wmma_plan(t);
@@ -93,7 +57,7 @@ static bool hip_dot_plan(const xc_cstyle_dialect_t* d, xc_cstyle_dot_t* t) {
   int64_t waves = t->threads / 64, best = -1;
   for (int S = 32; S >= 16 && best < 0; S -= 16) {
     int ki = half ? (S == 32 ? 8 : 16) : (S == 32 ? 2 : 4);
-    if (!caps_has(t->caps, S, S, ki, t->a_dtype) || t->k % ki) continue;
+    if (!xc_cuda_caps_have_mma(t->caps, S, S, ki, t->a_dtype) || t->k % ki) continue;
     for (int64_t wm = 1; wm <= waves; wm++) {
       if (waves % wm) continue;
       int64_t wn = waves / wm;
@@ -239,7 +203,7 @@ static bool wmma_arch(const xc_device_caps_t* caps) {
 static bool wmma_plan(xc_cstyle_dot_t* t) {
   bool half = t->a_dtype == XC_F16 || t->a_dtype == XC_BF16;
   if (t->acc_dtype != XC_F32 || t->a_dtype != t->b_dtype || !half || t->warp != 32 || t->threads % 32 ||
-      t->k % 16 || !caps_has(t->caps, 16, 16, 16, t->a_dtype))
+      t->k % 16 || !xc_cuda_caps_have_mma(t->caps, 16, 16, 16, t->a_dtype))
     return false;
   int64_t waves = t->threads / 32, best = -1;
   for (int64_t wm = 1; wm <= waves; wm++) {
@@ -320,50 +284,22 @@ static void wmma_emit_dot(xc_cstyle_writer_t* w, const xc_cstyle_dot_t* t, const
 #undef W
 }
 
+/* CUDA's table (cuda_dialect.h) with HIP's prelude, entry, matrix
+ * instructions and lane exchange. */
 const xc_cstyle_dialect_t xc_cstyle_dialect_hip = {
     .name = "hip",
-    .work_groups = true,
-    .value_type = {[XC_F32] = "float", [XC_F64] = "double", [XC_F16] = "float", [XC_BF16] = "float",
-                   [XC_I8] = "signed char", [XC_I16] = "short", [XC_I32] = "int", [XC_I64] = "long long",
-                   [XC_U8] = "unsigned char", [XC_U16] = "unsigned short", [XC_U32] = "unsigned int",
-                   [XC_U64] = "unsigned long long", [XC_BOOL] = "unsigned char"},
-    .storage_type = {[XC_F32] = "float", [XC_F64] = "double", [XC_F16] = "unsigned short",
-                     [XC_BF16] = "unsigned short", [XC_I8] = "signed char", [XC_I16] = "short", [XC_I32] = "int",
-                     [XC_I64] = "long long", [XC_U8] = "unsigned char", [XC_U16] = "unsigned short",
-                     [XC_U32] = "unsigned int", [XC_U64] = "unsigned long long", [XC_BOOL] = "unsigned char"},
-    .global_qual = "",
-    .local_qual = "__shared__ ",
-    .private_qual = "",
-    /* No restrict: lowered modules may bind a view and its source to two
-     * parameters, so buffers can alias. */
-    .restrict_kw = "",
-    .program_id = {"(long long)blockIdx.x", "(long long)blockIdx.y", "(long long)blockIdx.z"},
-    .num_programs = {"(long long)gridDim.x", "(long long)gridDim.y", "(long long)gridDim.z"},
-    .thread_id = "threadIdx.x",
-    .barrier = "__syncthreads();",
-    .f32_suffix = "f",
-    .f64_suffix = "",
-    /* rsqrtf is approximate on both platforms; 1/sqrtf is correctly rounded
-     * with the compilers' defaults. */
-    .has_rsqrt = false,
-    .simd_pragma = NULL,
-    .unroll_pragma = "#pragma unroll",
+    XC_CUDA_DIALECT_COMMON,
     .prelude = "#if defined(__HIPCC_RTC__) || defined(__CUDACC_RTC__)\n"
                "/* hiprtc and NVRTC: the kernel language is built in */\n"
                "#else\n#include <hip/hip_runtime.h>\n#endif\n"
                "#if defined(__clang__) && defined(__HIP__)\n#pragma clang force_cuda_host_device begin\n#endif\n"
-               "typedef unsigned short xc_u16;\ntypedef unsigned int xc_u32;\n"
-               "#ifndef INFINITY\n#define INFINITY __int_as_float(0x7f800000)\n#endif\n"
-               "#ifndef NAN\n#define NAN __int_as_float(0x7fffffff)\n#endif\n"
-               "static inline xc_u32 xc_fbits(float f) { return __float_as_uint(f); }\n"
-               "static inline float xc_bitsf(xc_u32 u) { return __uint_as_float(u); }\n"
+               XC_CUDA_PRELUDE_BITS
                /* lane exchange: HIP on NVIDIA is CUDA's, whose unsynchronized
                 * form is gone; on AMD, xor masks below 32 stay within a
                 * half of a wave64 */
                "#if defined(__HIP_PLATFORM_NVIDIA__)\n"
                "#define XC_SHFL_XOR(v, m) __shfl_xor_sync(0xffffffffu, (v), (m))\n"
                "#else\n#define XC_SHFL_XOR(v, m) __shfl_xor((v), (m))\n#endif\n",
-    .f64_prelude = NULL,
     .write_entry = hip_write_entry,
     .dot_plan = hip_dot_plan,
     .dot_staged = true,
@@ -371,5 +307,4 @@ const xc_cstyle_dialect_t xc_cstyle_dialect_hip = {
     .emit_dot = hip_emit_dot,
     .align16 = "__attribute__((aligned(16))) ",
     .shfl_xor_fmt = "XC_SHFL_XOR(%s, %d)",
-    .vec_chunks = true,
 };

@@ -1,0 +1,767 @@
+/* Dots in the C-family emitter (docs/emitter.md): plain and register-
+ * blocked dot loops, and dots on the dialect's matrix instructions: the
+ * choice of the dot that takes them (plan_mma) and of the dots taken with
+ * staged operands (plan_staged), raw operand loads into pitched shared
+ * arrays, staged operands, and the software-pipelined K loop. */
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cstyle_internal.h"
+
+static void emit_dot_block(em_t* e, const xc_tiled_op_t* op, int mr, int nv, int64_t lanes, const char* bname) {
+  const xc_tiled_value_t* a = op->operands[0], *acc = op->operands[2];
+  const xc_tiled_value_t* res = op->results[0];
+  vinfo_t* r = V(e, res), *ci = V(e, acc);
+  xc_dtype_t ct = res->type.dtype;
+  int64_t N = r->dims[1], K = V(e, a)->dims[1], nr = nv * lanes;
+  const char* t = vtype(e, ct);
+  const char* it = itype(e);
+  for (int m = 0; m < mr; m++) {
+    indent(e);
+    P(&e->body, "xc_vec");
+    for (int v = 0; v < nv; v++) P(&e->body, "%s c%d_%d", v ? "," : "", m, v);
+    P(&e->body, ";\n");
+  }
+  /* accumulator in */
+  bool acc_direct = ci->st == ST_ARRAY && same_shape(ci, r) && !strcmp(vtype(e, acc->type.dtype), t);
+  if (!acc_direct) L("%s xc_ct[%" PRId64 "];\n", t, nr);
+  for (int m = 0; m < mr; m++) {
+    if (acc_direct) {
+      for (int v = 0; v < nv; v++)
+        L("memcpy(&c%d_%d, &%s[(i0 + %d) * %" PRId64 " + i1 + %" PRId64 "], sizeof(xc_vec));\n", m, v, ci->name, m,
+          N, v * lanes);
+      continue;
+    }
+    char c0[32];
+    snprintf(c0, sizeof c0, "(i0 + %d)", m);
+    const char* cc[2] = {c0, "(i1 + j)"};
+    xc_cstyle_writer_t rc = {0};
+    xc_cse_read_at(e, &rc, acc, cc, false);
+    if (e->d->simd_pragma) L("%s\n", e->d->simd_pragma);
+    L("for (%s j = 0; j < %" PRId64 "; j++) xc_ct[j] = (%s)(%s);\n", it, nr, t, wstr(&rc));
+    for (int v = 0; v < nv; v++) L("memcpy(&c%d_%d, xc_ct + %" PRId64 ", sizeof(xc_vec));\n", m, v, v * lanes);
+    if (rc.oom) fail(e, xc_error_oom());
+    free(rc.data);
+  }
+  /* the K loop */
+  L("for (%s q = 0; q < %" PRId64 "; q++) {\n", it, K);
+  e->depth++;
+  indent(e);
+  P(&e->body, "xc_vec");
+  for (int v = 0; v < nv; v++) P(&e->body, "%s b%d", v ? "," : "", v);
+  P(&e->body, ";\n");
+  for (int v = 0; v < nv; v++)
+    L("memcpy(&b%d, &%s[q * %" PRId64 " + i1 + %" PRId64 "], sizeof(xc_vec));\n", v, bname, N, v * lanes);
+  for (int m = 0; m < mr; m++) {
+    char c0[32];
+    snprintf(c0, sizeof c0, "(i0 + %d)", m);
+    const char* ca[2] = {c0, "q"};
+    xc_cstyle_writer_t ra = {0};
+    xc_cse_read_at(e, &ra, a, ca, false);
+    indent(e);
+    P(&e->body, "{ const %s am = (%s)(%s);", t, t, wstr(&ra));
+    for (int v = 0; v < nv; v++) P(&e->body, " c%d_%d += am * b%d;", m, v, v);
+    P(&e->body, " }\n");
+    if (ra.oom) fail(e, xc_error_oom());
+    free(ra.data);
+  }
+  xc_cse_loop_close(e, 1);
+  /* result out */
+  for (int m = 0; m < mr; m++)
+    for (int v = 0; v < nv; v++)
+      L("memcpy(&%s[(i0 + %d) * %" PRId64 " + i1 + %" PRId64 "], &c%d_%d, sizeof(xc_vec));\n", r->name, m, N,
+        v * lanes, m, v);
+}
+
+/* C dialect, f32/f64 accumulators: a register-blocked micro-kernel. The
+ * result is computed in MR x NR blocks (NR = NV vectors of the device's
+ * SIMD width) held in GNU C vector variables across the whole K loop: per
+ * q, NV contiguous loads of a row of b, MR broadcasts of a[m, q] and
+ * MR * NV multiply-adds. Each element still sums acc + a[m,0]*b[0,n] +
+ * a[m,1]*b[1,n] + ... in that order, like the generic loop. b is read in
+ * place when it is a stack array of the compute type, else packed first.
+ * False (nothing written) when the shapes do not fit: the generic loop runs. */
+static bool emit_dot_blocked(em_t* e, const xc_tiled_op_t* op) {
+  const xc_tiled_value_t* a = op->operands[0], *b = op->operands[1];
+  const xc_tiled_value_t* res = op->results[0];
+  vinfo_t* r = V(e, res), *bi = V(e, b);
+  xc_dtype_t ct = res->type.dtype;
+  if ((ct != XC_F32 && ct != XC_F64) || r->st != ST_ARRAY || r->rank != 2 || e->simd < 4) return false;
+  int64_t M = r->dims[0], N = r->dims[1], K = V(e, a)->dims[1];
+  int64_t esize = ct == XC_F64 ? 8 : 4, vbytes = (int64_t)e->simd * 4, lanes = vbytes / esize;
+  if (lanes < 2 || K < 1) return false;
+  int nv = N % (2 * lanes) == 0 ? 2 : N % lanes == 0 ? 1 : 0;
+  if (!nv) return false;
+  /* accumulators + b vectors + one broadcast must fit the vector registers */
+  int regs = e->simd >= 16 ? 32 : 16, mr_max = (regs - nv - 1) / nv;
+  if (mr_max > 8) mr_max = 8;
+  int mr = M < mr_max ? (int)M : mr_max;
+  const char* t = vtype(e, ct);
+  const char* it = itype(e);
+  int64_t nr = nv * lanes;
+  L("{\n");
+  e->depth++;
+  L("typedef %s xc_vec __attribute__((vector_size(%" PRId64 ")));\n", t, vbytes);
+  /* b: in place, or packed into a contiguous [K, N] array */
+  char bname[80];
+  if (bi->st == ST_ARRAY && !strcmp(vtype(e, b->type.dtype), t)) {
+    snprintf(bname, sizeof bname, "%s", bi->name);
+  } else {
+    snprintf(bname, sizeof bname, "xc_bp_%d", op->id);
+    L("%s %s[%" PRId64 "];\n", t, bname, K * N);
+    e->local_bytes += K * N * esize;
+    xc_cstyle_writer_t rb = {0};
+    const char* cb[2] = {"q", "i1"};
+    xc_cse_read_at(e, &rb, b, cb, false);
+    L("for (%s q = 0; q < %" PRId64 "; q++) {\n", it, K);
+    e->depth++;
+    if (e->d->simd_pragma) L("%s\n", e->d->simd_pragma);
+    L("for (%s i1 = 0; i1 < %" PRId64 "; i1++) %s[q * %" PRId64 " + i1] = (%s)(%s);\n", it, N, bname, N, t,
+      wstr(&rb));
+    xc_cse_loop_close(e, 1);
+    if (rb.oom) fail(e, xc_error_oom());
+    free(rb.data);
+  }
+  /* Columns outside, rows inside: one nr-wide strip of b stays in L1 while
+   * every row block of a passes over it. Row blocks of mr_max rows, then one
+   * block of the M % mr_max rows left (M is static). */
+  int64_t rem = M % mr;
+  L("for (%s i1 = 0; i1 < %" PRId64 "; i1 += %" PRId64 ") {\n", it, N, nr);
+  e->depth++;
+  if (M >= mr) {
+    L("for (%s i0 = 0; i0 < %" PRId64 "; i0 += %d) {\n", it, M - rem, mr);
+    e->depth++;
+    emit_dot_block(e, op, mr, nv, lanes, bname);
+    xc_cse_loop_close(e, 1);
+  }
+  if (rem) {
+    L("{\n");
+    e->depth++;
+    L("const %s i0 = %" PRId64 ";\n", it, M - rem);
+    emit_dot_block(e, op, (int)rem, nv, lanes, bname);
+    xc_cse_loop_close(e, 1);
+  }
+  xc_cse_loop_close(e, 2);
+  return true;
+}
+
+void xc_cse_emit_dot(em_t* e, const xc_tiled_op_t* op) {
+  const xc_tiled_value_t* a = op->operands[0], *b = op->operands[1], *acc = op->operands[2];
+  const xc_tiled_value_t* res = op->results[0];
+  vinfo_t* r = V(e, res);
+  xc_dtype_t ct = res->type.dtype;
+  const char* t = vtype(e, ct);
+  int64_t K = V(e, a)->dims[1];
+  xc_cstyle_writer_t ra = {0}, rb = {0};
+  char d[96];
+  expr_t eacc;
+  if (!e->d->work_groups) {
+    if (!emit_dot_blocked(e, op)) {
+      /* r = acc; then for m, k: r[m, :] += a[m,k] * b[k, :] (vectorized over n) */
+      int close = xc_cse_loop_open(e, r, true);
+      L("%s = %s;\n", xc_cse_dst(e, r, d, sizeof d), xc_cse_opnd(e, &eacc, acc, r));
+      xc_cse_loop_close(e, close);
+      xc_cse_expr_free(&eacc);
+      const char* ca[2] = {"i0", "q"}, *cb[2] = {"q", "i1"};
+      xc_cse_read_at(e, &ra, a, ca, false);
+      xc_cse_read_at(e, &rb, b, cb, false);
+      L("for (%s i0 = 0; i0 < %" PRId64 "; i0++) {\n", itype(e), r->dims[0]);
+      e->depth++;
+      L("for (%s q = 0; q < %" PRId64 "; q++) {\n", itype(e), K);
+      e->depth++;
+      L("const %s av = (%s)(%s);\n", t, t, wstr(&ra));
+      if (e->d->simd_pragma) L("%s\n", e->d->simd_pragma);
+      L("for (%s i1 = 0; i1 < %" PRId64 "; i1++) %s[i0 * %" PRId64 " + i1] += av * (%s)(%s);\n", itype(e),
+        r->dims[1], r->name, r->dims[1], t, wstr(&rb));
+      xc_cse_loop_close(e, 2);
+    }
+  } else {
+    int close = xc_cse_loop_open(e, r, false);
+    const char* ca[2] = {"i0", "q"}, *cb[2] = {"q", "i1"};
+    xc_cse_read_at(e, &ra, a, ca, false);
+    xc_cse_read_at(e, &rb, b, cb, false);
+    L("%s s = %s;\n", t, xc_cse_opnd(e, &eacc, acc, r));
+    xc_cse_expr_free(&eacc);
+    L("for (%s q = 0; q < %" PRId64 "; q++) s += (%s)(%s) * (%s)(%s);\n", itype(e), K, t, wstr(&ra), t,
+      wstr(&rb));
+    L("%s = s;\n", xc_cse_dst(e, r, d, sizeof d));
+    xc_cse_loop_close(e, close);
+    if (r->st == ST_ARRAY) xc_cse_barrier(e);
+  }
+  if (ra.oom || rb.oom) fail(e, xc_error_oom());
+  free(ra.data), free(rb.data);
+}
+
+/* Copies value src into the storage of carried value dstv (same shape). */
+/* ---- matrix instructions (docs/emitter.md) ------------------------------------ */
+
+/* One loop over the units (elements, or 16-byte chunks along rows) of a raw
+ * load. mode 0: elements with the mask; 1: chunks, each checked at its two
+ * ends (fast copy, else elements); 2: chunks of a tile known to be in bounds,
+ * contiguous along rows and aligned, at xt0 + r*xrs + c. */
+static void raw_load_loop(em_t* e, const xc_tiled_op_t* op, const char* buf_off, int mode, const char* off,
+                          const char* m) {
+  const xc_tiled_value_t* res = op->results[0], *mem = op->operands[0];
+  vinfo_t* r = V(e, res);
+  xc_dtype_t t = res->type.dtype;
+  int64_t ch = 16 / (int64_t)xc_dtype_size(t);
+  int64_t per = mode ? ch : 1, units = r->dims[0] * r->dims[1] / per, upr = r->dims[1] / per;
+  int64_t slots = (units + e->T - 1) / e->T;
+  const char* it = itype(e);
+  char dstb[160], srcb[160];
+  snprintf(dstb, sizeof dstb, "&%s[xd]", r->name);
+  if (e->d->unroll_pragma && slots <= 8) L("%s\n", e->d->unroll_pragma);
+  L("for (int j = 0; j < %" PRId64 "; j++) {\n", slots);
+  e->depth++;
+  L("const %s u = lid + (%s)j * %" PRId64 ";\n", it, it, e->T);
+  L(units % e->T ? "if (u < %" PRId64 ") {\n" : "{ /* %" PRId64 " units */\n", units);
+  e->depth++;
+  L("const %s r0 = u / %" PRId64 ", c0 = (u %% %" PRId64 ") * %" PRId64 ";\n", it, upr, upr, per);
+  if (r->swz_mask)
+    L("const %s xd = %s + r0 * %" PRId64 " + (((c0 / %" PRId64 ") ^ ((r0 >> %" PRId64 ") & %" PRId64 ")) * %" PRId64
+      ") + c0 %% %" PRId64 ";\n",
+      it, buf_off, r->pitch, ch, r->swz_shift, r->swz_mask, ch, ch);
+  else
+    L("const %s xd = %s + r0 * %" PRId64 " + c0;\n", it, buf_off, r->pitch);
+  if (mode == 2) {
+    snprintf(srcb, sizeof srcb, "(%s + xt0 + r0 * xrs + c0)", xc_cse_mem_name(e, mem));
+    indent(e);
+    e->d->copy16_async(&e->body, dstb, srcb, "1");
+    P(&e->body, "\n");
+    xc_cse_loop_close(e, 2);
+    return;
+  }
+  if (mode == 1) {
+    L("%s xo0, xo1;\n", it);
+    L("int xm0, xm1;\n");
+    L("{ const %s i0 = r0, i1 = c0; xo0 = %s; xm0 = (int)(%s); }\n", it, off, m);
+    L("{ const %s i0 = r0, i1 = c0 + %" PRId64 "; xo1 = %s; xm1 = (int)(%s); }\n", it, ch - 1, off, m);
+    L("if (xm0 && xm1 && xo1 - xo0 == %" PRId64 " && ((unsigned long long)(%s + xo0) & 15u) == 0) {\n", ch - 1,
+      xc_cse_mem_name(e, mem));
+    snprintf(srcb, sizeof srcb, "(%s + xo0)", xc_cse_mem_name(e, mem));
+    e->depth++;
+    indent(e);
+    e->d->copy16_async(&e->body, dstb, srcb, "1");
+    P(&e->body, "\n");
+    e->depth--;
+    L("} else {\n");
+    e->depth++;
+  }
+  L("for (int q = 0; q < %" PRId64 "; q++) {\n", per);
+  e->depth++;
+  L("const %s i0 = r0, i1 = c0 + q;\n", it);
+  L("%s[xd + q] = (%s) ? %s[%s] : (%s)0;\n", r->name, m, xc_cse_mem_name(e, mem), off, stype(e, t));
+  e->depth--;
+  L("}\n");
+  if (mode == 1) {
+    e->depth--;
+    L("}\n");
+  }
+  xc_cse_loop_close(e, 2);
+}
+
+/* Copies the tile a raw load produces into its shared array of storage
+ * elements at element offset buf_off (a pipeline buffer). With 16-byte
+ * chunks (affine offset, convex mask): when the mask holds at the tile's
+ * four corners, the offsets are consecutive along rows, the row stride is a
+ * multiple of 16 bytes and the first element is aligned, every chunk is
+ * copied without further checks; otherwise each chunk is checked at its
+ * two ends and falls back to elements with the mask (masked-off elements
+ * are 0). Returns whether asynchronous copies may have been issued. */
+static bool emit_raw_load(em_t* e, const xc_tiled_op_t* op, const char* buf_off) {
+  const xc_tiled_value_t* res = op->results[0], *mem = op->operands[0], *offv = op->operands[1];
+  const xc_tiled_value_t* mask = op->num_operands > 2 ? op->operands[2] : NULL;
+  vinfo_t* r = V(e, res);
+  xc_dtype_t t = res->type.dtype;
+  int64_t es = (int64_t)xc_dtype_size(t), ch = 16 / es;
+  int64_t rows = r->dims[0], cols = r->dims[1];
+  bool chunk = r->chunked && e->d->copy16_async && cols % ch == 0 && (r->pitch * es) % 16 == 0;
+  const char* it = itype(e);
+  expr_t eo, em;
+  const char* off = xc_cse_opnd(e, &eo, offv, r);
+  const char* m = mask ? xc_cse_opnd(e, &em, mask, r) : "1";
+  if (!chunk) {
+    raw_load_loop(e, op, buf_off, 0, off, m);
+  } else {
+    L("{\n");
+    e->depth++;
+    L("%s xt0, xt1, xt2;\n", it);
+    L("int xtm;\n");
+    L("{ const %s i0 = 0, i1 = 0; xt0 = %s; xtm = (int)(%s); }\n", it, off, m);
+    L("{ const %s i0 = 0, i1 = 1; xt1 = %s; }\n", it, off);
+    L("{ const %s i0 = %d, i1 = 0; xt2 = %s; }\n", it, rows > 1 ? 1 : 0, off);
+    L("{ const %s i0 = 0, i1 = %" PRId64 "; xtm = xtm && (int)(%s); }\n", it, cols - 1, m);
+    L("{ const %s i0 = %" PRId64 ", i1 = 0; xtm = xtm && (int)(%s); }\n", it, rows - 1, m);
+    L("{ const %s i0 = %" PRId64 ", i1 = %" PRId64 "; xtm = xtm && (int)(%s); }\n", it, rows - 1, cols - 1, m);
+    L("const %s xrs = xt2 - xt0;\n", it);
+    L("if (xtm && xt1 - xt0 == 1 && (xrs * %" PRId64 ") %% 16 == 0 && ((unsigned long long)(%s + xt0) & 15u) == 0) {\n",
+      es, xc_cse_mem_name(e, mem));
+    e->depth++;
+    raw_load_loop(e, op, buf_off, 2, off, m);
+    e->depth--;
+    L("} else {\n");
+    e->depth++;
+    raw_load_loop(e, op, buf_off, 1, off, m);
+    e->depth--;
+    L("}\n");
+    e->depth--;
+    L("}\n");
+  }
+  xc_cse_expr_free(&eo);
+  if (mask) xc_cse_expr_free(&em);
+  return chunk;
+}
+
+/* A raw load outside a pipeline: copies, waits for them, barrier. */
+void xc_cse_emit_raw_load_sync(em_t* e, const xc_tiled_op_t* op) {
+  if (emit_raw_load(e, op, "0")) {
+    L("%s\n", e->d->copy_commit);
+    indent(e);
+    P(&e->body, e->d->copy_wait_fmt, 0);
+    P(&e->body, "\n");
+  }
+  xc_cse_barrier(e);
+}
+
+/* The dialect's matrix-instruction statements for a planned dot (names
+ * set), indented at the current depth. */
+static void call_emit_dot(em_t* e, const xc_cstyle_dot_t* dot) {
+  char ind[64];
+  int n = e->depth * 2 < (int)sizeof ind - 1 ? e->depth * 2 : (int)sizeof ind - 1;
+  memset(ind, ' ', (size_t)n);
+  ind[n] = 0;
+  e->d->emit_dot(&e->body, dot, ind);
+}
+
+/* The planned dot: result = acc (same registers when they share storage),
+ * then the dialect's matrix instructions on operand arrays a and b. */
+void xc_cse_emit_mma(em_t* e, const xc_tiled_op_t* op, const char* a, const char* b) {
+  const xc_tiled_value_t* acc = op->operands[2], *res = op->results[0];
+  vinfo_t* r = V(e, res);
+  if (strcmp(r->name, V(e, acc)->name)) xc_cse_emit_copy(e, res, acc, false);
+  e->dot.a = a;
+  e->dot.b = b;
+  e->dot.acc = r->name;
+  call_emit_dot(e, &e->dot);
+}
+
+static int64_t raw_size(em_t* e, const xc_tiled_value_t* v) { return V(e, v)->dims[0] * V(e, v)->pitch; }
+
+/* ---- dots with staged operands (docs/emitter.md) ------------------------------ */
+
+mx_t* xc_cse_find_mx(em_t* e, const xc_tiled_op_t* op) {
+  for (int i = 0; i < e->num_mx; i++)
+    if (e->mx[i].op == op) return &e->mx[i];
+  return NULL;
+}
+
+/* Whether operand o of m is copied right after its definition (an op that
+ * writes storage; otherwise at the dot). */
+static bool staged_at_def(em_t* e, const mx_t* m, int o) {
+  const xc_tiled_value_t* v = m->op->operands[o];
+  return m->stage[o] && v->def && v->def->opcode != XC_TOP_FOR && V(e, v)->st == ST_ARRAY;
+}
+
+/* Copies operand o of m into its staging array: storage elements, row
+ * pitch lda / ldb, the plan's chunk swizzle; then a barrier. */
+static void emit_stage(em_t* e, const mx_t* m, int o) {
+  const xc_tiled_value_t* v = m->op->operands[o];
+  vinfo_t* x = V(e, v);
+  const xc_cstyle_dot_t* d = &m->dot;
+  int64_t pitch = o == 0 ? d->lda : d->ldb, shift = o == 0 ? d->a_swz_shift : d->b_swz_shift;
+  int64_t mask = o == 0 ? d->a_swz_mask : d->b_swz_mask, ch = 16 / (int64_t)xc_dtype_size(v->type.dtype);
+  xc_cstyle_writer_t rd = {0}, sv = {0};
+  xc_cse_read_at(e, &rd, v, loop_coords, false);
+  xc_cse_store_conv(e, &sv, v->type.dtype, wstr(&rd));
+  int close = xc_cse_loop_open(e, x, false);
+  if (mask)
+    L("xs%c%d[i0 * %" PRId64 " + (((i1 / %" PRId64 ") ^ ((i0 >> %" PRId64 ") & %" PRId64 ")) * %" PRId64 ") + i1 %% %" PRId64
+      "] = %s;\n",
+      o ? 'b' : 'a', m->op->id, pitch, ch, shift, mask, ch, ch, wstr(&sv));
+  else
+    L("xs%c%d[i0 * %" PRId64 " + i1] = %s;\n", o ? 'b' : 'a', m->op->id, pitch, wstr(&sv));
+  xc_cse_loop_close(e, close);
+  xc_cse_barrier(e);
+  if (rd.oom || sv.oom) fail(e, xc_error_oom());
+  free(rd.data), free(sv.data);
+}
+
+/* The staging copies of operands defined by op. */
+void xc_cse_emit_stagings_of(em_t* e, const xc_tiled_op_t* op) {
+  for (int i = 0; i < e->num_mx; i++)
+    for (int o = 0; o < 2; o++)
+      if (e->mx[i].op->operands[o]->def == op && staged_at_def(e, &e->mx[i], o)) emit_stage(e, &e->mx[i], o);
+}
+
+/* A staged dot: the accumulator into slots, the dialect's instructions on
+ * the operand arrays, the slots into the result. */
+void xc_cse_emit_mx(em_t* e, mx_t* m) {
+  const xc_tiled_op_t* op = m->op;
+  const xc_tiled_value_t* acc = op->operands[2], *res = op->results[0];
+  vinfo_t* r = V(e, res);
+  char ab[2][80], t[80];
+  for (int o = 0; o < 2; o++) {
+    if (m->stage[o] && !staged_at_def(e, m, o)) emit_stage(e, m, o);
+    if (m->stage[o]) snprintf(ab[o], sizeof ab[o], "xs%c%d", o ? 'b' : 'a', op->id);
+    else snprintf(ab[o], sizeof ab[o], "%s", V(e, op->operands[o])->name);
+  }
+  if (m->regs) {
+    xc_cse_emit_copy(e, res, acc, false); /* the result's slots are the accumulator */
+    snprintf(t, sizeof t, "%s", r->name);
+  } else {
+    snprintf(t, sizeof t, "xm%d", op->id);
+    xc_cstyle_writer_t rc = {0};
+    xc_cse_read_at(e, &rc, acc, loop_coords, V(e, acc)->st == ST_PRIVATE);
+    int close = xc_cse_slot_loop_open(e, &m->dot);
+    L("%s[j] = %s;\n", t, wstr(&rc));
+    xc_cse_loop_close(e, close);
+    if (rc.oom) fail(e, xc_error_oom());
+    free(rc.data);
+  }
+  m->dot.a = ab[0];
+  m->dot.b = ab[1];
+  m->dot.acc = t;
+  call_emit_dot(e, &m->dot);
+  m->dot.a = m->dot.b = m->dot.acc = NULL;
+  if (!m->regs) {
+    int close = xc_cse_slot_loop_open(e, &m->dot);
+    L("%s[f] = %s[j];\n", r->name, t);
+    xc_cse_loop_close(e, close);
+    xc_cse_barrier(e);
+  }
+}
+
+/* The planned dot's loop, software-pipelined over e->stages buffers
+ * (docs/emitter.md): the body is the two raw loads, the dot, the yield and
+ * inlined index arithmetic, so the loads of a later iteration are the same
+ * code under another value of the induction variable. */
+void xc_cse_emit_for_pipelined(em_t* e, const xc_tiled_op_t* op) {
+  const xc_tiled_block_t* body = op->body;
+  const xc_tiled_op_t* dot = e->mma;
+  const xc_tiled_op_t* la = dot->operands[0]->def, *lb = dot->operands[1]->def;
+  int S = e->stages, id = e->seq++;
+  const char* it = itype(e);
+  xc_cse_emit_copy(e, body->args[1], op->operands[3], true);
+  for (int i = 0; i < body->num_ops; i++) {
+    const xc_tiled_op_t* b = body->ops[i];
+    if ((b->opcode == XC_TOP_CONST || b->opcode == XC_TOP_KNOB) && b->results[0]->type.rank == 0) xc_cse_emit_op(e, b);
+  }
+  const char* iv = V(e, body->args[0])->name;
+  expr_t lb_, ub_, st_;
+  vinfo_t scalar = {0};
+  L("{\n");
+  e->depth++;
+  L("const %s xlb%d = %s, xub%d = %s, xst%d = %s;\n", it, id, xc_cse_opnd(e, &lb_, op->operands[0], &scalar), id,
+    xc_cse_opnd(e, &ub_, op->operands[1], &scalar), id, xc_cse_opnd(e, &st_, op->operands[2], &scalar));
+  xc_cse_expr_free(&lb_), xc_cse_expr_free(&ub_), xc_cse_expr_free(&st_);
+  char off[96];
+  for (int s = 0; s < S - 1; s++) {
+    L("{ /* stage %d */\n", s);
+    e->depth++;
+    L("const %s %s = xlb%d + %d * xst%d;\n", it, iv, id, s, id);
+    L("if (%s < xub%d) {\n", iv, id);
+    e->depth++;
+    snprintf(off, sizeof off, "%" PRId64, s * raw_size(e, la->results[0]));
+    emit_raw_load(e, la, off);
+    snprintf(off, sizeof off, "%" PRId64, s * raw_size(e, lb->results[0]));
+    emit_raw_load(e, lb, off);
+    e->depth--;
+    L("}\n");
+    e->depth--;
+    L("}\n");
+    L("%s\n", e->d->copy_commit);
+  }
+  L("%s xit%d = 0;\n", it, id);
+  L("for (%s %s = xlb%d; %s < xub%d; %s += xst%d, xit%d++) {\n", it, iv, id, iv, id, iv, id, id);
+  e->depth++;
+  indent(e);
+  P(&e->body, e->d->copy_wait_fmt, S - 2);
+  P(&e->body, "\n");
+  xc_cse_barrier(e); /* this stage is complete; every work-item is done with the previous one */
+  L("{\n");
+  e->depth++;
+  L("const %s xnx = %s + %d * xst%d;\n", it, iv, S - 1, id);
+  L("const %s xns = (xit%d + %d) %% %d;\n", it, id, S - 1, S);
+  L("if (xnx < xub%d) {\n", id);
+  e->depth++;
+  L("const %s %s = xnx;\n", it, iv);
+  snprintf(off, sizeof off, "xns * %" PRId64, raw_size(e, la->results[0]));
+  emit_raw_load(e, la, off);
+  snprintf(off, sizeof off, "xns * %" PRId64, raw_size(e, lb->results[0]));
+  emit_raw_load(e, lb, off);
+  e->depth--;
+  L("}\n");
+  e->depth--;
+  L("}\n");
+  L("%s\n", e->d->copy_commit);
+  char a[128], b[128];
+  snprintf(a, sizeof a, "(%s + (xit%d %% %d) * %" PRId64 ")", V(e, la->results[0])->name, id, S,
+           raw_size(e, la->results[0]));
+  snprintf(b, sizeof b, "(%s + (xit%d %% %d) * %" PRId64 ")", V(e, lb->results[0])->name, id, S,
+           raw_size(e, lb->results[0]));
+  xc_cse_emit_mma(e, dot, a, b);
+  e->depth--;
+  L("}\n");
+  indent(e);
+  P(&e->body, e->d->copy_wait_fmt, 0);
+  P(&e->body, "\n");
+  xc_cse_barrier(e);
+  e->depth--;
+  L("}\n");
+}
+
+/* ---- analysis: the dot for matrix instructions ------------------------------- */
+
+static int affine_deg(const xc_tiled_value_t* v) {
+  if (!v || !xc_dtype_is_int(v->type.dtype)) return -1;
+  if (v->type.rank == 0) return 0;
+  const xc_tiled_op_t* op = v->def;
+  if (!op) return -1;
+  switch (op->opcode) {
+    case XC_TOP_CONST: return 0;
+    case XC_TOP_ARANGE: return 1;
+    case XC_TOP_EXPAND_DIMS:
+    case XC_TOP_BROADCAST: return affine_deg(op->operands[0]);
+    case XC_TOP_ADD:
+    case XC_TOP_SUB: {
+      int a = affine_deg(op->operands[0]), b = affine_deg(op->operands[1]);
+      return a < 0 || b < 0 ? -1 : (a > b ? a : b);
+    }
+    case XC_TOP_MUL: {
+      int a = affine_deg(op->operands[0]), b = affine_deg(op->operands[1]);
+      if (a < 0 || b < 0 || (a > 0 && b > 0)) return -1;
+      return a > b ? a : b;
+    }
+    default: return -1;
+  }
+}
+
+/* A conjunction of comparisons of affine values: the set of coordinates it
+ * holds at is convex, so it holds along a segment when it holds at both ends. */
+static bool convex_mask(const xc_tiled_value_t* v) {
+  if (!v || v->type.rank == 0) return true;
+  const xc_tiled_op_t* op = v->def;
+  if (!op) return false;
+  switch (op->opcode) {
+    case XC_TOP_CONST: return true;
+    case XC_TOP_EXPAND_DIMS:
+    case XC_TOP_BROADCAST: return convex_mask(op->operands[0]);
+    case XC_TOP_AND: return v->type.dtype == XC_BOOL && convex_mask(op->operands[0]) && convex_mask(op->operands[1]);
+    case XC_TOP_CMP: return op->cmp != XC_CMP_NE && affine_deg(op->operands[0]) >= 0 && affine_deg(op->operands[1]) >= 0;
+    default: return false;
+  }
+}
+
+/* A load the dialect can take as a matrix operand: from global memory, used
+ * only by the dot, masked-off elements 0. */
+static bool raw_operand(em_t* e, const xc_tiled_value_t* v, const xc_tiled_block_t* body) {
+  const xc_tiled_op_t* ld = v->def;
+  if (!ld || ld->opcode != XC_TOP_LOAD || ld->parent != body || V(e, v)->uses != 1 || v->type.rank != 2) return false;
+  const xc_tiled_value_t* mem = ld->operands[0];
+  if (mem->type.kind != XC_TILED_MEMREF || mem->type.scope != XC_SCOPE_GLOBAL) return false;
+  const xc_tiled_value_t* other = ld->num_operands > 3 ? ld->operands[3] : NULL;
+  if (other && !(other->def && other->def->opcode == XC_TOP_CONST && other->def->f == 0 && !signbit(other->def->f)))
+    return false;
+  return true;
+}
+
+/* Whether the body is the loads, the dot, the yield, inlined (virtual)
+ * values and scalar constants (hoisted before the pipeline). */
+static bool pipelinable(em_t* e, const xc_tiled_block_t* body, const xc_tiled_op_t* dot) {
+  for (int i = 0; i < body->num_ops; i++) {
+    const xc_tiled_op_t* op = body->ops[i];
+    if (op == dot || op == dot->operands[0]->def || op == dot->operands[1]->def || op->opcode == XC_TOP_YIELD) continue;
+    if ((op->opcode == XC_TOP_CONST || op->opcode == XC_TOP_KNOB) && op->results[0]->type.rank == 0) continue;
+    for (int r = 0; r < op->num_results; r++)
+      if (V(e, op->results[r])->st != ST_VIRTUAL) return false;
+    if (op->opcode == XC_TOP_FOR || op->opcode == XC_TOP_STORE || op->opcode == XC_TOP_BARRIER) return false;
+  }
+  return true;
+}
+
+/* Bytes of the work-group arrays of block b other than matrix operands
+ * (what xc_cse_declare_block will add besides them). */
+int64_t xc_cse_other_local_bytes(em_t* e, const xc_tiled_block_t* b, const xc_tiled_op_t* dot) {
+  int64_t n = 0;
+  for (int i = 0; i < b->num_args; i++)
+    if (V(e, b->args[i])->st == ST_ARRAY)
+      n += V(e, b->args[i])->n * (int64_t)xc_dtype_size(b->args[i]->type.dtype == XC_BOOL ? XC_U8 : b->args[i]->type.dtype);
+  for (int i = 0; i < b->num_ops; i++) {
+    const xc_tiled_op_t* op = b->ops[i];
+    if (op->opcode == XC_TOP_FOR) {
+      n += xc_cse_other_local_bytes(e, op->body, dot);
+      continue;
+    }
+    if (op->opcode == XC_TOP_REDUCE) n += e->T * 8; /* a cooperative reduction's scratch, at most */
+    for (int r = 0; r < op->num_results; r++) {
+      const xc_tiled_value_t* v = op->results[r];
+      if (dot && (v == dot->operands[0] || v == dot->operands[1])) continue;
+      xc_dtype_t t = v->type.dtype == XC_BOOL ? XC_U8 : v->type.dtype;
+      if (op->opcode == XC_TOP_ALLOC || V(e, v)->st == ST_ARRAY) n += V(e, v)->n * (int64_t)xc_dtype_size(t);
+    }
+  }
+  return n;
+}
+
+/* Asks the dialect to plan an [m, k] x [k, n] dot of dtype t with f32
+ * accumulation on matrix instructions (d zeroed by the caller): 1 planned,
+ * 0 declined, -1 an inconsistent plan (the emitter has failed). */
+static int ask_dot_plan(em_t* e, xc_cstyle_dot_t* d, int64_t m, int64_t n, int64_t k, xc_dtype_t t, int id) {
+  d->m = m, d->n = n, d->k = k;
+  d->a_dtype = t, d->b_dtype = t, d->acc_dtype = XC_F32;
+  d->threads = e->T;
+  d->warp = e->caps ? e->caps->simd_width : 0;
+  d->caps = e->caps;
+  d->allow_tf32 = e->allow_tf32;
+  if (!e->d->dot_plan(e->d, d)) return 0;
+  int64_t ch = 16 / (int64_t)xc_dtype_size(t);
+  bool swz_ok = (!d->a_swz_mask || (d->k % ch == 0 && d->a_swz_mask < d->k / ch)) &&
+                (!d->b_swz_mask || (d->n % ch == 0 && d->b_swz_mask < d->n / ch));
+  if (d->lda < d->k || d->ldb < d->n || d->slots <= 0 || d->slots * e->T != d->m * d->n || !swz_ok) {
+    fail(e, xc_error(XC_INTERNAL, "%s dialect: inconsistent plan for dot %d", e->d->name, id));
+    return -1;
+  }
+  return 1;
+}
+
+void xc_cse_plan_mma(em_t* e, const xc_tiled_block_t* b) {
+  for (int i = 0; i < b->num_ops && !e->mma; i++) {
+    const xc_tiled_op_t* loop = b->ops[i];
+    if (loop->opcode != XC_TOP_FOR) continue;
+    const xc_tiled_block_t* body = loop->body;
+    xc_cse_plan_mma(e, body);
+    if (e->mma || loop->num_operands != 4 || body->num_args != 2 || !body->num_ops) continue;
+    const xc_tiled_op_t* y = body->ops[body->num_ops - 1];
+    if (y->opcode != XC_TOP_YIELD || y->num_operands != 1 || !y->operands[0]->def) continue;
+    const xc_tiled_op_t* dot = y->operands[0]->def;
+    if (dot->opcode != XC_TOP_DOT || dot->parent != body || dot->operands[2] != body->args[1]) continue;
+    const xc_tiled_value_t* a = dot->operands[0], *bb = dot->operands[1], *res = dot->results[0];
+    xc_dtype_t t = a->type.dtype;
+    if (!(t == XC_F16 || t == XC_BF16 || t == XC_F32) || bb->type.dtype != t || res->type.dtype != XC_F32) continue;
+    if (!raw_operand(e, a, body) || !raw_operand(e, bb, body)) continue;
+    if (V(e, res)->st != ST_PRIVATE || V(e, body->args[1])->st != ST_PRIVATE ||
+        V(e, loop->results[0])->st != ST_PRIVATE || V(e, res)->uses != 1)
+      continue;
+    xc_cstyle_dot_t* d = &e->dot;
+    memset(d, 0, sizeof *d);
+    int planned = ask_dot_plan(e, d, V(e, res)->dims[0], V(e, res)->dims[1], V(e, a)->dims[1], t, dot->id);
+    if (planned < 0) return;
+    if (!planned) continue;
+    e->mma = dot;
+    e->mma_loop = loop;
+    e->frag = &e->dot;
+    /* the dot's result lives in the accumulator's registers */
+    if (V(e, res) != V(e, body->args[1])) memcpy(V(e, res)->name, V(e, body->args[1])->name, sizeof V(e, res)->name);
+    int s = xc_tiled_knob_of_kind(e->k, XC_KNOB_STAGES);
+    int64_t stages = s >= 0 ? e->knobs[s] : 1;
+    if (stages > 1 && e->d->copy16_async && pipelinable(e, body, dot)) e->stages = (int)stages;
+    /* fewer stages when the buffers would not fit the device's work-group
+     * memory (the knob is a request, like the other hints) */
+    int64_t per_stage = (d->m * d->lda + d->k * d->ldb) * (int64_t)xc_dtype_size(t);
+    if (e->caps && e->caps->local_memory_bytes > 0) {
+      int64_t other = xc_cse_other_local_bytes(e, e->k->body, dot);
+      int want = e->stages > 1 ? e->stages : 1, fit = want;
+      while (fit > 1 && per_stage * fit > e->caps->local_memory_bytes - other) fit--;
+      /* the requested stages (or the single buffer) in dynamic work-group
+       * memory when static arrays cannot hold them: each buffer rounded to
+       * 128 bytes, the static arrays beside them within the opt-in limit */
+      int64_t optin = e->d->dyn_local_array ? e->caps->local_memory_optin_bytes : 0;
+      int64_t dyn_per_stage = ((d->m * d->lda * (int64_t)xc_dtype_size(t) + 127) / 128 +
+                               (d->k * d->ldb * (int64_t)xc_dtype_size(t) + 127) / 128) * 128;
+      bool over = per_stage * fit > e->caps->local_memory_bytes - other;
+      if ((fit < want || over) && optin > e->caps->local_memory_bytes) {
+        int dfit = want;
+        while (dfit > 1 && dyn_per_stage * dfit > optin - other) dfit--;
+        if (dyn_per_stage * dfit <= optin - other && (dfit > fit || over)) fit = dfit, e->dyn = true;
+      }
+      if (e->stages > 1) e->stages = fit >= 2 ? fit : 0;
+    }
+    const xc_tiled_value_t* ops[2] = {a, bb};
+    for (int o = 0; o < 2; o++) {
+      vinfo_t* x = V(e, ops[o]);
+      const xc_tiled_op_t* ld = ops[o]->def;
+      x->raw = true;
+      x->st = ST_ARRAY;
+      x->pitch = o == 0 ? d->lda : d->ldb;
+      x->swz_shift = o == 0 ? d->a_swz_shift : d->b_swz_shift;
+      x->swz_mask = o == 0 ? d->a_swz_mask : d->b_swz_mask;
+      x->bufs = e->stages > 1 ? e->stages : 1;
+      x->dyn = e->dyn;
+      x->chunked = affine_deg(ld->operands[1]) >= 0 && convex_mask(ld->num_operands > 2 ? ld->operands[2] : NULL);
+    }
+  }
+}
+
+/* Whether two plans put the elements of one [m, n] shape in the same slots. */
+static bool same_layout(em_t* e, const xc_cstyle_dot_t* a, const xc_cstyle_dot_t* b) {
+  if (a->m != b->m || a->n != b->n || a->slots != b->slots) return false;
+  xc_cstyle_writer_t wa = {0}, wb = {0};
+  e->d->dot_slot_index(&wa, a, "j");
+  e->d->dot_slot_index(&wb, b, "j");
+  bool same = !wa.oom && !wb.oom && !strcmp(wstr(&wa), wstr(&wb));
+  free(wa.data), free(wb.data);
+  return same;
+}
+
+/* Bytes of work-group memory a staged dot's operands add. */
+int64_t xc_cse_staged_bytes(const xc_cstyle_dot_t* d) {
+  return (d->m * d->lda + d->k * d->ldb) * (int64_t)xc_dtype_size(d->a_dtype);
+}
+
+/* Offers every dot of block b (and nested blocks) other than the mma dot to
+ * the dialect with staged operands (dialect.dot_staged). A dot is taken when
+ * the dialect plans it, its private accumulator or result (if any) can follow
+ * its plan's layout (the first such dot sets e->frag; a later one must have
+ * the same layout at the same shape, or none at another), and the arrays fit
+ * the work-group memory next to the kernel's others (*room). */
+void xc_cse_plan_staged(em_t* e, const xc_tiled_block_t* b, int64_t* room) {
+  for (int i = 0; i < b->num_ops && e->num_mx < MAX_STAGED_DOTS; i++) {
+    const xc_tiled_op_t* op = b->ops[i];
+    if (op->opcode == XC_TOP_FOR) {
+      xc_cse_plan_staged(e, op->body, room);
+      continue;
+    }
+    if (op->opcode != XC_TOP_DOT || op == e->mma) continue;
+    const xc_tiled_value_t* a = op->operands[0], *bb = op->operands[1], *acc = op->operands[2], *res = op->results[0];
+    xc_dtype_t t = a->type.dtype;
+    if (!(t == XC_F16 || t == XC_BF16 || t == XC_F32) || bb->type.dtype != t || res->type.dtype != XC_F32) continue;
+    vinfo_t* r = V(e, res), *ai = V(e, acc);
+    if (r->st != ST_ARRAY && r->st != ST_PRIVATE) continue;
+    if (ai->st != ST_ARRAY && ai->st != ST_PRIVATE && ai->st != ST_VIRTUAL && ai->st != ST_SCALAR) continue;
+    mx_t* m = &e->mx[e->num_mx];
+    memset(m, 0, sizeof *m);
+    xc_cstyle_dot_t* d = &m->dot;
+    int planned = ask_dot_plan(e, d, r->dims[0], r->dims[1], V(e, a)->dims[1], t, op->id);
+    if (planned < 0) return;
+    if (!planned) continue;
+    bool needs_layout = r->st == ST_PRIVATE || ai->st == ST_PRIVATE;
+    if (needs_layout && e->frag && !same_layout(e, e->frag, d)) continue;
+    if (xc_cse_staged_bytes(d) > *room) continue;
+    *room -= xc_cse_staged_bytes(d);
+    if (needs_layout && !e->frag) e->frag = d;
+    m->op = op;
+    m->regs = r->st == ST_PRIVATE;
+    const xc_tiled_value_t* ops[2] = {a, bb};
+    for (int o = 0; o < 2; o++) {
+      vinfo_t* x = V(e, ops[o]);
+      const xc_tiled_op_t* ld = ops[o]->def;
+      if (!raw_operand(e, ops[o], op->parent) || x->raw) {
+        m->stage[o] = true;
+        continue;
+      }
+      /* a load used by nothing else is copied straight into the plan's layout */
+      x->raw = true;
+      x->st = ST_ARRAY;
+      x->pitch = o == 0 ? d->lda : d->ldb;
+      x->swz_shift = o == 0 ? d->a_swz_shift : d->b_swz_shift;
+      x->swz_mask = o == 0 ? d->a_swz_mask : d->b_swz_mask;
+      x->bufs = 1;
+      x->chunked = affine_deg(ld->operands[1]) >= 0 && convex_mask(ld->num_operands > 2 ? ld->operands[2] : NULL);
+    }
+    e->num_mx++;
+  }
+}

@@ -1,0 +1,150 @@
+/* Fusion of element loops on the C dialect: consecutive element loops over
+ * one shape whose ops read each other only at the loop's own coordinates
+ * become one loop (op_group / op_member); elements used only inside it are
+ * loop variables (ST_LOCAL), not arrays. */
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cstyle_internal.h"
+
+/* ---- fusion of element loops (C) ------------------------------------------------ */
+
+/* Whether reading v at the coordinates of a loop over `shape` reads the
+ * values written by members of group g only at the loop's own coordinates
+ * (identity: so far the path from the reader kept those coordinates). */
+static bool reads_aligned(em_t* e, const xc_tiled_value_t* v, const vinfo_t* shape, int g, bool identity) {
+  if (!v) return true;
+  vinfo_t* x = V(e, v);
+  const xc_tiled_op_t* d = v->def;
+  if (d && e->op_group[d->id] == g && e->op_member[d->id]) return identity && same_shape(x, shape);
+  if (x->st != ST_VIRTUAL || !d) return true;
+  bool elementwise = is_elementwise(d->opcode);
+  for (int i = 0; i < d->num_operands; i++) {
+    const xc_tiled_value_t* o = d->operands[i];
+    bool keep = elementwise && identity && o && same_shape(V(e, o), shape);
+    if (!reads_aligned(e, o, shape, g, keep)) return false;
+  }
+  return true;
+}
+
+/* Whether v is computed from a member of group g (directly or through
+ * virtual values, which are expressions of their operands). */
+static bool reads_group(em_t* e, const xc_tiled_value_t* v, int g) {
+  if (!v || !v->def) return false;
+  const xc_tiled_op_t* d = v->def;
+  if (e->op_group[d->id] == g && e->op_member[d->id]) return true;
+  if (V(e, v)->st != ST_VIRTUAL) return false;
+  for (int i = 0; i < d->num_operands; i++)
+    if (reads_group(e, d->operands[i], g)) return true;
+  return false;
+}
+
+/* Role of op in a fused loop over `shape` (group g): 2 member (writes an
+ * element of that shape: an elementwise op or a load with array storage),
+ * 1 passive (a scalar definition emitted before the loop, a virtual value
+ * that emits nothing, or a load or elementwise op with an array of another
+ * shape that reads no member — a row of LayerNorm's gamma inside a loop
+ * over [rows, cols] — emitted before the loop as its own loop), 0 ends the
+ * group. */
+static int fusion_role(em_t* e, const xc_tiled_op_t* op, const vinfo_t* shape, int g) {
+  if (op->opcode == XC_TOP_REDUCE) /* a float sum along the innermost axis: see xc_cse_plan_fusion */
+    return shape && op->reduce == XC_REDUCE_SUM && fcompute(op->results[0]->type.dtype) &&
+                   op->axis == shape->rank - 1 && same_shape(V(e, op->operands[0]), shape) &&
+                   (V(e, op->results[0])->st == ST_ARRAY || V(e, op->results[0])->st == ST_SCALAR)
+               ? 2
+               : 0;
+  if (op->opcode == XC_TOP_STORE) /* the element's store: see xc_cse_plan_fusion */
+    return shape && !e->phased && op->operands[0]->type.scope == XC_SCOPE_GLOBAL &&
+                   V(e, op->operands[1])->rank > 0 && same_shape(V(e, op->operands[1]), shape)
+               ? 2
+               : 0;
+  const vinfo_t* r = op->num_results ? V(e, op->results[0]) : NULL;
+  if (shape && r && r->st == ST_ARRAY && !same_shape(r, shape) &&
+      (op->opcode == XC_TOP_LOAD || is_elementwise(op->opcode))) {
+    for (int i = 0; i < op->num_operands; i++)
+      if (reads_group(e, op->operands[i], g)) return 0;
+    return 1;
+  }
+  switch (op->opcode) {
+    case XC_TOP_LOAD:
+      return r->st == ST_ARRAY && (!shape || same_shape(r, shape)) ? 2 : 0;
+    case XC_TOP_CONST:
+    case XC_TOP_ARANGE:
+    case XC_TOP_PROGRAM_ID:
+    case XC_TOP_NUM_PROGRAMS:
+    case XC_TOP_KNOB: return shape ? 1 : 0;
+    case XC_TOP_EXPAND_DIMS:
+    case XC_TOP_BROADCAST:
+    case XC_TOP_TRANS: return shape && r->st == ST_VIRTUAL ? 1 : 0;
+    default: break;
+  }
+  if (!is_elementwise(op->opcode) || !r) return 0;
+  if (r->st == ST_ARRAY) return !shape || same_shape(r, shape) ? 2 : 0;
+  return shape && (r->st == ST_VIRTUAL || r->st == ST_SCALAR) ? 1 : 0;
+}
+
+/* Groups runs of consecutive ops of a block into one element loop: members
+ * that write elements of one shape, reading each other only at the loop's
+ * coordinates (so one pass over the elements computes the same values as
+ * one loop per op). Loads read global memory, so the order of loads and
+ * arithmetic across elements does not matter. Global stores of that shape
+ * join too when the kernel is not phased (no global load follows a global
+ * store, so no load of the kernel reads what it stores, whatever aliases):
+ * the loop then has no simd pragma (offsets may repeat; the compiler
+ * vectorizes what it can prove), and the stored value needs no array. A
+ * float sum along the innermost axis of a member ends the group as its last
+ * member: the loop accumulates it per row (a simd reduction, as xc_cse_emit_reduce
+ * does). A member result that only later members of its group read becomes
+ * ST_LOCAL. */
+void xc_cse_plan_fusion(em_t* e, const xc_tiled_block_t* b) {
+  for (int i = 0; i < b->num_ops; i++) {
+    const xc_tiled_op_t* op = b->ops[i];
+    if (op->opcode == XC_TOP_FOR) {
+      xc_cse_plan_fusion(e, op->body);
+      continue;
+    }
+    if (fusion_role(e, op, NULL, 0) != 2) continue;
+    const vinfo_t* shape = V(e, op->results[0]);
+    int g = ++e->num_groups, members = 0, j = i;
+    for (; j < b->num_ops; j++) {
+      const xc_tiled_op_t* o = b->ops[j];
+      int role = fusion_role(e, o, shape, g);
+      if (role == 2)
+        for (int k = 0; k < o->num_operands && role; k++)
+          if (o->operands[k] && !reads_aligned(e, o->operands[k], shape, g, same_shape(V(e, o->operands[k]), shape)))
+            role = 0;
+      if (!role) break;
+      e->op_group[o->id] = g;
+      e->op_member[o->id] = role == 2;
+      members += role == 2;
+      if (role == 2 && o->opcode == XC_TOP_REDUCE) {
+        j++;
+        break;
+      }
+    }
+    if (members < 2) {
+      for (int m = i; m < j; m++) e->op_group[b->ops[m]->id] = 0, e->op_member[b->ops[m]->id] = false;
+      continue;
+    }
+    /* trailing passive ops are emitted normally */
+    while (!e->op_member[b->ops[j - 1]->id]) e->op_group[b->ops[--j]->id] = 0;
+    /* results read only by members of this group need no array */
+    for (int m = i; m < j; m++) {
+      const xc_tiled_op_t* o = b->ops[m];
+      if (!e->op_member[o->id] || !o->num_results || o->opcode == XC_TOP_REDUCE) continue;
+      const xc_tiled_value_t* v = o->results[0];
+      int in_group = 0;
+      for (int u = i; u < j; u++) {
+        const xc_tiled_op_t* w = b->ops[u];
+        if (!e->op_member[w->id]) continue;
+        for (int k = 0; k < w->num_operands; k++) in_group += w->operands[k] == v;
+      }
+      if (in_group == e->nuses[v->id] && !V(e, v)->yielded) V(e, v)->st = ST_LOCAL;
+    }
+    i = j - 1;
+  }
+}

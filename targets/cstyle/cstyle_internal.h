@@ -1,0 +1,262 @@
+/* Private to the C-family emitter (the cstyle_*.c files of targets/cstyle), not to be included
+ * elsewhere: its state and the functions its files share.
+ *
+ * The C-family emitter: tiled kernel + knob values -> source text in the
+ * language of a dialect table (docs/emitter.md).
+ *
+ * Every tile value gets a storage class:
+ *   SCALAR   rank 0: a variable (uniform over the work-items of a program)
+ *   VIRTUAL  splat constants, arange, expand_dims, broadcast, trans: no
+ *            storage; a read is an expression of the reader's coordinates
+ *   ARRAY    the whole tile in one array of the program (work-group local
+ *            memory on work-group dialects, a stack array on C)
+ *   PRIVATE  work-group dialects only: thread t holds flat elements
+ *            t, t+T, t+2T... in a private array indexed by j. Only values
+ *            whose every use reads them elementwise at the same shape.
+ * Each tile op is one loop over the elements of its result: nested loops
+ * with a simd pragma on C, a strided loop over the flat index on work-group
+ * dialects, followed by a barrier when it wrote ARRAY storage. */
+#ifndef XC_CSTYLE_INTERNAL_H
+#define XC_CSTYLE_INTERNAL_H
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cstyle.h"
+
+/* ---- text output ------------------------------------------------------------ */
+
+struct xc_cstyle_writer {
+  char* data;
+  size_t len, cap;
+  bool oom;
+};
+
+#define P xc_cstyle_printf
+
+static inline const char* wstr(xc_cstyle_writer_t* w) { return w->data ? w->data : ""; }
+
+/* ---- emitter state ---------------------------------------------------------- */
+
+/* ST_LOCAL (C): an element of a fused loop (see xc_cse_plan_fusion) read only by
+ * later ops of that loop at the same coordinates: a variable in the loop
+ * body, no array. */
+typedef enum { ST_NONE, ST_SCALAR, ST_VIRTUAL, ST_ARRAY, ST_PRIVATE, ST_MEM, ST_LOCAL } storage_t;
+
+typedef struct vinfo {
+  storage_t st;
+  char name[64];
+  int rank;
+  int64_t dims[XC_TILED_MAX_RANK];
+  int64_t n;            /* elements */
+  bool not_private;     /* some use reads it at another shape */
+  int cost;             /* VIRTUAL: nodes of the inlined expression */
+  bool yielded;         /* a loop yields it: never virtual (it may read carried storage) */
+  int uses;             /* operand uses in the kernel */
+  bool raw;             /* matrix-instruction operand: shared array of storage elements,
+                           row pitch `pitch`, `bufs` buffers (pipeline stages) */
+  bool chunked;         /* its load may copy 16-byte chunks (affine offset, convex mask) */
+  int64_t pitch, bufs;
+  int64_t swz_shift, swz_mask; /* chunk swizzle of a raw operand (xc_cstyle_dot_t) */
+  bool dyn;             /* raw operand carved from the dynamic work-group array */
+} vinfo_t;
+
+/* Elementwise ops whose operands are all virtual or scalar are inlined into
+ * their readers (index arithmetic, masks) up to this expression size. C
+ * allows larger expressions: a store offset held in an int64 array (the
+ * masked `select(mask, off, off)` of a lowered store is about 30 nodes)
+ * keeps the store loop from vectorizing. */
+#define MAX_INLINE_COST 24
+#define MAX_INLINE_COST_C 64
+
+static inline bool is_elementwise(xc_tiled_opcode_t op) {
+  return (op >= XC_TOP_NEG && op <= XC_TOP_CMP) || op == XC_TOP_SELECT || op == XC_TOP_CAST;
+}
+
+/* A dot on matrix instructions that is not the mma K loop's accumulation
+ * (docs/emitter.md, "Dots with staged operands"): each operand is a raw load
+ * (copied straight into a pitched array) or copied into the staging array
+ * xs<a|b><dot id> after its definition; the accumulator slots are the
+ * result's private array (`regs`: the result and a private accumulator
+ * follow the plan's layout, e->frag) or the private array xm<dot id>, whose
+ * slots are written back into the result's work-group array. */
+#define MAX_STAGED_DOTS 8
+typedef struct mx {
+  const xc_tiled_op_t* op;
+  xc_cstyle_dot_t dot;
+  bool stage[2];
+  bool regs;
+} mx_t;
+
+typedef struct em {
+  const xc_cstyle_dialect_t* d;
+  const xc_tiled_kernel_t* k;
+  const int64_t* knobs;
+  xc_tiled_range_t* ranges; /* by value id (xc_tiled_ranges); NULL: none known */
+  vinfo_t* vi;
+  int64_t T;            /* work-items per program */
+  int simd;             /* f32 SIMD lanes of the device (C dialect's dot micro-kernel) */
+  int* op_group;        /* C: fused loop of each op (by op id; 0 = none) */
+  bool* op_member;      /* C: the op writes an element in its fused loop */
+  int* nuses;           /* C: operand slots referring to each value (by value id) */
+  int num_groups;
+  xc_cstyle_writer_t decls, body;
+  int64_t local_bytes;
+  bool uses_f64;
+  bool phased;          /* a global load may read what an earlier global store wrote */
+  xc_status_t err;
+  int depth;
+  const xc_device_caps_t* caps;
+  bool allow_tf32;
+  /* the dot taken by the dialect's matrix instructions (dialect.dot_plan) */
+  const xc_tiled_op_t* mma;       /* NULL: none */
+  const xc_tiled_op_t* mma_loop;  /* the for whose only carried value it accumulates */
+  xc_cstyle_dot_t dot;
+  int stages;                     /* > 1: the mma loop is software-pipelined */
+  bool dyn;                       /* its operand buffers live in dynamic work-group memory */
+  int64_t dyn_bytes;              /* bytes of that memory carved so far */
+  /* dots outside that shape taken with staged operands (dialect.dot_staged) */
+  mx_t mx[MAX_STAGED_DOTS];
+  int num_mx;
+  /* the plan whose slot layout every private tile of its [m, n] shape
+   * follows (the mma dot's, or a staged dot's kept in registers), or NULL */
+  const xc_cstyle_dot_t* frag;
+  int seq;                        /* unique names */
+  /* vector chunks (dialect.vec_chunks): elements per chunk of the row
+   * layout (1: none) and, per storage dtype, the chunk sizes in bytes whose
+   * struct types the kernel uses (bits 4, 8, 16) */
+  int64_t vec;
+  unsigned vec_types[XC_DTYPE_COUNT];
+} em_t;
+
+static inline void fail(em_t* e, xc_status_t s) {
+  if (!e->err) e->err = s;
+  else xc_status_free(s);
+}
+
+static inline vinfo_t* V(em_t* e, const xc_tiled_value_t* v) { return &e->vi[v->id]; }
+
+/* A bool value's decided state over every element of every program under
+ * the chosen knobs (xc_tiled_ranges): 1 always true, 0 always false, -1 open. */
+static inline int decided(em_t* e, const xc_tiled_value_t* v) {
+  const xc_tiled_range_t* r = v && e->ranges ? &e->ranges[v->id] : NULL;
+  return r && r->known && r->lo == r->hi ? (r->lo != 0) : -1;
+}
+
+/* The operand (0 or 1) an integer min or max returns for every element of
+ * every program, from the operands' ranges (a row index clamped to the last
+ * row when the grid never passes it); -1 when undecided. */
+static inline int min_max_side(em_t* e, const xc_tiled_op_t* op) {
+  if (!e->ranges || op->num_operands != 2 || !xc_dtype_is_int(op->results[0]->type.dtype)) return -1;
+  const xc_tiled_range_t* a = &e->ranges[op->operands[0]->id], *b = &e->ranges[op->operands[1]->id];
+  if (!a->known || !b->known) return -1;
+  bool a_small = a->hi <= b->lo, b_small = b->hi <= a->lo;
+  if (op->opcode == XC_TOP_MIN) return a_small ? 0 : b_small ? 1 : -1;
+  return b_small ? 0 : a_small ? 1 : -1;
+}
+
+/* A load or store mask that is true for every element of every program
+ * (index math against static bounds that the tiles divide): dropped. */
+static inline const xc_tiled_value_t* live_mask(em_t* e, const xc_tiled_value_t* mask) {
+  return decided(e, mask) == 1 ? NULL : mask;
+}
+
+static inline void indent(em_t* e) {
+  for (int i = 0; i < e->depth; i++) P(&e->body, "  ");
+}
+#define L(...) (indent(e), P(&e->body, __VA_ARGS__))
+
+static inline const char* vtype(em_t* e, xc_dtype_t t) { return e->d->value_type[t]; }
+static inline const char* stype(em_t* e, xc_dtype_t t) { return e->d->storage_type[t]; }
+static inline const char* itype(em_t* e) { return e->d->value_type[XC_I64]; }
+static inline bool is_half(xc_dtype_t t) { return t == XC_F16 || t == XC_BF16; }
+static inline bool fcompute(xc_dtype_t t) { return t == XC_F32 || t == XC_F64 || is_half(t); }
+
+static inline bool same_shape(const vinfo_t* a, const vinfo_t* b) {
+  if (a->rank != b->rank) return false;
+  for (int i = 0; i < a->rank; i++)
+    if (a->dims[i] != b->dims[i]) return false;
+  return true;
+}
+
+/* Math function name for a compute dtype ("expf" / "exp"). */
+static inline void mathfn(em_t* e, char* out, size_t size, const char* stem, xc_dtype_t t) {
+  snprintf(out, size, "%s%s", stem, t == XC_F64 ? e->d->f64_suffix : e->d->f32_suffix);
+}
+
+/* The coordinates of the element loops (xc_cse_loop_open). */
+static const char* const loop_coords[XC_TILED_MAX_RANK] = {"i0", "i1", "i2"};
+
+/* Operand expression as a malloc'd-free temporary string in a writer. */
+typedef struct { xc_cstyle_writer_t w; } expr_t;
+
+/* ---- names (cstyle_writer.c) ------------------------------------------------- */
+
+void xc_cse_sanitize(const char* in, char* out, size_t size, size_t max_len);
+
+/* ---- reads, element loops, element expressions (cstyle_expr.c) --------------- */
+
+void xc_cse_literal(em_t* e, char* out, size_t size, xc_dtype_t t, double f, int64_t i);
+void xc_cse_read_at(em_t* e, xc_cstyle_writer_t* out, const xc_tiled_value_t* v, const char* const* c,
+                    bool same);
+void xc_cse_def_expr(em_t* e, xc_cstyle_writer_t* out, const xc_tiled_value_t* v, const char* const* c);
+const char* xc_cse_opnd(em_t* e, expr_t* x, const xc_tiled_value_t* v, const vinfo_t* r);
+void xc_cse_expr_free(expr_t* x);
+bool xc_cse_frag_shape(em_t* e, const vinfo_t* r);
+int xc_cse_slot_loop_open(em_t* e, const xc_cstyle_dot_t* dot);
+int64_t xc_cse_vec_of(em_t* e, const vinfo_t* r);
+void xc_cse_slot_flat(em_t* e, xc_cstyle_writer_t* w, const vinfo_t* r, const char* slot);
+void xc_cse_emit_coords(em_t* e, const vinfo_t* r);
+int xc_cse_loop_open(em_t* e, const vinfo_t* r, bool simd);
+void xc_cse_loop_close(em_t* e, int n);
+void xc_cse_barrier(em_t* e);
+const char* xc_cse_dst(em_t* e, const vinfo_t* r, char* buf, size_t size);
+const xc_tiled_op_t* xc_cse_const_def(const xc_tiled_value_t* v);
+void xc_cse_elementwise_expr(em_t* e, xc_cstyle_writer_t* w, const xc_tiled_op_t* op, const char* const* a);
+void xc_cse_load_conv(xc_cstyle_writer_t* w, xc_dtype_t t, const char* x);
+void xc_cse_store_conv(em_t* e, xc_cstyle_writer_t* w, xc_dtype_t t, const char* x);
+
+/* ---- ops (cstyle_ops.c) ------------------------------------------------------ */
+
+const char* xc_cse_mem_name(em_t* e, const xc_tiled_value_t* m);
+int64_t xc_cse_widest_global(const xc_tiled_block_t* b);
+bool xc_cse_lanes_shape(em_t* e, const xc_tiled_op_t* op);
+void xc_cse_emit_reduce(em_t* e, const xc_tiled_op_t* op);
+void xc_cse_emit_copy(em_t* e, const xc_tiled_value_t* dstv, const xc_tiled_value_t* src, bool declare);
+void xc_cse_emit_op(em_t* e, const xc_tiled_op_t* op);
+void xc_cse_emit_block(em_t* e, const xc_tiled_block_t* b);
+
+/* ---- dots (cstyle_dot.c) ----------------------------------------------------- */
+
+void xc_cse_emit_dot(em_t* e, const xc_tiled_op_t* op);
+void xc_cse_emit_raw_load_sync(em_t* e, const xc_tiled_op_t* op);
+void xc_cse_emit_mma(em_t* e, const xc_tiled_op_t* op, const char* a, const char* b);
+mx_t* xc_cse_find_mx(em_t* e, const xc_tiled_op_t* op);
+void xc_cse_emit_stagings_of(em_t* e, const xc_tiled_op_t* op);
+void xc_cse_emit_mx(em_t* e, mx_t* m);
+void xc_cse_emit_for_pipelined(em_t* e, const xc_tiled_op_t* op);
+int64_t xc_cse_other_local_bytes(em_t* e, const xc_tiled_block_t* b, const xc_tiled_op_t* dot);
+void xc_cse_plan_mma(em_t* e, const xc_tiled_block_t* b);
+int64_t xc_cse_staged_bytes(const xc_cstyle_dot_t* d);
+void xc_cse_plan_staged(em_t* e, const xc_tiled_block_t* b, int64_t* room);
+
+/* ---- analysis (cstyle_analysis.c) -------------------------------------------- */
+
+void xc_cse_scan_phases(em_t* e, const xc_tiled_block_t* b, bool* stored);
+void xc_cse_mark_use(em_t* e, const xc_tiled_value_t* v, const vinfo_t* loop_shape);
+void xc_cse_analyze_block(em_t* e, const xc_tiled_block_t* b);
+void xc_cse_classify_value(em_t* e, const xc_tiled_value_t* v);
+void xc_cse_classify_block(em_t* e, const xc_tiled_block_t* b);
+void xc_cse_count_uses(em_t* e, const xc_tiled_block_t* b);
+void xc_cse_declare_block(em_t* e, const xc_tiled_block_t* b);
+void xc_cse_declare_staged(em_t* e);
+
+/* ---- loop fusion, C (cstyle_fusion.c) ---------------------------------------- */
+
+void xc_cse_plan_fusion(em_t* e, const xc_tiled_block_t* b);
+
+#endif

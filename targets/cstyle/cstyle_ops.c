@@ -1,0 +1,830 @@
+/* The tile ops of the C-family emitter other than dots: elementwise ops,
+ * global loads and stores (with 16-byte vector chunks), reductions
+ * (in a loop, cooperative across work-items, across lanes), copies and
+ * views, for loops, and the walk over a block that emits each op. */
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cstyle_internal.h"
+
+/* ---- ops -------------------------------------------------------------------------- */
+
+const char* xc_cse_mem_name(em_t* e, const xc_tiled_value_t* m) { return V(e, m)->name; }
+
+/* Generic "result element = expression(operands)" op. in_loop: only the
+ * element statement, inside the loop of a fused group (C). */
+static void emit_elementwise(em_t* e, const xc_tiled_op_t* op, bool in_loop) {
+  const xc_tiled_value_t* res = op->results[0];
+  vinfo_t* r = V(e, res);
+  expr_t ops[3];
+  const char* a[3] = {"", "", ""};
+  int n = op->num_operands < 3 ? op->num_operands : 3;
+  xc_cstyle_writer_t ex = {0};
+  if (r->st == ST_SCALAR) {
+    for (int i = 0; i < n; i++) a[i] = xc_cse_opnd(e, &ops[i], op->operands[i], r);
+    xc_cse_elementwise_expr(e, &ex, op, a);
+    L("const %s %s = %s;\n", vtype(e, res->type.dtype), r->name, wstr(&ex));
+  } else {
+    int close = in_loop ? 0 : xc_cse_loop_open(e, r, true);
+    for (int i = 0; i < n; i++) a[i] = xc_cse_opnd(e, &ops[i], op->operands[i], r);
+    xc_cse_elementwise_expr(e, &ex, op, a);
+    char d[96];
+    if (r->st == ST_LOCAL) L("const %s %s = %s;\n", vtype(e, res->type.dtype), r->name, wstr(&ex));
+    else L("%s = %s;\n", xc_cse_dst(e, r, d, sizeof d), wstr(&ex));
+    xc_cse_loop_close(e, close);
+    if (r->st == ST_ARRAY && !in_loop) xc_cse_barrier(e);
+  }
+  if (ex.oom) fail(e, xc_error_oom());
+  free(ex.data);
+  for (int i = 0; i < n; i++) xc_cse_expr_free(&ops[i]);
+}
+
+/* The element statement of load op: its result's current element (in the
+ * scope of an element loop, or scalar). */
+static void load_stmt(em_t* e, const xc_tiled_op_t* op, bool scalar) {
+  const xc_tiled_value_t* res = op->results[0];
+  const xc_tiled_value_t* mem = op->operands[0];
+  const xc_tiled_value_t* mask = live_mask(e, op->num_operands > 2 ? op->operands[2] : NULL);
+  const xc_tiled_value_t* other = op->num_operands > 3 ? op->operands[3] : NULL;
+  vinfo_t* r = V(e, res);
+  xc_dtype_t t = res->type.dtype;
+  expr_t eo, em, eth;
+  const char* off = xc_cse_opnd(e, &eo, op->operands[1], r);
+  xc_cstyle_writer_t x = {0}, ld = {0}, acc = {0};
+  char lit[96];
+  /* Index expressions grow with rank and broadcasting: no fixed buffer. */
+  P(&acc, "%s[%s]", xc_cse_mem_name(e, mem), off);
+  xc_cse_load_conv(&ld, t, wstr(&acc));
+  if (mask) {
+    const char* m = xc_cse_opnd(e, &em, mask, r);
+    const char* o = lit;
+    if (other) o = xc_cse_opnd(e, &eth, other, r);
+    else xc_cse_literal(e, lit, sizeof lit, t, 0, 0);
+    P(&x, "(%s) ? %s : (%s)", m, wstr(&ld), o);
+    xc_cse_expr_free(&em);
+    if (other) xc_cse_expr_free(&eth);
+  } else {
+    P(&x, "%s", wstr(&ld));
+  }
+  char d[96];
+  if (scalar || r->st == ST_LOCAL) L("const %s %s = %s;\n", vtype(e, t), r->name, wstr(&x));
+  else L("%s = %s;\n", xc_cse_dst(e, r, d, sizeof d), wstr(&x));
+  if (x.oom || ld.oom || acc.oom) fail(e, xc_error_oom());
+  free(x.data), free(ld.data), free(acc.data);
+  xc_cse_expr_free(&eo);
+}
+
+static int64_t gcd64(int64_t a, int64_t b) {
+  if (a < 0) a = -a;
+  if (b < 0) b = -b;
+  while (b) {
+    int64_t t = a % b;
+    a = b, b = t;
+  }
+  return a;
+}
+
+/* A known divisor of every element of integer value v (0: v is 0). */
+static int64_t divisor(em_t* e, const xc_tiled_value_t* v) {
+  const xc_tiled_op_t* op = v ? v->def : NULL;
+  if (!op || !xc_dtype_is_int(v->type.dtype)) return 1;
+  switch (op->opcode) {
+    case XC_TOP_CONST: return op->i < 0 ? -op->i : op->i;
+    case XC_TOP_KNOB: return op->axis >= 0 && op->axis < e->k->num_knobs ? e->knobs[op->axis] : 1;
+    case XC_TOP_EXPAND_DIMS:
+    case XC_TOP_BROADCAST: return divisor(e, op->operands[0]);
+    case XC_TOP_ADD:
+    case XC_TOP_SUB: return gcd64(divisor(e, op->operands[0]), divisor(e, op->operands[1]));
+    case XC_TOP_MUL: return divisor(e, op->operands[0]) * divisor(e, op->operands[1]);
+    default: return 1;
+  }
+}
+
+/* Integer v as coef * x + rest along the last axis x of its shape (other
+ * coordinates fixed, as within a chunk): true with the coefficient and a
+ * known divisor of rest (0: rest is 0), false when v is not affine in x or
+ * the coefficient is unknown. Values whose last extent is 1 are uniform
+ * along it whatever computes them (a clamped row index). */
+static bool lin_last(em_t* e, const xc_tiled_value_t* v, int64_t* coef, int64_t* rest) {
+  if (!v || !xc_dtype_is_int(v->type.dtype)) return false;
+  const vinfo_t* x = V(e, v);
+  *coef = 0;
+  if (x->rank == 0 || x->dims[x->rank - 1] == 1) {
+    *rest = divisor(e, v);
+    return true;
+  }
+  const xc_tiled_op_t* op = v->def;
+  if (!op) return false;
+  int64_t ca, ra, cb, rb;
+  switch (op->opcode) {
+    case XC_TOP_CONST: *rest = divisor(e, v); return true;
+    case XC_TOP_ARANGE: *coef = 1, *rest = 0; return true; /* rank 1: its axis is the last */
+    case XC_TOP_EXPAND_DIMS: /* not at the last axis (its extent would be 1) */
+    case XC_TOP_BROADCAST: return lin_last(e, op->operands[0], coef, rest);
+    case XC_TOP_ADD:
+    case XC_TOP_SUB:
+      if (!lin_last(e, op->operands[0], &ca, &ra) || !lin_last(e, op->operands[1], &cb, &rb)) return false;
+      *coef = op->opcode == XC_TOP_ADD ? ca + cb : ca - cb, *rest = gcd64(ra, rb);
+      return true;
+    case XC_TOP_MUL: {
+      if (!lin_last(e, op->operands[0], &ca, &ra) || !lin_last(e, op->operands[1], &cb, &rb)) return false;
+      if (ca && cb) return false;
+      *rest = ra * rb; /* (ca x + ra) * b: ra times a divisor of the uniform b */
+      if (!ca && !cb) return true;
+      /* a coefficient stays known only times a constant factor */
+      const xc_tiled_op_t* kd = xc_cse_const_def(ca ? op->operands[1] : op->operands[0]);
+      if (!kd) return false;
+      *coef = (ca ? ca : cb) * kd->i;
+      return true;
+    }
+    default: return false;
+  }
+}
+
+/* Bytes of one chunk when a load or store over shape r (offsets offv, no
+ * mask, elements of dtype t in global memory mem) moves whole chunks, else
+ * 0: r in the chunked layout, the offset coef * x + rest along the last
+ * axis x with coefficient 1 and rest a multiple of the chunk (a chunk lies
+ * in one row and starts at a multiple of vec there, so its elements are
+ * contiguous and its first is aligned to the chunk size, buffers being
+ * aligned to 16 bytes: docs/emitter.md), 4, 8 or 16 bytes. */
+static int64_t chunk_bytes(em_t* e, const vinfo_t* r, const xc_tiled_value_t* mem, const xc_tiled_value_t* offv,
+                           const xc_tiled_value_t* mask, xc_dtype_t t) {
+  int64_t v = xc_cse_vec_of(e, r), b = v * (int64_t)xc_dtype_size(t), coef, rest;
+  if (v <= 1 || mask || mem->type.scope != XC_SCOPE_GLOBAL || t == XC_BOOL) return 0;
+  if (b != 4 && b != 8 && b != 16) return 0;
+  if (!lin_last(e, offv, &coef, &rest) || coef != 1 || (rest != 0 && rest % v != 0)) return 0;
+  return b;
+}
+
+/* Name of the struct type of a b-byte chunk of dtype t (declared by the
+ * kernel's prelude: vec_types). */
+static const char* chunk_type(em_t* e, char* buf, size_t size, xc_dtype_t t, int64_t b) {
+  snprintf(buf, size, "xc_v%d_%s", (int)b, xc_dtype_name(t));
+  e->vec_types[t] |= (unsigned)b;
+  return buf;
+}
+
+/* Opens the loop over the chunks c of shape r and sets xo0, the offset of
+ * the chunk's first element (flat index f0); names in ty the struct type of
+ * a b-byte chunk of dtype t and returns the elements per chunk. The caller
+ * writes the chunk's move and closes 1 brace. */
+static int64_t chunk_open(em_t* e, const vinfo_t* r, const xc_tiled_value_t* offv, xc_dtype_t t, int64_t b,
+                          char* ty, size_t ty_size) {
+  const char* it = itype(e);
+  int64_t v = xc_cse_vec_of(e, r), nc = r->n / e->T / v;
+  chunk_type(e, ty, ty_size, t, b);
+  if (e->d->unroll_pragma && nc <= 32) L("%s\n", e->d->unroll_pragma);
+  L("for (int c = 0; c < %" PRId64 "; c++) {\n", nc);
+  e->depth++;
+  L("const %s f0 = ((%s)c * %" PRId64 " + lid) * %" PRId64 ";\n", it, it, e->T, v);
+  L("%s xo0;\n", it);
+  L("{\n");
+  e->depth++;
+  L("const int j = c * %" PRId64 ";\n", v);
+  L("const %s f = f0;\n", it);
+  xc_cse_emit_coords(e, r);
+  expr_t eo;
+  L("xo0 = %s;\n", xc_cse_opnd(e, &eo, offv, r));
+  xc_cse_expr_free(&eo);
+  e->depth--;
+  L("}\n");
+  return v;
+}
+
+static void emit_load(em_t* e, const xc_tiled_op_t* op, bool in_loop) {
+  const xc_tiled_value_t* res = op->results[0];
+  const xc_tiled_value_t* mem = op->operands[0];
+  const xc_tiled_value_t* mask = live_mask(e, op->num_operands > 2 ? op->operands[2] : NULL);
+  vinfo_t* r = V(e, res);
+  xc_dtype_t t = res->type.dtype;
+  bool scalar = r->st == ST_SCALAR;
+  int64_t b = scalar || in_loop || r->st != ST_PRIVATE ? 0 : chunk_bytes(e, r, mem, op->operands[1], mask, t);
+  if (b) {
+    /* chunks of the chunked layout: one aligned struct load each */
+    char ty[48];
+    int64_t v = chunk_open(e, r, op->operands[1], t, b, ty, sizeof ty);
+    L("const %s xq = *(const %s%s*)(%s + xo0);\n", ty, e->d->global_qual, ty, xc_cse_mem_name(e, mem));
+    for (int64_t i = 0; i < v; i++) {
+      char q[32];
+      snprintf(q, sizeof q, "xq.v[%" PRId64 "]", i);
+      xc_cstyle_writer_t cv = {0};
+      xc_cse_load_conv(&cv, t, q);
+      L("%s[c * %" PRId64 " + %" PRId64 "] = %s;\n", r->name, v, i, wstr(&cv));
+      if (cv.oom) fail(e, xc_error_oom());
+      free(cv.data);
+    }
+    xc_cse_loop_close(e, 1);
+    return;
+  }
+  int close = scalar || in_loop ? 0 : xc_cse_loop_open(e, r, true);
+  load_stmt(e, op, scalar);
+  xc_cse_loop_close(e, close);
+  if (!scalar && r->st == ST_ARRAY && !in_loop) xc_cse_barrier(e);
+}
+
+/* The element statement of store op at the current element of its
+ * offsets' shape r. */
+static void store_stmt(em_t* e, const xc_tiled_op_t* op, const vinfo_t* r) {
+  const xc_tiled_value_t* mem = op->operands[0];
+  const xc_tiled_value_t* mask = live_mask(e, op->num_operands > 3 ? op->operands[3] : NULL);
+  expr_t eo, ev, em;
+  const char* off = xc_cse_opnd(e, &eo, op->operands[1], r);
+  const char* v = xc_cse_opnd(e, &ev, op->operands[2], r);
+  xc_cstyle_writer_t sv = {0};
+  xc_cse_store_conv(e, &sv, mem->type.dtype, v);
+  if (mask) {
+    L("if (%s) %s[%s] = %s;\n", xc_cse_opnd(e, &em, mask, r), xc_cse_mem_name(e, mem), off, wstr(&sv));
+    xc_cse_expr_free(&em);
+  } else {
+    L("%s[%s] = %s;\n", xc_cse_mem_name(e, mem), off, wstr(&sv));
+  }
+  if (sv.oom) fail(e, xc_error_oom());
+  free(sv.data);
+  xc_cse_expr_free(&eo), xc_cse_expr_free(&ev);
+}
+
+/* in_loop: only the element statement, inside the loop of a fused group (C). */
+static void emit_store(em_t* e, const xc_tiled_op_t* op, bool in_loop) {
+  const xc_tiled_value_t* mem = op->operands[0];
+  const xc_tiled_value_t* offv = op->operands[1];
+  const xc_tiled_value_t* mask = live_mask(e, op->num_operands > 3 ? op->operands[3] : NULL);
+  vinfo_t* r = V(e, offv);
+  xc_dtype_t t = mem->type.dtype;
+  bool scalar = r->rank == 0;
+  int64_t b = scalar || in_loop ? 0 : chunk_bytes(e, r, mem, offv, mask, t);
+  int close = 0;
+  if (b) {
+    /* chunks of the chunked layout: one aligned struct store each */
+    char ty[48];
+    int64_t v = chunk_open(e, r, offv, t, b, ty, sizeof ty);
+    L("%s xq;\n", ty);
+    const char* it = itype(e);
+    if (e->d->unroll_pragma) L("%s\n", e->d->unroll_pragma);
+    L("for (int xr = 0; xr < %" PRId64 "; xr++) {\n", v);
+    e->depth++;
+    L("const int j = c * %" PRId64 " + xr;\n", v);
+    L("const %s f = f0 + xr;\n", it);
+    xc_cse_emit_coords(e, r);
+    expr_t ev;
+    xc_cstyle_writer_t sv = {0};
+    xc_cse_store_conv(e, &sv, t, xc_cse_opnd(e, &ev, op->operands[2], r));
+    L("xq.v[xr] = %s;\n", wstr(&sv));
+    if (sv.oom) fail(e, xc_error_oom());
+    free(sv.data);
+    xc_cse_expr_free(&ev);
+    xc_cse_loop_close(e, 1);
+    L("*(%s%s*)(%s + xo0) = xq;\n", e->d->global_qual, ty, xc_cse_mem_name(e, mem));
+    xc_cse_loop_close(e, 1);
+  } else {
+    if (scalar && e->d->work_groups) {
+      L("if (lid == 0) {\n");
+      e->depth++;
+      close = 1;
+    } else if (!scalar && !in_loop) {
+      close = xc_cse_loop_open(e, r, false); /* no simd: offsets may repeat */
+    }
+    store_stmt(e, op, r);
+    xc_cse_loop_close(e, close);
+  }
+  if (mem->type.scope != XC_SCOPE_GLOBAL) xc_cse_barrier(e);
+  else if (e->phased && e->d->work_groups)
+    L("%s\n", e->d->global_barrier ? e->d->global_barrier : e->d->barrier); /* CUDA: __syncthreads() */
+}
+
+/* The widest element of a global buffer that block b loads or stores. */
+int64_t xc_cse_widest_global(const xc_tiled_block_t* b) {
+  int64_t w = 0;
+  for (int i = 0; i < b->num_ops; i++) {
+    const xc_tiled_op_t* op = b->ops[i];
+    if (op->opcode == XC_TOP_FOR) {
+      int64_t x = xc_cse_widest_global(op->body);
+      if (x > w) w = x;
+    } else if ((op->opcode == XC_TOP_LOAD || op->opcode == XC_TOP_STORE) && op->num_operands > 0 &&
+               op->operands[0]->type.scope == XC_SCOPE_GLOBAL) {
+      int64_t x = (int64_t)xc_dtype_size(op->operands[0]->type.dtype);
+      if (x > w) w = x;
+    }
+  }
+  return w;
+}
+
+/* Bytes of a value of dtype dt in the dialect's value type (16-bit floats compute in float). */
+static size_t value_bytes(xc_dtype_t dt) {
+  return dt == XC_F64 ? 8 : fcompute(dt) ? 4 : dt == XC_BOOL ? 1 : xc_dtype_size(dt);
+}
+
+static void combine(em_t* e, xc_cstyle_writer_t* w, int kind, const char* acc, const char* v) {
+  (void)e;
+  switch (kind) {
+    case XC_REDUCE_SUM: P(w, "%s = %s + (%s);", acc, acc, v); break;
+    case XC_REDUCE_PROD: P(w, "%s = %s * (%s);", acc, acc, v); break;
+    case XC_REDUCE_MAX: P(w, "%s = XC_MAX(%s, %s);", acc, acc, v); break;
+    default: P(w, "%s = XC_MIN(%s, %s);", acc, acc, v); break;
+  }
+}
+
+/* Work-group dialects: a reduction with fewer results than work-items runs
+ * cooperatively. G work-items (a power of two, G * results <= T, G <= the
+ * axis length) share each result: each folds a strided part of the axis,
+ * then a tree in local memory (log2 G steps, a barrier each) combines the G
+ * partials, and the result is handed to the work-item that owns it. Without
+ * this, a row reduction would keep one work-item per row busy reading the
+ * whole row while the rest of the program waits. Returns false when the
+ * plain per-result loop is used instead. */
+static bool emit_reduce_coop(em_t* e, const xc_tiled_op_t* op) {
+  if (!e->d->work_groups) return false;
+  const xc_tiled_value_t* res = op->results[0];
+  const xc_tiled_value_t* x = op->operands[0];
+  vinfo_t* r = V(e, res), *xi = V(e, x);
+  int axis = (int)op->axis;
+  int64_t len = xi->dims[axis];
+  bool scalar = r->st == ST_SCALAR;
+  int64_t R = scalar ? 1 : r->n;
+  /* a private result is handed over in the default layout (element lid in slot 0) */
+  if (!(scalar || r->st == ST_ARRAY || (r->st == ST_PRIVATE && R <= e->T && !xc_cse_frag_shape(e, r))) || xi->rank > 3)
+    return false;
+  int64_t G = 1;
+  int lg = 0;
+  while (G * 2 * R <= e->T && G * 2 <= len) G *= 2, lg++;
+  if (G < 2) return false;
+  xc_dtype_t dt = res->type.dtype;
+  const char* t = vtype(e, dt);
+  const char* it = itype(e);
+  size_t esize = value_bytes(dt);
+  P(&e->decls, "%s%s xr%d[%" PRId64 "];\n", e->d->local_qual, t, res->id, e->T);
+  e->local_bytes += e->T * (int64_t)esize;
+  /* the result's coordinates, from its flat index rf */
+  const char* rc[3] = {"rc0", "rc1", "rc2"};
+  const char* c[XC_TILED_MAX_RANK], *c0[XC_TILED_MAX_RANK];
+  for (int i = 0, j = 0; i < xi->rank; i++) {
+    c[i] = i == axis ? "q" : rc[j];
+    c0[i] = i == axis ? "rs" : rc[j];
+    if (i != axis) j++;
+  }
+  xc_cstyle_writer_t first = {0}, item = {0}, comb = {0}, tree = {0};
+  xc_cse_read_at(e, &first, x, c0, false);
+  xc_cse_read_at(e, &item, x, c, false);
+  combine(e, &comb, op->reduce, "racc", wstr(&item));
+  char a[48], b[48];
+  snprintf(a, sizeof a, "xr%d[lid]", res->id);
+  snprintf(b, sizeof b, "xr%d[lid + s]", res->id);
+  combine(e, &tree, op->reduce, a, b);
+  if (scalar) L("%s %s;\n", t, r->name);
+  L("{\n");
+  e->depth++;
+  L("const %s rf = (%s)lid >> %d, rs = (%s)lid & %" PRId64 ";\n", it, it, lg, it, G - 1);
+  L("if (rf < %" PRId64 ") {\n", R);
+  e->depth++;
+  int rr = xi->rank - 1;
+  const int64_t* rd = r->dims;
+  if (!scalar && rr == 1) L("const %s rc0 = rf;\n", it);
+  if (!scalar && rr == 2) L("const %s rc0 = rf / %" PRId64 ", rc1 = rf %% %" PRId64 ";\n", it, rd[1], rd[1]);
+  if (!scalar && rr == 3)
+    L("const %s rc0 = rf / %" PRId64 ", rc1 = (rf / %" PRId64 ") %% %" PRId64 ", rc2 = rf %% %" PRId64 ";\n", it,
+      rd[1] * rd[2], rd[2], rd[1], rd[2]);
+  if (scalar && rr > 0) /* a rank-0 result of a rank>1 tile: the other axes have extent 1 */
+    for (int i = 0; i < rr; i++) L("const %s rc%d = 0;\n", it, i);
+  L("%s racc = %s;\n", t, wstr(&first));
+  L("for (%s q = rs + %" PRId64 "; q < %" PRId64 "; q += %" PRId64 ") %s\n", it, G, len, G, wstr(&comb));
+  L("xr%d[lid] = racc;\n", res->id);
+  e->depth--;
+  L("}\n");
+  xc_cse_barrier(e);
+  L("for (int s = %" PRId64 "; s > 0; s >>= 1) {\n", G / 2);
+  e->depth++;
+  L("if (rs < s && rf < %" PRId64 ") %s\n", R, wstr(&tree));
+  xc_cse_barrier(e);
+  e->depth--;
+  L("}\n");
+  if (scalar) L("%s = xr%d[0];\n", r->name, res->id);
+  else if (r->st == ST_ARRAY) L("if (lid < %" PRId64 ") %s[lid] = xr%d[lid << %d];\n", R, r->name, res->id, lg);
+  else L("if (lid < %" PRId64 ") %s[0] = xr%d[lid << %d];\n", R, r->name, res->id, lg);
+  xc_cse_barrier(e); /* the scratch is free again; an array result is visible to all */
+  e->depth--;
+  L("}\n");
+  if (first.oom || item.oom || comb.oom || tree.oom) fail(e, xc_error_oom());
+  free(first.data), free(item.data), free(comb.data), free(tree.data);
+  return true;
+}
+
+/* Whether some dot of block b (or of a loop inside it) has x's shape. */
+static bool dot_shaped(em_t* e, const xc_tiled_block_t* b, const vinfo_t* x) {
+  for (int i = 0; i < b->num_ops; i++) {
+    const xc_tiled_op_t* op = b->ops[i];
+    if (op->opcode == XC_TOP_DOT && same_shape(V(e, op->results[0]), x)) return true;
+    if (op->opcode == XC_TOP_FOR && dot_shaped(e, op->body, x)) return true;
+  }
+  return false;
+}
+
+/* Work-group dialects: whether a reduction can run on the operand where its
+ * threads hold it (the default layout, element f = lid + j * T in slot j):
+ * along the last axis of a tile of rank <= 2 whose row length C is a power
+ * of two that T divides or that divides T, and whose every slot is full
+ * (n a multiple of T), and no dot has its shape (a matrix plan may hold
+ * such a tile in the accumulator's layout, which the analysis cannot know
+ * yet). Then a private operand stays in registers; the analysis uses this
+ * to keep it private (xc_cse_mark_use). */
+bool xc_cse_lanes_shape(em_t* e, const xc_tiled_op_t* op) {
+  if (!e->d->work_groups || op->num_operands < 1) return false;
+  vinfo_t* xi = V(e, op->operands[0]);
+  if (xi->rank < 1 || xi->rank > 2 || op->axis != xi->rank - 1) return false;
+  int64_t C = xi->dims[xi->rank - 1], T = e->T;
+  if (C < 1 || (C & (C - 1)) || T < 1 || (T & (T - 1))) return false;
+  if (!(xi->n >= T && xi->n % T == 0 && (C % T == 0 || T % C == 0))) return false;
+  /* a tile of a dot's shape may follow the accumulator's register layout */
+  return !dot_shaped(e, e->k->body, xi);
+}
+
+/* Value types a dialect's lane exchange moves (f16/bf16 compute in float). */
+static bool shfl_type(xc_dtype_t t) {
+  switch (t) {
+    case XC_F32: case XC_F64: case XC_F16: case XC_BF16:
+    case XC_I32: case XC_I64: case XC_U32: case XC_U64: return true;
+    default: return false;
+  }
+}
+
+/* The xc_cse_lanes_shape reduction (docs/emitter.md, "Row reductions in
+ * registers"). A thread's slots of one row are m = max(1, C / T)
+ * consecutive slots, so it folds them into J / m register partials
+ * (J slots); the G = min(T, C) threads of a row are aligned groups of
+ * consecutive lanes. Where the dialect exchanges lanes, partials combine
+ * by an xor butterfly over B = min(G, 32) lanes (every lane ends with the
+ * same value); then the W = G / B partials of a row go to local memory,
+ * one barrier, and each thread owning a result slot folds them in order. */
+static void emit_reduce_lanes(em_t* e, const xc_tiled_op_t* op) {
+  const xc_tiled_value_t* res = op->results[0];
+  const xc_tiled_value_t* x = op->operands[0];
+  vinfo_t* r = V(e, res), *xi = V(e, x);
+  if (r->st != ST_SCALAR && r->st != ST_ARRAY && r->st != ST_PRIVATE) {
+    fail(e, xc_error(XC_INTERNAL, "cstyle: row reduction %d has no register result", op->id));
+    return;
+  }
+  xc_dtype_t dt = res->type.dtype;
+  const char* t = vtype(e, dt);
+  const char* it = itype(e);
+  int64_t T = e->T, C = xi->dims[xi->rank - 1], J = xi->n / T;
+  int64_t m = C >= T ? C / T : 1, np = J / m, G = C < T ? C : T, R = xi->n / C;
+  int64_t B = e->d->shfl_xor_fmt && shfl_type(dt) ? (G < 32 ? G : 32) : 1, W = G / B, W_fold = W;
+  size_t esize = value_bytes(dt);
+  P(&e->decls, "%s%s xr%d[%" PRId64 "];\n", e->d->local_qual, t, res->id, R * W);
+  e->local_bytes += R * W * (int64_t)esize;
+  char pk[48];
+  snprintf(pk, sizeof pk, "xp%d[j / %" PRId64 "]", res->id, m);
+  if (r->st == ST_SCALAR) L("%s %s;\n", t, r->name);
+  L("{\n");
+  e->depth++;
+  L("%s xp%d[%" PRId64 "];\n", t, res->id, np);
+  /* the thread's slots, folded per row */
+  int close = xc_cse_loop_open(e, xi, false);
+  expr_t ex;
+  const char* v = xc_cse_opnd(e, &ex, x, xi);
+  xc_cstyle_writer_t comb = {0};
+  combine(e, &comb, op->reduce, pk, v);
+  if (m == 1) L("%s = %s;\n", pk, v);
+  else L("if (j %% %" PRId64 " == 0) %s = %s; else %s\n", m, pk, v, wstr(&comb));
+  xc_cse_loop_close(e, close);
+  xc_cse_expr_free(&ex);
+  free(comb.data);
+  if (B > 1) {
+    /* xor butterfly: the format's %s is the partial, its %d the lane mask s */
+    char cur[48];
+    snprintf(cur, sizeof cur, "xp%d[k]", res->id);
+    xc_cstyle_writer_t fm = {0}, c2 = {0};
+    for (const char* q = e->d->shfl_xor_fmt; *q; q++) {
+      if (q[0] == '%' && q[1] == 's') P(&fm, "%s", cur), q++;
+      else if (q[0] == '%' && q[1] == 'd') P(&fm, "s"), q++;
+      else P(&fm, "%c", *q);
+    }
+    combine(e, &c2, op->reduce, cur, "o");
+    if (e->d->unroll_pragma) L("%s\n", e->d->unroll_pragma);
+    L("for (int k = 0; k < %" PRId64 "; k++) {\n", np);
+    e->depth++;
+    if (e->d->unroll_pragma) L("%s\n", e->d->unroll_pragma);
+    L("for (int s = 1; s < %" PRId64 "; s <<= 1) { const %s o = %s; %s }\n", B, t, wstr(&fm), wstr(&c2));
+    e->depth--;
+    L("}\n");
+    if (c2.oom || fm.oom) fail(e, xc_error_oom());
+    free(c2.data), free(fm.data);
+  }
+  /* lane 0 of each B-group writes its row's partial w = (lid % G) / B */
+  if (B > 1) L("if ((lid & %" PRId64 ") == 0) {\n", B - 1);
+  else L("{\n");
+  e->depth++;
+  if (e->d->unroll_pragma) L("%s\n", e->d->unroll_pragma);
+  /* where partial k of this thread goes: its row's W partials, entry (lid % G) / B */
+  char xi_k[160];
+  snprintf(xi_k, sizeof xi_k, "((lid + (%s)k * %" PRId64 ") / %" PRId64 ") * %" PRId64 " + (lid & %" PRId64 ") / %" PRId64,
+           it, m * T, C, W, G - 1, B);
+  L("for (int k = 0; k < %" PRId64 "; k++) xr%d[%s] = xp%d[k];\n", np, res->id, xi_k, res->id);
+  e->depth--;
+  L("}\n");
+  xc_cse_barrier(e);
+  if (B == 1 && W > 8) {
+    /* no lane exchange: a tree over a row's W partials, a barrier a step */
+    xc_cstyle_writer_t tr = {0};
+    char at[96], up[96];
+    snprintf(at, sizeof at, "xr%d[xr_i]", res->id);
+    snprintf(up, sizeof up, "xr%d[xr_i + s]", res->id);
+    combine(e, &tr, op->reduce, at, up);
+    L("for (int s = %" PRId64 "; s > 0; s >>= 1) {\n", W / 2);
+    e->depth++;
+    L("if ((lid & %" PRId64 ") < s) {\n", G - 1);
+    if (e->d->unroll_pragma) L("%s\n", e->d->unroll_pragma);
+    L("  for (int k = 0; k < %" PRId64 "; k++) { const %s xr_i = %s; %s }\n", np, it, xi_k, wstr(&tr));
+    L("}\n");
+    xc_cse_barrier(e);
+    e->depth--;
+    L("}\n");
+    if (tr.oom) fail(e, xc_error_oom());
+    free(tr.data);
+    W_fold = 1;
+  }
+  xc_cstyle_writer_t fold = {0};
+  combine(e, &fold, op->reduce, "racc", W_fold > 1 ? "xr_w" : "racc");
+  char rd[96];
+  if (r->st == ST_SCALAR) {
+    L("%s racc = xr%d[0];\n", t, res->id);
+    if (W_fold > 1)
+      L("for (int w = 1; w < %" PRId64 "; w++) { const %s xr_w = xr%d[w]; %s }\n", W_fold, t, res->id, wstr(&fold));
+    L("%s = racc;\n", r->name);
+  } else {
+    if (r->st == ST_ARRAY) {
+      L("for (%s f = lid; f < %" PRId64 "; f += %" PRId64 ") {\n", it, R, T);
+      snprintf(rd, sizeof rd, "%s[f]", r->name);
+    } else {
+      int64_t slots = (R + T - 1) / T;
+      if (e->d->unroll_pragma) L("%s\n", e->d->unroll_pragma);
+      L("for (int j = 0; j < %" PRId64 "; j++) {\n", slots);
+      e->depth++;
+      xc_cstyle_writer_t fw = {0};
+      xc_cse_slot_flat(e, &fw, r, "j"); /* the result's own slot layout */
+      L("const %s f = %s;\n", it, wstr(&fw));
+      if (fw.oom) fail(e, xc_error_oom());
+      free(fw.data);
+      L("if (f < %" PRId64 ") {\n", R);
+      snprintf(rd, sizeof rd, "%s[j]", r->name);
+    }
+    e->depth++;
+    L("%s racc = xr%d[f * %" PRId64 "];\n", t, res->id, W);
+    if (W_fold > 1)
+      L("for (int w = 1; w < %" PRId64 "; w++) { const %s xr_w = xr%d[f * %" PRId64 " + w]; %s }\n", W_fold, t,
+        res->id, W, wstr(&fold));
+    L("%s = racc;\n", rd);
+    e->depth--;
+    L("}\n");
+    if (r->st == ST_PRIVATE) {
+      e->depth--;
+      L("}\n");
+    }
+  }
+  xc_cse_barrier(e); /* the scratch is free again; an array result is visible to all */
+  e->depth--;
+  L("}\n");
+  if (fold.oom) fail(e, xc_error_oom());
+  free(fold.data);
+}
+
+void xc_cse_emit_reduce(em_t* e, const xc_tiled_op_t* op) {
+  if (xc_cse_lanes_shape(e, op)) {
+    emit_reduce_lanes(e, op);
+    return;
+  }
+  if (emit_reduce_coop(e, op)) return;
+  const xc_tiled_value_t* res = op->results[0];
+  const xc_tiled_value_t* x = op->operands[0];
+  vinfo_t* r = V(e, res), *xi = V(e, x);
+  int axis = (int)op->axis;
+  int64_t len = xi->dims[axis];
+  const char* t = vtype(e, res->type.dtype);
+  const char* c[XC_TILED_MAX_RANK];
+  for (int i = 0, j = 0; i < xi->rank; i++) c[i] = i == axis ? "q" : loop_coords[j++];
+  const char* c0[XC_TILED_MAX_RANK];
+  for (int i = 0; i < xi->rank; i++) c0[i] = i == axis ? "0" : c[i];
+  xc_cstyle_writer_t first = {0}, item = {0}, comb = {0};
+  xc_cse_read_at(e, &first, x, c0, false);
+  xc_cse_read_at(e, &item, x, c, false);
+  combine(e, &comb, op->reduce, "racc", wstr(&item));
+  bool scalar = r->st == ST_SCALAR;
+  int close = 0;
+  if (scalar) {
+    L("%s %s;\n", t, r->name);
+    L("{\n");
+    e->depth++;
+  } else {
+    close = xc_cse_loop_open(e, r, false);
+  }
+  L("%s racc = %s;\n", t, wstr(&first));
+  if (e->d->simd_pragma && fcompute(res->type.dtype) && (op->reduce == XC_REDUCE_SUM || op->reduce == XC_REDUCE_PROD))
+    L("%s reduction(%s:racc)\n", e->d->simd_pragma, op->reduce == XC_REDUCE_SUM ? "+" : "*");
+  L("for (%s q = 1; q < %" PRId64 "; q++) %s\n", itype(e), len, wstr(&comb));
+  if (scalar) {
+    L("%s = racc;\n", r->name);
+    e->depth--;
+    L("}\n");
+  } else {
+    char d[96];
+    L("%s = racc;\n", xc_cse_dst(e, r, d, sizeof d));
+    xc_cse_loop_close(e, close);
+    if (r->st == ST_ARRAY) xc_cse_barrier(e);
+  }
+  if (first.oom || item.oom || comb.oom) fail(e, xc_error_oom());
+  free(first.data), free(item.data), free(comb.data);
+}
+
+/* One register block of the blocked dot: rows i0 .. i0 + mr - 1 and
+ * columns i1 .. i1 + nv * lanes - 1 of the result, its accumulators in
+ * mr * nv vector registers over the whole K loop, `b` read from bname. */
+void xc_cse_emit_copy(em_t* e, const xc_tiled_value_t* dstv, const xc_tiled_value_t* src, bool declare) {
+  vinfo_t* r = V(e, dstv);
+  expr_t ex;
+  if (r->st == ST_SCALAR) {
+    const char* s = xc_cse_opnd(e, &ex, src, r);
+    if (declare) L("%s %s = %s;\n", vtype(e, dstv->type.dtype), r->name, s);
+    else L("%s = %s;\n", r->name, s);
+    xc_cse_expr_free(&ex);
+    return;
+  }
+  char d[96];
+  int close = xc_cse_loop_open(e, r, true);
+  L("%s = %s;\n", xc_cse_dst(e, r, d, sizeof d), xc_cse_opnd(e, &ex, src, r));
+  xc_cse_expr_free(&ex);
+  xc_cse_loop_close(e, close);
+}
+
+/* A view (expand_dims, broadcast, trans) that needs its own storage. */
+static void emit_view(em_t* e, const xc_tiled_op_t* op) {
+  vinfo_t* r = V(e, op->results[0]);
+  xc_cstyle_writer_t ex = {0};
+  char d[96];
+  int close = xc_cse_loop_open(e, r, true);
+  xc_cse_def_expr(e, &ex, op->results[0], loop_coords);
+  L("%s = %s;\n", xc_cse_dst(e, r, d, sizeof d), wstr(&ex));
+  xc_cse_loop_close(e, close);
+  if (r->st == ST_ARRAY) xc_cse_barrier(e);
+  if (ex.oom) fail(e, xc_error_oom());
+  free(ex.data);
+}
+
+static void emit_for(em_t* e, const xc_tiled_op_t* op) {
+  const xc_tiled_block_t* body = op->body;
+  int nc = op->num_operands - 3;
+  bool any_array = false;
+  for (int i = 0; i < nc; i++) {
+    xc_cse_emit_copy(e, body->args[i + 1], op->operands[3 + i], true);
+    any_array |= V(e, body->args[i + 1])->st == ST_ARRAY;
+  }
+  if (any_array) xc_cse_barrier(e);
+  const char* iv = V(e, body->args[0])->name;
+  expr_t lb, ub, st;
+  vinfo_t scalar = {0};
+  L("for (%s %s = %s; %s < %s; %s += %s) {\n", itype(e), iv, xc_cse_opnd(e, &lb, op->operands[0], &scalar), iv,
+    xc_cse_opnd(e, &ub, op->operands[1], &scalar), iv, xc_cse_opnd(e, &st, op->operands[2], &scalar));
+  xc_cse_expr_free(&lb), xc_cse_expr_free(&ub), xc_cse_expr_free(&st);
+  e->depth++;
+  xc_cse_emit_block(e, body);
+  const xc_tiled_op_t* y = body->num_ops ? body->ops[body->num_ops - 1] : NULL;
+  if (!y || y->opcode != XC_TOP_YIELD) {
+    fail(e, xc_error(XC_INTERNAL, "cstyle: for body without yield"));
+    return;
+  }
+  xc_cse_barrier(e); /* every work-item is done reading this iteration's storage */
+  for (int i = 0; i < nc; i++)
+    if (y->operands[i] != body->args[i + 1] && strcmp(V(e, y->operands[i])->name, V(e, body->args[i + 1])->name))
+      xc_cse_emit_copy(e, body->args[i + 1], y->operands[i], false);
+  if (any_array) xc_cse_barrier(e);
+  e->depth--;
+  L("}\n");
+}
+
+void xc_cse_emit_op(em_t* e, const xc_tiled_op_t* op) {
+  const xc_tiled_value_t* res = op->num_results ? op->results[0] : NULL;
+  switch (op->opcode) {
+    case XC_TOP_CONST:
+      if (res->type.rank == 0) {
+        char lit[96];
+        xc_cse_literal(e, lit, sizeof lit, res->type.dtype, op->f, op->i);
+        L("const %s %s = %s;\n", vtype(e, res->type.dtype), V(e, res)->name, lit);
+      }
+      return;
+    case XC_TOP_PROGRAM_ID:
+      L("const %s %s = %s;\n", itype(e), V(e, res)->name, e->d->program_id[op->axis]);
+      return;
+    case XC_TOP_NUM_PROGRAMS:
+      L("const %s %s = %s;\n", itype(e), V(e, res)->name, e->d->num_programs[op->axis]);
+      return;
+    case XC_TOP_KNOB:
+      L("const %s %s = %" PRId64 "; /* %s */\n", itype(e), V(e, res)->name, e->knobs[op->axis],
+        e->k->knobs[op->axis].name);
+      return;
+    case XC_TOP_EXPAND_DIMS:
+    case XC_TOP_BROADCAST:
+    case XC_TOP_TRANS:
+      if (V(e, res)->st != ST_VIRTUAL) emit_view(e, op);
+      return;
+    case XC_TOP_ARANGE:
+    case XC_TOP_ALLOC:
+    case XC_TOP_YIELD: return;
+    case XC_TOP_BARRIER: xc_cse_barrier(e); return;
+    case XC_TOP_LOAD:
+      if (V(e, res)->raw) xc_cse_emit_raw_load_sync(e, op);
+      else emit_load(e, op, false);
+      return;
+    case XC_TOP_STORE: emit_store(e, op, false); return;
+    case XC_TOP_REDUCE: xc_cse_emit_reduce(e, op); return;
+    case XC_TOP_DOT:
+      if (op == e->mma) xc_cse_emit_mma(e, op, V(e, op->operands[0])->name, V(e, op->operands[1])->name);
+      else if (xc_cse_find_mx(e, op)) xc_cse_emit_mx(e, xc_cse_find_mx(e, op));
+      else xc_cse_emit_dot(e, op);
+      return;
+    case XC_TOP_FOR:
+      if (op == e->mma_loop && e->stages > 1) xc_cse_emit_for_pipelined(e, op);
+      else emit_for(e, op);
+      return;
+    default:
+      if (res && V(e, res)->st == ST_VIRTUAL) return; /* inlined into its readers */
+      emit_elementwise(e, op, false);
+      return;
+  }
+}
+
+/* The loop of a fused group ending in a sum along the innermost axis (C):
+ * the outer loops, the accumulator (-0.0, the identity of +), then the
+ * innermost loop. fused_reduce_close adds the last element, closes the
+ * innermost loop, writes the row's sum and closes the rest. */
+static int fused_reduce_open(em_t* e, const vinfo_t* r, const xc_tiled_op_t* red, bool simd) {
+  const char* it = itype(e);
+  const xc_tiled_value_t* res = red->results[0];
+  if (V(e, res)->st == ST_SCALAR) L("%s %s;\n", vtype(e, res->type.dtype), V(e, res)->name);
+  for (int i = 0; i < r->rank; i++) {
+    if (i == r->rank - 1) {
+      L("%s racc = -0.0%s;\n", vtype(e, res->type.dtype), res->type.dtype == XC_F64 ? "" : "f");
+      if (simd && e->d->simd_pragma && r->dims[i] != 1) L("%s reduction(+:racc)\n", e->d->simd_pragma);
+    }
+    if (r->dims[i] == 1) L("{ const %s i%d = 0;\n", it, i);
+    else L("for (%s i%d = 0; i%d < %" PRId64 "; i%d++) {\n", it, i, i, r->dims[i], i);
+    e->depth++;
+  }
+  if (r->rank == 1) L("const %s f = i0;\n", it);
+  if (r->rank == 2) L("const %s f = i0 * %" PRId64 " + i1;\n", it, r->dims[1]);
+  if (r->rank == 3) L("const %s f = (i0 * %" PRId64 " + i1) * %" PRId64 " + i2;\n", it, r->dims[1], r->dims[2]);
+  return r->rank;
+}
+
+static void fused_reduce_close(em_t* e, const vinfo_t* r, const xc_tiled_op_t* red) {
+  expr_t ex;
+  L("racc = racc + (%s);\n", xc_cse_opnd(e, &ex, red->operands[0], r));
+  xc_cse_expr_free(&ex);
+  e->depth--;
+  L("}\n");
+  xc_cstyle_writer_t d = {0};
+  xc_cse_read_at(e, &d, red->results[0], loop_coords, true); /* name[i0 ...] or name */
+  L("%s = racc;\n", wstr(&d));
+  if (d.oom) fail(e, xc_error_oom());
+  free(d.data);
+  xc_cse_loop_close(e, r->rank - 1);
+}
+
+void xc_cse_emit_block(em_t* e, const xc_tiled_block_t* b) {
+  for (int i = 0; i < b->num_ops && !e->err; i++) {
+    const xc_tiled_op_t* op = b->ops[i];
+    int g = e->op_group ? e->op_group[op->id] : 0;
+    if (!g) {
+      xc_cse_emit_op(e, op);
+      xc_cse_emit_stagings_of(e, op);
+      continue;
+    }
+    /* a fused group: its scalar definitions (and the arrays of other
+     * shapes it reads) first, then one loop over the shared shape writing
+     * every member's element */
+    int j = i;
+    const vinfo_t* shape = NULL;
+    bool stores = false;
+    for (; j < b->num_ops && e->op_group[b->ops[j]->id] == g; j++) {
+      if (e->op_member[b->ops[j]->id]) {
+        if (!shape) shape = V(e, b->ops[j]->results[0]);
+        stores |= b->ops[j]->opcode == XC_TOP_STORE;
+      } else {
+        xc_cse_emit_op(e, b->ops[j]);
+      }
+    }
+    const xc_tiled_op_t* red = b->ops[j - 1]->opcode == XC_TOP_REDUCE ? b->ops[j - 1] : NULL;
+    int close = red ? fused_reduce_open(e, shape, red, !stores) : xc_cse_loop_open(e, shape, !stores);
+    for (int m = i; m < j && !e->err; m++) {
+      const xc_tiled_op_t* o = b->ops[m];
+      if (!e->op_member[o->id]) continue;
+      if (o->opcode == XC_TOP_LOAD) emit_load(e, o, true);
+      else if (o->opcode == XC_TOP_STORE) emit_store(e, o, true);
+      else if (o->opcode == XC_TOP_REDUCE) fused_reduce_close(e, shape, o);
+      else emit_elementwise(e, o, true);
+    }
+    if (!red) xc_cse_loop_close(e, close);
+    i = j - 1;
+  }
+}
