@@ -457,6 +457,12 @@ static bool cpu_supports(void* target, const xc_device_caps_t* caps, const struc
   return xc_cstyle_supports(&xc_cstyle_dialect_c, caps, kernel, why, why_size);
 }
 
+static xc_status_t cpu_schedule(void* target, const xc_device_caps_t* caps, const struct xc_tiled_kernel* kernel,
+                                const struct xc_tiled_limits* limits, unsigned flags, struct xc_tiled_schedule* inout) {
+  (void)target;
+  return xc_cstyle_schedule(&xc_cstyle_dialect_c, caps, kernel, limits, flags, NULL, inout);
+}
+
 static xc_status_t cpu_emit(void* target, const xc_device_caps_t* caps, const struct xc_tiled_kernel* kernel,
                              const xc_knob_t* knobs, int num_knobs, xc_kernel_source_t* out_source) {
   (void)target;
@@ -472,6 +478,7 @@ static const xc_target_iface_t cpu_iface = {
     .device_caps = cpu_device_caps,
     .supports = cpu_supports,
     .emit = cpu_emit,
+    .schedule = cpu_schedule,
     .compile = cpu_compile,
     .device_open = cpu_device_open,
     .device_close = cpu_device_close,

@@ -167,6 +167,9 @@ typedef struct xc_cstyle_options {
   const char* const* provenance; /* lines for the header comment; may be NULL */
   int num_provenance;
   bool allow_tf32;               /* f32 dots may use reduced-precision matrix instructions */
+  /* The schedule to follow (NULL: the kernel's own, k->schedule; neither:
+   * the emitter's defaults). Its knob values must be the ones passed. */
+  const xc_tiled_schedule_t* schedule;
 } xc_cstyle_options_t;
 
 /* Knob values (one per kernel knob) from name/value pairs: unnamed knobs take
@@ -178,7 +181,27 @@ xc_status_t xc_cstyle_resolve_knobs(const xc_tiled_kernel_t* k, const xc_knob_t*
 bool xc_cstyle_supports(const xc_cstyle_dialect_t* d, const xc_device_caps_t* caps,
                         const xc_tiled_kernel_t* k, char* why, size_t why_size);
 
-/* Source for kernel k with the given knobs. caps and options may be NULL. */
+/* What emitting k with these knob values would decide and take: the
+ * schedule the emitter follows, given `follow` (NULL: its defaults), with
+ * the work-group memory it needs — without refusing what exceeds the
+ * device (schedulers judge that with xc_tiled_schedule_check). An error
+ * when `follow` asks for what the dialect cannot do. */
+xc_status_t xc_cstyle_plan(const xc_cstyle_dialect_t* d, const xc_device_caps_t* caps, const xc_tiled_kernel_t* k,
+                           const int64_t* knob_values, const xc_tiled_schedule_t* follow,
+                           const xc_cstyle_options_t* options, xc_tiled_schedule_t* out);
+
+/* The scheduler of C-family targets (cstyle_schedule.c): completes *inout
+ * (knob values chosen by the caller) into the schedule this dialect follows
+ * on caps, legal under limits — the emitter's default decisions, else fewer
+ * pipeline stages, dynamic work-group memory, generic dots, then (unless
+ * XC_SCHEDULE_KEEP_KNOBS) smaller tiles. XC_UNSUPPORTED when nothing fits. */
+xc_status_t xc_cstyle_schedule(const xc_cstyle_dialect_t* d, const xc_device_caps_t* caps, const xc_tiled_kernel_t* k,
+                               const xc_tiled_limits_t* limits, unsigned flags, const xc_cstyle_options_t* options,
+                               xc_tiled_schedule_t* inout);
+
+/* Source for kernel k with the given knobs, following the schedule of the
+ * options or of the kernel (docs/tiled-ir.md, "Schedules"), else the
+ * emitter's defaults. caps and options may be NULL. */
 xc_status_t xc_cstyle_emit(const xc_cstyle_dialect_t* d, const xc_device_caps_t* caps,
                            const xc_tiled_kernel_t* k, const xc_knob_t* knobs, int num_knobs,
                            const xc_cstyle_options_t* options, xc_kernel_source_t* out);

@@ -607,6 +607,13 @@ int64_t xc_cse_other_local_bytes(em_t* e, const xc_tiled_block_t* b, const xc_ti
   return n;
 }
 
+/* The schedule's entry for a dot, NULL when no schedule is followed. */
+static const xc_tiled_dot_schedule_t* scheduled(em_t* e, const xc_tiled_op_t* dot) {
+  if (!e->sched) return NULL;
+  int i = xc_tiled_dot_index(e->k, dot);
+  return i >= 0 && i < e->sched->num_dots ? &e->sched->dots[i] : NULL;
+}
+
 /* Asks the dialect to plan an [m, k] x [k, n] dot of dtype t with f32
  * accumulation on matrix instructions (d zeroed by the caller): 1 planned,
  * 0 declined, -1 an inconsistent plan (the emitter has failed). */
@@ -646,6 +653,9 @@ void xc_cse_plan_mma(em_t* e, const xc_tiled_block_t* b) {
     if (V(e, res)->st != ST_PRIVATE || V(e, body->args[1])->st != ST_PRIVATE ||
         V(e, loop->results[0])->st != ST_PRIVATE || V(e, res)->uses != 1)
       continue;
+    /* a schedule decides whether this dot takes matrix instructions */
+    const xc_tiled_dot_schedule_t* ask = scheduled(e, dot);
+    if (ask && !ask->mma.m) continue;
     xc_cstyle_dot_t* d = &e->dot;
     memset(d, 0, sizeof *d);
     int planned = ask_dot_plan(e, d, V(e, res)->dims[0], V(e, res)->dims[1], V(e, a)->dims[1], t, dot->id);
@@ -657,12 +667,25 @@ void xc_cse_plan_mma(em_t* e, const xc_tiled_block_t* b) {
     /* the dot's result lives in the accumulator's registers */
     if (V(e, res) != V(e, body->args[1])) memcpy(V(e, res)->name, V(e, body->args[1])->name, sizeof V(e, res)->name);
     int s = xc_tiled_knob_of_kind(e->k, XC_KNOB_STAGES);
-    int64_t stages = s >= 0 ? e->knobs[s] : 1;
-    if (stages > 1 && e->d->copy16_async && pipelinable(e, body, dot)) e->stages = (int)stages;
-    /* fewer stages when the buffers would not fit the device's work-group
-     * memory (the knob is a request, like the other hints) */
+    int64_t stages = ask ? ask->stages : s >= 0 ? e->knobs[s] : 1;
+    bool can_pipeline = e->d->copy16_async && pipelinable(e, body, dot);
+    if (stages > 1 && can_pipeline) e->stages = (int)stages;
+    if (ask && stages > 1 && !can_pipeline) {
+      fail(e, xc_error(XC_UNSUPPORTED, "%s emitter: the schedule pipelines dot %d in %d stages, which this "
+                       "dialect cannot do for its loop", e->d->name, xc_tiled_dot_index(e->k, dot), ask->stages));
+      return;
+    }
+    if (ask && ask->operands == XC_SPACE_DYNAMIC && !e->d->dyn_local_array) {
+      fail(e, xc_error(XC_UNSUPPORTED, "%s emitter: the schedule stages dot %d in dynamic work-group memory, "
+                       "which this dialect has not", e->d->name, xc_tiled_dot_index(e->k, dot)));
+      return;
+    }
+    if (ask) e->dyn = ask->operands == XC_SPACE_DYNAMIC;
+    /* without a schedule: fewer stages when the buffers would not fit the
+     * device's work-group memory (the knob is a request, like the other
+     * hints) */
     int64_t per_stage = (d->m * d->lda + d->k * d->ldb) * (int64_t)xc_dtype_size(t);
-    if (e->caps && e->caps->local_memory_bytes > 0) {
+    if (!ask && e->caps && e->caps->local_memory_bytes > 0) {
       int64_t other = xc_cse_other_local_bytes(e, e->k->body, dot);
       int want = e->stages > 1 ? e->stages : 1, fit = want;
       while (fit > 1 && per_stage * fit > e->caps->local_memory_bytes - other) fit--;
@@ -732,6 +755,8 @@ void xc_cse_plan_staged(em_t* e, const xc_tiled_block_t* b, int64_t* room) {
     vinfo_t* r = V(e, res), *ai = V(e, acc);
     if (r->st != ST_ARRAY && r->st != ST_PRIVATE) continue;
     if (ai->st != ST_ARRAY && ai->st != ST_PRIVATE && ai->st != ST_VIRTUAL && ai->st != ST_SCALAR) continue;
+    const xc_tiled_dot_schedule_t* want = scheduled(e, op);
+    if (want && !want->mma.m) continue;
     mx_t* m = &e->mx[e->num_mx];
     memset(m, 0, sizeof *m);
     xc_cstyle_dot_t* d = &m->dot;
@@ -740,7 +765,9 @@ void xc_cse_plan_staged(em_t* e, const xc_tiled_block_t* b, int64_t* room) {
     if (!planned) continue;
     bool needs_layout = r->st == ST_PRIVATE || ai->st == ST_PRIVATE;
     if (needs_layout && e->frag && !same_layout(e, e->frag, d)) continue;
-    if (xc_cse_staged_bytes(d) > *room) continue;
+    /* the schedule has weighed the work-group memory; the defaults take a
+     * dot while it fits */
+    if (!want && xc_cse_staged_bytes(d) > *room) continue;
     *room -= xc_cse_staged_bytes(d);
     if (needs_layout && !e->frag) e->frag = d;
     m->op = op;

@@ -62,10 +62,58 @@ static void provenance_line(xc_cstyle_writer_t* w, const char* tag, const char* 
   P(w, "\n");
 }
 
-xc_status_t xc_cstyle_emit(const xc_cstyle_dialect_t* d, const xc_device_caps_t* caps, const xc_tiled_kernel_t* k,
-                           const xc_knob_t* knobs, int num_knobs, const xc_cstyle_options_t* options,
-                           xc_kernel_source_t* out) {
+/* The matrix instruction of caps for operands of dtype t with f32
+ * accumulation (tf32 shapes are listed with f32 inputs); a dialect whose
+ * device lists none reports the plan's own tile. */
+static xc_tiled_mma_t instruction_of(const em_t* e, const xc_cstyle_dot_t* d) {
+  for (int i = 0; e->caps && i < e->caps->num_mma_shapes && i < XC_TARGET_MAX_MMA_SHAPES; i++) {
+    const xc_mma_shape_t* m = &e->caps->mma_shapes[i];
+    if (m->input_dtype == d->a_dtype && m->accumulator_dtype == d->acc_dtype)
+      return (xc_tiled_mma_t){m->m, m->n, m->k, m->input_dtype, m->accumulator_dtype};
+  }
+  return (xc_tiled_mma_t){(int)d->m, (int)d->n, (int)d->k, d->a_dtype, d->acc_dtype};
+}
+
+/* The record of what the emission decided (the schedule it followed). */
+static void record_decisions(const em_t* e, const int64_t* values, xc_tiled_schedule_t* out) {
+  const xc_tiled_kernel_t* k = e->k;
   memset(out, 0, sizeof *out);
+  out->num_knobs = k->num_knobs < XC_TILED_MAX_SCHED_KNOBS ? k->num_knobs : XC_TILED_MAX_SCHED_KNOBS;
+  for (int i = 0; i < out->num_knobs; i++) out->knobs[i] = values[i];
+  out->threads = e->T;
+  out->vector = e->vec;
+  out->unroll = e->unroll;
+  int dots = xc_tiled_dot_count(k);
+  out->num_dots = dots < XC_TILED_MAX_SCHED_DOTS ? dots : XC_TILED_MAX_SCHED_DOTS;
+  for (int i = 0; i < out->num_dots; i++) {
+    const xc_tiled_op_t* op = xc_tiled_dot_at(k, i);
+    xc_tiled_dot_schedule_t* d = &out->dots[i];
+    d->stages = 1;
+    if (op && op == e->mma) {
+      d->mma = instruction_of(e, &e->dot);
+      d->stages = e->stages > 1 ? e->stages : 1;
+      d->operands = e->dyn ? XC_SPACE_DYNAMIC : XC_SPACE_SHARED;
+    }
+    for (int m = 0; op && m < e->num_mx; m++)
+      if (e->mx[m].op == op) {
+        d->mma = instruction_of(e, &e->mx[m].dot);
+        d->operands = XC_SPACE_SHARED;
+      }
+  }
+  out->local_bytes = e->d->work_groups ? e->local_bytes : 0;
+  out->dynamic_bytes = e->dyn_bytes;
+}
+
+/* Emission proper. sched: the schedule to follow (NULL: decide as the
+ * defaults say, the scheduler's first proposal). measure: report what was
+ * decided in *decided and the resources it takes, without refusing what
+ * exceeds the device (the scheduler judges that); else refuse it and write
+ * the source. */
+static xc_status_t run(const xc_cstyle_dialect_t* d, const xc_device_caps_t* caps, const xc_tiled_kernel_t* k,
+                       const xc_knob_t* knobs, int num_knobs, const int64_t* knob_values,
+                       const xc_cstyle_options_t* options, const xc_tiled_schedule_t* sched, bool measure,
+                       xc_tiled_schedule_t* decided, xc_kernel_source_t* out) {
+  if (out) memset(out, 0, sizeof *out);
   char why[512];
   if (!xc_cstyle_supports(d, caps, k, why, sizeof why))
     return xc_error(XC_UNSUPPORTED, "%s emitter: kernel '%s': %s", d->name, k->name, why);
@@ -81,20 +129,41 @@ xc_status_t xc_cstyle_emit(const xc_cstyle_dialect_t* d, const xc_device_caps_t*
   e.k = k;
   e.knobs = values;
   e.caps = caps;
+  e.sched = sched;
   e.allow_tf32 = options && options->allow_tf32;
   int tf32_knob = xc_tiled_find_knob(k, "tf32");
-  e.err = xc_cstyle_resolve_knobs(k, knobs, num_knobs, values);
+  if (knob_values) memcpy(values, knob_values, (size_t)k->num_knobs * sizeof *values);
+  else e.err = xc_cstyle_resolve_knobs(k, knobs, num_knobs, values);
+  if (!e.err && sched) {
+    e.err = xc_tiled_schedule_verify(k, sched);
+    for (int i = 0; !e.err && i < k->num_knobs; i++)
+      if (values[i] != sched->knobs[i])
+        e.err = xc_error(XC_INVALID_ARGUMENT,
+                         "%s emitter: kernel '%s': knob %s = %" PRId64 " differs from its schedule's %" PRId64,
+                         d->name, k->name, k->knobs[i].name, values[i], sched->knobs[i]);
+  }
   e.T = d->work_groups ? xc_tiled_threads(k, values) : 1;
+  if (!e.err && sched && sched->threads != e.T)
+    e.err = xc_error(XC_INVALID_ARGUMENT, "%s emitter: kernel '%s': the schedule's %" PRId64
+                     " threads per program differ from the knobs' %" PRId64, d->name, k->name, sched->threads, e.T);
   /* chunks of 16 bytes of the widest global element the kernel moves */
   e.vec = 1;
   if (!e.err && d->work_groups && d->vec_chunks) {
     int64_t w = xc_cse_widest_global(k->body);
     if (w > 0 && w <= 8) e.vec = 16 / w;
   }
+  if (!e.err && sched && sched->vector != e.vec) {
+    if (sched->vector == 1) e.vec = 1;
+    else
+      e.err = xc_error(XC_INVALID_ARGUMENT, "%s emitter: kernel '%s': vector %" PRId64 " (chunks of 16 bytes "
+                       "are %" PRId64 " elements here, or 1 for none)", d->name, k->name, sched->vector, e.vec);
+  }
+  e.unroll = sched ? sched->unroll : d->unroll_pragma ? 32 : 0;
   if (!e.err && tf32_knob >= 0 && k->knobs[tf32_knob].kind == XC_KNOB_OTHER && values[tf32_knob] == 1)
     e.allow_tf32 = true; /* the lowering chose tf32 for a compile that allows it */
   e.simd = caps && caps->simd_width > 0 && !d->work_groups ? caps->simd_width : 8;
-  if (!e.err && d->work_groups && caps && caps->max_threads_per_group > 0 && e.T > caps->max_threads_per_group)
+  if (!e.err && !measure && d->work_groups && caps && caps->max_threads_per_group > 0 &&
+      e.T > caps->max_threads_per_group)
     e.err = xc_error(XC_UNSUPPORTED, "%s emitter: %" PRId64 " threads per program exceed the device limit %d",
                      d->name, e.T, caps->max_threads_per_group);
   if (!e.err && !(e.ranges = xc_tiled_ranges(k, values))) e.err = xc_error_oom();
@@ -118,6 +187,17 @@ xc_status_t xc_cstyle_emit(const xc_cstyle_dialect_t* d, const xc_device_caps_t*
         xc_cse_plan_staged(&e, k->body, &room);
       }
     }
+    if (!e.err && sched) {
+      /* every dot the schedule puts on matrix instructions was taken */
+      for (int i = 0; i < sched->num_dots && !e.err; i++) {
+        const xc_tiled_op_t* op = xc_tiled_dot_at(k, i);
+        bool taken = op && op == e.mma;
+        for (int m = 0; m < e.num_mx; m++) taken |= e.mx[m].op == op;
+        if (sched->dots[i].mma.m && !taken)
+          e.err = xc_error(XC_UNSUPPORTED, "%s emitter: kernel '%s': the schedule puts dot %d on matrix "
+                           "instructions, which this dialect cannot do for it", d->name, k->name, i);
+      }
+    }
     if (!d->work_groups) {
       e.op_group = calloc((size_t)k->num_ops + 1, sizeof *e.op_group);
       e.op_member = calloc((size_t)k->num_ops + 1, sizeof *e.op_member);
@@ -130,31 +210,35 @@ xc_status_t xc_cstyle_emit(const xc_cstyle_dialect_t* d, const xc_device_caps_t*
         xc_cse_plan_fusion(&e, k->body);
       }
     }
-    xc_cse_declare_block(&e, k->body);
-    xc_cse_declare_staged(&e);
-    e.depth = 1;
-    xc_cse_emit_block(&e, k->body);
+    if (!e.err) {
+      xc_cse_declare_block(&e, k->body);
+      xc_cse_declare_staged(&e);
+      e.depth = 1;
+      xc_cse_emit_block(&e, k->body);
+    }
   }
   if (!e.err && !d->work_groups && e.local_bytes > XC_CSTYLE_MAX_STACK_BYTES)
-    e.err = xc_error(XC_UNSUPPORTED,
+    e.err = xc_error(XC_RESOURCE_EXHAUSTED,
                      "%s emitter: kernel '%s' needs %" PRId64 " bytes of tile arrays per program with these "
                      "knobs, more than the %lld allowed on a thread's stack: choose smaller tiles",
                      d->name, k->name, e.local_bytes, (long long)XC_CSTYLE_MAX_STACK_BYTES);
-  if (!e.err && d->work_groups && caps && caps->local_memory_bytes > 0 && e.local_bytes > caps->local_memory_bytes)
+  if (!e.err && !measure && d->work_groups && caps && caps->local_memory_bytes > 0 &&
+      e.local_bytes > caps->local_memory_bytes)
     e.err = xc_error(XC_UNSUPPORTED,
                      "%s emitter: kernel '%s' needs %" PRId64 " bytes of local memory with these knobs, "
                      "the device has %" PRId64,
                      d->name, k->name, e.local_bytes, caps->local_memory_bytes);
-  if (!e.err && e.dyn_bytes && e.local_bytes + e.dyn_bytes > caps->local_memory_optin_bytes)
+  if (!e.err && !measure && e.dyn_bytes && e.local_bytes + e.dyn_bytes > caps->local_memory_optin_bytes)
     e.err = xc_error(XC_UNSUPPORTED,
                      "%s emitter: kernel '%s' needs %" PRId64 " + %" PRId64 " bytes of static and dynamic "
                      "local memory with these knobs, the device allows %" PRId64,
                      d->name, k->name, e.local_bytes, e.dyn_bytes, caps->local_memory_optin_bytes);
+  if (!e.err && decided) record_decisions(&e, values, decided);
   char entry[128], kname[100];
   xc_cse_sanitize(k->name, kname, sizeof kname, 90);
   snprintf(entry, sizeof entry, "xk_%s", kname);
   xc_cstyle_writer_t src = {0};
-  if (!e.err) {
+  if (!e.err && out) {
     P(&src, "/* xcomp kernel %s: %s, emitted for %s", k->name, entry, d->name);
     if (caps && caps->name[0]) P(&src, " (%s)", caps->name);
     P(&src, "\n");
@@ -186,7 +270,7 @@ xc_status_t xc_cstyle_emit(const xc_cstyle_dialect_t* d, const xc_device_caps_t*
   }
   free(e.decls.data), free(e.body.data), free(e.vi), free(e.ranges), free(values);
   free(e.op_group), free(e.op_member), free(e.nuses);
-  if (e.err) {
+  if (e.err || !out) {
     free(src.data);
     return e.err;
   }
@@ -194,4 +278,17 @@ xc_status_t xc_cstyle_emit(const xc_cstyle_dialect_t* d, const xc_device_caps_t*
   out->text = src.data;
   snprintf(out->entry, sizeof out->entry, "%s", entry);
   return NULL;
+}
+
+xc_status_t xc_cstyle_emit(const xc_cstyle_dialect_t* d, const xc_device_caps_t* caps, const xc_tiled_kernel_t* k,
+                           const xc_knob_t* knobs, int num_knobs, const xc_cstyle_options_t* options,
+                           xc_kernel_source_t* out) {
+  const xc_tiled_schedule_t* sched = options && options->schedule ? options->schedule : k->schedule;
+  return run(d, caps, k, knobs, num_knobs, NULL, options, sched, false, NULL, out);
+}
+
+xc_status_t xc_cstyle_plan(const xc_cstyle_dialect_t* d, const xc_device_caps_t* caps, const xc_tiled_kernel_t* k,
+                           const int64_t* knob_values, const xc_tiled_schedule_t* follow,
+                           const xc_cstyle_options_t* options, xc_tiled_schedule_t* out) {
+  return run(d, caps, k, NULL, 0, knob_values, options, follow, true, out, NULL);
 }

@@ -212,7 +212,7 @@ int xc_cse_loop_open(em_t* e, const vinfo_t* r, bool simd) {
     return xc_cse_slot_loop_open(e, e->frag); /* the accumulator's register layout (docs/emitter.md) */
   if (e->d->work_groups) {
     int64_t slots = (r->n + e->T - 1) / e->T;
-    if (e->d->unroll_pragma && slots <= 32) L("%s\n", e->d->unroll_pragma);
+    if (e->d->unroll_pragma && slots <= e->unroll) L("%s\n", e->d->unroll_pragma);
     L("for (int j = 0; j < %" PRId64 "; j++) {\n", slots);
     e->depth++;
     xc_cstyle_writer_t fw = {0};

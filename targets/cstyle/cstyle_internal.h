@@ -131,6 +131,10 @@ typedef struct em {
    * struct types the kernel uses (bits 4, 8, 16) */
   int64_t vec;
   unsigned vec_types[XC_DTYPE_COUNT];
+  /* the schedule being followed (NULL: the emitter's own defaults, what a
+   * scheduler proposes first) and its unroll limit of per-thread loops */
+  const xc_tiled_schedule_t* sched;
+  int64_t unroll;
 } em_t;
 
 static inline void fail(em_t* e, xc_status_t s) {

@@ -178,7 +178,7 @@ static int64_t chunk_open(em_t* e, const vinfo_t* r, const xc_tiled_value_t* off
   const char* it = itype(e);
   int64_t v = xc_cse_vec_of(e, r), nc = r->n / e->T / v;
   chunk_type(e, ty, ty_size, t, b);
-  if (e->d->unroll_pragma && nc <= 32) L("%s\n", e->d->unroll_pragma);
+  if (e->d->unroll_pragma && nc <= e->unroll) L("%s\n", e->d->unroll_pragma);
   L("for (int c = 0; c < %" PRId64 "; c++) {\n", nc);
   e->depth++;
   L("const %s f0 = ((%s)c * %" PRId64 " + lid) * %" PRId64 ";\n", it, it, e->T, v);

@@ -974,6 +974,12 @@ static bool cu_supports(void* target, const xc_device_caps_t* caps, const struct
   return xc_cstyle_supports(&xc_cstyle_dialect_cuda, caps, kernel, why, why_size);
 }
 
+static xc_status_t cu_schedule(void* target, const xc_device_caps_t* caps, const struct xc_tiled_kernel* kernel,
+                                const struct xc_tiled_limits* limits, unsigned flags, struct xc_tiled_schedule* inout) {
+  (void)target;
+  return xc_cstyle_schedule(&xc_cstyle_dialect_cuda, caps, kernel, limits, flags, NULL, inout);
+}
+
 static xc_status_t cu_emit(void* target, const xc_device_caps_t* caps, const struct xc_tiled_kernel* kernel,
                            const xc_knob_t* knobs, int num_knobs, xc_kernel_source_t* out_source) {
   (void)target;
@@ -989,6 +995,7 @@ static const xc_target_iface_t cu_iface = {
     .device_caps = cu_device_caps,
     .supports = cu_supports,
     .emit = cu_emit,
+    .schedule = cu_schedule,
     .compile = cu_compile,
     .device_open = cu_device_open,
     .device_close = cu_device_close,

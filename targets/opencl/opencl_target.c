@@ -541,6 +541,12 @@ static bool cl_supports(void* target, const xc_device_caps_t* caps, const struct
   return xc_cstyle_supports(&xc_cstyle_dialect_opencl, caps, kernel, why, why_size);
 }
 
+static xc_status_t cl_schedule(void* target, const xc_device_caps_t* caps, const struct xc_tiled_kernel* kernel,
+                                const struct xc_tiled_limits* limits, unsigned flags, struct xc_tiled_schedule* inout) {
+  (void)target;
+  return xc_cstyle_schedule(&xc_cstyle_dialect_opencl, caps, kernel, limits, flags, NULL, inout);
+}
+
 static xc_status_t cl_emit(void* target, const xc_device_caps_t* caps, const struct xc_tiled_kernel* kernel,
                            const xc_knob_t* knobs, int num_knobs, xc_kernel_source_t* out_source) {
   (void)target;
@@ -556,6 +562,7 @@ static const xc_target_iface_t cl_iface = {
     .device_caps = cl_device_caps,
     .supports = cl_supports,
     .emit = cl_emit,
+    .schedule = cl_schedule,
     .compile = cl_compile,
     .device_open = cl_device_open,
     .device_close = cl_device_close,

@@ -23,6 +23,12 @@ static bool nv_supports(void* target, const xc_device_caps_t* caps, const struct
   return xc_cstyle_supports(&xc_cstyle_dialect_hip, caps, kernel, why, why_size);
 }
 
+static xc_status_t nv_schedule(void* target, const xc_device_caps_t* caps, const struct xc_tiled_kernel* kernel,
+                               const struct xc_tiled_limits* limits, unsigned flags, struct xc_tiled_schedule* inout) {
+  (void)target;
+  return xc_cstyle_schedule(&xc_cstyle_dialect_hip, caps, kernel, limits, flags, NULL, inout);
+}
+
 static xc_status_t nv_emit(void* target, const xc_device_caps_t* caps, const struct xc_tiled_kernel* kernel,
                            const xc_knob_t* knobs, int num_knobs, xc_kernel_source_t* out_source) {
   (void)target;
@@ -58,6 +64,7 @@ xc_status_t xc_target_rocm_nv_init(int api_version, const xc_target_host_t* host
   g_nv_iface.device_caps = nv_device_caps;
   g_nv_iface.supports = nv_supports;
   g_nv_iface.emit = nv_emit;
+  g_nv_iface.schedule = nv_schedule;
   g_nv_iface.compile = nv_compile;
   void* t = xc_cuda_context_create();
   if (!t) return xc_error_oom();

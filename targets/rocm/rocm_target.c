@@ -798,6 +798,12 @@ static bool rocm_supports(void* target, const xc_device_caps_t* caps, const stru
   return xc_cstyle_supports(&xc_cstyle_dialect_hip, caps, kernel, why, why_size);
 }
 
+static xc_status_t rocm_schedule(void* target, const xc_device_caps_t* caps, const struct xc_tiled_kernel* kernel,
+                                const struct xc_tiled_limits* limits, unsigned flags, struct xc_tiled_schedule* inout) {
+  (void)target;
+  return xc_cstyle_schedule(&xc_cstyle_dialect_hip, caps, kernel, limits, flags, NULL, inout);
+}
+
 static xc_status_t rocm_emit(void* target, const xc_device_caps_t* caps, const struct xc_tiled_kernel* kernel,
                              const xc_knob_t* knobs, int num_knobs, xc_kernel_source_t* out_source) {
   (void)target;
@@ -814,6 +820,7 @@ static const xc_target_iface_t rocm_iface = {
     .device_caps = rocm_device_caps,
     .supports = rocm_supports,
     .emit = rocm_emit,
+    .schedule = rocm_schedule,
     .compile = rocm_compile,
     .device_open = rocm_device_open,
     .device_close = rocm_device_close,
