@@ -193,14 +193,17 @@ static int conform_main(int argc, char** argv) {
    * anything else must be a registered
    * target with a device (cpu, opencl:N, plugins). */
   xc_status_t s = NULL;
-  xc_device_caps_t arch_caps;
   if (so.compile_only) {
     /* an architecture (cuda:sm_90, rocm:gfx90a): compiled without its device */
-    bool arch = false, for_arch = false;
-    s = xc_cli_resolve_arch(o.target ? o.target : "", &arch, &so.resolved_target, &arch_caps, &for_arch);
-    if (!s && !arch)
+    xc_target_resolution_t res;
+    memset(&res, 0, sizeof res);
+    s = o.target ? xc_target_resolve(o.target, &res) : NULL;
+    if (s && xc_status_code(s) != XC_INVALID_ARGUMENT) { /* not an architecture's error: not one at all */
+      xc_status_free(s);
+      s = NULL;
+    }
+    if (!s && !res.arch)
       return xc_cli_usage_error(cmd, "--compile-only takes an architecture target: cuda:sm_XX or rocm:gfxNNN");
-    so.resolved_caps = &arch_caps;
   } else if (o.target && strcmp(o.target, "tiled") != 0 && strcmp(o.target, "ref") != 0) {
     s = check_target_name(o.target);
   }
