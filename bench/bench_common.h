@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "xcomp/driver.h"
 #include "xcomp/graph.h"
 #include "xcomp/runtime.h"
 #include "xcomp/target.h"
@@ -64,23 +65,30 @@ static inline double bench_rel_l2(const float* got, const float* want, int64_t n
   return den > 0 ? sqrt(num / den) : sqrt(num);
 }
 
-/* Compiles g for req->target (NULL: cpu) as req asks, destroys g, and opens
- * an executor on the module; returns the first error (nothing left
- * allocated). */
-static inline xc_status_t bench_try_compile_request(xc_graph_t* g, const xc_compile_request_t* req,
+/* Session options for target (no cache), knob overrides from $XCOMP_KNOBS
+ * (docs/tiled-ir.md: a measuring aid). */
+static inline void bench_session_options(xc_session_options_t* o, const char* target) {
+  xc_session_options_init(o);
+  o->target = target;
+  o->use_cache = false;
+  o->knobs = getenv("XCOMP_KNOBS");
+}
+
+/* Compiles g through a session with options req (target NULL: cpu),
+ * destroys g, and opens an executor on the module; returns the first error
+ * (nothing left allocated). */
+static inline xc_status_t bench_try_compile_request(xc_graph_t* g, const xc_session_options_t* req,
                                                     xc_compiled_module_t** out_m, xc_executor_t** out_e) {
   *out_m = NULL;
   *out_e = NULL;
-  xc_status_t s = xc_targets_init();
-  xc_target_t* t = NULL;
-  int index = 0;
-  xc_device_caps_t caps;
-  const char* target = req->target ? req->target : "cpu";
-  if (!s) s = xc_target_find(target, &t, &index);
-  if (!s) s = xc_target_device_caps(t, index, &caps);
-  if (!s) s = xc_runtime_compile_graph(g, t, &caps, req, NULL, out_m);
+  xc_session_options_t o = *req;
+  if (!o.target) o.target = "cpu";
+  xc_session_t* session = NULL;
+  xc_status_t s = xc_session_create(&o, &session);
+  if (!s) s = xc_session_compile_graph(session, g, out_m);
+  xc_session_destroy(session);
   xc_graph_destroy(g); /* the module holds its own copy */
-  if (!s) s = xc_executor_create(*out_m, target, NULL, out_e);
+  if (!s) s = xc_executor_create(*out_m, o.target, NULL, out_e);
   if (s) {
     xc_compiled_module_destroy(*out_m);
     *out_m = NULL;
@@ -91,10 +99,8 @@ static inline xc_status_t bench_try_compile_request(xc_graph_t* g, const xc_comp
 /* The same with the default request for "cpu". */
 static inline xc_status_t bench_try_compile_cpu(xc_graph_t* g, xc_compiled_module_t** out_m,
                                                 xc_executor_t** out_e) {
-  xc_compile_request_t req;
-  xc_compile_request_init(&req);
-  req.target = "cpu";
-  req.use_cache = false;
+  xc_session_options_t req;
+  bench_session_options(&req, "cpu");
   return bench_try_compile_request(g, &req, out_m, out_e);
 }
 

@@ -203,8 +203,8 @@ static void bench_one(const variant_t* v, int n) {
            "xir 1\ngraph gemm opset 23 {\n  input a: %s[%d, %d]\n  input b: %s[%d, %d]\n"
            "  c: %s[%d, %d] = MatMul(a, b)\n  output c\n}\n",
            t, n, n, t, n, n, t, n, n);
-  xc_compile_request_t req;
-  xc_compile_request_init(&req);
+  xc_session_options_t req;
+  xc_session_options_init(&req);
   req.target = g_target;
   req.use_cache = false;
   req.build.compile.allow_tf32 = v->tf32;
@@ -213,13 +213,11 @@ static void bench_one(const variant_t* v, int n) {
   if (knob_spec) req.lower = lower_forced, req.lower_free = lower_free;
   double t0 = bench_now_s();
   xc_graph_t* g = bench_parse_xir(text, "gemm.xir");
-  xc_target_t* target = NULL;
-  int index = 0;
-  xc_device_caps_t caps;
-  bench_check(xc_target_find(g_target, &target, &index), "target");
-  bench_check(xc_target_device_caps(target, index, &caps), "caps");
+  xc_session_t* session = NULL;
+  bench_check(xc_session_create(&req, &session), "target");
   xc_compiled_module_t* m = NULL;
-  bench_check(xc_runtime_compile_graph(g, target, &caps, &req, NULL, &m), "compile");
+  bench_check(xc_session_compile_graph(session, g, &m), "compile");
+  xc_session_destroy(session);
   xc_graph_destroy(g);
   xc_executor_t* e = NULL;
   bench_check(xc_executor_create(m, g_target, NULL, &e), "executor");

@@ -116,10 +116,8 @@ static void bench_layernorm(const char* target, int64_t rows, int64_t cols) {
            "  y: bf16[%lld, %lld] = Gelu(n)\n  output y\n}\n",
            (long long)rows, (long long)cols, (long long)rows, (long long)cols, (long long)cols,
            (long long)cols, (long long)rows, (long long)cols);
-  xc_compile_request_t req;
-  xc_compile_request_init(&req);
-  req.target = target;
-  req.use_cache = false;
+  xc_session_options_t req;
+  bench_session_options(&req, target);
   xc_compiled_module_t* m = NULL;
   xc_executor_t* e = NULL;
   bench_check(bench_try_compile_request(bench_parse_xir(text, "add_ln_gelu.xir"), &req, &m, &e), "compile");
@@ -215,10 +213,8 @@ static void bench_attention(const char* target, int64_t b, int64_t h, int64_t s,
            "  o = Attention(q, k, v) {is_causal: %d}\n  output o\n}\n",
            (long long)b, (long long)h, (long long)s, (long long)d, (long long)b, (long long)h, (long long)s,
            (long long)d, (long long)b, (long long)h, (long long)s, (long long)d, causal ? 1 : 0);
-  xc_compile_request_t req;
-  xc_compile_request_init(&req);
-  req.target = target;
-  req.use_cache = false;
+  xc_session_options_t req;
+  bench_session_options(&req, target);
   xc_compiled_module_t* m = NULL;
   xc_executor_t* e = NULL;
   xc_status_t cs = bench_try_compile_request(bench_parse_xir(text, "attention.xir"), &req, &m, &e);

@@ -51,10 +51,8 @@ int main(int argc, char** argv) {
   xc_graph_t* oracle = bench_parse_xir(text, "chain.xir");
   free(text);
 
-  xc_compile_request_t req;
-  xc_compile_request_init(&req);
-  req.target = target;
-  req.use_cache = false;
+  xc_session_options_t req;
+  bench_session_options(&req, target);
   xc_compiled_module_t* m = NULL;
   xc_executor_t* eg = NULL; /* default options: graphs where the device can capture */
   bench_check(bench_try_compile_request(g, &req, &m, &eg), "compile");

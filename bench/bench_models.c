@@ -50,10 +50,8 @@ static void bench_model(const char* dir) {
   xc_compiled_module_t* m = NULL;
   xc_executor_t* e = NULL;
   double t0 = bench_now_s();
-  xc_compile_request_t req;
-  xc_compile_request_init(&req);
-  req.target = g_target;
-  req.use_cache = false;
+  xc_session_options_t req;
+  bench_session_options(&req, g_target);
   xc_status_t cs = bench_try_compile_request(load(path), &req, &m, &e);
   double compile_s = bench_now_s() - t0;
   xc_executor_t* ep = NULL; /* the same module, one launch per kernel */

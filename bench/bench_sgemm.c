@@ -22,7 +22,7 @@ char* openblas_get_corename(void);
 
 #define THREADS 2
 
-/* GEMM tile knobs forced through the compile request's lower hook: the
+/* GEMM tile knobs forced through the session's lower hook: the
  * default lowering runs, then the BLOCK_M / BLOCK_N / BLOCK_K values it chose
  * are replaced (the emitter and the lowering are untouched). */
 typedef struct knobs {
@@ -32,18 +32,14 @@ typedef struct knobs {
 static xc_status_t lower_with_knobs(void* ctx, const xc_graph_t* g, const xc_tiled_limits_t* limits,
                                     xc_lowered_module_t** out) {
   const knobs_t* kn = ctx;
-  /* The traits xc_runtime_compile_graph gives the default lowering. */
+  /* The traits a cpu session gives the default lowering. */
   xc_target_t* t = NULL;
   int index = 0;
   xc_device_caps_t caps;
   XC_RETURN_IF_ERROR(xc_target_find("cpu", &t, &index));
   XC_RETURN_IF_ERROR(xc_target_device_caps(t, index, &caps));
   xc_target_traits_t traits;
-  xc_target_traits_init(&traits);
-  traits.name = xc_target_name(t);
-  traits.preferred_layout = caps.preferred_layout;
-  if (caps.local_memory_bytes > 0) traits.shared_mem_bytes = caps.local_memory_bytes;
-  traits.has_tensor_cores = caps.num_mma_shapes > 0;
+  xc_driver_target_traits(xc_target_name(t), &caps, &traits);
   xc_fusion_plan_t* plan = NULL;
   XC_RETURN_IF_ERROR(xc_fusion_plan_build(g, &traits, &plan));
   xc_status_t s = xc_lower(g, plan, limits, out);
@@ -81,10 +77,8 @@ static void bench_size(int n, const knobs_t* kn) {
   double t0 = bench_now_s();
   xc_status_t cs;
   if (kn) {
-    xc_compile_request_t req;
-    xc_compile_request_init(&req);
-    req.target = "cpu";
-    req.use_cache = false;
+    xc_session_options_t req;
+    bench_session_options(&req, "cpu");
     req.lower = lower_with_knobs;
     req.lower_free = lower_free;
     req.lower_ctx = (void*)kn;

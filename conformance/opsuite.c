@@ -10,10 +10,10 @@
 #include <string.h>
 
 #include "opsuite_internal.h"
-#include "xcomp/fusion.h"
+#include "xcomp/driver.h"
 #include "xcomp/interp.h"
 #include "xcomp/op.h"
-#include "xcomp/passes.h"
+#include "xcomp/lower.h"
 #include "xcomp/runtime.h"
 #include "xcomp/target.h"
 
@@ -315,45 +315,55 @@ static char* dup_printf(const char* fmt, ...) {
   return s;
 }
 
+/* The tiled pseudo-target: a session without a device (reference traits,
+ * unlimited tiled limits) optimizes, plans and lowers; the tiled-IR
+ * interpreter runs the result. */
 static xc_status_t run_tiled(xc_graph_t* g, int ni, xc_tensor_t** ins, xc_tensor_t** got) {
-  xc_pass_options_t po;
-  xc_pass_options_init(&po);
-  po.opt_level = 2;
-  xc_fusion_plan_t* plan = NULL;
+  xc_session_options_t so;
+  xc_session_options_init(&so);
+  so.target = "ref";
+  xc_session_t* session = NULL;
   xc_lowered_module_t* m = NULL;
-  xc_status_t s = xc_passes_run(g, &po);
-  if (!s) s = xc_fusion_plan_build(g, NULL, &plan);
-  if (!s) s = xc_lower(g, plan, NULL, &m);
+  xc_status_t s = xc_session_create(&so, &session);
+  if (!s) s = xc_session_optimize(session, g);
+  if (!s) s = xc_session_lower(session, g, &m);
   if (!s) s = xc_lowered_run_interp(m, ni, (const xc_tensor_t* const*)ins, got);
-  xc_lowered_module_destroy(m);
-  xc_fusion_plan_destroy(plan);
+  if (session) xc_session_lowered_free(session, m);
+  xc_session_destroy(session);
   return s;
+}
+
+/* A session for o->target with the suite's lowering hook, no cache. */
+static xc_status_t open_session(const xc_opsuite_options_t* o, xc_session_t** out) {
+  xc_session_options_t so;
+  xc_session_options_init(&so);
+  so.target = o->target;
+  so.use_cache = false;
+  so.lower = o->lower;
+  so.lower_free = o->lower_free;
+  so.lower_ctx = o->lower_ctx;
+  return xc_session_create(&so, out);
+}
+
+/* The dtypes the device lacks make a case unsupported. */
+static xc_status_t check_dtypes(const xc_device_caps_t* caps, const xc_graph_t* g) {
+  for (int v = 0; v < g->num_values; v++) {
+    xc_dtype_t dt = g->values[v]->dtype;
+    if (dt != XC_DTYPE_UNDEFINED && caps->dtypes && !(caps->dtypes & XC_DT(dt)))
+      return xc_error(XC_UNSUPPORTED, "%s has no %s", caps->name, xc_dtype_name(dt));
+  }
+  return NULL;
 }
 
 /* Compiles g for the selector and runs it with poisoned, guarded buffers. */
 static xc_status_t run_compiled(const xc_opsuite_options_t* o, xc_graph_t* g, int ni, xc_tensor_t** ins,
                                 xc_tensor_t** got) {
-  xc_target_t* t = NULL;
-  int index = 0;
-  xc_device_caps_t caps;
-  XC_RETURN_IF_ERROR(xc_targets_init());
-  XC_RETURN_IF_ERROR(xc_target_find(o->target, &t, &index));
-  XC_RETURN_IF_ERROR(xc_target_device_caps(t, index, &caps));
-  for (int v = 0; v < g->num_values; v++) {
-    xc_dtype_t dt = g->values[v]->dtype;
-    if (dt != XC_DTYPE_UNDEFINED && caps.dtypes && !(caps.dtypes & XC_DT(dt)))
-      return xc_error(XC_UNSUPPORTED, "%s has no %s", caps.name, xc_dtype_name(dt));
-  }
-  xc_compile_request_t req;
-  xc_compile_request_init(&req);
-  req.target = o->target;
-  req.use_cache = false;
-  req.lower = o->lower;
-  req.lower_free = o->lower_free;
-  req.lower_ctx = o->lower_ctx;
+  xc_session_t* session = NULL;
   xc_compiled_module_t* cm = NULL;
   xc_executor_t* ex = NULL;
-  xc_status_t s = xc_runtime_compile_graph(g, t, &caps, &req, NULL, &cm);
+  xc_status_t s = open_session(o, &session);
+  if (!s) s = check_dtypes(xc_session_caps(session), g);
+  if (!s) s = xc_session_compile_graph(session, g, &cm);
   if (!s) {
     xc_executor_options_t eo;
     xc_executor_options_init(&eo);
@@ -364,29 +374,23 @@ static xc_status_t run_compiled(const xc_opsuite_options_t* o, xc_graph_t* g, in
   if (!s) s = xc_executor_run(ex, ni, (const xc_tensor_t* const*)ins, got, NULL);
   xc_executor_destroy(ex);
   xc_compiled_module_destroy(cm);
+  xc_session_destroy(session);
   return s;
 }
 
 static bool is_ref(const char* t) { return !t || !*t || !strcmp(t, "ref"); }
 
-/* --compile-only: lowers and compiles g for the resolved architecture. */
+/* --compile-only: lowers and compiles g for the architecture o->target
+ * names. */
 static xc_status_t compile_case(const xc_opsuite_options_t* o, xc_graph_t* g, int* kernels) {
-  const xc_device_caps_t* caps = o->resolved_caps;
-  for (int v = 0; v < g->num_values; v++) {
-    xc_dtype_t dt = g->values[v]->dtype;
-    if (dt != XC_DTYPE_UNDEFINED && caps->dtypes && !(caps->dtypes & XC_DT(dt)))
-      return xc_error(XC_UNSUPPORTED, "%s has no %s", caps->name, xc_dtype_name(dt));
-  }
-  xc_compile_request_t req;
-  xc_compile_request_init(&req);
-  req.target = o->target;
-  req.resolved_target = o->resolved_target;
-  req.resolved_caps = caps;
-  req.resolved_for_arch = true;
-  req.use_cache = false;
+  xc_session_t* session = NULL;
   xc_compiled_module_t* cm = NULL;
-  xc_status_t s = xc_runtime_compile_graph(g, o->resolved_target, caps, &req, kernels, &cm);
+  xc_status_t s = open_session(o, &session);
+  if (!s) s = check_dtypes(xc_session_caps(session), g);
+  if (!s) s = xc_session_compile_graph(session, g, &cm);
+  if (session && kernels) *kernels += xc_session_cache_stats(session)->kernels_compiled;
   xc_compiled_module_destroy(cm);
+  xc_session_destroy(session);
   return s;
 }
 

@@ -16,9 +16,8 @@
 #include <string.h>
 
 #include "xcomp/conformance.h"
-#include "xcomp/fusion.h"
+#include "xcomp/driver.h"
 #include "xcomp/lower.h"
-#include "xcomp/passes.h"
 #include "xcomp/interp.h"
 #include "xcomp/onnx_testcase.h"
 #include "xcomp/runtime.h"
@@ -54,18 +53,38 @@ static xc_conform_verdict_t verdict_of(xc_status_t s) {
   return xc_status_code(s) == XC_UNSUPPORTED ? XC_CONFORM_UNSUPPORTED : XC_CONFORM_FAIL;
 }
 
+/* A compile session without cache: "ref" for the tiled pseudo-target
+ * (reference traits, unlimited tiled limits), else the selected target. */
+static xc_status_t open_session(const char* target, bool allow_tf32, xc_session_t** out) {
+  xc_session_options_t so;
+  xc_session_options_init(&so);
+  so.target = target;
+  so.use_cache = false;
+  so.build.compile.allow_tf32 = allow_tf32;
+  return xc_session_create(&so, out);
+}
+
+/* Optimizes g at -O2 as the tiled pseudo-target sees it. */
+static xc_status_t optimize_for_tiled(xc_graph_t* g) {
+  xc_session_t* session = NULL;
+  xc_status_t s = open_session("ref", false, &session);
+  if (!s) s = xc_session_optimize(session, g);
+  xc_session_destroy(session);
+  return s;
+}
+
 /* The `tiled` pseudo-target: the graph (already optimized by
  * xc_conform_run_case) is planned, lowered to tiled kernels and run with the
  * tiled-IR interpreter. A group that cannot be lowered is XC_UNSUPPORTED,
  * which the verdict reports as skipped. */
 static xc_status_t run_tiled(const xc_graph_t* g, const xc_onnx_test_data_t* set, xc_tensor_t** got) {
-  xc_fusion_plan_t* plan = NULL;
+  xc_session_t* session = NULL;
   xc_lowered_module_t* m = NULL;
-  xc_status_t s = xc_fusion_plan_build(g, NULL, &plan);
-  if (!s) s = xc_lower(g, plan, NULL, &m);
+  xc_status_t s = open_session("ref", false, &session);
+  if (!s) s = xc_session_lower(session, g, &m);
   if (!s) s = xc_lowered_run_interp(m, set->num_inputs, (const xc_tensor_t* const*)set->inputs, got);
-  xc_lowered_module_destroy(m);
-  xc_fusion_plan_destroy(plan);
+  if (session) xc_session_lowered_free(session, m);
+  xc_session_destroy(session);
   return s;
 }
 
@@ -95,30 +114,19 @@ static xc_status_t run_target(xc_graph_t* g, const char* selector, int ni, xc_te
     return xc_interp_run(g, &io, ni, (const xc_tensor_t* const*)ins, got);
   }
   if (!strcmp(selector, "tiled")) {
-    xc_pass_options_t po;
-    xc_pass_options_init(&po);
-    po.opt_level = 2;
-    XC_RETURN_IF_ERROR(xc_passes_run(g, &po));
+    XC_RETURN_IF_ERROR(optimize_for_tiled(g));
     xc_onnx_test_data_t set;
     memset(&set, 0, sizeof set);
     set.num_inputs = ni;
     set.inputs = (xc_tensor_t**)ins;
     return run_tiled(g, &set, got);
   }
-  xc_target_t* t = NULL;
-  int index = 0;
-  xc_device_caps_t caps;
+  xc_session_t* session = NULL;
   xc_compiled_module_t* cm = NULL;
   xc_executor_t* ex = NULL;
-  xc_status_t s = xc_target_find(selector, &t, &index);
-  if (!s) s = xc_target_device_caps(t, index, &caps);
-  if (!s) {
-    xc_compile_request_t req;
-    xc_compile_request_init(&req);
-    req.target = selector;
-    req.use_cache = false;
-    s = xc_runtime_compile_graph(g, t, &caps, &req, NULL, &cm);
-  }
+  xc_status_t s = open_session(selector, false, &session);
+  if (!s) s = xc_session_compile_graph(session, g, &cm);
+  xc_session_destroy(session);
   if (!s) {
     xc_executor_options_t eo;
     xc_executor_options_init(&eo);
@@ -221,19 +229,10 @@ static xc_conform_verdict_t run_compiled_case(xc_onnx_testcase_t* tc, const char
         s = xc_error(XC_UNSUPPORTED, "the reference interpreter does not match the stored output %d", i);
     }
   }
-  xc_target_t* t = NULL;
-  int index = 0;
-  xc_device_caps_t caps;
-  if (!s) s = xc_target_find(selector, &t, &index);
-  if (!s) s = xc_target_device_caps(t, index, &caps);
-  if (!s) {
-    xc_compile_request_t req;
-    xc_compile_request_init(&req);
-    req.target = selector;
-    req.use_cache = false;
-    req.build.compile.allow_tf32 = allow_tf32;
-    s = xc_runtime_compile_graph(g, t, &caps, &req, NULL, &cm);
-  }
+  xc_session_t* session = NULL;
+  if (!s) s = open_session(selector, allow_tf32, &session);
+  if (!s) s = xc_session_compile_graph(session, g, &cm);
+  xc_session_destroy(session);
   if (!s) {
     xc_executor_options_t eo;
     xc_executor_options_init(&eo);
@@ -455,12 +454,7 @@ xc_conform_verdict_t xc_conform_run_case(const char* dir, const xc_conform_optio
   char frozen[512] = "";
   if (!s && (tiled || compiled)) s = freeze_shape_inputs(tc, frozen, sizeof frozen);
   if (!s) s = xc_graph_infer(tc->graph);
-  if (!s && tiled) {
-    xc_pass_options_t po;
-    xc_pass_options_init(&po);
-    po.opt_level = 2;
-    s = xc_passes_run(tc->graph, &po);
-  }
+  if (!s && tiled) s = optimize_for_tiled(tc->graph);
   if (s) {
     xc_conform_verdict_t v = verdict_of(s);
     *out_detail = dup_printf("%s", xc_status_message(s));

@@ -31,7 +31,7 @@ void xc_cache_entry_path(const char* dir, xc_hash128_t key, char* out, size_t si
   snprintf(out, size, "%s/%s.xcm", dir, hex);
 }
 
-xc_status_t xc_rt_make_dirs(const char* dir) {
+xc_status_t xc_make_dirs(const char* dir) {
   char path[4096];
   size_t n = strlen(dir);
   if (n == 0 || n >= sizeof path) return xc_error(XC_INVALID_ARGUMENT, "bad folder name '%s'", dir);
@@ -86,7 +86,7 @@ xc_status_t xc_cache_lookup(const char* dir, xc_hash128_t key, xc_cache_stats_t*
 
 xc_status_t xc_cache_store(const char* dir, xc_hash128_t key, const xc_compiled_module_t* m,
                            xc_cache_stats_t* stats) {
-  XC_RETURN_IF_ERROR(xc_rt_make_dirs(dir));
+  XC_RETURN_IF_ERROR(xc_make_dirs(dir));
   char path[4200];
   xc_cache_entry_path(dir, key, path, sizeof path);
   XC_RETURN_IF_ERROR(xc_compiled_module_write(m, path));

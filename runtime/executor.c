@@ -219,8 +219,8 @@ static xc_status_t poison_slots(xc_executor_t* e, const xc_memplan_t* plan) {
   return s;
 }
 
-xc_status_t xc_rt_step_launch(const xc_compiled_module_t* m, int index, const xc_symbind_t* binds,
-                              int max_threads_per_group, xc_rt_step_launch_t* out) {
+xc_status_t xc_cm_step_launch(const xc_compiled_module_t* m, int index, const xc_symbind_t* binds,
+                              int max_threads_per_group, xc_cm_step_launch_t* out) {
   const xc_cm_step_t* st = &m->steps[index];
   const xc_cm_kernel_t* k = &m->kernels[st->kernel];
   const xc_tiled_kernel_t* tk = k->tiled;
@@ -261,9 +261,9 @@ static xc_status_t launch_step(xc_executor_t* e, const xc_memplan_t* plan, const
                                int* launches) {
   const xc_compiled_module_t* m = e->m;
   const xc_cm_kernel_t* k = &m->kernels[m->steps[index].kernel];
-  xc_rt_step_launch_t sl;
+  xc_cm_step_launch_t sl;
   XC_RETURN_IF_ERROR(
-      xc_rt_step_launch(m, index, binds, xc_device_caps(e->device)->max_threads_per_group, &sl));
+      xc_cm_step_launch(m, index, binds, xc_device_caps(e->device)->max_threads_per_group, &sl));
   if (sl.empty) return NULL; /* no programs: an empty tensor */
   xc_buffer_t* bufs[XC_TARGET_MAX_ARGS];
   for (int i = 0; i < sl.num_values; i++) bufs[i] = buffer_of(e, plan, sl.values[i]);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "targets_internal.h"
 
@@ -423,4 +424,71 @@ xc_status_t xc_target_find(const char* selector, xc_target_t** out_target, int* 
   for (int i = 0; i < g_registry.count && k < sizeof list; i++)
     k += (size_t)snprintf(list + k, sizeof list - k, "%s%s", i ? ", " : "", g_registry.targets[i]->iface->name);
   return xc_error(XC_NOT_FOUND, "no target or device matches '%s' (targets: %s)", selector, list);
+}
+
+/* True when haystack holds word as a whole word (any case): not preceded or
+ * followed by a letter, digit or '_' ("sm_90" is in "NVIDIA sm_90", not in
+ * "NVIDIA sm_90a"). */
+static bool contains_word_ci(const char* haystack, const char* word) {
+  size_t n = strlen(word);
+  if (!haystack || !n) return false;
+  for (const char* p = haystack; *p; p++) {
+    if (strncasecmp(p, word, n) != 0) continue;
+    bool before = p > haystack && (isalnum((unsigned char)p[-1]) || p[-1] == '_');
+    bool after = isalnum((unsigned char)p[n]) || p[n] == '_';
+    if (!before && !after) return true;
+  }
+  return false;
+}
+
+xc_status_t xc_target_resolve(const char* selector, xc_target_resolution_t* out) {
+  if (!selector || !out) return xc_error(XC_INVALID_ARGUMENT, "xc_target_resolve: NULL argument");
+  memset(out, 0, sizeof *out);
+  out->device_index = -1;
+  XC_RETURN_IF_ERROR(xc_targets_init());
+  const char* colon = strchr(selector, ':');
+  xc_target_t* named = NULL;
+  for (int i = 0; colon && colon[1] && i < g_registry.count; i++) {
+    xc_target_t* t = g_registry.targets[i];
+    size_t n = (size_t)(colon - selector);
+    if (strlen(t->iface->name) == n && strncmp(t->iface->name, selector, n) == 0) named = t;
+  }
+  if (named && named->iface->resolve_arch) {
+    const char* spec = colon + 1;
+    xc_device_caps_t nominal;
+    memset(&nominal, 0, sizeof nominal);
+    xc_status_t st = named->iface->resolve_arch(named->context, spec, &nominal);
+    if (!st) {
+      out->target = named;
+      out->arch = true;
+      out->caps = nominal;
+      /* A present device of that architecture: its own capabilities. */
+      int count = 0;
+      xc_status_t avail = xc_target_availability(named);
+      if (!avail) avail = xc_target_device_count(named, &count);
+      xc_status_free(avail);
+      for (int i = 0; i < count; i++) {
+        xc_device_caps_t caps;
+        xc_status_t cs = xc_target_device_caps(named, i, &caps);
+        if (cs) {
+          xc_status_free(cs);
+          continue;
+        }
+        if (contains_word_ci(caps.vendor, spec) || contains_word_ci(caps.version, spec) ||
+            contains_word_ci(caps.name, spec)) {
+          out->caps = caps;
+          out->device_index = i;
+          break;
+        }
+      }
+      return NULL;
+    }
+    if (xc_status_code(st) != XC_NOT_FOUND) return st;
+    xc_status_free(st); /* not an architecture: a device selector */
+  }
+  int index = 0;
+  XC_RETURN_IF_ERROR(xc_target_find(selector, &out->target, &index));
+  XC_RETURN_IF_ERROR(xc_target_device_caps(out->target, index, &out->caps));
+  out->device_index = index;
+  return NULL;
 }

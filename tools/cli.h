@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "xcomp/driver.h"
 #include "xcomp/passes.h"
 #include "xcomp/status.h"
 
@@ -75,7 +76,11 @@ void xc_cli_pass_args_init(xc_cli_pass_args_t* pa, int default_level);
 int xc_cli_pass_option(const xc_cli_command_t* cmd, int argc, char** argv, int* i,
                        xc_cli_pass_args_t* pa);
 
-/* Traits the pass pipeline reads for a target selector: `ref` gives the
+/* A compile session for `target` ("ref": no device) with the pass options
+ * of pa (level, precision, disabled passes, prints, timing). */
+xc_status_t xc_cli_pass_session(const char* target, const xc_cli_pass_args_t* pa, xc_session_t** out);
+
+/* Traits the pass pipeline reads for a target selector (through a session): `ref` gives the
  * defaults; other targets ("cpu", "opencl:1") are looked up in the target
  * registry and their device capabilities (preferred layout, local memory,
  * matrix units) become the traits. */

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "xcomp/driver.h"
 #include "xcomp/target.h"
 
 void xc_cli_pass_args_init(xc_cli_pass_args_t* pa, int default_level) {
@@ -59,18 +60,29 @@ int xc_cli_pass_option(const xc_cli_command_t* cmd, int argc, char** argv, int* 
   return 0;
 }
 
+xc_status_t xc_cli_pass_session(const char* target, const xc_cli_pass_args_t* pa, xc_session_t** out) {
+  xc_session_options_t o;
+  xc_session_options_init(&o);
+  o.target = target;
+  o.opt_level = pa->options.opt_level;
+  o.precision = pa->options.precision;
+  o.disabled_passes = pa->disabled;
+  o.num_disabled_passes = pa->options.num_disabled;
+  o.print_after = pa->options.print_after;
+  o.print_after_all = pa->options.print_after_all;
+  o.pass_timing = pa->options.timing;
+  return xc_session_create(&o, out);
+}
+
 xc_status_t xc_cli_target_traits(const char* target, xc_target_traits_t* out) {
   /* The reference interpreter has no device; its traits are the defaults. */
-  if (!target || strcmp(target, "ref") == 0) return xc_target_traits_for("ref", out);
-  xc_target_t* t = NULL;
-  int index = 0;
-  XC_RETURN_IF_ERROR(xc_target_find(target, &t, &index));
-  xc_device_caps_t caps;
-  XC_RETURN_IF_ERROR(xc_target_device_caps(t, index, &caps));
-  xc_target_traits_init(out);
-  out->name = target;
-  out->preferred_layout = caps.preferred_layout;
-  if (caps.local_memory_bytes > 0) out->shared_mem_bytes = caps.local_memory_bytes;
-  out->has_tensor_cores = caps.num_mma_shapes > 0;
+  xc_session_options_t o;
+  xc_session_options_init(&o);
+  o.target = target;
+  xc_session_t* session = NULL;
+  XC_RETURN_IF_ERROR(xc_session_create(&o, &session));
+  *out = *xc_session_traits(session);
+  out->name = target ? target : "ref";
+  xc_session_destroy(session);
   return NULL;
 }

@@ -6,11 +6,10 @@
 
 #include "cli.h"
 #include "runtime_cli.h"
+#include "xcomp/driver.h"
 #include "xcomp/frontend.h"
 #include "xcomp/runtime.h"
 #include "xcomp/target.h"
-#include "../targets/cuda/cuda_target.h"
-#include "../targets/rocm/rocm_target.h"
 
 static bool has_suffix(const char* s, const char* suffix) {
   size_t n = strlen(s), m = strlen(suffix);
@@ -40,47 +39,30 @@ static xc_status_t load_model(void* ctx, xc_graph_t** out) {
   return s;
 }
 
-static xc_status_t compile_model(const char* model, const xc_compile_request_t* r, xc_cache_stats_t* stats,
+void xc_cli_session_options_init(xc_session_options_t* o) {
+  xc_session_options_init(o);
+  o->knobs = getenv("XCOMP_KNOBS");
+  o->build.progress = stderr;
+}
+
+/* The model file is read before the target is resolved (its errors come
+ * first). An architecture ("cuda:sm_90", "rocm:gfx90a") compiles without a
+ * GPU: the session resolves it through the target to a present device of
+ * it or to its nominal capabilities (the module is then marked as compiled
+ * for an architecture, not a device). */
+static xc_status_t compile_model(const char* model, const xc_session_options_t* o, xc_cache_stats_t* stats,
                                  xc_compiled_module_t** out) {
   *out = NULL;
   XC_RETURN_IF_ERROR(xc_cli_check_file(model));
   uint8_t* bytes = NULL;
   size_t size = 0;
   XC_RETURN_IF_ERROR(xc_read_file_bytes(model, &bytes, &size));
-  /* An architecture ("cuda:sm_90", "rocm:gfx90a") compiles without a GPU:
-   * the target resolves it to the nominal capabilities of that architecture
-   * (or to a present device of it); the module is then marked as compiled
-   * for an architecture, not a device. */
-  xc_compile_request_t req = *r;
-  xc_device_caps_t caps;
-  xc_status_t s = NULL;
-  bool arch = false, for_arch = false;
-  s = xc_cli_resolve_arch(r->target, &arch, &req.resolved_target, &caps, &for_arch);
-  if (!s && arch) {
-    req.resolved_caps = &caps;
-    req.resolved_for_arch = for_arch;
-  }
-  if (!s) s = xc_runtime_compile(bytes, size, load_model, (void*)model, &req, stats, out);
+  xc_session_t* session = NULL;
+  xc_status_t s = xc_session_create(o, &session);
+  if (!s) s = xc_session_compile_bytes(session, bytes, size, load_model, (void*)model, out);
+  if (session && stats) *stats = *xc_session_cache_stats(session);
+  xc_session_destroy(session);
   free(bytes);
-  return s;
-}
-
-xc_status_t xc_cli_resolve_arch(const char* target, bool* is_arch, xc_target_t** out_target, xc_device_caps_t* caps,
-                                bool* for_arch) {
-  *is_arch = false;
-  *for_arch = false;
-  int index = 0;
-  xc_status_t s = NULL;
-  if (strncmp(target, "cuda:sm_", 8) == 0) {
-    *is_arch = true;
-    s = xc_targets_init();
-    if (!s) s = xc_cuda_select(target, out_target, caps, &index);
-  } else if (strncmp(target, "rocm:gfx", 8) == 0) {
-    *is_arch = true;
-    s = xc_targets_init();
-    if (!s) s = xc_rocm_select(target, out_target, caps, &index);
-  }
-  if (!s && *is_arch) *for_arch = index < 0;
   return s;
 }
 
@@ -97,14 +79,13 @@ xc_status_t xc_cli_load_compiled(const char* model, const char* target, int opt_
     XC_RETURN_IF_ERROR(xc_cli_check_file(model));
     return xc_compiled_module_read(model, out);
   }
-  xc_compile_request_t r;
-  xc_compile_request_init(&r);
+  xc_session_options_t r;
+  xc_cli_session_options_init(&r);
   r.target = target;
   r.opt_level = opt_level;
   r.precision = precision;
   r.use_cache = !no_cache;
   r.build.compile.allow_tf32 = allow_tf32;
-  r.build.progress = stderr;
   return compile_model(model, &r, NULL, out);
 }
 
@@ -167,9 +148,8 @@ static int compile_main(int argc, char** argv) {
   const xc_cli_command_t* cmd = &xc_cli_compile_command;
   const char* model = NULL;
   const char* output = NULL;
-  xc_compile_request_t r;
-  xc_compile_request_init(&r);
-  r.build.progress = stderr;
+  xc_session_options_t r;
+  xc_cli_session_options_init(&r);
   for (int i = 1; i < argc; i++) {
     const char* v = NULL;
     int m;

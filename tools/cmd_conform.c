@@ -431,14 +431,17 @@ static int conform_main(int argc, char** argv) {
    * anything else must be a registered
    * target with a device (cpu, opencl:N, plugins). */
   xc_status_t s = NULL;
-  xc_device_caps_t arch_caps;
+  xc_target_resolution_t res;
+  memset(&res, 0, sizeof res);
   if (so.compile_only) {
     /* an architecture (cuda:sm_90, rocm:gfx90a): compiled without its device */
-    bool arch = false, for_arch = false;
-    s = xc_cli_resolve_arch(o.target ? o.target : "", &arch, &so.resolved_target, &arch_caps, &for_arch);
-    if (!s && !arch)
+    s = o.target ? xc_target_resolve(o.target, &res) : NULL;
+    if (s && xc_status_code(s) != XC_INVALID_ARGUMENT) { /* not an architecture's error: not one at all */
+      xc_status_free(s);
+      s = NULL;
+    }
+    if (!s && !res.arch)
       return xc_cli_usage_error(cmd, "--compile-only takes an architecture target: cuda:sm_XX or rocm:gfxNNN");
-    so.resolved_caps = &arch_caps;
   } else if (o.target && strcmp(o.target, "tiled") != 0 && strcmp(o.target, "ref") != 0) {
     s = check_target_name(o.target);
   }
@@ -531,7 +534,7 @@ static int conform_main(int argc, char** argv) {
   /* The device is described once every test has run (no fork follows). */
   device_desc_t dd;
   bool want_device = report_json || (markdown && o.target && strcmp(o.target, "ref") != 0);
-  if (want_device) describe_device(o.target, so.compile_only, so.compile_only ? &arch_caps : NULL, &dd, &info);
+  if (want_device) describe_device(o.target, so.compile_only, so.compile_only ? &res.caps : NULL, &dd, &info);
   if (report) s = write_file(report, &r, false, command, NULL);
   if (!s && markdown) {
     char title[512];

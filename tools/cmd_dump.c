@@ -11,14 +11,14 @@
 
 typedef enum { STAGE_IMPORTED, STAGE_OPTIMIZED, STAGE_FUSED } stage_t;
 
-static xc_status_t print_stats(xc_graph_t* g, const xc_pass_options_t* po) {
+static xc_status_t print_stats(xc_graph_t* g, const xc_session_t* session, int opt_level) {
   printf("== stage imported\n");
   XC_RETURN_IF_ERROR(xc_graph_stats_print(g, NULL, stdout));
-  XC_RETURN_IF_ERROR(xc_passes_run(g, po));
-  printf("\n== stage optimized (-O%d)\n", po->opt_level);
+  XC_RETURN_IF_ERROR(xc_session_optimize(session, g));
+  printf("\n== stage optimized (-O%d)\n", opt_level);
   XC_RETURN_IF_ERROR(xc_graph_stats_print(g, NULL, stdout));
   xc_fusion_plan_t* plan = NULL;
-  XC_RETURN_IF_ERROR(xc_fusion_plan_build(g, &po->target, &plan));
+  XC_RETURN_IF_ERROR(xc_session_plan(session, g, &plan));
   printf("\n== stage fused\n");
   xc_status_t s = xc_graph_stats_print(g, plan, stdout);
   xc_fusion_plan_destroy(plan);
@@ -76,7 +76,10 @@ static int dump_main(int argc, char** argv) {
     return xc_cli_usage_error(cmd, "--format applies to --stage fused");
   if (!infer && (stage != STAGE_IMPORTED || stats))
     return xc_cli_usage_error(cmd, "--no-infer only applies to --stage imported");
-  xc_status_t s = xc_cli_target_traits(target, &pa.options.target);
+  /* The session resolves the target once: the traits the passes and the
+   * fusion planner read. */
+  xc_session_t* session = NULL;
+  xc_status_t s = xc_cli_pass_session(target, &pa, &session);
   if (s) return xc_cli_fail(s);
   xc_graph_t* g = NULL;
   char* text = NULL;
@@ -85,12 +88,13 @@ static int dump_main(int argc, char** argv) {
   if (!s) s = xc_load_model(model, &g);
   if (!s && infer) s = xc_graph_infer(g);
   if (!s && stats) {
-    s = print_stats(g, &pa.options);
+    s = print_stats(g, session, pa.options.opt_level);
     xc_graph_destroy(g);
+    xc_session_destroy(session);
     return s ? xc_cli_fail(s) : XC_EXIT_OK;
   }
-  if (!s && stage != STAGE_IMPORTED) s = xc_passes_run(g, &pa.options);
-  if (!s && stage == STAGE_FUSED) s = xc_fusion_plan_build(g, &pa.options.target, &plan);
+  if (!s && stage != STAGE_IMPORTED) s = xc_session_optimize(session, g);
+  if (!s && stage == STAGE_FUSED) s = xc_session_plan(session, g, &plan);
   if (!s && stage == STAGE_FUSED) {
     /* Printed through a memory stream so a failure leaves no half output. */
     size_t n = 0;
@@ -106,6 +110,7 @@ static int dump_main(int argc, char** argv) {
   }
   xc_fusion_plan_destroy(plan);
   xc_graph_destroy(g);
+  xc_session_destroy(session);
   if (s) {
     free(text);
     return xc_cli_fail(s);

@@ -182,7 +182,10 @@ static int run_main(int argc, char** argv) {
     if (!s) s = xc_cli_check_file(model);
     if (!s) s = xc_load_model(model, &g);
     if (!s) s = xc_graph_infer(g);
-    if (!s) s = xc_passes_run(g, &pa.options);
+    xc_session_t* session = NULL;
+    if (!s) s = xc_cli_pass_session("ref", &pa, &session);
+    if (!s) s = xc_session_optimize(session, g);
+    xc_session_destroy(session);
   }
   if (s) { rc = xc_cli_fail(s); goto done; }
 

@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 
+#include "xcomp/driver.h"
 #include "xcomp/runtime.h"
 
 /* True when `xcomp run MODEL --target T` goes through the executor: MODEL is
@@ -15,11 +16,9 @@ bool xc_cli_uses_executor(const char* model, const char* target);
  * unless no_cache) at optimization level opt_level. */
 xc_status_t xc_cli_load_compiled(const char* model, const char* target, int opt_level, xc_dtype_t precision,
                                  bool no_cache, bool allow_tf32, xc_compiled_module_t** out);
-/* "cuda:sm_XX" / "rocm:gfxNNN" (is_arch): the target and the capabilities of
- * that architecture (of a present device of it, else nominal ones: for_arch),
- * so that compiling needs no GPU. Other selectors: is_arch false, nothing set. */
-xc_status_t xc_cli_resolve_arch(const char* target, bool* is_arch, xc_target_t** out_target, xc_device_caps_t* caps,
-                                bool* for_arch);
+/* Session options with the CLI's defaults: progress on stderr, knob
+ * overrides from $XCOMP_KNOBS (read here only, never in the libraries). */
+void xc_cli_session_options_init(xc_session_options_t* o);
 /* --precision: "f16" or "bf16" (or "f32": as written). */
 bool xc_cli_parse_precision(const char* s, xc_dtype_t* out);
 typedef struct xc_cli_run_options {

@@ -1,7 +1,8 @@
 /* xcomp compiled modules: a lowered, target-compiled model as one
  * self-contained file (`.xcm`, docs/runtime.md describes every field).
  *
- * A compiled module holds the optimized graph (its .xir text, constants in a
+ * Modules are built from lowered models by the driver
+ * (xc_compiled_module_build, xcomp/driver.h). A compiled module holds the optimized graph (its .xir text, constants in a
  * binary weights section), the execution plan (kernel launches with their
  * parameter bindings by value name, scalar dim expressions and knob values;
  * zero-copy aliases), and per kernel the blob the target compiled plus the
@@ -16,7 +17,6 @@
 #include <stdint.h>
 
 #include "xcomp/graph.h"
-#include "xcomp/lower.h"
 #include "xcomp/target.h"
 #include "xcomp/tiled.h"
 
@@ -115,29 +115,17 @@ typedef struct xc_compiled_module {
   xc_cm_step_t* steps;
 } xc_compiled_module_t;
 
-/* How xc_compiled_module_build gets each kernel's source. */
-typedef xc_status_t (*xc_cm_emit_fn)(void* ctx, const xc_tiled_kernel_t* kernel,
-                                     const int64_t* knobs, xc_kernel_source_t* out_source);
+/* For module builders (driver/ builds modules from lowered ones): after the
+ * sections of m are filled in (by a build or by parsing a file), parses the
+ * graph text with its weights, points weight values at the graph's
+ * constants, parses every kernel's tiled IR and checks that the plan agrees
+ * with the kernels (parameter kinds and counts, knob values, indices). */
+xc_status_t xc_cm_link(xc_compiled_module_t* m, const char* what);
+/* The graph as .xir text with every non-empty constant in a separate weights
+ * blob (the xir side-file layout). Both malloc'd. */
+xc_status_t xc_cm_graph_to_text(const xc_graph_t* g, char** out_text, size_t* out_text_size,
+                                uint8_t** out_weights, size_t* out_weights_size);
 
-typedef struct xc_cm_build_options {
-  xc_compile_options_t compile;  /* passed to the target's compile */
-  const char* dump_dir;          /* write <dir>/<kernel>.<ext> sources and .tiled text */
-  FILE* progress;                /* one line per kernel compiled; NULL = quiet */
-  /* NULL: the target's emitter. Set: this function supplies the source
-   * (hand-written kernels in tests, other code generators). */
-  xc_cm_emit_fn emit;
-  void* emit_ctx;
-} xc_cm_build_options_t;
-
-void xc_cm_build_options_init(xc_cm_build_options_t* o);
-
-/* Compiles every kernel of a lowered module for `target` / `caps` and builds
- * a module. The module takes a copy of the graph (re-parsed from its printed
- * form, so what is run is what a file holds). *kernels_compiled (may be
- * NULL) is incremented once per target compile. */
-xc_status_t xc_compiled_module_build(const xc_lowered_module_t* lowered, xc_target_t* target,
-                                     const xc_device_caps_t* caps, const xc_cm_build_options_t* o,
-                                     int* kernels_compiled, xc_compiled_module_t** out);
 void xc_compiled_module_destroy(xc_compiled_module_t* m);
 
 /* Serializes into a malloc'd buffer (caller frees). */
@@ -156,6 +144,8 @@ xc_status_t xc_compiled_module_read(const char* path, xc_compiled_module_t** out
 xc_status_t xc_read_file_bytes(const char* path, uint8_t** out_bytes, size_t* out_size);
 /* Writes bytes to path through a temp file in the same folder + rename. */
 xc_status_t xc_write_file_atomic(const char* path, const void* bytes, size_t size);
+/* mkdir -p: creates dir and its missing parents. */
+xc_status_t xc_make_dirs(const char* dir);
 
 /* Prints a summary (target, kernels, steps, sizes) for people. */
 void xc_compiled_module_describe(const xc_compiled_module_t* m, FILE* f);

@@ -18,7 +18,7 @@
 
 #include "xcomp/conformance.h"
 #include "xcomp/graph.h"
-#include "xcomp/lower.h"
+#include "xcomp/driver.h"
 #include "xcomp/target.h"
 
 #ifdef __cplusplus
@@ -35,21 +35,18 @@ typedef struct xc_opsuite_options {
   int jobs;              /* cases at a time; default 1 */
   FILE* progress;        /* per-case lines as they finish (may be NULL) */
   bool in_process;       /* run cases in this process, no fork (tests, debugging) */
-  /* Compile only: each case is lowered and compiled for `resolved_target` with
-   * `resolved_caps` (an architecture without its device, e.g. rocm:gfx90a or
-   * cuda:sm_90, as xcomp compile resolves it) and nothing runs; PASS means
-   * "compiled", a compile error is FAIL, a declined case UNSUPPORTED. */
+  /* Compile only: each case is lowered and compiled for `target`, an
+   * architecture without its device (rocm:gfx90a, cuda:sm_90, resolved as
+   * xcomp compile resolves it), and nothing runs; PASS means "compiled", a
+   * compile error is FAIL, a declined case UNSUPPORTED. */
   bool compile_only;
-  xc_target_t* resolved_target;
-  const xc_device_caps_t* resolved_caps;
   /* Test hooks (checks that the suite catches broken targets):
    *  perturb  multiply every float output of the target by (1 + perturb)
    *           before the comparison;
-   *  lower    replaces lowering for compiled targets (xc_compile_request_t). */
+   *  lower    replaces lowering for compiled targets (xc_session_options_t). */
   double perturb;
-  xc_status_t (*lower)(void* ctx, const xc_graph_t* g, const xc_tiled_limits_t* limits,
-                       xc_lowered_module_t** out);
-  void (*lower_free)(void* ctx, xc_lowered_module_t* lowered);
+  xc_session_lower_fn lower;
+  xc_session_lower_free_fn lower_free;
   void* lower_ctx;
 } xc_opsuite_options_t;
 

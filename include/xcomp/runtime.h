@@ -7,16 +7,14 @@
  *              shapes, plans buffers (liveness-based reuse, aliases share),
  *              launches the steps in order and downloads the outputs.
  *   memplan    the static memory plan for one binding of the symbols.
- *   cache      compiled modules keyed by everything that decides them.
- *   compile    model -> optimized graph -> fusion plan -> lowered -> compiled
- *              module, through the cache. */
+ *   cache      compiled modules stored under the keys the driver computes
+ *              (xcomp/driver.h compiles models; this layer runs no pass). */
 #ifndef XCOMP_RUNTIME_H
 #define XCOMP_RUNTIME_H
 
 #include <stdio.h>
 
 #include "xcomp/module.h"
-#include "xcomp/passes.h"
 #include "xcomp/target.h"
 
 #ifdef __cplusplus
@@ -109,7 +107,7 @@ xc_status_t xc_executor_run(xc_executor_t* e, int num_inputs, const xc_tensor_t*
 
 typedef struct xc_cache_stats {
   int hits, misses, corrupt, stores;
-  int kernels_compiled; /* target compiles run by xc_runtime_compile */
+  int kernels_compiled; /* target compiles run (driver sessions count them) */
 } xc_cache_stats_t;
 
 /* The cache folder: $XCOMP_CACHE_DIR, else $HOME/.cache/xcomp (into out). */
@@ -125,63 +123,23 @@ xc_status_t xc_cache_store(const char* dir, xc_hash128_t key, const xc_compiled_
 /* Path of the entry for key (into out). */
 void xc_cache_entry_path(const char* dir, xc_hash128_t key, char* out, size_t size);
 
-/* ---- compile -------------------------------------------------------------------- */
+/* ---- launches ------------------------------------------------------------------- */
 
-typedef struct xc_compile_request {
-  const char* target;          /* selector: "cpu", "opencl:1" */
-  /* Optional: a target and capabilities the caller resolved itself, for
-   * compile-only selectors such as "cuda:sm_90" on a machine without that
-   * device. NULL: `target` is resolved through the registry. */
-  xc_target_t* resolved_target;
-  const xc_device_caps_t* resolved_caps;
-  /* resolved_caps are an architecture's nominal capabilities, not a present
-   * device's: the module is marked XC_CM_ARCH_ONLY. */
-  bool resolved_for_arch;
-  int opt_level;               /* graph pass pipeline level (default 2) */
-  /* f16 / bf16: run the model's float32 tensors in this precision (the
-   * convert-precision pass); XC_DTYPE_UNDEFINED (default): as written. */
-  xc_dtype_t precision;
-  bool use_cache;              /* default true */
-  const char* cache_dir;       /* NULL: xc_cache_dir() */
-  xc_cm_build_options_t build; /* compile options, dump folder, progress */
-  /* GEMM groups a vendor library can compute are measured against the
-   * generated kernel on the device and the faster one is kept, where a device
-   * of the target is present and reports has_vendor_blas (cuda: cuBLASLt).
-   * Set to keep the generated kernels (`--no-vendor-blas`). */
-  bool no_vendor_blas;
-  /* NULL: xc_lower. Set: lowers the optimized graph instead (other lowering
-   * strategies, tests); lower_free then releases its result. Hooks are not
-   * part of the cache key. */
-  xc_status_t (*lower)(void* ctx, const xc_graph_t* g, const xc_tiled_limits_t* limits,
-                       xc_lowered_module_t** out);
-  void (*lower_free)(void* ctx, xc_lowered_module_t* lowered);
-  void* lower_ctx;
-} xc_compile_request_t;
-
-void xc_compile_request_init(xc_compile_request_t* r);
-
-/* Loads a model from its bytes' file: supplied by the caller (the frontend
- * lives above the runtime). */
-typedef xc_status_t (*xc_model_loader_fn)(void* ctx, xc_graph_t** out_graph);
-
-/* The cache key of a compile (model bytes, target, device fingerprint,
- * options, xcomp version, compiler identity). */
-xc_hash128_t xc_compile_cache_key(const void* model_bytes, size_t model_size, const char* target_name,
-                                  const xc_device_caps_t* caps, const xc_compile_request_t* r);
-
-/* Compiles the model whose file holds model_bytes: a cache hit returns the
- * stored module without loading the model; otherwise load() is called, the
- * graph is optimized, fused, lowered and every kernel compiled, and the
- * result is stored. stats (may be NULL) accumulates. */
-xc_status_t xc_runtime_compile(const void* model_bytes, size_t model_size, xc_model_loader_fn load,
-                               void* load_ctx, const xc_compile_request_t* r, xc_cache_stats_t* stats,
-                               xc_compiled_module_t** out);
-
-/* Compiles an already loaded graph (consumed: optimized in place) with no
- * cache. */
-xc_status_t xc_runtime_compile_graph(xc_graph_t* g, xc_target_t* target, const xc_device_caps_t* caps,
-                                     const xc_compile_request_t* r, int* kernels_compiled,
-                                     xc_compiled_module_t** out);
+/* The launch of kernel step `index` under binds: the values of its buffer
+ * parameters in order (values[], *num_values), its scalar arguments, grid and
+ * threads per program (threads > 1 only when max_threads_per_group > 1), and
+ * whether the grid is empty (nothing to launch). The executor's rule, shared
+ * with the driver's vendor-GEMM measurement. */
+typedef struct xc_cm_step_launch {
+  int values[XC_TARGET_MAX_ARGS];
+  int num_values;
+  int64_t scalars[XC_TARGET_MAX_ARGS];
+  int num_scalars;
+  int64_t grid[3], threads[3];
+  bool empty;
+} xc_cm_step_launch_t;
+xc_status_t xc_cm_step_launch(const xc_compiled_module_t* m, int index, const xc_symbind_t* binds,
+                              int max_threads_per_group, xc_cm_step_launch_t* out);
 
 #ifdef __cplusplus
 }

@@ -32,7 +32,7 @@ extern "C" {
 
 /* Bumped whenever anything below changes in a way that breaks a compiled
  * plugin (a struct layout, an interface entry, a signature). */
-#define XC_TARGET_API_VERSION 2
+#define XC_TARGET_API_VERSION 3
 
 /* A tiled kernel: defined by the tiled IR (xcomp/tiled.h). Targets only
  * receive pointers to it. */
@@ -282,6 +282,18 @@ typedef struct xc_target_iface {
   xc_status_t (*graph_launch)(void* device, void* graph);
   void (*graph_free)(void* device, void* graph);
 
+  /* Optional (version 3). Architectures: `spec` is the part of a selector
+   * after "name:" ("sm_90", "gfx942", a plugin's "npu2"). When it names one
+   * of this target's architectures, fills the nominal capabilities of that
+   * architecture (what code compiled for it may assume; no device needed) and
+   * returns NULL. XC_NOT_FOUND: spec is not written like an architecture of
+   * this target (the selector then names a device, "0" or "H200"); another
+   * code (XC_INVALID_ARGUMENT): written like one but unknown or malformed,
+   * with a message listing what the target accepts. xc_target_resolve calls
+   * it; a present device of the architecture is preferred over the nominal
+   * capabilities. NULL entry: the target compiles only for present devices. */
+  xc_status_t (*resolve_arch)(void* target, const char* spec, xc_device_caps_t* out_caps);
+
   /* Optional (version 3). The target's scheduler (docs/tiled-ir.md,
    * "Schedules"): completes *inout, whose knob values the caller chose
    * (defaults or overrides), into the schedule the target's emitter will
@@ -372,6 +384,27 @@ xc_target_t* xc_target_at(int index);
  * targets; unavailable target: its XC_UNAVAILABLE reason; no such device:
  * XC_NOT_FOUND listing the devices. */
 xc_status_t xc_target_find(const char* selector, xc_target_t** out_target, int* out_device_index);
+
+/* What a compile is for: a selector resolved to a target and the
+ * capabilities code is generated for. */
+typedef struct xc_target_resolution {
+  xc_target_t* target;
+  /* The present device whose capabilities these are; -1 when they are an
+   * architecture's nominal capabilities (no device of it is present). */
+  int device_index;
+  xc_device_caps_t caps;
+  /* The selector named an architecture ("cuda:sm_90", "rocm:gfx90a"; the
+   * target's resolve_arch accepted it), with or without a device of it. */
+  bool arch;
+} xc_target_resolution_t;
+
+/* Resolves a selector for compiling. "name:spec" where target `name` has a
+ * resolve_arch entry that accepts spec: a present device of that target
+ * whose name, vendor or version holds spec as a word (the device of that
+ * architecture), else the architecture's nominal capabilities (device_index
+ * -1; the target need not be available). Any other selector is a device
+ * selector (xc_target_find) with that device's capabilities. */
+xc_status_t xc_target_resolve(const char* selector, xc_target_resolution_t* out);
 
 const char* xc_target_name(const xc_target_t* target);
 const char* xc_target_description(const xc_target_t* target);

@@ -56,6 +56,10 @@ typedef struct xc_cstyle_dot {
   int64_t a_swz_shift, a_swz_mask, b_swz_shift, b_swz_mask;
   int64_t slots;
   int64_t params[8];            /* the dialect's own choices (e.g. the warp tiling) */
+  /* the instruction the plan issues (m x n x k per instruction; 0: not
+   * reported, the caps' first shape for the dtypes is recorded instead):
+   * what the schedule record names */
+  int inst_m, inst_n, inst_k;
   /* names for emit_dot */
   const char* a;                /* shared operand arrays */
   const char* b;

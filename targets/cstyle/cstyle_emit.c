@@ -66,6 +66,7 @@ static void provenance_line(xc_cstyle_writer_t* w, const char* tag, const char* 
  * accumulation (tf32 shapes are listed with f32 inputs); a dialect whose
  * device lists none reports the plan's own tile. */
 static xc_tiled_mma_t instruction_of(const em_t* e, const xc_cstyle_dot_t* d) {
+  if (d->inst_m > 0) return (xc_tiled_mma_t){d->inst_m, d->inst_n, d->inst_k, d->a_dtype, d->acc_dtype};
   for (int i = 0; e->caps && i < e->caps->num_mma_shapes && i < XC_TARGET_MAX_MMA_SHAPES; i++) {
     const xc_mma_shape_t* m = &e->caps->mma_shapes[i];
     if (m->input_dtype == d->a_dtype && m->accumulator_dtype == d->acc_dtype)
@@ -196,6 +197,16 @@ static xc_status_t run(const xc_cstyle_dialect_t* d, const xc_device_caps_t* cap
         if (sched->dots[i].mma.m && !taken)
           e.err = xc_error(XC_UNSUPPORTED, "%s emitter: kernel '%s': the schedule puts dot %d on matrix "
                            "instructions, which this dialect cannot do for it", d->name, k->name, i);
+        const xc_cstyle_dot_t* plan = op && op == e.mma ? &e.dot : NULL;
+        for (int m = 0; m < e.num_mx; m++)
+          if (e.mx[m].op == op) plan = &e.mx[m].dot;
+        xc_tiled_mma_t got = plan ? instruction_of(&e, plan) : (xc_tiled_mma_t){0, 0, 0, 0, 0};
+        const xc_tiled_mma_t* want = &sched->dots[i].mma;
+        if (!e.err && plan && (got.m != want->m || got.n != want->n || got.k != want->k ||
+                               got.input_dtype != want->input_dtype))
+          e.err = xc_error(XC_UNSUPPORTED, "%s emitter: kernel '%s': the schedule asks for m%dn%dk%d on dot %d, "
+                           "this dialect issues m%dn%dk%d for it", d->name, k->name, want->m, want->n, want->k, i,
+                           got.m, got.n, got.k);
       }
     }
     if (!d->work_groups) {

@@ -128,6 +128,7 @@ static bool cuda_dot_plan(const xc_cstyle_dialect_t* d, xc_cstyle_dot_t* t) {
   t->params[P_WM] = wm, t->params[P_WN] = wn, t->params[P_WTM] = tm, t->params[P_WTN] = tn;
   t->params[P_MT] = tm / 16, t->params[P_NT] = tn / 8, t->params[P_KSTEP] = kstep, t->params[P_KIND] = kind;
   t->slots = (tm / 16) * (tn / 8) * 4;
+  t->inst_m = 16, t->inst_n = 8, t->inst_k = (int)kstep; /* mma.sync.m16n8k16 / m16n8k8 */
   if (kind == KIND_TF32) {
     /* 16 / 32 bytes of padding per row: the 8 rows a warp reads fall into
      * distinct banks */

@@ -522,6 +522,16 @@ static xc_status_t cu_compile(void* target, const xc_device_caps_t* caps, const 
 
 /* ---- selection for compilation ---- */
 
+/* resolve_arch: "sm_90" (what nvcc's -arch takes) -> that architecture's
+ * nominal capabilities; anything not written sm_XX is a device selector. */
+static xc_status_t cu_resolve_arch(void* target, const char* spec, xc_device_caps_t* caps) {
+  (void)target;
+  char tok[16];
+  if (!find_arch_token(spec, tok, sizeof tok) || strcmp(tok, spec) != 0)
+    return xc_error(XC_NOT_FOUND, "cuda: '%s' is not a CUDA architecture (expected sm_XX, e.g. sm_90)", spec);
+  return xc_cuda_arch_caps(tok, caps);
+}
+
 xc_status_t xc_cuda_select(const char* selector, xc_target_t** out_target, xc_device_caps_t* caps,
                            int* out_device_index) {
   if (out_target) *out_target = NULL;
@@ -530,36 +540,11 @@ xc_status_t xc_cuda_select(const char* selector, xc_target_t** out_target, xc_de
   memset(caps, 0, sizeof *caps);
   if (strncmp(selector, "cuda", 4) != 0 || (selector[4] != 0 && selector[4] != ':'))
     return xc_error(XC_INVALID_ARGUMENT, "'%s' is not a cuda selector", selector);
-  XC_RETURN_IF_ERROR(xc_targets_init());
-  xc_target_t* t = NULL;
-  for (int i = 0; i < xc_target_count(); i++)
-    if (strcmp(xc_target_name(xc_target_at(i)), "cuda") == 0) t = xc_target_at(i);
-  if (!t) return xc_error(XC_NOT_FOUND, "target cuda is not registered");
-  const char* spec = selector[4] == ':' ? selector + 5 : "";
-  char tok[16];
-  if (find_arch_token(spec, tok, sizeof tok) && strcmp(tok, spec) == 0) {
-    xc_status_t avail = xc_target_availability(t);
-    int count = 0;
-    if (!avail) avail = xc_target_device_count(t, &count);
-    xc_status_free(avail);
-    for (int i = 0; i < count; i++) {
-      char dtok[16];
-      if (xc_target_device_caps(t, i, caps) == NULL && caps_arch_token(caps, dtok, sizeof dtok) &&
-          strcmp(dtok, tok) == 0) {
-        *out_target = t;
-        if (out_device_index) *out_device_index = i;
-        return NULL;
-      }
-    }
-    XC_RETURN_IF_ERROR(xc_cuda_arch_caps(tok, caps));
-    *out_target = t;
-    return NULL;
-  }
-  int index = 0;
-  XC_RETURN_IF_ERROR(xc_target_find(selector, &t, &index));
-  XC_RETURN_IF_ERROR(xc_target_device_caps(t, index, caps));
-  *out_target = t;
-  if (out_device_index) *out_device_index = index;
+  xc_target_resolution_t r;
+  XC_RETURN_IF_ERROR(xc_target_resolve(selector, &r));
+  *out_target = r.target;
+  *caps = r.caps;
+  if (out_device_index) *out_device_index = r.device_index;
   return NULL;
 }
 
@@ -988,6 +973,7 @@ static xc_status_t cu_emit(void* target, const xc_device_caps_t* caps, const str
 
 static const xc_target_iface_t cu_iface = {
     .api_version = XC_TARGET_API_VERSION,
+    .resolve_arch = cu_resolve_arch,
     .name = "cuda",
     .description = "NVIDIA GPUs: CUDA C++ compiled by NVRTC (libnvrtc), run through the Driver API (libcuda.so.1)",
     .probe = cu_probe,

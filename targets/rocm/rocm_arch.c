@@ -136,6 +136,16 @@ void xc_rocm_fill_device_caps(xc_device_caps_t* caps, const char* arch) {
   snprintf(caps->vendor, sizeof caps->vendor, "AMD %s", arch);
 }
 
+xc_status_t xc_rocm_resolve_arch(void* target, const char* spec, xc_device_caps_t* caps) {
+  (void)target;
+  if (!arch_token_len(spec))
+    return xc_error(XC_NOT_FOUND, "rocm: '%s' is not an AMD architecture (expected gfxNNN, e.g. gfx90a)", spec);
+  char tok[16];
+  if (!find_arch_token(spec, tok, sizeof tok) || strcmp(tok, spec) != 0)
+    return xc_error(XC_INVALID_ARGUMENT, "rocm: '%s' is not an architecture name (e.g. gfx90a)", spec);
+  return xc_rocm_arch_caps(tok, caps);
+}
+
 xc_status_t xc_rocm_select(const char* selector, xc_target_t** out_target, xc_device_caps_t* caps,
                            int* out_device_index) {
   if (out_target) *out_target = NULL;
@@ -144,38 +154,11 @@ xc_status_t xc_rocm_select(const char* selector, xc_target_t** out_target, xc_de
   memset(caps, 0, sizeof *caps);
   if (strncmp(selector, "rocm", 4) != 0 || (selector[4] != 0 && selector[4] != ':'))
     return xc_error(XC_INVALID_ARGUMENT, "'%s' is not a rocm selector", selector);
-  XC_RETURN_IF_ERROR(xc_targets_init());
-  xc_target_t* t = NULL;
-  for (int i = 0; i < xc_target_count(); i++)
-    if (strcmp(xc_target_name(xc_target_at(i)), "rocm") == 0) t = xc_target_at(i);
-  if (!t) return xc_error(XC_NOT_FOUND, "target rocm is not registered");
-  const char* spec = selector[4] == ':' ? selector + 5 : "";
-  if (arch_token_len(spec)) {
-    char tok[16];
-    if (!find_arch_token(spec, tok, sizeof tok) || strcmp(tok, spec) != 0)
-      return xc_error(XC_INVALID_ARGUMENT, "rocm: '%s' is not an architecture name (e.g. gfx90a)", spec);
-    xc_status_t avail = xc_target_availability(t);
-    int count = 0;
-    if (!avail) avail = xc_target_device_count(t, &count);
-    xc_status_free(avail);
-    for (int i = 0; i < count; i++) {
-      char dtok[16];
-      if (xc_target_device_caps(t, i, caps) == NULL && xc_rocm_caps_arch(caps, dtok, sizeof dtok) &&
-          strcmp(dtok, tok) == 0) {
-        *out_target = t;
-        if (out_device_index) *out_device_index = i;
-        return NULL;
-      }
-    }
-    XC_RETURN_IF_ERROR(xc_rocm_arch_caps(tok, caps));
-    *out_target = t;
-    return NULL;
-  }
-  int index = 0;
-  XC_RETURN_IF_ERROR(xc_target_find(selector, &t, &index));
-  XC_RETURN_IF_ERROR(xc_target_device_caps(t, index, caps));
-  *out_target = t;
-  if (out_device_index) *out_device_index = index;
+  xc_target_resolution_t r;
+  XC_RETURN_IF_ERROR(xc_target_resolve(selector, &r));
+  *out_target = r.target;
+  *caps = r.caps;
+  if (out_device_index) *out_device_index = r.device_index;
   return NULL;
 }
 

@@ -74,6 +74,7 @@ static bool hip_dot_plan(const xc_cstyle_dialect_t* d, xc_cstyle_dot_t* t) {
   }
   if (best < 0) return false;
   t->slots = t->params[P_TM] * t->params[P_TN] / 64;
+  t->inst_m = (int)t->params[P_S], t->inst_n = (int)t->params[P_S], t->inst_k = (int)t->params[P_KI];
   /* 16 bytes of padding per row keeps rows 16-byte aligned and shifts
    * consecutive rows across LDS banks */
   t->lda = t->k + (half ? 8 : 4);
@@ -220,6 +221,7 @@ static bool wmma_plan(xc_cstyle_dot_t* t) {
   }
   if (best < 0) return false;
   t->params[P_S] = 16, t->params[P_KI] = 16, t->params[P_WMMA] = 1;
+  t->inst_m = 16, t->inst_n = 16, t->inst_k = 16;
   t->slots = t->params[P_TM] * t->params[P_TN] / 32;
   t->lda = t->k + 8; /* 16 bytes of padding per row, as for MFMA */
   t->ldb = t->n + 8;

@@ -812,6 +812,7 @@ static xc_status_t rocm_emit(void* target, const xc_device_caps_t* caps, const s
 
 static const xc_target_iface_t rocm_iface = {
     .api_version = XC_TARGET_API_VERSION,
+    .resolve_arch = xc_rocm_resolve_arch,
     .name = "rocm",
     .description = "AMD GPUs: HIP C++ compiled by hiprtc (or hipcc) to gfx code objects, run through the HIP "
                    "runtime (libamdhip64.so)",

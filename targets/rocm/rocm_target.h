@@ -48,7 +48,11 @@ xc_status_t xc_rocm_arch_caps(const char* arch, xc_device_caps_t* out_caps);
  * or name) copied into out; false when none. */
 bool xc_rocm_caps_arch(const xc_device_caps_t* caps, char* out, size_t size);
 
-/* Resolves a rocm selector for compilation: "rocm", "rocm:N", "rocm:<name>"
+/* The target's resolve_arch entry (xcomp/target.h): "gfxNNN" -> its
+ * nominal capabilities; XC_NOT_FOUND for specs not written gfx... */
+xc_status_t xc_rocm_resolve_arch(void* target, const char* spec, xc_device_caps_t* out_caps);
+
+/* Resolves a rocm selector for compilation (through xc_target_resolve): "rocm", "rocm:N", "rocm:<name>"
  * use a present device; "rocm:gfxNNN" uses the first device of that
  * architecture when one is present, else the nominal caps of the
  * architecture (*out_device_index = -1: compile only). */

@@ -1,4 +1,4 @@
-/* The compile cache through xc_runtime_compile: a miss compiles and stores,
+/* The compile cache through a driver session (xc_session_compile_bytes): a miss compiles and stores,
  * a second compile of the same model is a hit that neither loads the model,
  * lowers it nor runs the C compiler (counters, not wall-clock time); a
  * corrupt or truncated entry is a miss that is replaced; the key changes
@@ -28,8 +28,8 @@ static int count_entries(const char* dir) {
   return n;
 }
 
-static void request(xc_compile_request_t* r, const char* dir) {
-  xc_compile_request_init(r);
+static void request(xc_session_options_t* r, const char* dir) {
+  xc_session_options_init(r);
   r->target = "cpu";
   r->opt_level = 0;
   r->cache_dir = dir;
@@ -38,10 +38,21 @@ static void request(xc_compile_request_t* r, const char* dir) {
   fixture_build_options(&r->build);
 }
 
-/* Compiles through the cache and checks the module runs correctly. */
-static void compile_and_run(const xc_compile_request_t* r, xc_cache_stats_t* st) {
+/* Compiles through the cache (a session of its own: the counters of one
+ * compile are added to st) and checks the module runs correctly. */
+static void compile_and_run(const xc_session_options_t* r, xc_cache_stats_t* st) {
   xc_compiled_module_t* m = NULL;
-  CHECK_OK(xc_runtime_compile(fixture_xir, strlen(fixture_xir), load_fixture, NULL, r, st, &m));
+  xc_session_t* session = NULL;
+  CHECK_OK(xc_session_create(r, &session));
+  if (!session) return;
+  CHECK_OK(xc_session_compile_bytes(session, fixture_xir, strlen(fixture_xir), load_fixture, NULL, &m));
+  const xc_cache_stats_t* add = xc_session_cache_stats(session);
+  st->hits += add->hits;
+  st->misses += add->misses;
+  st->corrupt += add->corrupt;
+  st->stores += add->stores;
+  st->kernels_compiled += add->kernels_compiled;
+  xc_session_destroy(session);
   if (!m) return;
   xc_executor_t* e = NULL;
   CHECK_OK(xc_executor_create(m, NULL, NULL, &e));
@@ -76,7 +87,7 @@ int main(void) {
   CHECK(mkdtemp(dir) != NULL);
   char sub[300];
   snprintf(sub, sizeof sub, "%s/nested/cache", dir); /* created on the first store */
-  xc_compile_request_t r;
+  xc_session_options_t r;
   request(&r, sub);
   xc_cache_stats_t st;
   memset(&st, 0, sizeof st);
@@ -106,7 +117,7 @@ int main(void) {
   xc_device_caps_t caps;
   CHECK_OK(xc_target_find("cpu", &t, &index));
   CHECK_OK(xc_target_device_caps(t, index, &caps));
-  xc_hash128_t key = xc_compile_cache_key(fixture_xir, strlen(fixture_xir), "cpu", &caps, &r);
+  xc_hash128_t key = xc_compile_cache_key(fixture_xir, strlen(fixture_xir), "cpu", &caps, false, &r);
   char path[600];
   xc_cache_entry_path(sub, key, path, sizeof path);
   CHECK(access(path, R_OK) == 0);
@@ -126,23 +137,29 @@ int main(void) {
   CHECK_EQ_INT(count_entries(sub), 1);
 
   /* The key follows everything that decides the result. */
-  xc_hash128_t same = xc_compile_cache_key(fixture_xir, strlen(fixture_xir), "cpu", &caps, &r);
+  xc_hash128_t same = xc_compile_cache_key(fixture_xir, strlen(fixture_xir), "cpu", &caps, false, &r);
   CHECK(same.lo == key.lo && same.hi == key.hi);
-  xc_hash128_t other_model = xc_compile_cache_key(fixture_xir, strlen(fixture_xir) - 1, "cpu", &caps, &r);
+  xc_hash128_t other_model = xc_compile_cache_key(fixture_xir, strlen(fixture_xir) - 1, "cpu", &caps, false, &r);
   CHECK(other_model.lo != key.lo || other_model.hi != key.hi);
-  xc_hash128_t other_target = xc_compile_cache_key(fixture_xir, strlen(fixture_xir), "opencl", &caps, &r);
+  xc_hash128_t other_target = xc_compile_cache_key(fixture_xir, strlen(fixture_xir), "opencl", &caps, false, &r);
   CHECK(other_target.lo != key.lo || other_target.hi != key.hi);
-  xc_compile_request_t r2 = r;
+  xc_session_options_t r2 = r;
   r2.opt_level = 2;
-  xc_hash128_t other_level = xc_compile_cache_key(fixture_xir, strlen(fixture_xir), "cpu", &caps, &r2);
+  xc_hash128_t other_level = xc_compile_cache_key(fixture_xir, strlen(fixture_xir), "cpu", &caps, false, &r2);
   CHECK(other_level.lo != key.lo || other_level.hi != key.hi);
   r2 = r;
   r2.build.compile.extra_flags = "-DX=1";
-  xc_hash128_t other_flags = xc_compile_cache_key(fixture_xir, strlen(fixture_xir), "cpu", &caps, &r2);
+  xc_hash128_t other_flags = xc_compile_cache_key(fixture_xir, strlen(fixture_xir), "cpu", &caps, false, &r2);
   CHECK(other_flags.lo != key.lo || other_flags.hi != key.hi);
+  r2 = r;
+  r2.knobs = "num_threads=64";
+  xc_hash128_t other_knobs = xc_compile_cache_key(fixture_xir, strlen(fixture_xir), "cpu", &caps, false, &r2);
+  CHECK(other_knobs.lo != key.lo || other_knobs.hi != key.hi);
+  xc_hash128_t arch_only = xc_compile_cache_key(fixture_xir, strlen(fixture_xir), "cpu", &caps, true, &r);
+  CHECK(arch_only.lo != key.lo || arch_only.hi != key.hi);
   xc_device_caps_t caps2 = caps;
   caps2.simd_width *= 2;
-  xc_hash128_t other_device = xc_compile_cache_key(fixture_xir, strlen(fixture_xir), "cpu", &caps2, &r);
+  xc_hash128_t other_device = xc_compile_cache_key(fixture_xir, strlen(fixture_xir), "cpu", &caps2, false, &r);
   CHECK(other_device.lo != key.lo || other_device.hi != key.hi);
 
   /* No cache: compiles every time, writes nothing. */

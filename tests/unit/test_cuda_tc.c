@@ -28,6 +28,7 @@
 #include "xcomp/lower.h"
 #include "xcomp/module.h"
 #include "xcomp/passes.h"
+#include "xcomp/driver.h"
 #include "xcomp/runtime.h"
 #include "xcomp/tensor.h"
 #include "xcomp/xir.h"
@@ -112,21 +113,24 @@ static void lower_free(void* ctx, xc_lowered_module_t* lm) {
   xc_lowered_module_destroy(lm);
 }
 
-static xc_status_t compile(const gcase_t* c, xc_target_t* t, const xc_device_caps_t* caps, xc_compiled_module_t** out) {
+static xc_status_t compile(const gcase_t* c, const char* selector, xc_compiled_module_t** out) {
   xc_graph_t* g = parse(c);
   if (!g) return xc_error(XC_INTERNAL, "parse failed");
-  xc_compile_request_t req;
-  xc_compile_request_init(&req);
-  req.target = "cuda";
-  req.use_cache = false;
-  req.build.compile.allow_tf32 = c->tf32;
-  req.no_vendor_blas = true; /* these kernels, not cuBLASLt */
+  xc_session_options_t o;
+  xc_session_options_init(&o);
+  o.target = selector;
+  o.use_cache = false;
+  o.build.compile.allow_tf32 = c->tf32;
+  o.no_vendor_blas = true; /* these kernels, not cuBLASLt */
   if (c->bk || c->stages) {
-    req.lower = lower_forced;
-    req.lower_free = lower_free;
-    req.lower_ctx = (void*)c;
+    o.lower = lower_forced;
+    o.lower_free = lower_free;
+    o.lower_ctx = (void*)c;
   }
-  xc_status_t s = xc_runtime_compile_graph(g, t, caps, &req, NULL, out);
+  xc_session_t* session = NULL;
+  xc_status_t s = xc_session_create(&o, &session);
+  if (!s) s = xc_session_compile_graph(session, g, out);
+  xc_session_destroy(session);
   xc_graph_destroy(g);
   return s;
 }
@@ -200,7 +204,7 @@ static void check_arch(const char* arch) {
     const gcase_t* c = &cases[i];
     if (strcmp(arch, "sm_90") != 0 && i != 0 && i != 5) continue; /* bf16 and tf32 only for sm_80 (CI time) */
     xc_compiled_module_t* m = NULL;
-    s = compile(c, t, &caps, &m);
+    s = compile(c, sel, &m);
     if (s && strstr(xc_status_message(s), "NVRTC") && strstr(xc_status_message(s), "not found")) {
       printf("SKIP compile (%s)\n", xc_status_message(s));
       xc_status_free(s);
@@ -280,7 +284,7 @@ static void check_device(void) {
     CHECK_OK(xc_interp_run(g, &io, ni, (const xc_tensor_t* const*)in, want));
     xc_graph_destroy(g);
     xc_compiled_module_t* m = NULL;
-    CHECK_OK(compile(c, t, &caps, &m));
+    CHECK_OK(compile(c, "cuda", &m));
     xc_executor_t* ex = NULL;
     xc_executor_options_t eo;
     xc_executor_options_init(&eo);

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "test.h"
+#include "xcomp/driver.h"
 #include "xcomp/lower.h"
 #include "xcomp/module.h"
 #include "xcomp/runtime.h"

@@ -14,6 +14,7 @@
 #include "xcomp/fusion.h"
 #include "xcomp/lower.h"
 #include "xcomp/opsuite.h"
+#include "xcomp/driver.h"
 #include "xcomp/runtime.h"
 #include "xcomp/target.h"
 
@@ -260,15 +261,18 @@ static void test_guard_catches_overrun(void) {
   CHECK_OK(xc_target_find("cpu", &t, &index));
   CHECK_OK(xc_target_device_caps(t, index, &caps));
   int bumped = 0;
-  xc_compile_request_t req;
-  xc_compile_request_init(&req);
-  req.target = "cpu";
-  req.use_cache = false;
-  req.lower = lower_overrun;
-  req.lower_free = free_lowered;
-  req.lower_ctx = &bumped;
+  xc_session_options_t so;
+  xc_session_options_init(&so);
+  so.target = "cpu";
+  so.use_cache = false;
+  so.lower = lower_overrun;
+  so.lower_free = free_lowered;
+  so.lower_ctx = &bumped;
   xc_compiled_module_t* cm = NULL;
-  CHECK_OK(xc_runtime_compile_graph(g, t, &caps, &req, NULL, &cm));
+  xc_session_t* session = NULL;
+  CHECK_OK(xc_session_create(&so, &session));
+  if (session) CHECK_OK(xc_session_compile_graph(session, g, &cm));
+  xc_session_destroy(session);
   CHECK(bumped > 0);
   xc_executor_options_t eo;
   xc_executor_options_init(&eo);

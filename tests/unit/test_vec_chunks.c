@@ -22,6 +22,7 @@
 #include "xcomp/conformance.h"
 #include "xcomp/interp.h"
 #include "xcomp/module.h"
+#include "xcomp/driver.h"
 #include "xcomp/runtime.h"
 #include "xcomp/tensor.h"
 #include "xcomp/xir.h"
@@ -125,13 +126,16 @@ static void check_target(const char* selector) {
     CHECK_OK(xc_interp_run(g, &io, ni, (const xc_tensor_t* const*)in, want));
     char dir[] = "/tmp/xc-vec-XXXXXX";
     CHECK(mkdtemp(dir) != NULL);
-    xc_compile_request_t req;
-    xc_compile_request_init(&req);
-    req.target = selector;
-    req.use_cache = false;
-    req.build.dump_dir = dir;
+    xc_session_options_t o;
+    xc_session_options_init(&o);
+    o.target = selector;
+    o.use_cache = false;
+    o.build.dump_dir = dir;
     xc_compiled_module_t* m = NULL;
-    CHECK_OK(xc_runtime_compile_graph(g, t, &caps, &req, NULL, &m));
+    xc_session_t* session = NULL;
+    CHECK_OK(xc_session_create(&o, &session));
+    if (session) CHECK_OK(xc_session_compile_graph(session, g, &m));
+    xc_session_destroy(session);
     xc_dtype_t dt = g->outputs[0]->dtype;
     xc_graph_destroy(g);
     bool chunked = dir_has(dir, "typedef struct __attribute__((aligned(");

@@ -9,7 +9,7 @@
 #include "xcomp/lower.h"
 #include "xcomp/passes.h"
 #include "xcomp/xir.h"
-#include "../../runtime/runtime_internal.h"
+#include "../../driver/driver_internal.h"
 
 typedef struct analysed {
   xc_graph_t* g;
@@ -35,7 +35,7 @@ static void analyse(const char* body, analysed_t* a) {
   if (a->plan) CHECK_OK(xc_lower(a->g, a->plan, &lim, &a->lm));
   if (!a->lm) return;
   CHECK(a->lm->num_kernels <= 16);
-  xc_rt_vendor_candidates(a->plan, a->lm, false, a->has, a->c);
+  xc_drv_vendor_candidates(a->plan, a->lm, false, a->has, a->c);
 }
 
 static void release(analysed_t* a) {

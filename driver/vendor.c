@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime_internal.h"
+#include "driver_internal.h"
 #include "xcomp/fusion.h"
 #include "xcomp/lower.h"
 
@@ -96,7 +96,7 @@ static bool candidate(const xc_fusion_group_t* grp, const xc_lowered_kernel_t* l
   return out->a >= 0 && out->b >= 0 && out->y >= 0 && (!bias || out->bias >= 0);
 }
 
-void xc_rt_vendor_candidates(const xc_fusion_plan_t* plan, const xc_lowered_module_t* lm, bool allow_tf32,
+void xc_drv_vendor_candidates(const xc_fusion_plan_t* plan, const xc_lowered_module_t* lm, bool allow_tf32,
                              bool* has, xc_vendor_gemm_t* cands) {
   for (int i = 0; i < lm->num_kernels; i++) {
     const xc_lowered_kernel_t* lk = &lm->kernels[i];
@@ -179,8 +179,8 @@ static xc_status_t measure(xc_device_t* dev, const xc_compiled_module_t* m, int 
   *use_vendor = false;
   xc_symbind_t binds;
   xc_symbind_init(&binds);
-  xc_rt_step_launch_t sl;
-  xc_status_t s = xc_rt_step_launch(m, step, &binds, xc_device_caps(dev)->max_threads_per_group, &sl);
+  xc_cm_step_launch_t sl;
+  xc_status_t s = xc_cm_step_launch(m, step, &binds, xc_device_caps(dev)->max_threads_per_group, &sl);
   xc_symbind_free(&binds);
   XC_RETURN_IF_ERROR(s);
   if (sl.empty) {
@@ -269,7 +269,7 @@ static xc_status_t measure(xc_device_t* dev, const xc_compiled_module_t* m, int 
   return s;
 }
 
-xc_status_t xc_rt_vendor_choose(xc_compiled_module_t* m, xc_target_t* target, const xc_device_caps_t* caps,
+xc_status_t xc_drv_vendor_choose(xc_compiled_module_t* m, xc_target_t* target, const xc_device_caps_t* caps,
                                 const bool* has, const xc_vendor_gemm_t* cands, FILE* progress) {
   bool any = false;
   for (int i = 0; i < m->num_kernels; i++) any = any || has[i];

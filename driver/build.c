@@ -1,0 +1,248 @@
+/* Building a compiled module from a lowered one: the plan's values, steps
+ * and knob values, and every kernel emitted and compiled by the target
+ * (runtime/module.c links the result; module_format.c writes it). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "driver_internal.h"
+#include "xcomp/lower.h"
+
+/* ---- building ----------------------------------------------------------------------- */
+
+void xc_cm_build_options_init(xc_cm_build_options_t* o) { memset(o, 0, sizeof *o); }
+
+static const xc_symexpr_t* copy_expr(xc_arena_t* a, const xc_symexpr_t* e) {
+  if (!e) return NULL;
+  xc_symexpr_t* c = xc_arena_alloc(a, sizeof *c);
+  if (!c) return NULL;
+  c->kind = e->kind;
+  c->value = e->value;
+  if (e->name && !(c->name = xc_arena_strdup(a, e->name))) return NULL;
+  if (e->a && !(c->a = copy_expr(a, e->a))) return NULL;
+  if (e->b && !(c->b = copy_expr(a, e->b))) return NULL;
+  return c;
+}
+
+static bool copy_dim(xc_arena_t* a, xc_dim_t d, xc_dim_t* out) {
+  out->value = d.value;
+  out->sym = NULL;
+  if (d.sym && !(out->sym = copy_expr(a, d.sym))) return false;
+  return true;
+}
+
+typedef struct {
+  xc_compiled_module_t* m;
+  int cap;
+  const xc_value_t** graph_values; /* parallel to m->values */
+  int* by_id;                      /* graph value id -> index, -1 (ids < num_ids) */
+  int num_ids;
+} value_table_t;
+
+static xc_status_t value_index(value_table_t* t, const xc_value_t* v, int* out) {
+  xc_compiled_module_t* m = t->m;
+  if (!v) return xc_error(XC_INTERNAL, "a lowered step refers to no value");
+  bool by_id = t->by_id && v->id >= 0 && v->id < t->num_ids;
+  if (by_id && t->by_id[v->id] >= 0 && t->graph_values[t->by_id[v->id]] == v) {
+    *out = t->by_id[v->id];
+    return NULL;
+  }
+  /* An empty id slot means "not added yet"; anything else is checked the slow way. */
+  bool fresh = by_id && t->by_id[v->id] < 0;
+  for (int i = 0; !fresh && i < m->num_values; i++)
+    if (t->graph_values[i] == v) {
+      *out = i;
+      return NULL;
+    }
+  if (v->rank < 0 || v->dtype == XC_DTYPE_UNDEFINED)
+    return xc_error(XC_INVALID_ARGUMENT, "value '%s' has no inferred type", v->name);
+  if (m->num_values == t->cap) {
+    int cap = t->cap ? 2 * t->cap : 32;
+    xc_cm_value_t* nv = realloc(m->values, sizeof *nv * (size_t)cap);
+    if (!nv) return xc_error_oom();
+    m->values = nv;
+    const xc_value_t** ng = realloc(t->graph_values, sizeof *ng * (size_t)cap);
+    if (!ng) return xc_error_oom();
+    t->graph_values = ng;
+    t->cap = cap;
+  }
+  xc_cm_value_t* c = &m->values[m->num_values];
+  memset(c, 0, sizeof *c);
+  c->name = xc_arena_strdup(m->arena, v->name);
+  c->dtype = v->dtype;
+  c->rank = v->rank;
+  c->dims = xc_arena_alloc(m->arena, sizeof *c->dims * (size_t)(v->rank + 1));
+  if (!c->name || !c->dims) return xc_error_oom();
+  for (int d = 0; d < v->rank; d++)
+    if (!copy_dim(m->arena, v->dims[d], &c->dims[d])) return xc_error_oom();
+  if (v->constant) c->flags |= XC_CM_VALUE_WEIGHT;
+  else if (v->producer && strcmp(v->producer->op_type, "Constant") == 0)
+    return xc_error(XC_UNSUPPORTED, "value '%s' comes from a Constant node (run constant folding first)", v->name);
+  t->graph_values[m->num_values] = v;
+  if (fresh) t->by_id[v->id] = m->num_values;
+  *out = m->num_values++;
+  return NULL;
+}
+
+static const char* source_extension(const char* language) {
+  if (!language) return "txt";
+  if (strcmp(language, "c") == 0) return "c";
+  if (strcmp(language, "opencl-c") == 0) return "cl";
+  return language;
+}
+
+static xc_status_t dump_text(const char* dir, const char* name, const char* ext, const char* text) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/%s.%s", dir, name, ext);
+  return xc_write_file_atomic(path, text, strlen(text));
+}
+
+static xc_status_t build_kernel(const xc_lowered_kernel_t* lk, int index, int count, xc_target_t* target,
+                                const xc_device_caps_t* caps, const xc_cm_build_options_t* o,
+                                xc_compiled_module_t* m, int* compiled) {
+  const xc_tiled_kernel_t* tk = lk->kernel;
+  xc_cm_kernel_t* k = &m->kernels[index];
+  k->name = xc_arena_strdup(m->arena, tk->name ? tk->name : "kernel");
+  char* text = xc_tiled_print_to_string(tk);
+  if (!k->name || !text) {
+    free(text);
+    return xc_error_oom();
+  }
+  k->tiled_text = xc_arena_strdup(m->arena, text);
+  free(text);
+  if (!k->tiled_text) return xc_error_oom();
+
+  xc_knob_t knobs[64];
+  int nk = tk->num_knobs < 64 ? tk->num_knobs : 64;
+  for (int i = 0; i < nk; i++) {
+    knobs[i].name = tk->knobs[i].name;
+    knobs[i].value = lk->knobs[i];
+  }
+  xc_kernel_source_t src;
+  memset(&src, 0, sizeof src);
+  xc_status_t s;
+  if (o->emit) {
+    s = o->emit(o->emit_ctx, tk, lk->knobs, &src);
+  } else {
+    char why[512] = "";
+    if (!xc_target_supports(target, caps, tk, why, sizeof why))
+      return xc_error(XC_UNSUPPORTED, "target %s declines kernel '%s': %s", xc_target_name(target), k->name, why);
+    s = xc_target_emit(target, caps, tk, knobs, nk, &src);
+  }
+  if (s) return xc_status_annotate(s, "kernel '%s' (graph nodes: %s)", k->name, tk->origin ? tk->origin : "?");
+  if (o->dump_dir) {
+    s = dump_text(o->dump_dir, k->name, source_extension(src.language), src.text);
+    if (!s) s = dump_text(o->dump_dir, k->name, "tiled", k->tiled_text);
+    if (s) {
+      xc_kernel_source_release(&src);
+      return s;
+    }
+  }
+  if (o->progress)
+    fprintf(o->progress, "xcomp: compiling kernel %d/%d %s (%s)\n", index + 1, count, k->name,
+            xc_target_name(target));
+  xc_compile_options_t co = o->compile;
+  char dump_path[4096];
+  if (o->dump_dir) {
+    snprintf(dump_path, sizeof dump_path, "%s/%s", o->dump_dir, k->name);
+    co.dump_path = dump_path;
+  }
+  s = xc_target_compile(target, caps, &src, &co, &k->blob);
+  if (compiled) (*compiled)++;
+  snprintf(k->entry, sizeof k->entry, "%s", src.entry);
+  xc_kernel_source_release(&src);
+  if (s) return xc_status_annotate(s, "kernel '%s' (graph nodes: %s)", k->name, tk->origin ? tk->origin : "?");
+  if (!k->entry[0]) return xc_error(XC_INTERNAL, "kernel '%s': the emitter named no entry point", k->name);
+  return xc_tiled_parse(k->tiled_text, strlen(k->tiled_text), k->name, &k->tiled);
+}
+
+xc_status_t xc_compiled_module_build(const xc_lowered_module_t* lowered, xc_target_t* target,
+                                     const xc_device_caps_t* caps, const xc_cm_build_options_t* o,
+                                     int* kernels_compiled, xc_compiled_module_t** out) {
+  *out = NULL;
+  xc_cm_build_options_t defaults;
+  if (!o) {
+    xc_cm_build_options_init(&defaults);
+    o = &defaults;
+  }
+  const xc_graph_t* g = lowered->graph;
+  xc_compiled_module_t* m = calloc(1, sizeof *m);
+  if (!m || !(m->arena = xc_arena_create())) {
+    free(m);
+    return xc_error_oom();
+  }
+  snprintf(m->xcomp_version, sizeof m->xcomp_version, "%s", XCOMP_VERSION);
+  snprintf(m->target, sizeof m->target, "%s", xc_target_name(target));
+  snprintf(m->device_name, sizeof m->device_name, "%s", caps->name);
+  m->caps_fingerprint = xc_device_caps_fingerprint(caps);
+  value_table_t vt = {m, 0, NULL, calloc((size_t)g->num_values + 1, sizeof(int)), g->num_values};
+  for (int i = 0; vt.by_id && i < g->num_values; i++) vt.by_id[i] = -1;
+  xc_status_t s = NULL;
+  m->inputs = xc_arena_alloc(m->arena, sizeof(int) * (size_t)(g->num_inputs + 1));
+  m->outputs = xc_arena_alloc(m->arena, sizeof(int) * (size_t)(g->num_outputs + 1));
+  m->kernels = calloc((size_t)lowered->num_kernels + 1, sizeof *m->kernels);
+  m->steps = xc_arena_alloc(m->arena, sizeof *m->steps * (size_t)(lowered->num_steps + 1));
+  if (!m->inputs || !m->outputs || !m->kernels || !m->steps) s = xc_error_oom();
+  if (!s && o->dump_dir) s = xc_make_dirs(o->dump_dir);
+  m->num_kernels = m->kernels ? lowered->num_kernels : 0;
+  for (int i = 0; !s && i < g->num_inputs; i++) {
+    s = value_index(&vt, g->inputs[i], &m->inputs[i]);
+    if (!s) m->values[m->inputs[i]].flags |= XC_CM_VALUE_INPUT;
+    m->num_inputs = i + 1;
+  }
+  for (int i = 0; !s && i < g->num_outputs; i++) {
+    s = value_index(&vt, g->outputs[i], &m->outputs[i]);
+    if (!s) m->values[m->outputs[i]].flags |= XC_CM_VALUE_OUTPUT;
+    m->num_outputs = i + 1;
+  }
+  for (int i = 0; !s && i < lowered->num_steps; i++) {
+    const xc_lowered_step_t* ls = &lowered->steps[i];
+    xc_cm_step_t* cs = &m->steps[i];
+    m->num_steps = i + 1;
+    if (ls->kind == XC_STEP_ALIAS) {
+      cs->kind = XC_CM_STEP_ALIAS;
+      s = value_index(&vt, ls->dst, &cs->alias_dst);
+      if (!s) s = value_index(&vt, ls->src, &cs->alias_src);
+      continue;
+    }
+    if (ls->index < 0 || ls->index >= lowered->num_kernels) {
+      s = xc_error(XC_INTERNAL, "lowered step %d names kernel %d of %d", i, ls->index, lowered->num_kernels);
+      break;
+    }
+    const xc_lowered_kernel_t* lk = &lowered->kernels[ls->index];
+    cs->kind = XC_CM_STEP_KERNEL;
+    cs->kernel = ls->index;
+    cs->num_params = lk->num_params;
+    cs->params = xc_arena_alloc(m->arena, sizeof *cs->params * (size_t)(lk->num_params + 1));
+    cs->num_knobs = lk->kernel->num_knobs;
+    cs->knobs = xc_arena_alloc(m->arena, sizeof(int64_t) * (size_t)(cs->num_knobs + 1));
+    if (!cs->params || !cs->knobs) {
+      s = xc_error_oom();
+      break;
+    }
+    if (cs->num_knobs) memcpy(cs->knobs, lk->knobs, sizeof(int64_t) * (size_t)cs->num_knobs);
+    for (int p = 0; !s && p < lk->num_params; p++) {
+      if (lk->param_values[p]) {
+        s = value_index(&vt, lk->param_values[p], &cs->params[p].value);
+        if (!s && p < lk->kernel->num_params) cs->params[p].role = (int)lk->kernel->params[p]->type.role;
+      } else {
+        cs->params[p].value = -1;
+        if (!copy_dim(m->arena, lk->param_dims[p], &cs->params[p].dim)) s = xc_error_oom();
+      }
+    }
+  }
+  for (int i = 0; !s && i < lowered->num_kernels; i++)
+    s = build_kernel(&lowered->kernels[i], i, lowered->num_kernels, target, caps, o, m, kernels_compiled);
+  free(vt.graph_values);
+  free(vt.by_id);
+  if (!s)
+    s = xc_cm_graph_to_text(g, &m->graph_text, &m->graph_text_size, &m->weights, &m->weights_size);
+  if (!s) s = xc_cm_link(m, "compiled module");
+  if (s) {
+    xc_compiled_module_destroy(m);
+    return s;
+  }
+  *out = m;
+  return NULL;
+}
+

@@ -1,0 +1,41 @@
+/* Pieces shared by the driver's files (not a public interface). */
+#ifndef XCOMP_DRIVER_INTERNAL_H
+#define XCOMP_DRIVER_INTERNAL_H
+
+#include <stdio.h>
+
+#include "xcomp/driver.h"
+#include "xcomp/passes.h"
+
+struct xc_session {
+  xc_session_options_t o;
+  bool has_device;               /* false: "ref", no target */
+  xc_target_resolution_t res;    /* the target and the caps compiled for */
+  xc_target_traits_t traits;     /* what passes and fusion read, from the caps */
+  xc_tiled_limits_t limits;      /* what lowering's knob chooser reads, from the caps */
+  xc_cache_stats_t stats;
+};
+
+/* The schedule of every kernel of lm, between lowering and emission: the
+ * knob values each kernel runs with. Lowering's default chooser has picked
+ * values within the session's tiled limits; this is the one place that
+ * changes them (the session's knob overrides; per-target schedulers). */
+xc_status_t xc_driver_schedule_kernels(const xc_session_t* s, const struct xc_fusion_plan* plan,
+                                       struct xc_lowered_module* lm);
+
+/* Vendor GEMMs (vendor.c): for each kernel of lm, whether its group is a
+ * GEMM a vendor library can compute (has[i]) and how (cands[i]). */
+void xc_drv_vendor_candidates(const struct xc_fusion_plan* plan, const struct xc_lowered_module* lm, bool allow_tf32,
+                              bool* has, xc_vendor_gemm_t* cands);
+/* Measures each candidate against the generated kernel on a device of
+ * `target` with capabilities caps (outputs compared first) and keeps the
+ * faster one in m (blob, entry). Notes go to progress. Does nothing when no
+ * device of the target has these capabilities. */
+xc_status_t xc_drv_vendor_choose(xc_compiled_module_t* m, xc_target_t* target, const xc_device_caps_t* caps,
+                                 const bool* has, const xc_vendor_gemm_t* cands, FILE* progress);
+
+#ifndef XCOMP_VERSION
+#define XCOMP_VERSION "unknown"
+#endif
+
+#endif

@@ -1,0 +1,79 @@
+/* Schedules: between lowering and emission, every lowered kernel gets its
+ * schedule record from its target's scheduler (docs/tiled-ir.md,
+ * "Schedules"), starting from the lowering's knob values or the session's
+ * knob overrides. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "driver_internal.h"
+#include "xcomp/lower.h"
+
+/* Knob overrides "NAME=V[,NAME=V...]" (the CLI's $XCOMP_KNOBS): every
+ * kernel with a knob NAME takes the value V instead of the default
+ * chooser's (a hand-tuning and measuring aid, docs/tiled-ir.md "Knobs and
+ * validity"). V must be one of the knob's candidates; whether the
+ * combination is valid is the emitter's check. Messages name XCOMP_KNOBS,
+ * where users set it. */
+static xc_status_t apply_knob_overrides(xc_lowered_module_t* lm, const char* spec) {
+  if (!spec || !*spec) return NULL;
+  for (const char* p = spec; *p;) {
+    const char* end = strchr(p, ',');
+    size_t len = end ? (size_t)(end - p) : strlen(p);
+    char item[128];
+    if (len == 0 || len >= sizeof item) return xc_error(XC_INVALID_ARGUMENT, "XCOMP_KNOBS: bad item in '%s'", spec);
+    memcpy(item, p, len);
+    item[len] = 0;
+    char* eq = strchr(item, '=');
+    char* rest = NULL;
+    long long v = eq ? strtoll(eq + 1, &rest, 10) : 0;
+    if (!eq || eq == item || !rest || rest == eq + 1 || *rest)
+      return xc_error(XC_INVALID_ARGUMENT, "XCOMP_KNOBS: '%s' is not NAME=INTEGER", item);
+    *eq = 0;
+    for (int i = 0; i < lm->num_kernels; i++) {
+      const xc_tiled_kernel_t* k = lm->kernels[i].kernel;
+      int idx = xc_tiled_find_knob(k, item);
+      if (idx < 0) continue;
+      bool ok = false;
+      for (int c = 0; c < k->knobs[idx].num_candidates; c++) ok |= k->knobs[idx].candidates[c] == v;
+      if (!ok) return xc_error(XC_INVALID_ARGUMENT, "XCOMP_KNOBS: %lld is not a candidate of knob %s of kernel '%s'",
+                               v, item, k->name);
+      lm->kernels[i].knobs[idx] = v;
+    }
+    p += len + (end ? 1 : 0);
+  }
+  return NULL;
+}
+
+/* Which kernels the overrides touch: those keep their knob values through
+ * scheduling (an invalid override is an error, never silently changed). */
+static bool overridden(const xc_tiled_kernel_t* k, const char* spec) {
+  if (!spec || !*spec) return false;
+  for (int i = 0; i < k->num_knobs; i++) {
+    size_t n = strlen(k->knobs[i].name);
+    for (const char* p = spec; (p = strstr(p, k->knobs[i].name)) != NULL; p += n)
+      if ((p == spec || p[-1] == ',') && p[n] == '=') return true;
+  }
+  return false;
+}
+
+xc_status_t xc_driver_schedule_kernels(const xc_session_t* s, const struct xc_fusion_plan* plan,
+                                       xc_lowered_module_t* lm) {
+  (void)plan;
+  XC_RETURN_IF_ERROR(apply_knob_overrides(lm, s->o.knobs));
+  if (!s->has_device) return NULL; /* the tiled interpreter runs the kernels as lowered */
+  /* Each kernel's target scheduler completes the record (threads, vector,
+   * matrix instructions, stages, work-group memory) and makes it legal on
+   * the device before anything is emitted; the kernel carries it from here
+   * (its text, the module, the emitter). */
+  for (int i = 0; i < lm->num_kernels; i++) {
+    xc_lowered_kernel_t* lk = &lm->kernels[i];
+    xc_tiled_schedule_t rec;
+    xc_tiled_schedule_init(lk->kernel, &rec);
+    for (int j = 0; j < rec.num_knobs; j++) rec.knobs[j] = lk->knobs[j];
+    unsigned flags = overridden(lk->kernel, s->o.knobs) ? XC_SCHEDULE_KEEP_KNOBS : 0;
+    XC_RETURN_IF_ERROR(xc_target_schedule(s->res.target, &s->res.caps, lk->kernel, &s->limits, flags, &rec));
+    XC_RETURN_IF_ERROR(xc_tiled_set_schedule(lk->kernel, &rec));
+    for (int j = 0; j < rec.num_knobs; j++) lk->knobs[j] = rec.knobs[j];
+  }
+  return NULL;
+}

@@ -1,0 +1,288 @@
+/* Compile sessions: the target resolved once, traits and tiled limits from
+ * its capabilities once, then the pipeline — graph passes, fusion plan,
+ * lowering, schedule, emission and target compiles, the vendor-library race
+ * — for any number of graphs and model files, through the compile cache. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "driver_internal.h"
+#include "xcomp/frontend.h"
+#include "xcomp/fusion.h"
+#include "xcomp/lower.h"
+
+void xc_session_options_init(xc_session_options_t* o) {
+  memset(o, 0, sizeof *o);
+  o->target = "cpu";
+  o->opt_level = 2;
+  o->use_cache = true;
+  xc_cm_build_options_init(&o->build);
+}
+
+void xc_driver_tiled_limits(const xc_device_caps_t* caps, bool allow_tf32, xc_tiled_limits_t* l) {
+  if (caps->kind == XC_DEVICE_CPU) xc_tiled_limits_init_cpu(l);
+  else xc_tiled_limits_init_gpu(l);
+  if (caps->max_threads_per_group > 1) l->value[XC_TILED_LIMIT_MAX_THREADS] = caps->max_threads_per_group;
+  if (caps->kind != XC_DEVICE_CPU && caps->local_memory_bytes > 0)
+    l->value[XC_TILED_LIMIT_SHARED_BYTES] = caps->local_memory_bytes;
+  l->value[XC_TILED_LIMIT_STAGED_BYTES] = l->value[XC_TILED_LIMIT_SHARED_BYTES];
+  if (caps->kind != XC_DEVICE_CPU && caps->local_memory_optin_bytes > l->value[XC_TILED_LIMIT_SHARED_BYTES])
+    l->value[XC_TILED_LIMIT_STAGED_BYTES] = caps->local_memory_optin_bytes;
+  if (caps->simd_width > 0) l->value[XC_TILED_LIMIT_SIMD_WIDTH] = caps->simd_width;
+  /* float dots with matrix instructions; f32 (tf32) only when allowed */
+  for (int i = 0; caps->kind != XC_DEVICE_CPU && i < caps->num_mma_shapes && i < XC_TARGET_MAX_MMA_SHAPES; i++) {
+    xc_dtype_t in = caps->mma_shapes[i].input_dtype;
+    if (caps->mma_shapes[i].accumulator_dtype == XC_F32 &&
+        (in == XC_F16 || in == XC_BF16 || (in == XC_F32 && allow_tf32)))
+      l->value[XC_TILED_LIMIT_MMA] |= (int64_t)1 << in;
+  }
+}
+
+void xc_driver_target_traits(const char* name, const xc_device_caps_t* caps, xc_target_traits_t* t) {
+  xc_target_traits_init(t);
+  t->name = name;
+  t->preferred_layout = caps->preferred_layout;
+  if (caps->local_memory_bytes > 0) t->shared_mem_bytes = caps->local_memory_bytes;
+  t->has_tensor_cores = caps->num_mma_shapes > 0;
+}
+
+static bool no_device(const char* target) { return !target || strcmp(target, "ref") == 0; }
+
+xc_status_t xc_session_create(const xc_session_options_t* o, xc_session_t** out) {
+  *out = NULL;
+  xc_session_t* s = calloc(1, sizeof *s);
+  if (!s) return xc_error_oom();
+  if (o) s->o = *o;
+  else xc_session_options_init(&s->o);
+  s->res.device_index = -1;
+  xc_target_traits_init(&s->traits);
+  xc_tiled_limits_init_unlimited(&s->limits);
+  if (!no_device(s->o.target)) {
+    xc_status_t st = xc_target_resolve(s->o.target, &s->res);
+    if (st) {
+      free(s);
+      return st;
+    }
+    s->has_device = true;
+    xc_driver_target_traits(xc_target_name(s->res.target), &s->res.caps, &s->traits);
+    xc_driver_tiled_limits(&s->res.caps, s->o.build.compile.allow_tf32, &s->limits);
+  }
+  *out = s;
+  return NULL;
+}
+
+void xc_session_destroy(xc_session_t* s) { free(s); }
+
+xc_target_t* xc_session_target(const xc_session_t* s) { return s->has_device ? s->res.target : NULL; }
+const xc_device_caps_t* xc_session_caps(const xc_session_t* s) { return s->has_device ? &s->res.caps : NULL; }
+int xc_session_device_index(const xc_session_t* s) { return s->has_device ? s->res.device_index : -1; }
+bool xc_session_arch_only(const xc_session_t* s) { return s->has_device && s->res.device_index < 0; }
+const xc_tiled_limits_t* xc_session_tiled_limits(const xc_session_t* s) { return s->has_device ? &s->limits : NULL; }
+const xc_target_traits_t* xc_session_traits(const xc_session_t* s) { return &s->traits; }
+const xc_cache_stats_t* xc_session_cache_stats(const xc_session_t* s) { return &s->stats; }
+
+/* ---- stages ---- */
+
+xc_status_t xc_session_optimize(const xc_session_t* s, xc_graph_t* g) {
+  xc_pass_options_t po;
+  xc_pass_options_init(&po);
+  po.opt_level = s->o.opt_level;
+  po.precision = s->o.precision;
+  po.disabled = s->o.disabled_passes;
+  po.num_disabled = s->o.num_disabled_passes;
+  po.print_after = s->o.print_after;
+  po.print_after_all = s->o.print_after_all;
+  po.timing = s->o.pass_timing;
+  po.target = s->traits;
+  return xc_passes_run(g, &po);
+}
+
+xc_status_t xc_session_plan(const xc_session_t* s, const xc_graph_t* g, xc_fusion_plan_t** out) {
+  return xc_fusion_plan_build(g, &s->traits, out);
+}
+
+/* Fusion, lowering (or the session's hook; *plan stays NULL then) and the
+ * schedule. */
+static xc_status_t plan_and_lower(const xc_session_t* s, const xc_graph_t* g, xc_fusion_plan_t** plan,
+                                  xc_lowered_module_t** lm) {
+  *plan = NULL;
+  *lm = NULL;
+  const xc_tiled_limits_t* limits = xc_session_tiled_limits(s);
+  xc_status_t st;
+  if (s->o.lower) {
+    st = s->o.lower(s->o.lower_ctx, g, limits, lm);
+  } else {
+    st = xc_session_plan(s, g, plan);
+    if (!st) st = xc_lower(g, *plan, limits, lm);
+  }
+  if (!st) st = xc_driver_schedule_kernels(s, *plan, *lm);
+  return st;
+}
+
+xc_status_t xc_session_lower(const xc_session_t* s, const xc_graph_t* g, xc_lowered_module_t** out) {
+  xc_fusion_plan_t* plan = NULL;
+  xc_lowered_module_t* lm = NULL;
+  xc_status_t st = plan_and_lower(s, g, &plan, &lm);
+  xc_fusion_plan_destroy(plan);
+  if (st) {
+    xc_session_lowered_free(s, lm);
+    lm = NULL;
+  }
+  *out = lm;
+  return st;
+}
+
+void xc_session_lowered_free(const xc_session_t* s, xc_lowered_module_t* lm) {
+  if (!lm) return;
+  if (s->o.lower) {
+    if (s->o.lower_free) s->o.lower_free(s->o.lower_ctx, lm);
+  } else {
+    xc_lowered_module_destroy(lm);
+  }
+}
+
+/* Names of the symbols in a dim expression, appended to names (dedup). */
+static void collect_symbols(const xc_symexpr_t* e, const char** names, int* count, int cap) {
+  if (!e) return;
+  if (e->kind == XC_SYM_VAR) {
+    for (int i = 0; i < *count; i++)
+      if (strcmp(names[i], e->name) == 0) return;
+    if (*count < cap) names[(*count)++] = e->name;
+    return;
+  }
+  collect_symbols(e->a, names, count, cap);
+  collect_symbols(e->b, names, count, cap);
+}
+
+/* The executor binds symbols from the input shapes only. A dim computed from
+ * tensor values at run time (NonZero counts, Expand/Reshape to a shape that
+ * is data, not folded) cannot be sized before the kernels run: refuse it at
+ * compile time, naming the value, instead of failing at run time. */
+static xc_status_t check_static_symbols(const xc_graph_t* g) {
+  enum { CAP = 256 };
+  const char* bound[CAP];
+  int nb = 0;
+  for (int i = 0; i < g->num_inputs; i++)
+    for (int d = 0; d < g->inputs[i]->rank; d++)
+      collect_symbols(g->inputs[i]->dims[d].sym, bound, &nb, CAP);
+  for (int v = 0; v < g->num_values; v++) {
+    const xc_value_t* val = g->values[v];
+    for (int d = 0; d < val->rank; d++) {
+      const char* used[16];
+      int nu = 0;
+      collect_symbols(val->dims[d].sym, used, &nu, 16);
+      for (int u = 0; u < nu; u++) {
+        bool ok = false;
+        for (int b = 0; b < nb && !ok; b++) ok = strcmp(bound[b], used[u]) == 0;
+        if (!ok)
+          return xc_error(XC_UNSUPPORTED,
+                          "value '%s' has a data-dependent dim '%s' (compiled targets need every "
+                          "shape computable from the input shapes)",
+                          val->name, used[u]);
+      }
+    }
+  }
+  return NULL;
+}
+
+/* The vendor-library race: GEMM groups measured against their generated
+ * kernels on the device; a failed measurement only costs time. */
+static xc_status_t race_vendor(xc_session_t* s, const xc_fusion_plan_t* plan, const xc_lowered_module_t* lm,
+                               xc_compiled_module_t* m) {
+  if (!plan || s->o.no_vendor_blas || !s->res.caps.has_vendor_blas) return NULL;
+  bool* has = calloc((size_t)lm->num_kernels + 1, sizeof *has);
+  xc_vendor_gemm_t* cands = calloc((size_t)lm->num_kernels + 1, sizeof *cands);
+  xc_status_t st = NULL;
+  if (!has || !cands) {
+    st = xc_error_oom();
+  } else {
+    xc_drv_vendor_candidates(plan, lm, false, has, cands);
+    xc_status_t v = xc_drv_vendor_choose(m, s->res.target, &s->res.caps, has, cands, s->o.build.progress);
+    if (v) {
+      if (s->o.build.progress)
+        fprintf(s->o.build.progress, "xcomp: warning: vendor GEMMs not measured: %s\n", xc_status_message(v));
+      xc_status_free(v);
+    }
+  }
+  free(has);
+  free(cands);
+  return st;
+}
+
+xc_status_t xc_session_compile_graph(xc_session_t* s, xc_graph_t* g, xc_compiled_module_t** out) {
+  *out = NULL;
+  if (!s->has_device)
+    return xc_error(XC_INVALID_ARGUMENT, "target ref is the reference interpreter: there is nothing to compile for it");
+  XC_RETURN_IF_ERROR(xc_session_optimize(s, g));
+  XC_RETURN_IF_ERROR(check_static_symbols(g));
+  xc_fusion_plan_t* plan = NULL;
+  xc_lowered_module_t* lm = NULL;
+  xc_status_t st = plan_and_lower(s, g, &plan, &lm);
+  if (!st) st = xc_compiled_module_build(lm, s->res.target, &s->res.caps, &s->o.build, &s->stats.kernels_compiled, out);
+  if (!st) st = race_vendor(s, plan, lm, *out);
+  if (!st && xc_session_arch_only(s)) (*out)->flags |= XC_CM_ARCH_ONLY;
+  if (st && *out) {
+    xc_compiled_module_destroy(*out);
+    *out = NULL;
+  }
+  xc_session_lowered_free(s, lm);
+  xc_fusion_plan_destroy(plan);
+  return st;
+}
+
+xc_status_t xc_session_compile_bytes(xc_session_t* s, const void* bytes, size_t size, xc_model_loader_fn load,
+                                     void* load_ctx, xc_compiled_module_t** out) {
+  *out = NULL;
+  if (!s->has_device)
+    return xc_error(XC_INVALID_ARGUMENT, "target ref is the reference interpreter: there is nothing to compile for it");
+  const char* target_name = xc_target_name(s->res.target);
+  char dir[4096] = "";
+  xc_hash128_t key = {0, 0};
+  bool cached = s->o.use_cache;
+  if (cached) {
+    if (s->o.cache_dir) snprintf(dir, sizeof dir, "%s", s->o.cache_dir);
+    else XC_RETURN_IF_ERROR(xc_cache_dir(dir, sizeof dir));
+    key = xc_compile_cache_key(bytes, size, target_name, &s->res.caps, xc_session_arch_only(s), &s->o);
+    XC_RETURN_IF_ERROR(xc_cache_lookup(dir, key, &s->stats, out));
+    if (*out) {
+      if (strcmp((*out)->target, target_name) == 0) return NULL;
+      xc_compiled_module_destroy(*out); /* a key collision across targets: recompile */
+      *out = NULL;
+    }
+  }
+  xc_graph_t* g = NULL;
+  XC_RETURN_IF_ERROR(load(load_ctx, &g));
+  xc_status_t st = xc_session_compile_graph(s, g, out);
+  xc_graph_destroy(g);
+  if (st) return st;
+  if (cached) {
+    xc_status_t w = xc_cache_store(dir, key, *out, &s->stats);
+    if (w) {
+      /* The compile itself succeeded; a read-only cache only costs time. */
+      if (s->o.build.progress)
+        fprintf(s->o.build.progress, "xcomp: warning: not cached: %s\n", xc_status_message(w));
+      xc_status_free(w);
+    }
+  }
+  return NULL;
+}
+
+static xc_status_t load_model_file(void* ctx, xc_graph_t** out) {
+  xc_status_t s = xc_load_model((const char*)ctx, out);
+  if (!s) s = xc_graph_infer(*out);
+  if (s) {
+    xc_graph_destroy(*out);
+    *out = NULL;
+  }
+  return s;
+}
+
+xc_status_t xc_session_compile_model_file(xc_session_t* s, const char* path, xc_compiled_module_t** out) {
+  *out = NULL;
+  uint8_t* bytes = NULL;
+  size_t size = 0;
+  XC_RETURN_IF_ERROR(xc_read_file_bytes(path, &bytes, &size));
+  xc_status_t st = xc_session_compile_bytes(s, bytes, size, load_model_file, (void*)path, out);
+  free(bytes);
+  return st;
+}
