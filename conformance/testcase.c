@@ -55,10 +55,17 @@ static xc_conform_verdict_t verdict_of(xc_status_t s) {
 
 /* A compile session without cache: "ref" for the tiled pseudo-target
  * (reference traits, unlimited tiled limits), else the selected target. */
+/* The device limits of the case being run (xc_conform_options_t): set
+ * once per case before any session opens (cases run in their own process). */
+static int64_t g_max_local_memory_bytes;
+static int g_max_threads_per_group;
+
 static xc_status_t open_session(const char* target, bool allow_tf32, xc_session_t** out) {
   xc_session_options_t so;
   xc_session_options_init(&so);
   so.target = target;
+  so.max_local_memory_bytes = g_max_local_memory_bytes;
+  so.max_threads_per_group = g_max_threads_per_group;
   so.use_cache = false;
   so.build.compile.allow_tf32 = allow_tf32;
   return xc_session_create(&so, out);
@@ -132,6 +139,8 @@ static xc_status_t run_target(xc_graph_t* g, const char* selector, int ni, xc_te
     xc_executor_options_init(&eo);
     eo.poison = true;
     eo.guard = true;
+    /* compiled for tighter limits than the device's own (a smaller device) */
+    eo.ignore_fingerprint = g_max_local_memory_bytes > 0 || g_max_threads_per_group > 0;
     s = xc_executor_create(cm, selector, &eo, &ex);
   }
   if (!s) s = xc_executor_run(ex, ni, (const xc_tensor_t* const*)ins, got, NULL);
@@ -238,6 +247,8 @@ static xc_conform_verdict_t run_compiled_case(xc_onnx_testcase_t* tc, const char
     xc_executor_options_init(&eo);
     eo.poison = true;
     eo.guard = true;
+    /* compiled for tighter limits than the device's own (a smaller device) */
+    eo.ignore_fingerprint = g_max_local_memory_bytes > 0 || g_max_threads_per_group > 0;
     s = xc_executor_create(cm, selector, &eo, &ex);
   }
   for (int n = 0; !s && n < tc->num_sets && v == XC_CONFORM_PASS; n++) {
@@ -440,6 +451,8 @@ xc_conform_verdict_t xc_conform_run_case(const char* dir, const xc_conform_optio
     xc_conform_options_init(&defaults);
     opt = &defaults;
   }
+  g_max_local_memory_bytes = opt->max_local_memory_bytes;
+  g_max_threads_per_group = opt->max_threads_per_group;
   bool reduced = opt->dtype != XC_DTYPE_UNDEFINED && opt->dtype != XC_F32;
   bool tiled = !reduced && opt->target && strcmp(opt->target, "tiled") == 0;
   bool compiled = opt->target && strcmp(opt->target, "ref") != 0 && !tiled;

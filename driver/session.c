@@ -25,6 +25,12 @@ void xc_driver_tiled_limits(const xc_device_caps_t* caps, bool allow_tf32, xc_ti
   if (caps->max_threads_per_group > 1) l->value[XC_TILED_LIMIT_MAX_THREADS] = caps->max_threads_per_group;
   if (caps->kind != XC_DEVICE_CPU && caps->local_memory_bytes > 0)
     l->value[XC_TILED_LIMIT_SHARED_BYTES] = caps->local_memory_bytes;
+  /* work-groups on a CPU device (OpenCL on PoCL): their local memory is a
+   * real bound the emitted code must fit, where it is below the stack-array
+   * budget of CPU programs */
+  if (caps->kind == XC_DEVICE_CPU && caps->max_threads_per_group > 1 && caps->local_memory_bytes > 0 &&
+      caps->local_memory_bytes < l->value[XC_TILED_LIMIT_SHARED_BYTES])
+    l->value[XC_TILED_LIMIT_SHARED_BYTES] = caps->local_memory_bytes;
   l->value[XC_TILED_LIMIT_STAGED_BYTES] = l->value[XC_TILED_LIMIT_SHARED_BYTES];
   if (caps->kind != XC_DEVICE_CPU && caps->local_memory_optin_bytes > l->value[XC_TILED_LIMIT_SHARED_BYTES])
     l->value[XC_TILED_LIMIT_STAGED_BYTES] = caps->local_memory_optin_bytes;
@@ -64,6 +70,14 @@ xc_status_t xc_session_create(const xc_session_options_t* o, xc_session_t** out)
       return st;
     }
     s->has_device = true;
+    xc_device_caps_t* c = &s->res.caps;
+    if (s->o.max_local_memory_bytes > 0) {
+      if (c->local_memory_bytes <= 0 || c->local_memory_bytes > s->o.max_local_memory_bytes)
+        c->local_memory_bytes = s->o.max_local_memory_bytes;
+      if (c->local_memory_optin_bytes > s->o.max_local_memory_bytes) c->local_memory_optin_bytes = 0;
+    }
+    if (s->o.max_threads_per_group > 0 && c->max_threads_per_group > s->o.max_threads_per_group)
+      c->max_threads_per_group = s->o.max_threads_per_group;
     xc_driver_target_traits(xc_target_name(s->res.target), &s->res.caps, &s->traits);
     xc_driver_tiled_limits(&s->res.caps, s->o.build.compile.allow_tf32, &s->limits);
   }

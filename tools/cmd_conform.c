@@ -340,6 +340,14 @@ static int conform_main(int argc, char** argv) {
       seen_per_op = true;
       if (m > 0 && (!xc_cli_parse_int(v, &o.per_op) || o.per_op <= 0))
         return xc_cli_usage_error(cmd, "--per-op: '%s' is not a positive count", v);
+    } else if ((m = xc_cli_option(argc, argv, &i, "--max-local-memory", &v)) != 0) {
+      int n = 0;
+      if (m > 0 && (!xc_cli_parse_int(v, &n) || n <= 0))
+        return xc_cli_usage_error(cmd, "--max-local-memory: '%s' is not a positive byte count", v);
+      o.max_local_memory_bytes = n;
+    } else if ((m = xc_cli_option(argc, argv, &i, "--max-threads", &v)) != 0) {
+      if (m > 0 && (!xc_cli_parse_int(v, &o.max_threads_per_group) || o.max_threads_per_group <= 0))
+        return xc_cli_usage_error(cmd, "--max-threads: '%s' is not a positive count", v);
     } else if ((m = xc_cli_option(argc, argv, &i, "--report", &v)) != 0) {
       report = v;
     } else if ((m = xc_cli_option(argc, argv, &i, "--markdown", &v)) != 0) {
@@ -601,6 +609,10 @@ const xc_cli_command_t xc_cli_conform_command = {
     "                    matches (POSIX ERE)\n"
     "  --per-op N        --onnx-tests/--models: of the matching tests, run only the first\n"
     "                    N (name order) of each op and dtype (a sample for slow targets)\n"
+    "  --max-local-memory BYTES, --max-threads N\n"
+    "                    compile as for a smaller device of the target (at most this much\n"
+    "                    work-group memory / threads per work-group) and run on the real\n"
+    "                    one: checks that the schedulers find legal schedules\n"
     "  --report FILE     also write the full report to FILE\n"
     "  --markdown FILE   write the per-op table as Markdown (docs/conformance.md),\n"
     "                    titled by the target and its device (ref: the interpreter)\n"

@@ -106,6 +106,12 @@ typedef struct xc_conform_options {
   int per_op;            /* > 0: of the tests left by the filter, only the first per_op
                             (in name order) of each (main op, dtype) run; the others are
                             left out of the report (a sample for slow targets) */
+  /* > 0: compiled targets compile as for a smaller device of theirs (at most
+   * this much work-group memory, this many threads per work-group;
+   * xc_session_options_t) and run on the real one: the schedulers' fallbacks
+   * under test. */
+  int64_t max_local_memory_bytes;
+  int max_threads_per_group;
 } xc_conform_options_t;
 
 void xc_conform_options_init(xc_conform_options_t* o);

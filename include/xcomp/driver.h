@@ -110,6 +110,14 @@ typedef struct xc_session_options {
   xc_session_lower_fn lower;           /* NULL: fusion plan + xc_lower */
   xc_session_lower_free_fn lower_free;
   void* lower_ctx;
+  /* Tighter device limits than the device's own (0: the device's): the
+   * session compiles as if the device had at most this much work-group
+   * memory (static and opt-in) and this many threads per work-group. What a
+   * smaller device of the same target would get; its schedules are checked
+   * against these limits (tests of the schedulers' fallbacks). Part of the
+   * compile-cache key through the capabilities. */
+  int64_t max_local_memory_bytes;
+  int max_threads_per_group;
 } xc_session_options_t;
 
 void xc_session_options_init(xc_session_options_t* o);
