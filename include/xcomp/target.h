@@ -300,7 +300,10 @@ typedef struct xc_target_iface {
  *
  * The loader checks the version first and refuses a plugin built for another
  * one. init registers zero or more targets with host->register_target. A
- * plugin need not link against xcomp: it creates statuses with host->error.
+ * plugin need not link against xcomp: it creates statuses with host->error,
+ * and version 3 of the table lends it the emitter (xcomp/emit.h) and read
+ * access to tiled kernels. Statuses a plugin returns are owned by the caller
+ * (xcomp); statuses it gets from host functions are its own to return or free.
  * The host table stays valid for the life of the process (a plugin may keep
  * the pointer). register_target may only be called during init.
  * Built-in targets register through functions of the same type.
