@@ -53,8 +53,9 @@ MODELS="$SRC/tests/models"
 step "models on acme: $(tail -1 "$WORK/conformance-models-acme.txt" 2>/dev/null)"
 # The generated op suite, one case per op at f32 and f16 (one C compile per
 # case: about 30 s on 2 cores).
-# SWITCH-TO-KIT: when `xcomp conform --kit DIR --xfail FILE` exists, run the
-# vendor conformance kit here instead of the two commands around this line.
+# SWITCH-TO-KIT: when `xcomp conform --kit DIR --xfail FILE` lands, replace the
+# models and op-suite commands around this line with the kit, e.g.
+#   "$XCOMP" conform --kit "$KIT" --target acme --xfail "$SRC/examples/npu-plugin/xfail.txt" -j "$JOBS" --strict
 "$XCOMP" conform --op-suite --target acme --seed 1 --cases-per-op 1 --dtypes f32,f16 -j "$JOBS" --strict \
   --report "$WORK/conformance-opsuite-acme.txt" >"$WORK/conformance-opsuite-acme.log" 2>&1 || status=1
 step "op suite on acme (f32,f16): $(tail -1 "$WORK/conformance-opsuite-acme.txt" 2>/dev/null)"
