@@ -3,6 +3,7 @@
 #   make test   normal + sanitizer builds with warnings as errors, all tests,
 #               bounded fuzzing, ONNX conformance when ../shared is present
 #   make docs   regenerate docs/ops.md (and docs/conformance.md)
+#   make sdk    install the SDK, build examples/npu-plugin against it, run its conformance
 #   make bench  build and run the benchmarks in bench/ (ratios against peers, see bench/RESULTS.md)
 BUILD        ?= build
 ASAN_BUILD   ?= build-asan
@@ -28,7 +29,7 @@ TEST_DEPS += rocm-device-libs llvm-15
 # Only for `make bench`: the SGEMM peer.
 BENCH_DEPS = libopenblas-dev
 
-.PHONY: all deps test-deps bench-deps build demo test unit asan fuzz conformance bench docs clean
+.PHONY: all deps test-deps bench-deps build demo test unit asan fuzz conformance sdk bench docs clean
 
 all: build
 
@@ -73,6 +74,11 @@ fuzz: test-deps
 conformance: build
 	tools/conformance.sh $(BUILD)/xcomp $(SHARED) $(BUILD) $(JOBS)
 
+# The SDK as a vendor uses it: install build/ to a prefix, build
+# examples/npu-plugin against that prefix alone, run the conformance on it.
+sdk: build
+	tools/sdk_check.sh $(BUILD) $(SHARED) $(BUILD) $(JOBS)
+
 # Benchmarks: programs that print ratios against a peer measured in the same
 # run; never tests. OpenBLAS runs its best kernel for this command alone
 # (docs: ../shared/docs/PERFORMANCE.md), 2 threads on both sides.
@@ -91,6 +97,7 @@ test: test-deps
 	$(MAKE) --no-print-directory asan || fail="$$fail asan"; \
 	$(MAKE) --no-print-directory fuzz || fail="$$fail fuzz"; \
 	$(MAKE) --no-print-directory conformance || fail="$$fail conformance"; \
+	$(MAKE) --no-print-directory sdk || fail="$$fail sdk"; \
 	if [ -n "$$fail" ]; then echo "make test: FAILED:$$fail"; exit 1; fi; \
 	echo "make test: all steps passed"
 

@@ -11,6 +11,9 @@
 #include <string.h>
 #include <strings.h>
 
+#include "xcomp/emit.h"
+#include "xcomp/tiled.h"
+
 #include "targets_internal.h"
 
 typedef struct registry {
@@ -149,9 +152,39 @@ static xc_status_t host_error(xc_code_t code, const char* fmt, ...) {
   return xc_error(code, "%s", msg);
 }
 
+static void host_free(void* p) { free(p); }
+static int64_t host_dim_resolve(const struct xc_tiled_dim* d, const int64_t* knob_values) {
+  return xc_tiled_dim_resolve(*d, knob_values);
+}
+static char* host_tiled_print(const struct xc_tiled_kernel* k) { return xc_tiled_print_to_string(k); }
+
 /* One table for everyone; plugins may keep the pointer for their lifetime. */
-static const xc_target_host_t g_host_table = {XC_TARGET_API_VERSION, host_register, host_error,
-                                              host_status_free, host_status_message, NULL};
+static const xc_target_host_t g_host_table = {
+    .api_version = XC_TARGET_API_VERSION,
+    .register_target = host_register,
+    .error = host_error,
+    .status_free = host_status_free,
+    .status_message = host_status_message,
+    .reserved = NULL,
+    .size = sizeof(xc_target_host_t),
+    .status_code = xc_status_code,
+    .free = host_free,
+    .tiled_print = host_tiled_print,
+    .resolve_knobs = xc_emit_resolve_knobs,
+    .tiled_threads = xc_tiled_threads,
+    .dim_resolve = host_dim_resolve,
+    .tiled_ranges = xc_tiled_ranges,
+    .emit_kernel = xc_emit_kernel,
+    .emit_supports = xc_emit_supports,
+    .emit_printf = xc_emit_printf,
+    .emit_param_name = xc_emit_param_name,
+    .emit_write_base_entry = xc_emit_write_base_entry,
+    .kernel_source_release = xc_kernel_source_release,
+    .blob_release = xc_blob_release,
+    .temp_dir = xc_targets_temp_dir,
+    .emit_schedule = xc_emit_schedule,
+    .schedule_check = xc_tiled_schedule_check,
+};
 
 static void record_plugin_error(xc_status_t st) {
   registry_t* r = &g_registry;

@@ -39,6 +39,15 @@ extern "C" {
 struct xc_tiled_kernel;
 struct xc_tiled_limits;
 struct xc_tiled_schedule;
+/* Also from the tiled IR and from the emitter (xcomp/emit.h), for the host
+ * table. */
+struct xc_tiled_value;
+struct xc_tiled_dim;
+struct xc_tiled_range;
+struct xc_emit_dialect;
+struct xc_emit_options;
+struct xc_emit_writer;
+struct xc_emit_entry;
 
 /* ---------------------------------------------------------------------------
  * Device capabilities: hardware limits as data the optimizer reads.
@@ -323,7 +332,10 @@ typedef struct xc_target_iface {
  *
  * The loader checks the version first and refuses a plugin built for another
  * one. init registers zero or more targets with host->register_target. A
- * plugin need not link against xcomp: it creates statuses with host->error.
+ * plugin need not link against xcomp: it creates statuses with host->error,
+ * and version 3 of the table lends it the emitter (xcomp/emit.h) and read
+ * access to tiled kernels. Statuses a plugin returns are owned by the caller
+ * (xcomp); statuses it gets from host functions are its own to return or free.
  * The host table stays valid for the life of the process (a plugin may keep
  * the pointer). register_target may only be called during init.
  * Built-in targets register through functions of the same type.
@@ -341,6 +353,50 @@ struct xc_target_host {
   void (*status_free)(xc_status_t status);
   const char* (*status_message)(xc_status_t status);
   void* reserved;
+
+  /* ---- Version 3: what a plugin needs to generate code (docs/plugins.md,
+   * "The host table"). Everything below is also a function of libxcomp.so
+   * (named in each comment) for code that links the SDK instead. ---- */
+  size_t size;  /* sizeof(xc_target_host_t) as this xcomp was built */
+  xc_code_t (*status_code)(xc_status_t status);                  /* xc_status_code */
+  /* Frees memory the host allocated for the plugin (tiled_print's string,
+   * tiled_ranges' array). */
+  void (*free)(void* p);
+  /* Read access to tiled kernels (struct layouts in xcomp/tiled.h). */
+  char* (*tiled_print)(const struct xc_tiled_kernel* k);        /* xc_tiled_print_to_string */
+  /* Knob values (one per kernel knob, k->num_knobs) from name/value pairs:
+   * unnamed knobs take their default; unknown names and invalid
+   * combinations are errors. */
+  xc_status_t (*resolve_knobs)(const struct xc_tiled_kernel* k, const xc_knob_t* knobs, int num_knobs,
+                               int64_t* out_values);                   /* xc_emit_resolve_knobs */
+  int64_t (*tiled_threads)(const struct xc_tiled_kernel* k, const int64_t* knob_values); /* xc_tiled_threads */
+  int64_t (*dim_resolve)(const struct xc_tiled_dim* d, const int64_t* knob_values);      /* xc_tiled_dim_resolve */
+  struct xc_tiled_range* (*tiled_ranges)(const struct xc_tiled_kernel* k,
+                                         const int64_t* knob_values);  /* xc_tiled_ranges */
+  /* The C-family emitter with a dialect the plugin describes (xcomp/emit.h). */
+  xc_status_t (*emit_kernel)(const struct xc_emit_dialect* dialect, const xc_device_caps_t* caps,
+                             const struct xc_tiled_kernel* kernel, const xc_knob_t* knobs, int num_knobs,
+                             const struct xc_emit_options* options, xc_kernel_source_t* out); /* xc_emit_kernel */
+  bool (*emit_supports)(const struct xc_emit_dialect* dialect, const xc_device_caps_t* caps,
+                        const struct xc_tiled_kernel* kernel, char* why, size_t why_size); /* xc_emit_supports */
+  void (*emit_printf)(struct xc_emit_writer* w, const char* fmt, ...) XC_PRINTF(2, 3); /* xc_emit_printf */
+  const char* (*emit_param_name)(const struct xc_tiled_value* param, char* buf, size_t size); /* xc_emit_param_name */
+  void (*emit_write_base_entry)(struct xc_emit_writer* w, const struct xc_emit_entry* e); /* xc_emit_write_base_entry */
+  void (*kernel_source_release)(xc_kernel_source_t* source);     /* xc_kernel_source_release */
+  void (*blob_release)(xc_blob_t* blob);                          /* xc_blob_release */
+  /* The directory for temporary files ($TMPDIR or /tmp). */
+  const char* (*temp_dir)(void);
+  /* The C-family scheduler with the plugin's dialect: what a plugin that
+   * emits through emit_kernel puts in its `schedule` entry
+   * (xc_emit_schedule; docs/tiled-ir.md, "Schedules"). */
+  xc_status_t (*emit_schedule)(const struct xc_emit_dialect* dialect, const xc_device_caps_t* caps,
+                               const struct xc_tiled_kernel* kernel, const struct xc_tiled_limits* limits,
+                               unsigned flags, struct xc_tiled_schedule* inout); /* xc_emit_schedule */
+  /* Checks a schedule record against limits (xc_tiled_schedule_check). */
+  xc_status_t (*schedule_check)(const struct xc_tiled_kernel* kernel, const struct xc_tiled_schedule* s,
+                                const struct xc_tiled_limits* limits);
+  /* Room for later versions; NULL. */
+  void* reserved3[6];
 };
 
 typedef int (*xc_target_plugin_version_fn)(void);
