@@ -614,7 +614,8 @@ const xc_cli_command_t xc_cli_conform_command = {
     "                    (default ../shared); defaults --per-op 1, --cases-per-op 1,\n"
     "                    --dtypes f32; exits 1 on a failure or an xpass\n"
     "  -j N, --jobs N    run N tests at a time (default 1)\n"
-    "  --timeout S       seconds per test before it counts as TIMEOUT (default 60)\n"
+    "  --timeout S       CPU seconds per test (its own and its compiler's; at most 4x\n"
+    "                    that in wall time) before it counts as TIMEOUT (default 60)\n"
     "  --strict          exit 1 when any test failed (default: exit 0, unless --xfail)\n"
     "  --allow-tf32      compiled targets: f32 GEMMs may use tf32 tensor cores; f32\n"
     "                    outputs are then held to relative L2 <= 5e-4 (ARCHITECTURE.md)\n"};
