@@ -32,6 +32,11 @@ void xc_tolerance_for_dtype(xc_dtype_t dtype, xc_tolerance_t* out) {
   }
 }
 
+void xc_tolerance_stored_model(xc_dtype_t dtype, xc_tolerance_t* out) {
+  xc_tolerance_for_dtype(dtype, out);
+  out->check_allclose = false;
+}
+
 const char* xc_format_index(int rank, const int64_t* dims, int64_t flat, char* buf,
                             size_t n) {
   int64_t idx[XC_MAX_RANK] = {0};

@@ -224,7 +224,8 @@ static json_t* policy_json(bool allow_tf32) {
                       json_pack("{s:s, s:s, s:s}", "node",
                                 "onnx_tests against the stored outputs; integers and bool exact",
                                 "op-suite", "per_dtype against the reference interpreter", "models",
-                                "onnx_tests plus the per_dtype max_rel_l2 against the stored outputs"));
+                                "the interpreter against the stored outputs by the per_dtype max_rel_l2 alone; "
+                                "the target against the interpreter by per_dtype"));
   json_object_set_new(p, "tf32", allow_tf32 ? json_pack("{s:s, s:f}", "check", "close", "max_rel_l2", 5e-4)
                                             : json_null());
   json_object_set_new(p, "always_fails", json_string("a NaN where the reference has none, a wrong-signed infinity"));

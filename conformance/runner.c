@@ -222,11 +222,20 @@ static void resolve_ops(case_list_t* l, bool models) {
 
 /* ---- child processes ---------------------------------------------------- */
 
+/* A test times out when it has used --timeout seconds of CPU time, counting
+ * the processes it waited for (a compiled target's C compiler runs hundreds
+ * of times for a large model), or WALL_FACTOR times that in wall time (a
+ * test blocked without using the CPU). Wall time alone made a model that
+ * needs 20 CPU seconds time out at 60 s on a loaded 2-core machine, where it
+ * gets a sixth of a core. Without /proc the deadline is wall time. */
+#define WALL_FACTOR 4.0
+
 typedef struct {
   pid_t pid;
   int fd;
   int index;
-  double deadline;
+  double deadline;      /* wall-clock ceiling */
+  double cpu_deadline;  /* CPU seconds; <= 0: wall time only (no /proc) */
   double start;
   char buf[2048];
   size_t len;
@@ -236,6 +245,31 @@ static double now_s(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* CPU seconds used by `pid` and by the children it has waited for
+ * (utime + stime + cutime + cstime of /proc/PID/stat); -1 where unreadable. */
+static double child_cpu_s(pid_t pid) {
+  char path[64], line[1024];
+  snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+  FILE* f = fopen(path, "r");
+  if (!f) return -1;
+  size_t n = fread(line, 1, sizeof line - 1, f);
+  fclose(f);
+  line[n] = '\0';
+  char* p = strrchr(line, ')'); /* the command name may hold spaces */
+  if (!p) return -1;
+  p++;
+  /* fields 3..13 (state .. cmajflt), then utime stime cutime cstime */
+  for (int field = 3; field <= 13; field++) {
+    while (*p == ' ') p++;
+    while (*p && *p != ' ') p++;
+  }
+  unsigned long long t[4];
+  if (sscanf(p, " %llu %llu %llu %llu", &t[0], &t[1], &t[2], &t[3]) != 4) return -1;
+  long hz = sysconf(_SC_CLK_TCK);
+  if (hz <= 0) return -1;
+  return (double)(t[0] + t[1] + t[2] + t[3]) / (double)hz;
 }
 
 static void write_all(int fd, const char* s, size_t n) {
@@ -291,7 +325,9 @@ static xc_status_t spawn(const xc_conform_case_t* c, int index, const xc_conform
   ch->fd = fds[0];
   ch->index = index;
   ch->start = now_s();
-  ch->deadline = ch->start + opt->timeout_s;
+  bool by_cpu = child_cpu_s(pid) >= 0;
+  ch->cpu_deadline = by_cpu ? opt->timeout_s : 0;
+  ch->deadline = ch->start + (by_cpu ? WALL_FACTOR : 1.0) * opt->timeout_s;
   ch->len = 0;
   return NULL;
 }
@@ -309,7 +345,10 @@ static void finish(child_t* ch, bool timed_out, xc_conform_case_t* c, double tim
   if (timed_out) {
     c->verdict = XC_CONFORM_FAIL;
     char msg[96];
-    snprintf(msg, sizeof msg, "TIMEOUT after %.0f s", timeout_s);
+    if (ch->cpu_deadline > 0)
+      snprintf(msg, sizeof msg, "TIMEOUT after %.0f s (CPU time; %.0f s wall)", timeout_s, c->seconds);
+    else
+      snprintf(msg, sizeof msg, "TIMEOUT after %.0f s", timeout_s);
     c->detail = xstrdup(msg);
   } else if (tab && nl && nl > tab && WIFEXITED(status) && WEXITSTATUS(status) == 0) {
     *nl = '\0';
@@ -366,6 +405,8 @@ static xc_status_t run_all(case_list_t* l, const xc_conform_options_t* opt, cons
     }
     double wait = soonest - t;
     int ms = wait <= 0 ? 0 : (wait > 1000 ? 1000000 : (int)(wait * 1000) + 1);
+    for (int i = 0; i < running; i++)
+      if (ch[i].cpu_deadline > 0 && ms > 250) ms = 250; /* CPU time is polled */
     int r = poll(pf, (nfds_t)running, ms);
     if (r < 0 && errno != EINTR) {
       s = xc_error(XC_IO, "poll: %s", strerror(errno));
@@ -387,6 +428,8 @@ static xc_status_t run_all(case_list_t* l, const xc_conform_options_t* opt, cons
         }
       }
       if (!done && t >= ch[i].deadline) done = timed_out = true;
+      if (!done && ch[i].cpu_deadline > 0 && child_cpu_s(ch[i].pid) >= ch[i].cpu_deadline)
+        done = timed_out = true;
       if (!done) continue;
       xc_conform_case_t* c = &l->v[ch[i].index];
       finish(&ch[i], timed_out, c, opt->timeout_s);

@@ -100,8 +100,9 @@ static xc_status_t run_tiled(const xc_graph_t* g, const xc_onnx_test_data_t* set
  * compiler) and run by the executor with poisoned buffers; every output is
  * compared with the reference interpreter's at the tolerance of its dtype
  * (the conformance table of ARCHITECTURE.md), and the interpreter's output
- * with the stored reference at ONNX's tolerance, so a test whose reference
- * the interpreter misses does not count as a target pass. */
+ * with the stored reference (ONNX's tolerance; real models: the rel-L2 bound
+ * of the dtype, xc_tolerance_stored_model), so a test whose reference the
+ * interpreter misses does not count as a target pass. */
 /* A float32 tensor in dt (other dtypes: a copy). */
 static xc_status_t to_dtype(const xc_tensor_t* t, xc_dtype_t dt, xc_tensor_t** out) {
   if (t->dtype != XC_F32 && !(dt == XC_F32 && xc_dtype_is_float(t->dtype))) return xc_tensor_clone(t, out);
@@ -211,8 +212,12 @@ static xc_conform_verdict_t run_precision_case(xc_onnx_testcase_t* tc, const cha
   return v;
 }
 
+/* `models`: the stored outputs are a real model's (xc_tolerance_stored_model
+ * for the interpreter against them); otherwise ONNX's tolerance. Selector
+ * "tiled" runs the lowered graph with the tiled-IR interpreter instead of
+ * compiling it. */
 static xc_conform_verdict_t run_compiled_case(xc_onnx_testcase_t* tc, const char* selector, bool allow_tf32,
-                                              char** detail) {
+                                              bool models, char** detail) {
   xc_graph_t* g = tc->graph;
   int no = g->num_outputs;
   xc_tensor_t** want = calloc((size_t)tc->num_sets * (size_t)no + 1, sizeof *want);
@@ -231,18 +236,26 @@ static xc_conform_verdict_t run_compiled_case(xc_onnx_testcase_t* tc, const char
     if (s) s = xc_status_annotate(s, "reference interpreter");
     for (int i = 0; !s && i < no; i++) {
       xc_tolerance_t tol;
-      xc_tolerance_onnx(&tol);
+      if (models)
+        xc_tolerance_stored_model(tc->sets[n].expected[i]->dtype, &tol);
+      else
+        xc_tolerance_onnx(&tol);
       xc_compare_result_t r;
       s = xc_compare_tensors(want[n * no + i], tc->sets[n].expected[i], &tol, &r);
       if (!s && !r.ok)
-        s = xc_error(XC_UNSUPPORTED, "the reference interpreter does not match the stored output %d", i);
+        s = xc_error(XC_UNSUPPORTED,
+                     "the reference interpreter does not match the stored output %d: max-abs %.3g, "
+                     "rel-L2 %.3g; %s",
+                     i, r.max_abs, r.rel_l2, r.reason);
     }
   }
+  bool tiled = !strcmp(selector, "tiled");
+  if (!s && tiled) s = optimize_for_tiled(g);
   xc_session_t* session = NULL;
-  if (!s) s = open_session(selector, allow_tf32, &session);
-  if (!s) s = xc_session_compile_graph(session, g, &cm);
+  if (!s && !tiled) s = open_session(selector, allow_tf32, &session);
+  if (!s && !tiled) s = xc_session_compile_graph(session, g, &cm);
   xc_session_destroy(session);
-  if (!s) {
+  if (!s && !tiled) {
     xc_executor_options_t eo;
     xc_executor_options_init(&eo);
     eo.poison = true;
@@ -252,8 +265,11 @@ static xc_conform_verdict_t run_compiled_case(xc_onnx_testcase_t* tc, const char
     s = xc_executor_create(cm, selector, &eo, &ex);
   }
   for (int n = 0; !s && n < tc->num_sets && v == XC_CONFORM_PASS; n++) {
-    s = xc_executor_run(ex, tc->sets[n].num_inputs, (const xc_tensor_t* const*)tc->sets[n].inputs,
-                        got, NULL);
+    if (tiled)
+      s = run_tiled(g, &tc->sets[n], got);
+    else
+      s = xc_executor_run(ex, tc->sets[n].num_inputs, (const xc_tensor_t* const*)tc->sets[n].inputs,
+                          got, NULL);
     for (int i = 0; !s && i < no && v == XC_CONFORM_PASS; i++) {
       const xc_tensor_t* ref = want[n * no + i];
       xc_tolerance_t tol;
@@ -314,16 +330,13 @@ static xc_conform_verdict_t run_set(const xc_graph_t* g, const xc_onnx_test_data
   if (s) goto done;
   for (int i = 0; i < g->num_outputs; i++) {
     const xc_tensor_t* ref = set->expected[i];
-    /* ONNX's tolerance always; real models add the relative-L2 bound of
-     * their dtype (f32: 1e-5) from the conformance table. */
+    /* ONNX's tolerance for node tests; a real model's stored output (another
+     * implementation's f32 rounding) by the rel-L2 bound of its dtype. */
     xc_tolerance_t tol;
-    xc_tolerance_onnx(&tol);
-    if (opt->models) {
-      xc_tolerance_t by_dtype;
-      xc_tolerance_for_dtype(ref->dtype, &by_dtype);
-      tol.check_rel_l2 = by_dtype.check_rel_l2;
-      tol.max_rel_l2 = by_dtype.max_rel_l2;
-    }
+    if (opt->models)
+      xc_tolerance_stored_model(ref->dtype, &tol);
+    else
+      xc_tolerance_onnx(&tol);
     xc_compare_result_t r;
     s = xc_compare_tensors(got[i], ref, &tol, &r);
     if (s) goto done;
@@ -455,7 +468,10 @@ xc_conform_verdict_t xc_conform_run_case(const char* dir, const xc_conform_optio
   g_max_threads_per_group = opt->max_threads_per_group;
   bool reduced = opt->dtype != XC_DTYPE_UNDEFINED && opt->dtype != XC_F32;
   bool tiled = !reduced && opt->target && strcmp(opt->target, "tiled") == 0;
-  bool compiled = opt->target && strcmp(opt->target, "ref") != 0 && !tiled;
+  /* Real models on tiled are checked like the compiled targets: the
+   * interpreter against the stored output, tiled against the interpreter. */
+  bool compiled = opt->target && strcmp(opt->target, "ref") != 0 && (!tiled || opt->models);
+  if (compiled) tiled = false;
   char path[4096], path_prefix[4200];
   snprintf(path, sizeof path, "%s/model.onnx", dir);
   snprintf(path_prefix, sizeof path_prefix, "%s: ", path);
@@ -484,7 +500,7 @@ xc_conform_verdict_t xc_conform_run_case(const char* dir, const xc_conform_optio
     compiled = true; /* done: skip the stored-output comparison below */
   } else if (compiled && tc->num_sets > 0) {
     char* d = NULL;
-    v = run_compiled_case(tc, opt->target, opt->allow_tf32, &d);
+    v = run_compiled_case(tc, opt->target, opt->allow_tf32, opt->models, &d);
     *out_detail = d;
   }
   for (int n = 0; !compiled && n < tc->num_sets && v == XC_CONFORM_PASS; n++) {

@@ -42,14 +42,19 @@ static const ew_def_t ew_defs[] = {
     {"Cast", 3, 0, 0},  {"PRelu", 3, 0, 0},     {"Mod", 3, 0, 0},     {"Shrink", 3, 0, 0},
     {"CastLike", 3, 0, 0}, {"Sinh", 3, 0, 0},    {"Cosh", 3, 0, 0},    {"Asinh", 3, 0, 0},
     {"Acosh", 3, 0, 0}, {"Atanh", 3, 0, 0},     {"Round", 3, 0, 0},   {"Dropout", 3, 0, 0},
+    {"SwiGLU", 3, 0, 0},
 };
+
+/* The composites of domain xcomp that the pattern passes make (pattern_silu.c);
+ * every other entry is ONNX. */
+static bool is_xcomp_composite(const char* op) { return !strcmp(op, "Silu") || !strcmp(op, "SwiGLU"); }
 
 static const ew_def_t* find_def(const xc_node_t* n) {
   bool xdom = n->domain && n->domain[0];
   if (xdom && strcmp(n->domain, "xcomp") != 0) return NULL;
   for (size_t i = 0; i < sizeof ew_defs / sizeof *ew_defs; i++)
     if (!strcmp(ew_defs[i].name, n->op_type)) {
-      if (xdom != !strcmp(n->op_type, "Silu")) return NULL;
+      if (xdom != is_xcomp_composite(n->op_type)) return NULL;
       return &ew_defs[i];
     }
   return NULL;
@@ -142,6 +147,10 @@ xc_status_t lw_ew_compute(lw_ctx_t* c, const xc_node_t* n, lw_val_t* const* ins,
     }
   } else if (!strcmp(op, "Silu")) {
     *out = lw_mul(c, x, xc_tiled_unary(k, XC_TOP_SIGMOID, x));
+  } else if (!strcmp(op, "SwiGLU")) {
+    if (!is_float) return lw_unsupported(c, n, "integer input");
+    lw_val_t* gate = lw_mul(c, x, xc_tiled_unary(k, XC_TOP_SIGMOID, x));
+    *out = lw_mul(c, gate, lw_cast_to(c, ins[1], dt));
   } else if (!strcmp(op, "HardSigmoid") || !strcmp(op, "HardSwish")) {
     double a = 1.0 / 6, b = 0.5;
     if (op[4] == 'S' && op[5] == 'i') a = attr_f(n, "alpha", 0.2), b = attr_f(n, "beta", 0.5);

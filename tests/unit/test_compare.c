@@ -255,11 +255,44 @@ static void test_rel_l2(void) {
   CHECK(!cmp1(XC_F16, 2, nz, z, &tol).ok);
 }
 
+/* A real model's stored output against the interpreter
+ * (xc_tolerance_stored_model): phi-tiny's case, logits of norm ~1 with one
+ * near-zero logit 2.31e-5 that the stored side rounds to 2.285e-5 (2.3e-7
+ * off, outside ONNX's atol 1e-7 + rtol 1e-3), passes on its rel-L2 of
+ * ~1e-7; a 1% error on one large logit (rel-L2 ~5e-3) fails; NaN, integers
+ * stay strict. */
+static void test_stored_model(void) {
+  double e[4] = {0.75, -0.5, 2.30823553e-05, 0.25};
+  double a[4] = {0.75, -0.5, 2.28508252e-05, 0.25};
+  xc_tolerance_t onnx, tol;
+  xc_tolerance_onnx(&onnx);
+  CHECK(!cmp1(XC_F32, 4, a, e, &onnx).ok);
+  xc_tolerance_stored_model(XC_F32, &tol);
+  CHECK(!tol.check_allclose && tol.check_rel_l2);
+  CHECK_NEAR(tol.max_rel_l2, 1e-5, 0);
+  xc_compare_result_t r = cmp1(XC_F32, 4, a, e, &tol);
+  CHECK(r.ok);
+  CHECK(r.rel_l2 < 1e-6);
+  double wrong[4] = {0.7575, -0.5, 2.30823553e-05, 0.25};
+  r = cmp1(XC_F32, 4, wrong, e, &tol);
+  CHECK(!r.ok);
+  CHECK(strstr(r.reason, "relative L2") != NULL);
+  double nan4[4] = {0.75, -0.5, NAN, 0.25};
+  CHECK(!cmp1(XC_F32, 4, nan4, e, &tol).ok);
+  xc_tolerance_stored_model(XC_F16, &tol);
+  CHECK_NEAR(tol.max_rel_l2, 2e-3, 0);
+  xc_tolerance_stored_model(XC_I64, &tol);
+  double ie[2] = {3, 7}, ia[2] = {3, 8};
+  CHECK(!cmp1(XC_I64, 2, ia, ie, &tol).ok);
+  CHECK(cmp1(XC_I64, 2, ie, ie, &tol).ok);
+}
+
 int main(void) {
   test_nan_and_inf();
   test_allclose_boundaries();
   test_ulp();
   test_integers_and_shapes();
   test_rel_l2();
+  test_stored_model();
   return xc_test_summary("test_compare");
 }

@@ -641,6 +641,53 @@ static void test_fusion_shapes(void) {
   }
 }
 
+/* The group kind of the plan's group holding the first node of op_type. */
+static int group_kind_of(const char* text, const char* op_type) {
+  xc_graph_t* g = NULL;
+  xc_fusion_plan_t* plan = NULL;
+  int kind = -1;
+  CHECK_OK(xc_xir_parse(text, strlen(text), "kind", NULL, &g));
+  if (g) CHECK_OK(xc_graph_infer(g));
+  if (g) CHECK_OK(xc_fusion_plan_build(g, NULL, &plan));
+  for (int i = 0; plan && i < plan->num_groups; i++)
+    for (int j = 0; j < plan->groups[i].num_nodes; j++)
+      if (!strcmp(plan->groups[i].nodes[j]->op_type, op_type))
+        kind = (int)plan->groups[i].kind;
+  xc_fusion_plan_destroy(plan);
+  xc_graph_destroy(g);
+  return kind;
+}
+
+/* xcomp.SwiGLU, the composite pattern_silu.c makes of Silu(a) * b (Llama-
+ * family MLPs): standalone, as the epilogue of the gate projection's GEMM
+ * reading the up projection's result, and after an RMSNormalization; each
+ * against the interpreter for several knob choices. */
+static void test_swiglu(void) {
+  const char* t = HDR
+      "  input a: f32[5, 37]\n  input b: f32[5, 37]\n  y = xcomp::SwiGLU(a, b)\n  output y\n}\n";
+  const int64_t sh[2][4] = {{5, 37}, {5, 37}};
+  const int rk[2] = {2, 2};
+  check_graph("swiglu", t, 2, sh, rk);
+  const char* t2 = HDR
+      "  input x: f32[2, 9, 24]\n  input wg: f32[24, 40]\n  input wu: f32[24, 40]\n"
+      "  g = MatMul(x, wg)\n  u = MatMul(x, wu)\n  y = xcomp::SwiGLU(g, u)\n  output y\n}\n";
+  const int64_t sh2[3][4] = {{2, 9, 24}, {24, 40}, {24, 40}};
+  const int rk2[3] = {3, 2, 2};
+  check_graph("swiglu-gemm-epilogue", t2, 3, sh2, rk2);
+  CHECK_EQ_INT(group_kind_of(t2, "SwiGLU"), XC_GROUP_GEMM);
+  const char* t3 = HDR
+      "  input x: f32[6, 32]\n  input s: f32[32]\n  input b: f32[6, 32]\n"
+      "  n = RMSNormalization(x, s) {axis: -1}\n  y = xcomp::SwiGLU(n, b)\n  output y\n}\n";
+  const int64_t sh3[3][4] = {{6, 32}, {32}, {6, 32}};
+  const int rk3[3] = {2, 1, 2};
+  check_graph("swiglu-after-rmsnorm", t3, 3, sh3, rk3);
+  CHECK_EQ_INT(group_kind_of(t3, "SwiGLU"), XC_GROUP_REDUCTION);
+  const char* t4 = HDR
+      "  input a: f16[3, 50]\n  input b: f16[3, 50]\n  y = xcomp::SwiGLU(a, b)\n  output y\n}\n";
+  const int64_t sh4[2][4] = {{3, 50}, {3, 50}};
+  check_graph("swiglu-f16", t4, 2, sh4, rk);
+}
+
 /* Empty tensors: zero programs, or zero-trip loops that leave the
  * reduction identity. */
 static void test_empty(void) {
@@ -984,6 +1031,7 @@ int main(void) {
   test_more_movement();
   test_attention_masks();
   test_structure();
+  test_swiglu();
   test_empty();
   test_fusion_shapes();
   test_more_ops();
