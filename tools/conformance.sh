@@ -41,6 +41,24 @@ for t in tiled cpu opencl rocm rocm_nv; do
   echo "conformance: models on $t: $(tail -1 "$OUT/conformance-models-$t.txt")"
 done
 
+# Schedules on a small device: the models compiled for opencl as if it had
+# 16 KiB of work-group memory and 64 threads per work-group (the schedulers
+# fall back to legal schedules; nothing may fail at emission) and run on
+# PoCL. The repository's models, and of the shared ones those whose kernels
+# exceed those limits by default (convolutions, attention, norms).
+if "$XCOMP" targets | grep -q "^  opencl:"; then
+  "$XCOMP" conform --target opencl --models "$MODELS" --max-local-memory 16384 --max-threads 64 \
+    -j "$JOBS" --timeout 600 --strict --report "$OUT/conformance-models-opencl-small.txt" \
+    >"$OUT/conformance-models-opencl-small.log" || status=1
+  echo "conformance: models on opencl as a 16 KiB / 64-thread device: $(tail -1 "$OUT/conformance-models-opencl-small.txt")"
+  if [ -d "$SHARED/models" ]; then
+    "$XCOMP" conform --target opencl --models "$SHARED/models" --filter 'resnet-tiny|convnext-tiny|t5-tiny-encoder' \
+      --max-local-memory 16384 --max-threads 64 -j "$JOBS" --timeout 600 --strict \
+      --report "$OUT/conformance-shared-opencl-small.txt" >"$OUT/conformance-shared-opencl-small.log" || status=1
+    echo "conformance: shared models on opencl as a 16 KiB / 64-thread device: $(tail -1 "$OUT/conformance-shared-opencl-small.txt")"
+  fi
+fi
+
 # The ONNX node tests on the compiled targets, each output against the
 # interpreter at the dtype's tolerance (a failure fails the step): every test
 # on cpu, its kernels built at -O1 -march=native (the target's default -O3

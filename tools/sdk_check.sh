@@ -3,7 +3,8 @@
 # examples/npu-plugin against that prefix alone (find_package(xcomp) through
 # CMAKE_PREFIX_PATH; nothing from the source tree but the example's own
 # folder), then runs the installed xcomp's conformance on the plugin's target
-# acme: the models and the generated op suite. Any failure fails the step.
+# acme: the vendor conformance kit (node tests, op suite, models) with the
+# plugin's xfail list. Any failure fails the step.
 # Usage: tools/sdk_check.sh BUILD SHARED OUT JOBS   (make test runs it)
 set -u
 BUILD=${1:-build}
@@ -47,17 +48,27 @@ export XCOMP_CACHE_DIR="$WORK/cache"
 grep -q "^  acme:0 " "$WORK/targets.txt" || die "xcomp targets does not list acme:0: $(grep -i acme "$WORK/targets.txt")"
 
 status=0
-MODELS="$SRC/tests/models"
-"$XCOMP" conform --target acme --models "$MODELS" -j "$JOBS" --strict \
-  --report "$WORK/conformance-models-acme.txt" >"$WORK/conformance-models-acme.log" 2>&1 || status=1
-step "models on acme: $(tail -1 "$WORK/conformance-models-acme.txt" 2>/dev/null)"
-# The generated op suite, one case per op at f32 and f16 (one C compile per
-# case: about 30 s on 2 cores).
-# SWITCH-TO-KIT: when `xcomp conform --kit DIR --xfail FILE` lands, replace the
-# models and op-suite commands around this line with the kit, e.g.
-#   "$XCOMP" conform --kit "$KIT" --target acme --xfail "$SRC/examples/npu-plugin/xfail.txt" -j "$JOBS" --strict
-"$XCOMP" conform --op-suite --target acme --seed 1 --cases-per-op 1 --dtypes f32,f16 -j "$JOBS" --strict \
-  --report "$WORK/conformance-opsuite-acme.txt" >"$WORK/conformance-opsuite-acme.log" 2>&1 || status=1
-step "op suite on acme (f32,f16): $(tail -1 "$WORK/conformance-opsuite-acme.txt" 2>/dev/null)"
+# The vendor conformance kit on the plugin: node tests (one per op and
+# dtype), the generated op suite and the models, with the plugin's xfail
+# list; the JSON report must name the plugin's target and device.
+KIT=$WORK/kit
+MODELS_ARG=()
+[ -d "$SHARED/models" ] || MODELS_ARG=(--models "$SRC/tests/models")
+"$XCOMP" conform --kit --target acme --out "$KIT" --shared "$SHARED" "${MODELS_ARG[@]}" \
+  --xfail "$SRC/examples/npu-plugin/xfail.txt" -j "$JOBS" --timeout 300 >"$WORK/kit.log" 2>&1 || status=1
+grep '^kit: suite' "$WORK/kit.log" | sed 's/^/sdk: /'
+python3 - "$KIT/report.json" <<'PY' || status=1
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["target"] == "acme", r["target"]
+assert r["device"]["name"].startswith("ACME NPU2"), r["device"]
+ran = [s for s in r["suites"] if s["status"] == "ran"]
+assert ran, "no suite ran"
+for s in ran:
+    t = s["totals"]
+    assert t["failed"] == 0 and t["xpass"] == 0, (s["name"], t)
+    assert t["passed"] > 0, (s["name"], t)
+print("sdk: kit report names %s on %s; %d suites ran" % (r["target"], r["device"]["name"], len(ran)))
+PY
 [ $status -eq 0 ] || die "conformance on acme (reports in $WORK)"
 step "passed"
