@@ -396,6 +396,50 @@ static int64_t tile_volume(const xc_tiled_kernel_t* k, const int64_t* values) {
   return v;
 }
 
+/* A valid choice reached from the defaults without searching every
+ * combination (kernels with many knobs): threads and vector knobs first
+ * take their largest candidate within the limits, then, while the choice is
+ * invalid, the largest tile knob that has a smaller candidate steps down to
+ * it. out holds the defaults on entry. */
+static xc_status_t knobs_descend(const xc_tiled_kernel_t* k, const xc_tiled_limits_t* limits, int64_t* out) {
+  int n = k->num_knobs;
+  xc_tiled_limits_t unlimited;
+  if (!limits) {
+    xc_tiled_limits_init_unlimited(&unlimited);
+    limits = &unlimited;
+  }
+  for (int i = 0; i < n; i++) {
+    const xc_tiled_knob_t* kn = &k->knobs[i];
+    int64_t cap = kn->kind == XC_KNOB_THREADS ? limits->value[XC_TILED_LIMIT_MAX_THREADS]
+                  : kn->kind == XC_KNOB_VECTOR ? limits->value[XC_TILED_LIMIT_MAX_VECTOR]
+                                               : INT64_MAX;
+    if (out[i] <= cap) continue;
+    int64_t best = 0;
+    for (int c = 0; c < kn->num_candidates; c++)
+      if (kn->candidates[c] <= cap && kn->candidates[c] > best) best = kn->candidates[c];
+    if (best == 0) return xc_error(XC_OUT_OF_RANGE, "knob %s has no candidate within the limits", kn->name);
+    out[i] = best;
+  }
+  for (int step = 0; step < 64 * (n + 1); step++) {
+    xc_status_t st = xc_tiled_knobs_check(k, out, limits);
+    if (!st) return NULL;
+    int pick = -1;
+    int64_t next = 0;
+    for (int i = 0; i < n; i++) {
+      const xc_tiled_knob_t* kn = &k->knobs[i];
+      if (kn->kind != XC_KNOB_TILE) continue;
+      int64_t below = 0;
+      for (int c = 0; c < kn->num_candidates; c++)
+        if (kn->candidates[c] < out[i] && kn->candidates[c] > below) below = kn->candidates[c];
+      if (below > 0 && (pick < 0 || out[i] > out[pick])) pick = i, next = below;
+    }
+    if (pick < 0) return st;
+    xc_status_free(st);
+    out[pick] = next;
+  }
+  return xc_error(XC_OUT_OF_RANGE, "no valid knob choice found");
+}
+
 xc_status_t xc_tiled_knobs_choose(const xc_tiled_kernel_t* k, const xc_tiled_limits_t* limits,
                                   int64_t* out) {
   int n = k->num_knobs;
@@ -405,8 +449,16 @@ xc_status_t xc_tiled_knobs_choose(const xc_tiled_kernel_t* k, const xc_tiled_lim
   int64_t combos = 1;
   for (int i = 0; i < n; i++)
     if (!xc_mul_i64(combos, k->knobs[i].num_candidates, &combos) || combos > (1 << 20)) {
-      return xc_status_annotate(first, "defaults are invalid and there are too many knob "
-                                "combinations to search");
+      /* too many to search all: walk from the defaults instead */
+      xc_status_t st = knobs_descend(k, limits, out);
+      if (!st) {
+        xc_status_free(first);
+        return NULL;
+      }
+      xc_status_free(st);
+      return xc_status_annotate(first, "tiled kernel '%s': defaults are invalid, there are too many knob "
+                                "combinations to search, and no valid choice lies on the way down from the "
+                                "defaults", k->name);
     }
   int* idx = calloc((size_t)(n ? n : 1), sizeof *idx);
   int* def = calloc((size_t)(n ? n : 1), sizeof *def);

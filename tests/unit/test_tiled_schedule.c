@@ -107,7 +107,46 @@ static void test_limits(void) {
   xc_tiled_kernel_destroy(k);
 }
 
+/* Kernels with too many knob combinations to search all (fused multi-phase
+ * groups): an invalid default still finds a valid choice, walking down from
+ * the defaults (threads within max_threads, then smaller tiles). */
+static void test_choose_many_knobs(void) {
+  kern_t* k = NULL;
+  CHECK_OK(xc_tiled_kernel_create("many", &k));
+  if (!k) return;
+  const int64_t tiles[6] = {8, 16, 32, 64, 128, 256}, threads[3] = {32, 64, 128};
+  int kn[8];
+  for (int i = 0; i < 8; i++) {
+    char name[16];
+    snprintf(name, sizeof name, "BLOCK_%d", i);
+    kn[i] = xc_tiled_add_knob(k, name, XC_KNOB_TILE, 6, tiles, 128);
+  }
+  xc_tiled_add_knob(k, "num_threads", XC_KNOB_THREADS, 3, threads, 128);
+  /* BLOCK_0 * BLOCK_1 <= 4096 */
+  xc_tiled_add_constraint(k, xc_texpr_binary(k, XC_TEXPR_LE,
+                                             xc_texpr_binary(k, XC_TEXPR_MUL, xc_texpr_knob(k, kn[0]),
+                                                             xc_texpr_knob(k, kn[1])),
+                                             xc_texpr_const(k, 4096)));
+  val_t* y = xc_tiled_param_buffer(k, "y", XC_F32, XC_ROLE_OUT);
+  const xc_tiled_expr_t* grid[1] = {xc_texpr_const(k, 1)};
+  xc_tiled_set_grid(k, 1, grid);
+  xc_tiled_store(k, y, xc_tiled_arange(k, xc_tiled_dim_knob(kn[2])), f32c(k, 1.0), NULL);
+  CHECK_OK(xc_tiled_verify(k));
+  xc_tiled_limits_t l;
+  xc_tiled_limits_init_gpu(&l);
+  l.value[XC_TILED_LIMIT_MAX_THREADS] = 64;
+  int64_t v[9];
+  CHECK_OK(xc_tiled_knobs_choose(k, &l, v));
+  CHECK_EQ_INT(v[8], 64);
+  CHECK(v[0] * v[1] <= 4096);
+  CHECK_OK(xc_tiled_knobs_check(k, v, &l));
+  l.value[XC_TILED_LIMIT_MAX_THREADS] = 16; /* no thread candidate fits */
+  CHECK_ERR(xc_tiled_knobs_choose(k, &l, v), "too many knob combinations");
+  xc_tiled_kernel_destroy(k);
+}
+
 int main(void) {
+  test_choose_many_knobs();
   test_round_trip();
   test_limits();
   return xc_test_summary("test_tiled_schedule");
