@@ -129,13 +129,6 @@ xc_status_t xc_tiled_schedule_check(const xc_tiled_kernel_t* k, const xc_tiled_s
                     k->name, s->local_bytes, s->dynamic_bytes, staged,
                     staged <= l[XC_TILED_LIMIT_SHARED_BYTES] ? " and has no dynamic work-group memory" : "");
   for (int i = 0; i < s->num_dots; i++) {
-    const xc_tiled_mma_t* m = &s->dots[i].mma;
-    if (m->m && !(l[XC_TILED_LIMIT_MMA] & ((int64_t)1 << m->input_dtype))) {
-      char name[64];
-      xc_tiled_mma_name(m, name, sizeof name);
-      return xc_error(XC_OUT_OF_RANGE, "kernel '%s': dot %d on %s, which the device (or this compile) does not allow",
-                      k->name, i, name);
-    }
     if (s->dots[i].operands == XC_SPACE_DYNAMIC && s->dynamic_bytes == 0)
       return xc_error(XC_INVALID_ARGUMENT, "kernel '%s': dot %d stages its operands in dynamic memory of 0 bytes",
                       k->name, i);

@@ -56,6 +56,22 @@ xc_status_t xc_target_schedule(xc_target_t* t, const xc_device_caps_t* caps, con
                                       : xc_schedule_generic(caps, k, limits, flags, s);
   if (st) return xc_status_annotate(st, "%s scheduler", t->iface->name);
   if (!s->scheduler[0]) snprintf(s->scheduler, sizeof s->scheduler, "%s", t->iface->name);
+  /* every matrix instruction is one the device lists */
+  for (int i = 0; i < s->num_dots; i++) {
+    const xc_tiled_mma_t* m = &s->dots[i].mma;
+    bool listed = !m->m;
+    for (int j = 0; !listed && j < caps->num_mma_shapes && j < XC_TARGET_MAX_MMA_SHAPES; j++) {
+      const xc_mma_shape_t* c = &caps->mma_shapes[j];
+      listed = c->m == m->m && c->n == m->n && c->k == m->k && c->input_dtype == m->input_dtype &&
+               c->accumulator_dtype == m->accumulator_dtype;
+    }
+    if (!listed) {
+      char name[64];
+      xc_tiled_mma_name(m, name, sizeof name);
+      return xc_error(XC_INTERNAL, "%s scheduler chose an invalid schedule: kernel '%s': dot %d on %s, which "
+                      "the device's capabilities do not list", t->iface->name, k->name, i, name);
+    }
+  }
   return xc_status_annotate(xc_tiled_schedule_check(k, s, limits), "%s scheduler chose an invalid schedule",
                             t->iface->name);
 }

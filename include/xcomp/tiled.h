@@ -417,9 +417,11 @@ xc_status_t xc_tiled_set_schedule(xc_tiled_kernel_t* k, const xc_tiled_schedule_
 xc_status_t xc_tiled_schedule_verify(const xc_tiled_kernel_t* k, const xc_tiled_schedule_t* s);
 /* The record is legal on a device with these limits: it fits the kernel,
  * the knobs pass xc_tiled_knobs_check, threads fit max_threads, static
- * work-group memory fits shared_bytes, static + dynamic fit staged_bytes,
- * and every matrix instruction's input dtype is one the limits' mma bits
- * allow. The message names the rule and the figures. */
+ * work-group memory fits shared_bytes, static + dynamic fit staged_bytes
+ * (dynamic memory only where staged_bytes exceeds shared_bytes). Whether a
+ * matrix instruction exists on the device is the target's check
+ * (xc_target_schedule: the caps list it). The message names the rule and
+ * the figures. */
 xc_status_t xc_tiled_schedule_check(const xc_tiled_kernel_t* k, const xc_tiled_schedule_t* s,
                                     const xc_tiled_limits_t* limits);
 /* Number of `dot` ops of k and the i-th in text order (NULL out of range). */
