@@ -1,15 +1,49 @@
 /* xcomp dump: print a model at a stage of the pipeline: as imported (after
- * shape inference), optimized by the pass pipeline, or as the fusion plan
- * (text or Graphviz), or the statistics of every stage. */
+ * shape inference), optimized by the pass pipeline, as the fusion plan
+ * (text or Graphviz), as the tiled kernels with the target's schedules, or
+ * as the kernels' emitted source; or the statistics of every stage. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
 #include "xcomp/frontend.h"
 #include "xcomp/fusion.h"
+#include "xcomp/lower.h"
 #include "xcomp/xir.h"
 
-typedef enum { STAGE_IMPORTED, STAGE_OPTIMIZED, STAGE_FUSED } stage_t;
+typedef enum { STAGE_IMPORTED, STAGE_OPTIMIZED, STAGE_FUSED, STAGE_KERNELS, STAGE_SOURCE } stage_t;
+
+/* Every kernel of the lowered, scheduled graph: its tiled IR with the
+ * schedule record and, for the source stage, what the target's emitter
+ * makes of it (no target compile). An emission failure names the kernel. */
+static xc_status_t print_kernels(const xc_session_t* session, const xc_graph_t* g, bool source, FILE* f) {
+  xc_lowered_module_t* lm = NULL;
+  XC_RETURN_IF_ERROR(xc_session_lower(session, g, &lm));
+  xc_target_t* t = xc_session_target(session);
+  const xc_device_caps_t* caps = xc_session_caps(session);
+  xc_status_t s = NULL;
+  for (int i = 0; !s && i < lm->num_kernels; i++) {
+    const xc_lowered_kernel_t* lk = &lm->kernels[i];
+    const xc_tiled_kernel_t* k = lk->kernel;
+    fprintf(f, "%s== kernel %d/%d %s (graph nodes: %s)\n", i ? "\n" : "", i + 1, lm->num_kernels, k->name,
+            k->origin ? k->origin : "?");
+    xc_tiled_print(k, f);
+    if (!source) continue;
+    xc_knob_t knobs[XC_TILED_MAX_SCHED_KNOBS];
+    int nk = k->num_knobs < XC_TILED_MAX_SCHED_KNOBS ? k->num_knobs : XC_TILED_MAX_SCHED_KNOBS;
+    for (int j = 0; j < nk; j++) knobs[j] = (xc_knob_t){k->knobs[j].name, lk->knobs[j]};
+    xc_kernel_source_t src;
+    s = xc_target_emit(t, caps, k, knobs, nk, &src);
+    if (s) {
+      s = xc_status_annotate(s, "kernel '%s' (graph nodes: %s)", k->name, k->origin ? k->origin : "?");
+      break;
+    }
+    fprintf(f, "\n-- %s source (%s)\n%s", src.language ? src.language : "?", src.entry, src.text);
+    xc_kernel_source_release(&src);
+  }
+  xc_session_lowered_free(session, lm);
+  return s;
+}
 
 static xc_status_t print_stats(xc_graph_t* g, const xc_session_t* session, int opt_level) {
   printf("== stage imported\n");
@@ -45,7 +79,9 @@ static int dump_main(int argc, char** argv) {
       if (strcmp(v, "imported") == 0) stage = STAGE_IMPORTED;
       else if (strcmp(v, "optimized") == 0) stage = STAGE_OPTIMIZED;
       else if (strcmp(v, "fused") == 0) stage = STAGE_FUSED;
-      else return xc_cli_usage_error(cmd, "--stage '%s': expected imported, optimized or fused", v);
+      else if (strcmp(v, "kernels") == 0) stage = STAGE_KERNELS;
+      else if (strcmp(v, "source") == 0) stage = STAGE_SOURCE;
+      else return xc_cli_usage_error(cmd, "--stage '%s': expected imported, optimized, fused, kernels or source", v);
       stage_given = true;
     } else if ((r = xc_cli_option(argc, argv, &i, "--format", &v)) != 0) {
       if (r < 0) return xc_cli_usage_error(cmd, "--format needs a value");
@@ -76,6 +112,8 @@ static int dump_main(int argc, char** argv) {
     return xc_cli_usage_error(cmd, "--format applies to --stage fused");
   if (!infer && (stage != STAGE_IMPORTED || stats))
     return xc_cli_usage_error(cmd, "--no-infer only applies to --stage imported");
+  if ((stage == STAGE_KERNELS || stage == STAGE_SOURCE) && (!strcmp(target, "ref") || !strcmp(target, "tiled")))
+    return xc_cli_usage_error(cmd, "--stage kernels and source need a compiled target (--target cpu, cuda:sm_90, ...)");
   /* The session resolves the target once: the traits the passes and the
    * fusion planner read. */
   xc_session_t* session = NULL;
@@ -95,7 +133,13 @@ static int dump_main(int argc, char** argv) {
   }
   if (!s && stage != STAGE_IMPORTED) s = xc_session_optimize(session, g);
   if (!s && stage == STAGE_FUSED) s = xc_session_plan(session, g, &plan);
-  if (!s && stage == STAGE_FUSED) {
+  if (!s && (stage == STAGE_KERNELS || stage == STAGE_SOURCE)) {
+    size_t n = 0;
+    FILE* f = open_memstream(&text, &n);
+    if (!f) s = xc_error_oom();
+    if (!s) s = print_kernels(session, g, stage == STAGE_SOURCE, f);
+    if (f) fclose(f);
+  } else if (!s && stage == STAGE_FUSED) {
     /* Printed through a memory stream so a failure leaves no half output. */
     size_t n = 0;
     FILE* f = open_memstream(&text, &n);
@@ -122,16 +166,20 @@ static int dump_main(int argc, char** argv) {
 
 const xc_cli_command_t xc_cli_dump_command = {
     "dump", dump_main,
-    "xcomp dump MODEL [--stage imported|optimized|fused] [--format text|dot] [--stats] "
+    "xcomp dump MODEL [--stage imported|optimized|fused|kernels|source] [--format text|dot] [--stats] "
     "[--target T] [-O<n>] [pass options]",
     "Print a model (.xir or .onnx) at a stage of the pipeline, or its statistics.",
     "options:\n"
     "  --stage imported    the graph as loaded, with inferred types (default)\n"
     "  --stage optimized   after the pass pipeline (default -O2), with provenance\n"
     "  --stage fused       the fusion plan: each kernel group with its member nodes\n"
+    "  --stage kernels     the tiled kernels, each with the schedule the target's scheduler\n"
+    "                      chose for the --target device (docs/tiled-ir.md, \"Schedules\")\n"
+    "  --stage source      the same and each kernel's emitted source (no target compile)\n"
     "  --format text|dot   the fusion plan as text (default) or Graphviz dot\n"
     "  --stats             per stage: node counts by op, kernel groups, bytes moved\n"
     "                      between kernels (instead of the graph)\n"
-    "  --target T          whose traits (layout, limits) the passes read (default ref)\n"
+    "  --target T          whose traits (layout, limits) the passes read (default ref);\n"
+    "                      an architecture (cuda:sm_90, rocm:gfx90a) needs no device\n"
     "  --no-infer          print the graph as loaded, without shape inference\n"
     "pass options (any of them implies --stage optimized):\n" XC_CLI_PASS_HELP};
