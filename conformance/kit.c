@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "report_internal.h"
 #include "xcomp/conformance.h"
 
 static char* dup_n(const char* s, size_t n) {
@@ -336,19 +337,6 @@ xc_status_t xc_conform_write_json(const char* path, const xc_conform_run_info_t*
 
 /* ---- Markdown ------------------------------------------------------------ */
 
-static void md_text(FILE* f, const char* s, size_t max) {
-  size_t k = 0;
-  for (; s && *s && k < max; s++, k++) {
-    if (*s == '|')
-      fputs("\\|", f);
-    else if (*s == '\n')
-      fputc(' ', f);
-    else
-      fputc(*s, f);
-  }
-  if (s && *s) fputs("...", f);
-}
-
 void xc_conform_print_kit_markdown(const xc_conform_run_info_t* info, const xc_conform_suite_t* suites,
                                    int num_suites, const xc_xfail_list_t* xfail, FILE* f) {
   char title[512], date[64];
@@ -358,19 +346,19 @@ void xc_conform_print_kit_markdown(const xc_conform_run_info_t* info, const xc_c
   fprintf(f, "| | |\n| --- | --- |\n");
   fprintf(f, "| target | %s |\n", info->target ? info->target : "ref");
   fprintf(f, "| device | ");
-  md_text(f, info->device_name ? info->device_name : "", 200);
+  xc_conform_md_cell(f, info->device_name ? info->device_name : "", 200);
   if (info->device_vendor && *info->device_vendor) {
     fprintf(f, "; vendor ");
-    md_text(f, info->device_vendor, 100);
+    xc_conform_md_cell(f, info->device_vendor, 100);
   }
   if (info->device_version && *info->device_version) {
     fprintf(f, "; version ");
-    md_text(f, info->device_version, 100);
+    xc_conform_md_cell(f, info->device_version, 100);
   }
   if (info->arch) fprintf(f, "architecture %s (compile only)", info->arch);
   if (info->device_error) {
     fprintf(f, " (");
-    md_text(f, info->device_error, 200);
+    xc_conform_md_cell(f, info->device_error, 200);
     fprintf(f, ")");
   }
   fprintf(f, " |\n");
@@ -378,9 +366,9 @@ void xc_conform_print_kit_markdown(const xc_conform_run_info_t* info, const xc_c
           info->commit ? info->commit : "unknown");
   fprintf(f, "| date | %s |\n", date);
   fprintf(f, "| xfail list | ");
-  md_text(f, info->xfail_file ? info->xfail_file : "none", 300);
+  xc_conform_md_cell(f, info->xfail_file ? info->xfail_file : "none", 300);
   fprintf(f, " |\n| filter | ");
-  md_text(f, info->filter ? info->filter : "none", 300);
+  xc_conform_md_cell(f, info->filter ? info->filter : "none", 300);
   fprintf(f, " |\n");
   fprintf(f, "\n## Summary\n\n| suite | source | status | passed | failed | xfail | xpass | unsupported |\n");
   fprintf(f, "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: |\n");
@@ -389,10 +377,10 @@ void xc_conform_print_kit_markdown(const xc_conform_run_info_t* info, const xc_c
     const xc_conform_suite_t* su = &suites[i];
     const xc_conform_report_t* r = su->report;
     fprintf(f, "| %s | ", su->name);
-    md_text(f, su->source ? su->source : "", 200);
+    xc_conform_md_cell(f, su->source ? su->source : "", 200);
     if (su->skipped) {
       fprintf(f, " | skipped: ");
-      md_text(f, su->skipped, 200);
+      xc_conform_md_cell(f, su->skipped, 200);
       fprintf(f, " | - | - | - | - | - |\n");
       continue;
     }
@@ -421,14 +409,14 @@ void xc_conform_print_kit_markdown(const xc_conform_run_info_t* info, const xc_c
         const xc_conform_case_t* c = &suites[i].report->cases[j];
         if (c->verdict != kinds[k]) continue;
         fprintf(f, "| %s | ", suites[i].name);
-        md_text(f, c->name, 120);
+        xc_conform_md_cell(f, c->name, 120);
         fprintf(f, " | ");
-        md_text(f, c->op, 60);
+        xc_conform_md_cell(f, c->op, 60);
         fprintf(f, " | %s | ", c->dtype == XC_DTYPE_UNDEFINED ? "?" : xc_dtype_name(c->dtype));
-        md_text(f, c->detail, 200);
+        xc_conform_md_cell(f, c->detail, 200);
         if (c->xfail_reason) {
           fprintf(f, " (xfail: ");
-          md_text(f, c->xfail_reason, 200);
+          xc_conform_md_cell(f, c->xfail_reason, 200);
           fprintf(f, ")");
         }
         fprintf(f, " |\n");
@@ -442,7 +430,7 @@ void xc_conform_print_kit_markdown(const xc_conform_run_info_t* info, const xc_c
     if (!header) fprintf(f, "\n## xfail entries that matched no test\n\n");
     header = true;
     fprintf(f, "- `%s%s` (%s:%d): ", e->name, e->prefix ? "*" : "", xfail->path, e->line);
-    md_text(f, e->reason, 200);
+    xc_conform_md_cell(f, e->reason, 200);
     fprintf(f, "\n");
   }
   fprintf(f, "\n## Tolerance\n\n| dtype | check |\n| --- | --- |\n");

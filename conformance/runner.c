@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "report_internal.h"
 #include "xcomp/conformance.h"
 
 #define MAX_DEPTH 3
@@ -642,7 +643,7 @@ void xc_conform_print_report(const xc_conform_report_t* r, bool include_cases, F
   fputc('\n', f);
 }
 
-static void md_cell(FILE* f, const char* s, size_t max) {
+void xc_conform_md_cell(FILE* f, const char* s, size_t max) {
   size_t k = 0;
   for (; s && *s && k < max; s++, k++) {
     if (*s == '|')
@@ -673,10 +674,10 @@ void xc_conform_print_op_table_md(const xc_conform_report_t* r, FILE* f) {
   fprintf(f, "| --- | --- | ---: | ---: | ---: | --- |\n");
   for (int i = 0; i < n; i++) {
     fprintf(f, "| ");
-    md_cell(f, t[i].op, 80);
+    xc_conform_md_cell(f, t[i].op, 80);
     fprintf(f, " | %s | %d | %d | %d | ", dtype_label(t[i].dtype), t[i].pass, t[i].fail,
             t[i].skip);
-    md_cell(f, t[i].why_skip, 100);
+    xc_conform_md_cell(f, t[i].why_skip, 100);
     fprintf(f, " |\n");
   }
   free(t);
@@ -731,14 +732,14 @@ void xc_conform_print_markdown_titled(const xc_conform_report_t* r, const char* 
       const xc_conform_case_t* c = &r->cases[i];
       if (c->verdict != want) continue;
       fprintf(f, "| ");
-      md_cell(f, c->name, 100);
+      xc_conform_md_cell(f, c->name, 100);
       fprintf(f, " | ");
-      md_cell(f, c->op, 60);
+      xc_conform_md_cell(f, c->op, 60);
       fprintf(f, " | ");
-      md_cell(f, c->detail, 200);
+      xc_conform_md_cell(f, c->detail, 200);
       if (c->xfail_reason) {
         fprintf(f, " (xfail: ");
-        md_cell(f, c->xfail_reason, 200);
+        xc_conform_md_cell(f, c->xfail_reason, 200);
         fprintf(f, ")");
       }
       fprintf(f, " |\n");

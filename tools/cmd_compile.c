@@ -29,23 +29,13 @@ bool xc_cli_uses_executor(const char* model, const char* target) {
   return known;
 }
 
-static xc_status_t load_model(void* ctx, xc_graph_t** out) {
-  xc_status_t s = xc_load_model((const char*)ctx, out);
-  if (!s) s = xc_graph_infer(*out);
-  if (s) {
-    xc_graph_destroy(*out);
-    *out = NULL;
-  }
-  return s;
-}
-
 void xc_cli_session_options_init(xc_session_options_t* o) {
   xc_session_options_init(o);
   o->knobs = getenv("XCOMP_KNOBS");
   o->build.progress = stderr;
 }
 
-/* The model file is read before the target is resolved (its errors come
+/* The model file is checked before the target is resolved (its errors come
  * first). An architecture ("cuda:sm_90", "rocm:gfx90a") compiles without a
  * GPU: the session resolves it through the target to a present device of
  * it or to its nominal capabilities (the module is then marked as compiled
@@ -54,15 +44,11 @@ static xc_status_t compile_model(const char* model, const xc_session_options_t* 
                                  xc_compiled_module_t** out) {
   *out = NULL;
   XC_RETURN_IF_ERROR(xc_cli_check_file(model));
-  uint8_t* bytes = NULL;
-  size_t size = 0;
-  XC_RETURN_IF_ERROR(xc_read_file_bytes(model, &bytes, &size));
   xc_session_t* session = NULL;
   xc_status_t s = xc_session_create(o, &session);
-  if (!s) s = xc_session_compile_bytes(session, bytes, size, load_model, (void*)model, out);
+  if (!s) s = xc_session_compile_model_file(session, model, out);
   if (session && stats) *stats = *xc_session_cache_stats(session);
   xc_session_destroy(session);
-  free(bytes);
   return s;
 }
 
