@@ -3,6 +3,7 @@
  * against the device limits, so that no schedule reaches an emitter
  * unchecked, whoever wrote the scheduler (docs/tiled-ir.md, "Schedules"). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "xcomp/target.h"
@@ -35,6 +36,10 @@ xc_status_t xc_schedule_generic(const xc_device_caps_t* caps, const struct xc_ti
     xc_status_free(bad);
     XC_RETURN_IF_ERROR(xc_tiled_knobs_choose(k, limits, s->knobs));
   }
+  for (int i = 0; (flags & XC_SCHEDULE_FOLLOW) && i < s->num_dots; i++)
+    if (s->dots[i].mma.m || s->dots[i].stages > 1)
+      return xc_error(XC_UNSUPPORTED, "kernel '%s': dot %d: a target without a scheduler of its own runs dots "
+                      "as the generic loop", k->name, i);
   bool groups = caps && caps->max_threads_per_group > 1;
   s->threads = groups ? xc_tiled_threads(k, s->knobs) : 1;
   s->vector = 1;
@@ -74,4 +79,67 @@ xc_status_t xc_target_schedule(xc_target_t* t, const xc_device_caps_t* caps, con
   }
   return xc_status_annotate(xc_tiled_schedule_check(k, s, limits), "%s scheduler chose an invalid schedule",
                             t->iface->name);
+}
+
+/* Records derived from a legal one that the target may also follow: fewer
+ * stages on one pipelined dot, or one dot off matrix instructions. */
+static bool visit_variants(xc_target_t* t, const xc_device_caps_t* caps, const struct xc_tiled_kernel* k,
+                           const struct xc_tiled_limits* limits, const xc_tiled_schedule_t* base,
+                           bool (*visit)(void*, const struct xc_tiled_schedule*), void* ctx, int* count) {
+  for (int i = 0; i < base->num_dots; i++) {
+    for (int v = 0; v < base->dots[i].stages; v++) {
+      xc_tiled_schedule_t s = *base;
+      if (v + 1 < base->dots[i].stages) {
+        s.dots[i].stages = v + 1;
+      } else if (base->dots[i].mma.m) {
+        memset(&s.dots[i], 0, sizeof s.dots[i]);
+        s.dots[i].stages = 1;
+      } else {
+        continue;
+      }
+      xc_status_t st = xc_target_schedule(t, caps, k, limits, XC_SCHEDULE_KEEP_KNOBS | XC_SCHEDULE_FOLLOW, &s);
+      if (st) {
+        xc_status_free(st);
+        continue;
+      }
+      (*count)++;
+      if (!visit(ctx, &s)) return false;
+    }
+  }
+  return true;
+}
+
+xc_status_t xc_target_schedule_space(xc_target_t* t, const xc_device_caps_t* caps, const struct xc_tiled_kernel* k,
+                                     const struct xc_tiled_limits* limits, int max_combinations,
+                                     bool (*visit)(void* ctx, const struct xc_tiled_schedule* s), void* ctx,
+                                     int* out_count) {
+  if (out_count) *out_count = 0;
+  if (!t || !caps || !k || !visit) return xc_error(XC_INVALID_ARGUMENT, "xc_target_schedule_space: NULL argument");
+  if (k->num_knobs > XC_TILED_MAX_SCHED_KNOBS)
+    return xc_error(XC_UNSUPPORTED, "kernel '%s' has more knobs than a schedule holds", k->name);
+  if (max_combinations <= 0) max_combinations = 4096;
+  int n = k->num_knobs, count = 0;
+  int idx[XC_TILED_MAX_SCHED_KNOBS] = {0};
+  bool more = true;
+  for (int combo = 0; more && combo < max_combinations; combo++) {
+    xc_tiled_schedule_t s;
+    xc_tiled_schedule_init(k, &s);
+    for (int i = 0; i < n; i++) s.knobs[i] = k->knobs[i].candidates[idx[i]];
+    xc_status_t st = xc_tiled_knobs_check(k, s.knobs, limits);
+    if (!st) st = xc_target_schedule(t, caps, k, limits, XC_SCHEDULE_KEEP_KNOBS, &s);
+    if (st) {
+      xc_status_free(st);
+    } else {
+      count++;
+      more = visit(ctx, &s) && visit_variants(t, caps, k, limits, &s, visit, ctx, &count);
+    }
+    int i = 0;
+    for (; i < n; i++) {
+      if (++idx[i] < k->knobs[i].num_candidates) break;
+      idx[i] = 0;
+    }
+    if (i == n) break;
+  }
+  if (out_count) *out_count = count;
+  return NULL;
 }

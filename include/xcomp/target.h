@@ -319,8 +319,13 @@ typedef struct xc_target_iface {
                           const struct xc_tiled_limits* limits, unsigned flags, struct xc_tiled_schedule* inout);
 } xc_target_iface_t;
 
-/* Flags of the schedule entry. */
+/* Flags of the schedule entry. KEEP_KNOBS: the knob values stay as given.
+ * FOLLOW (with KEEP_KNOBS): the whole record is a request — its vector,
+ * unroll and per-dot choices (instruction, stages, operand space) stay as
+ * given; the scheduler fills in the work-group memory they take, or fails
+ * when the device cannot follow them. */
 #define XC_SCHEDULE_KEEP_KNOBS 1u
+#define XC_SCHEDULE_FOLLOW 2u
 
 /* ---------------------------------------------------------------------------
  * Registration: the plugin entry point.
@@ -497,6 +502,19 @@ xc_status_t xc_target_schedule(xc_target_t* target, const xc_device_caps_t* caps
 xc_status_t xc_schedule_generic(const xc_device_caps_t* caps, const struct xc_tiled_kernel* kernel,
                                 const struct xc_tiled_limits* limits, unsigned flags,
                                 struct xc_tiled_schedule* inout);
+
+/* The legal schedule space of kernel on caps, for tuners: every knob
+ * combination (its candidates, in order, at most max_combinations of them;
+ * <= 0: 4096) the target's scheduler completes with XC_SCHEDULE_KEEP_KNOBS,
+ * and for each, the variants with fewer pipeline stages and with dots taken
+ * off matrix instructions that the target can follow (XC_SCHEDULE_FOLLOW).
+ * visit is called once per legal record (false stops the walk);
+ * *out_count (may be NULL) counts them. Illegal points are skipped. */
+xc_status_t xc_target_schedule_space(xc_target_t* target, const xc_device_caps_t* caps,
+                                     const struct xc_tiled_kernel* kernel, const struct xc_tiled_limits* limits,
+                                     int max_combinations,
+                                     bool (*visit)(void* ctx, const struct xc_tiled_schedule* s), void* ctx,
+                                     int* out_count);
 
 /* emit + compile. A declined kernel is XC_UNSUPPORTED with the reason. */
 xc_status_t xc_target_compile_kernel(xc_target_t* target, const xc_device_caps_t* caps,

@@ -101,6 +101,15 @@ xc_status_t xc_cstyle_schedule(const xc_cstyle_dialect_t* d, const xc_device_cap
                     k->num_knobs);
   int64_t knobs[XC_TILED_MAX_SCHED_KNOBS];
   memcpy(knobs, s->knobs, sizeof knobs);
+  if (flags & XC_SCHEDULE_FOLLOW) {
+    /* a complete request: plan exactly it and judge it */
+    xc_tiled_schedule_t planned;
+    bool fits;
+    xc_status_t st = plan_and_check(d, caps, k, knobs, s, options, limits, &planned, &fits);
+    if (!fits) return st ? st : xc_error(XC_OUT_OF_RANGE, "kernel '%s': the schedule does not fit", k->name);
+    *s = planned;
+    return NULL;
+  }
   xc_status_t bad = xc_tiled_knobs_check(k, knobs, limits);
   if (bad) {
     if (flags & XC_SCHEDULE_KEEP_KNOBS)
