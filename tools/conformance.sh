@@ -41,6 +41,15 @@ for t in tiled cpu opencl rocm rocm_nv; do
   echo "conformance: models on $t: $(tail -1 "$OUT/conformance-models-$t.txt")"
 done
 
+# The shared models (../shared/models: 13 architectures) on cpu, each output
+# against the interpreter: every pattern the passes create lowers, schedules
+# and runs there.
+if [ -d "$SHARED/models" ]; then
+  "$XCOMP" conform --target cpu --models "$SHARED/models" -j "$JOBS" --timeout 300 --strict \
+    --report "$OUT/conformance-shared-cpu.txt" >"$OUT/conformance-shared-cpu.log" || status=1
+  echo "conformance: shared models on cpu: $(tail -1 "$OUT/conformance-shared-cpu.txt")"
+fi
+
 # Schedules on a small device: the models compiled for opencl as if it had
 # 16 KiB of work-group memory and 64 threads per work-group (the schedulers
 # fall back to legal schedules; nothing may fail at emission) and run on
