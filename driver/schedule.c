@@ -14,7 +14,7 @@
  * validity"). V must be one of the knob's candidates; whether the
  * combination is valid is the emitter's check. Messages name XCOMP_KNOBS,
  * where users set it. */
-static xc_status_t apply_knob_overrides(xc_lowered_module_t* lm, const char* spec) {
+static xc_status_t apply_knob_overrides(xc_lowered_module_t* lm, const char* spec, bool* touched) {
   if (!spec || !*spec) return NULL;
   for (const char* p = spec; *p;) {
     const char* end = strchr(p, ',');
@@ -38,42 +38,36 @@ static xc_status_t apply_knob_overrides(xc_lowered_module_t* lm, const char* spe
       if (!ok) return xc_error(XC_INVALID_ARGUMENT, "XCOMP_KNOBS: %lld is not a candidate of knob %s of kernel '%s'",
                                v, item, k->name);
       lm->kernels[i].knobs[idx] = v;
+      touched[i] = true;
     }
     p += len + (end ? 1 : 0);
   }
   return NULL;
 }
 
-/* Which kernels the overrides touch: those keep their knob values through
- * scheduling (an invalid override is an error, never silently changed). */
-static bool overridden(const xc_tiled_kernel_t* k, const char* spec) {
-  if (!spec || !*spec) return false;
-  for (int i = 0; i < k->num_knobs; i++) {
-    size_t n = strlen(k->knobs[i].name);
-    for (const char* p = spec; (p = strstr(p, k->knobs[i].name)) != NULL; p += n)
-      if ((p == spec || p[-1] == ',') && p[n] == '=') return true;
-  }
-  return false;
-}
-
 xc_status_t xc_driver_schedule_kernels(const xc_session_t* s, const struct xc_fusion_plan* plan,
                                        xc_lowered_module_t* lm) {
   (void)plan;
-  XC_RETURN_IF_ERROR(apply_knob_overrides(lm, s->o.knobs));
-  if (!s->has_device) return NULL; /* the tiled interpreter runs the kernels as lowered */
+  /* kernels with overridden knobs keep them through scheduling (an invalid
+   * override is an error, never silently changed) */
+  bool* touched = calloc((size_t)lm->num_kernels + 1, sizeof *touched);
+  if (!touched) return xc_error_oom();
+  xc_status_t st = apply_knob_overrides(lm, s->o.knobs, touched);
   /* Each kernel's target scheduler completes the record (threads, vector,
    * matrix instructions, stages, work-group memory) and makes it legal on
    * the device before anything is emitted; the kernel carries it from here
    * (its text, the module, the emitter). */
-  for (int i = 0; i < lm->num_kernels; i++) {
+  /* the tiled interpreter (no device) runs the kernels as lowered */
+  for (int i = 0; !st && s->has_device && i < lm->num_kernels; i++) {
     xc_lowered_kernel_t* lk = &lm->kernels[i];
     xc_tiled_schedule_t rec;
     xc_tiled_schedule_init(lk->kernel, &rec);
     for (int j = 0; j < rec.num_knobs; j++) rec.knobs[j] = lk->knobs[j];
-    unsigned flags = overridden(lk->kernel, s->o.knobs) ? XC_SCHEDULE_KEEP_KNOBS : 0;
-    XC_RETURN_IF_ERROR(xc_target_schedule(s->res.target, &s->res.caps, lk->kernel, &s->limits, flags, &rec));
-    XC_RETURN_IF_ERROR(xc_tiled_set_schedule(lk->kernel, &rec));
-    for (int j = 0; j < rec.num_knobs; j++) lk->knobs[j] = rec.knobs[j];
+    unsigned flags = touched[i] ? XC_SCHEDULE_KEEP_KNOBS : 0;
+    st = xc_target_schedule(s->res.target, &s->res.caps, lk->kernel, &s->limits, flags, &rec);
+    if (!st) st = xc_tiled_set_schedule(lk->kernel, &rec);
+    for (int j = 0; !st && j < rec.num_knobs; j++) lk->knobs[j] = rec.knobs[j];
   }
-  return NULL;
+  free(touched);
+  return st;
 }

@@ -341,6 +341,12 @@ static void walk_usage(const xc_tiled_block_t* b, const int64_t* knobs, knob_usa
   }
 }
 
+int64_t xc_tiled_shared_bytes(const xc_tiled_kernel_t* k, const int64_t* knob_values) {
+  knob_usage_t u = {0, 0, NULL};
+  if (k->body) walk_usage(k->body, knob_values, &u);
+  return u.shared_bytes;
+}
+
 xc_status_t xc_tiled_knobs_check(const xc_tiled_kernel_t* k, const int64_t* values,
                                  const xc_tiled_limits_t* limits) {
   xc_tiled_limits_t unlimited;

@@ -9,21 +9,6 @@
 #include "xcomp/target.h"
 #include "xcomp/tiled.h"
 
-static int64_t shared_alloc_bytes(const xc_tiled_block_t* b, const int64_t* knobs) {
-  int64_t total = 0;
-  for (int i = 0; b && i < b->num_ops; i++) {
-    const xc_tiled_op_t* op = b->ops[i];
-    if (op->opcode == XC_TOP_ALLOC && op->results[0]->type.scope == XC_SCOPE_SHARED) {
-      const xc_tiled_type_t* t = &op->results[0]->type;
-      int64_t n = (int64_t)xc_dtype_size(t->dtype);
-      for (int d = 0; d < t->rank; d++) n *= xc_tiled_dim_resolve(t->dims[d], knobs);
-      total += n;
-    }
-    if (op->body) total += shared_alloc_bytes(op->body, knobs);
-  }
-  return total;
-}
-
 xc_status_t xc_schedule_generic(const xc_device_caps_t* caps, const struct xc_tiled_kernel* k,
                                 const struct xc_tiled_limits* limits, unsigned flags, struct xc_tiled_schedule* s) {
   if (s->num_knobs != k->num_knobs)
@@ -48,7 +33,7 @@ xc_status_t xc_schedule_generic(const xc_device_caps_t* caps, const struct xc_ti
     memset(&s->dots[i], 0, sizeof s->dots[i]);
     s->dots[i].stages = 1;
   }
-  s->local_bytes = groups ? shared_alloc_bytes(k->body, s->knobs) : 0;
+  s->local_bytes = groups ? xc_tiled_shared_bytes(k, s->knobs) : 0;
   s->dynamic_bytes = 0;
   return NULL;
 }

@@ -452,6 +452,9 @@ xc_status_t xc_tiled_verify(const xc_tiled_kernel_t* k);
  * limits may be NULL (unlimited). The message names the violated rule. */
 xc_status_t xc_tiled_knobs_check(const xc_tiled_kernel_t* k, const int64_t* values,
                                  const xc_tiled_limits_t* limits);
+/* Bytes of the kernel's own shared allocations under these knob values
+ * (what xc_tiled_knobs_check holds against shared_bytes). */
+int64_t xc_tiled_shared_bytes(const xc_tiled_kernel_t* k, const int64_t* knob_values);
 /* Defaults when they are valid, otherwise the valid choice nearest to the
  * defaults (fewest candidate steps away; ties: larger tiles first). Fails if
  * no combination is valid. out has num_knobs entries. */
