@@ -184,6 +184,7 @@ static const xc_target_host_t g_host_table = {
     .temp_dir = xc_targets_temp_dir,
     .emit_schedule = xc_emit_schedule,
     .schedule_check = xc_tiled_schedule_check,
+    .schedule_generic = xc_schedule_generic,
 };
 
 static void record_plugin_error(xc_status_t st) {

@@ -400,8 +400,15 @@ struct xc_target_host {
   /* Checks a schedule record against limits (xc_tiled_schedule_check). */
   xc_status_t (*schedule_check)(const struct xc_tiled_kernel* kernel, const struct xc_tiled_schedule* s,
                                 const struct xc_tiled_limits* limits);
+  /* The generic scheduler (xc_schedule_generic): knob values (the valid
+   * choice nearest to the given ones unless XC_SCHEDULE_KEEP_KNOBS), threads,
+   * generic dots; a plugin's scheduler starts from it and adds its own
+   * decisions. Present when size covers it (added within version 3). */
+  xc_status_t (*schedule_generic)(const xc_device_caps_t* caps, const struct xc_tiled_kernel* kernel,
+                                  const struct xc_tiled_limits* limits, unsigned flags,
+                                  struct xc_tiled_schedule* inout); /* xc_schedule_generic */
   /* Room for later versions; NULL. */
-  void* reserved3[6];
+  void* reserved3[5];
 };
 
 typedef int (*xc_target_plugin_version_fn)(void);
