@@ -142,7 +142,7 @@ static xc_status_t spv_resolve_arch(void* target, const char* spec, xc_device_ca
   out->global_memory_bytes = (int64_t)1 << 30;
   out->max_buffer_bytes = (int64_t)1 << 27;
   out->preferred_layout = XC_LAYOUT_NCHW;
-  out->dtypes = XC_DT(XC_F32) | XC_DT(XC_F16) | XC_DT(XC_BF16) | XC_DT(XC_I8) | XC_DT(XC_I16) | XC_DT(XC_I32) |
+  out->dtypes = XC_DT(XC_F32) | XC_DT(XC_F64) | XC_DT(XC_F16) | XC_DT(XC_BF16) | XC_DT(XC_I8) | XC_DT(XC_I16) | XC_DT(XC_I32) |
                 XC_DT(XC_I64) | XC_DT(XC_U8) | XC_DT(XC_U16) | XC_DT(XC_U32) | XC_DT(XC_U64) | XC_DT(XC_BOOL);
   return NULL;
 }

@@ -1,0 +1,104 @@
+/* The SPIR-V emitter's shared state (spirv_emit.c: module, values, control
+ * flow; spirv_emit_math.c: element math, conversions, memory access).
+ *
+ * How a tiled kernel maps onto a compute shader (docs/targets/spirv.md):
+ * a program is one work-group of T work-items (the schedule's threads). A
+ * scalar (rank 0) is computed by every work-item alike, so it is uniform. A
+ * tile of n elements is spread over the work-items: element e belongs to
+ * work-item e % T, slot e / T. Each tile value is one of
+ *   INLINE   recomputed where it is read (constants, aranges, views, and
+ *            elementwise ops used once in their block),
+ *   PRIVATE  a per-work-item array of slots (read only by its owner),
+ *   SHARED   a work-group array of n elements (read across work-items:
+ *            broadcasts, transposes, reductions, dot operands).
+ * Which materialized values must be SHARED is found by emitting: a read of a
+ * PRIVATE value at another element marks it, and the module is emitted again
+ * until nothing changes. */
+#ifndef XCOMP_TARGETS_SPIRV_EMIT_INTERNAL_H
+#define XCOMP_TARGETS_SPIRV_EMIT_INTERNAL_H
+
+#include "spirv_builder.h"
+#include "spirv_plugin.h"
+
+typedef enum spv_vkind {
+  SPV_V_NONE = 0,
+  SPV_V_SCALAR,
+  SPV_V_INLINE,
+  SPV_V_PRIVATE,
+  SPV_V_SHARED,
+  SPV_V_MEMREF,
+} spv_vkind_t;
+
+typedef struct spv_vinfo {
+  spv_vkind_t kind;
+  uint32_t id;        /* scalar: SSA id; PRIVATE/SHARED/MEMREF: the variable */
+  uint32_t var;       /* carried scalar: its Function variable */
+  bool global;        /* MEMREF: a kernel buffer (StorageBuffer), else work-group */
+  int uses;
+  bool want_shared;   /* kept across passes */
+  int group;          /* carried tiles: value id whose storage they share (-1 own) */
+  bool pure;          /* INLINE from indices, constants and scalars alone */
+} spv_vinfo_t;
+
+/* An element being computed: its multi-index in the shape of the value read. */
+typedef struct spv_ctx {
+  int rank;
+  int64_t dims[XC_TILED_MAX_RANK];
+  uint32_t idx[XC_TILED_MAX_RANK]; /* i32 ids */
+  bool aligned;   /* the element is this work-item's own slot `slot` (linear index lin) */
+  uint32_t lin;   /* i32 id, valid when aligned */
+  uint32_t slot;  /* i32 id */
+} spv_ctx_t;
+
+typedef struct spv_emitter {
+  spv_builder_t b;
+  const spv_emit_target_t* t;
+  const xc_tiled_kernel_t* k;
+  const int64_t* knobs;
+  int64_t threads;
+  spv_vinfo_t* vi;
+  xc_tiled_range_t* ranges;
+  bool redo;
+  xc_status_t err;
+  uint32_t features;
+  int64_t shared_bytes;
+  bool in_loop;          /* inside a tiled `for` */
+  uint32_t decorated[64];
+  int num_decorated;
+  /* common types and ids */
+  uint32_t t_void, t_bool, t_i32, t_u32, t_i64, t_u64, t_f32;
+  uint32_t glsl;
+  uint32_t lid;          /* i32 local invocation index */
+  uint32_t pid[3], nprog[3];
+  uint32_t file;         /* OpString of the kernel's origin */
+} spv_emitter_t;
+
+/* ---- spirv_emit_math.c ---- */
+const char* spv_op_name(xc_tiled_opcode_t op); /* "add", "dot", ... (spirv_emit.c) */
+void spv_fail(spv_emitter_t* e, xc_code_t code, const char* fmt, ...) XC_PRINTF(3, 4);
+uint32_t spv_ptr(spv_emitter_t* e, SpvStorageClass sc, uint32_t type);
+uint32_t spv_ctype(spv_emitter_t* e, xc_dtype_t t);   /* type values of t are computed in */
+uint32_t spv_stype(spv_emitter_t* e, xc_dtype_t t);   /* type of t in buffers */
+uint32_t spv_ci32(spv_emitter_t* e, int64_t v);
+uint32_t spv_cu32(spv_emitter_t* e, uint32_t v);
+uint32_t spv_ci64(spv_emitter_t* e, int64_t v);
+uint32_t spv_cf32(spv_emitter_t* e, float v);
+/* A constant of dtype t's compute type (float value f for floats and bool,
+ * i for integers). */
+uint32_t spv_const_of(spv_emitter_t* e, xc_dtype_t t, double f, int64_t i);
+uint32_t spv_ext(spv_emitter_t* e, int inst, uint32_t type, int n, uint32_t a, uint32_t b, uint32_t c);
+/* Element math on computed values of dtype t (the operands' dtype). */
+uint32_t spv_unary(spv_emitter_t* e, xc_tiled_opcode_t op, xc_dtype_t t, uint32_t x);
+uint32_t spv_binary(spv_emitter_t* e, xc_tiled_opcode_t op, xc_dtype_t t, uint32_t a, uint32_t b);
+uint32_t spv_compare(spv_emitter_t* e, xc_tiled_cmp_t cmp, xc_dtype_t t, uint32_t a, uint32_t b);
+uint32_t spv_reduce_combine(spv_emitter_t* e, xc_tiled_reduce_kind_t kind, xc_dtype_t t, uint32_t acc, uint32_t v);
+/* Cast with the tiled IR's meaning (saturating float -> int, wrapping int ->
+ * int, rounding to f16/bf16 precision). */
+uint32_t spv_cast(spv_emitter_t* e, xc_dtype_t from, xc_dtype_t to, uint32_t x);
+/* Storage <-> compute conversions of buffer elements. */
+uint32_t spv_from_storage(spv_emitter_t* e, xc_dtype_t t, uint32_t x);
+uint32_t spv_to_storage(spv_emitter_t* e, xc_dtype_t t, uint32_t x);
+/* Integer conversions between compute types (64 <-> 32 bit, signedness). */
+uint32_t spv_int_to(spv_emitter_t* e, uint32_t x, xc_dtype_t from, uint32_t to_type, bool to64, bool to_signed);
+
+#endif
