@@ -1,6 +1,10 @@
-/* The target registry: built-in targets and plugins from XCOMP_PLUGIN_PATH,
- * all registered through the same xc_target_plugin_init-style entry point;
- * selector resolution ("opencl:1", "opencl:nvidia", "H200"). */
+/* The target registry: built-in targets, plugins from XCOMP_PLUGIN_PATH and
+ * the plugins installed with xcomp (lib/xcomp/plugins beside the binary or
+ * libxcomp.so: the spirv target), all registered through the same
+ * xc_target_plugin_init-style entry point; selector resolution
+ * ("opencl:1", "opencl:nvidia", "H200"). */
+/* dladdr needs _GNU_SOURCE: CMakeLists.txt defines it for this file (the SDK
+ * libraries force-include headers before the first line). */
 #include <ctype.h>
 #include <dirent.h>
 #include <dlfcn.h>
@@ -21,6 +25,8 @@ typedef struct registry {
   int count, capacity;
   char** plugin_errors;
   int num_plugin_errors;
+  char** loaded;  /* real paths of the plugins loaded, each once */
+  int num_loaded;
   bool initialized;
 } registry_t;
 
@@ -199,6 +205,28 @@ static void record_plugin_error(xc_status_t st) {
   r->plugin_errors[r->num_plugin_errors++] = msg;
 }
 
+static bool already_loaded(const char* real) {
+  for (int i = 0; i < g_registry.num_loaded; i++)
+    if (strcmp(g_registry.loaded[i], real) == 0) return true;
+  return false;
+}
+
+/* Remembers the real path of a plugin that loaded. */
+static void remember_loaded(const char* path) {
+  char* real = realpath(path, NULL);
+  if (!real || already_loaded(real)) {
+    free(real);
+    return;
+  }
+  char** grown = realloc(g_registry.loaded, (size_t)(g_registry.num_loaded + 1) * sizeof *grown);
+  if (!grown) {
+    free(real);
+    return;
+  }
+  g_registry.loaded = grown;
+  g_registry.loaded[g_registry.num_loaded++] = real;
+}
+
 /* Loads one plugin with g_lock held. */
 static xc_status_t load_plugin_locked(const char* path) {
   void* handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
@@ -237,6 +265,7 @@ static xc_status_t load_plugin_locked(const char* path) {
     return xc_status_annotate(st, "plugin %s: initialization failed", path);
   }
   /* The handle stays open for the life of the process. */
+  remember_loaded(path);
   return NULL;
 }
 
@@ -258,8 +287,10 @@ static int compare_names(const void* a, const void* b) {
   return strcmp(*(char* const*)a, *(char* const*)b);
 }
 
-/* Loads the *.so of one directory in name order; errors are recorded. */
-static void load_plugin_dir_locked(const char* dir) {
+/* Loads the *.so of one directory in name order; errors are recorded.
+ * skip_loaded: plugins already loaded from elsewhere are left alone (the
+ * installed directory may also be on XCOMP_PLUGIN_PATH). */
+static void load_plugin_dir_locked(const char* dir, bool skip_loaded) {
   DIR* d = opendir(dir);
   if (!d) return; /* a missing directory on the path is not an error */
   char** names = NULL;
@@ -284,7 +315,10 @@ static void load_plugin_dir_locked(const char* dir) {
     char* path = malloc(len);
     if (path) {
       snprintf(path, len, "%s/%s", dir, names[i]);
-      xc_status_t st = load_plugin_locked(path);
+      char* real = skip_loaded ? realpath(path, NULL) : NULL;
+      bool skip = real && already_loaded(real);
+      free(real);
+      xc_status_t st = skip ? NULL : load_plugin_locked(path);
       if (st) record_plugin_error(st);
       xc_status_free(st);
       free(path);
@@ -292,6 +326,31 @@ static void load_plugin_dir_locked(const char* dir) {
     free(names[i]);
   }
   free(names);
+}
+
+/* Plugins that come with xcomp live in lib/xcomp/plugins: found from the
+ * file holding this code (the CLI or a test in the build tree: DIR/lib/...;
+ * an installed CLI in bin/: DIR/../lib/...; an installed libxcomp.so in
+ * lib/: DIR/xcomp/plugins). XCOMP_NO_INSTALLED_PLUGINS=1 turns it off. */
+static void load_installed_plugins_locked(void) {
+  const char* off = getenv("XCOMP_NO_INSTALLED_PLUGINS");
+  if (off && strcmp(off, "1") == 0) return;
+  Dl_info di;
+  if (!dladdr((void*)load_installed_plugins_locked, &di) || !di.dli_fname) return;
+  char* self = realpath(di.dli_fname, NULL);
+  if (!self) return;
+  char* slash = strrchr(self, '/');
+  if (slash) *slash = '\0';
+  static const char* const rel[] = {"lib/xcomp/plugins", "../lib/xcomp/plugins", "xcomp/plugins"};
+  for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
+    size_t len = strlen(self) + strlen(rel[i]) + 2;
+    char* dir = malloc(len);
+    if (!dir) break;
+    snprintf(dir, len, "%s/%s", self, rel[i]);
+    load_plugin_dir_locked(dir, true);
+    free(dir);
+  }
+  free(self);
 }
 
 xc_status_t xc_targets_init(void) {
@@ -317,10 +376,11 @@ xc_status_t xc_targets_init(void) {
     if (copy) {
       char* save = NULL;
       for (char* dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save))
-        if (*dir) load_plugin_dir_locked(dir);
+        if (*dir) load_plugin_dir_locked(dir, false);
       free(copy);
     }
   }
+  load_installed_plugins_locked();
   pthread_mutex_unlock(&g_lock);
   return NULL;
 }

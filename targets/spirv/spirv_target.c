@@ -124,7 +124,7 @@ static uint32_t features_of_caps(const xc_device_caps_t* caps) {
 }
 
 /* "spirv:vk11": a Vulkan 1.1 device with the features every desktop driver
- * and lavapipe have (int64, 8/16-bit storage, f16), 32 KiB of work-group
+ * and lavapipe have (int64, f64, 8/16-bit storage, f16), 32 KiB of work-group
  * memory and 256 work-items: code compiled for it runs on any of them. */
 static xc_status_t spv_resolve_arch(void* target, const char* spec, xc_device_caps_t* out) {
   (void)target;
