@@ -102,7 +102,7 @@ static uint32_t loop_begin(spv_emitter_t* e, uint32_t type, uint32_t lb, uint32_
   branch(e, check);
   label(e, check);
   l->iv = load(e, type, l->var);
-  uint32_t c = spv_val(b, SpvOpSLessThan, e->t_bool, 2, l->iv, ub);
+  uint32_t c = type == e->t_i64 ? spv_lt_i64(e, l->iv, ub) : spv_val(b, SpvOpSLessThan, e->t_bool, 2, l->iv, ub);
   spv_op(b, SPV_SEC_CODE, SpvOpBranchConditional, 3, c, body, l->merge);
   label(e, body);
   return l->iv;

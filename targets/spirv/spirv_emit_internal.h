@@ -90,6 +90,7 @@ uint32_t spv_ext(spv_emitter_t* e, int inst, uint32_t type, int n, uint32_t a, u
 /* Element math on computed values of dtype t (the operands' dtype). */
 uint32_t spv_unary(spv_emitter_t* e, xc_tiled_opcode_t op, xc_dtype_t t, uint32_t x);
 uint32_t spv_binary(spv_emitter_t* e, xc_tiled_opcode_t op, xc_dtype_t t, uint32_t a, uint32_t b);
+uint32_t spv_lt_i64(spv_emitter_t* e, uint32_t a, uint32_t b); /* signed a < b, 64-bit */
 uint32_t spv_compare(spv_emitter_t* e, xc_tiled_cmp_t cmp, xc_dtype_t t, uint32_t a, uint32_t b);
 uint32_t spv_reduce_combine(spv_emitter_t* e, xc_tiled_reduce_kind_t kind, xc_dtype_t t, uint32_t acc, uint32_t v);
 /* Cast with the tiled IR's meaning (saturating float -> int, wrapping int ->

@@ -280,6 +280,8 @@ uint32_t spv_unary(spv_emitter_t* e, xc_tiled_opcode_t op, xc_dtype_t t, uint32_
   }
 }
 
+static uint32_t cmp64(spv_emitter_t* e, xc_tiled_cmp_t cmp, bool is_signed, uint32_t a, uint32_t c);
+
 /* max/min of floats: NaN when either operand is NaN. */
 static uint32_t fminmax(spv_emitter_t* e, bool max, uint32_t ty, uint32_t a, uint32_t b) {
   spv_builder_t* bl = &e->b;
@@ -324,8 +326,12 @@ uint32_t spv_binary(spv_emitter_t* e, xc_tiled_opcode_t op, xc_dtype_t t, uint32
     case XC_TOP_MUL: return spv_val(b, SpvOpIMul, ty, 2, a, c);
     case XC_TOP_DIV: return spv_val(b, s ? SpvOpSDiv : SpvOpUDiv, ty, 2, a, c);
     case XC_TOP_REM: return spv_val(b, s ? SpvOpSRem : SpvOpUMod, ty, 2, a, c);
-    case XC_TOP_MAX: return spv_ext(e, s ? GLSLstd450SMax : GLSLstd450UMax, ty, 2, a, c, 0);
-    case XC_TOP_MIN: return spv_ext(e, s ? GLSLstd450SMin : GLSLstd450UMin, ty, 2, a, c, 0);
+    case XC_TOP_MAX:
+    case XC_TOP_MIN:
+      if (is_64(t)) /* through the 64-bit comparison above */
+        return spv_val(b, SpvOpSelect, ty, 3, cmp64(e, op == XC_TOP_MAX ? XC_CMP_GT : XC_CMP_LT, s, a, c), a, c);
+      return spv_ext(e, op == XC_TOP_MAX ? (s ? GLSLstd450SMax : GLSLstd450UMax) : (s ? GLSLstd450SMin : GLSLstd450UMin),
+                     ty, 2, a, c, 0);
     case XC_TOP_AND: return spv_val(b, SpvOpBitwiseAnd, ty, 2, a, c);
     case XC_TOP_OR: return spv_val(b, SpvOpBitwiseOr, ty, 2, a, c);
     case XC_TOP_XOR: return spv_val(b, SpvOpBitwiseXor, ty, 2, a, c);
@@ -334,6 +340,37 @@ uint32_t spv_binary(spv_emitter_t* e, xc_tiled_opcode_t op, xc_dtype_t t, uint32
     default: spv_fail(e, XC_UNSUPPORTED, "%s on integers", spv_op_name(op)); return a;
   }
 }
+
+/* 64-bit integer comparisons go through 32-bit halves: llvmpipe (Mesa 22,
+ * LLVM 15) gets varying 64-bit compares wrong, and the halves cost little
+ * elsewhere. */
+static uint32_t cmp64(spv_emitter_t* e, xc_tiled_cmp_t cmp, bool is_signed, uint32_t a, uint32_t c) {
+  spv_builder_t* b = &e->b;
+  uint32_t bt = e->t_bool, u = e->t_u32;
+  if (cmp == XC_CMP_GT || cmp == XC_CMP_GE) {
+    uint32_t t = a;
+    a = c;
+    c = t;
+    cmp = cmp == XC_CMP_GT ? XC_CMP_LT : XC_CMP_LE;
+  }
+  uint32_t ty = is_signed ? e->t_i64 : spv_ctype(e, XC_U64);
+  uint32_t sh = spv_const(b, ty, 2, 32u, 0u);
+  uint32_t alo = spv_val(b, SpvOpUConvert, u, 1, a), clo = spv_val(b, SpvOpUConvert, u, 1, c);
+  uint32_t ahi = spv_val(b, SpvOpUConvert, u, 1, spv_val(b, SpvOpShiftRightLogical, ty, 2, a, sh));
+  uint32_t chi = spv_val(b, SpvOpUConvert, u, 1, spv_val(b, SpvOpShiftRightLogical, ty, 2, c, sh));
+  uint32_t hi_eq = spv_val(b, SpvOpIEqual, bt, 2, ahi, chi);
+  if (cmp == XC_CMP_EQ || cmp == XC_CMP_NE) {
+    uint32_t eq = spv_val(b, SpvOpLogicalAnd, bt, 2, hi_eq, spv_val(b, SpvOpIEqual, bt, 2, alo, clo));
+    return cmp == XC_CMP_EQ ? eq : spv_val(b, SpvOpLogicalNot, bt, 1, eq);
+  }
+  uint32_t hi_lt = is_signed ? spv_val(b, SpvOpSLessThan, bt, 2, spv_val(b, SpvOpBitcast, e->t_i32, 1, ahi),
+                                       spv_val(b, SpvOpBitcast, e->t_i32, 1, chi))
+                             : spv_val(b, SpvOpULessThan, bt, 2, ahi, chi);
+  uint32_t lo_cmp = spv_val(b, cmp == XC_CMP_LT ? SpvOpULessThan : SpvOpULessThanEqual, bt, 2, alo, clo);
+  return spv_val(b, SpvOpLogicalOr, bt, 2, hi_lt, spv_val(b, SpvOpLogicalAnd, bt, 2, hi_eq, lo_cmp));
+}
+
+uint32_t spv_lt_i64(spv_emitter_t* e, uint32_t a, uint32_t c) { return cmp64(e, XC_CMP_LT, true, a, c); }
 
 uint32_t spv_compare(spv_emitter_t* e, xc_tiled_cmp_t cmp, xc_dtype_t t, uint32_t a, uint32_t c) {
   static const SpvOp fops[] = {SpvOpFOrdEqual, SpvOpFUnordNotEqual, SpvOpFOrdLessThan, SpvOpFOrdLessThanEqual,
@@ -351,6 +388,7 @@ uint32_t spv_compare(spv_emitter_t* e, xc_tiled_cmp_t cmp, xc_dtype_t t, uint32_
     c = spv_val(&e->b, SpvOpSelect, e->t_u32, 3, c, spv_cu32(e, 1), spv_cu32(e, 0));
     return spv_val(&e->b, uops[cmp], e->t_bool, 2, a, c);
   }
+  if (t == XC_I64 || t == XC_U64) return cmp64(e, cmp, t == XC_I64, a, c);
   const SpvOp* ops = is_float(t) ? fops : is_signed_int(t) ? sops : uops;
   return spv_val(&e->b, ops[cmp], e->t_bool, 2, a, c);
 }
