@@ -434,6 +434,30 @@ typedef struct spv_use {
   const xc_tiled_op_t* user;
 } spv_use_t;
 
+/* Whether work-items must be ordered after each global store: a buffer is
+ * loaded after being stored to (another work-item's element may be read:
+ * scatters, in-place updates), stored by two ops, or stored in a loop
+ * (a later store may hit an element another work-item wrote: duplicate
+ * scatter indices, where the last write wins). counts: stores then loads
+ * per parameter. */
+static bool find_phased(const xc_tiled_block_t* blk, int* stores, int* loads, int np, bool in_loop) {
+  bool phased = false;
+  for (int i = 0; i < blk->num_ops; i++) {
+    const xc_tiled_op_t* op = blk->ops[i];
+    int p = (op->opcode == XC_TOP_STORE || op->opcode == XC_TOP_LOAD) ? op->operands[0]->param : -1;
+    if (p >= 0 && p < np) {
+      if (op->opcode == XC_TOP_STORE) {
+        stores[p]++;
+        if (in_loop || stores[p] > 1) phased = true;
+      } else {
+        loads[p]++;
+      }
+    }
+    if (op->body && find_phased(op->body, stores, loads, np, true)) phased = true;
+  }
+  return phased;
+}
+
 static void count_uses(const xc_tiled_block_t* blk, spv_use_t* uses) {
   for (int i = 0; i < blk->num_ops; i++) {
     const xc_tiled_op_t* op = blk->ops[i];
@@ -529,12 +553,12 @@ static void emit_store(spv_emitter_t* e, const xc_tiled_op_t* op) {
   int rank = value_dims(e, offs, dims);
   spv_eloop_t el;
   spv_ctx_t c;
-  uint32_t only = 0;
   if (rank == 0) {
-    /* a scalar store: every work-item has the value, one writes it */
+    /* A scalar store: every work-item has the value and writes it, so that
+     * each one's later loads of the element see it in program order (the
+     * IR orders scalar memory accesses without barriers). */
     memset(&c, 0, sizeof c);
     c.aligned = true;
-    only = if_begin(e, spv_val(&e->b, SpvOpIEqual, e->t_bool, 2, e->lid, spv_ci32(e, 0)));
   } else {
     eloop_begin(e, rank, dims, &el, &c);
   }
@@ -542,8 +566,9 @@ static void emit_store(spv_emitter_t* e, const xc_tiled_op_t* op) {
   uint32_t m = mask ? if_begin(e, read_operand(e, mask, &c)) : 0;
   mem_store(e, mem, off, read_operand(e, val, &c));
   if (m) if_end(e, m);
-  if (rank == 0) if_end(e, only);
-  else eloop_end(e, &el);
+  if (rank > 0) eloop_end(e, &el);
+  /* A later load may read what another work-item stored: make it visible. */
+  if (info(e, mem)->global && e->phased) barrier(e);
 }
 
 static void emit_alloc(spv_emitter_t* e, const xc_tiled_op_t* op) {
@@ -928,6 +953,15 @@ xc_status_t spv_emit_kernel(const spv_emit_target_t* t, const xc_tiled_kernel_t*
     return SPV_ERROR(XC_RESOURCE_EXHAUSTED, "spirv: out of memory");
   }
   count_uses(kernel->body, uses);
+  int np = kernel->num_params;
+  int* counts = calloc((size_t)np * 2 + 2, sizeof *counts);
+  e.phased = !counts; /* without the analysis: order every store */
+  if (counts) {
+    e.phased = find_phased(kernel->body, counts, counts + np + 1, np, false);
+    for (int i = 0; i < np; i++)
+      if (counts[i] && counts[np + 1 + i]) e.phased = true;
+    free(counts);
+  }
   for (int i = 0; i < kernel->num_values; i++) e.vi[i].group = -1;
   for (int pass = 0; pass < 8; pass++) {
     plan_block(&e, kernel->body, uses);

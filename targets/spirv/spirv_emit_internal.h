@@ -63,6 +63,7 @@ typedef struct spv_emitter {
   uint32_t features;
   int64_t shared_bytes;
   bool in_loop;          /* inside a tiled `for` */
+  bool phased;           /* some buffer is stored to and loaded from: barriers after stores */
   uint32_t decorated[64];
   int num_decorated;
   /* common types and ids */
