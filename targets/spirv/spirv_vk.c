@@ -5,6 +5,7 @@
  * emitted code may use. spirv_vk_device.c runs work on an opened device. */
 #include <dlfcn.h>
 #include <pthread.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +42,7 @@ static struct {
   uint32_t instance_version;
   spv_vk_physical_t* devices;
   int num_devices;
+  pid_t pid; /* the process that initialized (a forked child starts over) */
 } g_vk = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* ---- results ---------------------------------------------------------------- */
@@ -445,7 +447,18 @@ static bool enumerate_devices(void) {
 /* Loads and enumerates on first use; the result (devices or the reason
  * there are none) stays until spv_vk_shutdown. Caller holds the lock. */
 static void initialize_locked(void) {
+  if (g_vk.initialized && g_vk.pid != getpid()) {
+    /* A child of fork (the conformance runner's tests): Vulkan objects of
+     * the parent are not usable here, and destroying them is not ours to
+     * do. Forget them and start over. */
+    g_vk.initialized = false;
+    g_vk.instance = VK_NULL_HANDLE;
+    g_vk.devices = NULL;
+    g_vk.num_devices = 0;
+    memset(&g_vk.vk, 0, sizeof g_vk.vk);
+  }
   if (g_vk.initialized) return;
+  g_vk.pid = getpid();
   g_vk.initialized = true;
   g_vk.error_code = XC_OK;
   if (load_library() && create_instance()) enumerate_devices();
