@@ -376,6 +376,13 @@ static uint32_t dot_at(spv_emitter_t* e, const xc_tiled_op_t* op, const spv_ctx_
   return load(e, ct, sum);
 }
 
+/* Every element of v lies in [INT32_MIN + 1, INT32_MAX] (value ranges of the IR). */
+static bool fits_i32(spv_emitter_t* e, const xc_tiled_value_t* v) {
+  if (!e->ranges) return false;
+  const xc_tiled_range_t* r = &e->ranges[v->id];
+  return r->known && r->lo > INT32_MIN && r->hi <= INT32_MAX;
+}
+
 /* One element of the result of op (c in the result's shape). */
 static uint32_t eval_at(spv_emitter_t* e, const xc_tiled_op_t* op, const spv_ctx_t* c) {
   const xc_tiled_value_t* r = op->results[0];
@@ -419,9 +426,18 @@ static uint32_t eval_at(spv_emitter_t* e, const xc_tiled_op_t* op, const spv_ctx
     default: break;
   }
   if (is_unary(op->opcode)) return spv_unary(e, op->opcode, t, read_operand(e, op->operands[0], c));
-  if (is_binary(op->opcode))
-    return spv_binary(e, op->opcode, op->operands[0]->type.dtype, read_operand(e, op->operands[0], c),
-                      read_operand(e, op->operands[1], c));
+  if (is_binary(op->opcode)) {
+    xc_dtype_t ot = op->operands[0]->type.dtype;
+    uint32_t a = read_operand(e, op->operands[0], c), b = read_operand(e, op->operands[1], c);
+    if ((op->opcode == XC_TOP_DIV || op->opcode == XC_TOP_REM) && ot == XC_I64 && fits_i32(e, op->operands[0]) &&
+        fits_i32(e, op->operands[1])) {
+      /* Index arithmetic: 32-bit division where both operands fit (a
+       * 64-bit division is many instructions on GPUs). */
+      uint32_t a32 = spv_val(&e->b, SpvOpSConvert, e->t_i32, 1, a), b32 = spv_val(&e->b, SpvOpSConvert, e->t_i32, 1, b);
+      return spv_val(&e->b, SpvOpSConvert, e->t_i64, 1, spv_binary(e, op->opcode, XC_I32, a32, b32));
+    }
+    return spv_binary(e, op->opcode, ot, a, b);
+  }
   spv_fail(e, XC_UNSUPPORTED, "op %d (%s) as an element value", op->id, spv_op_name(op->opcode));
   return spv_const_of(e, t, 0, 0);
 }

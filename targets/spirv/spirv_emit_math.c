@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <spirv/unified1/GLSL.std.450.h>
@@ -325,7 +326,12 @@ uint32_t spv_binary(spv_emitter_t* e, xc_tiled_opcode_t op, xc_dtype_t t, uint32
     case XC_TOP_SUB: return spv_val(b, SpvOpISub, ty, 2, a, c);
     case XC_TOP_MUL: return spv_val(b, SpvOpIMul, ty, 2, a, c);
     case XC_TOP_DIV: return spv_val(b, s ? SpvOpSDiv : SpvOpUDiv, ty, 2, a, c);
-    case XC_TOP_REM: return spv_val(b, s ? SpvOpSRem : SpvOpUMod, ty, 2, a, c);
+    case XC_TOP_REM:
+      if (is_64(t)) { /* NVIDIA's Vulkan driver (580) gets 64-bit OpSRem wrong; a - (a / b) * b is right */
+        uint32_t q = spv_val(b, s ? SpvOpSDiv : SpvOpUDiv, ty, 2, a, c);
+        return spv_val(b, SpvOpISub, ty, 2, a, spv_val(b, SpvOpIMul, ty, 2, q, c));
+      }
+      return spv_val(b, s ? SpvOpSRem : SpvOpUMod, ty, 2, a, c);
     case XC_TOP_MAX:
     case XC_TOP_MIN:
       if (is_64(t)) /* through the 64-bit comparison above */
