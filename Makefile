@@ -14,6 +14,9 @@ SHARED       ?= ../shared
 FUZZ_SECONDS ?= 60
 
 BUILD_DEPS = cmake make gcc libc6-dev pkg-config libprotobuf-c-dev protobuf-c-compiler libxxhash-dev libjansson-dev
+# The spirv target plugin: SPIRV-Tools (linked statically), the SPIR-V and
+# Vulkan headers (the Vulkan loader is loaded at run time).
+BUILD_DEPS += spirv-tools spirv-headers libvulkan-dev
 TEST_DEPS  = clang libclang-rt-14-dev
 # OpenCL target tests run on PoCL (headers and the dev package are for tooling
 # only: xcomp loads libOpenCL.so.1 at run time and builds without them).
@@ -26,6 +29,9 @@ TEST_DEPS += libamdhip64-dev hipcc llvm
 # in too) and LLVM 15's llvm-objdump, the first that knows WMMA; the compiler
 # is the clang of PyPI's ziglang (tools/install-zig.sh).
 TEST_DEPS += rocm-device-libs llvm-15
+# spirv target tests run on Mesa's lavapipe (Vulkan on the CPU) through the
+# Vulkan loader.
+TEST_DEPS += libvulkan1 mesa-vulkan-drivers
 # Only for `make bench`: the SGEMM peer.
 BENCH_DEPS = libopenblas-dev
 

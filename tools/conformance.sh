@@ -93,6 +93,33 @@ else
   echo "conformance: SKIP ONNX node tests on compiled targets ($NODE not present)"
 fi
 
+# The spirv target (a plugin: SPIR-V emitted from the tiled IR, validated by
+# SPIRV-Tools, run through Vulkan on Mesa's lavapipe): the repository's and
+# the 13 shared models, the op suite (one case per op at f32, f16, i32, i64,
+# bool) and the first ONNX node test of each op and dtype. Every module is
+# validated before it runs; a failure fails the step. Skipped without a
+# Vulkan device.
+if "$XCOMP" targets | grep -q "^  spirv:"; then
+  "$XCOMP" conform --target spirv --models "$MODELS" -j "$JOBS" --timeout 300 --strict \
+    --report "$OUT/conformance-models-spirv.txt" >"$OUT/conformance-models-spirv.log" || status=1
+  echo "conformance: models on spirv: $(tail -1 "$OUT/conformance-models-spirv.txt")"
+  if [ -d "$SHARED/models" ]; then
+    "$XCOMP" conform --target spirv --models "$SHARED/models" -j "$JOBS" --timeout 600 --strict \
+      --report "$OUT/conformance-shared-spirv.txt" >"$OUT/conformance-shared-spirv.log" || status=1
+    echo "conformance: shared models on spirv: $(tail -1 "$OUT/conformance-shared-spirv.txt")"
+  fi
+  "$XCOMP" conform --op-suite --target spirv --seed 1 --cases-per-op 1 --dtypes f32,f16,i32,i64,bool -j "$JOBS" \
+    --timeout 300 --strict --report "$OUT/conformance-opsuite-spirv.txt" >"$OUT/conformance-opsuite-spirv.log" || status=1
+  echo "conformance: op suite on spirv (f32,f16,i32,i64,bool): $(tail -1 "$OUT/conformance-opsuite-spirv.txt")"
+  if [ -d "$NODE" ]; then
+    "$XCOMP" conform --target spirv --onnx-tests "$NODE" --per-op 1 -j "$JOBS" --timeout 300 --strict \
+      --report "$OUT/conformance-onnx-spirv.txt" >"$OUT/conformance-onnx-spirv.log" || status=1
+    echo "conformance: ONNX node tests on spirv (1 per op and dtype): $(tail -1 "$OUT/conformance-onnx-spirv.txt")"
+  fi
+else
+  echo "conformance: SKIP spirv (no Vulkan device: $("$XCOMP" targets | grep -A1 '^spirv' | tail -1))"
+fi
+
 # Reduced precision: the models converted to f16 / bf16 on tiled and cpu,
 # against the f32 interpreter at the dtype's rel-L2 bound (seconds).
 for spec in "tiled f16" "tiled bf16" "cpu bf16"; do
