@@ -561,6 +561,96 @@ static void materialize(spv_emitter_t* e, const xc_tiled_op_t* op) {
   if (shared) barrier(e);
 }
 
+/* Work-items per output of a reduction spread over the work-group: G lanes
+ * (a power of two) per output when outputs are fewer than work-items and
+ * the reduced axis is long enough; 1: each work-item reduces its outputs
+ * alone (reduce_at). */
+static int64_t reduce_group(spv_emitter_t* e, const xc_tiled_op_t* op) {
+  int64_t dx[XC_TILED_MAX_RANK] = {1, 1, 1};
+  int xr = value_dims(e, op->operands[0], dx);
+  int64_t len = dx[op->axis], outs = numel(xr, dx) / (len > 0 ? len : 1);
+  int64_t g = 1;
+  while (g * 2 * outs <= e->threads && g * 2 <= len) g *= 2;
+  return g >= 4 ? g : 1;
+}
+
+/* A reduction with G work-items per output: lane w = o * G + j folds
+ * elements j, j + G, ... of output o, then a tree in work-group memory
+ * (log2 G steps, a barrier each) combines the G partials. The result goes to
+ * its storage (or, rank 0, to every work-item as a uniform scalar). */
+static uint32_t reduce_parallel(spv_emitter_t* e, const xc_tiled_op_t* op, int64_t g) {
+  spv_builder_t* b = &e->b;
+  const xc_tiled_value_t *x = op->operands[0], *r = op->results[0];
+  xc_dtype_t t = x->type.dtype;
+  uint32_t ct = spv_ctype(e, t);
+  int axis = (int)op->axis;
+  spv_ctx_t xc;
+  memset(&xc, 0, sizeof xc);
+  xc.rank = value_dims(e, x, xc.dims);
+  int64_t len = xc.dims[axis];
+  int64_t rdims[XC_TILED_MAX_RANK] = {1, 1, 1};
+  int rr = value_dims(e, r, rdims);
+  int64_t outs = numel(rr, rdims);
+  uint32_t arr = spv_type(b, SpvOpTypeArray, 2, ct, spv_cu32(e, (uint32_t)(outs * g)));
+  uint32_t scratch = spv_id(b);
+  spv_op(b, SPV_SEC_GLOBALS, SpvOpVariable, 3, spv_ptr(e, SpvStorageClassWorkgroup, arr), scratch,
+         (uint32_t)SpvStorageClassWorkgroup);
+  spv_name(b, scratch, "reduce_scratch");
+  e->shared_bytes += outs * g * ctype_bytes(t);
+  uint32_t pw = spv_ptr(e, SpvStorageClassWorkgroup, ct);
+  barrier(e); /* the scratch and the result's storage may still be read */
+  uint32_t active = spv_val(b, SpvOpSLessThan, e->t_bool, 2, e->lid, spv_ci32(e, outs * g));
+  uint32_t m = if_begin(e, active);
+  uint32_t o = spv_val(b, SpvOpSDiv, e->t_i32, 2, e->lid, spv_ci32(e, g));
+  uint32_t j = spv_val(b, SpvOpSRem, e->t_i32, 2, e->lid, spv_ci32(e, g));
+  /* the output's multi-index, with the reduced axis left out */
+  uint32_t oidx[XC_TILED_MAX_RANK];
+  int64_t stride = 1;
+  for (int d = rr - 1; d >= 0; d--) {
+    uint32_t q = stride == 1 ? o : spv_val(b, SpvOpSDiv, e->t_i32, 2, o, spv_ci32(e, stride));
+    oidx[d] = d == 0 ? q : spv_val(b, SpvOpSRem, e->t_i32, 2, q, spv_ci32(e, rdims[d]));
+    stride *= rdims[d];
+  }
+  for (int i = 0, k = 0; i < xc.rank; i++)
+    if (i != axis) xc.idx[i] = oidx[k++];
+  xc.aligned = false;
+  xc.idx[axis] = j;
+  uint32_t acc = fvar(e, ct);
+  store(e, acc, read_value(e, x, &xc)); /* j < G <= len: element j exists */
+  spv_loop_t l;
+  xc.idx[axis] = loop_begin(e, e->t_i32, spv_val(b, SpvOpIAdd, e->t_i32, 2, j, spv_ci32(e, g)), spv_ci32(e, len),
+                            SpvLoopControlMaskNone, &l);
+  uint32_t v = read_value(e, x, &xc);
+  store(e, acc, spv_reduce_combine(e, (xc_tiled_reduce_kind_t)op->reduce, t, load(e, ct, acc), v));
+  loop_end(e, &l, spv_ci32(e, g));
+  store(e, spv_val(b, SpvOpAccessChain, pw, 2, scratch, e->lid), load(e, ct, acc));
+  if_end(e, m);
+  for (int64_t step = g / 2; step >= 1; step /= 2) {
+    barrier(e);
+    uint32_t lo = spv_val(b, SpvOpLogicalAnd, e->t_bool, 2, active,
+                          spv_val(b, SpvOpSLessThan, e->t_bool, 2,
+                                  spv_val(b, SpvOpSRem, e->t_i32, 2, e->lid, spv_ci32(e, g)), spv_ci32(e, step)));
+    uint32_t mm = if_begin(e, lo);
+    uint32_t p0 = spv_val(b, SpvOpAccessChain, pw, 2, scratch, e->lid);
+    uint32_t p1 = spv_val(b, SpvOpAccessChain, pw, 2, scratch, spv_val(b, SpvOpIAdd, e->t_i32, 2, e->lid,
+                                                                    spv_ci32(e, step)));
+    store(e, p0, spv_reduce_combine(e, (xc_tiled_reduce_kind_t)op->reduce, t, load(e, ct, p0), load(e, ct, p1)));
+    if_end(e, mm);
+  }
+  barrier(e);
+  if (rr == 0) return load(e, ct, spv_val(b, SpvOpAccessChain, pw, 2, scratch, spv_ci32(e, 0)));
+  make_storage(e, r);
+  bool shared = info(e, r)->kind == SPV_V_SHARED;
+  spv_eloop_t el;
+  spv_ctx_t c;
+  eloop_begin(e, rr, rdims, &el, &c);
+  uint32_t at = spv_val(b, SpvOpIMul, e->t_i32, 2, c.lin, spv_ci32(e, g));
+  write_elem(e, r, &c, load(e, ct, spv_val(b, SpvOpAccessChain, pw, 2, scratch, at)));
+  eloop_end(e, &el);
+  if (shared) barrier(e);
+  return 0;
+}
+
 static void emit_store(spv_emitter_t* e, const xc_tiled_op_t* op) {
   const xc_tiled_value_t *mem = op->operands[0], *offs = op->operands[1], *val = op->operands[2];
   const xc_tiled_value_t* mask = op->num_operands > 3 ? op->operands[3] : NULL;
@@ -732,6 +822,11 @@ static void emit_op(spv_emitter_t* e, const xc_tiled_op_t* op) {
     return;
   }
   if (r->type.rank == 0) {
+    int64_t g = op->opcode == XC_TOP_REDUCE ? reduce_group(e, op) : 1;
+    if (g > 1) {
+      e->vi[r->id].id = reduce_parallel(e, op, g);
+      return;
+    }
     spv_ctx_t c;
     memset(&c, 0, sizeof c);
     c.aligned = true;
@@ -739,6 +834,13 @@ static void emit_op(spv_emitter_t* e, const xc_tiled_op_t* op) {
     return;
   }
   if (e->vi[r->id].kind == SPV_V_INLINE) return; /* computed where it is read */
+  if (op->opcode == XC_TOP_REDUCE) {
+    int64_t g = reduce_group(e, op);
+    if (g > 1) {
+      reduce_parallel(e, op, g);
+      return;
+    }
+  }
   materialize(e, op);
 }
 
