@@ -311,7 +311,12 @@ uint32_t spv_binary(spv_emitter_t* e, xc_tiled_opcode_t op, xc_dtype_t t, uint32
       case XC_TOP_SUB: return spv_val(b, SpvOpFSub, ty, 2, a, c);
       case XC_TOP_MUL: return spv_val(b, SpvOpFMul, ty, 2, a, c);
       case XC_TOP_DIV: return spv_val(b, SpvOpFDiv, ty, 2, a, c);
-      case XC_TOP_REM: return spv_val(b, SpvOpFRem, ty, 2, a, c); /* sign of the dividend, as fmod */
+      case XC_TOP_REM: {
+        /* fmod: a - b * trunc(a / b), the sign of the dividend (NVIDIA's
+         * driver does not give OpFRem that sign) */
+        uint32_t q = spv_ext(e, GLSLstd450Trunc, ty, 1, spv_val(b, SpvOpFDiv, ty, 2, a, c), 0, 0);
+        return spv_ext(e, GLSLstd450Fma, ty, 3, spv_val(b, SpvOpFNegate, ty, 1, q), c, a);
+      }
       case XC_TOP_MAX: return fminmax(e, true, ty, a, c);
       case XC_TOP_MIN: return fminmax(e, false, ty, a, c);
       case XC_TOP_POW:
@@ -327,7 +332,8 @@ uint32_t spv_binary(spv_emitter_t* e, xc_tiled_opcode_t op, xc_dtype_t t, uint32
     case XC_TOP_MUL: return spv_val(b, SpvOpIMul, ty, 2, a, c);
     case XC_TOP_DIV: return spv_val(b, s ? SpvOpSDiv : SpvOpUDiv, ty, 2, a, c);
     case XC_TOP_REM:
-      if (is_64(t)) { /* NVIDIA's Vulkan driver (580) gets 64-bit OpSRem wrong; a - (a / b) * b is right */
+      if (s || is_64(t)) { /* NVIDIA's Vulkan driver (580) gets OpSRem wrong (negative operands, 64 bits);
+                            * a - (a / b) * b, with C's truncating division, is right */
         uint32_t q = spv_val(b, s ? SpvOpSDiv : SpvOpUDiv, ty, 2, a, c);
         return spv_val(b, SpvOpISub, ty, 2, a, spv_val(b, SpvOpIMul, ty, 2, q, c));
       }

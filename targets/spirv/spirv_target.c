@@ -229,7 +229,8 @@ static xc_status_t spv_schedule(void* target, const xc_device_caps_t* caps, cons
 
 /* The assembly text carries what the blob needs beyond the code on its
  * first line, a comment the assembler skips. */
-#define SPV_INFO_FORMAT "; xcomp-spirv local_size=%u buffers=%u scalars=%u features=%u shared=%u entry=%127s\n"
+#define SPV_INFO_WRITE "; xcomp-spirv local_size=%u buffers=%u scalars=%u features=%u shared=%u entry=%s\n"
+#define SPV_INFO_READ "; xcomp-spirv local_size=%u buffers=%u scalars=%u features=%u shared=%u entry=%127s\n"
 
 static xc_status_t spv_emit(void* target, const xc_device_caps_t* caps, const xc_tiled_kernel_t* kernel,
                             const xc_knob_t* knobs, int num_knobs, xc_kernel_source_t* out) {
@@ -250,7 +251,7 @@ static xc_status_t spv_emit(void* target, const xc_device_caps_t* caps, const xc
   free(code);
   if (s) return s;
   char head[400];
-  int hl = snprintf(head, sizeof head, SPV_INFO_FORMAT, info.local_size, info.num_buffers, info.num_scalars,
+  int hl = snprintf(head, sizeof head, SPV_INFO_WRITE, info.local_size, info.num_buffers, info.num_scalars,
                     info.features, info.shared_bytes, info.entry);
   size_t tl = strlen(text);
   char* all = malloc((size_t)hl + tl + 1);
@@ -283,7 +284,7 @@ static xc_status_t spv_compile(void* target, const xc_device_caps_t* caps, const
   memset(out, 0, sizeof *out);
   spv_kernel_info_t info;
   memset(&info, 0, sizeof info);
-  if (!src->text || sscanf(src->text, SPV_INFO_FORMAT, &info.local_size, &info.num_buffers, &info.num_scalars,
+  if (!src->text || sscanf(src->text, SPV_INFO_READ, &info.local_size, &info.num_buffers, &info.num_scalars,
                            &info.features, &info.shared_bytes, info.entry) != 6)
     return SPV_ERROR(XC_INVALID_ARGUMENT,
                      "spirv: the source does not start with the '; xcomp-spirv ...' line the emitter writes");
