@@ -561,76 +561,6 @@ static void materialize(spv_emitter_t* e, const xc_tiled_op_t* op) {
   if (shared) barrier(e);
 }
 
-/* A dot with each work-item's outputs in registers: the K loop is outside
- * the work-item's slots (one accumulator variable each), so every operand
- * element loaded from work-group memory serves all the slots that use it
- * (the driver shares the loads of equal indices). Outputs that would need
- * more than SPV_DOT_MAX_SLOTS accumulators use the per-element loop. */
-#define SPV_DOT_MAX_SLOTS 32
-
-static bool materialize_dot(spv_emitter_t* e, const xc_tiled_op_t* op) {
-  spv_builder_t* b = &e->b;
-  const xc_tiled_value_t *a = op->operands[0], *bv = op->operands[1], *acc = op->operands[2], *r = op->results[0];
-  int64_t rd[XC_TILED_MAX_RANK] = {1, 1, 1}, ad[XC_TILED_MAX_RANK] = {1, 1, 1}, bd[XC_TILED_MAX_RANK] = {1, 1, 1};
-  if (value_dims(e, r, rd) != 2 || value_dims(e, a, ad) != 2 || value_dims(e, bv, bd) != 2) return false;
-  int64_t n = rd[0] * rd[1], t = e->threads, slots = (n + t - 1) / t, kk = ad[1];
-  if (slots > SPV_DOT_MAX_SLOTS) return false;
-  xc_dtype_t tr = r->type.dtype, tc = tr == XC_F16 || tr == XC_BF16 ? XC_F32 : tr;
-  uint32_t ct = spv_ctype(e, tr);
-  make_storage(e, r);
-  bool shared = info(e, r)->kind == SPV_V_SHARED;
-  if (shared) barrier(e);
-  uint32_t sums[SPV_DOT_MAX_SLOTS], guard[SPV_DOT_MAX_SLOTS];
-  spv_ctx_t cs[SPV_DOT_MAX_SLOTS];
-  for (int64_t si = 0; si < slots; si++) {
-    spv_ctx_t* c = &cs[si];
-    memset(c, 0, sizeof *c);
-    c->rank = 2;
-    c->dims[0] = rd[0];
-    c->dims[1] = rd[1];
-    c->slot = spv_ci32(e, si);
-    c->lin = spv_val(b, SpvOpIAdd, e->t_i32, 2, e->lid, spv_ci32(e, si * t));
-    c->idx[0] = spv_val(b, SpvOpSDiv, e->t_i32, 2, c->lin, spv_ci32(e, rd[1]));
-    c->idx[1] = spv_val(b, SpvOpSRem, e->t_i32, 2, c->lin, spv_ci32(e, rd[1]));
-    c->aligned = true;
-    /* only the last slot can run past the tile */
-    guard[si] = (si + 1) * t > n ? spv_val(b, SpvOpSLessThan, e->t_bool, 2, c->lin, spv_ci32(e, n)) : 0;
-    sums[si] = fvar(e, ct);
-    uint32_t m = guard[si] ? if_begin(e, guard[si]) : 0;
-    store(e, sums[si], read_operand(e, acc, c));
-    if (m) if_end(e, m);
-  }
-  spv_loop_t l;
-  uint32_t k = loop_begin(e, e->t_i32, spv_ci32(e, 0), spv_ci32(e, kk), SpvLoopControlMaskNone, &l);
-  for (int64_t si = 0; si < slots; si++) {
-    spv_ctx_t ac, bc;
-    memset(&ac, 0, sizeof ac);
-    memset(&bc, 0, sizeof bc);
-    ac.rank = bc.rank = 2;
-    ac.dims[0] = ad[0];
-    ac.dims[1] = ad[1];
-    bc.dims[0] = bd[0];
-    bc.dims[1] = bd[1];
-    ac.idx[0] = cs[si].idx[0];
-    ac.idx[1] = k;
-    bc.idx[0] = k;
-    bc.idx[1] = cs[si].idx[1];
-    uint32_t m = guard[si] ? if_begin(e, guard[si]) : 0;
-    uint32_t av = spv_cast(e, a->type.dtype, tc, read_value(e, a, &ac));
-    uint32_t bw = spv_cast(e, bv->type.dtype, tc, read_value(e, bv, &bc));
-    store(e, sums[si], spv_binary(e, XC_TOP_ADD, tr, load(e, ct, sums[si]), spv_binary(e, XC_TOP_MUL, tr, av, bw)));
-    if (m) if_end(e, m);
-  }
-  loop_end(e, &l, spv_ci32(e, 1));
-  for (int64_t si = 0; si < slots; si++) {
-    uint32_t m = guard[si] ? if_begin(e, guard[si]) : 0;
-    write_elem(e, r, &cs[si], load(e, ct, sums[si]));
-    if (m) if_end(e, m);
-  }
-  if (shared) barrier(e);
-  return true;
-}
-
 /* Work-items per output of a reduction spread over the work-group: G lanes
  * (a power of two) per output when outputs are fewer than work-items and
  * the reduced axis is long enough; 1: each work-item reduces its outputs
@@ -904,7 +834,6 @@ static void emit_op(spv_emitter_t* e, const xc_tiled_op_t* op) {
     return;
   }
   if (e->vi[r->id].kind == SPV_V_INLINE) return; /* computed where it is read */
-  if (op->opcode == XC_TOP_DOT && materialize_dot(e, op)) return;
   if (op->opcode == XC_TOP_REDUCE) {
     int64_t g = reduce_group(e, op);
     if (g > 1) {
