@@ -312,10 +312,17 @@ uint32_t spv_binary(spv_emitter_t* e, xc_tiled_opcode_t op, xc_dtype_t t, uint32
       case XC_TOP_MUL: return spv_val(b, SpvOpFMul, ty, 2, a, c);
       case XC_TOP_DIV: return spv_val(b, SpvOpFDiv, ty, 2, a, c);
       case XC_TOP_REM: {
-        /* fmod: a - b * trunc(a / b), the sign of the dividend (NVIDIA's
-         * driver does not give OpFRem that sign) */
-        uint32_t q = spv_ext(e, GLSLstd450Trunc, ty, 1, spv_val(b, SpvOpFDiv, ty, 2, a, c), 0, 0);
-        return spv_ext(e, GLSLstd450Fma, ty, 3, spv_val(b, SpvOpFNegate, ty, 1, q), c, a);
+        /* fmod takes the dividend's sign; NVIDIA's driver (580) gives OpFRem
+         * the divisor's (a - b floor(a / b)): a result whose sign differs
+         * from a's is that one, and r - b is fmod's. */
+        uint32_t r = spv_val(b, SpvOpFRem, ty, 2, a, c);
+        uint32_t zero = fconst(e, t, 0);
+        uint32_t differs = spv_val(b, SpvOpLogicalNotEqual, e->t_bool, 2,
+                                   spv_val(b, SpvOpFOrdLessThan, e->t_bool, 2, r, zero),
+                                   spv_val(b, SpvOpFOrdLessThan, e->t_bool, 2, a, zero));
+        uint32_t fix = spv_val(b, SpvOpLogicalAnd, e->t_bool, 2, differs,
+                               spv_val(b, SpvOpFOrdNotEqual, e->t_bool, 2, r, zero));
+        return spv_val(b, SpvOpSelect, ty, 3, fix, spv_val(b, SpvOpFSub, ty, 2, r, c), r);
       }
       case XC_TOP_MAX: return fminmax(e, true, ty, a, c);
       case XC_TOP_MIN: return fminmax(e, false, ty, a, c);
