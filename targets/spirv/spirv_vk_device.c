@@ -24,7 +24,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "spirv_vk.h"
 
@@ -92,6 +94,7 @@ typedef struct vk_device {
   VkQueue queue;
   VkCommandPool command_pool;
   VkPipelineCache pipeline_cache;
+  int pipelines_built;  /* since open: the cache is written back at close when > 0 */
   VkQueryPool queries;  /* VK_NULL_HANDLE: no timestamps */
   bool query_used[SPV_VK_QUERIES];
   uint32_t query_next;
@@ -330,6 +333,80 @@ static void choose_memory_types(vk_device_t* d) {
 
 static void buffer_destroy(vk_device_t* d, vk_buffer_t* b);
 
+/* ---- the pipeline cache on disk ---------------------------------------------------
+ * Pipelines are compiled by the driver from SPIR-V at module load; the
+ * driver's pipeline cache is kept beside the compile cache
+ * ($XCOMP_CACHE_DIR, default ~/.cache/xcomp), one file per device model and
+ * driver (its pipelineCacheUUID), read at device open and written back (to
+ * a temporary file, then renamed) at close when pipelines were built. The
+ * driver checks the data's header itself and ignores what is not its own.
+ * XCOMP_SPIRV_PIPELINE_CACHE=0 turns it off. Failures only cost speed. */
+static bool pipeline_cache_path(const spv_vk_physical_t* p, char* out, size_t size, bool create_dir) {
+  const char* off = getenv("XCOMP_SPIRV_PIPELINE_CACHE");
+  if (off && strcmp(off, "0") == 0) return false;
+  char dir[2048];
+  const char* env = getenv("XCOMP_CACHE_DIR");
+  const char* home = getenv("HOME");
+  if (env && *env) snprintf(dir, sizeof dir, "%s", env);
+  else if (home && *home) snprintf(dir, sizeof dir, "%s/.cache/xcomp", home);
+  else return false;
+  if (create_dir) {
+    for (char* q = dir + 1; *q; q++) {
+      if (*q != '/') continue;
+      *q = '\0';
+      mkdir(dir, 0755);
+      *q = '/';
+    }
+    mkdir(dir, 0755);
+  }
+  char uuid[2 * VK_UUID_SIZE + 1];
+  for (unsigned i = 0; i < VK_UUID_SIZE; i++) snprintf(uuid + 2 * i, 3, "%02x", p->props.pipelineCacheUUID[i]);
+  int n = snprintf(out, size, "%s/vulkan-pipelines-%04x-%04x-%s.bin", dir, p->props.vendorID, p->props.deviceID, uuid);
+  return n > 0 && (size_t)n < size;
+}
+
+/* The cache file's bytes (malloc'd) or NULL. */
+static void* pipeline_cache_read(const spv_vk_physical_t* p, size_t* out_size) {
+  *out_size = 0;
+  char path[2400];
+  if (!pipeline_cache_path(p, path, sizeof path, false)) return NULL;
+  FILE* f = fopen(path, "rb");
+  if (!f) return NULL;
+  void* data = NULL;
+  if (fseek(f, 0, SEEK_END) == 0) {
+    long n = ftell(f);
+    if (n > 0 && n < (256L << 20) && fseek(f, 0, SEEK_SET) == 0 && (data = malloc((size_t)n)) != NULL) {
+      if (fread(data, 1, (size_t)n, f) == (size_t)n) {
+        *out_size = (size_t)n;
+      } else {
+        free(data);
+        data = NULL;
+      }
+    }
+  }
+  fclose(f);
+  return data;
+}
+
+static void pipeline_cache_write(vk_device_t* d) {
+  if (!d->pipeline_cache || d->pipelines_built == 0) return;
+  char path[2400], tmp[2500];
+  if (!pipeline_cache_path(d->phys, path, sizeof path, true)) return;
+  size_t n = 0;
+  if (d->vk.vkGetPipelineCacheData(d->device, d->pipeline_cache, &n, NULL) != VK_SUCCESS || n == 0) return;
+  void* data = malloc(n);
+  if (!data) return;
+  if (d->vk.vkGetPipelineCacheData(d->device, d->pipeline_cache, &n, data) == VK_SUCCESS) {
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+    FILE* f = fopen(tmp, "wb");
+    bool ok = f && fwrite(data, 1, n, f) == n;
+    if (f && fclose(f) != 0) ok = false;
+    if (ok && rename(tmp, path) == 0) ok = true;
+    else unlink(tmp);
+  }
+  free(data);
+}
+
 void spv_vk_device_close(void* device) {
   vk_device_t* d = device;
   if (!d) return;
@@ -352,6 +429,7 @@ void spv_vk_device_close(void* device) {
     }
     buffer_destroy(d, &d->staging);
     if (d->queries) d->vk.vkDestroyQueryPool(d->device, d->queries, NULL);
+    pipeline_cache_write(d);
     if (d->pipeline_cache) d->vk.vkDestroyPipelineCache(d->device, d->pipeline_cache, NULL);
     /* Destroying the pool frees its command buffers. */
     if (d->command_pool) d->vk.vkDestroyCommandPool(d->device, d->command_pool, NULL);
@@ -383,8 +461,18 @@ xc_status_t spv_vk_device_open(void* target, int index, void** out_device) {
   r = d->vk.vkCreateCommandPool(d->device, &pool, NULL, &d->command_pool);
   if (r == VK_SUCCESS) {
     what = "vkCreatePipelineCache";
-    VkPipelineCacheCreateInfo cache = {.sType = VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO};
+    size_t initial_size = 0;
+    void* initial = pipeline_cache_read(p, &initial_size);
+    VkPipelineCacheCreateInfo cache = {.sType = VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO,
+                                       .initialDataSize = initial_size,
+                                       .pInitialData = initial};
     r = d->vk.vkCreatePipelineCache(d->device, &cache, NULL, &d->pipeline_cache);
+    if (r != VK_SUCCESS && initial) { /* data the driver refuses: start empty */
+      cache.initialDataSize = 0;
+      cache.pInitialData = NULL;
+      r = d->vk.vkCreatePipelineCache(d->device, &cache, NULL, &d->pipeline_cache);
+    }
+    free(initial);
   }
   const char* host_timing = getenv("XCOMP_SPIRV_HOST_TIMING");
   if (r == VK_SUCCESS && p->has_timestamps && !(host_timing && strcmp(host_timing, "1") == 0)) {
@@ -696,6 +784,7 @@ static xc_status_t module_create(vk_device_t* d, const uint32_t* code, size_t n,
       .basePipelineIndex = -1};
   SPV_VK_TRY(vkCreateComputePipelines,
              d->vk.vkCreateComputePipelines(d->device, d->pipeline_cache, 1, &pipeline, NULL, &m->pipeline));
+  d->pipelines_built++;
   return NULL;
 }
 
