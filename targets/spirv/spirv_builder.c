@@ -25,7 +25,7 @@ static bool words_reserve(spv_builder_t* b, spv_words_t* w, size_t extra) {
 }
 
 static void words_push(spv_builder_t* b, spv_words_t* w, const uint32_t* src, size_t n) {
-  if (!words_reserve(b, w, n)) return;
+  if (n == 0 || !words_reserve(b, w, n)) return;
   memcpy(w->w + w->n, src, n * sizeof *src);
   w->n += n;
 }
@@ -106,7 +106,7 @@ static uint32_t dedup_global(spv_builder_t* b, SpvOp op, int prefix_n, int n, co
   e->id = id;
   words_push(b, &b->keys, key, len);
   uint32_t inst[SPV_MAX_OPERANDS + 2];
-  memcpy(inst, ops, (size_t)prefix_n * sizeof *ops);
+  if (prefix_n > 0) memcpy(inst, ops, (size_t)prefix_n * sizeof *ops);
   inst[prefix_n] = id;
   memcpy(inst + prefix_n + 1, ops + prefix_n, (size_t)(n - prefix_n) * sizeof *ops);
   spv_inst(b, SPV_SEC_GLOBALS, op, n + 1, inst);
@@ -146,9 +146,9 @@ void spv_inst_str(spv_builder_t* b, spv_section_t s, SpvOp op, int n, const uint
   size_t sw = len / 4 + 1;
   uint32_t ops[SPV_MAX_OPERANDS + 260];
   memset(ops, 0, sizeof ops);
-  memcpy(ops, before, (size_t)n * sizeof *ops);
+  if (n > 0) memcpy(ops, before, (size_t)n * sizeof *ops);
   memcpy((char*)(ops + n), str, len);
-  memcpy(ops + n + sw, after, (size_t)n_after * sizeof *ops);
+  if (n_after > 0) memcpy(ops + n + sw, after, (size_t)n_after * sizeof *ops);
   spv_inst(b, s, op, n + (int)sw + n_after, ops);
 }
 
