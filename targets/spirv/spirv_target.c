@@ -220,8 +220,7 @@ static xc_status_t spv_schedule(void* target, const xc_device_caps_t* caps, cons
                        "spirv: kernel '%s' needs %u bytes of work-group memory, the device has %" PRId64,
                        kernel->name ? kernel->name : "?", info.shared_bytes, budget);
     /* Smaller tiles: ask the generic scheduler again with less room. */
-    int64_t own = spv_host->tiled_threads ? lim.value[XC_TILED_LIMIT_SHARED_BYTES] : budget;
-    lim.value[XC_TILED_LIMIT_SHARED_BYTES] = own / 2;
+    lim.value[XC_TILED_LIMIT_SHARED_BYTES] /= 2;
     lim.value[XC_TILED_LIMIT_MAX_TILE_ELEMS] = lim.value[XC_TILED_LIMIT_MAX_TILE_ELEMS] / 2;
     if (lim.value[XC_TILED_LIMIT_MAX_TILE_ELEMS] < 1) lim.value[XC_TILED_LIMIT_MAX_TILE_ELEMS] = 1;
   }
