@@ -761,10 +761,49 @@ static int64_t reduce_group(spv_emitter_t* e, const xc_tiled_op_t* op) {
   return g >= 4 ? g : 1;
 }
 
+/* The subgroup reduction of v over clusters of `cluster` lanes (0: the
+ * whole subgroup), when the device has it for this kind and dtype; 0 when
+ * not (the tree in work-group memory does it). Float max/min stay on the
+ * tree: subgroup FMax/FMin leave NaN to the implementation. */
+static uint32_t subgroup_reduce(spv_emitter_t* e, xc_tiled_reduce_kind_t kind, xc_dtype_t t, uint32_t v,
+                                int64_t cluster) {
+  if (!(e->t->features & SPV_FEATURE_SUBGROUP_ARITH)) return 0;
+  if (cluster && !(e->t->features & SPV_FEATURE_SUBGROUP_CLUSTERED)) return 0;
+  SpvOp op;
+  bool is_float = t == XC_F32, is_signed = t == XC_I32;
+  if (t != XC_F32 && t != XC_I32 && t != XC_U32) return 0;
+  switch (kind) {
+    case XC_REDUCE_SUM: op = is_float ? SpvOpGroupNonUniformFAdd : SpvOpGroupNonUniformIAdd; break;
+    case XC_REDUCE_PROD: op = is_float ? SpvOpGroupNonUniformFMul : SpvOpGroupNonUniformIMul; break;
+    case XC_REDUCE_MAX:
+      if (is_float) return 0;
+      op = is_signed ? SpvOpGroupNonUniformSMax : SpvOpGroupNonUniformUMax;
+      break;
+    case XC_REDUCE_MIN:
+      if (is_float) return 0;
+      op = is_signed ? SpvOpGroupNonUniformSMin : SpvOpGroupNonUniformUMin;
+      break;
+    default: return 0;
+  }
+  e->features |= SPV_FEATURE_SUBGROUP_ARITH;
+  spv_capability(&e->b, SpvCapabilityGroupNonUniform);
+  spv_capability(&e->b, SpvCapabilityGroupNonUniformArithmetic);
+  uint32_t ty = spv_ctype(e, t), scope = spv_cu32(e, SpvScopeSubgroup);
+  if (!cluster) return spv_val(&e->b, op, ty, 3, scope, (uint32_t)SpvGroupOperationReduce, v);
+  e->features |= SPV_FEATURE_SUBGROUP_CLUSTERED;
+  spv_capability(&e->b, SpvCapabilityGroupNonUniformClustered);
+  return spv_val(&e->b, op, ty, 4, scope, (uint32_t)SpvGroupOperationClusteredReduce, v,
+                 spv_cu32(e, (uint32_t)cluster));
+}
+
 /* A reduction with G work-items per output: lane w = o * G + j folds
- * elements j, j + G, ... of output o, then a tree in work-group memory
- * (log2 G steps, a barrier each) combines the G partials. The result goes to
- * its storage (or, rank 0, to every work-item as a uniform scalar). */
+ * elements j, j + G, ... of output o, then the G partials are combined: in
+ * the subgroup where the device has subgroup arithmetic (G lanes of one
+ * subgroup, or whole subgroups), and by a tree in work-group memory (a
+ * barrier per step) over what remains. With one output and G = T the
+ * elements a lane folds are its own slots, so the input is read where it
+ * lives. The result goes to its storage (or, rank 0, to every work-item as
+ * a uniform scalar). */
 static uint32_t reduce_parallel(spv_emitter_t* e, const xc_tiled_op_t* op, int64_t g) {
   spv_builder_t* b = &e->b;
   const xc_tiled_value_t *x = op->operands[0], *r = op->results[0];
@@ -800,19 +839,50 @@ static uint32_t reduce_parallel(spv_emitter_t* e, const xc_tiled_op_t* op, int64
   }
   for (int i = 0, k = 0; i < xc.rank; i++)
     if (i != axis) xc.idx[i] = oidx[k++];
-  xc.aligned = false;
+  /* own slots: element j + g * s is slot s of lane j */
+  bool own = outs == 1 && g == e->threads;
+  xc.aligned = own;
   xc.idx[axis] = j;
+  xc.lin = j;
+  xc.slot = spv_ci32(e, 0);
   uint32_t acc = fvar(e, ct);
   store(e, acc, read_value(e, x, &xc)); /* j < G <= len: element j exists */
   spv_loop_t l;
-  xc.idx[axis] = loop_begin(e, e->t_i32, spv_val(b, SpvOpIAdd, e->t_i32, 2, j, spv_ci32(e, g)), spv_ci32(e, len),
-                            SpvLoopControlMaskNone, &l);
+  uint32_t guard = 0;
+  if (own) {
+    /* over slots, constant bounds: unrolled, the private array stays in
+     * registers (a varying index would put it in memory) */
+    int64_t slots = (len + g - 1) / g;
+    xc.slot = loop_begin(e, e->t_i32, spv_ci32(e, 1), spv_ci32(e, slots),
+                         slots <= 32 ? (uint32_t)SpvLoopControlUnrollMask : (uint32_t)SpvLoopControlMaskNone, &l);
+    xc.idx[axis] = spv_val(b, SpvOpIAdd, e->t_i32, 2, j, spv_val(b, SpvOpIMul, e->t_i32, 2, xc.slot, spv_ci32(e, g)));
+    if (len % g) guard = if_begin(e, spv_val(b, SpvOpSLessThan, e->t_bool, 2, xc.idx[axis], spv_ci32(e, len)));
+  } else {
+    xc.idx[axis] = loop_begin(e, e->t_i32, spv_val(b, SpvOpIAdd, e->t_i32, 2, j, spv_ci32(e, g)), spv_ci32(e, len),
+                              SpvLoopControlMaskNone, &l);
+  }
+  xc.lin = xc.idx[axis];
   uint32_t v = read_value(e, x, &xc);
   store(e, acc, spv_reduce_combine(e, (xc_tiled_reduce_kind_t)op->reduce, t, load(e, ct, acc), v));
-  loop_end(e, &l, spv_ci32(e, g));
-  store(e, spv_val(b, SpvOpAccessChain, pw, 2, scratch, e->lid), load(e, ct, acc));
+  if (guard) if_end(e, guard);
+  loop_end(e, &l, own ? spv_ci32(e, 1) : spv_ci32(e, g));
+  uint32_t part = load(e, ct, acc);
+  /* In the subgroup: G lanes of one subgroup (clustered), or each whole
+   * subgroup of a group of several; the tree then starts at that span. */
+  int64_t simd = e->t->caps->simd_width, span = 1;
+  uint32_t red = 0;
+  if (simd > 1 && (simd & (simd - 1)) == 0 && e->threads % simd == 0) {
+    if (g <= simd) {
+      red = subgroup_reduce(e, (xc_tiled_reduce_kind_t)op->reduce, t, part, g);
+      if (red) span = g;
+    } else {
+      red = subgroup_reduce(e, (xc_tiled_reduce_kind_t)op->reduce, t, part, 0);
+      if (red) span = simd;
+    }
+  }
+  store(e, spv_val(b, SpvOpAccessChain, pw, 2, scratch, e->lid), red ? red : part);
   if_end(e, m);
-  for (int64_t step = g / 2; step >= 1; step /= 2) {
+  for (int64_t step = g / 2; step >= span; step /= 2) {
     barrier(e);
     uint32_t lo = spv_val(b, SpvOpLogicalAnd, e->t_bool, 2, active,
                           spv_val(b, SpvOpSLessThan, e->t_bool, 2,

@@ -60,6 +60,8 @@ enum {
   SPV_FEATURE_STORAGE8 = 1u << 5,   /* storageBuffer8BitAccess */
   SPV_FEATURE_STORAGE16 = 1u << 6,  /* storageBuffer16BitAccess */
   SPV_FEATURE_COOPMAT = 1u << 7,    /* VK_NV_cooperative_matrix (SPV_NV_cooperative_matrix) */
+  SPV_FEATURE_SUBGROUP_ARITH = 1u << 8,     /* subgroup arithmetic in compute shaders */
+  SPV_FEATURE_SUBGROUP_CLUSTERED = 1u << 9, /* clustered subgroup operations */
 };
 
 typedef struct spv_kernel_info {

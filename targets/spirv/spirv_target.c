@@ -120,6 +120,28 @@ static uint32_t features_of_caps(const xc_device_caps_t* caps) {
   if (dt & (XC_DT(XC_I64) | XC_DT(XC_U64))) f |= SPV_FEATURE_INT64;
   if (dt & XC_DT(XC_F64)) f |= SPV_FEATURE_FLOAT64;
   if (caps->num_mma_shapes > 0) f |= SPV_FEATURE_COOPMAT;
+  /* Subgroup operations are not in caps: a device the runtime lists says
+   * what it has; the nominal architectures promise arithmetic and clustered
+   * operations (every desktop driver and lavapipe have them). */
+  if (strstr(caps->name, "(nominal)")) {
+    f |= SPV_FEATURE_SUBGROUP_ARITH | SPV_FEATURE_SUBGROUP_CLUSTERED;
+  } else {
+    xc_status_t probe = spv_vk_probe();
+    int n = probe ? 0 : spv_vk_device_count();
+    if (probe) spv_host->status_free(probe);
+    for (int i = 0; i < n; i++) {
+      spv_vk_device_info_t info;
+      xc_status_t s = spv_vk_device_info(i, &info);
+      if (s) {
+        spv_host->status_free(s);
+        continue;
+      }
+      if (strcmp(info.caps.name, caps->name) == 0 && strcmp(info.caps.version, caps->version) == 0) {
+        f |= info.features & (SPV_FEATURE_SUBGROUP_ARITH | SPV_FEATURE_SUBGROUP_CLUSTERED);
+        break;
+      }
+    }
+  }
   return f;
 }
 

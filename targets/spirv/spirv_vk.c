@@ -370,6 +370,10 @@ static bool describe_device(VkPhysicalDevice pd, spv_vk_physical_t* p) {
   if (p->storage_8bit) f |= SPV_FEATURE_STORAGE8;
   if (p->storage_16bit) f |= SPV_FEATURE_STORAGE16;
   if (has_coopmat && p->cooperative_matrix) f |= SPV_FEATURE_COOPMAT;
+  if (subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) {
+    if (subgroup.supportedOperations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT) f |= SPV_FEATURE_SUBGROUP_ARITH;
+    if (subgroup.supportedOperations & VK_SUBGROUP_FEATURE_CLUSTERED_BIT) f |= SPV_FEATURE_SUBGROUP_CLUSTERED;
+  }
   info->features = f;
   uint32_t dt = XC_DT(XC_F32) | XC_DT(XC_I32) | XC_DT(XC_U32);
   if (p->shader_int64) dt |= XC_DT(XC_I64) | XC_DT(XC_U64);
