@@ -4,7 +4,8 @@
 # as it is: XCOMP_PYTHON_PREBUILT, nothing compiled again), installs it in a
 # venv of its own under BUILD, runs python/tests with pytest, then compiles
 # and runs gpt2-tiny from SHARED/models (else tests/models) with
-# `python -c "import xcomp; ..."` and compares it with the stored output.
+# `python -c "import xcomp; ..."` and compares it with the stored output,
+# and runs the Python block of docs/tutorial-port-a-model.md.
 # Usage: python_check.sh BUILD SHARED
 set -euo pipefail
 build="$(cd "${1:-build}" && pwd)"
@@ -33,6 +34,13 @@ export XCOMP_CACHE_DIR="$work/cache"
 unset XCOMP_LIBRARY
 cd "$work"
 "$venv/bin/python" -m pytest -q -p no:cacheprovider "$src/python/tests"
+
+# The Python block of docs/tutorial-port-a-model.md, as written, from a
+# folder that looks like the clone's root.
+ln -s "$src/tests" "$work/tests"
+awk '/^```python$/ { on = 1; next } /^```$/ { on = 0 } on' "$src/docs/tutorial-port-a-model.md" >"$work/tutorial.py"
+[ -s "$work/tutorial.py" ] || { echo "python_check: the tutorial has no python block" >&2; exit 1; }
+"$venv/bin/python" "$work/tutorial.py"
 
 models="$shared/models"
 [ -d "$models/gpt2-tiny" ] || models="$src/tests/models"
