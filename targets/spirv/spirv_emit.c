@@ -732,12 +732,224 @@ static void plan_block(spv_emitter_t* e, const xc_tiled_block_t* blk, const spv_
 
 static void emit_block(spv_emitter_t* e, const xc_tiled_block_t* blk);
 
+/* ---- vector loads ---------------------------------------------------------- */
+
+#define SPV_VEC 4
+
+static bool is_int(xc_dtype_t t) {
+  return t == XC_I8 || t == XC_I16 || t == XC_I32 || t == XC_I64 || t == XC_U8 || t == XC_U16 || t == XC_U32 ||
+         t == XC_U64;
+}
+
+static int64_t storage_bytes(xc_dtype_t t) {
+  switch (t) {
+    case XC_F64: case XC_I64: case XC_U64: return 8;
+    case XC_F32: case XC_I32: case XC_U32: return 4;
+    case XC_F16: case XC_BF16: case XC_I16: case XC_U16: return 2;
+    default: return 1;
+  }
+}
+
+static bool decorate_once(spv_emitter_t* e, uint32_t id);
+
+/* The axis of x (broadcast numpy-style into a value of `rank` dims) that
+ * `axis` reads; -1 when x is broadcast along it. */
+static int map_axis(spv_emitter_t* e, const xc_tiled_value_t* x, int rank, int axis) {
+  int64_t d[XC_TILED_MAX_RANK] = {1, 1, 1};
+  int xr = value_dims(e, x, d);
+  int a = axis - (rank - xr);
+  return a < 0 || d[a] == 1 ? -1 : a;
+}
+
+/* v(..., i + 1, ...) - v(..., i, ...) along `axis` as a constant: true and
+ * *stride when the value is affine along the axis with a known step (0:
+ * uniform along it, for any type), false when not known. */
+static bool affine_along(spv_emitter_t* e, const xc_tiled_value_t* v, int axis, int64_t* stride, int depth) {
+  *stride = 0;
+  if (v->type.rank == 0 || axis < 0) return true;
+  int64_t d[XC_TILED_MAX_RANK] = {1, 1, 1};
+  int rank = value_dims(e, v, d);
+  if (d[axis] == 1) return true;
+  const xc_tiled_op_t* op = v->def;
+  if (!op || depth > 24) return false;
+  int64_t s[2] = {0, 0};
+  switch (op->opcode) {
+    case XC_TOP_CONST: return true;
+    case XC_TOP_ARANGE: *stride = 1; return true;
+    case XC_TOP_EXPAND_DIMS:
+      if (axis == op->axis) return true;
+      return affine_along(e, op->operands[0], axis < op->axis ? axis : axis - 1, stride, depth + 1);
+    case XC_TOP_BROADCAST:
+      return affine_along(e, op->operands[0], map_axis(e, op->operands[0], rank, axis), stride, depth + 1);
+    case XC_TOP_CAST:
+      if (!is_int(op->operands[0]->type.dtype) || !is_int(v->type.dtype)) break;
+      return affine_along(e, op->operands[0], axis, stride, depth + 1);
+    default: break;
+  }
+  if (op->num_operands > 3 || !(is_elementwise(op->opcode))) return false;
+  bool known[3] = {false, false, false};
+  int64_t st[3] = {0, 0, 0};
+  for (int j = 0; j < op->num_operands; j++) {
+    const xc_tiled_value_t* x = op->operands[j];
+    known[j] = affine_along(e, x, map_axis(e, x, rank, axis), &st[j], depth + 1);
+    if (!known[j]) return false;
+  }
+  s[0] = st[0];
+  s[1] = st[1];
+  bool all_uniform = st[0] == 0 && st[1] == 0 && st[2] == 0;
+  if (all_uniform) return true; /* any elementwise op of uniform operands */
+  bool integer = is_int(v->type.dtype);
+  if (!integer) return false;
+  if (op->opcode == XC_TOP_ADD) {
+    *stride = s[0] + s[1];
+    return true;
+  }
+  if (op->opcode == XC_TOP_SUB) {
+    *stride = s[0] - s[1];
+    return true;
+  }
+  if (op->opcode == XC_TOP_MUL) {
+    for (int j = 0; j < 2; j++) {
+      const xc_tiled_value_t* c = op->operands[j];
+      if (s[j] == 0 && c->def && c->def->opcode == XC_TOP_CONST) {
+        *stride = s[1 - j] * c->def->i;
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+/* The buffer of param `mem` as an array of 4-element vectors (one more
+ * variable on the same binding). */
+static uint32_t vec_view(spv_emitter_t* e, const xc_tiled_value_t* mem, uint32_t* out_vec_type) {
+  spv_vinfo_t* i = info(e, mem);
+  uint32_t st = spv_stype(e, mem->type.dtype);
+  uint32_t vt = spv_type(&e->b, SpvOpTypeVector, 2, st, (uint32_t)SPV_VEC);
+  *out_vec_type = vt;
+  if (i->vec_view) return i->vec_view;
+  uint32_t rta = spv_type(&e->b, SpvOpTypeRuntimeArray, 1, vt);
+  uint32_t sb = spv_type(&e->b, SpvOpTypeStruct, 1, rta);
+  if (decorate_once(e, rta)) {
+    spv_decorate(&e->b, rta, SpvDecorationArrayStride, 1, (uint32_t)(SPV_VEC * storage_bytes(mem->type.dtype)));
+    spv_decorate(&e->b, sb, SpvDecorationBlock, 0);
+    spv_member_decorate(&e->b, sb, 0, SpvDecorationOffset, 1, 0u);
+  }
+  i->vec_view = spv_id(&e->b);
+  spv_op(&e->b, SPV_SEC_GLOBALS, SpvOpVariable, 3, spv_ptr(e, SpvStorageClassStorageBuffer, sb), i->vec_view,
+         (uint32_t)SpvStorageClassStorageBuffer);
+  spv_decorate(&e->b, i->vec_view, SpvDecorationDescriptorSet, 1, 0u);
+  spv_decorate(&e->b, i->vec_view, SpvDecorationBinding, 1, i->binding);
+  spv_decorate(&e->b, i->vec_view, SpvDecorationNonWritable, 0);
+  char name[96];
+  snprintf(name, sizeof name, "%s_vec", mem->name ? mem->name : "buffer");
+  spv_name(&e->b, i->vec_view, name);
+  return i->vec_view;
+}
+
+/* A load into work-group memory four elements at a time, where the offsets
+ * step by 1 along the last axis (proved from the IR), the mask does not
+ * change along it and the last dim is a multiple of 4: each work-item takes
+ * chunks of 4 and reads one vector where the chunk's first offset is a
+ * multiple of 4 (checked as it runs), four elements otherwise. */
+static bool load_vectorized(spv_emitter_t* e, const xc_tiled_op_t* op) {
+  const xc_tiled_value_t *v = op->results[0], *mem = op->operands[0], *offs = op->operands[1];
+  const xc_tiled_value_t* mask = op->num_operands > 2 ? op->operands[2] : NULL;
+  const xc_tiled_value_t* other = op->num_operands > 3 ? op->operands[3] : NULL;
+  if (mask && mask_always_true(e, mask)) mask = NULL;
+  spv_vinfo_t* vi = info(e, v);
+  xc_dtype_t t = v->type.dtype;
+  int64_t size = storage_bytes(t);
+  if (vi->kind != SPV_V_SHARED || !info(e, mem)->global || (size != 2 && size != 4) || mem->param < 0) return false;
+  int64_t dims[XC_TILED_MAX_RANK] = {1, 1, 1};
+  int rank = value_dims(e, v, dims);
+  if (rank < 1 || dims[rank - 1] % SPV_VEC != 0) return false;
+  int64_t step = 0;
+  if (!affine_along(e, offs, map_axis(e, offs, rank, rank - 1), &step, 0) || step != 1) return false;
+  if (mask && (!affine_along(e, mask, map_axis(e, mask, rank, rank - 1), &step, 0) || step != 0)) return false;
+  if (other && (!affine_along(e, other, map_axis(e, other, rank, rank - 1), &step, 0) || step != 0)) return false;
+  spv_builder_t* b = &e->b;
+  int64_t n = numel(rank, dims), chunks = n / SPV_VEC, t_ = e->threads;
+  int64_t slots = (chunks + t_ - 1) / t_;
+  spv_loop_t l;
+  uint32_t s = spv_ci32(e, 0);
+  if (slots > 1)
+    s = loop_begin(e, e->t_i32, s, spv_ci32(e, slots),
+                   slots <= 16 ? (uint32_t)SpvLoopControlUnrollMask : (uint32_t)SpvLoopControlMaskNone, &l);
+  uint32_t q = slots > 1 ? spv_val(b, SpvOpIAdd, e->t_i32, 2, e->lid, spv_val(b, SpvOpIMul, e->t_i32, 2, s, spv_ci32(e, t_)))
+                         : e->lid;
+  uint32_t guard = chunks % t_ ? if_begin(e, spv_val(b, SpvOpSLessThan, e->t_bool, 2, q, spv_ci32(e, chunks))) : 0;
+  uint32_t elem = spv_val(b, SpvOpIMul, e->t_i32, 2, q, spv_ci32(e, SPV_VEC));
+  spv_ctx_t c;
+  memset(&c, 0, sizeof c);
+  c.rank = rank;
+  int64_t stride = 1;
+  for (int d = rank - 1; d >= 0; d--) {
+    c.dims[d] = dims[d];
+    if (dims[d] == 1) {
+      c.idx[d] = spv_ci32(e, 0);
+    } else {
+      uint32_t qq = stride == 1 ? elem : spv_val(b, SpvOpSDiv, e->t_i32, 2, elem, spv_ci32(e, stride));
+      c.idx[d] = d == 0 ? qq : spv_val(b, SpvOpSRem, e->t_i32, 2, qq, spv_ci32(e, dims[d]));
+    }
+    stride *= dims[d];
+  }
+  c.lin = elem;
+  c.slot = s;
+  c.aligned = false;
+  uint32_t ct = spv_ctype(e, t);
+  uint32_t vals[SPV_VEC];
+  for (int j = 0; j < SPV_VEC; j++) vals[j] = fvar(e, ct);
+  uint32_t off = read_operand(e, offs, &c);
+  uint32_t m = 0;
+  if (mask) {
+    uint32_t fill = other ? read_operand(e, other, &c) : spv_const_of(e, t, 0, 0);
+    for (int j = 0; j < SPV_VEC; j++) store(e, vals[j], fill);
+    m = if_begin(e, read_operand(e, mask, &c));
+  }
+  uint32_t vt;
+  uint32_t view = vec_view(e, mem, &vt);
+  uint32_t low = spv_val(b, SpvOpUConvert, e->t_u32, 1, off);
+  uint32_t whole = spv_val(b, SpvOpIEqual, e->t_bool, 2, spv_val(b, SpvOpBitwiseAnd, e->t_u32, 2, low, spv_cu32(e, 3)),
+                           spv_cu32(e, 0));
+  uint32_t merge = spv_id(b), yes = spv_id(b), no = spv_id(b);
+  spv_op(b, SPV_SEC_CODE, SpvOpSelectionMerge, 2, merge, (uint32_t)SpvSelectionControlMaskNone);
+  spv_op(b, SPV_SEC_CODE, SpvOpBranchConditional, 3, whole, yes, no);
+  label(e, yes);
+  uint32_t at = spv_val(b, SpvOpShiftRightArithmetic, e->t_i64, 2, off, spv_ci64(e, 2));
+  uint32_t vec = load(e, vt, spv_val(b, SpvOpAccessChain, spv_ptr(e, SpvStorageClassStorageBuffer, vt), 3, view,
+                                     spv_ci32(e, 0), at));
+  uint32_t st = spv_stype(e, t);
+  for (int j = 0; j < SPV_VEC; j++)
+    store(e, vals[j], spv_from_storage(e, t, spv_val(b, SpvOpCompositeExtract, st, 2, vec, (uint32_t)j)));
+  branch(e, merge);
+  label(e, no);
+  for (int j = 0; j < SPV_VEC; j++)
+    store(e, vals[j], mem_load(e, mem, spv_val(b, SpvOpIAdd, e->t_i64, 2, off, spv_ci64(e, j))));
+  branch(e, merge);
+  label(e, merge);
+  if (m) if_end(e, m);
+  for (int j = 0; j < SPV_VEC; j++) {
+    spv_ctx_t cj = c;
+    cj.idx[rank - 1] = spv_val(b, SpvOpIAdd, e->t_i32, 2, c.idx[rank - 1], spv_ci32(e, j));
+    cj.lin = spv_val(b, SpvOpIAdd, e->t_i32, 2, elem, spv_ci32(e, j));
+    write_elem(e, v, &cj, load(e, ct, vals[j]));
+  }
+  if (guard) if_end(e, guard);
+  if (slots > 1) loop_end(e, &l, spv_ci32(e, 1));
+  return true;
+}
+
 /* Computes a materialized tile value element by element into its storage. */
 static void materialize(spv_emitter_t* e, const xc_tiled_op_t* op) {
   const xc_tiled_value_t* v = op->results[0];
   make_storage(e, v);
   bool shared = info(e, v)->kind == SPV_V_SHARED;
   if (shared) barrier(e); /* work-items may still read the previous contents */
+  if (op->opcode == XC_TOP_LOAD && load_vectorized(e, op)) {
+    barrier(e);
+    return;
+  }
   int64_t dims[XC_TILED_MAX_RANK] = {1, 1, 1};
   int rank = value_dims(e, v, dims);
   spv_eloop_t el;
@@ -1326,6 +1538,7 @@ static void emit_pass(spv_emitter_t* e, spv_kernel_info_t* out_info) {
   for (int i = 0; i < k->num_values; i++) {
     e->vi[i].id = 0;
     e->vi[i].var = 0;
+    e->vi[i].vec_view = 0;
   }
   spv_capability(b, SpvCapabilityShader);
   e->glsl = spv_id(b);
@@ -1404,6 +1617,7 @@ static void emit_pass(spv_emitter_t* e, spv_kernel_info_t* out_info) {
     spv_op(b, SPV_SEC_GLOBALS, SpvOpVariable, 3, spv_ptr(e, SpvStorageClassStorageBuffer, sb), pi->id,
            (uint32_t)SpvStorageClassStorageBuffer);
     spv_decorate(b, pi->id, SpvDecorationDescriptorSet, 1, 0u);
+    pi->binding = (uint32_t)binding;
     spv_decorate(b, pi->id, SpvDecorationBinding, 1, (uint32_t)binding++);
     char name[80];
     snprintf(name, sizeof name, "%s", p->name ? p->name : "buffer");

@@ -41,6 +41,8 @@ typedef struct spv_vinfo {
   bool pure;          /* INLINE from indices, constants and scalars alone */
   bool half;          /* SHARED in f16 (a cooperative-matrix operand), rows padded: */
   int64_t pitch;      /* elements from one row to the next */
+  uint32_t binding;   /* MEMREF param: its binding */
+  uint32_t vec_view;  /* MEMREF param: the same buffer seen as 4-element vectors (0: not yet) */
 } spv_vinfo_t;
 
 /* A `for` whose carried tile is a dot accumulator computed with cooperative
