@@ -859,6 +859,7 @@ static bool load_vectorized(spv_emitter_t* e, const xc_tiled_op_t* op) {
   if (mask && mask_always_true(e, mask)) mask = NULL;
   spv_vinfo_t* vi = info(e, v);
   xc_dtype_t t = v->type.dtype;
+  if (e->k->schedule && e->k->schedule->vector < SPV_VEC) return false; /* the schedule says element by element */
   int64_t size = storage_bytes(t);
   if (vi->kind != SPV_V_SHARED || !info(e, mem)->global || (size != 2 && size != 4) || mem->param < 0) return false;
   int64_t dims[XC_TILED_MAX_RANK] = {1, 1, 1};
