@@ -124,6 +124,7 @@ xc_hash128_t xc_compile_cache_key(const void* model_bytes, size_t model_size, co
   XXH3_128bits_update(st, &self, sizeof self);
   xc_hash128_t plugin = plugin_identity(target_name);
   XXH3_128bits_update(st, &plugin, sizeof plugin);
+  hash_str(st, "spirv-vector", getenv("XCOMP_SPIRV_VECTOR")); /* the spirv scheduler reads it */
   if (strcmp(target_name, "cpu") == 0) {
     const char* compiler = c->compiler ? c->compiler : getenv("CC");
     if (!compiler || !*compiler) compiler = "cc";

@@ -37,18 +37,18 @@ static bool is_elementwise(xc_tiled_opcode_t op) {
 
 static int64_t dim_of(spv_emitter_t* e, const xc_tiled_dim_t* d) { return spv_host->dim_resolve(d, e->knobs); }
 
-static int value_dims(spv_emitter_t* e, const xc_tiled_value_t* v, int64_t* dims) {
+int spv_value_dims(spv_emitter_t* e, const xc_tiled_value_t* v, int64_t* dims) {
   for (int i = 0; i < v->type.rank; i++) dims[i] = dim_of(e, &v->type.dims[i]);
   return v->type.rank;
 }
 
-static int64_t numel(int rank, const int64_t* dims) {
+int64_t spv_numel(int rank, const int64_t* dims) {
   int64_t n = 1;
   for (int i = 0; i < rank; i++) n *= dims[i];
   return n;
 }
 
-static spv_vinfo_t* info(spv_emitter_t* e, const xc_tiled_value_t* v) {
+spv_vinfo_t* spv_info(spv_emitter_t* e, const xc_tiled_value_t* v) {
   spv_vinfo_t* i = &e->vi[v->id];
   return i->group >= 0 ? &e->vi[i->group] : i;
 }
@@ -58,15 +58,15 @@ static spv_vinfo_t* info(spv_emitter_t* e, const xc_tiled_value_t* v) {
 static void label(spv_emitter_t* e, uint32_t id) { spv_op(&e->b, SPV_SEC_CODE, SpvOpLabel, 1, id); }
 static void branch(spv_emitter_t* e, uint32_t to) { spv_op(&e->b, SPV_SEC_CODE, SpvOpBranch, 1, to); }
 
-static uint32_t fvar(spv_emitter_t* e, uint32_t type) {
+uint32_t spv_fvar(spv_emitter_t* e, uint32_t type) {
   uint32_t id = spv_id(&e->b);
   spv_op(&e->b, SPV_SEC_FVARS, SpvOpVariable, 3, spv_ptr(e, SpvStorageClassFunction, type), id,
          (uint32_t)SpvStorageClassFunction);
   return id;
 }
 
-static uint32_t load(spv_emitter_t* e, uint32_t type, uint32_t ptr) { return spv_val(&e->b, SpvOpLoad, type, 1, ptr); }
-static void store(spv_emitter_t* e, uint32_t ptr, uint32_t v) { spv_op(&e->b, SPV_SEC_CODE, SpvOpStore, 2, ptr, v); }
+uint32_t spv_load(spv_emitter_t* e, uint32_t type, uint32_t ptr) { return spv_val(&e->b, SpvOpLoad, type, 1, ptr); }
+void spv_store(spv_emitter_t* e, uint32_t ptr, uint32_t v) { spv_op(&e->b, SPV_SEC_CODE, SpvOpStore, 2, ptr, v); }
 
 static uint32_t if_begin(spv_emitter_t* e, uint32_t cond) {
   uint32_t merge = spv_id(&e->b), then = spv_id(&e->b);
@@ -81,17 +81,13 @@ static void if_end(spv_emitter_t* e, uint32_t merge) {
   label(e, merge);
 }
 
-typedef struct spv_loop {
-  uint32_t header, cont, merge, var, iv, type;
-} spv_loop_t;
-
 /* for (iv = lb; iv < ub; iv += step): returns iv; signed comparison. */
 static uint32_t loop_begin(spv_emitter_t* e, uint32_t type, uint32_t lb, uint32_t ub, uint32_t control,
                            spv_loop_t* l) {
   spv_builder_t* b = &e->b;
   l->type = type;
-  l->var = fvar(e, type);
-  store(e, l->var, lb);
+  l->var = spv_fvar(e, type);
+  spv_store(e, l->var, lb);
   l->header = spv_id(b);
   l->cont = spv_id(b);
   l->merge = spv_id(b);
@@ -101,7 +97,7 @@ static uint32_t loop_begin(spv_emitter_t* e, uint32_t type, uint32_t lb, uint32_
   spv_op(b, SPV_SEC_CODE, SpvOpLoopMerge, 3, l->merge, l->cont, control);
   branch(e, check);
   label(e, check);
-  l->iv = load(e, type, l->var);
+  l->iv = spv_load(e, type, l->var);
   uint32_t c = type == e->t_i64 ? spv_lt_i64(e, l->iv, ub) : spv_val(b, SpvOpSLessThan, e->t_bool, 2, l->iv, ub);
   spv_op(b, SPV_SEC_CODE, SpvOpBranchConditional, 3, c, body, l->merge);
   label(e, body);
@@ -111,14 +107,14 @@ static uint32_t loop_begin(spv_emitter_t* e, uint32_t type, uint32_t lb, uint32_
 static void loop_end(spv_emitter_t* e, spv_loop_t* l, uint32_t step) {
   branch(e, l->cont);
   label(e, l->cont);
-  store(e, l->var, spv_val(&e->b, SpvOpIAdd, l->type, 2, l->iv, step));
+  spv_store(e, l->var, spv_val(&e->b, SpvOpIAdd, l->type, 2, l->iv, step));
   branch(e, l->header);
   label(e, l->merge);
 }
 
 /* A work-group barrier, unless the code since the last one is only OpLine
  * (two in a row order nothing more than one). */
-static void barrier(spv_emitter_t* e) {
+void spv_barrier(spv_emitter_t* e) {
   const spv_words_t* code = &e->b.sec[SPV_SEC_CODE];
   if (e->barrier_end && e->barrier_end <= code->n) {
     size_t at = e->barrier_end;
@@ -132,15 +128,9 @@ static void barrier(spv_emitter_t* e) {
 
 /* The element loop of a tile of `dims`: every work-item visits its slots;
  * c is the element (aligned). */
-typedef struct spv_eloop {
-  spv_loop_t l;
-  bool looped;
-  uint32_t guard;
-} spv_eloop_t;
-
-static void eloop_begin(spv_emitter_t* e, int rank, const int64_t* dims, spv_eloop_t* el, spv_ctx_t* c) {
+void spv_eloop_begin(spv_emitter_t* e, int rank, const int64_t* dims, spv_eloop_t* el, spv_ctx_t* c) {
   spv_builder_t* b = &e->b;
-  int64_t n = numel(rank, dims), t = e->threads;
+  int64_t n = spv_numel(rank, dims), t = e->threads;
   int64_t slots = (n + t - 1) / t;
   memset(el, 0, sizeof *el);
   memset(c, 0, sizeof *c);
@@ -170,7 +160,7 @@ static void eloop_begin(spv_emitter_t* e, int rank, const int64_t* dims, spv_elo
   c->slot = s;
 }
 
-static void eloop_end(spv_emitter_t* e, spv_eloop_t* el) {
+void spv_eloop_end(spv_emitter_t* e, spv_eloop_t* el) {
   if (el->guard) if_end(e, el->guard);
   if (el->looped) loop_end(e, &el->l, spv_ci32(e, 1));
 }
@@ -180,7 +170,7 @@ static void eloop_end(spv_emitter_t* e, spv_eloop_t* el) {
 static int64_t ctype_bytes(xc_dtype_t t) { return t == XC_F64 || t == XC_I64 || t == XC_U64 ? 8 : 4; }
 
 /* The f16 type, for work-group copies of cooperative-matrix operands. */
-static uint32_t f16_type(spv_emitter_t* e) {
+uint32_t spv_f16_type(spv_emitter_t* e) {
   if (!(e->t->features & SPV_FEATURE_FLOAT16)) spv_fail(e, XC_UNSUPPORTED, "the device lacks 16-bit floats");
   e->features |= SPV_FEATURE_FLOAT16;
   spv_capability(&e->b, SpvCapabilityFloat16);
@@ -188,11 +178,11 @@ static uint32_t f16_type(spv_emitter_t* e) {
 }
 
 /* Gives a materialized tile value its variable (once per pass). */
-static void make_storage(spv_emitter_t* e, const xc_tiled_value_t* v) {
-  spv_vinfo_t* i = info(e, v);
+void spv_make_storage(spv_emitter_t* e, const xc_tiled_value_t* v) {
+  spv_vinfo_t* i = spv_info(e, v);
   if (i->id) return;
   int64_t dims[XC_TILED_MAX_RANK] = {1, 1, 1};
-  int64_t n = numel(value_dims(e, v, dims), dims);
+  int64_t n = spv_numel(spv_value_dims(e, v, dims), dims);
   uint32_t ct = spv_ctype(e, v->type.dtype);
   i->kind = i->want_shared || i->half ? SPV_V_SHARED : SPV_V_PRIVATE;
   if (i->half) {
@@ -200,14 +190,14 @@ static void make_storage(spv_emitter_t* e, const xc_tiled_value_t* v) {
      * in different banks. */
     i->pitch = dims[1] + 8;
     n = dims[0] * i->pitch;
-    uint32_t arr = spv_type(&e->b, SpvOpTypeArray, 2, f16_type(e), spv_cu32(e, (uint32_t)n));
+    uint32_t arr = spv_type(&e->b, SpvOpTypeArray, 2, spv_f16_type(e), spv_cu32(e, (uint32_t)n));
     i->id = spv_id(&e->b);
     spv_op(&e->b, SPV_SEC_GLOBALS, SpvOpVariable, 3, spv_ptr(e, SpvStorageClassWorkgroup, arr), i->id,
            (uint32_t)SpvStorageClassWorkgroup);
     e->shared_bytes += n * 2;
   } else if (i->kind == SPV_V_PRIVATE) {
     int64_t slots = (n + e->threads - 1) / e->threads;
-    i->id = fvar(e, spv_type(&e->b, SpvOpTypeArray, 2, ct, spv_cu32(e, (uint32_t)slots)));
+    i->id = spv_fvar(e, spv_type(&e->b, SpvOpTypeArray, 2, ct, spv_cu32(e, (uint32_t)slots)));
   } else {
     uint32_t arr = spv_type(&e->b, SpvOpTypeArray, 2, ct, spv_cu32(e, (uint32_t)n));
     i->id = spv_id(&e->b);
@@ -235,8 +225,8 @@ static uint32_t lin_of(spv_emitter_t* e, const spv_ctx_t* c) {
 }
 
 static uint32_t storage_ptr(spv_emitter_t* e, const xc_tiled_value_t* v, const spv_ctx_t* c) {
-  spv_vinfo_t* i = info(e, v);
-  uint32_t ct = i->half ? f16_type(e) : spv_ctype(e, v->type.dtype);
+  spv_vinfo_t* i = spv_info(e, v);
+  uint32_t ct = i->half ? spv_f16_type(e) : spv_ctype(e, v->type.dtype);
   if (i->kind == SPV_V_PRIVATE)
     return spv_val(&e->b, SpvOpAccessChain, spv_ptr(e, SpvStorageClassFunction, ct), 2, i->id, c->slot);
   uint32_t at = i->half ? spv_val(&e->b, SpvOpIAdd, e->t_i32, 2,
@@ -246,9 +236,9 @@ static uint32_t storage_ptr(spv_emitter_t* e, const xc_tiled_value_t* v, const s
 }
 
 static void write_elem(spv_emitter_t* e, const xc_tiled_value_t* v, const spv_ctx_t* c, uint32_t val) {
-  make_storage(e, v);
-  if (info(e, v)->half) val = spv_val(&e->b, SpvOpFConvert, f16_type(e), 1, val);
-  store(e, storage_ptr(e, v, c), val);
+  spv_make_storage(e, v);
+  if (spv_info(e, v)->half) val = spv_val(&e->b, SpvOpFConvert, spv_f16_type(e), 1, val);
+  spv_store(e, storage_ptr(e, v, c), val);
 }
 
 /* ---- reading values at an element ------------------------------------------ */
@@ -261,7 +251,7 @@ static uint32_t read_value(spv_emitter_t* e, const xc_tiled_value_t* v, const sp
     if (!id) spv_fail(e, XC_INTERNAL, "scalar value %d read before it was computed", v->id);
     return id ? id : spv_const_of(e, v->type.dtype, 0, 0);
   }
-  spv_vinfo_t* i = info(e, v);
+  spv_vinfo_t* i = spv_info(e, v);
   if (i->kind == SPV_V_INLINE) return eval_at(e, v->def, c);
   if (i->kind != SPV_V_PRIVATE && i->kind != SPV_V_SHARED) {
     spv_fail(e, XC_INTERNAL, "tile value %d read before it was computed", v->id);
@@ -274,15 +264,15 @@ static uint32_t read_value(spv_emitter_t* e, const xc_tiled_value_t* v, const sp
     return spv_const_of(e, v->type.dtype, 0, 0);
   }
   uint32_t ct = spv_ctype(e, v->type.dtype);
-  if (i->half) return spv_val(&e->b, SpvOpFConvert, ct, 1, load(e, f16_type(e), storage_ptr(e, v, c)));
-  return load(e, ct, storage_ptr(e, v, c));
+  if (i->half) return spv_val(&e->b, SpvOpFConvert, ct, 1, spv_load(e, spv_f16_type(e), storage_ptr(e, v, c)));
+  return spv_load(e, ct, storage_ptr(e, v, c));
 }
 
 /* The element of operand x (broadcast into c's shape, numpy style) that the
  * element c reads. */
 static void operand_ctx(spv_emitter_t* e, const spv_ctx_t* c, const xc_tiled_value_t* x, spv_ctx_t* out) {
   int64_t dx[XC_TILED_MAX_RANK] = {1, 1, 1};
-  int xr = value_dims(e, x, dx);
+  int xr = spv_value_dims(e, x, dx);
   if (xr == c->rank && memcmp(dx, c->dims, sizeof(int64_t) * (size_t)xr) == 0) {
     *out = *c;
     return;
@@ -294,12 +284,12 @@ static void operand_ctx(spv_emitter_t* e, const spv_ctx_t* c, const xc_tiled_val
     out->dims[j] = dx[j];
     out->idx[j] = dx[j] == 1 ? spv_ci32(e, 0) : c->idx[shift + j];
   }
-  out->aligned = c->aligned && numel(xr, dx) == numel(c->rank, c->dims);
+  out->aligned = c->aligned && spv_numel(xr, dx) == spv_numel(c->rank, c->dims);
   out->lin = c->lin;
   out->slot = c->slot;
 }
 
-static uint32_t read_operand(spv_emitter_t* e, const xc_tiled_value_t* x, const spv_ctx_t* c) {
+uint32_t spv_read_operand(spv_emitter_t* e, const xc_tiled_value_t* x, const spv_ctx_t* c) {
   spv_ctx_t xc;
   operand_ctx(e, c, x, &xc);
   return read_value(e, x, &xc);
@@ -312,7 +302,7 @@ static bool mask_always_true(spv_emitter_t* e, const xc_tiled_value_t* m) {
 /* A pointer to element `offset` of a memref (a kernel buffer or a
  * work-group allocation) and the type it points to. */
 static uint32_t mem_ptr(spv_emitter_t* e, const xc_tiled_value_t* mem, uint32_t offset, uint32_t* out_type) {
-  spv_vinfo_t* i = info(e, mem);
+  spv_vinfo_t* i = spv_info(e, mem);
   xc_dtype_t t = mem->type.dtype;
   if (i->global) {
     *out_type = spv_stype(e, t);
@@ -326,15 +316,15 @@ static uint32_t mem_ptr(spv_emitter_t* e, const xc_tiled_value_t* mem, uint32_t 
 static uint32_t mem_load(spv_emitter_t* e, const xc_tiled_value_t* mem, uint32_t offset) {
   uint32_t ty;
   uint32_t p = mem_ptr(e, mem, offset, &ty);
-  uint32_t v = load(e, ty, p);
-  return info(e, mem)->global ? spv_from_storage(e, mem->type.dtype, v) : v;
+  uint32_t v = spv_load(e, ty, p);
+  return spv_info(e, mem)->global ? spv_from_storage(e, mem->type.dtype, v) : v;
 }
 
 static void mem_store(spv_emitter_t* e, const xc_tiled_value_t* mem, uint32_t offset, uint32_t v) {
   uint32_t ty;
-  if (info(e, mem)->global) v = spv_to_storage(e, mem->type.dtype, v);
+  if (spv_info(e, mem)->global) v = spv_to_storage(e, mem->type.dtype, v);
   uint32_t p = mem_ptr(e, mem, offset, &ty);
-  store(e, p, v);
+  spv_store(e, p, v);
 }
 
 static uint32_t load_at(spv_emitter_t* e, const xc_tiled_op_t* op, const spv_ctx_t* c) {
@@ -342,15 +332,15 @@ static uint32_t load_at(spv_emitter_t* e, const xc_tiled_op_t* op, const spv_ctx
   const xc_tiled_value_t* mask = op->num_operands > 2 ? op->operands[2] : NULL;
   const xc_tiled_value_t* other = op->num_operands > 3 ? op->operands[3] : NULL;
   xc_dtype_t t = op->results[0]->type.dtype;
-  uint32_t off = read_operand(e, op->operands[1], c);
+  uint32_t off = spv_read_operand(e, op->operands[1], c);
   if (!mask || mask_always_true(e, mask)) return mem_load(e, mem, off);
   uint32_t ct = spv_ctype(e, t);
-  uint32_t var = fvar(e, ct);
-  store(e, var, other ? read_operand(e, other, c) : spv_const_of(e, t, 0, 0));
-  uint32_t merge = if_begin(e, read_operand(e, mask, c));
-  store(e, var, mem_load(e, mem, off));
+  uint32_t var = spv_fvar(e, ct);
+  spv_store(e, var, other ? spv_read_operand(e, other, c) : spv_const_of(e, t, 0, 0));
+  uint32_t merge = if_begin(e, spv_read_operand(e, mask, c));
+  spv_store(e, var, mem_load(e, mem, off));
   if_end(e, merge);
-  return load(e, ct, var);
+  return spv_load(e, ct, var);
 }
 
 static uint32_t reduce_at(spv_emitter_t* e, const xc_tiled_op_t* op, const spv_ctx_t* c) {
@@ -358,7 +348,7 @@ static uint32_t reduce_at(spv_emitter_t* e, const xc_tiled_op_t* op, const spv_c
   int axis = (int)op->axis;
   spv_ctx_t xc;
   memset(&xc, 0, sizeof xc);
-  xc.rank = value_dims(e, x, xc.dims);
+  xc.rank = spv_value_dims(e, x, xc.dims);
   for (int i = 0, j = 0; i < xc.rank; i++)
     if (i != axis) xc.idx[i] = c->idx[j++];
   int64_t len = xc.dims[axis];
@@ -370,15 +360,15 @@ static uint32_t reduce_at(spv_emitter_t* e, const xc_tiled_op_t* op, const spv_c
   uint32_t first = read_value(e, x, &xc);
   if (len == 1) return first;
   uint32_t ct = spv_ctype(e, t);
-  uint32_t acc = fvar(e, ct);
-  store(e, acc, first);
+  uint32_t acc = spv_fvar(e, ct);
+  spv_store(e, acc, first);
   spv_loop_t l;
   xc.idx[axis] = loop_begin(e, e->t_i32, spv_ci32(e, 1), spv_ci32(e, len), SpvLoopControlMaskNone, &l);
   xc.aligned = false;
   uint32_t v = read_value(e, x, &xc);
-  store(e, acc, spv_reduce_combine(e, (xc_tiled_reduce_kind_t)op->reduce, t, load(e, ct, acc), v));
+  spv_store(e, acc, spv_reduce_combine(e, (xc_tiled_reduce_kind_t)op->reduce, t, spv_load(e, ct, acc), v));
   loop_end(e, &l, spv_ci32(e, 1));
-  return load(e, ct, acc);
+  return spv_load(e, ct, acc);
 }
 
 static uint32_t dot_at(spv_emitter_t* e, const xc_tiled_op_t* op, const spv_ctx_t* c) {
@@ -388,12 +378,12 @@ static uint32_t dot_at(spv_emitter_t* e, const xc_tiled_op_t* op, const spv_ctx_
   spv_ctx_t ac, bc;
   memset(&ac, 0, sizeof ac);
   memset(&bc, 0, sizeof bc);
-  value_dims(e, a, ac.dims);
-  value_dims(e, bv, bc.dims);
+  spv_value_dims(e, a, ac.dims);
+  spv_value_dims(e, bv, bc.dims);
   ac.rank = bc.rank = 2;
   int64_t kk = ac.dims[1];
-  uint32_t sum = fvar(e, ct);
-  store(e, sum, read_operand(e, acc, c));
+  uint32_t sum = spv_fvar(e, ct);
+  spv_store(e, sum, spv_read_operand(e, acc, c));
   spv_loop_t l;
   uint32_t k = loop_begin(e, e->t_i32, spv_ci32(e, 0), spv_ci32(e, kk), SpvLoopControlMaskNone, &l);
   ac.idx[0] = c->idx[0];
@@ -403,9 +393,9 @@ static uint32_t dot_at(spv_emitter_t* e, const xc_tiled_op_t* op, const spv_ctx_
   uint32_t av = spv_cast(e, ta, tr == XC_F16 || tr == XC_BF16 ? XC_F32 : tr, read_value(e, a, &ac));
   uint32_t bw = spv_cast(e, tb, tr == XC_F16 || tr == XC_BF16 ? XC_F32 : tr, read_value(e, bv, &bc));
   uint32_t p = spv_binary(e, XC_TOP_MUL, tr, av, bw);
-  store(e, sum, spv_binary(e, XC_TOP_ADD, tr, load(e, ct, sum), p));
+  spv_store(e, sum, spv_binary(e, XC_TOP_ADD, tr, spv_load(e, ct, sum), p));
   loop_end(e, &l, spv_ci32(e, 1));
-  return load(e, ct, sum);
+  return spv_load(e, ct, sum);
 }
 
 /* Every element of v lies in [INT32_MIN + 1, INT32_MAX] (value ranges of the IR). */
@@ -425,12 +415,12 @@ static uint32_t eval_at(spv_emitter_t* e, const xc_tiled_op_t* op, const spv_ctx
     case XC_TOP_EXPAND_DIMS: {
       const xc_tiled_value_t* x = op->operands[0];
       spv_ctx_t xc = *c;
-      xc.rank = value_dims(e, x, xc.dims);
+      xc.rank = spv_value_dims(e, x, xc.dims);
       for (int i = 0, j = 0; i < c->rank; i++)
         if (i != op->axis) xc.idx[j++] = c->idx[i];
       return read_value(e, x, &xc);
     }
-    case XC_TOP_BROADCAST: return read_operand(e, op->operands[0], c);
+    case XC_TOP_BROADCAST: return spv_read_operand(e, op->operands[0], c);
     case XC_TOP_TRANS: {
       spv_ctx_t xc = *c;
       xc.dims[0] = c->dims[1];
@@ -442,25 +432,25 @@ static uint32_t eval_at(spv_emitter_t* e, const xc_tiled_op_t* op, const spv_ctx
     }
     case XC_TOP_CMP: {
       xc_dtype_t ot = op->operands[0]->type.dtype;
-      return spv_compare(e, (xc_tiled_cmp_t)op->cmp, ot, read_operand(e, op->operands[0], c),
-                         read_operand(e, op->operands[1], c));
+      return spv_compare(e, (xc_tiled_cmp_t)op->cmp, ot, spv_read_operand(e, op->operands[0], c),
+                         spv_read_operand(e, op->operands[1], c));
     }
     case XC_TOP_SELECT: {
-      uint32_t cond = read_operand(e, op->operands[0], c);
-      uint32_t a = read_operand(e, op->operands[1], c), b = read_operand(e, op->operands[2], c);
+      uint32_t cond = spv_read_operand(e, op->operands[0], c);
+      uint32_t a = spv_read_operand(e, op->operands[1], c), b = spv_read_operand(e, op->operands[2], c);
       return spv_val(&e->b, SpvOpSelect, spv_ctype(e, t), 3, cond, a, b);
     }
     case XC_TOP_CAST:
-      return spv_cast(e, op->operands[0]->type.dtype, t, read_operand(e, op->operands[0], c));
+      return spv_cast(e, op->operands[0]->type.dtype, t, spv_read_operand(e, op->operands[0], c));
     case XC_TOP_LOAD: return load_at(e, op, c);
     case XC_TOP_REDUCE: return reduce_at(e, op, c);
     case XC_TOP_DOT: return dot_at(e, op, c);
     default: break;
   }
-  if (is_unary(op->opcode)) return spv_unary(e, op->opcode, t, read_operand(e, op->operands[0], c));
+  if (is_unary(op->opcode)) return spv_unary(e, op->opcode, t, spv_read_operand(e, op->operands[0], c));
   if (is_binary(op->opcode)) {
     xc_dtype_t ot = op->operands[0]->type.dtype;
-    uint32_t a = read_operand(e, op->operands[0], c), b = read_operand(e, op->operands[1], c);
+    uint32_t a = spv_read_operand(e, op->operands[0], c), b = spv_read_operand(e, op->operands[1], c);
     if ((op->opcode == XC_TOP_DIV || op->opcode == XC_TOP_REM) && ot == XC_I64 && fits_i32(e, op->operands[0]) &&
         fits_i32(e, op->operands[1])) {
       /* Index arithmetic: 32-bit division where both operands fit (a
@@ -475,12 +465,6 @@ static uint32_t eval_at(spv_emitter_t* e, const xc_tiled_op_t* op, const spv_ctx
 }
 
 /* ---- the value plan -------------------------------------------------------- */
-
-typedef struct spv_use {
-  int count;
-  const xc_tiled_block_t* block;
-  const xc_tiled_op_t* user;
-} spv_use_t;
 
 /* Whether work-items must be ordered after each global store: a buffer is
  * loaded after being stored to (another work-item's element may be read:
@@ -518,160 +502,6 @@ static void count_uses(const xc_tiled_block_t* blk, spv_use_t* uses) {
     }
     if (op->body) count_uses(op->body, uses);
   }
-}
-
-/* ---- cooperative matrices: the plan ---------------------------------------- */
-
-static int dot_index_in(const xc_tiled_block_t* blk, const xc_tiled_op_t* dot, int* seen) {
-  for (int i = 0; i < blk->num_ops; i++) {
-    const xc_tiled_op_t* op = blk->ops[i];
-    if (op == dot) return *seen;
-    if (op->opcode == XC_TOP_DOT) ++*seen;
-    if (op->body) {
-      int r = dot_index_in(op->body, dot, seen);
-      if (r >= 0) return r;
-    }
-  }
-  return -1;
-}
-
-/* The matrix instruction the kernel's schedule gives `dot` (NULL: generic). */
-static const xc_tiled_mma_t* scheduled_mma(spv_emitter_t* e, const xc_tiled_op_t* dot) {
-  const xc_tiled_schedule_t* s = e->k->schedule;
-  if (!s) return NULL;
-  int seen = 0;
-  int i = dot_index_in(e->k->body, dot, &seen);
-  return i >= 0 && i < s->num_dots && s->dots[i].mma.m > 0 ? &s->dots[i].mma : NULL;
-}
-
-/* The value whose work-group copy a fragment load reads for dot operand v:
- * v itself (row-major) or, for a transpose, its operand (column-major).
- * NULL when it cannot be staged: it must be computed afresh in `body`. */
-static const xc_tiled_value_t* coop_source(const xc_tiled_value_t* v, const xc_tiled_block_t* body, bool* col) {
-  *col = false;
-  if (v->def && v->def->opcode == XC_TOP_TRANS) {
-    v = v->def->operands[0];
-    *col = true;
-  }
-  const xc_tiled_op_t* d = v->def;
-  if (!d || d->parent != body || v->type.kind == XC_TILED_MEMREF || v->type.rank != 2 || v->type.dtype != XC_F16)
-    return NULL;
-  if (d->opcode == XC_TOP_FOR || d->opcode == XC_TOP_DOT || d->opcode == XC_TOP_REDUCE) return NULL;
-  return v;
-}
-
-/* Whether carried tile c of `loop` can be a cooperative-matrix accumulator
- * under the scheduled shape mma: NULL, or the reason it cannot. */
-static const char* coop_check(spv_emitter_t* e, const xc_tiled_op_t* loop, int c, const xc_tiled_op_t* dot,
-                              const xc_tiled_mma_t* mma, const spv_use_t* uses, spv_coop_t* cp) {
-  const xc_tiled_block_t* body = loop->body;
-  const xc_tiled_op_t* y = body->num_ops > 0 ? body->ops[body->num_ops - 1] : NULL;
-  const xc_tiled_value_t* dres = dot->results[0];
-  if (!y || y->opcode != XC_TOP_YIELD || c >= y->num_operands || y->operands[c] != dres ||
-      uses[dres->id].count != 1)
-    return "its result is not only yielded back as the accumulator";
-  if (!(e->t->features & SPV_FEATURE_COOPMAT)) return "the device has no cooperative matrices";
-  if (mma->input_dtype != XC_F16 || mma->accumulator_dtype != XC_F32)
-    return "only f16 inputs with f32 accumulation are implemented";
-  bool listed = false;
-  for (int i = 0; i < e->t->caps->num_mma_shapes; i++) {
-    const xc_mma_shape_t* sh = &e->t->caps->mma_shapes[i];
-    if (sh->m == mma->m && sh->n == mma->n && sh->k == mma->k && sh->input_dtype == XC_F16 &&
-        sh->accumulator_dtype == XC_F32)
-      listed = true;
-  }
-  if (!listed) return "the device does not list that shape";
-  const xc_tiled_value_t *a = dot->operands[0], *b = dot->operands[1];
-  if (a->type.dtype != XC_F16 || b->type.dtype != XC_F16) return "its operands are not f16";
-  memset(cp, 0, sizeof *cp);
-  cp->asrc = coop_source(a, body, &cp->acol);
-  cp->bsrc = coop_source(b, body, &cp->bcol);
-  if (!cp->asrc || !cp->bsrc) return "an operand is not computed in the loop body";
-  int64_t rd[XC_TILED_MAX_RANK] = {1, 1, 1}, ad[XC_TILED_MAX_RANK] = {1, 1, 1};
-  value_dims(e, dres, rd);
-  value_dims(e, a, ad);
-  cp->M = rd[0];
-  cp->N = rd[1];
-  cp->K = ad[1];
-  cp->m = mma->m;
-  cp->n = mma->n;
-  cp->k = mma->k;
-  if (cp->M % cp->m || cp->N % cp->n || cp->K % cp->k) return "the tiles are not multiples of the shape";
-  int64_t simd = e->t->caps->simd_width > 0 ? e->t->caps->simd_width : 1;
-  if (e->threads % simd) return "the work-group is not whole subgroups";
-  int64_t sg = e->threads / simd, mf = cp->M / cp->m, nf = cp->N / cp->n;
-  int64_t best = 0;
-  for (int64_t sm = 1; sm <= sg; sm++) {
-    if (sg % sm || mf % sm || nf % (sg / sm)) continue;
-    int64_t fm = mf / sm, fn = nf / (sg / sm);
-    if (fm * fn > SPV_COOP_MAX_FRAGS) continue;
-    if (!best || fm + fn < cp->fm + cp->fn) {
-      best = sm;
-      cp->fm = (int)fm;
-      cp->fn = (int)fn;
-      cp->sn = (int)(sg / sm);
-    }
-  }
-  if (!best) return "the fragments do not divide evenly among the subgroups";
-  if (cp->K / cp->k > 16) return "the K tile holds more than 16 fragments";
-  cp->loop = loop;
-  cp->dot = dot;
-  cp->arg = body->args[1 + c];
-  cp->res = loop->results[c];
-  cp->init = loop->operands[3 + c];
-  return NULL;
-}
-
-/* Finds the carried accumulators of `loop` the schedule puts on cooperative
- * matrices and sets their values' kinds: the accumulator and the dot's result
- * COOP, the operands' sources materialized in f16 work-group memory, the
- * loop's result SHARED (the fragments are stored there after the loop). */
-static void coop_plan(spv_emitter_t* e, const xc_tiled_op_t* loop, const spv_use_t* uses) {
-  const xc_tiled_block_t* body = loop->body;
-  for (int c = 0; c < loop->num_results; c++) {
-    const xc_tiled_value_t* arg = body->args[1 + c];
-    if (arg->type.rank != 2 || arg->type.dtype != XC_F32) continue;
-    const spv_use_t* u = &uses[arg->id];
-    if (u->count != 1 || u->block != body || u->user->opcode != XC_TOP_DOT) continue;
-    const xc_tiled_op_t* dot = u->user;
-    if (dot->operands[2] != arg || dot->operands[0] == arg || dot->operands[1] == arg) continue;
-    const xc_tiled_mma_t* mma = scheduled_mma(e, dot);
-    if (!mma) continue;
-    spv_coop_t cp;
-    const char* why = coop_check(e, loop, c, dot, mma, uses, &cp);
-    if (!why && e->num_coop >= SPV_COOP_MAX) why = "too many such loops in one kernel";
-    if (why) {
-      spv_fail(e, XC_UNSUPPORTED, "dot op %d: the schedule gives it %dx%dx%d cooperative matrices, but %s", dot->id,
-               mma->m, mma->n, mma->k, why);
-      return;
-    }
-    e->coop[e->num_coop++] = cp;
-    e->vi[arg->id].kind = SPV_V_COOP;
-    e->vi[dot->results[0]->id].kind = SPV_V_COOP;
-    e->vi[dot->results[0]->id].group = arg->id;
-    spv_vinfo_t* ri = &e->vi[cp.res->id];
-    ri->group = -1;
-    ri->kind = SPV_V_NONE;
-    ri->want_shared = true;
-    const xc_tiled_value_t* src[2] = {cp.asrc, cp.bsrc};
-    for (int j = 0; j < 2; j++) {
-      spv_vinfo_t* si = &e->vi[src[j]->id];
-      si->half = true;
-      if (si->kind == SPV_V_INLINE) si->kind = SPV_V_NONE;
-    }
-  }
-}
-
-static spv_coop_t* coop_of_arg(spv_emitter_t* e, const xc_tiled_value_t* arg) {
-  for (int i = 0; i < e->num_coop; i++)
-    if (e->coop[i].arg == arg) return &e->coop[i];
-  return NULL;
-}
-
-static spv_coop_t* coop_of_dot(spv_emitter_t* e, const xc_tiled_op_t* dot) {
-  for (int i = 0; i < e->num_coop; i++)
-    if (e->coop[i].dot == dot) return &e->coop[i];
-  return NULL;
 }
 
 static bool pure_tile(spv_emitter_t* e, const xc_tiled_value_t* v) {
@@ -723,7 +553,7 @@ static void plan_block(spv_emitter_t* e, const xc_tiled_block_t* blk, const spv_
         }
       }
       plan_block(e, body, uses);
-      coop_plan(e, op, uses);
+      spv_coop_plan(e, op, uses);
     }
   }
 }
@@ -756,7 +586,7 @@ static bool decorate_once(spv_emitter_t* e, uint32_t id);
  * `axis` reads; -1 when x is broadcast along it. */
 static int map_axis(spv_emitter_t* e, const xc_tiled_value_t* x, int rank, int axis) {
   int64_t d[XC_TILED_MAX_RANK] = {1, 1, 1};
-  int xr = value_dims(e, x, d);
+  int xr = spv_value_dims(e, x, d);
   int a = axis - (rank - xr);
   return a < 0 || d[a] == 1 ? -1 : a;
 }
@@ -768,7 +598,7 @@ static bool affine_along(spv_emitter_t* e, const xc_tiled_value_t* v, int axis, 
   *stride = 0;
   if (v->type.rank == 0 || axis < 0) return true;
   int64_t d[XC_TILED_MAX_RANK] = {1, 1, 1};
-  int rank = value_dims(e, v, d);
+  int rank = spv_value_dims(e, v, d);
   if (d[axis] == 1) return true;
   const xc_tiled_op_t* op = v->def;
   if (!op || depth > 24) return false;
@@ -823,7 +653,7 @@ static bool affine_along(spv_emitter_t* e, const xc_tiled_value_t* v, int axis, 
 /* The buffer of param `mem` as an array of 4-element vectors (one more
  * variable on the same binding). */
 static uint32_t vec_view(spv_emitter_t* e, const xc_tiled_value_t* mem, uint32_t* out_vec_type) {
-  spv_vinfo_t* i = info(e, mem);
+  spv_vinfo_t* i = spv_info(e, mem);
   uint32_t st = spv_stype(e, mem->type.dtype);
   uint32_t vt = spv_type(&e->b, SpvOpTypeVector, 2, st, (uint32_t)SPV_VEC);
   *out_vec_type = vt;
@@ -857,20 +687,20 @@ static bool load_vectorized(spv_emitter_t* e, const xc_tiled_op_t* op) {
   const xc_tiled_value_t* mask = op->num_operands > 2 ? op->operands[2] : NULL;
   const xc_tiled_value_t* other = op->num_operands > 3 ? op->operands[3] : NULL;
   if (mask && mask_always_true(e, mask)) mask = NULL;
-  spv_vinfo_t* vi = info(e, v);
+  spv_vinfo_t* vi = spv_info(e, v);
   xc_dtype_t t = v->type.dtype;
-  if (e->k->schedule && e->k->schedule->vector < SPV_VEC) return false; /* the schedule says element by element */
+  if (!e->k->schedule || e->k->schedule->vector < SPV_VEC) return false; /* the schedule decides */
   int64_t size = storage_bytes(t);
-  if (vi->kind != SPV_V_SHARED || !info(e, mem)->global || (size != 2 && size != 4) || mem->param < 0) return false;
+  if (vi->kind != SPV_V_SHARED || !spv_info(e, mem)->global || (size != 2 && size != 4) || mem->param < 0) return false;
   int64_t dims[XC_TILED_MAX_RANK] = {1, 1, 1};
-  int rank = value_dims(e, v, dims);
+  int rank = spv_value_dims(e, v, dims);
   if (rank < 1 || dims[rank - 1] % SPV_VEC != 0) return false;
   int64_t step = 0;
   if (!affine_along(e, offs, map_axis(e, offs, rank, rank - 1), &step, 0) || step != 1) return false;
   if (mask && (!affine_along(e, mask, map_axis(e, mask, rank, rank - 1), &step, 0) || step != 0)) return false;
   if (other && (!affine_along(e, other, map_axis(e, other, rank, rank - 1), &step, 0) || step != 0)) return false;
   spv_builder_t* b = &e->b;
-  int64_t n = numel(rank, dims), chunks = n / SPV_VEC, t_ = e->threads;
+  int64_t n = spv_numel(rank, dims), chunks = n / SPV_VEC, t_ = e->threads;
   int64_t slots = (chunks + t_ - 1) / t_;
   spv_loop_t l;
   uint32_t s = spv_ci32(e, 0);
@@ -900,13 +730,13 @@ static bool load_vectorized(spv_emitter_t* e, const xc_tiled_op_t* op) {
   c.aligned = false;
   uint32_t ct = spv_ctype(e, t);
   uint32_t vals[SPV_VEC];
-  for (int j = 0; j < SPV_VEC; j++) vals[j] = fvar(e, ct);
-  uint32_t off = read_operand(e, offs, &c);
+  for (int j = 0; j < SPV_VEC; j++) vals[j] = spv_fvar(e, ct);
+  uint32_t off = spv_read_operand(e, offs, &c);
   uint32_t m = 0;
   if (mask) {
-    uint32_t fill = other ? read_operand(e, other, &c) : spv_const_of(e, t, 0, 0);
-    for (int j = 0; j < SPV_VEC; j++) store(e, vals[j], fill);
-    m = if_begin(e, read_operand(e, mask, &c));
+    uint32_t fill = other ? spv_read_operand(e, other, &c) : spv_const_of(e, t, 0, 0);
+    for (int j = 0; j < SPV_VEC; j++) spv_store(e, vals[j], fill);
+    m = if_begin(e, spv_read_operand(e, mask, &c));
   }
   uint32_t vt;
   uint32_t view = vec_view(e, mem, &vt);
@@ -918,15 +748,15 @@ static bool load_vectorized(spv_emitter_t* e, const xc_tiled_op_t* op) {
   spv_op(b, SPV_SEC_CODE, SpvOpBranchConditional, 3, whole, yes, no);
   label(e, yes);
   uint32_t at = spv_val(b, SpvOpShiftRightArithmetic, e->t_i64, 2, off, spv_ci64(e, 2));
-  uint32_t vec = load(e, vt, spv_val(b, SpvOpAccessChain, spv_ptr(e, SpvStorageClassStorageBuffer, vt), 3, view,
+  uint32_t vec = spv_load(e, vt, spv_val(b, SpvOpAccessChain, spv_ptr(e, SpvStorageClassStorageBuffer, vt), 3, view,
                                      spv_ci32(e, 0), at));
   uint32_t st = spv_stype(e, t);
   for (int j = 0; j < SPV_VEC; j++)
-    store(e, vals[j], spv_from_storage(e, t, spv_val(b, SpvOpCompositeExtract, st, 2, vec, (uint32_t)j)));
+    spv_store(e, vals[j], spv_from_storage(e, t, spv_val(b, SpvOpCompositeExtract, st, 2, vec, (uint32_t)j)));
   branch(e, merge);
   label(e, no);
   for (int j = 0; j < SPV_VEC; j++)
-    store(e, vals[j], mem_load(e, mem, spv_val(b, SpvOpIAdd, e->t_i64, 2, off, spv_ci64(e, j))));
+    spv_store(e, vals[j], mem_load(e, mem, spv_val(b, SpvOpIAdd, e->t_i64, 2, off, spv_ci64(e, j))));
   branch(e, merge);
   label(e, merge);
   if (m) if_end(e, m);
@@ -934,7 +764,7 @@ static bool load_vectorized(spv_emitter_t* e, const xc_tiled_op_t* op) {
     spv_ctx_t cj = c;
     cj.idx[rank - 1] = spv_val(b, SpvOpIAdd, e->t_i32, 2, c.idx[rank - 1], spv_ci32(e, j));
     cj.lin = spv_val(b, SpvOpIAdd, e->t_i32, 2, elem, spv_ci32(e, j));
-    write_elem(e, v, &cj, load(e, ct, vals[j]));
+    write_elem(e, v, &cj, spv_load(e, ct, vals[j]));
   }
   if (guard) if_end(e, guard);
   if (slots > 1) loop_end(e, &l, spv_ci32(e, 1));
@@ -944,21 +774,21 @@ static bool load_vectorized(spv_emitter_t* e, const xc_tiled_op_t* op) {
 /* Computes a materialized tile value element by element into its storage. */
 static void materialize(spv_emitter_t* e, const xc_tiled_op_t* op) {
   const xc_tiled_value_t* v = op->results[0];
-  make_storage(e, v);
-  bool shared = info(e, v)->kind == SPV_V_SHARED;
-  if (shared) barrier(e); /* work-items may still read the previous contents */
+  spv_make_storage(e, v);
+  bool shared = spv_info(e, v)->kind == SPV_V_SHARED;
+  if (shared) spv_barrier(e); /* work-items may still read the previous contents */
   if (op->opcode == XC_TOP_LOAD && load_vectorized(e, op)) {
-    barrier(e);
+    spv_barrier(e);
     return;
   }
   int64_t dims[XC_TILED_MAX_RANK] = {1, 1, 1};
-  int rank = value_dims(e, v, dims);
+  int rank = spv_value_dims(e, v, dims);
   spv_eloop_t el;
   spv_ctx_t c;
-  eloop_begin(e, rank, dims, &el, &c);
+  spv_eloop_begin(e, rank, dims, &el, &c);
   write_elem(e, v, &c, eval_at(e, op, &c));
-  eloop_end(e, &el);
-  if (shared) barrier(e);
+  spv_eloop_end(e, &el);
+  if (shared) spv_barrier(e);
 }
 
 /* Work-items per output of a reduction spread over the work-group: G lanes
@@ -967,8 +797,8 @@ static void materialize(spv_emitter_t* e, const xc_tiled_op_t* op) {
  * alone (reduce_at). */
 static int64_t reduce_group(spv_emitter_t* e, const xc_tiled_op_t* op) {
   int64_t dx[XC_TILED_MAX_RANK] = {1, 1, 1};
-  int xr = value_dims(e, op->operands[0], dx);
-  int64_t len = dx[op->axis], outs = numel(xr, dx) / (len > 0 ? len : 1);
+  int xr = spv_value_dims(e, op->operands[0], dx);
+  int64_t len = dx[op->axis], outs = spv_numel(xr, dx) / (len > 0 ? len : 1);
   int64_t g = 1;
   while (g * 2 * outs <= e->threads && g * 2 <= len) g *= 2;
   return g >= 4 ? g : 1;
@@ -1025,11 +855,11 @@ static uint32_t reduce_parallel(spv_emitter_t* e, const xc_tiled_op_t* op, int64
   int axis = (int)op->axis;
   spv_ctx_t xc;
   memset(&xc, 0, sizeof xc);
-  xc.rank = value_dims(e, x, xc.dims);
+  xc.rank = spv_value_dims(e, x, xc.dims);
   int64_t len = xc.dims[axis];
   int64_t rdims[XC_TILED_MAX_RANK] = {1, 1, 1};
-  int rr = value_dims(e, r, rdims);
-  int64_t outs = numel(rr, rdims);
+  int rr = spv_value_dims(e, r, rdims);
+  int64_t outs = spv_numel(rr, rdims);
   uint32_t arr = spv_type(b, SpvOpTypeArray, 2, ct, spv_cu32(e, (uint32_t)(outs * g)));
   uint32_t scratch = spv_id(b);
   spv_op(b, SPV_SEC_GLOBALS, SpvOpVariable, 3, spv_ptr(e, SpvStorageClassWorkgroup, arr), scratch,
@@ -1037,7 +867,7 @@ static uint32_t reduce_parallel(spv_emitter_t* e, const xc_tiled_op_t* op, int64
   spv_name(b, scratch, "reduce_scratch");
   e->shared_bytes += outs * g * ctype_bytes(t);
   uint32_t pw = spv_ptr(e, SpvStorageClassWorkgroup, ct);
-  barrier(e); /* the scratch and the result's storage may still be read */
+  spv_barrier(e); /* the scratch and the result's storage may still be read */
   uint32_t active = spv_val(b, SpvOpSLessThan, e->t_bool, 2, e->lid, spv_ci32(e, outs * g));
   uint32_t m = if_begin(e, active);
   uint32_t o = spv_val(b, SpvOpSDiv, e->t_i32, 2, e->lid, spv_ci32(e, g));
@@ -1058,8 +888,8 @@ static uint32_t reduce_parallel(spv_emitter_t* e, const xc_tiled_op_t* op, int64
   xc.idx[axis] = j;
   xc.lin = j;
   xc.slot = spv_ci32(e, 0);
-  uint32_t acc = fvar(e, ct);
-  store(e, acc, read_value(e, x, &xc)); /* j < G <= len: element j exists */
+  uint32_t acc = spv_fvar(e, ct);
+  spv_store(e, acc, read_value(e, x, &xc)); /* j < G <= len: element j exists */
   spv_loop_t l;
   uint32_t guard = 0;
   if (own) {
@@ -1076,10 +906,10 @@ static uint32_t reduce_parallel(spv_emitter_t* e, const xc_tiled_op_t* op, int64
   }
   xc.lin = xc.idx[axis];
   uint32_t v = read_value(e, x, &xc);
-  store(e, acc, spv_reduce_combine(e, (xc_tiled_reduce_kind_t)op->reduce, t, load(e, ct, acc), v));
+  spv_store(e, acc, spv_reduce_combine(e, (xc_tiled_reduce_kind_t)op->reduce, t, spv_load(e, ct, acc), v));
   if (guard) if_end(e, guard);
   loop_end(e, &l, own ? spv_ci32(e, 1) : spv_ci32(e, g));
-  uint32_t part = load(e, ct, acc);
+  uint32_t part = spv_load(e, ct, acc);
   /* In the subgroup: G lanes of one subgroup (clustered), or each whole
    * subgroup of a group of several; the tree then starts at that span. */
   int64_t simd = e->t->caps->simd_width, span = 1;
@@ -1093,10 +923,10 @@ static uint32_t reduce_parallel(spv_emitter_t* e, const xc_tiled_op_t* op, int64
       if (red) span = simd;
     }
   }
-  store(e, spv_val(b, SpvOpAccessChain, pw, 2, scratch, e->lid), red ? red : part);
+  spv_store(e, spv_val(b, SpvOpAccessChain, pw, 2, scratch, e->lid), red ? red : part);
   if_end(e, m);
   for (int64_t step = g / 2; step >= span; step /= 2) {
-    barrier(e);
+    spv_barrier(e);
     uint32_t lo = spv_val(b, SpvOpLogicalAnd, e->t_bool, 2, active,
                           spv_val(b, SpvOpSLessThan, e->t_bool, 2,
                                   spv_val(b, SpvOpSRem, e->t_i32, 2, e->lid, spv_ci32(e, g)), spv_ci32(e, step)));
@@ -1104,20 +934,20 @@ static uint32_t reduce_parallel(spv_emitter_t* e, const xc_tiled_op_t* op, int64
     uint32_t p0 = spv_val(b, SpvOpAccessChain, pw, 2, scratch, e->lid);
     uint32_t p1 = spv_val(b, SpvOpAccessChain, pw, 2, scratch, spv_val(b, SpvOpIAdd, e->t_i32, 2, e->lid,
                                                                     spv_ci32(e, step)));
-    store(e, p0, spv_reduce_combine(e, (xc_tiled_reduce_kind_t)op->reduce, t, load(e, ct, p0), load(e, ct, p1)));
+    spv_store(e, p0, spv_reduce_combine(e, (xc_tiled_reduce_kind_t)op->reduce, t, spv_load(e, ct, p0), spv_load(e, ct, p1)));
     if_end(e, mm);
   }
-  barrier(e);
-  if (rr == 0) return load(e, ct, spv_val(b, SpvOpAccessChain, pw, 2, scratch, spv_ci32(e, 0)));
-  make_storage(e, r);
-  bool shared = info(e, r)->kind == SPV_V_SHARED;
+  spv_barrier(e);
+  if (rr == 0) return spv_load(e, ct, spv_val(b, SpvOpAccessChain, pw, 2, scratch, spv_ci32(e, 0)));
+  spv_make_storage(e, r);
+  bool shared = spv_info(e, r)->kind == SPV_V_SHARED;
   spv_eloop_t el;
   spv_ctx_t c;
-  eloop_begin(e, rr, rdims, &el, &c);
+  spv_eloop_begin(e, rr, rdims, &el, &c);
   uint32_t at = spv_val(b, SpvOpIMul, e->t_i32, 2, c.lin, spv_ci32(e, g));
-  write_elem(e, r, &c, load(e, ct, spv_val(b, SpvOpAccessChain, pw, 2, scratch, at)));
-  eloop_end(e, &el);
-  if (shared) barrier(e);
+  write_elem(e, r, &c, spv_load(e, ct, spv_val(b, SpvOpAccessChain, pw, 2, scratch, at)));
+  spv_eloop_end(e, &el);
+  if (shared) spv_barrier(e);
   return 0;
 }
 
@@ -1126,7 +956,7 @@ static void emit_store(spv_emitter_t* e, const xc_tiled_op_t* op) {
   const xc_tiled_value_t* mask = op->num_operands > 3 ? op->operands[3] : NULL;
   if (mask && mask_always_true(e, mask)) mask = NULL;
   int64_t dims[XC_TILED_MAX_RANK] = {1, 1, 1};
-  int rank = value_dims(e, offs, dims);
+  int rank = spv_value_dims(e, offs, dims);
   spv_eloop_t el;
   spv_ctx_t c;
   if (rank == 0) {
@@ -1136,22 +966,22 @@ static void emit_store(spv_emitter_t* e, const xc_tiled_op_t* op) {
     memset(&c, 0, sizeof c);
     c.aligned = true;
   } else {
-    eloop_begin(e, rank, dims, &el, &c);
+    spv_eloop_begin(e, rank, dims, &el, &c);
   }
   uint32_t off = read_value(e, offs, &c);
-  uint32_t m = mask ? if_begin(e, read_operand(e, mask, &c)) : 0;
-  mem_store(e, mem, off, read_operand(e, val, &c));
+  uint32_t m = mask ? if_begin(e, spv_read_operand(e, mask, &c)) : 0;
+  mem_store(e, mem, off, spv_read_operand(e, val, &c));
   if (m) if_end(e, m);
-  if (rank > 0) eloop_end(e, &el);
+  if (rank > 0) spv_eloop_end(e, &el);
   /* A later load may read what another work-item stored: make it visible. */
-  if (info(e, mem)->global && e->phased) barrier(e);
+  if (spv_info(e, mem)->global && e->phased) spv_barrier(e);
 }
 
 static void emit_alloc(spv_emitter_t* e, const xc_tiled_op_t* op) {
   const xc_tiled_value_t* v = op->results[0];
-  spv_vinfo_t* i = info(e, v);
+  spv_vinfo_t* i = spv_info(e, v);
   int64_t dims[XC_TILED_MAX_RANK] = {1, 1, 1};
-  int64_t n = numel(value_dims(e, v, dims), dims);
+  int64_t n = spv_numel(spv_value_dims(e, v, dims), dims);
   uint32_t arr = spv_type(&e->b, SpvOpTypeArray, 2, spv_ctype(e, v->type.dtype), spv_cu32(e, (uint32_t)n));
   i->id = spv_id(&e->b);
   i->global = false;
@@ -1166,170 +996,19 @@ static void emit_alloc(spv_emitter_t* e, const xc_tiled_op_t* op) {
 /* Copies tile src (read at c, aligned) into dst's storage. */
 static void copy_tile(spv_emitter_t* e, const xc_tiled_value_t* dst, const xc_tiled_value_t* src, uint32_t src_var) {
   int64_t dims[XC_TILED_MAX_RANK] = {1, 1, 1};
-  int rank = value_dims(e, dst, dims);
+  int rank = spv_value_dims(e, dst, dims);
   spv_eloop_t el;
   spv_ctx_t c;
-  eloop_begin(e, rank, dims, &el, &c);
+  spv_eloop_begin(e, rank, dims, &el, &c);
   uint32_t v;
   if (src_var) {
     uint32_t ct = spv_ctype(e, dst->type.dtype);
-    v = load(e, ct, spv_val(&e->b, SpvOpAccessChain, spv_ptr(e, SpvStorageClassFunction, ct), 2, src_var, c.slot));
+    v = spv_load(e, ct, spv_val(&e->b, SpvOpAccessChain, spv_ptr(e, SpvStorageClassFunction, ct), 2, src_var, c.slot));
   } else {
-    v = read_operand(e, src, &c);
+    v = spv_read_operand(e, src, &c);
   }
   write_elem(e, dst, &c, v);
-  eloop_end(e, &el);
-}
-
-/* ---- cooperative matrices: the code ---------------------------------------- */
-
-static void coop_enable(spv_emitter_t* e) {
-  e->features |= SPV_FEATURE_COOPMAT;
-  spv_capability(&e->b, SpvCapabilityCooperativeMatrixNV);
-  spv_extension(&e->b, "SPV_NV_cooperative_matrix");
-}
-
-static uint32_t coop_type(spv_emitter_t* e, uint32_t component, int rows, int cols) {
-  coop_enable(e);
-  return spv_type(&e->b, SpvOpTypeCooperativeMatrixNV, 4, component, spv_cu32(e, SpvScopeSubgroup),
-                  spv_cu32(e, (uint32_t)rows), spv_cu32(e, (uint32_t)cols));
-}
-
-/* This work-item's subgroup (i32), the same for the whole subgroup. */
-static uint32_t subgroup_id(spv_emitter_t* e) {
-  if (!e->v_sgid) {
-    spv_capability(&e->b, SpvCapabilityGroupNonUniform);
-    e->v_sgid = spv_id(&e->b);
-    spv_op(&e->b, SPV_SEC_GLOBALS, SpvOpVariable, 3, spv_ptr(e, SpvStorageClassInput, e->t_u32), e->v_sgid,
-           (uint32_t)SpvStorageClassInput);
-    spv_decorate(&e->b, e->v_sgid, SpvDecorationBuiltIn, 1, (uint32_t)SpvBuiltInSubgroupId);
-    spv_name(&e->b, e->v_sgid, "subgroup_id");
-  }
-  return spv_val(&e->b, SpvOpBitcast, e->t_i32, 1, load(e, e->t_u32, e->v_sgid));
-}
-
-/* First row and column (i32) of this subgroup's fragment (fi, fj). */
-static void coop_origin(spv_emitter_t* e, const spv_coop_t* cp, uint32_t sg, int fi, int fj, uint32_t* row,
-                        uint32_t* col) {
-  spv_builder_t* b = &e->b;
-  uint32_t sm = spv_val(b, SpvOpSDiv, e->t_i32, 2, sg, spv_ci32(e, cp->sn));
-  uint32_t sn = spv_val(b, SpvOpSRem, e->t_i32, 2, sg, spv_ci32(e, cp->sn));
-  *row = spv_val(b, SpvOpIMul, e->t_i32, 2,
-                 spv_val(b, SpvOpIAdd, e->t_i32, 2, spv_val(b, SpvOpIMul, e->t_i32, 2, sm, spv_ci32(e, cp->fm)),
-                         spv_ci32(e, fi)),
-                 spv_ci32(e, cp->m));
-  *col = spv_val(b, SpvOpIMul, e->t_i32, 2,
-                 spv_val(b, SpvOpIAdd, e->t_i32, 2, spv_val(b, SpvOpIMul, e->t_i32, 2, sn, spv_ci32(e, cp->fn)),
-                         spv_ci32(e, fj)),
-                 spv_ci32(e, cp->n));
-}
-
-/* Element (r, c) of a row-major work-group matrix with `stride` columns. */
-static uint32_t wg_elem(spv_emitter_t* e, uint32_t var, uint32_t elem_type, uint32_t r, uint32_t c, int64_t stride) {
-  spv_builder_t* b = &e->b;
-  uint32_t off = spv_val(b, SpvOpIAdd, e->t_i32, 2, spv_val(b, SpvOpIMul, e->t_i32, 2, r, spv_ci32(e, stride)), c);
-  return spv_val(b, SpvOpAccessChain, spv_ptr(e, SpvStorageClassWorkgroup, elem_type), 2, var, off);
-}
-
-static uint32_t coop_load(spv_emitter_t* e, uint32_t type, uint32_t ptr, int64_t stride, bool col) {
-  return spv_val(&e->b, SpvOpCooperativeMatrixLoadNV, type, 3, ptr, spv_ci32(e, stride), spv_const_bool(&e->b, col));
-}
-
-static void coop_store(spv_emitter_t* e, uint32_t ptr, uint32_t value, int64_t stride) {
-  spv_op(&e->b, SPV_SEC_CODE, SpvOpCooperativeMatrixStoreNV, 4, ptr, value, spv_ci32(e, stride),
-         spv_const_bool(&e->b, false));
-}
-
-/* The accumulator's fragments get their variables and the loop's initial
- * value: a constant fills them directly, anything else goes through a
- * work-group copy. */
-static void coop_init(spv_emitter_t* e, spv_coop_t* cp) {
-  uint32_t tc = coop_type(e, e->t_f32, cp->m, cp->n);
-  int nf = cp->fm * cp->fn;
-  for (int f = 0; f < nf; f++) cp->vars[f] = fvar(e, tc);
-  const xc_tiled_value_t* init = cp->init;
-  if (init->def && init->def->opcode == XC_TOP_CONST) {
-    uint32_t fill = spv_id(&e->b);
-    spv_op(&e->b, SPV_SEC_GLOBALS, SpvOpConstantComposite, 3, tc, fill,
-           spv_const_of(e, XC_F32, init->def->f, init->def->i));
-    for (int f = 0; f < nf; f++) store(e, cp->vars[f], fill);
-    return;
-  }
-  int64_t dims[2] = {cp->M, cp->N};
-  uint32_t arr = spv_type(&e->b, SpvOpTypeArray, 2, e->t_f32, spv_cu32(e, (uint32_t)(cp->M * cp->N)));
-  uint32_t tmp = spv_id(&e->b);
-  spv_op(&e->b, SPV_SEC_GLOBALS, SpvOpVariable, 3, spv_ptr(e, SpvStorageClassWorkgroup, arr), tmp,
-         (uint32_t)SpvStorageClassWorkgroup);
-  spv_name(&e->b, tmp, "coop_init");
-  e->shared_bytes += cp->M * cp->N * 4;
-  barrier(e);
-  spv_eloop_t el;
-  spv_ctx_t c;
-  eloop_begin(e, 2, dims, &el, &c);
-  store(e, spv_val(&e->b, SpvOpAccessChain, spv_ptr(e, SpvStorageClassWorkgroup, e->t_f32), 2, tmp, c.lin),
-        read_operand(e, init, &c));
-  eloop_end(e, &el);
-  barrier(e);
-  uint32_t sg = subgroup_id(e);
-  for (int fi = 0; fi < cp->fm; fi++)
-    for (int fj = 0; fj < cp->fn; fj++) {
-      uint32_t r, col;
-      coop_origin(e, cp, sg, fi, fj, &r, &col);
-      store(e, cp->vars[fi * cp->fn + fj], coop_load(e, tc, wg_elem(e, tmp, e->t_f32, r, col, cp->N), cp->N, false));
-    }
-}
-
-/* acc += a @ b, fragment by fragment, K in steps of k; the operands are in
- * work-group memory (materialized before the dot, barrier included). */
-static void coop_dot(spv_emitter_t* e, spv_coop_t* cp) {
-  uint32_t h = f16_type(e);
-  uint32_t ta = coop_type(e, h, cp->m, cp->k), tb = coop_type(e, h, cp->k, cp->n);
-  uint32_t tc = coop_type(e, e->t_f32, cp->m, cp->n);
-  uint32_t va = info(e, cp->asrc)->id, vb = info(e, cp->bsrc)->id;
-  int64_t pa = info(e, cp->asrc)->pitch, pb = info(e, cp->bsrc)->pitch;
-  if (!va || !vb) {
-    spv_fail(e, XC_INTERNAL, "dot op %d: its operands are not in work-group memory", cp->dot->id);
-    return;
-  }
-  uint32_t sg = subgroup_id(e);
-  uint32_t rows[SPV_COOP_MAX_FRAGS], cols[SPV_COOP_MAX_FRAGS];
-  for (int fi = 0; fi < cp->fm; fi++) coop_origin(e, cp, sg, fi, 0, &rows[fi], &cols[0]);
-  for (int fj = 0; fj < cp->fn; fj++) coop_origin(e, cp, sg, 0, fj, &rows[SPV_COOP_MAX_FRAGS - 1], &cols[fj]);
-  for (int64_t kk = 0; kk < cp->K; kk += cp->k) {
-    uint32_t a[SPV_COOP_MAX_FRAGS], bf[SPV_COOP_MAX_FRAGS];
-    uint32_t k0 = spv_ci32(e, kk);
-    for (int fi = 0; fi < cp->fm; fi++) /* a[M,K] row-major, or its source [K,M] */
-      a[fi] = cp->acol ? coop_load(e, ta, wg_elem(e, va, h, k0, rows[fi], pa), pa, true)
-                       : coop_load(e, ta, wg_elem(e, va, h, rows[fi], k0, pa), pa, false);
-    for (int fj = 0; fj < cp->fn; fj++) /* b[K,N] row-major, or its source [N,K] */
-      bf[fj] = cp->bcol ? coop_load(e, tb, wg_elem(e, vb, h, cols[fj], k0, pb), pb, true)
-                        : coop_load(e, tb, wg_elem(e, vb, h, k0, cols[fj], pb), pb, false);
-    for (int fi = 0; fi < cp->fm; fi++)
-      for (int fj = 0; fj < cp->fn; fj++) {
-        uint32_t v = cp->vars[fi * cp->fn + fj];
-        store(e, v, spv_val(&e->b, SpvOpCooperativeMatrixMulAddNV, tc, 3, a[fi], bf[fj], load(e, tc, v)));
-      }
-  }
-}
-
-/* After the loop: the fragments go to the result's work-group storage. */
-static void coop_spill(spv_emitter_t* e, spv_coop_t* cp) {
-  uint32_t tc = coop_type(e, e->t_f32, cp->m, cp->n);
-  make_storage(e, cp->res);
-  spv_vinfo_t* ri = info(e, cp->res);
-  if (ri->kind != SPV_V_SHARED) {
-    spv_fail(e, XC_INTERNAL, "for op %d: its result is not in work-group memory", cp->loop->id);
-    return;
-  }
-  barrier(e);
-  uint32_t sg = subgroup_id(e);
-  for (int fi = 0; fi < cp->fm; fi++)
-    for (int fj = 0; fj < cp->fn; fj++) {
-      uint32_t r, col;
-      coop_origin(e, cp, sg, fi, fj, &r, &col);
-      coop_store(e, wg_elem(e, ri->id, e->t_f32, r, col, cp->N), load(e, tc, cp->vars[fi * cp->fn + fj]), cp->N);
-    }
-  barrier(e);
+  spv_eloop_end(e, &el);
 }
 
 static void emit_for(spv_emitter_t* e, const xc_tiled_op_t* op) {
@@ -1342,28 +1021,28 @@ static void emit_for(spv_emitter_t* e, const xc_tiled_op_t* op) {
     const xc_tiled_value_t *arg = body->args[1 + i], *init = op->operands[3 + i];
     spv_vinfo_t* ai = &e->vi[arg->id];
     if (arg->type.rank == 0) {
-      ai->var = fvar(e, spv_ctype(e, arg->type.dtype));
-      store(e, ai->var, read_value(e, init, NULL));
+      ai->var = spv_fvar(e, spv_ctype(e, arg->type.dtype));
+      spv_store(e, ai->var, read_value(e, init, NULL));
     } else if (ai->kind == SPV_V_COOP) {
-      spv_coop_t* cp = coop_of_arg(e, arg);
-      if (cp) coop_init(e, cp);
+      spv_coop_t* cp = spv_coop_of_arg(e, arg);
+      if (cp) spv_coop_init(e, cp);
     } else {
-      make_storage(e, arg);
+      spv_make_storage(e, arg);
       if (ai->kind == SPV_V_SHARED) any_shared = true;
     }
   }
-  if (any_shared) barrier(e);
+  if (any_shared) spv_barrier(e);
   for (int i = 0; i < n; i++)
     if (body->args[1 + i]->type.rank > 0 && e->vi[body->args[1 + i]->id].kind != SPV_V_COOP)
       copy_tile(e, body->args[1 + i], op->operands[3 + i], 0);
-  if (any_shared) barrier(e);
+  if (any_shared) spv_barrier(e);
 
   spv_loop_t l;
   uint32_t iv = loop_begin(e, e->t_i64, lb, ub, SpvLoopControlMaskNone, &l);
   e->vi[body->args[0]->id].id = iv;
   for (int i = 0; i < n; i++) {
     const xc_tiled_value_t* arg = body->args[1 + i];
-    if (arg->type.rank == 0) e->vi[arg->id].id = load(e, spv_ctype(e, arg->type.dtype), e->vi[arg->id].var);
+    if (arg->type.rank == 0) e->vi[arg->id].id = spv_load(e, spv_ctype(e, arg->type.dtype), e->vi[arg->id].var);
   }
   bool saved = e->in_loop;
   e->in_loop = true;
@@ -1388,37 +1067,37 @@ static void emit_for(spv_emitter_t* e, const xc_tiled_op_t* op) {
       continue;
     }
     if (yv == arg || e->vi[arg->id].kind == SPV_V_COOP) continue; /* updated in place */
-    spv_vinfo_t* yi = info(e, yv);
+    spv_vinfo_t* yi = spv_info(e, yv);
     bool fresh = (yi->kind == SPV_V_PRIVATE || yi->kind == SPV_V_SHARED) && yv->def && yv->def->parent == body &&
                  yv->def->opcode != XC_TOP_FOR;
     if (fresh) continue;
     int64_t dims[XC_TILED_MAX_RANK] = {1, 1, 1};
-    int64_t cnt = numel(value_dims(e, arg, dims), dims);
+    int64_t cnt = spv_numel(spv_value_dims(e, arg, dims), dims);
     uint32_t ct = spv_ctype(e, arg->type.dtype);
-    temps[i] = fvar(e, spv_type(&e->b, SpvOpTypeArray, 2, ct,
+    temps[i] = spv_fvar(e, spv_type(&e->b, SpvOpTypeArray, 2, ct,
                                 spv_cu32(e, (uint32_t)((cnt + e->threads - 1) / e->threads))));
-    int rank = value_dims(e, arg, dims);
+    int rank = spv_value_dims(e, arg, dims);
     spv_eloop_t el;
     spv_ctx_t c;
-    eloop_begin(e, rank, dims, &el, &c);
-    uint32_t v = read_operand(e, yv, &c);
-    store(e, spv_val(&e->b, SpvOpAccessChain, spv_ptr(e, SpvStorageClassFunction, ct), 2, temps[i], c.slot), v);
-    eloop_end(e, &el);
+    spv_eloop_begin(e, rank, dims, &el, &c);
+    uint32_t v = spv_read_operand(e, yv, &c);
+    spv_store(e, spv_val(&e->b, SpvOpAccessChain, spv_ptr(e, SpvStorageClassFunction, ct), 2, temps[i], c.slot), v);
+    spv_eloop_end(e, &el);
   }
-  if (any_shared) barrier(e);
+  if (any_shared) spv_barrier(e);
   for (int i = 0; i < n; i++) {
     const xc_tiled_value_t *arg = body->args[1 + i], *yv = y->operands[i];
-    if (arg->type.rank == 0) store(e, e->vi[arg->id].var, scalars[i]);
+    if (arg->type.rank == 0) spv_store(e, e->vi[arg->id].var, scalars[i]);
     else if (yv != arg && e->vi[arg->id].kind != SPV_V_COOP) copy_tile(e, arg, yv, temps[i]);
   }
-  if (any_shared) barrier(e);
+  if (any_shared) spv_barrier(e);
   e->in_loop = saved;
   loop_end(e, &l, step);
   for (int i = 0; i < n; i++) {
     const xc_tiled_value_t *arg = body->args[1 + i], *res = op->results[i];
-    if (res->type.rank == 0) e->vi[res->id].id = load(e, spv_ctype(e, res->type.dtype), e->vi[arg->id].var);
-    spv_coop_t* cp = e->vi[arg->id].kind == SPV_V_COOP ? coop_of_arg(e, arg) : NULL;
-    if (cp) coop_spill(e, cp);
+    if (res->type.rank == 0) e->vi[res->id].id = spv_load(e, spv_ctype(e, res->type.dtype), e->vi[arg->id].var);
+    spv_coop_t* cp = e->vi[arg->id].kind == SPV_V_COOP ? spv_coop_of_arg(e, arg) : NULL;
+    if (cp) spv_coop_spill(e, cp);
   }
 }
 
@@ -1429,7 +1108,7 @@ static void emit_op(spv_emitter_t* e, const xc_tiled_op_t* op) {
     case XC_TOP_FOR: emit_for(e, op); return;
     case XC_TOP_STORE: emit_store(e, op); return;
     case XC_TOP_ALLOC: emit_alloc(e, op); return;
-    case XC_TOP_BARRIER: barrier(e); return;
+    case XC_TOP_BARRIER: spv_barrier(e); return;
     case XC_TOP_PROGRAM_ID:
     case XC_TOP_NUM_PROGRAMS:
       if (op->axis < 0 || op->axis >= XC_TILED_MAX_GRID) {
@@ -1462,12 +1141,12 @@ static void emit_op(spv_emitter_t* e, const xc_tiled_op_t* op) {
   }
   if (e->vi[r->id].kind == SPV_V_INLINE) return; /* computed where it is read */
   if (op->opcode == XC_TOP_DOT) {
-    spv_coop_t* cp = coop_of_dot(e, op);
+    spv_coop_t* cp = spv_coop_of_dot(e, op);
     if (cp) {
-      coop_dot(e, cp);
+      spv_coop_dot(e, cp);
       return;
     }
-    const xc_tiled_mma_t* mma = scheduled_mma(e, op);
+    const xc_tiled_mma_t* mma = spv_scheduled_mma(e, op);
     if (mma) {
       spv_fail(e, XC_UNSUPPORTED,
                "dot op %d: the schedule gives it %dx%dx%d cooperative matrices, but it does not accumulate into a "
@@ -1628,11 +1307,11 @@ static void emit_pass(spv_emitter_t* e, spv_kernel_info_t* out_info) {
   /* prologue: which program this work-group runs */
   uint32_t u = e->t_u32;
   uint32_t v3 = spv_type(b, SpvOpTypeVector, 2, u, 3u);
-  uint32_t lid3 = load(e, v3, v_lid), wg3 = load(e, v3, v_wg), nwg3 = load(e, v3, v_nwg);
+  uint32_t lid3 = spv_load(e, v3, v_lid), wg3 = spv_load(e, v3, v_wg), nwg3 = spv_load(e, v3, v_nwg);
   e->lid = spv_val(b, SpvOpBitcast, e->t_i32, 1, spv_val(b, SpvOpCompositeExtract, u, 2, lid3, 0u));
   uint32_t pcu = spv_ptr(e, SpvStorageClassPushConstant, u);
   uint32_t g[4];
-  for (int i = 0; i < 4; i++) g[i] = load(e, u, spv_val(b, SpvOpAccessChain, pcu, 2, v_pc, spv_ci32(e, i)));
+  for (int i = 0; i < 4; i++) g[i] = spv_load(e, u, spv_val(b, SpvOpAccessChain, pcu, 2, v_pc, spv_ci32(e, i)));
   uint32_t wx = spv_val(b, SpvOpCompositeExtract, u, 2, wg3, 0u), wy = spv_val(b, SpvOpCompositeExtract, u, 2, wg3, 1u);
   uint32_t nx = spv_val(b, SpvOpCompositeExtract, u, 2, nwg3, 0u);
   uint32_t p = spv_val(b, SpvOpIAdd, u, 2, g[3], spv_val(b, SpvOpIAdd, u, 2, spv_val(b, SpvOpIMul, u, 2, wy, nx), wx));
@@ -1654,7 +1333,7 @@ static void emit_pass(spv_emitter_t* e, spv_kernel_info_t* out_info) {
   for (int i = 0; i < k->num_params; i++) {
     const xc_tiled_value_t* pv = k->params[i];
     if (pv->type.kind == XC_TILED_MEMREF) continue;
-    e->vi[pv->id].id = load(e, e->t_i64, spv_val(b, SpvOpAccessChain, pci, 2, v_pc, spv_ci32(e, 4 + sidx)));
+    e->vi[pv->id].id = spv_load(e, e->t_i64, spv_val(b, SpvOpAccessChain, pci, 2, v_pc, spv_ci32(e, 4 + sidx)));
     sidx++;
   }
 

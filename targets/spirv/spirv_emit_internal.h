@@ -128,4 +128,48 @@ uint32_t spv_to_storage(spv_emitter_t* e, xc_dtype_t t, uint32_t x);
 /* Integer conversions between compute types (64 <-> 32 bit, signedness). */
 uint32_t spv_int_to(spv_emitter_t* e, uint32_t x, xc_dtype_t from, uint32_t to_type, bool to64, bool to_signed);
 
+/* ---- spirv_emit.c: what spirv_emit_coop.c shares ---- */
+typedef struct spv_loop {
+  uint32_t header, cont, merge, var, iv, type;
+} spv_loop_t;
+
+/* The element loop of a tile: every work-item visits its slots. */
+typedef struct spv_eloop {
+  spv_loop_t l;
+  bool looped;
+  uint32_t guard;
+} spv_eloop_t;
+
+/* Uses of a value: how many, and the block and op of the last one. */
+typedef struct spv_use {
+  int count;
+  const xc_tiled_block_t* block;
+  const xc_tiled_op_t* user;
+} spv_use_t;
+
+spv_vinfo_t* spv_info(spv_emitter_t* e, const xc_tiled_value_t* v); /* its storage group's entry */
+void spv_store(spv_emitter_t* e, uint32_t ptr, uint32_t v);
+uint32_t spv_load(spv_emitter_t* e, uint32_t type, uint32_t ptr);
+void spv_barrier(spv_emitter_t* e);
+int spv_value_dims(spv_emitter_t* e, const xc_tiled_value_t* v, int64_t* dims);
+int64_t spv_numel(int rank, const int64_t* dims);
+uint32_t spv_read_operand(spv_emitter_t* e, const xc_tiled_value_t* x, const spv_ctx_t* c);
+void spv_make_storage(spv_emitter_t* e, const xc_tiled_value_t* v);
+uint32_t spv_fvar(spv_emitter_t* e, uint32_t type); /* a Function variable */
+uint32_t spv_f16_type(spv_emitter_t* e);
+void spv_eloop_begin(spv_emitter_t* e, int rank, const int64_t* dims, spv_eloop_t* el, spv_ctx_t* c);
+void spv_eloop_end(spv_emitter_t* e, spv_eloop_t* el);
+
+/* ---- spirv_emit_coop.c ---- */
+/* The matrix instruction the kernel's schedule gives `dot` (NULL: generic). */
+const xc_tiled_mma_t* spv_scheduled_mma(spv_emitter_t* e, const xc_tiled_op_t* dot);
+/* Finds the accumulators of `loop` on cooperative matrices and sets the
+ * kinds of the values involved (after the loop body is planned). */
+void spv_coop_plan(spv_emitter_t* e, const xc_tiled_op_t* loop, const spv_use_t* uses);
+spv_coop_t* spv_coop_of_arg(spv_emitter_t* e, const xc_tiled_value_t* arg);
+spv_coop_t* spv_coop_of_dot(spv_emitter_t* e, const xc_tiled_op_t* dot);
+void spv_coop_init(spv_emitter_t* e, spv_coop_t* cp);  /* before the loop */
+void spv_coop_dot(spv_emitter_t* e, spv_coop_t* cp);   /* the dot in the body */
+void spv_coop_spill(spv_emitter_t* e, spv_coop_t* cp); /* after the loop */
+
 #endif

@@ -325,7 +325,11 @@ static xc_status_t spv_schedule(void* target, const xc_device_caps_t* caps, cons
     /* Programs are work-groups of `threads` work-items; tiles live spread
      * over them in registers, or in work-group memory where an op reads
      * them across work-items. That memory is the emitter's to measure. */
-    inout->vector = limits->value[XC_TILED_LIMIT_MAX_VECTOR] >= 4 ? 4 : 1; /* loads into work-group memory */
+    /* Vector loads into work-group memory (vector 4) measured slower on the
+     * H200's cooperative-matrix GEMM than element loads: off unless a record
+     * asks for them or XCOMP_SPIRV_VECTOR=4. */
+    const char* vec = getenv("XCOMP_SPIRV_VECTOR");
+    inout->vector = vec && strcmp(vec, "4") == 0 && limits->value[XC_TILED_LIMIT_MAX_VECTOR] >= 4 ? 4 : 1;
     inout->unroll = 0;
     spv_kernel_info_t info;
     s = measure(caps, kernel, inout, &info);

@@ -116,4 +116,22 @@ else
   grep -q 'OpCapability Shader' "$TMP/out" || fail "dump --stage source printed no OpCapability Shader"
 fi
 
+# ---- vector loads into work-group memory (XCOMP_SPIRV_VECTOR=4) ---------------------
+GPT2="$SHARED/models/gpt2-tiny"
+[ -f "$GPT2/model.onnx" ] || GPT2="$MODELS/gpt2-tiny"
+XCOMP_SPIRV_VECTOR=4 run_xcomp compile "$GPT2/model.onnx" --target spirv -o "$TMP/gpt2v.xcm" --no-cache \
+  --dump-kernels "$TMP/gv"
+if [ "$RC" -ne 0 ]; then
+  fail "compile gpt2-tiny with XCOMP_SPIRV_VECTOR=4 exited $RC: $(head -c 2000 "$TMP/err")"
+else
+  grep -q 'threads [0-9]*, vector 4' "$TMP"/gv/*.tiled || fail "XCOMP_SPIRV_VECTOR=4: no schedule with vector 4"
+  grep -q 'OpLoad %v4' "$TMP"/gv/*.spvasm || fail "XCOMP_SPIRV_VECTOR=4: no vector load in any kernel"
+  run_xcomp run "$TMP/gpt2v.xcm" --input "@$GPT2/test_data_set_0/input_0.pb" --output-dir "$TMP/gv-out"
+  if [ "$RC" -ne 0 ]; then
+    fail "run gpt2v.xcm exited $RC: $(head -c 2000 "$TMP/err")"
+  else
+    expect_ok compare "$TMP/gv-out/output_0.npy" "$GPT2/test_data_set_0/output_0.pb" --rtol 1e-3 --atol 1e-4
+  fi
+fi
+
 finish
