@@ -144,15 +144,16 @@ xc_status_t lw_emit_movement(lw_ctx_t* c, const xc_node_t* n) {
     lw_val_t* iidx[LW_MAX_RANK];
     int ir = I->rank;
     for (int i = 0; i < ir; i++) iidx[i] = elems ? sp.idx[i] : sp.idx[axis + i];
-    lw_val_t* ix = lw_cast_to(c, load_idx(c, &sp, I, ir, iidx), XC_I64);
+    lw_val_t* ix = load_idx(c, &sp, I, ir, iidx);
     lw_val_t* dim = lw_dim(c, X->dims[axis]).v;
-    ix = xc_tiled_select(k, lw_lt(c, ix, lw_i64(c, 0)), lw_add(c, ix, dim), ix);
+    lw_space_t sx = sp; /* lanes whose index is out of range read nothing */
+    ix = lw_check_index(c, n, elems ? XC_INDEX_CHECK_AXIS : XC_INDEX_CHECK_DIM, (int)axis, true, ix, dim, &sx.mask);
     for (int d = 0; d < X->rank; d++) {
       if (elems || d < axis) in[d] = sp.idx[d];
       else if (d > axis) in[d] = sp.idx[d + ir - 1];
     }
     in[axis] = ix;
-    y = load_idx(c, &sp, X, X->rank, in);
+    y = load_idx(c, &sx, X, X->rank, in);
   } else if (!strcmp(op, "Shape") || !strcmp(op, "Size")) {
     int64_t start_a = 0, end_a = X->rank;
     if (op[1] == 'h') {
@@ -313,14 +314,15 @@ xc_status_t lw_emit_movement(lw_ctx_t* c, const xc_node_t* n) {
     lw_val_t* iidx[LW_MAX_RANK];
     for (int d = 0; d < ri - 1; d++) iidx[d] = sp.idx[d];
     for (int d = 0; d < bd; d++) in[d] = sp.idx[d];
+    lw_space_t sx = sp; /* lanes with an index out of range read nothing */
     for (int64_t j = 0; j < kd; j++) {
       iidx[ri - 1] = lw_i64(c, j);
-      lw_val_t* ix = lw_cast_to(c, load_idx(c, &sp, I, ri, iidx), XC_I64);
+      lw_val_t* ix = load_idx(c, &sp, I, ri, iidx);
       lw_val_t* dim = lw_dim(c, X->dims[bd + j]).v;
-      in[bd + j] = xc_tiled_select(k, lw_lt(c, ix, lw_i64(c, 0)), lw_add(c, ix, dim), ix);
+      in[bd + j] = lw_check_index(c, n, XC_INDEX_CHECK_AXIS, (int)(bd + j), true, ix, dim, &sx.mask);
     }
     for (int d = (int)(bd + kd); d < X->rank; d++) in[d] = sp.idx[ri - 1 + d - (bd + kd)];
-    y = load_idx(c, &sp, X, X->rank, in);
+    y = load_idx(c, &sx, X, X->rank, in);
   } else if (!strcmp(op, "OneHot")) {
     const xc_value_t *I = X, *V = n->inputs[2];
     int64_t axis = xc_node_attr_int(n, "axis");

@@ -41,6 +41,7 @@ struct xc_executor {
   int num_graphs;
   uint64_t graph_clock;
   bool graphs_off;  /* options.no_graphs, no capture support, or capture failed */
+  int index_error;  /* the value of the index-error record (its own buffer, zero between runs), -1: none */
   char graph_note[160];
 };
 
@@ -127,6 +128,7 @@ xc_status_t xc_executor_create(const xc_compiled_module_t* m, const char* select
     }
   }
   e->graphs_off = e->options.no_graphs || !e->device || !xc_device_can_capture(e->device);
+  e->index_error = -1;
   e->modules = calloc((size_t)m->num_kernels + 1, sizeof *e->modules);
   e->kernels = calloc((size_t)m->num_kernels + 1, sizeof *e->kernels);
   e->value_buffers = calloc((size_t)m->num_values + 1, sizeof *e->value_buffers);
@@ -146,12 +148,34 @@ xc_status_t xc_executor_create(const xc_compiled_module_t* m, const char* select
     if (s) s = xc_status_annotate(s, "uploading weight '%s'", val->name);
     e->weight_bytes += (int64_t)n;
   }
+  for (int v = 0; !s && v < m->num_values; v++) {
+    if (!(m->values[v].flags & XC_CM_VALUE_INDEX_ERROR)) continue;
+    const int64_t zero[XC_INDEX_ERROR_WORDS] = {0};
+    s = xc_buffer_alloc(e->device, sizeof zero, &e->value_buffers[v]);
+    if (!s) s = xc_buffer_write(e->value_buffers[v], 0, zero, sizeof zero);
+    e->index_error = v;
+  }
   if (s) {
     xc_executor_destroy(e);
     return s;
   }
   *out = e;
   return NULL;
+}
+
+/* After a run: the index-error record names the first kernel whose indices
+ * were out of range (xcomp/tiled.h); it is zeroed again for the next run. */
+static xc_status_t check_index_error(xc_executor_t* e) {
+  if (e->index_error < 0) return NULL;
+  int64_t words[XC_INDEX_ERROR_WORDS];
+  xc_buffer_t* b = e->value_buffers[e->index_error];
+  XC_RETURN_IF_ERROR(xc_buffer_read(b, 0, words, sizeof words));
+  if (words[0] == 0) return NULL;
+  xc_status_t s = xc_index_error_status(e->m->graph, words);
+  const int64_t zero[XC_INDEX_ERROR_WORDS] = {0};
+  xc_status_t z = xc_buffer_write(b, 0, zero, sizeof zero);
+  if (z) xc_status_free(z);
+  return s;
 }
 
 /* Checks an input tensor against its value and binds its symbols. */
@@ -408,6 +432,7 @@ xc_status_t xc_executor_run(xc_executor_t* e, int num_inputs, const xc_tensor_t*
   if (!s) s = xc_event_elapsed_ms(start, end, &kernels_ms);
   xc_event_free(start);
   xc_event_free(end);
+  if (!s) s = check_index_error(e);
   /* Guards: every slot, input and weight buffer must end where it should. */
   for (int i = 0; !s && e->guard && i < plan.num_slots; i++) {
     s = check_guard(e, e->slots[i], (size_t)plan.slot_bytes[i], "buffer slot", i);
