@@ -88,7 +88,7 @@ xc_status_t xc_tensor_to_i64_list(const xc_tensor_t* t, int64_t* count, int64_t*
   return NULL;
 }
 
-xc_status_t xc_index_error_status(const xc_graph_t* g, const int64_t* words) {
+xc_status_t xc_index_error_status(const xc_graph_t* g, bool locate, const int64_t* words) {
   if (words[0] == 0) return NULL;
   long long v = (long long)words[1], d = (long long)words[2];
   int kind = (int)(words[3] & 0xff), axis = (int)(words[3] >> 8);
@@ -111,6 +111,10 @@ xc_status_t xc_index_error_status(const xc_graph_t* g, const int64_t* words) {
       break;
   }
   int64_t pos = words[0] - 1;
-  if (g && pos >= 0 && pos < g->num_nodes && g->nodes[pos]) return xc_node_error(g->nodes[pos], XC_OUT_OF_RANGE, "%s", msg);
+  if (g && pos >= 0 && pos < g->num_nodes && g->nodes[pos]) {
+    const xc_node_t* n = g->nodes[pos];
+    if (locate) return xc_node_error(n, XC_OUT_OF_RANGE, "%s", msg);
+    return xc_error(XC_OUT_OF_RANGE, "node '%s' (%s): %s", n->name, n->op_type, msg);
+  }
   return xc_error(XC_OUT_OF_RANGE, "node %lld of the graph: %s", (long long)pos, msg);
 }

@@ -978,7 +978,7 @@ xc_status_t xc_lowered_run_interp(const xc_lowered_module_t* m, int num_inputs,
       }
     }
     if (!s) s = xc_tiled_run(lk->kernel, lk->knobs, lk->num_params, args);
-    if (!s && lk->num_index_checks) s = xc_index_error_status(g, (const int64_t*)index_error->data);
+    if (!s && lk->num_index_checks) s = xc_index_error_status(g, true, (const int64_t*)index_error->data);
     free(args);
   }
   for (int i = 0; i < g->num_outputs && !s; i++) {

@@ -171,7 +171,7 @@ static xc_status_t check_index_error(xc_executor_t* e) {
   xc_buffer_t* b = e->value_buffers[e->index_error];
   XC_RETURN_IF_ERROR(xc_buffer_read(b, 0, words, sizeof words));
   if (words[0] == 0) return NULL;
-  xc_status_t s = xc_index_error_status(e->m->graph, words);
+  xc_status_t s = xc_index_error_status(e->m->graph, false, words);
   const int64_t zero[XC_INDEX_ERROR_WORDS] = {0};
   xc_status_t z = xc_buffer_write(b, 0, zero, sizeof zero);
   if (z) xc_status_free(z);

@@ -542,8 +542,10 @@ typedef enum xc_index_check_kind {
 
 /* NULL when words[0] is 0; otherwise an XC_OUT_OF_RANGE status naming the
  * node of g at position words[0] - 1 with the reference interpreter's
- * message (a node position outside g gives a message without a node). */
-xc_status_t xc_index_error_status(const xc_graph_t* g, const int64_t* words);
+ * message (a node position outside g gives a message without a node).
+ * locate: name the node's source location too (false where g was read back
+ * from a compiled module, whose locations are lines of its own graph text). */
+xc_status_t xc_index_error_status(const xc_graph_t* g, bool locate, const int64_t* words);
 
 #ifdef __cplusplus
 }
