@@ -359,18 +359,22 @@ xc_status_t lw_emit_movement(lw_ctx_t* c, const xc_node_t* n) {
     if (X->rank == 4) sq = sp.idx[2], dd = sp.idx[3];
     else sq = sp.idx[1], dd = lw_rem(c, sp.idx[2], lw_i64(c, d));
     lw_val_t* row;
+    lw_val_t* pos_ok = NULL;
     if (POS) {
       lw_space_t s2 = sp;
       s2.rank = 2;
       s2.idx[0] = b, s2.idx[1] = sq;
-      row = lw_cast_to(c, xc_tiled_load(k, lw_buf(c, POS), lw_offset(c, &s2, POS), sp.mask, NULL), XC_I64);
+      row = xc_tiled_load(k, lw_buf(c, POS), lw_offset(c, &s2, POS), sp.mask, NULL);
+      /* a position outside the cache reads nothing and fails the run */
+      pos_ok = sp.mask;
+      row = lw_check_index(c, n, XC_INDEX_CHECK_POSITION, 0, false, row, lw_dim(c, CS->dims[0]).v, &pos_ok);
     } else {
       row = lw_add(c, lw_mul(c, b, lw_dim(c, X->dims[X->rank == 4 ? 2 : 1]).v), sq);
     }
     lw_val_t* i = inter ? lw_div(c, dd, lw_i64(c, 2)) : lw_rem(c, dd, lw_i64(c, half > 0 ? half : 1));
     lw_val_t* first = inter ? xc_tiled_cmp(k, XC_CMP_EQ, lw_rem(c, dd, lw_i64(c, 2)), lw_i64(c, 0))
                             : lw_lt(c, dd, lw_i64(c, half));
-    lw_val_t* rot = lw_and(c, sp.mask, lw_lt(c, dd, lw_i64(c, rd)));
+    lw_val_t* rot = lw_and(c, lw_and(c, sp.mask, pos_ok), lw_lt(c, dd, lw_i64(c, rd)));
     lw_val_t* delta = xc_tiled_select(k, first, lw_i64(c, inter ? 1 : half), lw_i64(c, inter ? -1 : -half));
     lw_val_t* coff = lw_add(c, lw_mul(c, row, lw_i64(c, half)), i);
     xc_dtype_t at = X->dtype == XC_F64 ? XC_F64 : XC_F32;
