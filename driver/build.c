@@ -177,8 +177,8 @@ xc_status_t xc_compiled_module_build(const xc_lowered_module_t* lowered, xc_targ
   m->caps_fingerprint = xc_device_caps_fingerprint(caps);
   value_table_t vt = {m, 0, NULL, calloc((size_t)g->num_values + 1, sizeof(int)), g->num_values};
   /* the run's index-error record (xcomp/tiled.h), one value shared by every
-   * kernel that checks indices; it is no graph value */
-  xc_dim_t index_error_dims[1] = {xc_dim_const(XC_INDEX_ERROR_WORDS)};
+   * kernel that checks indices (a slot each); it is no graph value */
+  xc_dim_t index_error_dims[1] = {xc_dim_const((int64_t)XC_INDEX_ERROR_WORDS * lowered->num_index_error_slots)};
   xc_value_t index_error;
   memset(&index_error, 0, sizeof index_error);
   index_error.id = -1;
@@ -235,7 +235,10 @@ xc_status_t xc_compiled_module_build(const xc_lowered_module_t* lowered, xc_targ
       if (lk->num_index_checks && p == lk->index_error_param) {
         s = value_index(&vt, &index_error, &cs->params[p].value);
         if (!s) m->values[cs->params[p].value].flags |= XC_CM_VALUE_INDEX_ERROR;
-        cs->params[p].role = XC_ROLE_INOUT;
+        if (!s && lowered->num_index_error_slots < 1)
+          s = xc_error(XC_INTERNAL, "kernel '%s' checks indices but the module has no index-error slots",
+                       lk->kernel->name);
+        if (!s && p < lk->kernel->num_params) cs->params[p].role = (int)lk->kernel->params[p]->type.role;
       } else if (lk->param_values[p]) {
         s = value_index(&vt, lk->param_values[p], &cs->params[p].value);
         if (!s && p < lk->kernel->num_params) cs->params[p].role = (int)lk->kernel->params[p]->type.role;

@@ -88,8 +88,11 @@ xc_status_t xc_tensor_to_i64_list(const xc_tensor_t* t, int64_t* count, int64_t*
   return NULL;
 }
 
-xc_status_t xc_index_error_status(const xc_graph_t* g, bool locate, const int64_t* words) {
-  if (words[0] == 0) return NULL;
+xc_status_t xc_index_error_status(const xc_graph_t* g, bool locate, const int64_t* record, int64_t num_words) {
+  const int64_t* words = NULL;
+  for (int64_t i = 0; i + XC_INDEX_ERROR_WORDS <= num_words && !words; i += XC_INDEX_ERROR_WORDS)
+    if (record[i] != 0) words = record + i;
+  if (!words) return NULL;
   long long v = (long long)words[1], d = (long long)words[2];
   int kind = (int)(words[3] & 0xff), axis = (int)(words[3] >> 8);
   char msg[256];

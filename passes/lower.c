@@ -97,18 +97,32 @@ lw_val_t* lw_check_index(lw_ctx_t* c, const xc_node_t* n, xc_index_check_kind_t 
   if (*mask) bad = lw_and(c, bad, *mask);
   *mask = lw_and(c, *mask, ok);
   if (!c->index_error) {
-    c->index_error = xc_tiled_param_buffer(k, "index_error", XC_I64, XC_ROLE_INOUT);
+    c->index_error = xc_tiled_param_buffer(k, "index_error", XC_I64, XC_ROLE_OUT);
     if (c->index_error) c->index_error_param = add_param(c, NULL, xc_dim_const(0), c->index_error);
   }
   c->num_index_checks++;
-  /* only the first failing kernel of a run writes the record */
-  lw_val_t* prev = xc_tiled_load(k, c->index_error, zero, NULL, NULL);
-  lw_val_t* w = lw_and(c, bad, xc_tiled_cmp(k, XC_CMP_EQ, prev, zero));
-  const int64_t words[XC_INDEX_ERROR_WORDS] = {node_position(c->g, n) + 1, 0, 0, (int64_t)kind | (int64_t)axis << 8};
-  lw_val_t* vals[XC_INDEX_ERROR_WORDS] = {lw_i64(c, words[0]), ix, dim, lw_i64(c, words[3])};
-  for (int i = XC_INDEX_ERROR_WORDS - 1; i >= 0; i--) {
-    lw_val_t* off = xc_tiled_select(k, w, lw_i64(c, i), lw_i64(c, i)); /* w's shape */
-    xc_tiled_store(k, c->index_error, off, vals[i], w);
+  /* The kernel's own slot of the record: no load, so no program waits on
+   * another, and the executor reports the first slot (in step order) set. */
+  int64_t base = (int64_t)c->index_error_slot * XC_INDEX_ERROR_WORDS;
+  lw_val_t* words[XC_INDEX_ERROR_WORDS] = {lw_i64(c, node_position(c->g, n) + 1), ix, dim,
+                                            lw_i64(c, (int64_t)kind | (int64_t)axis << 8)};
+  int r = bad ? bad->type.rank : 0;
+  if (r < XC_TILED_MAX_RANK) {
+    /* one store of [..., 4]: the words along a new last axis */
+    lw_val_t* w4 = xc_tiled_arange(k, xc_tiled_dim_const(XC_INDEX_ERROR_WORDS));
+    for (int a = 0; a < r; a++) w4 = xc_tiled_expand_dims(k, w4, 0);
+    lw_val_t* m = r ? xc_tiled_expand_dims(k, bad, r) : bad;
+    lw_val_t* ixe = ix->type.rank ? xc_tiled_expand_dims(k, ix, ix->type.rank) : ix;
+    lw_val_t* v = xc_tiled_select(k, xc_tiled_cmp(k, XC_CMP_EQ, w4, lw_i64(c, 2)), dim, words[3]);
+    v = xc_tiled_select(k, xc_tiled_cmp(k, XC_CMP_EQ, w4, lw_i64(c, 1)), ixe, v);
+    v = xc_tiled_select(k, xc_tiled_cmp(k, XC_CMP_EQ, w4, zero), words[0], v);
+    lw_val_t* off = lw_add(c, xc_tiled_select(k, m, w4, w4), lw_i64(c, base)); /* m's and w4's shape */
+    xc_tiled_store(k, c->index_error, off, v, m);
+  } else {
+    for (int i = XC_INDEX_ERROR_WORDS - 1; i >= 0; i--) {
+      lw_val_t* off = xc_tiled_select(k, bad, lw_i64(c, base + i), lw_i64(c, base + i)); /* bad's shape */
+      xc_tiled_store(k, c->index_error, off, words[i], bad);
+    }
   }
   return xc_tiled_select(k, ok, j, zero);
 }
@@ -635,7 +649,6 @@ static xc_status_t lower_group(xc_lowered_module_t* m, xc_graph_t* g, const xc_f
                                const xc_fusion_group_t* grp, const xc_tiled_limits_t* limits,
                                bool no_index_checks, bool* must_store, bool* absorbed, xc_lowered_kernel_t* out_kernel,
                                bool* has_kernel) {
-  (void)m;
   *has_kernel = false;
   const xc_node_t* remap_out = NULL;
   if (grp->kind == XC_GROUP_ATTENTION) plan_absorbed(g, grp, plan->num_nodes, absorbed, &remap_out);
@@ -692,6 +705,7 @@ static xc_status_t lower_group(xc_lowered_module_t* m, xc_graph_t* g, const xc_f
   c.limits = limits;
   c.multi_phase = np > 1;
   c.no_index_checks = no_index_checks;
+  c.index_error_slot = m->num_index_error_slots;
   char name[64];
   snprintf(name, sizeof name, "g%d_%s", grp->id, xc_group_kind_name(grp->kind));
   for (char* s = name; *s; s++)
@@ -745,6 +759,7 @@ static xc_status_t lower_group(xc_lowered_module_t* m, xc_graph_t* g, const xc_f
   out_kernel->knobs = knobs;
   out_kernel->num_index_checks = c.num_index_checks;
   out_kernel->index_error_param = c.num_index_checks ? c.index_error_param : -1;
+  if (c.num_index_checks) m->num_index_error_slots++;
   free(c.pv);
   free(phases);
   *has_kernel = true;
@@ -964,7 +979,7 @@ xc_status_t xc_lowered_run_interp(const xc_lowered_module_t* m, int num_inputs,
     for (int p = 0; p < lk->num_params && !s; p++) {
       if (lk->num_index_checks && p == lk->index_error_param) {
         if (!index_error) {
-          int64_t words = XC_INDEX_ERROR_WORDS;
+          int64_t words = (int64_t)m->num_index_error_slots * XC_INDEX_ERROR_WORDS;
           s = xc_tensor_create(XC_I64, 1, &words, &index_error); /* zeroed */
         }
         args[p].buffer = index_error;
@@ -978,7 +993,7 @@ xc_status_t xc_lowered_run_interp(const xc_lowered_module_t* m, int num_inputs,
       }
     }
     if (!s) s = xc_tiled_run(lk->kernel, lk->knobs, lk->num_params, args);
-    if (!s && lk->num_index_checks) s = xc_index_error_status(g, true, (const int64_t*)index_error->data);
+    if (!s && lk->num_index_checks) s = xc_index_error_status(g, true, (const int64_t*)index_error->data, index_error->numel);
     free(args);
   }
   for (int i = 0; i < g->num_outputs && !s; i++) {

@@ -72,6 +72,7 @@ typedef struct lw_ctx {
   /* the index-error record parameter (NULL until a check needs it) */
   lw_val_t* index_error;
   int index_error_param;
+  int index_error_slot; /* the kernel's slot of the record (kernels with checks before it) */
   int num_index_checks;
   xc_status_t err;
 } lw_ctx_t;

@@ -42,6 +42,8 @@ struct xc_executor {
   uint64_t graph_clock;
   bool graphs_off;  /* options.no_graphs, no capture support, or capture failed */
   int index_error;  /* the value of the index-error record (its own buffer, zero between runs), -1: none */
+  int64_t index_error_words;
+  int64_t* index_error_host; /* where the record is read back */
   char graph_note[160];
 };
 
@@ -94,6 +96,7 @@ void xc_executor_destroy(xc_executor_t* e) {
     for (int k = 0; k < e->m->num_kernels; k++) xc_module_unload(e->modules[k]);
   free(e->modules);
   free(e->kernels);
+  free(e->index_error_host);
   xc_device_close(e->device);
   free(e);
 }
@@ -150,10 +153,13 @@ xc_status_t xc_executor_create(const xc_compiled_module_t* m, const char* select
   }
   for (int v = 0; !s && v < m->num_values; v++) {
     if (!(m->values[v].flags & XC_CM_VALUE_INDEX_ERROR)) continue;
-    const int64_t zero[XC_INDEX_ERROR_WORDS] = {0};
-    s = xc_buffer_alloc(e->device, sizeof zero, &e->value_buffers[v]);
-    if (!s) s = xc_buffer_write(e->value_buffers[v], 0, zero, sizeof zero);
     e->index_error = v;
+    e->index_error_words = m->values[v].dims[0].value; /* checked by xc_cm_link */
+    e->index_error_host = calloc((size_t)e->index_error_words, sizeof(int64_t));
+    if (!e->index_error_host) s = xc_error_oom();
+    size_t bytes = (size_t)e->index_error_words * sizeof(int64_t);
+    if (!s) s = xc_buffer_alloc(e->device, bytes, &e->value_buffers[v]);
+    if (!s) s = xc_buffer_write(e->value_buffers[v], 0, e->index_error_host, bytes);
   }
   if (s) {
     xc_executor_destroy(e);
@@ -167,13 +173,13 @@ xc_status_t xc_executor_create(const xc_compiled_module_t* m, const char* select
  * were out of range (xcomp/tiled.h); it is zeroed again for the next run. */
 static xc_status_t check_index_error(xc_executor_t* e) {
   if (e->index_error < 0) return NULL;
-  int64_t words[XC_INDEX_ERROR_WORDS];
+  size_t bytes = (size_t)e->index_error_words * sizeof(int64_t);
   xc_buffer_t* b = e->value_buffers[e->index_error];
-  XC_RETURN_IF_ERROR(xc_buffer_read(b, 0, words, sizeof words));
-  if (words[0] == 0) return NULL;
-  xc_status_t s = xc_index_error_status(e->m->graph, false, words);
-  const int64_t zero[XC_INDEX_ERROR_WORDS] = {0};
-  xc_status_t z = xc_buffer_write(b, 0, zero, sizeof zero);
+  XC_RETURN_IF_ERROR(xc_buffer_read(b, 0, e->index_error_host, bytes));
+  xc_status_t s = xc_index_error_status(e->m->graph, false, e->index_error_host, e->index_error_words);
+  if (!s) return NULL;
+  memset(e->index_error_host, 0, bytes);
+  xc_status_t z = xc_buffer_write(b, 0, e->index_error_host, bytes);
   if (z) xc_status_free(z);
   return s;
 }

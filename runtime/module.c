@@ -112,7 +112,7 @@ xc_status_t xc_cm_link(xc_compiled_module_t* m, const char* what) {
         graph_from_text(m->graph_text, m->graph_text_size, m->weights, m->weights_size, what, &m->graph);
     if (s) return xc_status_annotate(s, "%s: graph section", what);
   }
-  int flagged_inputs = 0;
+  int flagged_inputs = 0, index_error = -1;
   for (int i = 0; i < m->num_values; i++) {
     unsigned f = m->values[i].flags;
     if ((f & XC_CM_VALUE_INPUT) && (f & XC_CM_VALUE_WEIGHT))
@@ -121,8 +121,11 @@ xc_status_t xc_cm_link(xc_compiled_module_t* m, const char* what) {
     if (f & XC_CM_VALUE_INDEX_ERROR) {
       const xc_cm_value_t* v = &m->values[i];
       if (f != XC_CM_VALUE_INDEX_ERROR || v->dtype != XC_I64 || v->rank != 1 || v->dims[0].sym ||
-          v->dims[0].value != XC_INDEX_ERROR_WORDS)
-        return link_fail(what, "the index-error record must be an i64[4] value of its own: ", v->name, NULL);
+          v->dims[0].value < XC_INDEX_ERROR_WORDS || v->dims[0].value % XC_INDEX_ERROR_WORDS ||
+          v->dims[0].value > (int64_t)XC_INDEX_ERROR_WORDS * 65536)
+        return link_fail(what, "the index-error record must be an i64[4 x slots] value of its own: ", v->name, NULL);
+      if (index_error >= 0) return link_fail(what, "two index-error records: ", v->name, m->values[index_error].name);
+      index_error = i;
     }
   }
   if (flagged_inputs != m->num_inputs) return link_fail(what, "input list and input flags disagree", NULL, NULL);

@@ -31,7 +31,8 @@ typedef struct xc_lowered_kernel {
   int64_t* knobs;                /* chosen knob values, kernel->num_knobs of them */
   /* Index checks (xcomp/tiled.h, "index checks"): when num_index_checks > 0
    * the buffer parameter index_error_param (its param_values entry is NULL)
-   * is the run's index-error record, i64[XC_INDEX_ERROR_WORDS]. */
+   * is the run's index-error record, i64[XC_INDEX_ERROR_WORDS *
+   * num_index_error_slots] (the kernel writes its own slot). */
   int num_index_checks;
   int index_error_param;
 } xc_lowered_kernel_t;
@@ -54,6 +55,7 @@ typedef struct xc_lowered_module {
   xc_lowered_kernel_t* kernels;
   int num_steps;
   xc_lowered_step_t* steps;      /* in execution order */
+  int num_index_error_slots;     /* kernels with index checks: slots of the index-error record */
 } xc_lowered_module_t;
 
 /* Lowers every group of plan (built from g) into steps. limits: the target's

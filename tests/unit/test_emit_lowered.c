@@ -181,7 +181,7 @@ static xc_status_t run_on_device(xc_device_t* dev, const xc_lowered_module_t* m,
     int64_t params[XC_TARGET_MAX_ARGS] = {0};
     for (int p = 0; p < lk->num_params && p < XC_TARGET_MAX_ARGS && !s; p++) {
       if (lk->num_index_checks && p == lk->index_error_param) {
-        int64_t words = XC_INDEX_ERROR_WORDS;
+        int64_t words = (int64_t)XC_INDEX_ERROR_WORDS * m->num_index_error_slots;
         if (!index_error) s = xc_tensor_create(XC_I64, 1, &words, &index_error);
         bufs[p] = index_error;
       } else if (lk->param_values[p]) {
@@ -235,7 +235,7 @@ static xc_status_t run_on_device(xc_device_t* dev, const xc_lowered_module_t* m,
   free(of);
   free(owned);
   xc_symbind_free(&bind);
-  if (!s && index_error && ((const int64_t*)index_error->data)[0]) s = xc_error(XC_INTERNAL, "an index check failed");
+  if (!s && index_error) s = xc_index_error_status(m->graph, true, (const int64_t*)index_error->data, index_error->numel);
   xc_tensor_destroy(index_error);
   return s;
 }
