@@ -106,23 +106,12 @@ lw_val_t* lw_check_index(lw_ctx_t* c, const xc_node_t* n, xc_index_check_kind_t 
   int64_t base = (int64_t)c->index_error_slot * XC_INDEX_ERROR_WORDS;
   lw_val_t* words[XC_INDEX_ERROR_WORDS] = {lw_i64(c, node_position(c->g, n) + 1), ix, dim,
                                             lw_i64(c, (int64_t)kind | (int64_t)axis << 8)};
-  int r = bad ? bad->type.rank : 0;
-  if (r < XC_TILED_MAX_RANK) {
-    /* one store of [..., 4]: the words along a new last axis */
-    lw_val_t* w4 = xc_tiled_arange(k, xc_tiled_dim_const(XC_INDEX_ERROR_WORDS));
-    for (int a = 0; a < r; a++) w4 = xc_tiled_expand_dims(k, w4, 0);
-    lw_val_t* m = r ? xc_tiled_expand_dims(k, bad, r) : bad;
-    lw_val_t* ixe = ix->type.rank ? xc_tiled_expand_dims(k, ix, ix->type.rank) : ix;
-    lw_val_t* v = xc_tiled_select(k, xc_tiled_cmp(k, XC_CMP_EQ, w4, lw_i64(c, 2)), dim, words[3]);
-    v = xc_tiled_select(k, xc_tiled_cmp(k, XC_CMP_EQ, w4, lw_i64(c, 1)), ixe, v);
-    v = xc_tiled_select(k, xc_tiled_cmp(k, XC_CMP_EQ, w4, zero), words[0], v);
-    lw_val_t* off = lw_add(c, xc_tiled_select(k, m, w4, w4), lw_i64(c, base)); /* m's and w4's shape */
-    xc_tiled_store(k, c->index_error, off, v, m);
-  } else {
-    for (int i = XC_INDEX_ERROR_WORDS - 1; i >= 0; i--) {
-      lw_val_t* off = xc_tiled_select(k, bad, lw_i64(c, base + i), lw_i64(c, base + i)); /* bad's shape */
-      xc_tiled_store(k, c->index_error, off, words[i], bad);
-    }
+  /* Four stores of the lanes' own shape: in C they join the kernel's fused
+   * element loop, on work-group dialects every work-item stores its own
+   * lanes (a [lanes, 4] tile would stage the index in work-group memory). */
+  for (int i = 0; i < XC_INDEX_ERROR_WORDS; i++) {
+    lw_val_t* off = xc_tiled_select(k, bad, lw_i64(c, base + i), lw_i64(c, base + i)); /* bad's shape */
+    xc_tiled_store(k, c->index_error, off, words[i], bad);
   }
   return xc_tiled_select(k, ok, j, zero);
 }
