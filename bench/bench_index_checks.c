@@ -3,7 +3,8 @@
  * default) and without (xc_session_options_t.no_index_checks, the CLI's
  * XCOMP_INDEX_CHECKS=off), and the two executors run the model's
  * test_data_set_0 inputs interleaved after a warm-up. Outputs of the two must
- * agree bit for bit (checked first). The table gives the medians of the whole
+ * agree to rel-L2 1e-5 (checked first; not bit for bit: the kernels differ,
+ * and the C compiler may contract or vectorize their arithmetic differently). The table gives the medians of the whole
  * run (executor: upload, kernels, reading the index-error record, download),
  * the kernels' time (device events; the host clock on cpu) and the median of
  * the per-pair ratios checked / unchecked.
@@ -25,6 +26,17 @@
 
 static const char* g_target = "cpu";
 static double g_seconds = 2.0;
+
+static double out_rel_l2(const xc_tensor_t* got, const xc_tensor_t* want) {
+  if (got->numel != want->numel) return INFINITY;
+  double num = 0, den = 0;
+  for (int64_t i = 0; i < want->numel; i++) {
+    double w = xc_tensor_get_f64(want, i), d = xc_tensor_get_f64(got, i) - w;
+    num += d * d;
+    den += w * w;
+  }
+  return den > 0 ? sqrt(num / den) : sqrt(num);
+}
 
 static xc_graph_t* load(const char* path) {
   xc_graph_t* g = NULL;
@@ -86,10 +98,13 @@ static void bench_model(const char* dir) {
   }
   xc_tensor_t* out[2][MAX_IO] = {{NULL}};
   for (int v = 0; v < 2; v++) bench_run(e[v], ni, in, no, out[v], 1, NULL);
+  double err = 0; /* the kernels differ, so the C compiler may contract and vectorize differently */
   for (int i = 0; i < no; i++) {
-    size_t n = xc_tensor_nbytes(out[0][i]);
-    if (n != xc_tensor_nbytes(out[1][i]) || memcmp(out[0][i]->data, out[1][i]->data, n) != 0)
-      bench_check(xc_error(XC_INTERNAL, "output %d differs with and without the index checks", i), name);
+    double d = out_rel_l2(out[0][i], out[1][i]);
+    if (!(d <= 1e-5))
+      bench_check(xc_error(XC_INTERNAL, "output %d differs with and without the index checks (rel-L2 %g)", i, d),
+                  name);
+    if (d > err) err = d;
     xc_tensor_destroy(out[0][i]);
     xc_tensor_destroy(out[1][i]);
     out[0][i] = out[1][i] = NULL;
@@ -111,10 +126,10 @@ static void bench_model(const char* dir) {
     kratio[runs] = kern[1][runs] > 0 ? kern[0][runs] / kern[1][runs] : 1.0;
     runs++;
   }
-  printf("| %s | %d of %d | %d | %.4f | %.4f | %+.1f%% | %.4f | %.4f | %+.1f%% |\n", name, checked_kernels(m[0]),
+  printf("| %s | %d of %d | %d | %.4f | %.4f | %+.1f%% | %.4f | %.4f | %+.1f%% | %.1e |\n", name, checked_kernels(m[0]),
          kernel_steps(m[0]), runs, bench_median(wall[0], runs) * 1e3, bench_median(wall[1], runs) * 1e3,
          (bench_median(ratio, runs) - 1) * 100, bench_median(kern[0], runs) * 1e3,
-         bench_median(kern[1], runs) * 1e3, (bench_median(kratio, runs) - 1) * 100);
+         bench_median(kern[1], runs) * 1e3, (bench_median(kratio, runs) - 1) * 100, err);
   fflush(stdout);
   for (int i = 0; i < ni; i++) xc_tensor_destroy(in[i]);
   for (int v = 0; v < 2; v++) {
@@ -139,8 +154,8 @@ int main(int argc, char** argv) {
          "OMP_NUM_THREADS=%s\n",
          g_target, getenv("OMP_NUM_THREADS"));
   printf("| model | checked kernels | pairs | run ms, checks | run ms, none | run cost | kernels ms, checks | "
-         "kernels ms, none | kernels cost |\n"
-         "| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
+         "kernels ms, none | kernels cost | rel-L2 between |\n"
+         "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
   if (argc > first) {
     for (int i = first; i < argc; i++) bench_model(argv[i]);
     return 0;
