@@ -106,28 +106,12 @@ lw_val_t* lw_check_index(lw_ctx_t* c, const xc_node_t* n, xc_index_check_kind_t 
   int64_t base = (int64_t)c->index_error_slot * XC_INDEX_ERROR_WORDS;
   lw_val_t* words[XC_INDEX_ERROR_WORDS] = {lw_i64(c, node_position(c->g, n) + 1), ix, dim,
                                             lw_i64(c, (int64_t)kind | (int64_t)axis << 8)};
-  if (c->limits && c->limits->value[XC_TILED_LIMIT_SIMD_WIDTH] >= 32) {
-    /* Work-group devices: four stores of the lanes' own shape, each
-     * work-item storing for its own lanes (predicated, no barrier). */
-    for (int i = 0; i < XC_INDEX_ERROR_WORDS; i++) {
-      lw_val_t* off = xc_tiled_select(k, bad, lw_i64(c, base + i), lw_i64(c, base + i)); /* bad's shape */
-      xc_tiled_store(k, c->index_error, off, words[i], bad);
-    }
-  } else {
-    /* CPUs (and the interpreter): whether any lane failed and one failing
-     * index, reduced to scalars, then four scalar stores: the element loop
-     * keeps no store to a loop-invariant address, so it still vectorizes. */
-    lw_val_t* any = lw_cast_to(c, bad, XC_I64);
-    lw_val_t* val = xc_tiled_select(k, bad, ix, lw_i64(c, INT64_MIN));
-    if (val->type.rank < any->type.rank) val = xc_tiled_broadcast(k, val, any->type.rank, any->type.dims);
-    if (any->type.rank < val->type.rank) any = xc_tiled_broadcast(k, any, val->type.rank, val->type.dims);
-    while (any && any->type.rank > 0) {
-      any = xc_tiled_reduce(k, XC_REDUCE_MAX, any, any->type.rank - 1);
-      val = xc_tiled_reduce(k, XC_REDUCE_MAX, val, val->type.rank - 1);
-    }
-    lw_val_t* hit = xc_tiled_cmp(k, XC_CMP_NE, any, zero);
-    words[1] = val;
-    for (int i = 0; i < XC_INDEX_ERROR_WORDS; i++) xc_tiled_store(k, c->index_error, lw_i64(c, base + i), words[i], hit);
+  /* Four stores of the lanes' own shape, each lane storing for itself
+   * (predicated; no barrier, no work-group memory; in C they join the
+   * kernel's fused element loop). */
+  for (int i = 0; i < XC_INDEX_ERROR_WORDS; i++) {
+    lw_val_t* off = xc_tiled_select(k, bad, lw_i64(c, base + i), lw_i64(c, base + i)); /* bad's shape */
+    xc_tiled_store(k, c->index_error, off, words[i], bad);
   }
   return xc_tiled_select(k, ok, j, zero);
 }

@@ -364,10 +364,22 @@ xc_status_t lw_emit_movement(lw_ctx_t* c, const xc_node_t* n) {
       lw_space_t s2 = sp;
       s2.rank = 2;
       s2.idx[0] = b, s2.idx[1] = sq;
-      row = xc_tiled_load(k, lw_buf(c, POS), lw_offset(c, &s2, POS), sp.mask, NULL);
-      /* a position outside the cache reads nothing and fails the run */
-      pos_ok = sp.mask;
-      row = lw_check_index(c, n, XC_INDEX_CHECK_POSITION, 0, false, row, lw_dim(c, CS->dims[0]).v, &pos_ok);
+      row = lw_cast_to(c, xc_tiled_load(k, lw_buf(c, POS), lw_offset(c, &s2, POS), sp.mask, NULL), XC_I64);
+      /* A position outside the cache reads nothing: clamped and masked off
+       * here, where every element of a row repeats it; the first block
+       * checks the position_ids once (and fails the run). */
+      lw_val_t* rows = lw_dim(c, CS->dims[0]).v;
+      pos_ok = lw_and(c, xc_tiled_cmp(k, XC_CMP_GE, row, lw_i64(c, 0)), lw_lt(c, row, rows));
+      row = xc_tiled_select(k, pos_ok, row, lw_i64(c, 0));
+      lw_dimv_t npos = lw_dim(c, lw_numel(c, POS->rank, POS->dims));
+      lw_val_t* ub = xc_tiled_select(k, xc_tiled_cmp(k, XC_CMP_EQ, start, lw_i64(c, 0)), npos.v, lw_i64(c, 0));
+      const int64_t chunk = 256;
+      xc_tiled_op_t* loop = xc_tiled_for_begin(k, lw_i64(c, 0), ub, lw_i64(c, chunk), 0, NULL);
+      lw_val_t* po = lw_add(c, xc_tiled_for_iv(loop), xc_tiled_arange(k, xc_tiled_dim_const(chunk)));
+      lw_val_t* pm = lw_lt(c, po, npos.v);
+      lw_val_t* pv = xc_tiled_load(k, lw_buf(c, POS), po, pm, NULL);
+      (void)lw_check_index(c, n, XC_INDEX_CHECK_POSITION, 0, false, pv, rows, &pm);
+      xc_tiled_for_end(k, loop, 0, NULL);
     } else {
       row = lw_add(c, lw_mul(c, b, lw_dim(c, X->dims[X->rank == 4 ? 2 : 1]).v), sq);
     }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Index checks in generated kernels (docs/runtime.md, "Index checks"): a
-# compiled Gather, GatherElements or ScatterND whose indices are out of range
+# compiled Gather, GatherElements, ScatterND or RotaryEmbedding whose indices
+# (position ids) are out of range
 # reads and writes nothing out of bounds and the run fails with the reference
 # interpreter's message naming the node, one `xcomp: error:` line and exit 1,
 # on ref, tiled, cpu, opencl and spirv (the last two where a device is
@@ -45,6 +46,17 @@ graph snd opset 23 {
   output y
 }
 XIR
+cat >"$TMP/rot.xir" <<'XIR'
+xir 1
+graph rot opset 23 {
+  input x: f32[1, 1, 3, 4]
+  input cosc: f32[5, 2]
+  input sinc: f32[5, 2]
+  input pos: i64[1, 3]
+  y = RotaryEmbedding(x, cosc, sinc, pos) @rope
+  output y
+}
+XIR
 
 # i64 little-endian hex of a signed value
 i64() { printf '%016x' $(( $1 )) | sed 's/../& /g' | awk '{for (i = 8; i >= 1; i--) printf "%s", $i}'; }
@@ -69,6 +81,12 @@ make_npy "$TMP/upd.npy" '<f4' '2, 2' "0000803f 00000040 00004040 00008040"
 make_npy "$TMP/snd_ok.npy" '<i8' '2, 1' "$(i64 -1) $(i64 2)"
 make_npy "$TMP/snd_bad.npy" '<i8' '2, 1' "$(i64 1) $(i64 5)"
 make_npy "$TMP/snd_min.npy" '<i8' '2, 1' "$(i64 '-9223372036854775807 - 1') $(i64 0)"
+
+make_npy "$TMP/rx.npy" '<f4' '1, 1, 3, 4' "$(printf '0000803f %.0s' 1 2 3 4 5 6 7 8 9 10 11 12)"
+make_npy "$TMP/rc.npy" '<f4' '5, 2' "$(printf '0000003f %.0s' 1 2 3 4 5 6 7 8 9 10)"
+make_npy "$TMP/pos_ok.npy" '<i8' '1, 3' "$(i64 0) $(i64 4) $(i64 2)"
+make_npy "$TMP/pos_bad.npy" '<i8' '1, 3' "$(i64 0) $(i64 5) $(i64 1)"
+make_npy "$TMP/pos_neg.npy" '<i8' '1, 3' "$(i64 -1) $(i64 0) $(i64 1)"
 
 targets="ref tiled cpu"
 for t in opencl spirv; do
@@ -136,6 +154,16 @@ for t in $targets; do
     --input "@$TMP/snd_bad.npy" --input "@$TMP/upd.npy" --output-dir "$TMP/snd_$t"
   expect_error 1 "index -9223372036854775808 out of range for axis 0 of extent 5" run "$m" "${run_t[@]}" \
     --input "@$TMP/data52.npy" --input "@$TMP/snd_min.npy" --input "@$TMP/upd.npy" --output-dir "$TMP/snd_$t"
+
+  m="$(model_for "$t" "$TMP/rot.xir")"
+  expect_ok run "$m" "${run_t[@]}" --input "@$TMP/rx.npy" --input "@$TMP/rc.npy" --input "@$TMP/rc.npy" \
+    --input "@$TMP/pos_ok.npy" --output-dir "$TMP/rot_$t"
+  expect_error 1 "node 'rope' (RotaryEmbedding)" run "$m" "${run_t[@]}" --input "@$TMP/rx.npy" --input "@$TMP/rc.npy" \
+    --input "@$TMP/rc.npy" --input "@$TMP/pos_bad.npy" --output-dir "$TMP/rot_$t"
+  expect_error 1 "position id 5 is outside the cache (5)" run "$m" "${run_t[@]}" --input "@$TMP/rx.npy" \
+    --input "@$TMP/rc.npy" --input "@$TMP/rc.npy" --input "@$TMP/pos_bad.npy" --output-dir "$TMP/rot_$t"
+  expect_error 1 "position id -1 is outside the cache (5)" run "$m" "${run_t[@]}" --input "@$TMP/rx.npy" \
+    --input "@$TMP/rc.npy" --input "@$TMP/rc.npy" --input "@$TMP/pos_neg.npy" --output-dir "$TMP/rot_$t"
 done
 
 # Without the checks (XCOMP_INDEX_CHECKS=off, for measuring their cost) the
