@@ -5,6 +5,7 @@
 #   make docs   regenerate docs/ops.md (and docs/conformance.md)
 #   make sdk    install the SDK, build examples/npu-plugin against it, run its conformance
 #   make bench  build and run the benchmarks in bench/ (ratios against peers, see bench/RESULTS.md)
+#   make python build the Python package from build/, install it in a venv, run python/tests
 BUILD        ?= build
 ASAN_BUILD   ?= build-asan
 FUZZ_BUILD   ?= build-fuzz
@@ -32,10 +33,13 @@ TEST_DEPS += rocm-device-libs llvm-15
 # spirv target tests run on Mesa's lavapipe (Vulkan on the CPU) through the
 # Vulkan loader.
 TEST_DEPS += libvulkan1 mesa-vulkan-drivers
+# The Python package's step: a venv (numpy, pytest and scikit-build-core come
+# from PyPI into it, not into the system Python).
+TEST_DEPS += python3-venv
 # Only for `make bench`: the SGEMM peer.
 BENCH_DEPS = libopenblas-dev
 
-.PHONY: all deps test-deps bench-deps build demo test unit asan fuzz conformance sdk bench docs clean
+.PHONY: all deps test-deps bench-deps build demo test unit asan fuzz conformance sdk python bench docs clean
 
 all: build
 
@@ -85,6 +89,11 @@ conformance: build
 sdk: build
 	tools/sdk_check.sh $(BUILD) $(SHARED) $(BUILD) $(JOBS)
 
+# The Python package built from build/ (its libxcomp.so, nothing compiled
+# again) into build/python-venv, then python/tests (docs/python.md).
+python: build
+	tools/python_check.sh $(BUILD) $(SHARED)
+
 # Benchmarks: programs that print ratios against a peer measured in the same
 # run; never tests. OpenBLAS runs its best kernel for this command alone
 # (docs: ../shared/docs/PERFORMANCE.md), 2 threads on both sides.
@@ -100,6 +109,7 @@ bench: bench-deps
 test: test-deps
 	@fail=""; \
 	$(MAKE) --no-print-directory unit || fail="$$fail unit"; \
+	$(MAKE) --no-print-directory python || fail="$$fail python"; \
 	$(MAKE) --no-print-directory asan || fail="$$fail asan"; \
 	$(MAKE) --no-print-directory fuzz || fail="$$fail fuzz"; \
 	$(MAKE) --no-print-directory conformance || fail="$$fail conformance"; \

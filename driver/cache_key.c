@@ -1,6 +1,7 @@
 /* The compile cache key: everything that decides a compiled module (the
  * model's bytes, the target and device, the options, the compile
  * environment, the compiler itself). runtime/cache.c stores the entries. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +50,42 @@ static xc_hash128_t self_identity(void) {
   return id;
 }
 
+/* A plugin target's shared object bytes, for the same reason: a rebuilt
+ * plugin emits other code under the same xcomp. Zero for built-in targets;
+ * each plugin file is read once per process. */
+static xc_hash128_t plugin_identity(const char* target_name) {
+  static struct {
+    char path[512];
+    xc_hash128_t id;
+  } seen[8];
+  static int num_seen = 0;
+  static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+  xc_hash128_t id = {0, 0};
+  const char* origin = NULL;
+  for (int i = 0; xc_target_at(i); i++)
+    if (strcmp(xc_target_name(xc_target_at(i)), target_name) == 0) origin = xc_target_origin(xc_target_at(i));
+  if (!origin || !*origin || strcmp(origin, "built-in") == 0) return id;
+  pthread_mutex_lock(&lock);
+  for (int i = 0; i < num_seen; i++)
+    if (strcmp(seen[i].path, origin) == 0) {
+      id = seen[i].id;
+      pthread_mutex_unlock(&lock);
+      return id;
+    }
+  uint8_t* bytes = NULL;
+  size_t size = 0;
+  xc_status_t s = xc_read_file_bytes(origin, &bytes, &size);
+  if (!s) id = xc_hash128(bytes, size);
+  xc_status_free(s);
+  free(bytes);
+  if (num_seen < 8 && strlen(origin) < sizeof seen[0].path) {
+    snprintf(seen[num_seen].path, sizeof seen[num_seen].path, "%s", origin);
+    seen[num_seen++].id = id;
+  }
+  pthread_mutex_unlock(&lock);
+  return id;
+}
+
 static void hash_str(XXH3_state_t* st, const char* tag, const char* s) {
   if (!s) s = "";
   uint64_t n = strlen(s);
@@ -85,6 +122,8 @@ xc_hash128_t xc_compile_cache_key(const void* model_bytes, size_t model_size, co
   hash_str(st, "xcomp", XCOMP_VERSION);
   xc_hash128_t self = self_identity();
   XXH3_128bits_update(st, &self, sizeof self);
+  xc_hash128_t plugin = plugin_identity(target_name);
+  XXH3_128bits_update(st, &plugin, sizeof plugin);
   if (strcmp(target_name, "cpu") == 0) {
     const char* compiler = c->compiler ? c->compiler : getenv("CC");
     if (!compiler || !*compiler) compiler = "cc";

@@ -34,6 +34,7 @@ extern const xc_cli_command_t xc_cli_ops_command;
 extern const xc_cli_command_t xc_cli_conform_command;
 extern const xc_cli_command_t xc_cli_check_passes_command;
 extern const xc_cli_command_t xc_cli_compile_command;
+extern const xc_cli_command_t xc_cli_bench_command;
 
 /* Prints "xcomp: error: <message>" as one line (newlines in the message are
  * flattened), frees the status and returns XC_EXIT_ERROR. */
@@ -85,6 +86,29 @@ xc_status_t xc_cli_pass_session(const char* target, const xc_cli_pass_args_t* pa
  * registry and their device capabilities (preferred layout, local memory,
  * matrix units) become the traits. */
 xc_status_t xc_cli_target_traits(const char* target, xc_target_traits_t* out);
+
+/* --input values (tools/cli_inputs.c): NAME=@FILE or @FILE (name NULL). */
+typedef struct xc_cli_input_spec {
+  const char* name;
+  const char* path;
+} xc_cli_input_spec_t;
+/* Parses arg in place (the '=' of NAME=@FILE becomes a NUL). */
+xc_status_t xc_cli_parse_input_spec(char* arg, xc_cli_input_spec_t* out);
+/* Reads the tensors the specs name into inputs[] (graph-input order):
+ * named specs bind by name, the others the next unbound input. Each tensor
+ * is checked against its input (dtype, rank, dims, which binds symbols);
+ * with precision f16/bf16, f32 files are rounded for inputs of that dtype.
+ * Without allow_missing every input must be bound; with it, unbound ones
+ * stay NULL. The caller destroys inputs[i]. */
+xc_status_t xc_cli_read_inputs(const xc_graph_t* g, const xc_cli_input_spec_t* specs, int num_specs,
+                               xc_dtype_t precision, bool allow_missing, xc_tensor_t** inputs, xc_symbind_t* binds);
+/* --shape NAME=DIMS ("1x128" or "1,128"): unifies input NAME's dims with
+ * DIMS, binding its symbols. */
+xc_status_t xc_cli_apply_shape(const xc_graph_t* g, const char* arg, xc_symbind_t* binds);
+/* Fills the inputs[i] still NULL with seeded random tensors of the input's
+ * dtype and shape (every dim must be static or bound): floats uniform in
+ * [-1, 1), integers and bools 0 or 1. */
+xc_status_t xc_cli_random_inputs(const xc_graph_t* g, xc_tensor_t** inputs, xc_symbind_t* binds, uint64_t seed);
 
 /* Parses a finite double / a positive int; false on junk. */
 bool xc_cli_parse_double(const char* s, double* out);

@@ -42,7 +42,7 @@ void xc_cli_session_options_init(xc_session_options_t* o) {
  * GPU: the session resolves it through the target to a present device of
  * it or to its nominal capabilities (the module is then marked as compiled
  * for an architecture, not a device). */
-static xc_status_t compile_model(const char* model, const xc_session_options_t* o, xc_cache_stats_t* stats,
+xc_status_t xc_cli_compile_model(const char* model, const xc_session_options_t* o, xc_cache_stats_t* stats,
                                  xc_compiled_module_t** out) {
   *out = NULL;
   XC_RETURN_IF_ERROR(xc_cli_check_file(model));
@@ -74,7 +74,7 @@ xc_status_t xc_cli_load_compiled(const char* model, const char* target, int opt_
   r.precision = precision;
   r.use_cache = !no_cache;
   r.build.compile.allow_tf32 = allow_tf32;
-  return compile_model(model, &r, NULL, out);
+  return xc_cli_compile_model(model, &r, NULL, out);
 }
 
 static int cmp_double(const void* a, const void* b) {
@@ -177,7 +177,7 @@ static int compile_main(int argc, char** argv) {
   xc_cache_stats_t stats;
   memset(&stats, 0, sizeof stats);
   xc_compiled_module_t* m = NULL;
-  xc_status_t s = compile_model(model, &r, &stats, &m);
+  xc_status_t s = xc_cli_compile_model(model, &r, &stats, &m);
   if (!s) s = xc_compiled_module_write(m, out_path);
   if (s) {
     free(out_path);

@@ -14,60 +14,6 @@
 #include "xcomp/lower.h"
 #include "xcomp/tensor_io.h"
 
-typedef struct {
-  const char* name; /* NULL for positional */
-  const char* path;
-} input_spec_t;
-
-static xc_status_t parse_input_spec(const char* arg, input_spec_t* out) {
-  const char* at = strchr(arg, '@');
-  if (arg[0] == '@' && arg[1]) {
-    out->name = NULL;
-    out->path = arg + 1;
-    return NULL;
-  }
-  const char* eq = strchr(arg, '=');
-  if (eq && eq > arg && at == eq + 1 && eq[2]) {
-    out->name = arg; /* terminated at '=' by the caller */
-    out->path = eq + 2;
-    return NULL;
-  }
-  return xc_error(XC_INVALID_ARGUMENT, "--input '%s': expected NAME=@FILE or @FILE", arg);
-}
-
-static void list_inputs(const xc_graph_t* g, char* buf, size_t n) {
-  size_t k = 0;
-  buf[0] = '\0';
-  for (int i = 0; i < g->num_inputs && k < n; i++)
-    k += (size_t)snprintf(buf + k, n - k, "%s%s", i ? ", " : "", g->inputs[i]->name);
-  if (g->num_inputs == 0) snprintf(buf, n, "none");
-}
-
-/* Checks a file's tensor against the graph input it binds. */
-static xc_status_t check_input(const xc_value_t* v, const xc_tensor_t* t, const char* path,
-                               xc_symbind_t* binds) {
-  char b1[256], b2[256];
-  if (t->dtype != v->dtype)
-    return xc_error(XC_INVALID_ARGUMENT, "input '%s': %s holds %s, the graph expects dtype %s (%s)",
-                    v->name, path, xc_tensor_describe(t, b1, sizeof b1), xc_dtype_name(v->dtype),
-                    xc_value_describe(v, b2, sizeof b2));
-  if (v->rank >= 0 && t->rank != v->rank)
-    return xc_error(XC_INVALID_ARGUMENT, "input '%s': %s holds %s, the graph expects rank %d (%s)",
-                    v->name, path, xc_tensor_describe(t, b1, sizeof b1), v->rank,
-                    xc_value_describe(v, b2, sizeof b2));
-  for (int d = 0; v->rank >= 0 && d < t->rank; d++) {
-    xc_status_t s = xc_dim_unify(v->dims[d], t->dims[d], binds);
-    if (s) {
-      xc_status_free(s);
-      return xc_error(XC_INVALID_ARGUMENT,
-                      "input '%s': %s holds %s, the graph expects shape %s (axis %d differs)",
-                      v->name, path, xc_tensor_describe(t, b1, sizeof b1),
-                      xc_value_describe(v, b2, sizeof b2), d);
-    }
-  }
-  return NULL;
-}
-
 /* mkdir -p: creates dir and any missing parents. */
 static xc_status_t make_dir(const char* dir) {
   char path[4096];
@@ -101,7 +47,7 @@ static int run_main(int argc, char** argv) {
   xc_compiled_module_t* cm = NULL;
   xc_session_t* session = NULL; /* ref and tiled: the optimizing (and lowering) session */
   int num_specs = 0;
-  input_spec_t* specs = calloc((size_t)argc + 1, sizeof *specs);
+  xc_cli_input_spec_t* specs = calloc((size_t)argc + 1, sizeof *specs);
   char** spec_copies = calloc((size_t)argc + 1, sizeof *spec_copies);
   xc_graph_t* g = NULL;
   xc_tensor_t** inputs = NULL;
@@ -129,10 +75,9 @@ static int run_main(int argc, char** argv) {
       if (m < 0) { rc = xc_cli_usage_error(cmd, "--input needs a value"); goto done; }
       spec_copies[num_specs] = strdup(v);
       if (!spec_copies[num_specs]) { rc = xc_cli_fail(xc_error_oom()); goto done; }
-      xc_status_t s = parse_input_spec(spec_copies[num_specs], &specs[num_specs]);
-      if (s) { rc = xc_cli_fail(s); num_specs++; goto done; }
-      if (specs[num_specs].name) *strchr(spec_copies[num_specs], '=') = '\0';
+      xc_status_t s = xc_cli_parse_input_spec(spec_copies[num_specs], &specs[num_specs]);
       num_specs++;
+      if (s) { rc = xc_cli_fail(s); goto done; }
     } else if ((m = xc_cli_option(argc, argv, &i, "--precision", &v)) != 0) {
       if (m < 0 || !xc_cli_parse_precision(v, &pa.options.precision)) {
         rc = xc_cli_usage_error(cmd, "--precision takes f16, bf16 or f32");
@@ -196,68 +141,11 @@ static int run_main(int argc, char** argv) {
 
   /* Named inputs bind by name; positional ones fill the rest in order. */
   int n = g->num_inputs;
-  int* source = malloc(((size_t)n + 1) * sizeof *source);
   inputs = calloc((size_t)n + 1, sizeof *inputs);
   outputs = calloc((size_t)g->num_outputs + 1, sizeof *outputs);
-  if (!source || !inputs || !outputs) {
-    free(source);
-    rc = xc_cli_fail(xc_error_oom());
-    goto done;
-  }
-  for (int i = 0; i < n; i++) source[i] = -1;
-  char names[2048];
-  list_inputs(g, names, sizeof names);
-  for (int k = 0; k < num_specs && !rc; k++) {
-    if (!specs[k].name) continue;
-    int found = -1;
-    for (int i = 0; i < n; i++)
-      if (strcmp(g->inputs[i]->name, specs[k].name) == 0) found = i;
-    if (found < 0)
-      rc = xc_cli_errorf("--input %s=@%s: the graph has no input '%s' (its inputs: %s)",
-                         specs[k].name, specs[k].path, specs[k].name, names);
-    else if (source[found] >= 0)
-      rc = xc_cli_errorf("input '%s' is given twice", specs[k].name);
-    else
-      source[found] = k;
-  }
-  int next = 0;
-  for (int k = 0; k < num_specs && !rc; k++) {
-    if (specs[k].name) continue;
-    while (next < n && source[next] >= 0) next++;
-    if (next >= n)
-      rc = xc_cli_errorf("--input @%s: too many inputs, the graph takes %d (%s)", specs[k].path,
-                         n, names);
-    else
-      source[next] = k;
-  }
-  for (int i = 0; i < n && !rc; i++) {
-    char b[256];
-    if (source[i] < 0)
-      rc = xc_cli_errorf("missing input '%s' (%s): the graph takes %d input%s (%s)",
-                         g->inputs[i]->name, xc_value_describe(g->inputs[i], b, sizeof b), n,
-                         n == 1 ? "" : "s", names);
-  }
-  for (int i = 0; i < n && !rc; i++) {
-    const char* path = specs[source[i]].path;
-    s = xc_cli_check_file(path);
-    if (!s) s = xc_tensor_read_file(path, &inputs[i], NULL);
-    if (s) s = xc_status_annotate(s, "input '%s'", g->inputs[i]->name);
-    /* --precision: float32 input files are rounded to the graph's dtype. */
-    if (!s && pa.options.precision != XC_DTYPE_UNDEFINED && inputs[i]->dtype == XC_F32 &&
-        g->inputs[i]->dtype == pa.options.precision) {
-      xc_tensor_t* t = NULL;
-      s = xc_tensor_create(pa.options.precision, inputs[i]->rank, inputs[i]->dims, &t);
-      for (int64_t e = 0; !s && e < t->numel; e++) xc_tensor_set_f64(t, e, xc_tensor_get_f64(inputs[i], e));
-      if (!s) {
-        xc_tensor_destroy(inputs[i]);
-        inputs[i] = t;
-      }
-    }
-    if (!s) s = check_input(g->inputs[i], inputs[i], path, &binds);
-    if (s) rc = xc_cli_fail(s);
-  }
-  free(source);
-  if (rc) goto done;
+  if (!inputs || !outputs) { rc = xc_cli_fail(xc_error_oom()); goto done; }
+  s = xc_cli_read_inputs(g, specs, num_specs, pa.options.precision, false, inputs, &binds);
+  if (s) { rc = xc_cli_fail(s); goto done; }
 
   xc_interp_options_t io;
   xc_interp_options_init(&io);

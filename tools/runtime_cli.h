@@ -16,6 +16,10 @@ bool xc_cli_uses_executor(const char* model, const char* target);
  * unless no_cache) at optimization level opt_level. */
 xc_status_t xc_cli_load_compiled(const char* model, const char* target, int opt_level, xc_dtype_t precision,
                                  bool no_cache, bool allow_tf32, xc_compiled_module_t** out);
+/* Compiles a model file with session options o through the cache; the
+ * session's cache counters go to *stats (may be NULL). */
+xc_status_t xc_cli_compile_model(const char* model, const xc_session_options_t* o, xc_cache_stats_t* stats,
+                                 xc_compiled_module_t** out);
 /* Session options with the CLI's defaults: progress on stderr, knob
  * overrides from $XCOMP_KNOBS (read here only, never in the libraries). */
 void xc_cli_session_options_init(xc_session_options_t* o);

@@ -116,9 +116,18 @@ static void loop_end(spv_emitter_t* e, spv_loop_t* l, uint32_t step) {
   label(e, l->merge);
 }
 
+/* A work-group barrier, unless the code since the last one is only OpLine
+ * (two in a row order nothing more than one). */
 static void barrier(spv_emitter_t* e) {
+  const spv_words_t* code = &e->b.sec[SPV_SEC_CODE];
+  if (e->barrier_end && e->barrier_end <= code->n) {
+    size_t at = e->barrier_end;
+    while (at < code->n && (code->w[at] & 0xffffu) == SpvOpLine) at += code->w[at] >> 16;
+    if (at == code->n) return;
+  }
   uint32_t wg = spv_cu32(e, SpvScopeWorkgroup);
   spv_op(&e->b, SPV_SEC_CODE, SpvOpControlBarrier, 3, wg, wg, spv_cu32(e, SPV_SEM_BARRIER));
+  e->barrier_end = code->n;
 }
 
 /* The element loop of a tile of `dims`: every work-item visits its slots;
@@ -170,6 +179,14 @@ static void eloop_end(spv_emitter_t* e, spv_eloop_t* el) {
 
 static int64_t ctype_bytes(xc_dtype_t t) { return t == XC_F64 || t == XC_I64 || t == XC_U64 ? 8 : 4; }
 
+/* The f16 type, for work-group copies of cooperative-matrix operands. */
+static uint32_t f16_type(spv_emitter_t* e) {
+  if (!(e->t->features & SPV_FEATURE_FLOAT16)) spv_fail(e, XC_UNSUPPORTED, "the device lacks 16-bit floats");
+  e->features |= SPV_FEATURE_FLOAT16;
+  spv_capability(&e->b, SpvCapabilityFloat16);
+  return spv_type(&e->b, SpvOpTypeFloat, 1, 16u);
+}
+
 /* Gives a materialized tile value its variable (once per pass). */
 static void make_storage(spv_emitter_t* e, const xc_tiled_value_t* v) {
   spv_vinfo_t* i = info(e, v);
@@ -177,8 +194,18 @@ static void make_storage(spv_emitter_t* e, const xc_tiled_value_t* v) {
   int64_t dims[XC_TILED_MAX_RANK] = {1, 1, 1};
   int64_t n = numel(value_dims(e, v, dims), dims);
   uint32_t ct = spv_ctype(e, v->type.dtype);
-  i->kind = i->want_shared ? SPV_V_SHARED : SPV_V_PRIVATE;
-  if (i->kind == SPV_V_PRIVATE) {
+  i->kind = i->want_shared || i->half ? SPV_V_SHARED : SPV_V_PRIVATE;
+  if (i->half) {
+    /* Rows padded by 16 bytes, so that the rows a fragment load reads start
+     * in different banks. */
+    i->pitch = dims[1] + 8;
+    n = dims[0] * i->pitch;
+    uint32_t arr = spv_type(&e->b, SpvOpTypeArray, 2, f16_type(e), spv_cu32(e, (uint32_t)n));
+    i->id = spv_id(&e->b);
+    spv_op(&e->b, SPV_SEC_GLOBALS, SpvOpVariable, 3, spv_ptr(e, SpvStorageClassWorkgroup, arr), i->id,
+           (uint32_t)SpvStorageClassWorkgroup);
+    e->shared_bytes += n * 2;
+  } else if (i->kind == SPV_V_PRIVATE) {
     int64_t slots = (n + e->threads - 1) / e->threads;
     i->id = fvar(e, spv_type(&e->b, SpvOpTypeArray, 2, ct, spv_cu32(e, (uint32_t)slots)));
   } else {
@@ -209,14 +236,18 @@ static uint32_t lin_of(spv_emitter_t* e, const spv_ctx_t* c) {
 
 static uint32_t storage_ptr(spv_emitter_t* e, const xc_tiled_value_t* v, const spv_ctx_t* c) {
   spv_vinfo_t* i = info(e, v);
-  uint32_t ct = spv_ctype(e, v->type.dtype);
+  uint32_t ct = i->half ? f16_type(e) : spv_ctype(e, v->type.dtype);
   if (i->kind == SPV_V_PRIVATE)
     return spv_val(&e->b, SpvOpAccessChain, spv_ptr(e, SpvStorageClassFunction, ct), 2, i->id, c->slot);
-  return spv_val(&e->b, SpvOpAccessChain, spv_ptr(e, SpvStorageClassWorkgroup, ct), 2, i->id, lin_of(e, c));
+  uint32_t at = i->half ? spv_val(&e->b, SpvOpIAdd, e->t_i32, 2,
+                                  spv_val(&e->b, SpvOpIMul, e->t_i32, 2, c->idx[0], spv_ci32(e, i->pitch)), c->idx[1])
+                        : lin_of(e, c);
+  return spv_val(&e->b, SpvOpAccessChain, spv_ptr(e, SpvStorageClassWorkgroup, ct), 2, i->id, at);
 }
 
 static void write_elem(spv_emitter_t* e, const xc_tiled_value_t* v, const spv_ctx_t* c, uint32_t val) {
   make_storage(e, v);
+  if (info(e, v)->half) val = spv_val(&e->b, SpvOpFConvert, f16_type(e), 1, val);
   store(e, storage_ptr(e, v, c), val);
 }
 
@@ -243,6 +274,7 @@ static uint32_t read_value(spv_emitter_t* e, const xc_tiled_value_t* v, const sp
     return spv_const_of(e, v->type.dtype, 0, 0);
   }
   uint32_t ct = spv_ctype(e, v->type.dtype);
+  if (i->half) return spv_val(&e->b, SpvOpFConvert, ct, 1, load(e, f16_type(e), storage_ptr(e, v, c)));
   return load(e, ct, storage_ptr(e, v, c));
 }
 
@@ -488,6 +520,160 @@ static void count_uses(const xc_tiled_block_t* blk, spv_use_t* uses) {
   }
 }
 
+/* ---- cooperative matrices: the plan ---------------------------------------- */
+
+static int dot_index_in(const xc_tiled_block_t* blk, const xc_tiled_op_t* dot, int* seen) {
+  for (int i = 0; i < blk->num_ops; i++) {
+    const xc_tiled_op_t* op = blk->ops[i];
+    if (op == dot) return *seen;
+    if (op->opcode == XC_TOP_DOT) ++*seen;
+    if (op->body) {
+      int r = dot_index_in(op->body, dot, seen);
+      if (r >= 0) return r;
+    }
+  }
+  return -1;
+}
+
+/* The matrix instruction the kernel's schedule gives `dot` (NULL: generic). */
+static const xc_tiled_mma_t* scheduled_mma(spv_emitter_t* e, const xc_tiled_op_t* dot) {
+  const xc_tiled_schedule_t* s = e->k->schedule;
+  if (!s) return NULL;
+  int seen = 0;
+  int i = dot_index_in(e->k->body, dot, &seen);
+  return i >= 0 && i < s->num_dots && s->dots[i].mma.m > 0 ? &s->dots[i].mma : NULL;
+}
+
+/* The value whose work-group copy a fragment load reads for dot operand v:
+ * v itself (row-major) or, for a transpose, its operand (column-major).
+ * NULL when it cannot be staged: it must be computed afresh in `body`. */
+static const xc_tiled_value_t* coop_source(const xc_tiled_value_t* v, const xc_tiled_block_t* body, bool* col) {
+  *col = false;
+  if (v->def && v->def->opcode == XC_TOP_TRANS) {
+    v = v->def->operands[0];
+    *col = true;
+  }
+  const xc_tiled_op_t* d = v->def;
+  if (!d || d->parent != body || v->type.kind == XC_TILED_MEMREF || v->type.rank != 2 || v->type.dtype != XC_F16)
+    return NULL;
+  if (d->opcode == XC_TOP_FOR || d->opcode == XC_TOP_DOT || d->opcode == XC_TOP_REDUCE) return NULL;
+  return v;
+}
+
+/* Whether carried tile c of `loop` can be a cooperative-matrix accumulator
+ * under the scheduled shape mma: NULL, or the reason it cannot. */
+static const char* coop_check(spv_emitter_t* e, const xc_tiled_op_t* loop, int c, const xc_tiled_op_t* dot,
+                              const xc_tiled_mma_t* mma, const spv_use_t* uses, spv_coop_t* cp) {
+  const xc_tiled_block_t* body = loop->body;
+  const xc_tiled_op_t* y = body->num_ops > 0 ? body->ops[body->num_ops - 1] : NULL;
+  const xc_tiled_value_t* dres = dot->results[0];
+  if (!y || y->opcode != XC_TOP_YIELD || c >= y->num_operands || y->operands[c] != dres ||
+      uses[dres->id].count != 1)
+    return "its result is not only yielded back as the accumulator";
+  if (!(e->t->features & SPV_FEATURE_COOPMAT)) return "the device has no cooperative matrices";
+  if (mma->input_dtype != XC_F16 || mma->accumulator_dtype != XC_F32)
+    return "only f16 inputs with f32 accumulation are implemented";
+  bool listed = false;
+  for (int i = 0; i < e->t->caps->num_mma_shapes; i++) {
+    const xc_mma_shape_t* sh = &e->t->caps->mma_shapes[i];
+    if (sh->m == mma->m && sh->n == mma->n && sh->k == mma->k && sh->input_dtype == XC_F16 &&
+        sh->accumulator_dtype == XC_F32)
+      listed = true;
+  }
+  if (!listed) return "the device does not list that shape";
+  const xc_tiled_value_t *a = dot->operands[0], *b = dot->operands[1];
+  if (a->type.dtype != XC_F16 || b->type.dtype != XC_F16) return "its operands are not f16";
+  memset(cp, 0, sizeof *cp);
+  cp->asrc = coop_source(a, body, &cp->acol);
+  cp->bsrc = coop_source(b, body, &cp->bcol);
+  if (!cp->asrc || !cp->bsrc) return "an operand is not computed in the loop body";
+  int64_t rd[XC_TILED_MAX_RANK] = {1, 1, 1}, ad[XC_TILED_MAX_RANK] = {1, 1, 1};
+  value_dims(e, dres, rd);
+  value_dims(e, a, ad);
+  cp->M = rd[0];
+  cp->N = rd[1];
+  cp->K = ad[1];
+  cp->m = mma->m;
+  cp->n = mma->n;
+  cp->k = mma->k;
+  if (cp->M % cp->m || cp->N % cp->n || cp->K % cp->k) return "the tiles are not multiples of the shape";
+  int64_t simd = e->t->caps->simd_width > 0 ? e->t->caps->simd_width : 1;
+  if (e->threads % simd) return "the work-group is not whole subgroups";
+  int64_t sg = e->threads / simd, mf = cp->M / cp->m, nf = cp->N / cp->n;
+  int64_t best = 0;
+  for (int64_t sm = 1; sm <= sg; sm++) {
+    if (sg % sm || mf % sm || nf % (sg / sm)) continue;
+    int64_t fm = mf / sm, fn = nf / (sg / sm);
+    if (fm * fn > SPV_COOP_MAX_FRAGS) continue;
+    if (!best || fm + fn < cp->fm + cp->fn) {
+      best = sm;
+      cp->fm = (int)fm;
+      cp->fn = (int)fn;
+      cp->sn = (int)(sg / sm);
+    }
+  }
+  if (!best) return "the fragments do not divide evenly among the subgroups";
+  if (cp->K / cp->k > 16) return "the K tile holds more than 16 fragments";
+  cp->loop = loop;
+  cp->dot = dot;
+  cp->arg = body->args[1 + c];
+  cp->res = loop->results[c];
+  cp->init = loop->operands[3 + c];
+  return NULL;
+}
+
+/* Finds the carried accumulators of `loop` the schedule puts on cooperative
+ * matrices and sets their values' kinds: the accumulator and the dot's result
+ * COOP, the operands' sources materialized in f16 work-group memory, the
+ * loop's result SHARED (the fragments are stored there after the loop). */
+static void coop_plan(spv_emitter_t* e, const xc_tiled_op_t* loop, const spv_use_t* uses) {
+  const xc_tiled_block_t* body = loop->body;
+  for (int c = 0; c < loop->num_results; c++) {
+    const xc_tiled_value_t* arg = body->args[1 + c];
+    if (arg->type.rank != 2 || arg->type.dtype != XC_F32) continue;
+    const spv_use_t* u = &uses[arg->id];
+    if (u->count != 1 || u->block != body || u->user->opcode != XC_TOP_DOT) continue;
+    const xc_tiled_op_t* dot = u->user;
+    if (dot->operands[2] != arg || dot->operands[0] == arg || dot->operands[1] == arg) continue;
+    const xc_tiled_mma_t* mma = scheduled_mma(e, dot);
+    if (!mma) continue;
+    spv_coop_t cp;
+    const char* why = coop_check(e, loop, c, dot, mma, uses, &cp);
+    if (!why && e->num_coop >= SPV_COOP_MAX) why = "too many such loops in one kernel";
+    if (why) {
+      spv_fail(e, XC_UNSUPPORTED, "dot op %d: the schedule gives it %dx%dx%d cooperative matrices, but %s", dot->id,
+               mma->m, mma->n, mma->k, why);
+      return;
+    }
+    e->coop[e->num_coop++] = cp;
+    e->vi[arg->id].kind = SPV_V_COOP;
+    e->vi[dot->results[0]->id].kind = SPV_V_COOP;
+    e->vi[dot->results[0]->id].group = arg->id;
+    spv_vinfo_t* ri = &e->vi[cp.res->id];
+    ri->group = -1;
+    ri->kind = SPV_V_NONE;
+    ri->want_shared = true;
+    const xc_tiled_value_t* src[2] = {cp.asrc, cp.bsrc};
+    for (int j = 0; j < 2; j++) {
+      spv_vinfo_t* si = &e->vi[src[j]->id];
+      si->half = true;
+      if (si->kind == SPV_V_INLINE) si->kind = SPV_V_NONE;
+    }
+  }
+}
+
+static spv_coop_t* coop_of_arg(spv_emitter_t* e, const xc_tiled_value_t* arg) {
+  for (int i = 0; i < e->num_coop; i++)
+    if (e->coop[i].arg == arg) return &e->coop[i];
+  return NULL;
+}
+
+static spv_coop_t* coop_of_dot(spv_emitter_t* e, const xc_tiled_op_t* dot) {
+  for (int i = 0; i < e->num_coop; i++)
+    if (e->coop[i].dot == dot) return &e->coop[i];
+  return NULL;
+}
+
 static bool pure_tile(spv_emitter_t* e, const xc_tiled_value_t* v) {
   return v->type.rank == 0 || (e->vi[v->id].kind == SPV_V_INLINE && e->vi[v->id].pure);
 }
@@ -537,6 +723,7 @@ static void plan_block(spv_emitter_t* e, const xc_tiled_block_t* blk, const spv_
         }
       }
       plan_block(e, body, uses);
+      coop_plan(e, op, uses);
     }
   }
 }
@@ -545,12 +732,225 @@ static void plan_block(spv_emitter_t* e, const xc_tiled_block_t* blk, const spv_
 
 static void emit_block(spv_emitter_t* e, const xc_tiled_block_t* blk);
 
+/* ---- vector loads ---------------------------------------------------------- */
+
+#define SPV_VEC 4
+
+static bool is_int(xc_dtype_t t) {
+  return t == XC_I8 || t == XC_I16 || t == XC_I32 || t == XC_I64 || t == XC_U8 || t == XC_U16 || t == XC_U32 ||
+         t == XC_U64;
+}
+
+static int64_t storage_bytes(xc_dtype_t t) {
+  switch (t) {
+    case XC_F64: case XC_I64: case XC_U64: return 8;
+    case XC_F32: case XC_I32: case XC_U32: return 4;
+    case XC_F16: case XC_BF16: case XC_I16: case XC_U16: return 2;
+    default: return 1;
+  }
+}
+
+static bool decorate_once(spv_emitter_t* e, uint32_t id);
+
+/* The axis of x (broadcast numpy-style into a value of `rank` dims) that
+ * `axis` reads; -1 when x is broadcast along it. */
+static int map_axis(spv_emitter_t* e, const xc_tiled_value_t* x, int rank, int axis) {
+  int64_t d[XC_TILED_MAX_RANK] = {1, 1, 1};
+  int xr = value_dims(e, x, d);
+  int a = axis - (rank - xr);
+  return a < 0 || d[a] == 1 ? -1 : a;
+}
+
+/* v(..., i + 1, ...) - v(..., i, ...) along `axis` as a constant: true and
+ * *stride when the value is affine along the axis with a known step (0:
+ * uniform along it, for any type), false when not known. */
+static bool affine_along(spv_emitter_t* e, const xc_tiled_value_t* v, int axis, int64_t* stride, int depth) {
+  *stride = 0;
+  if (v->type.rank == 0 || axis < 0) return true;
+  int64_t d[XC_TILED_MAX_RANK] = {1, 1, 1};
+  int rank = value_dims(e, v, d);
+  if (d[axis] == 1) return true;
+  const xc_tiled_op_t* op = v->def;
+  if (!op || depth > 24) return false;
+  int64_t s[2] = {0, 0};
+  switch (op->opcode) {
+    case XC_TOP_CONST: return true;
+    case XC_TOP_ARANGE: *stride = 1; return true;
+    case XC_TOP_EXPAND_DIMS:
+      if (axis == op->axis) return true;
+      return affine_along(e, op->operands[0], axis < op->axis ? axis : axis - 1, stride, depth + 1);
+    case XC_TOP_BROADCAST:
+      return affine_along(e, op->operands[0], map_axis(e, op->operands[0], rank, axis), stride, depth + 1);
+    case XC_TOP_CAST:
+      if (!is_int(op->operands[0]->type.dtype) || !is_int(v->type.dtype)) break;
+      return affine_along(e, op->operands[0], axis, stride, depth + 1);
+    default: break;
+  }
+  if (op->num_operands > 3 || !(is_elementwise(op->opcode))) return false;
+  bool known[3] = {false, false, false};
+  int64_t st[3] = {0, 0, 0};
+  for (int j = 0; j < op->num_operands; j++) {
+    const xc_tiled_value_t* x = op->operands[j];
+    known[j] = affine_along(e, x, map_axis(e, x, rank, axis), &st[j], depth + 1);
+    if (!known[j]) return false;
+  }
+  s[0] = st[0];
+  s[1] = st[1];
+  bool all_uniform = st[0] == 0 && st[1] == 0 && st[2] == 0;
+  if (all_uniform) return true; /* any elementwise op of uniform operands */
+  bool integer = is_int(v->type.dtype);
+  if (!integer) return false;
+  if (op->opcode == XC_TOP_ADD) {
+    *stride = s[0] + s[1];
+    return true;
+  }
+  if (op->opcode == XC_TOP_SUB) {
+    *stride = s[0] - s[1];
+    return true;
+  }
+  if (op->opcode == XC_TOP_MUL) {
+    for (int j = 0; j < 2; j++) {
+      const xc_tiled_value_t* c = op->operands[j];
+      if (s[j] == 0 && c->def && c->def->opcode == XC_TOP_CONST) {
+        *stride = s[1 - j] * c->def->i;
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+/* The buffer of param `mem` as an array of 4-element vectors (one more
+ * variable on the same binding). */
+static uint32_t vec_view(spv_emitter_t* e, const xc_tiled_value_t* mem, uint32_t* out_vec_type) {
+  spv_vinfo_t* i = info(e, mem);
+  uint32_t st = spv_stype(e, mem->type.dtype);
+  uint32_t vt = spv_type(&e->b, SpvOpTypeVector, 2, st, (uint32_t)SPV_VEC);
+  *out_vec_type = vt;
+  if (i->vec_view) return i->vec_view;
+  uint32_t rta = spv_type(&e->b, SpvOpTypeRuntimeArray, 1, vt);
+  uint32_t sb = spv_type(&e->b, SpvOpTypeStruct, 1, rta);
+  if (decorate_once(e, rta)) {
+    spv_decorate(&e->b, rta, SpvDecorationArrayStride, 1, (uint32_t)(SPV_VEC * storage_bytes(mem->type.dtype)));
+    spv_decorate(&e->b, sb, SpvDecorationBlock, 0);
+    spv_member_decorate(&e->b, sb, 0, SpvDecorationOffset, 1, 0u);
+  }
+  i->vec_view = spv_id(&e->b);
+  spv_op(&e->b, SPV_SEC_GLOBALS, SpvOpVariable, 3, spv_ptr(e, SpvStorageClassStorageBuffer, sb), i->vec_view,
+         (uint32_t)SpvStorageClassStorageBuffer);
+  spv_decorate(&e->b, i->vec_view, SpvDecorationDescriptorSet, 1, 0u);
+  spv_decorate(&e->b, i->vec_view, SpvDecorationBinding, 1, i->binding);
+  spv_decorate(&e->b, i->vec_view, SpvDecorationNonWritable, 0);
+  char name[96];
+  snprintf(name, sizeof name, "%s_vec", mem->name ? mem->name : "buffer");
+  spv_name(&e->b, i->vec_view, name);
+  return i->vec_view;
+}
+
+/* A load into work-group memory four elements at a time, where the offsets
+ * step by 1 along the last axis (proved from the IR), the mask does not
+ * change along it and the last dim is a multiple of 4: each work-item takes
+ * chunks of 4 and reads one vector where the chunk's first offset is a
+ * multiple of 4 (checked as it runs), four elements otherwise. */
+static bool load_vectorized(spv_emitter_t* e, const xc_tiled_op_t* op) {
+  const xc_tiled_value_t *v = op->results[0], *mem = op->operands[0], *offs = op->operands[1];
+  const xc_tiled_value_t* mask = op->num_operands > 2 ? op->operands[2] : NULL;
+  const xc_tiled_value_t* other = op->num_operands > 3 ? op->operands[3] : NULL;
+  if (mask && mask_always_true(e, mask)) mask = NULL;
+  spv_vinfo_t* vi = info(e, v);
+  xc_dtype_t t = v->type.dtype;
+  if (e->k->schedule && e->k->schedule->vector < SPV_VEC) return false; /* the schedule says element by element */
+  int64_t size = storage_bytes(t);
+  if (vi->kind != SPV_V_SHARED || !info(e, mem)->global || (size != 2 && size != 4) || mem->param < 0) return false;
+  int64_t dims[XC_TILED_MAX_RANK] = {1, 1, 1};
+  int rank = value_dims(e, v, dims);
+  if (rank < 1 || dims[rank - 1] % SPV_VEC != 0) return false;
+  int64_t step = 0;
+  if (!affine_along(e, offs, map_axis(e, offs, rank, rank - 1), &step, 0) || step != 1) return false;
+  if (mask && (!affine_along(e, mask, map_axis(e, mask, rank, rank - 1), &step, 0) || step != 0)) return false;
+  if (other && (!affine_along(e, other, map_axis(e, other, rank, rank - 1), &step, 0) || step != 0)) return false;
+  spv_builder_t* b = &e->b;
+  int64_t n = numel(rank, dims), chunks = n / SPV_VEC, t_ = e->threads;
+  int64_t slots = (chunks + t_ - 1) / t_;
+  spv_loop_t l;
+  uint32_t s = spv_ci32(e, 0);
+  if (slots > 1)
+    s = loop_begin(e, e->t_i32, s, spv_ci32(e, slots),
+                   slots <= 16 ? (uint32_t)SpvLoopControlUnrollMask : (uint32_t)SpvLoopControlMaskNone, &l);
+  uint32_t q = slots > 1 ? spv_val(b, SpvOpIAdd, e->t_i32, 2, e->lid, spv_val(b, SpvOpIMul, e->t_i32, 2, s, spv_ci32(e, t_)))
+                         : e->lid;
+  uint32_t guard = chunks % t_ ? if_begin(e, spv_val(b, SpvOpSLessThan, e->t_bool, 2, q, spv_ci32(e, chunks))) : 0;
+  uint32_t elem = spv_val(b, SpvOpIMul, e->t_i32, 2, q, spv_ci32(e, SPV_VEC));
+  spv_ctx_t c;
+  memset(&c, 0, sizeof c);
+  c.rank = rank;
+  int64_t stride = 1;
+  for (int d = rank - 1; d >= 0; d--) {
+    c.dims[d] = dims[d];
+    if (dims[d] == 1) {
+      c.idx[d] = spv_ci32(e, 0);
+    } else {
+      uint32_t qq = stride == 1 ? elem : spv_val(b, SpvOpSDiv, e->t_i32, 2, elem, spv_ci32(e, stride));
+      c.idx[d] = d == 0 ? qq : spv_val(b, SpvOpSRem, e->t_i32, 2, qq, spv_ci32(e, dims[d]));
+    }
+    stride *= dims[d];
+  }
+  c.lin = elem;
+  c.slot = s;
+  c.aligned = false;
+  uint32_t ct = spv_ctype(e, t);
+  uint32_t vals[SPV_VEC];
+  for (int j = 0; j < SPV_VEC; j++) vals[j] = fvar(e, ct);
+  uint32_t off = read_operand(e, offs, &c);
+  uint32_t m = 0;
+  if (mask) {
+    uint32_t fill = other ? read_operand(e, other, &c) : spv_const_of(e, t, 0, 0);
+    for (int j = 0; j < SPV_VEC; j++) store(e, vals[j], fill);
+    m = if_begin(e, read_operand(e, mask, &c));
+  }
+  uint32_t vt;
+  uint32_t view = vec_view(e, mem, &vt);
+  uint32_t low = spv_val(b, SpvOpUConvert, e->t_u32, 1, off);
+  uint32_t whole = spv_val(b, SpvOpIEqual, e->t_bool, 2, spv_val(b, SpvOpBitwiseAnd, e->t_u32, 2, low, spv_cu32(e, 3)),
+                           spv_cu32(e, 0));
+  uint32_t merge = spv_id(b), yes = spv_id(b), no = spv_id(b);
+  spv_op(b, SPV_SEC_CODE, SpvOpSelectionMerge, 2, merge, (uint32_t)SpvSelectionControlMaskNone);
+  spv_op(b, SPV_SEC_CODE, SpvOpBranchConditional, 3, whole, yes, no);
+  label(e, yes);
+  uint32_t at = spv_val(b, SpvOpShiftRightArithmetic, e->t_i64, 2, off, spv_ci64(e, 2));
+  uint32_t vec = load(e, vt, spv_val(b, SpvOpAccessChain, spv_ptr(e, SpvStorageClassStorageBuffer, vt), 3, view,
+                                     spv_ci32(e, 0), at));
+  uint32_t st = spv_stype(e, t);
+  for (int j = 0; j < SPV_VEC; j++)
+    store(e, vals[j], spv_from_storage(e, t, spv_val(b, SpvOpCompositeExtract, st, 2, vec, (uint32_t)j)));
+  branch(e, merge);
+  label(e, no);
+  for (int j = 0; j < SPV_VEC; j++)
+    store(e, vals[j], mem_load(e, mem, spv_val(b, SpvOpIAdd, e->t_i64, 2, off, spv_ci64(e, j))));
+  branch(e, merge);
+  label(e, merge);
+  if (m) if_end(e, m);
+  for (int j = 0; j < SPV_VEC; j++) {
+    spv_ctx_t cj = c;
+    cj.idx[rank - 1] = spv_val(b, SpvOpIAdd, e->t_i32, 2, c.idx[rank - 1], spv_ci32(e, j));
+    cj.lin = spv_val(b, SpvOpIAdd, e->t_i32, 2, elem, spv_ci32(e, j));
+    write_elem(e, v, &cj, load(e, ct, vals[j]));
+  }
+  if (guard) if_end(e, guard);
+  if (slots > 1) loop_end(e, &l, spv_ci32(e, 1));
+  return true;
+}
+
 /* Computes a materialized tile value element by element into its storage. */
 static void materialize(spv_emitter_t* e, const xc_tiled_op_t* op) {
   const xc_tiled_value_t* v = op->results[0];
   make_storage(e, v);
   bool shared = info(e, v)->kind == SPV_V_SHARED;
   if (shared) barrier(e); /* work-items may still read the previous contents */
+  if (op->opcode == XC_TOP_LOAD && load_vectorized(e, op)) {
+    barrier(e);
+    return;
+  }
   int64_t dims[XC_TILED_MAX_RANK] = {1, 1, 1};
   int rank = value_dims(e, v, dims);
   spv_eloop_t el;
@@ -574,10 +974,49 @@ static int64_t reduce_group(spv_emitter_t* e, const xc_tiled_op_t* op) {
   return g >= 4 ? g : 1;
 }
 
+/* The subgroup reduction of v over clusters of `cluster` lanes (0: the
+ * whole subgroup), when the device has it for this kind and dtype; 0 when
+ * not (the tree in work-group memory does it). Float max/min stay on the
+ * tree: subgroup FMax/FMin leave NaN to the implementation. */
+static uint32_t subgroup_reduce(spv_emitter_t* e, xc_tiled_reduce_kind_t kind, xc_dtype_t t, uint32_t v,
+                                int64_t cluster) {
+  if (!(e->t->features & SPV_FEATURE_SUBGROUP_ARITH)) return 0;
+  if (cluster && !(e->t->features & SPV_FEATURE_SUBGROUP_CLUSTERED)) return 0;
+  SpvOp op;
+  bool is_float = t == XC_F32, is_signed = t == XC_I32;
+  if (t != XC_F32 && t != XC_I32 && t != XC_U32) return 0;
+  switch (kind) {
+    case XC_REDUCE_SUM: op = is_float ? SpvOpGroupNonUniformFAdd : SpvOpGroupNonUniformIAdd; break;
+    case XC_REDUCE_PROD: op = is_float ? SpvOpGroupNonUniformFMul : SpvOpGroupNonUniformIMul; break;
+    case XC_REDUCE_MAX:
+      if (is_float) return 0;
+      op = is_signed ? SpvOpGroupNonUniformSMax : SpvOpGroupNonUniformUMax;
+      break;
+    case XC_REDUCE_MIN:
+      if (is_float) return 0;
+      op = is_signed ? SpvOpGroupNonUniformSMin : SpvOpGroupNonUniformUMin;
+      break;
+    default: return 0;
+  }
+  e->features |= SPV_FEATURE_SUBGROUP_ARITH;
+  spv_capability(&e->b, SpvCapabilityGroupNonUniform);
+  spv_capability(&e->b, SpvCapabilityGroupNonUniformArithmetic);
+  uint32_t ty = spv_ctype(e, t), scope = spv_cu32(e, SpvScopeSubgroup);
+  if (!cluster) return spv_val(&e->b, op, ty, 3, scope, (uint32_t)SpvGroupOperationReduce, v);
+  e->features |= SPV_FEATURE_SUBGROUP_CLUSTERED;
+  spv_capability(&e->b, SpvCapabilityGroupNonUniformClustered);
+  return spv_val(&e->b, op, ty, 4, scope, (uint32_t)SpvGroupOperationClusteredReduce, v,
+                 spv_cu32(e, (uint32_t)cluster));
+}
+
 /* A reduction with G work-items per output: lane w = o * G + j folds
- * elements j, j + G, ... of output o, then a tree in work-group memory
- * (log2 G steps, a barrier each) combines the G partials. The result goes to
- * its storage (or, rank 0, to every work-item as a uniform scalar). */
+ * elements j, j + G, ... of output o, then the G partials are combined: in
+ * the subgroup where the device has subgroup arithmetic (G lanes of one
+ * subgroup, or whole subgroups), and by a tree in work-group memory (a
+ * barrier per step) over what remains. With one output and G = T the
+ * elements a lane folds are its own slots, so the input is read where it
+ * lives. The result goes to its storage (or, rank 0, to every work-item as
+ * a uniform scalar). */
 static uint32_t reduce_parallel(spv_emitter_t* e, const xc_tiled_op_t* op, int64_t g) {
   spv_builder_t* b = &e->b;
   const xc_tiled_value_t *x = op->operands[0], *r = op->results[0];
@@ -613,19 +1052,50 @@ static uint32_t reduce_parallel(spv_emitter_t* e, const xc_tiled_op_t* op, int64
   }
   for (int i = 0, k = 0; i < xc.rank; i++)
     if (i != axis) xc.idx[i] = oidx[k++];
-  xc.aligned = false;
+  /* own slots: element j + g * s is slot s of lane j */
+  bool own = outs == 1 && g == e->threads;
+  xc.aligned = own;
   xc.idx[axis] = j;
+  xc.lin = j;
+  xc.slot = spv_ci32(e, 0);
   uint32_t acc = fvar(e, ct);
   store(e, acc, read_value(e, x, &xc)); /* j < G <= len: element j exists */
   spv_loop_t l;
-  xc.idx[axis] = loop_begin(e, e->t_i32, spv_val(b, SpvOpIAdd, e->t_i32, 2, j, spv_ci32(e, g)), spv_ci32(e, len),
-                            SpvLoopControlMaskNone, &l);
+  uint32_t guard = 0;
+  if (own) {
+    /* over slots, constant bounds: unrolled, the private array stays in
+     * registers (a varying index would put it in memory) */
+    int64_t slots = (len + g - 1) / g;
+    xc.slot = loop_begin(e, e->t_i32, spv_ci32(e, 1), spv_ci32(e, slots),
+                         slots <= 32 ? (uint32_t)SpvLoopControlUnrollMask : (uint32_t)SpvLoopControlMaskNone, &l);
+    xc.idx[axis] = spv_val(b, SpvOpIAdd, e->t_i32, 2, j, spv_val(b, SpvOpIMul, e->t_i32, 2, xc.slot, spv_ci32(e, g)));
+    if (len % g) guard = if_begin(e, spv_val(b, SpvOpSLessThan, e->t_bool, 2, xc.idx[axis], spv_ci32(e, len)));
+  } else {
+    xc.idx[axis] = loop_begin(e, e->t_i32, spv_val(b, SpvOpIAdd, e->t_i32, 2, j, spv_ci32(e, g)), spv_ci32(e, len),
+                              SpvLoopControlMaskNone, &l);
+  }
+  xc.lin = xc.idx[axis];
   uint32_t v = read_value(e, x, &xc);
   store(e, acc, spv_reduce_combine(e, (xc_tiled_reduce_kind_t)op->reduce, t, load(e, ct, acc), v));
-  loop_end(e, &l, spv_ci32(e, g));
-  store(e, spv_val(b, SpvOpAccessChain, pw, 2, scratch, e->lid), load(e, ct, acc));
+  if (guard) if_end(e, guard);
+  loop_end(e, &l, own ? spv_ci32(e, 1) : spv_ci32(e, g));
+  uint32_t part = load(e, ct, acc);
+  /* In the subgroup: G lanes of one subgroup (clustered), or each whole
+   * subgroup of a group of several; the tree then starts at that span. */
+  int64_t simd = e->t->caps->simd_width, span = 1;
+  uint32_t red = 0;
+  if (simd > 1 && (simd & (simd - 1)) == 0 && e->threads % simd == 0) {
+    if (g <= simd) {
+      red = subgroup_reduce(e, (xc_tiled_reduce_kind_t)op->reduce, t, part, g);
+      if (red) span = g;
+    } else {
+      red = subgroup_reduce(e, (xc_tiled_reduce_kind_t)op->reduce, t, part, 0);
+      if (red) span = simd;
+    }
+  }
+  store(e, spv_val(b, SpvOpAccessChain, pw, 2, scratch, e->lid), red ? red : part);
   if_end(e, m);
-  for (int64_t step = g / 2; step >= 1; step /= 2) {
+  for (int64_t step = g / 2; step >= span; step /= 2) {
     barrier(e);
     uint32_t lo = spv_val(b, SpvOpLogicalAnd, e->t_bool, 2, active,
                           spv_val(b, SpvOpSLessThan, e->t_bool, 2,
@@ -711,6 +1181,157 @@ static void copy_tile(spv_emitter_t* e, const xc_tiled_value_t* dst, const xc_ti
   eloop_end(e, &el);
 }
 
+/* ---- cooperative matrices: the code ---------------------------------------- */
+
+static void coop_enable(spv_emitter_t* e) {
+  e->features |= SPV_FEATURE_COOPMAT;
+  spv_capability(&e->b, SpvCapabilityCooperativeMatrixNV);
+  spv_extension(&e->b, "SPV_NV_cooperative_matrix");
+}
+
+static uint32_t coop_type(spv_emitter_t* e, uint32_t component, int rows, int cols) {
+  coop_enable(e);
+  return spv_type(&e->b, SpvOpTypeCooperativeMatrixNV, 4, component, spv_cu32(e, SpvScopeSubgroup),
+                  spv_cu32(e, (uint32_t)rows), spv_cu32(e, (uint32_t)cols));
+}
+
+/* This work-item's subgroup (i32), the same for the whole subgroup. */
+static uint32_t subgroup_id(spv_emitter_t* e) {
+  if (!e->v_sgid) {
+    spv_capability(&e->b, SpvCapabilityGroupNonUniform);
+    e->v_sgid = spv_id(&e->b);
+    spv_op(&e->b, SPV_SEC_GLOBALS, SpvOpVariable, 3, spv_ptr(e, SpvStorageClassInput, e->t_u32), e->v_sgid,
+           (uint32_t)SpvStorageClassInput);
+    spv_decorate(&e->b, e->v_sgid, SpvDecorationBuiltIn, 1, (uint32_t)SpvBuiltInSubgroupId);
+    spv_name(&e->b, e->v_sgid, "subgroup_id");
+  }
+  return spv_val(&e->b, SpvOpBitcast, e->t_i32, 1, load(e, e->t_u32, e->v_sgid));
+}
+
+/* First row and column (i32) of this subgroup's fragment (fi, fj). */
+static void coop_origin(spv_emitter_t* e, const spv_coop_t* cp, uint32_t sg, int fi, int fj, uint32_t* row,
+                        uint32_t* col) {
+  spv_builder_t* b = &e->b;
+  uint32_t sm = spv_val(b, SpvOpSDiv, e->t_i32, 2, sg, spv_ci32(e, cp->sn));
+  uint32_t sn = spv_val(b, SpvOpSRem, e->t_i32, 2, sg, spv_ci32(e, cp->sn));
+  *row = spv_val(b, SpvOpIMul, e->t_i32, 2,
+                 spv_val(b, SpvOpIAdd, e->t_i32, 2, spv_val(b, SpvOpIMul, e->t_i32, 2, sm, spv_ci32(e, cp->fm)),
+                         spv_ci32(e, fi)),
+                 spv_ci32(e, cp->m));
+  *col = spv_val(b, SpvOpIMul, e->t_i32, 2,
+                 spv_val(b, SpvOpIAdd, e->t_i32, 2, spv_val(b, SpvOpIMul, e->t_i32, 2, sn, spv_ci32(e, cp->fn)),
+                         spv_ci32(e, fj)),
+                 spv_ci32(e, cp->n));
+}
+
+/* Element (r, c) of a row-major work-group matrix with `stride` columns. */
+static uint32_t wg_elem(spv_emitter_t* e, uint32_t var, uint32_t elem_type, uint32_t r, uint32_t c, int64_t stride) {
+  spv_builder_t* b = &e->b;
+  uint32_t off = spv_val(b, SpvOpIAdd, e->t_i32, 2, spv_val(b, SpvOpIMul, e->t_i32, 2, r, spv_ci32(e, stride)), c);
+  return spv_val(b, SpvOpAccessChain, spv_ptr(e, SpvStorageClassWorkgroup, elem_type), 2, var, off);
+}
+
+static uint32_t coop_load(spv_emitter_t* e, uint32_t type, uint32_t ptr, int64_t stride, bool col) {
+  return spv_val(&e->b, SpvOpCooperativeMatrixLoadNV, type, 3, ptr, spv_ci32(e, stride), spv_const_bool(&e->b, col));
+}
+
+static void coop_store(spv_emitter_t* e, uint32_t ptr, uint32_t value, int64_t stride) {
+  spv_op(&e->b, SPV_SEC_CODE, SpvOpCooperativeMatrixStoreNV, 4, ptr, value, spv_ci32(e, stride),
+         spv_const_bool(&e->b, false));
+}
+
+/* The accumulator's fragments get their variables and the loop's initial
+ * value: a constant fills them directly, anything else goes through a
+ * work-group copy. */
+static void coop_init(spv_emitter_t* e, spv_coop_t* cp) {
+  uint32_t tc = coop_type(e, e->t_f32, cp->m, cp->n);
+  int nf = cp->fm * cp->fn;
+  for (int f = 0; f < nf; f++) cp->vars[f] = fvar(e, tc);
+  const xc_tiled_value_t* init = cp->init;
+  if (init->def && init->def->opcode == XC_TOP_CONST) {
+    uint32_t fill = spv_id(&e->b);
+    spv_op(&e->b, SPV_SEC_GLOBALS, SpvOpConstantComposite, 3, tc, fill,
+           spv_const_of(e, XC_F32, init->def->f, init->def->i));
+    for (int f = 0; f < nf; f++) store(e, cp->vars[f], fill);
+    return;
+  }
+  int64_t dims[2] = {cp->M, cp->N};
+  uint32_t arr = spv_type(&e->b, SpvOpTypeArray, 2, e->t_f32, spv_cu32(e, (uint32_t)(cp->M * cp->N)));
+  uint32_t tmp = spv_id(&e->b);
+  spv_op(&e->b, SPV_SEC_GLOBALS, SpvOpVariable, 3, spv_ptr(e, SpvStorageClassWorkgroup, arr), tmp,
+         (uint32_t)SpvStorageClassWorkgroup);
+  spv_name(&e->b, tmp, "coop_init");
+  e->shared_bytes += cp->M * cp->N * 4;
+  barrier(e);
+  spv_eloop_t el;
+  spv_ctx_t c;
+  eloop_begin(e, 2, dims, &el, &c);
+  store(e, spv_val(&e->b, SpvOpAccessChain, spv_ptr(e, SpvStorageClassWorkgroup, e->t_f32), 2, tmp, c.lin),
+        read_operand(e, init, &c));
+  eloop_end(e, &el);
+  barrier(e);
+  uint32_t sg = subgroup_id(e);
+  for (int fi = 0; fi < cp->fm; fi++)
+    for (int fj = 0; fj < cp->fn; fj++) {
+      uint32_t r, col;
+      coop_origin(e, cp, sg, fi, fj, &r, &col);
+      store(e, cp->vars[fi * cp->fn + fj], coop_load(e, tc, wg_elem(e, tmp, e->t_f32, r, col, cp->N), cp->N, false));
+    }
+}
+
+/* acc += a @ b, fragment by fragment, K in steps of k; the operands are in
+ * work-group memory (materialized before the dot, barrier included). */
+static void coop_dot(spv_emitter_t* e, spv_coop_t* cp) {
+  uint32_t h = f16_type(e);
+  uint32_t ta = coop_type(e, h, cp->m, cp->k), tb = coop_type(e, h, cp->k, cp->n);
+  uint32_t tc = coop_type(e, e->t_f32, cp->m, cp->n);
+  uint32_t va = info(e, cp->asrc)->id, vb = info(e, cp->bsrc)->id;
+  int64_t pa = info(e, cp->asrc)->pitch, pb = info(e, cp->bsrc)->pitch;
+  if (!va || !vb) {
+    spv_fail(e, XC_INTERNAL, "dot op %d: its operands are not in work-group memory", cp->dot->id);
+    return;
+  }
+  uint32_t sg = subgroup_id(e);
+  uint32_t rows[SPV_COOP_MAX_FRAGS], cols[SPV_COOP_MAX_FRAGS];
+  for (int fi = 0; fi < cp->fm; fi++) coop_origin(e, cp, sg, fi, 0, &rows[fi], &cols[0]);
+  for (int fj = 0; fj < cp->fn; fj++) coop_origin(e, cp, sg, 0, fj, &rows[SPV_COOP_MAX_FRAGS - 1], &cols[fj]);
+  for (int64_t kk = 0; kk < cp->K; kk += cp->k) {
+    uint32_t a[SPV_COOP_MAX_FRAGS], bf[SPV_COOP_MAX_FRAGS];
+    uint32_t k0 = spv_ci32(e, kk);
+    for (int fi = 0; fi < cp->fm; fi++) /* a[M,K] row-major, or its source [K,M] */
+      a[fi] = cp->acol ? coop_load(e, ta, wg_elem(e, va, h, k0, rows[fi], pa), pa, true)
+                       : coop_load(e, ta, wg_elem(e, va, h, rows[fi], k0, pa), pa, false);
+    for (int fj = 0; fj < cp->fn; fj++) /* b[K,N] row-major, or its source [N,K] */
+      bf[fj] = cp->bcol ? coop_load(e, tb, wg_elem(e, vb, h, cols[fj], k0, pb), pb, true)
+                        : coop_load(e, tb, wg_elem(e, vb, h, k0, cols[fj], pb), pb, false);
+    for (int fi = 0; fi < cp->fm; fi++)
+      for (int fj = 0; fj < cp->fn; fj++) {
+        uint32_t v = cp->vars[fi * cp->fn + fj];
+        store(e, v, spv_val(&e->b, SpvOpCooperativeMatrixMulAddNV, tc, 3, a[fi], bf[fj], load(e, tc, v)));
+      }
+  }
+}
+
+/* After the loop: the fragments go to the result's work-group storage. */
+static void coop_spill(spv_emitter_t* e, spv_coop_t* cp) {
+  uint32_t tc = coop_type(e, e->t_f32, cp->m, cp->n);
+  make_storage(e, cp->res);
+  spv_vinfo_t* ri = info(e, cp->res);
+  if (ri->kind != SPV_V_SHARED) {
+    spv_fail(e, XC_INTERNAL, "for op %d: its result is not in work-group memory", cp->loop->id);
+    return;
+  }
+  barrier(e);
+  uint32_t sg = subgroup_id(e);
+  for (int fi = 0; fi < cp->fm; fi++)
+    for (int fj = 0; fj < cp->fn; fj++) {
+      uint32_t r, col;
+      coop_origin(e, cp, sg, fi, fj, &r, &col);
+      coop_store(e, wg_elem(e, ri->id, e->t_f32, r, col, cp->N), load(e, tc, cp->vars[fi * cp->fn + fj]), cp->N);
+    }
+  barrier(e);
+}
+
 static void emit_for(spv_emitter_t* e, const xc_tiled_op_t* op) {
   const xc_tiled_block_t* body = op->body;
   int n = op->num_results;
@@ -723,6 +1344,9 @@ static void emit_for(spv_emitter_t* e, const xc_tiled_op_t* op) {
     if (arg->type.rank == 0) {
       ai->var = fvar(e, spv_ctype(e, arg->type.dtype));
       store(e, ai->var, read_value(e, init, NULL));
+    } else if (ai->kind == SPV_V_COOP) {
+      spv_coop_t* cp = coop_of_arg(e, arg);
+      if (cp) coop_init(e, cp);
     } else {
       make_storage(e, arg);
       if (ai->kind == SPV_V_SHARED) any_shared = true;
@@ -730,7 +1354,8 @@ static void emit_for(spv_emitter_t* e, const xc_tiled_op_t* op) {
   }
   if (any_shared) barrier(e);
   for (int i = 0; i < n; i++)
-    if (body->args[1 + i]->type.rank > 0) copy_tile(e, body->args[1 + i], op->operands[3 + i], 0);
+    if (body->args[1 + i]->type.rank > 0 && e->vi[body->args[1 + i]->id].kind != SPV_V_COOP)
+      copy_tile(e, body->args[1 + i], op->operands[3 + i], 0);
   if (any_shared) barrier(e);
 
   spv_loop_t l;
@@ -762,7 +1387,7 @@ static void emit_for(spv_emitter_t* e, const xc_tiled_op_t* op) {
       scalars[i] = read_value(e, yv, NULL);
       continue;
     }
-    if (yv == arg) continue;
+    if (yv == arg || e->vi[arg->id].kind == SPV_V_COOP) continue; /* updated in place */
     spv_vinfo_t* yi = info(e, yv);
     bool fresh = (yi->kind == SPV_V_PRIVATE || yi->kind == SPV_V_SHARED) && yv->def && yv->def->parent == body &&
                  yv->def->opcode != XC_TOP_FOR;
@@ -784,7 +1409,7 @@ static void emit_for(spv_emitter_t* e, const xc_tiled_op_t* op) {
   for (int i = 0; i < n; i++) {
     const xc_tiled_value_t *arg = body->args[1 + i], *yv = y->operands[i];
     if (arg->type.rank == 0) store(e, e->vi[arg->id].var, scalars[i]);
-    else if (yv != arg) copy_tile(e, arg, yv, temps[i]);
+    else if (yv != arg && e->vi[arg->id].kind != SPV_V_COOP) copy_tile(e, arg, yv, temps[i]);
   }
   if (any_shared) barrier(e);
   e->in_loop = saved;
@@ -792,6 +1417,8 @@ static void emit_for(spv_emitter_t* e, const xc_tiled_op_t* op) {
   for (int i = 0; i < n; i++) {
     const xc_tiled_value_t *arg = body->args[1 + i], *res = op->results[i];
     if (res->type.rank == 0) e->vi[res->id].id = load(e, spv_ctype(e, res->type.dtype), e->vi[arg->id].var);
+    spv_coop_t* cp = e->vi[arg->id].kind == SPV_V_COOP ? coop_of_arg(e, arg) : NULL;
+    if (cp) coop_spill(e, cp);
   }
 }
 
@@ -834,6 +1461,21 @@ static void emit_op(spv_emitter_t* e, const xc_tiled_op_t* op) {
     return;
   }
   if (e->vi[r->id].kind == SPV_V_INLINE) return; /* computed where it is read */
+  if (op->opcode == XC_TOP_DOT) {
+    spv_coop_t* cp = coop_of_dot(e, op);
+    if (cp) {
+      coop_dot(e, cp);
+      return;
+    }
+    const xc_tiled_mma_t* mma = scheduled_mma(e, op);
+    if (mma) {
+      spv_fail(e, XC_UNSUPPORTED,
+               "dot op %d: the schedule gives it %dx%dx%d cooperative matrices, but it does not accumulate into a "
+               "for-carried tile",
+               op->id, mma->m, mma->n, mma->k);
+      return;
+    }
+  }
   if (op->opcode == XC_TOP_REDUCE) {
     int64_t g = reduce_group(e, op);
     if (g > 1) {
@@ -892,9 +1534,12 @@ static void emit_pass(spv_emitter_t* e, spv_kernel_info_t* out_info) {
   e->shared_bytes = 0;
   e->num_decorated = 0;
   e->in_loop = false;
+  e->v_sgid = 0;
+  e->barrier_end = 0;
   for (int i = 0; i < k->num_values; i++) {
     e->vi[i].id = 0;
     e->vi[i].var = 0;
+    e->vi[i].vec_view = 0;
   }
   spv_capability(b, SpvCapabilityShader);
   e->glsl = spv_id(b);
@@ -973,6 +1618,7 @@ static void emit_pass(spv_emitter_t* e, spv_kernel_info_t* out_info) {
     spv_op(b, SPV_SEC_GLOBALS, SpvOpVariable, 3, spv_ptr(e, SpvStorageClassStorageBuffer, sb), pi->id,
            (uint32_t)SpvStorageClassStorageBuffer);
     spv_decorate(b, pi->id, SpvDecorationDescriptorSet, 1, 0u);
+    pi->binding = (uint32_t)binding;
     spv_decorate(b, pi->id, SpvDecorationBinding, 1, (uint32_t)binding++);
     char name[80];
     snprintf(name, sizeof name, "%s", p->name ? p->name : "buffer");
@@ -1022,8 +1668,8 @@ static void emit_pass(spv_emitter_t* e, spv_kernel_info_t* out_info) {
   char entry[128];
   entry_name(k, entry, sizeof entry);
   uint32_t ep_before[2] = {(uint32_t)SpvExecutionModelGLCompute, fn};
-  uint32_t ep_after[3] = {v_lid, v_wg, v_nwg};
-  spv_inst_str(b, SPV_SEC_MODEL, SpvOpEntryPoint, 2, ep_before, entry, 3, ep_after);
+  uint32_t ep_after[4] = {v_lid, v_wg, v_nwg, e->v_sgid};
+  spv_inst_str(b, SPV_SEC_MODEL, SpvOpEntryPoint, 2, ep_before, entry, e->v_sgid ? 4 : 3, ep_after);
   spv_op(b, SPV_SEC_MODEL, SpvOpExecutionMode, 5, fn, (uint32_t)SpvExecutionModeLocalSize, (uint32_t)e->threads, 1u,
          1u);
   spv_name(b, fn, entry);
@@ -1037,6 +1683,7 @@ static void emit_pass(spv_emitter_t* e, spv_kernel_info_t* out_info) {
   out_info->features = e->features;
   out_info->shared_bytes = e->shared_bytes > UINT32_MAX ? UINT32_MAX : (uint32_t)e->shared_bytes;
   snprintf(out_info->entry, sizeof out_info->entry, "%s", entry);
+  out_info->coop_dots = e->num_coop;
 }
 
 xc_status_t spv_emit_kernel(const spv_emit_target_t* t, const xc_tiled_kernel_t* kernel, const int64_t* knobs,
@@ -1082,6 +1729,8 @@ xc_status_t spv_emit_kernel(const spv_emit_target_t* t, const xc_tiled_kernel_t*
   }
   for (int i = 0; i < kernel->num_values; i++) e.vi[i].group = -1;
   for (int pass = 0; pass < 8; pass++) {
+    e.num_coop = 0;
+    for (int i = 0; i < kernel->num_values; i++) e.vi[i].half = false;
     plan_block(&e, kernel->body, uses);
     emit_pass(&e, out_info);
     if (e.err || !e.redo) break;

@@ -27,6 +27,7 @@ typedef enum spv_vkind {
   SPV_V_PRIVATE,
   SPV_V_SHARED,
   SPV_V_MEMREF,
+  SPV_V_COOP,     /* a dot accumulator held as cooperative-matrix fragments */
 } spv_vkind_t;
 
 typedef struct spv_vinfo {
@@ -38,7 +39,27 @@ typedef struct spv_vinfo {
   bool want_shared;   /* kept across passes */
   int group;          /* carried tiles: value id whose storage they share (-1 own) */
   bool pure;          /* INLINE from indices, constants and scalars alone */
+  bool half;          /* SHARED in f16 (a cooperative-matrix operand), rows padded: */
+  int64_t pitch;      /* elements from one row to the next */
+  uint32_t binding;   /* MEMREF param: its binding */
+  uint32_t vec_view;  /* MEMREF param: the same buffer seen as 4-element vectors (0: not yet) */
 } spv_vinfo_t;
+
+/* A `for` whose carried tile is a dot accumulator computed with cooperative
+ * matrices (SPV_NV_cooperative_matrix): each subgroup holds fm x fn
+ * fragments of m x n; the operand tiles live in work-group memory in f16,
+ * read row-major or, through a transpose, column-major. */
+#define SPV_COOP_MAX_FRAGS 16
+#define SPV_COOP_MAX 4
+typedef struct spv_coop {
+  const xc_tiled_op_t *loop, *dot;
+  const xc_tiled_value_t *arg, *res, *init, *asrc, *bsrc;
+  bool acol, bcol;
+  int m, n, k;         /* the fragment shape */
+  int64_t M, N, K;     /* the dot's tiles */
+  int sn, fm, fn;      /* subgroups along N; fragments per subgroup */
+  uint32_t vars[SPV_COOP_MAX_FRAGS];
+} spv_coop_t;
 
 /* An element being computed: its multi-index in the shape of the value read. */
 typedef struct spv_ctx {
@@ -72,6 +93,10 @@ typedef struct spv_emitter {
   uint32_t lid;          /* i32 local invocation index */
   uint32_t pid[3], nprog[3];
   uint32_t file;         /* OpString of the kernel's origin */
+  spv_coop_t coop[SPV_COOP_MAX];
+  int num_coop;
+  uint32_t v_sgid;       /* SubgroupId input, when cooperative matrices are used */
+  size_t barrier_end;    /* code words up to the end of the last barrier (0: none) */
 } spv_emitter_t;
 
 /* ---- spirv_emit_math.c ---- */

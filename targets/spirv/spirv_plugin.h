@@ -59,7 +59,9 @@ enum {
   SPV_FEATURE_FLOAT64 = 1u << 4,    /* shaderFloat64 */
   SPV_FEATURE_STORAGE8 = 1u << 5,   /* storageBuffer8BitAccess */
   SPV_FEATURE_STORAGE16 = 1u << 6,  /* storageBuffer16BitAccess */
-  SPV_FEATURE_COOPMAT = 1u << 7,    /* VK_KHR_cooperative_matrix */
+  SPV_FEATURE_COOPMAT = 1u << 7,    /* VK_NV_cooperative_matrix (SPV_NV_cooperative_matrix) */
+  SPV_FEATURE_SUBGROUP_ARITH = 1u << 8,     /* subgroup arithmetic in compute shaders */
+  SPV_FEATURE_SUBGROUP_CLUSTERED = 1u << 9, /* clustered subgroup operations */
 };
 
 typedef struct spv_kernel_info {
@@ -69,6 +71,7 @@ typedef struct spv_kernel_info {
   uint32_t features;
   uint32_t shared_bytes;
   char entry[128];
+  int coop_dots;   /* dots emitted with cooperative matrices (not in the blob) */
 } spv_kernel_info_t;
 
 /* Packs info and code into a blob (format SPV_BLOB_FORMAT; bytes malloc'd). */

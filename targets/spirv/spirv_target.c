@@ -120,6 +120,28 @@ static uint32_t features_of_caps(const xc_device_caps_t* caps) {
   if (dt & (XC_DT(XC_I64) | XC_DT(XC_U64))) f |= SPV_FEATURE_INT64;
   if (dt & XC_DT(XC_F64)) f |= SPV_FEATURE_FLOAT64;
   if (caps->num_mma_shapes > 0) f |= SPV_FEATURE_COOPMAT;
+  /* Subgroup operations are not in caps: a device the runtime lists says
+   * what it has; the nominal architectures promise arithmetic and clustered
+   * operations (every desktop driver and lavapipe have them). */
+  if (strstr(caps->name, "(nominal)")) {
+    f |= SPV_FEATURE_SUBGROUP_ARITH | SPV_FEATURE_SUBGROUP_CLUSTERED;
+  } else {
+    xc_status_t probe = spv_vk_probe();
+    int n = probe ? 0 : spv_vk_device_count();
+    if (probe) spv_host->status_free(probe);
+    for (int i = 0; i < n; i++) {
+      spv_vk_device_info_t info;
+      xc_status_t s = spv_vk_device_info(i, &info);
+      if (s) {
+        spv_host->status_free(s);
+        continue;
+      }
+      if (strcmp(info.caps.name, caps->name) == 0 && strcmp(info.caps.version, caps->version) == 0) {
+        f |= info.features & (SPV_FEATURE_SUBGROUP_ARITH | SPV_FEATURE_SUBGROUP_CLUSTERED);
+        break;
+      }
+    }
+  }
   return f;
 }
 
@@ -129,8 +151,9 @@ static uint32_t features_of_caps(const xc_device_caps_t* caps) {
 static xc_status_t spv_resolve_arch(void* target, const char* spec, xc_device_caps_t* out) {
   (void)target;
   if (strncmp(spec, "vk", 2) != 0) return SPV_ERROR(XC_NOT_FOUND, "not an architecture");
-  if (strcmp(spec, "vk11") != 0)
-    return SPV_ERROR(XC_INVALID_ARGUMENT, "spirv: unknown architecture '%s' (known: vk11)", spec);
+  bool coop = strcmp(spec, "vk11-nvcoopmat") == 0;
+  if (strcmp(spec, "vk11") != 0 && !coop)
+    return SPV_ERROR(XC_INVALID_ARGUMENT, "spirv: unknown architecture '%s' (known: vk11, vk11-nvcoopmat)", spec);
   memset(out, 0, sizeof *out);
   snprintf(out->name, sizeof out->name, "Vulkan 1.1 compute (nominal)");
   snprintf(out->vendor, sizeof out->vendor, "any");
@@ -144,6 +167,15 @@ static xc_status_t spv_resolve_arch(void* target, const char* spec, xc_device_ca
   out->preferred_layout = XC_LAYOUT_NCHW;
   out->dtypes = XC_DT(XC_F32) | XC_DT(XC_F64) | XC_DT(XC_F16) | XC_DT(XC_BF16) | XC_DT(XC_I8) | XC_DT(XC_I16) | XC_DT(XC_I32) |
                 XC_DT(XC_I64) | XC_DT(XC_U8) | XC_DT(XC_U16) | XC_DT(XC_U32) | XC_DT(XC_U64) | XC_DT(XC_BOOL);
+  if (coop) {
+    /* "vk11-nvcoopmat": the same with VK_NV_cooperative_matrix's 16x16x16
+     * f16 -> f32 shape (every NVIDIA GPU with tensor cores lists it) and
+     * 48 KiB of work-group memory. */
+    snprintf(out->name, sizeof out->name, "Vulkan 1.1 compute with NV cooperative matrices (nominal)");
+    out->local_memory_bytes = 49152;
+    out->num_mma_shapes = 1;
+    out->mma_shapes[0] = (xc_mma_shape_t){16, 16, 16, XC_F16, XC_F32};
+  }
   return NULL;
 }
 
@@ -187,6 +219,97 @@ static xc_status_t emit_words(const xc_device_caps_t* caps, const xc_tiled_kerne
   return spv_emit_kernel(&t, k, knobs, kernel_threads(k, knobs), measure_only, out_code, out_n, info);
 }
 
+/* The knob a tile dim takes its extent from (-1: a constant dim). */
+static int dim_knob(const xc_tiled_value_t* v, int axis) { return axis < v->type.rank ? v->type.dims[axis].knob : -1; }
+
+static bool knob_allows(const xc_tiled_kernel_t* k, int knob, int64_t value) {
+  if (knob < 0 || knob >= k->num_knobs) return false;
+  for (int i = 0; i < k->knobs[knob].num_candidates; i++)
+    if (k->knobs[knob].candidates[i] == value) return true;
+  return false;
+}
+
+static const xc_tiled_op_t* nth_dot(const xc_tiled_block_t* blk, int* n) {
+  for (int i = 0; i < blk->num_ops; i++) {
+    const xc_tiled_op_t* op = blk->ops[i];
+    if (op->opcode == XC_TOP_DOT && (*n)-- == 0) return op;
+    if (op->body) {
+      const xc_tiled_op_t* d = nth_dot(op->body, n);
+      if (d) return d;
+    }
+  }
+  return NULL;
+}
+
+/* Measures s on kernel: what the emitter takes (0 on success). */
+static xc_status_t measure(const xc_device_caps_t* caps, const xc_tiled_kernel_t* kernel, xc_tiled_schedule_t* s,
+                           spv_kernel_info_t* info) {
+  xc_tiled_kernel_t* k = (xc_tiled_kernel_t*)kernel;
+  const xc_tiled_schedule_t* saved = k->schedule;
+  k->schedule = s;
+  xc_status_t st = emit_words(caps, kernel, s->knobs, true, NULL, NULL, info);
+  k->schedule = saved;
+  return st;
+}
+
+/* Cooperative matrices for the f16 dots of a schedule that fits: each dot in
+ * turn is given the device's shape with, unless the knobs are fixed, the
+ * first tiles (M x N x K, work-items) its knobs allow and the emitter takes
+ * within the work-group memory; a dot the emitter cannot put on fragments
+ * keeps the generic loop. */
+static void try_coopmat(const xc_device_caps_t* caps, const xc_tiled_kernel_t* kernel,
+                        const xc_tiled_limits_t* limits, unsigned flags, xc_tiled_schedule_t* s) {
+  const xc_mma_shape_t* shape = NULL;
+  for (int i = 0; i < caps->num_mma_shapes && !shape; i++)
+    if (caps->mma_shapes[i].input_dtype == XC_F16 && caps->mma_shapes[i].accumulator_dtype == XC_F32)
+      shape = &caps->mma_shapes[i];
+  if (!shape || !spv_host->schedule_check) return;
+  static const int64_t tiles[][4] = {{128, 64, 32, 256}, {64, 64, 32, 128}, {64, 64, 16, 128}, {64, 32, 32, 128},
+                                     {32, 32, 32, 64},   {32, 32, 16, 128}, {16, 16, 16, 32}};
+  int64_t budget = limits->value[XC_TILED_LIMIT_SHARED_BYTES];
+  int threads_knob = -1;
+  for (int i = 0; i < kernel->num_knobs; i++)
+    if (kernel->knobs[i].kind == XC_KNOB_THREADS) threads_knob = i;
+  for (int d = 0; d < s->num_dots; d++) {
+    int n = d;
+    const xc_tiled_op_t* dot = nth_dot(kernel->body, &n);
+    if (!dot || dot->operands[0]->type.dtype != XC_F16 || dot->operands[1]->type.dtype != XC_F16) continue;
+    int km = dim_knob(dot->results[0], 0), kn = dim_knob(dot->results[0], 1), kk = dim_knob(dot->operands[0], 1);
+    bool fixed = (flags & XC_SCHEDULE_KEEP_KNOBS) != 0;
+    int count = fixed ? 1 : (int)(sizeof tiles / sizeof tiles[0]);
+    for (int t = 0; t < count; t++) {
+      xc_tiled_schedule_t c = *s;
+      c.dots[d].mma = (xc_tiled_mma_t){shape->m, shape->n, shape->k, XC_F16, XC_F32};
+      c.dots[d].operands = XC_SPACE_SHARED;
+      c.dots[d].stages = 1;
+      if (!fixed) {
+        if (!knob_allows(kernel, km, tiles[t][0]) || !knob_allows(kernel, kn, tiles[t][1]) ||
+            !knob_allows(kernel, kk, tiles[t][2]))
+          continue;
+        c.knobs[km] = tiles[t][0];
+        c.knobs[kn] = tiles[t][1];
+        c.knobs[kk] = tiles[t][2];
+        if (threads_knob >= 0) {
+          if (!knob_allows(kernel, threads_knob, tiles[t][3])) continue;
+          c.knobs[threads_knob] = tiles[t][3];
+        }
+        c.threads = tiles[t][3];
+      }
+      xc_status_t st = spv_host->schedule_check(kernel, &c, limits);
+      spv_kernel_info_t info;
+      if (!st) st = measure(caps, kernel, &c, &info);
+      if (st) {
+        spv_host->status_free(st);
+        continue;
+      }
+      if (info.coop_dots <= 0 || info.shared_bytes > budget) continue;
+      c.local_bytes = info.shared_bytes;
+      *s = c;
+      break;
+    }
+  }
+}
+
 static xc_status_t spv_schedule(void* target, const xc_device_caps_t* caps, const xc_tiled_kernel_t* kernel,
                                 const xc_tiled_limits_t* limits, unsigned flags, xc_tiled_schedule_t* inout) {
   (void)target;
@@ -202,19 +325,18 @@ static xc_status_t spv_schedule(void* target, const xc_device_caps_t* caps, cons
     /* Programs are work-groups of `threads` work-items; tiles live spread
      * over them in registers, or in work-group memory where an op reads
      * them across work-items. That memory is the emitter's to measure. */
-    inout->vector = 1;
+    inout->vector = limits->value[XC_TILED_LIMIT_MAX_VECTOR] >= 4 ? 4 : 1; /* loads into work-group memory */
     inout->unroll = 0;
     spv_kernel_info_t info;
-    xc_tiled_kernel_t* k = (xc_tiled_kernel_t*)kernel;
-    const xc_tiled_schedule_t* saved = k->schedule;
-    k->schedule = inout;
-    s = emit_words(caps, kernel, inout->knobs, true, NULL, NULL, &info);
-    k->schedule = saved;
+    s = measure(caps, kernel, inout, &info);
     if (s) return s;
     inout->local_bytes = info.shared_bytes;
     inout->dynamic_bytes = 0;
     snprintf(inout->scheduler, sizeof inout->scheduler, "spirv");
-    if (info.shared_bytes <= budget) return NULL;
+    if (info.shared_bytes <= budget) {
+      try_coopmat(caps, kernel, limits, flags, inout);
+      return NULL;
+    }
     if ((flags & XC_SCHEDULE_KEEP_KNOBS) || attempt >= 6)
       return SPV_ERROR(XC_UNSUPPORTED,
                        "spirv: kernel '%s' needs %u bytes of work-group memory, the device has %" PRId64,

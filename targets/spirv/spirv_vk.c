@@ -21,7 +21,7 @@
   X(vkGetPhysicalDeviceProperties2, 1) X(vkGetPhysicalDeviceFeatures2, 1)                           \
   X(vkGetPhysicalDeviceMemoryProperties, 1) X(vkGetPhysicalDeviceQueueFamilyProperties, 1)          \
   X(vkEnumerateDeviceExtensionProperties, 1) X(vkCreateDevice, 1) X(vkGetDeviceProcAddr, 1)         \
-  X(vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR, 0)
+  X(vkGetPhysicalDeviceCooperativeMatrixPropertiesNV, 0)
 
 typedef struct spv_vk_instance_api {
 #define SPV_VK_MEMBER(name, required) PFN_##name name;
@@ -210,25 +210,25 @@ static void chain(void*** tail, void* s) {
   *tail = (void**)&((VkBaseOutStructure*)s)->pNext;
 }
 
-/* Cooperative-matrix shapes of f16/bf16 inputs with f32 accumulation at
- * subgroup scope, as caps records them. */
+/* Cooperative-matrix shapes (VK_NV_cooperative_matrix) with f16 inputs and
+ * f32 accumulation at subgroup scope, as caps records them: the emitter's
+ * SPIR-V is SPV_NV_cooperative_matrix. */
 static int coopmat_shapes(VkPhysicalDevice pd, xc_mma_shape_t* out, int max) {
-  if (!g_vk.vk.vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR) return 0;
+  if (!g_vk.vk.vkGetPhysicalDeviceCooperativeMatrixPropertiesNV) return 0;
   uint32_t n = 0;
-  if (g_vk.vk.vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR(pd, &n, NULL) != VK_SUCCESS || n == 0) return 0;
-  VkCooperativeMatrixPropertiesKHR* props = calloc(n, sizeof *props);
+  if (g_vk.vk.vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(pd, &n, NULL) != VK_SUCCESS || n == 0) return 0;
+  VkCooperativeMatrixPropertiesNV* props = calloc(n, sizeof *props);
   if (!props) return 0;
-  for (uint32_t i = 0; i < n; i++) props[i].sType = VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_KHR;
+  for (uint32_t i = 0; i < n; i++) props[i].sType = VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV;
   int count = 0;
-  VkResult r = g_vk.vk.vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR(pd, &n, props);
+  VkResult r = g_vk.vk.vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(pd, &n, props);
   for (uint32_t i = 0; (r == VK_SUCCESS || r == VK_INCOMPLETE) && i < n && count < max; i++) {
-    const VkCooperativeMatrixPropertiesKHR* p = &props[i];
-    bool f16 = p->AType == VK_COMPONENT_TYPE_FLOAT16_KHR, bf16 = p->AType == SPV_VK_COMPONENT_TYPE_BFLOAT16;
-    if (p->scope != VK_SCOPE_SUBGROUP_KHR || p->BType != p->AType || !(f16 || bf16) ||
-        p->CType != VK_COMPONENT_TYPE_FLOAT32_KHR || p->ResultType != VK_COMPONENT_TYPE_FLOAT32_KHR ||
-        p->saturatingAccumulation)
+    const VkCooperativeMatrixPropertiesNV* p = &props[i];
+    if (p->scope != VK_SCOPE_SUBGROUP_NV || p->AType != VK_COMPONENT_TYPE_FLOAT16_NV ||
+        p->BType != VK_COMPONENT_TYPE_FLOAT16_NV || p->CType != VK_COMPONENT_TYPE_FLOAT32_NV ||
+        p->DType != VK_COMPONENT_TYPE_FLOAT32_NV)
       continue;
-    out[count++] = (xc_mma_shape_t){(int)p->MSize, (int)p->NSize, (int)p->KSize, f16 ? XC_F16 : XC_BF16, XC_F32};
+    out[count++] = (xc_mma_shape_t){(int)p->MSize, (int)p->NSize, (int)p->KSize, XC_F16, XC_F32};
   }
   free(props);
   return count;
@@ -273,7 +273,7 @@ static bool describe_device(VkPhysicalDevice pd, spv_vk_physical_t* p) {
   bool has_driver_props = v12 || has_extension(exts, num_exts, VK_KHR_DRIVER_PROPERTIES_EXTENSION_NAME);
   bool has_sm = has_extension(exts, num_exts, VK_NV_SHADER_SM_BUILTINS_EXTENSION_NAME);
   bool has_amd_cores = has_extension(exts, num_exts, VK_AMD_SHADER_CORE_PROPERTIES_EXTENSION_NAME);
-  bool has_coopmat = has_extension(exts, num_exts, VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME);
+  bool has_coopmat = has_extension(exts, num_exts, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
   free(exts);
 
   /* Features: the individual structs (valid on 1.2+ devices as well), so that
@@ -282,8 +282,8 @@ static bool describe_device(VkPhysicalDevice pd, spv_vk_physical_t* p) {
   VkPhysicalDevice8BitStorageFeatures s8 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES};
   VkPhysicalDeviceShaderFloat16Int8Features f16i8 = {
       .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES};
-  VkPhysicalDeviceCooperativeMatrixFeaturesKHR cm = {
-      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR};
+  VkPhysicalDeviceCooperativeMatrixFeaturesNV cm = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
   VkPhysicalDeviceFeatures2 f2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
   void** tail = &f2.pNext;
   chain(&tail, &s16);
@@ -370,6 +370,10 @@ static bool describe_device(VkPhysicalDevice pd, spv_vk_physical_t* p) {
   if (p->storage_8bit) f |= SPV_FEATURE_STORAGE8;
   if (p->storage_16bit) f |= SPV_FEATURE_STORAGE16;
   if (has_coopmat && p->cooperative_matrix) f |= SPV_FEATURE_COOPMAT;
+  if (subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) {
+    if (subgroup.supportedOperations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT) f |= SPV_FEATURE_SUBGROUP_ARITH;
+    if (subgroup.supportedOperations & VK_SUBGROUP_FEATURE_CLUSTERED_BIT) f |= SPV_FEATURE_SUBGROUP_CLUSTERED;
+  }
   info->features = f;
   uint32_t dt = XC_DT(XC_F32) | XC_DT(XC_I32) | XC_DT(XC_U32);
   if (p->shader_int64) dt |= XC_DT(XC_I64) | XC_DT(XC_U64);
@@ -379,10 +383,10 @@ static bool describe_device(VkPhysicalDevice pd, spv_vk_physical_t* p) {
   if (p->shader_int8 && p->storage_8bit) dt |= XC_DT(XC_I8) | XC_DT(XC_U8) | XC_DT(XC_BOOL);
   caps->dtypes = dt;
   if (f & SPV_FEATURE_COOPMAT) {
-    int n = coopmat_shapes(pd, caps->mma_shapes, XC_TARGET_MAX_MMA_SHAPES);
-    /* The emitter does not use the shapes yet: offered only on request. */
+    /* XCOMP_SPIRV_COOPMAT=0 hides them (dots then take the generic loop). */
     const char* want = getenv("XCOMP_SPIRV_COOPMAT");
-    caps->num_mma_shapes = want && strcmp(want, "1") == 0 ? n : 0;
+    caps->num_mma_shapes =
+        want && strcmp(want, "0") == 0 ? 0 : coopmat_shapes(pd, caps->mma_shapes, XC_TARGET_MAX_MMA_SHAPES);
   }
   for (int i = 0; i < 3; i++) info->max_workgroup_count[i] = lim->maxComputeWorkGroupCount[i];
   info->subgroup_size = subgroup.subgroupSize;
@@ -534,8 +538,8 @@ xc_status_t spv_vk_create_device(const spv_vk_physical_t* p, VkDevice* out_devic
       .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES,
       .shaderFloat16 = p->shader_float16,
       .shaderInt8 = p->shader_int8};
-  VkPhysicalDeviceCooperativeMatrixFeaturesKHR cm = {
-      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR, .cooperativeMatrix = VK_TRUE};
+  VkPhysicalDeviceCooperativeMatrixFeaturesNV cm = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV, .cooperativeMatrix = VK_TRUE};
   VkPhysicalDeviceFeatures2 f2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
   f2.features.shaderInt64 = p->shader_int64;
   f2.features.shaderInt16 = p->shader_int16;
@@ -554,7 +558,7 @@ xc_status_t spv_vk_create_device(const spv_vk_physical_t* p, VkDevice* out_devic
   }
   if (p->info.features & SPV_FEATURE_COOPMAT) {
     chain(&tail, &cm);
-    exts[num_exts++] = VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME;
+    exts[num_exts++] = VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME;
   }
   VkDeviceCreateInfo info = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
                              .pNext = &f2,

@@ -13,47 +13,6 @@
 
 #include "spirv_plugin.h"
 
-/* VK_KHR_cooperative_matrix (extension 507) is newer than some installed
- * headers; its values are fixed by the registry. */
-#ifndef VK_KHR_cooperative_matrix
-#define VK_KHR_cooperative_matrix 1
-#define VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME "VK_KHR_cooperative_matrix"
-#define VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR ((VkStructureType)1000506000)
-#define VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_KHR ((VkStructureType)1000506001)
-typedef enum VkComponentTypeKHR {
-  VK_COMPONENT_TYPE_FLOAT16_KHR = 0,
-  VK_COMPONENT_TYPE_FLOAT32_KHR = 1,
-  VK_COMPONENT_TYPE_MAX_ENUM_KHR = 0x7FFFFFFF
-} VkComponentTypeKHR;
-typedef enum VkScopeKHR {
-  VK_SCOPE_SUBGROUP_KHR = 3,
-  VK_SCOPE_MAX_ENUM_KHR = 0x7FFFFFFF
-} VkScopeKHR;
-typedef struct VkCooperativeMatrixPropertiesKHR {
-  VkStructureType sType;
-  void* pNext;
-  uint32_t MSize;
-  uint32_t NSize;
-  uint32_t KSize;
-  VkComponentTypeKHR AType;
-  VkComponentTypeKHR BType;
-  VkComponentTypeKHR CType;
-  VkComponentTypeKHR ResultType;
-  VkBool32 saturatingAccumulation;
-  VkScopeKHR scope;
-} VkCooperativeMatrixPropertiesKHR;
-typedef struct VkPhysicalDeviceCooperativeMatrixFeaturesKHR {
-  VkStructureType sType;
-  void* pNext;
-  VkBool32 cooperativeMatrix;
-  VkBool32 cooperativeMatrixRobustBufferAccess;
-} VkPhysicalDeviceCooperativeMatrixFeaturesKHR;
-typedef VkResult(VKAPI_PTR* PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR)(
-    VkPhysicalDevice physicalDevice, uint32_t* pPropertyCount, VkCooperativeMatrixPropertiesKHR* pProperties);
-#endif
-/* VK_KHR_shader_bfloat16's component type (a later extension than the above). */
-#define SPV_VK_COMPONENT_TYPE_BFLOAT16 ((VkComponentTypeKHR)1000141000)
-
 /* X(name) for every device-level function the runtime uses. */
 #define SPV_VK_DEVICE_FUNCTIONS(X)                                                                      \
   X(vkDestroyDevice) X(vkGetDeviceQueue) X(vkDeviceWaitIdle) X(vkQueueSubmit)                          \

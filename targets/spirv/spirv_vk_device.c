@@ -657,7 +657,8 @@ xc_status_t spv_vk_buffer_read(void* device, void* buffer, size_t offset, void* 
 
 static void feature_names(uint32_t f, char* out, size_t size) {
   static const char* const names[] = {"float16", "int8", "int16", "int64", "float64",
-                                      "8-bit storage", "16-bit storage", "cooperative matrix"};
+                                      "8-bit storage", "16-bit storage", "cooperative matrix",
+                                      "subgroup arithmetic", "clustered subgroup operations"};
   size_t len = 0;
   out[0] = '\0';
   for (unsigned i = 0; i < 32 && len < size; i++) {

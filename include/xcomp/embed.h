@@ -1,0 +1,83 @@
+/* xcomp embedding API: compile a model (or load a compiled module), ask
+ * what its inputs and outputs are, and run it on host tensors, in a handful
+ * of calls with plain arguments (strings, ints, xc_tensor_t). For
+ * applications that deploy a .xcm, and for language bindings: the Python
+ * package (python/xcomp, docs/python.md) is built on it through ctypes.
+ *
+ *   xc_model_t* m = NULL;
+ *   XC_RETURN_IF_ERROR(xc_model_load("gpt2.xcm", NULL, &m));
+ *   xc_tensor_t* out[1] = {NULL};
+ *   xc_status_t s = xc_model_run(m, 1, (const xc_tensor_t* const*)&ids, out, NULL);
+ *   ...
+ *   xc_tensor_destroy(out[0]);
+ *   xc_model_destroy(m);
+ *
+ * Compiling goes through a driver session (xcomp/driver.h) and the compile
+ * cache; running through the executor (xcomp/runtime.h), opened on the
+ * model's device at the first run and kept for the next ones. A model is
+ * not thread-safe: run it from one thread at a time. */
+#ifndef XCOMP_EMBED_H
+#define XCOMP_EMBED_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "xcomp/module.h"
+#include "xcomp/runtime.h"
+#include "xcomp/status.h"
+#include "xcomp/tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct xc_model xc_model_t;
+
+/* Compiles a model file (.onnx, .xir) for `target` ("cpu", "opencl:1",
+ * "cuda", "cuda:sm_90"; NULL: "cpu"). precision: NULL or "f32" (as
+ * written), "f16", "bf16". opt_level: 0..3, or -1 for the default (2).
+ * use_cache: through the compile cache ($XCOMP_CACHE_DIR, default
+ * ~/.cache/xcomp). The caller owns *out (xc_model_destroy). */
+xc_status_t xc_model_compile_file(const char* path, const char* target, const char* precision, int opt_level,
+                                  bool use_cache, xc_model_t** out);
+/* The same for the bytes of an ONNX model (external data is not
+ * supported: the model must hold its weights). */
+xc_status_t xc_model_compile_onnx_buffer(const void* bytes, size_t size, const char* target, const char* precision,
+                                         int opt_level, bool use_cache, xc_model_t** out);
+/* Reads a compiled module (.xcm). device: a device selector of the
+ * module's target ("opencl:1"); NULL: the target's first device. */
+xc_status_t xc_model_load(const char* path, const char* device, xc_model_t** out);
+/* Writes the compiled module to path (.xcm; atomically). */
+xc_status_t xc_model_save(const xc_model_t* m, const char* path);
+void xc_model_destroy(xc_model_t* m);
+
+/* The compiled module (owned by m). */
+const xc_compiled_module_t* xc_model_module(const xc_model_t* m);
+/* The target's name ("cpu"). */
+const char* xc_model_target(const xc_model_t* m);
+/* The device's name once a run opened it; before, the name of the device
+ * the module was compiled for. */
+const char* xc_model_device_name(const xc_model_t* m);
+
+/* Inputs (is_output false) and outputs (true), in call order. */
+int xc_model_num_ios(const xc_model_t* m, bool is_output);
+/* NULL when index is out of range. */
+const char* xc_model_io_name(const xc_model_t* m, bool is_output, int index);
+xc_dtype_t xc_model_io_dtype(const xc_model_t* m, bool is_output, int index);
+/* -1 when unknown or out of range. */
+int xc_model_io_rank(const xc_model_t* m, bool is_output, int index);
+/* Dim d: its size, or -1 when symbolic, with the dim's text ("batch",
+ * "seq + 1") written into buf (n bytes) either way. */
+int64_t xc_model_io_dim(const xc_model_t* m, bool is_output, int index, int d, char* buf, size_t n);
+
+/* Runs once: inputs[i] binds input i (its dtype and shape are checked);
+ * outputs[i] receives a new tensor the caller destroys. stats may be
+ * NULL. The first run opens the device and uploads the weights. */
+xc_status_t xc_model_run(xc_model_t* m, int num_inputs, const xc_tensor_t* const* inputs, xc_tensor_t** outputs,
+                         xc_run_stats_t* stats);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,178 @@
+"""The Python package: compile, run, save/load, errors and DLPack inputs,
+against the repository's models (tests/models) and their stored ONNX
+Runtime outputs, at the tolerance `xcomp compare` is given for them in
+tools/demo.sh (rtol 1e-3, atol 1e-5, relative L2 1e-5)."""
+import numpy as np
+import pytest
+
+import xcomp
+
+
+def assert_close(actual, expected, rtol=1e-3, atol=1e-5, rel_l2=1e-5):
+    assert actual.dtype == expected.dtype and actual.shape == expected.shape
+    a = actual.astype(np.float64)
+    r = expected.astype(np.float64)
+    assert np.all(np.abs(a - r) <= atol + rtol * np.abs(r)), f"max-abs {np.abs(a - r).max()}"
+    assert np.linalg.norm(a - r) <= rel_l2 * np.linalg.norm(r)
+
+
+def case(models, name):
+    d = models / name / "test_data_set_0"
+    return (models / name / "model.onnx", [xcomp.read_tensor(d / "input_0.pb")],
+            xcomp.read_tensor(d / "output_0.pb"))
+
+
+@pytest.fixture(scope="module")
+def gpt2(models):
+    path, inputs, ref = case(models, "gpt2-tiny")
+    return xcomp.compile(path, target="cpu"), inputs, ref
+
+
+def test_gpt2_tiny_on_cpu_matches_the_stored_output(gpt2):
+    m, inputs, ref = gpt2
+    (logits,) = m.run(*inputs)
+    assert_close(logits, ref)
+    assert m.target == "cpu"
+    stats = m.last_run_stats
+    assert stats["launches"] > 0 and stats["peak_bytes"] > 0 and stats["total_ms"] > 0
+
+
+def test_inputs_and_outputs_describe_the_model(gpt2):
+    m, _, _ = gpt2
+    assert m.inputs == [xcomp.TensorInfo("input_ids", "int64", (1, 16))]
+    assert m.outputs == [xcomp.TensorInfo("logits", "float32", (1, 16, 512))]
+
+
+def test_named_inputs_and_lists(gpt2):
+    m, inputs, ref = gpt2
+    assert_close(m.run(input_ids=inputs[0])[0], ref)
+    assert_close(m(inputs[0].tolist())[0], ref)  # anything numpy.asarray takes, in the input's dtype
+
+
+def test_save_and_load_give_the_same_outputs(gpt2, tmp_path):
+    m, inputs, ref = gpt2
+    path = tmp_path / "gpt2.xcm"
+    m.save(path)
+    m2 = xcomp.load(path)
+    assert m2.inputs == m.inputs and m2.outputs == m.outputs and m2.target == "cpu"
+    np.testing.assert_array_equal(m2.run(*inputs)[0], m.run(*inputs)[0])
+    m2.close()
+    with pytest.raises(xcomp.Error, match="closed"):
+        m2.run(*inputs)
+
+
+def test_compile_from_onnx_bytes(models):
+    path, inputs, ref = case(models, "mlp")
+    m = xcomp.compile(path.read_bytes(), target="cpu", cache=False)
+    assert_close(m.run(*inputs)[0], ref)
+
+
+def test_precision_f16(models):
+    path, inputs, ref = case(models, "mlp")
+    m = xcomp.compile(path, precision="f16")
+    assert m.inputs[0].dtype == "float16"
+    (y,) = m.run(inputs[0])  # float32 data is rounded to the f16 input
+    assert y.dtype == np.float16
+    r = ref.astype(np.float64)
+    assert np.linalg.norm(y.astype(np.float64) - r) <= 2e-3 * np.linalg.norm(r)
+
+
+def test_symbolic_dims_and_xir(tmp_path):
+    src = tmp_path / "scale.xir"
+    src.write_text("xir 1\ngraph scale opset 23 {\n  input x: f32[n,3]\n  y = Relu(x)\n  output y\n}\n")
+    m = xcomp.compile(src)
+    assert m.inputs[0].shape == ("n", 3)
+    for n in (1, 5):
+        x = np.linspace(-2, 2, n * 3, dtype=np.float32).reshape(n, 3)
+        np.testing.assert_array_equal(m.run(x)[0], np.maximum(x, 0))
+
+
+class DLPackOnly:
+    """An object that offers its data only through the DLPack protocol."""
+
+    def __init__(self, array):
+        self._a = array
+
+    def __dlpack__(self, stream=None):
+        return self._a.__dlpack__()
+
+    def __dlpack_device__(self):
+        return self._a.__dlpack_device__()
+
+
+def test_dlpack_inputs(gpt2):
+    m, inputs, ref = gpt2
+    assert_close(m.run(DLPackOnly(inputs[0]))[0], ref)
+
+
+def test_dlpack_strided_input(tmp_path):
+    src = tmp_path / "neg.xir"
+    src.write_text("xir 1\ngraph neg opset 23 {\n  input x: f32[2,3]\n  y = Neg(x)\n  output y\n}\n")
+    m = xcomp.compile(src)
+    big = np.arange(24, dtype=np.float32).reshape(4, 6)
+    view = big[::2, 1::2]  # non-contiguous: strides (48, 8) bytes
+    np.testing.assert_array_equal(m.run(DLPackOnly(view))[0], -view)
+    # outputs are numpy arrays, so they are DLPack producers themselves
+    out = m.run(view)[0]
+    np.testing.assert_array_equal(np.from_dlpack(out), -view)
+
+
+def test_errors_carry_the_library_message(gpt2, tmp_path, models):
+    m, inputs, _ = gpt2
+    with pytest.raises(xcomp.Error) as e:
+        xcomp.compile(tmp_path / "missing.onnx")
+    assert "missing.onnx" in str(e.value) and e.value.code == "NOT_FOUND"
+    with pytest.raises(xcomp.Error, match="nosuch"):
+        xcomp.compile(models / "mlp" / "model.onnx", target="nosuch")
+    with pytest.raises(xcomp.Error, match="precision"):
+        xcomp.compile(models / "mlp" / "model.onnx", precision="f8")
+    with pytest.raises(xcomp.Error) as e:
+        xcomp.compile(b"not an onnx model")
+    assert e.value.message
+    with pytest.raises(xcomp.Error, match="tuning database") as e:
+        xcomp.compile(models / "mlp" / "model.onnx", tuning_db="tune.db")
+    assert e.value.code == "UNSUPPORTED"
+    with pytest.raises(xcomp.Error, match="missing input 'input_ids'"):
+        m.run()
+    with pytest.raises(xcomp.Error, match="no input 'ids'"):
+        m.run(ids=inputs[0])
+    with pytest.raises(xcomp.Error, match="given twice"):
+        m.run(inputs[0], input_ids=inputs[0])
+    with pytest.raises(xcomp.Error, match="float32 array, the module expects int64"):
+        m.run(inputs[0].astype(np.float32))
+    with pytest.raises(xcomp.Error, match="input_ids"):  # the executor's shape check, from C
+        m.run(np.zeros((1, 7), dtype=np.int64))
+    with pytest.raises(xcomp.Error) as e:
+        xcomp.load(tmp_path / "missing.xcm")
+    bad = tmp_path / "bad.xcm"
+    bad.write_bytes(b"XCOMPMOD" + b"\0" * 40)
+    with pytest.raises(xcomp.Error, match="bad.xcm"):
+        xcomp.load(bad)
+
+
+def test_opencl_when_present(models):
+    path, inputs, ref = case(models, "mlp")
+    try:
+        m = xcomp.compile(path, target="opencl")
+    except xcomp.Error as e:
+        if e.code == "UNAVAILABLE":
+            pytest.skip(f"no OpenCL device: {e}")
+        raise
+    assert_close(m.run(*inputs)[0], ref)
+
+
+def test_torch_cuda_tensors(models):
+    """On a machine with an NVIDIA GPU and torch: a CUDA tensor goes in
+    through DLPack, compiled for the cuda target."""
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("torch has no CUDA device")
+    path, inputs, ref = case(models, "gpt2-tiny")
+    m = xcomp.compile(path, target="cuda")
+    ids = torch.from_numpy(inputs[0]).cuda()
+    (logits,) = m.run(ids)
+    assert_close(logits, ref, rel_l2=1e-4)
+    strided = torch.from_numpy(np.ascontiguousarray(np.repeat(inputs[0], 2, axis=1))).cuda()[:, ::2]
+    assert_close(m.run(strided)[0], ref, rel_l2=1e-4)
+    cpu_model = xcomp.compile(path, target="cpu")
+    assert_close(cpu_model.run(ids)[0], ref)  # a CUDA tensor into a cpu module

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# xcomp bench: random and given inputs, --shape for symbolic dims, the
+# summary lines, --json (one object with the documented keys), a .xcm, the
+# opencl target on PoCL when a device is present, and the usage errors.
+set -u
+. "$(dirname "$0")/helpers.bash"
+export XCOMP_CACHE_DIR="$TMP/cache"
+
+GPT2="$MODELS/gpt2-tiny"
+cat >"$TMP/sym.xir" <<'XIR'
+xir 1
+graph sym opset 23 {
+  input x: f32[n,3]
+  y = Relu(x)
+  output y
+}
+XIR
+
+# Random inputs, a fixed number of runs; the summary names every figure.
+run_xcomp bench "$GPT2/model.onnx" --target cpu --warmup 1 --iterations 3
+if [ "$RC" -ne 0 ]; then
+  fail "bench gpt2-tiny exited $RC: $(head -c 2000 "$TMP/err")"
+else
+  for key in "compile " "cache miss" "runs           3 after 1 warm-up" "latency " "median" "p90" "p99" \
+             "throughput" "peak memory" "launches"; do
+    grep -qF -- "$key" "$TMP/out" || fail "bench summary lacks '$key': $(cat "$TMP/out")"
+  done
+  # Not a terminal: plain progress lines on stderr.
+  grep -q '^xcomp bench: run 3/3' "$TMP/err" || fail "bench printed no plain progress line: $(cat "$TMP/err")"
+fi
+
+# The second compile comes from the cache; --json prints one object, nothing else.
+run_xcomp bench "$GPT2/model.onnx" --warmup 0 --iterations 2 --json
+if [ "$RC" -ne 0 ]; then
+  fail "bench --json exited $RC: $(head -c 2000 "$TMP/err")"
+else
+  [ "$(head -c 1 "$TMP/out")" = "{" ] && [ "$(tail -n 1 "$TMP/out")" = "}" ] ||
+    fail "bench --json did not print one JSON object: $(cat "$TMP/out")"
+  for key in '"target": "cpu"' '"how": "cache hit"' '"iterations": 2' '"latency_ms"' '"median"' '"p99"' \
+             '"device_ms"' '"device_timing"' '"throughput_per_s"' '"peak_memory_bytes"'; do
+    grep -qF -- "$key" "$TMP/out" || fail "bench --json lacks $key: $(cat "$TMP/out")"
+  done
+  [ -s "$TMP/err" ] && fail "bench --json wrote to stderr: $(head -c 2000 "$TMP/err")"
+fi
+
+# Given inputs (--input like run), --time, and a compiled module.
+run_xcomp compile "$GPT2/model.onnx" -o "$TMP/gpt2.xcm"
+[ "$RC" -eq 0 ] || fail "compile gpt2-tiny exited $RC: $(head -c 2000 "$TMP/err")"
+run_xcomp bench "$TMP/gpt2.xcm" --input "@$GPT2/test_data_set_0/input_0.pb" --warmup 0 --time 0.2
+if [ "$RC" -ne 0 ]; then
+  fail "bench gpt2.xcm --time exited $RC: $(head -c 2000 "$TMP/err")"
+else
+  grep -q "compiled module loaded" "$TMP/out" || fail "bench of a .xcm does not say it was loaded: $(cat "$TMP/out")"
+fi
+
+# Symbolic dims: --shape binds them; without it the error names the input.
+run_xcomp bench "$TMP/sym.xir" --shape x=4x3 --iterations 2 --json
+[ "$RC" -eq 0 ] || fail "bench --shape x=4x3 exited $RC: $(head -c 2000 "$TMP/err")"
+expect_error 1 "--shape x=DIMS" bench "$TMP/sym.xir" --iterations 1
+expect_error 1 "no input 'y'" bench "$TMP/sym.xir" --shape y=4x3 --iterations 1
+expect_error 1 "has rank 2" bench "$TMP/sym.xir" --shape x=4 --iterations 1
+expect_error 1 "DIMS must be sizes" bench "$TMP/sym.xir" --shape x=4xq --iterations 1
+expect_error 2 "not both" bench "$TMP/sym.xir" --iterations 2 --time 1
+expect_error 2 "--iterations needs" bench "$TMP/sym.xir" --iterations 0
+expect_error 2 "unknown option" bench "$TMP/sym.xir" --frobnicate
+expect_error 2 "no MODEL" bench
+expect_error 1 "reference interpreter" bench "$TMP/sym.xir" --target ref
+expect_error 1 "nosuch" bench "$TMP/sym.xir" --target nosuch
+
+# OpenCL on PoCL, where a device is present.
+if "$XCOMP" targets 2>/dev/null | grep -q '^  opencl:0'; then
+  run_xcomp bench "$MODELS/mlp/model.onnx" --target opencl --warmup 1 --iterations 2 --json
+  if [ "$RC" -ne 0 ]; then
+    fail "bench on opencl exited $RC: $(head -c 2000 "$TMP/err")"
+  else
+    grep -qF '"target": "opencl"' "$TMP/out" || fail "bench on opencl: $(cat "$TMP/out")"
+  fi
+else
+  echo "note: no OpenCL device; the opencl part was not run"
+fi
+
+finish
