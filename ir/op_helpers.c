@@ -109,6 +109,9 @@ xc_status_t xc_index_error_status(const xc_graph_t* g, bool locate, const int64_
     case XC_INDEX_CHECK_TARGET:
       snprintf(msg, sizeof msg, "target %lld is outside [0, %lld)", v, d);
       break;
+    case XC_INDEX_CHECK_OUTPUT:
+      snprintf(msg, sizeof msg, "index %lld is outside the output (%lld elements)", v, d);
+      break;
     default:
       snprintf(msg, sizeof msg, "index %lld out of range for dim %lld", v, d);
       break;

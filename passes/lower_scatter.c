@@ -132,10 +132,9 @@ xc_status_t lw_emit_max_unpool(lw_ctx_t* c, const xc_node_t* n) {
   xc_tiled_for_end(k, loop, 0, NULL);
   loop = block_loop(c, lw_dim(c, lw_numel(c, rank, X->dims)), kb, 0, &start);
   lw_flat_space(c, rank, X->dims, start, kb, &sp, NULL);
-  lw_val_t* at = lw_cast_to(c, lw_load_at(c, &sp, I), XC_I64);
   lw_val_t* total = lw_dim(c, lw_numel(c, rank, inferred)).v;
-  lw_val_t* ok = lw_and(c, sp.mask, lw_and(c, xc_tiled_cmp(k, XC_CMP_GE, at, lw_i64(c, 0)), lw_lt(c, at, total)));
-  at = xc_tiled_select(k, ok, at, lw_i64(c, 0));
+  lw_val_t* ok = sp.mask; /* an index outside the output is written nowhere and fails the run */
+  lw_val_t* at = lw_check_index(c, n, XC_INDEX_CHECK_OUTPUT, 0, false, lw_load_at(c, &sp, I), total, &ok);
   lw_space_t so;
   memset(&so, 0, sizeof so);
   so.rank = rank;

@@ -512,8 +512,8 @@ xc_status_t xc_tiled_run(const xc_tiled_kernel_t* k, const int64_t* knob_values,
 /* ---- index checks ------------------------------------------------------------
  *
  * Indices read from tensors (Gather, GatherElements, GatherND, ScatterElements,
- * ScatterND, RotaryEmbedding's position_ids, RoiAlign's batch_indices, the
- * loss ops' targets) become addresses. The lowering checks each such index
+ * ScatterND, MaxUnpool, RotaryEmbedding's position_ids, RoiAlign's
+ * batch_indices, the loss ops' targets) become addresses. The lowering checks each such index
  * with plain tiled ops (passes/lower.c, lw_check_index): an index outside its
  * extent (after ONNX's negative-index rule where the op has it) is clamped
  * and its lanes masked off, so no access leaves its buffer, and the failure
@@ -538,6 +538,7 @@ typedef enum xc_index_check_kind {
   XC_INDEX_CHECK_POSITION = 2, /* "position id V is outside the cache (D)" (RotaryEmbedding) */
   XC_INDEX_CHECK_BATCH = 3,    /* "batch index V is outside [0, D)" (RoiAlign) */
   XC_INDEX_CHECK_TARGET = 4,   /* "target V is outside [0, D)" (loss ops) */
+  XC_INDEX_CHECK_OUTPUT = 5,   /* "index V is outside the output (D elements)" (MaxUnpool) */
 } xc_index_check_kind_t;
 
 /* NULL when no slot of the record (num_words words) is set; otherwise an

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Index checks in generated kernels (docs/runtime.md, "Index checks"): a
-# compiled Gather, GatherElements, ScatterND or RotaryEmbedding whose indices
+# compiled Gather, GatherElements, ScatterND, MaxUnpool or RotaryEmbedding whose indices
 # (position ids) are out of range
 # reads and writes nothing out of bounds and the run fails with the reference
 # interpreter's message naming the node, one `xcomp: error:` line and exit 1,
@@ -57,6 +57,15 @@ graph rot opset 23 {
   output y
 }
 XIR
+cat >"$TMP/unpool.xir" <<'XIR'
+xir 1
+graph unpool opset 23 {
+  input x: f32[1, 1, 2, 2]
+  input idx: i64[1, 1, 2, 2]
+  y = MaxUnpool(x, idx) {kernel_shape: [2, 2], strides: [2, 2]} @unpool
+  output y
+}
+XIR
 
 # i64 little-endian hex of a signed value
 i64() { printf '%016x' $(( $1 )) | sed 's/../& /g' | awk '{for (i = 8; i >= 1; i--) printf "%s", $i}'; }
@@ -87,6 +96,9 @@ make_npy "$TMP/rc.npy" '<f4' '5, 2' "$(printf '0000003f %.0s' 1 2 3 4 5 6 7 8 9 
 make_npy "$TMP/pos_ok.npy" '<i8' '1, 3' "$(i64 0) $(i64 4) $(i64 2)"
 make_npy "$TMP/pos_bad.npy" '<i8' '1, 3' "$(i64 0) $(i64 5) $(i64 1)"
 make_npy "$TMP/pos_neg.npy" '<i8' '1, 3' "$(i64 -1) $(i64 0) $(i64 1)"
+make_npy "$TMP/ux.npy" '<f4' '1, 1, 2, 2' "0000803f 00000040 00004040 00008040"
+make_npy "$TMP/u_ok.npy" '<i8' '1, 1, 2, 2' "$(i64 0) $(i64 3) $(i64 9) $(i64 15)"
+make_npy "$TMP/u_bad.npy" '<i8' '1, 1, 2, 2' "$(i64 0) $(i64 3) $(i64 16) $(i64 15)"
 
 targets="ref tiled cpu"
 for t in opencl spirv; do
@@ -164,6 +176,13 @@ for t in $targets; do
     --input "@$TMP/rc.npy" --input "@$TMP/rc.npy" --input "@$TMP/pos_bad.npy" --output-dir "$TMP/rot_$t"
   expect_error 1 "position id -1 is outside the cache (5)" run "$m" "${run_t[@]}" --input "@$TMP/rx.npy" \
     --input "@$TMP/rc.npy" --input "@$TMP/rc.npy" --input "@$TMP/pos_neg.npy" --output-dir "$TMP/rot_$t"
+
+  m="$(model_for "$t" "$TMP/unpool.xir")"
+  expect_ok run "$m" "${run_t[@]}" --input "@$TMP/ux.npy" --input "@$TMP/u_ok.npy" --output-dir "$TMP/unpool_$t"
+  expect_error 1 "node 'unpool' (MaxUnpool)" run "$m" "${run_t[@]}" --input "@$TMP/ux.npy" \
+    --input "@$TMP/u_bad.npy" --output-dir "$TMP/unpool_$t"
+  expect_error 1 "index 16 is outside the output (16 elements)" run "$m" "${run_t[@]}" --input "@$TMP/ux.npy" \
+    --input "@$TMP/u_bad.npy" --output-dir "$TMP/unpool_$t"
 done
 
 # Without the checks (XCOMP_INDEX_CHECKS=off, for measuring their cost) the
