@@ -176,6 +176,16 @@ xc_status_t xc_compiled_module_build(const xc_lowered_module_t* lowered, xc_targ
   snprintf(m->device_name, sizeof m->device_name, "%s", caps->name);
   m->caps_fingerprint = xc_device_caps_fingerprint(caps);
   value_table_t vt = {m, 0, NULL, calloc((size_t)g->num_values + 1, sizeof(int)), g->num_values};
+  /* the run's index-error record (xcomp/tiled.h), one value shared by every
+   * kernel that checks indices (a slot each); it is no graph value */
+  xc_dim_t index_error_dims[1] = {xc_dim_const((int64_t)XC_INDEX_ERROR_WORDS * lowered->num_index_error_slots)};
+  xc_value_t index_error;
+  memset(&index_error, 0, sizeof index_error);
+  index_error.id = -1;
+  index_error.name = "xcomp.index_error";
+  index_error.dtype = XC_I64;
+  index_error.rank = 1;
+  index_error.dims = index_error_dims;
   for (int i = 0; vt.by_id && i < g->num_values; i++) vt.by_id[i] = -1;
   xc_status_t s = NULL;
   m->inputs = xc_arena_alloc(m->arena, sizeof(int) * (size_t)(g->num_inputs + 1));
@@ -222,7 +232,14 @@ xc_status_t xc_compiled_module_build(const xc_lowered_module_t* lowered, xc_targ
     }
     if (cs->num_knobs) memcpy(cs->knobs, lk->knobs, sizeof(int64_t) * (size_t)cs->num_knobs);
     for (int p = 0; !s && p < lk->num_params; p++) {
-      if (lk->param_values[p]) {
+      if (lk->num_index_checks && p == lk->index_error_param) {
+        s = value_index(&vt, &index_error, &cs->params[p].value);
+        if (!s) m->values[cs->params[p].value].flags |= XC_CM_VALUE_INDEX_ERROR;
+        if (!s && lowered->num_index_error_slots < 1)
+          s = xc_error(XC_INTERNAL, "kernel '%s' checks indices but the module has no index-error slots",
+                       lk->kernel->name);
+        if (!s && p < lk->kernel->num_params) cs->params[p].role = (int)lk->kernel->params[p]->type.role;
+      } else if (lk->param_values[p]) {
         s = value_index(&vt, lk->param_values[p], &cs->params[p].value);
         if (!s && p < lk->kernel->num_params) cs->params[p].role = (int)lk->kernel->params[p]->type.role;
       } else {

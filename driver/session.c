@@ -127,7 +127,8 @@ static xc_status_t plan_and_lower(const xc_session_t* s, const xc_graph_t* g, xc
     st = s->o.lower(s->o.lower_ctx, g, limits, lm);
   } else {
     st = xc_session_plan(s, g, plan);
-    if (!st) st = xc_lower(g, *plan, limits, lm);
+    xc_lower_options_t lo = {.no_index_checks = s->o.no_index_checks};
+    if (!st) st = xc_lower_with(g, *plan, limits, &lo, lm);
   }
   if (!st) st = xc_driver_schedule_kernels(s, *plan, *lm);
   return st;

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "xcomp/op.h"
+#include "xcomp/tiled.h"
 
 xc_status_t xc_node_error(const xc_node_t* n, xc_code_t code, const char* fmt, ...) {
   char msg[1024], where[512];
@@ -85,4 +86,41 @@ xc_status_t xc_tensor_to_i64_list(const xc_tensor_t* t, int64_t* count, int64_t*
   *count = t->numel;
   *out = v;
   return NULL;
+}
+
+xc_status_t xc_index_error_status(const xc_graph_t* g, bool locate, const int64_t* record, int64_t num_words) {
+  const int64_t* words = NULL;
+  for (int64_t i = 0; i + XC_INDEX_ERROR_WORDS <= num_words && !words; i += XC_INDEX_ERROR_WORDS)
+    if (record[i] != 0) words = record + i;
+  if (!words) return NULL;
+  long long v = (long long)words[1], d = (long long)words[2];
+  int kind = (int)(words[3] & 0xff), axis = (int)(words[3] >> 8);
+  char msg[256];
+  switch (kind) {
+    case XC_INDEX_CHECK_AXIS:
+      snprintf(msg, sizeof msg, "index %lld out of range for axis %d of extent %lld", v, axis, d);
+      break;
+    case XC_INDEX_CHECK_POSITION:
+      snprintf(msg, sizeof msg, "position id %lld is outside the cache (%lld)", v, d);
+      break;
+    case XC_INDEX_CHECK_BATCH:
+      snprintf(msg, sizeof msg, "batch index %lld is outside [0, %lld)", v, d);
+      break;
+    case XC_INDEX_CHECK_TARGET:
+      snprintf(msg, sizeof msg, "target %lld is outside [0, %lld)", v, d);
+      break;
+    case XC_INDEX_CHECK_OUTPUT:
+      snprintf(msg, sizeof msg, "index %lld is outside the output (%lld elements)", v, d);
+      break;
+    default:
+      snprintf(msg, sizeof msg, "index %lld out of range for dim %lld", v, d);
+      break;
+  }
+  int64_t pos = words[0] - 1;
+  if (g && pos >= 0 && pos < g->num_nodes && g->nodes[pos]) {
+    const xc_node_t* n = g->nodes[pos];
+    if (locate) return xc_node_error(n, XC_OUT_OF_RANGE, "%s", msg);
+    return xc_error(XC_OUT_OF_RANGE, "node '%s' (%s): %s", n->name, n->op_type, msg);
+  }
+  return xc_error(XC_OUT_OF_RANGE, "node %lld of the graph: %s", (long long)pos, msg);
 }

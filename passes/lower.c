@@ -79,6 +79,43 @@ lw_val_t* lw_buf(lw_ctx_t* c, const xc_value_t* v) {
   return p;
 }
 
+static int node_position(const xc_graph_t* g, const xc_node_t* n) {
+  for (int i = 0; i < g->num_nodes; i++)
+    if (g->nodes[i] == n) return i;
+  return -1;
+}
+
+lw_val_t* lw_check_index(lw_ctx_t* c, const xc_node_t* n, xc_index_check_kind_t kind, int axis, bool negative,
+                         lw_val_t* ix, lw_val_t* dim, lw_val_t** mask) {
+  xc_tiled_kernel_t* k = c->k;
+  lw_val_t* zero = lw_i64(c, 0);
+  ix = lw_cast_to(c, ix, XC_I64);
+  lw_val_t* j = negative ? xc_tiled_select(k, lw_lt(c, ix, zero), lw_add(c, ix, dim), ix) : ix;
+  if (c->no_index_checks) return j;
+  lw_val_t* ok = lw_and(c, xc_tiled_cmp(k, XC_CMP_GE, j, zero), lw_lt(c, j, dim));
+  lw_val_t* bad = xc_tiled_unary(k, XC_TOP_NOT, ok);
+  if (*mask) bad = lw_and(c, bad, *mask);
+  *mask = lw_and(c, *mask, ok);
+  if (!c->index_error) {
+    c->index_error = xc_tiled_param_buffer(k, "index_error", XC_I64, XC_ROLE_OUT);
+    if (c->index_error) c->index_error_param = add_param(c, NULL, xc_dim_const(0), c->index_error);
+  }
+  c->num_index_checks++;
+  /* The kernel's own slot of the record: no load, so no program waits on
+   * another, and the executor reports the first slot (in step order) set. */
+  int64_t base = (int64_t)c->index_error_slot * XC_INDEX_ERROR_WORDS;
+  lw_val_t* words[XC_INDEX_ERROR_WORDS] = {lw_i64(c, node_position(c->g, n) + 1), ix, dim,
+                                            lw_i64(c, (int64_t)kind | (int64_t)axis << 8)};
+  /* Four stores of the lanes' own shape, each lane storing for itself
+   * (predicated; no barrier, no work-group memory; in C they join the
+   * kernel's fused element loop). */
+  for (int i = 0; i < XC_INDEX_ERROR_WORDS; i++) {
+    lw_val_t* off = xc_tiled_select(k, bad, lw_i64(c, base + i), lw_i64(c, base + i)); /* bad's shape */
+    xc_tiled_store(k, c->index_error, off, words[i], bad);
+  }
+  return xc_tiled_select(k, ok, j, zero);
+}
+
 lw_dimv_t lw_dim_const(lw_ctx_t* c, int64_t v) {
   lw_dimv_t r = {lw_i64(c, v), xc_texpr_const(c->k, v), true, v};
   return r;
@@ -599,9 +636,8 @@ static char* group_node_list(const xc_fusion_group_t* grp) {
 
 static xc_status_t lower_group(xc_lowered_module_t* m, xc_graph_t* g, const xc_fusion_plan_t* plan,
                                const xc_fusion_group_t* grp, const xc_tiled_limits_t* limits,
-                               bool* must_store, bool* absorbed, xc_lowered_kernel_t* out_kernel,
+                               bool no_index_checks, bool* must_store, bool* absorbed, xc_lowered_kernel_t* out_kernel,
                                bool* has_kernel) {
-  (void)m;
   *has_kernel = false;
   const xc_node_t* remap_out = NULL;
   if (grp->kind == XC_GROUP_ATTENTION) plan_absorbed(g, grp, plan->num_nodes, absorbed, &remap_out);
@@ -657,7 +693,8 @@ static xc_status_t lower_group(xc_lowered_module_t* m, xc_graph_t* g, const xc_f
   c.remap_out = remap_out;
   c.limits = limits;
   c.multi_phase = np > 1;
-  c.limits = limits;
+  c.no_index_checks = no_index_checks;
+  c.index_error_slot = m->num_index_error_slots;
   char name[64];
   snprintf(name, sizeof name, "g%d_%s", grp->id, xc_group_kind_name(grp->kind));
   for (char* s = name; *s; s++)
@@ -709,6 +746,9 @@ static xc_status_t lower_group(xc_lowered_module_t* m, xc_graph_t* g, const xc_f
   out_kernel->param_values = c.pvals;
   out_kernel->param_dims = c.pdims;
   out_kernel->knobs = knobs;
+  out_kernel->num_index_checks = c.num_index_checks;
+  out_kernel->index_error_param = c.num_index_checks ? c.index_error_param : -1;
+  if (c.num_index_checks) m->num_index_error_slots++;
   free(c.pv);
   free(phases);
   *has_kernel = true;
@@ -727,9 +767,15 @@ static xc_status_t add_step(xc_lowered_module_t* m, int* cap, xc_lowered_step_t 
   return NULL;
 }
 
-xc_status_t xc_lower(const xc_graph_t* cg, const xc_fusion_plan_t* plan,
+xc_status_t xc_lower(const xc_graph_t* g, const xc_fusion_plan_t* plan,
                      const xc_tiled_limits_t* limits, xc_lowered_module_t** out) {
+  return xc_lower_with(g, plan, limits, NULL, out);
+}
+
+xc_status_t xc_lower_with(const xc_graph_t* cg, const xc_fusion_plan_t* plan, const xc_tiled_limits_t* limits,
+                          const xc_lower_options_t* options, xc_lowered_module_t** out) {
   *out = NULL;
+  bool no_checks = options && options->no_index_checks;
   xc_graph_t* g = (xc_graph_t*)cg; /* symbolic dim arithmetic allocates in the arena */
   xc_lowered_module_t* m = calloc(1, sizeof *m);
   bool* must_store = calloc((size_t)g->num_values + 1, sizeof *must_store);
@@ -747,7 +793,8 @@ xc_status_t xc_lower(const xc_graph_t* cg, const xc_fusion_plan_t* plan,
   for (int gi = 0; gi < plan->num_groups && !s; gi++) {
     const xc_fusion_group_t* grp = &plan->groups[gi];
     bool has_kernel = false;
-    s = lower_group(m, g, plan, grp, limits, must_store, absorbed, &m->kernels[m->num_kernels], &has_kernel);
+    s = lower_group(m, g, plan, grp, limits, no_checks, must_store, absorbed, &m->kernels[m->num_kernels],
+                    &has_kernel);
     if (s) break;
     /* views whose source comes from outside the group alias before the kernel */
     for (int i = 0; i < grp->num_nodes && !s; i++) {
@@ -841,6 +888,7 @@ xc_status_t xc_lowered_run_interp(const xc_lowered_module_t* m, int num_inputs,
   run_state_t r;
   memset(&r, 0, sizeof r);
   r.g = g;
+  xc_tensor_t* index_error = NULL; /* the index-error record, when a kernel checks indices */
   int nv = g->num_values + 1;
   int maxid = 0;
   for (int i = 0; i < g->num_values; i++)
@@ -918,7 +966,13 @@ xc_status_t xc_lowered_run_interp(const xc_lowered_module_t* m, int num_inputs,
       break;
     }
     for (int p = 0; p < lk->num_params && !s; p++) {
-      if (lk->param_values[p]) {
+      if (lk->num_index_checks && p == lk->index_error_param) {
+        if (!index_error) {
+          int64_t words = (int64_t)m->num_index_error_slots * XC_INDEX_ERROR_WORDS;
+          s = xc_tensor_create(XC_I64, 1, &words, &index_error); /* zeroed */
+        }
+        args[p].buffer = index_error;
+      } else if (lk->param_values[p]) {
         args[p].buffer = r.of[lk->param_values[p]->id];
         if (!args[p].buffer)
           s = xc_error(XC_INTERNAL, "kernel %s: value '%s' has no buffer", lk->kernel->name,
@@ -928,6 +982,7 @@ xc_status_t xc_lowered_run_interp(const xc_lowered_module_t* m, int num_inputs,
       }
     }
     if (!s) s = xc_tiled_run(lk->kernel, lk->knobs, lk->num_params, args);
+    if (!s && lk->num_index_checks) s = xc_index_error_status(g, true, (const int64_t*)index_error->data, index_error->numel);
     free(args);
   }
   for (int i = 0; i < g->num_outputs && !s; i++) {
@@ -951,5 +1006,6 @@ xc_status_t xc_lowered_run_interp(const xc_lowered_module_t* m, int num_inputs,
   free(r.of);
   free(r.owned);
   xc_symbind_free(&r.bind);
+  xc_tensor_destroy(index_error);
   return s;
 }

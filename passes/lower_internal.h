@@ -68,6 +68,12 @@ typedef struct lw_ctx {
   const xc_node_t* remap_out;
   const xc_tiled_limits_t* limits; /* the target's (NULL: unlimited); knob defaults may use them */
   int64_t threads_default;         /* num_threads default (0: 128), set by a lowering that knows better */
+  bool no_index_checks; /* xc_lower_options_t: lw_check_index only normalizes */
+  /* the index-error record parameter (NULL until a check needs it) */
+  lw_val_t* index_error;
+  int index_error_param;
+  int index_error_slot; /* the kernel's slot of the record (kernels with checks before it) */
+  int num_index_checks;
   xc_status_t err;
 } lw_ctx_t;
 
@@ -127,6 +133,15 @@ xc_status_t lw_epilogue(lw_ctx_t* c, const lw_space_t* sp, lw_val_t* anchor_out)
 void lw_store_prologue(lw_ctx_t* c, const lw_space_t* sp);
 /* x converted to dtype dt (x itself when it already has it). */
 lw_val_t* lw_cast_to(lw_ctx_t* c, lw_val_t* x, xc_dtype_t dt);
+
+/* Checks an index tile read from a tensor (any integer dtype; cast to i64
+ * here) against extent `dim` of node n's `axis` (xcomp/tiled.h, "index
+ * checks"): with `negative`, -dim <= i < 0 counts from the end. Returns the
+ * normalized index with out-of-range lanes clamped to 0, ANDs the in-range
+ * lanes into *mask (a NULL *mask becomes them), and records a failing lane
+ * of *mask in the index-error record. */
+lw_val_t* lw_check_index(lw_ctx_t* c, const xc_node_t* n, xc_index_check_kind_t kind, int axis, bool negative,
+                         lw_val_t* ix, lw_val_t* dim, lw_val_t** mask);
 
 /* ---- elementwise (lower_elementwise.c) ---- */
 bool lw_is_elementwise(const xc_node_t* n);

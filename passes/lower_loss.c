@@ -71,6 +71,8 @@ static void element_loss(lw_ctx_t* c, loss_ctx_t* L, lw_val_t* f, lw_val_t* mask
   lw_val_t* t = lw_cast_to(c, xc_tiled_load(k, lw_buf(c, L->T), f, mask, NULL), XC_I64);
   lw_val_t* use = mask;
   if (L->has_ignore) use = lw_and(c, use, xc_tiled_cmp(k, XC_CMP_NE, t, lw_i64(c, L->ignore)));
+  /* a class index outside [0, C) reads and weighs nothing and fails the run */
+  t = lw_check_index(c, L->n, XC_INDEX_CHECK_TARGET, 1, false, t, L->C.v, &use);
   lw_val_t* x = lw_cast_to(c, xc_tiled_load(k, lw_buf(c, L->X), x_off(c, L, b, t, i), use, NULL), L->at);
   lw_val_t* l = NULL;
   if (L->sce) {

@@ -144,15 +144,16 @@ xc_status_t lw_emit_movement(lw_ctx_t* c, const xc_node_t* n) {
     lw_val_t* iidx[LW_MAX_RANK];
     int ir = I->rank;
     for (int i = 0; i < ir; i++) iidx[i] = elems ? sp.idx[i] : sp.idx[axis + i];
-    lw_val_t* ix = lw_cast_to(c, load_idx(c, &sp, I, ir, iidx), XC_I64);
+    lw_val_t* ix = load_idx(c, &sp, I, ir, iidx);
     lw_val_t* dim = lw_dim(c, X->dims[axis]).v;
-    ix = xc_tiled_select(k, lw_lt(c, ix, lw_i64(c, 0)), lw_add(c, ix, dim), ix);
+    lw_space_t sx = sp; /* lanes whose index is out of range read nothing */
+    ix = lw_check_index(c, n, elems ? XC_INDEX_CHECK_AXIS : XC_INDEX_CHECK_DIM, (int)axis, true, ix, dim, &sx.mask);
     for (int d = 0; d < X->rank; d++) {
       if (elems || d < axis) in[d] = sp.idx[d];
       else if (d > axis) in[d] = sp.idx[d + ir - 1];
     }
     in[axis] = ix;
-    y = load_idx(c, &sp, X, X->rank, in);
+    y = load_idx(c, &sx, X, X->rank, in);
   } else if (!strcmp(op, "Shape") || !strcmp(op, "Size")) {
     int64_t start_a = 0, end_a = X->rank;
     if (op[1] == 'h') {
@@ -313,14 +314,15 @@ xc_status_t lw_emit_movement(lw_ctx_t* c, const xc_node_t* n) {
     lw_val_t* iidx[LW_MAX_RANK];
     for (int d = 0; d < ri - 1; d++) iidx[d] = sp.idx[d];
     for (int d = 0; d < bd; d++) in[d] = sp.idx[d];
+    lw_space_t sx = sp; /* lanes with an index out of range read nothing */
     for (int64_t j = 0; j < kd; j++) {
       iidx[ri - 1] = lw_i64(c, j);
-      lw_val_t* ix = lw_cast_to(c, load_idx(c, &sp, I, ri, iidx), XC_I64);
+      lw_val_t* ix = load_idx(c, &sp, I, ri, iidx);
       lw_val_t* dim = lw_dim(c, X->dims[bd + j]).v;
-      in[bd + j] = xc_tiled_select(k, lw_lt(c, ix, lw_i64(c, 0)), lw_add(c, ix, dim), ix);
+      in[bd + j] = lw_check_index(c, n, XC_INDEX_CHECK_AXIS, (int)(bd + j), true, ix, dim, &sx.mask);
     }
     for (int d = (int)(bd + kd); d < X->rank; d++) in[d] = sp.idx[ri - 1 + d - (bd + kd)];
-    y = load_idx(c, &sp, X, X->rank, in);
+    y = load_idx(c, &sx, X, X->rank, in);
   } else if (!strcmp(op, "OneHot")) {
     const xc_value_t *I = X, *V = n->inputs[2];
     int64_t axis = xc_node_attr_int(n, "axis");
@@ -357,18 +359,34 @@ xc_status_t lw_emit_movement(lw_ctx_t* c, const xc_node_t* n) {
     if (X->rank == 4) sq = sp.idx[2], dd = sp.idx[3];
     else sq = sp.idx[1], dd = lw_rem(c, sp.idx[2], lw_i64(c, d));
     lw_val_t* row;
+    lw_val_t* pos_ok = NULL;
     if (POS) {
       lw_space_t s2 = sp;
       s2.rank = 2;
       s2.idx[0] = b, s2.idx[1] = sq;
       row = lw_cast_to(c, xc_tiled_load(k, lw_buf(c, POS), lw_offset(c, &s2, POS), sp.mask, NULL), XC_I64);
+      /* A position outside the cache reads nothing: clamped and masked off
+       * here, where every element of a row repeats it; the first block
+       * checks the position_ids once (and fails the run). */
+      lw_val_t* rows = lw_dim(c, CS->dims[0]).v;
+      pos_ok = lw_and(c, xc_tiled_cmp(k, XC_CMP_GE, row, lw_i64(c, 0)), lw_lt(c, row, rows));
+      row = xc_tiled_select(k, pos_ok, row, lw_i64(c, 0));
+      lw_dimv_t npos = lw_dim(c, lw_numel(c, POS->rank, POS->dims));
+      lw_val_t* ub = xc_tiled_select(k, xc_tiled_cmp(k, XC_CMP_EQ, start, lw_i64(c, 0)), npos.v, lw_i64(c, 0));
+      const int64_t chunk = 256;
+      xc_tiled_op_t* loop = xc_tiled_for_begin(k, lw_i64(c, 0), ub, lw_i64(c, chunk), 0, NULL);
+      lw_val_t* po = lw_add(c, xc_tiled_for_iv(loop), xc_tiled_arange(k, xc_tiled_dim_const(chunk)));
+      lw_val_t* pm = lw_lt(c, po, npos.v);
+      lw_val_t* pv = xc_tiled_load(k, lw_buf(c, POS), po, pm, NULL);
+      (void)lw_check_index(c, n, XC_INDEX_CHECK_POSITION, 0, false, pv, rows, &pm);
+      xc_tiled_for_end(k, loop, 0, NULL);
     } else {
       row = lw_add(c, lw_mul(c, b, lw_dim(c, X->dims[X->rank == 4 ? 2 : 1]).v), sq);
     }
     lw_val_t* i = inter ? lw_div(c, dd, lw_i64(c, 2)) : lw_rem(c, dd, lw_i64(c, half > 0 ? half : 1));
     lw_val_t* first = inter ? xc_tiled_cmp(k, XC_CMP_EQ, lw_rem(c, dd, lw_i64(c, 2)), lw_i64(c, 0))
                             : lw_lt(c, dd, lw_i64(c, half));
-    lw_val_t* rot = lw_and(c, sp.mask, lw_lt(c, dd, lw_i64(c, rd)));
+    lw_val_t* rot = lw_and(c, lw_and(c, sp.mask, pos_ok), lw_lt(c, dd, lw_i64(c, rd)));
     lw_val_t* delta = xc_tiled_select(k, first, lw_i64(c, inter ? 1 : half), lw_i64(c, inter ? -1 : -half));
     lw_val_t* coff = lw_add(c, lw_mul(c, row, lw_i64(c, half)), i);
     xc_dtype_t at = X->dtype == XC_F64 ? XC_F64 : XC_F32;

@@ -189,7 +189,9 @@ xc_status_t lw_emit_roi_align(lw_ctx_t* c, const xc_node_t* n) {
     lw_val_t* v = lw_cast_to(c, xc_tiled_load(k, lw_buf(c, Ro), lw_add(c, lw_mul(c, r, lw_i64(c, 4)), lw_i64(c, q)), sp.mask, NULL), F);
     roi[q] = lw_sub(c, lw_mul(c, v, FC(scale)), FC(half ? 0.5 : 0.0));
   }
-  lw_val_t* b = lw_cast_to(c, xc_tiled_load(k, lw_buf(c, Bi), r, sp.mask, NULL), XC_I64);
+  lw_val_t* b = xc_tiled_load(k, lw_buf(c, Bi), r, sp.mask, NULL);
+  lw_val_t* b_ok = sp.mask; /* a batch index outside [0, N) reads image 0 and fails the run */
+  b = lw_check_index(c, n, XC_INDEX_CHECK_BATCH, 0, false, b, lw_dim(c, X->dims[0]).v, &b_ok);
   lw_val_t* rw = lw_sub(c, roi[2], roi[0]), *rh = lw_sub(c, roi[3], roi[1]);
   if (!half) {
     rw = xc_tiled_binary(k, XC_TOP_MAX, rw, FC(1));

@@ -3,7 +3,9 @@
  * offset and writes it (reduction none: BLOCK updates per store, a later
  * lane wins like the reference's order; add/mul/max/min: one update at a
  * time, read-modify-write, so repeated indices accumulate). A fused
- * epilogue runs in a final loop over the finished output. */
+ * epilogue runs in a final loop over the finished output. Indices are
+ * checked (lw_check_index): an update whose index is out of range is not
+ * written, and the run fails naming the node. */
 #include <string.h>
 
 #include "lower_internal.h"
@@ -58,9 +60,9 @@ xc_status_t lw_emit_scatter(lw_ctx_t* c, const xc_node_t* n) {
     int64_t axis = xc_node_attr_int(n, "axis");
     if (axis < 0) axis += D->rank;
     if (axis < 0 || axis >= D->rank || I->rank != D->rank) return lw_unsupported(c, n, "bad axis");
-    lw_val_t* ix = lw_cast_to(c, xc_tiled_load(k, lw_buf(c, I), lw_offset(c, &sp, I), sp.mask, NULL), XC_I64);
+    lw_val_t* ix = xc_tiled_load(k, lw_buf(c, I), lw_offset(c, &sp, I), sp.mask, NULL);
     lw_val_t* dim = lw_dim(c, D->dims[axis]).v;
-    so.idx[axis] = xc_tiled_select(k, lw_lt(c, ix, lw_i64(c, 0)), lw_add(c, ix, dim), ix);
+    so.idx[axis] = lw_check_index(c, n, XC_INDEX_CHECK_AXIS, (int)axis, true, ix, dim, &so.mask);
   } else {
     int ri = I->rank;
     if (ri < 1 || !xc_dim_is_static(I->dims[ri - 1])) return lw_unsupported(c, n, "index depth");
@@ -72,16 +74,16 @@ xc_status_t lw_emit_scatter(lw_ctx_t* c, const xc_node_t* n) {
     for (int d = 0; d < ri - 1; d++) si.idx[d] = sp.idx[d];
     for (int64_t j = 0; j < kd; j++) {
       si.idx[ri - 1] = lw_i64(c, j);
-      lw_val_t* ix = lw_cast_to(c, xc_tiled_load(k, lw_buf(c, I), lw_offset(c, &si, I), sp.mask, NULL), XC_I64);
+      lw_val_t* ix = xc_tiled_load(k, lw_buf(c, I), lw_offset(c, &si, I), sp.mask, NULL);
       lw_val_t* dim = lw_dim(c, D->dims[j]).v;
-      so.idx[j] = xc_tiled_select(k, lw_lt(c, ix, lw_i64(c, 0)), lw_add(c, ix, dim), ix);
+      so.idx[j] = lw_check_index(c, n, XC_INDEX_CHECK_AXIS, (int)j, true, ix, dim, &so.mask);
     }
     for (int d = (int)kd; d < D->rank; d++) so.idx[d] = sp.idx[ri - 1 + d - kd];
   }
   lw_val_t* u = lw_load_at(c, &sp, U);
   if (rk) {
     lw_val_t* off = lw_offset(c, &so, Y);
-    lw_val_t* cur = xc_tiled_load(k, lw_buf(c, Y), off, sp.mask, NULL);
+    lw_val_t* cur = xc_tiled_load(k, lw_buf(c, Y), off, so.mask, NULL);
     if (rk == 1) u = lw_add(c, cur, u);
     else if (rk == 2) u = lw_mul(c, cur, u);
     else u = xc_tiled_binary(k, rk == 3 ? XC_TOP_MAX : XC_TOP_MIN, cur, u);
@@ -130,10 +132,9 @@ xc_status_t lw_emit_max_unpool(lw_ctx_t* c, const xc_node_t* n) {
   xc_tiled_for_end(k, loop, 0, NULL);
   loop = block_loop(c, lw_dim(c, lw_numel(c, rank, X->dims)), kb, 0, &start);
   lw_flat_space(c, rank, X->dims, start, kb, &sp, NULL);
-  lw_val_t* at = lw_cast_to(c, lw_load_at(c, &sp, I), XC_I64);
   lw_val_t* total = lw_dim(c, lw_numel(c, rank, inferred)).v;
-  lw_val_t* ok = lw_and(c, sp.mask, lw_and(c, xc_tiled_cmp(k, XC_CMP_GE, at, lw_i64(c, 0)), lw_lt(c, at, total)));
-  at = xc_tiled_select(k, ok, at, lw_i64(c, 0));
+  lw_val_t* ok = sp.mask; /* an index outside the output is written nowhere and fails the run */
+  lw_val_t* at = lw_check_index(c, n, XC_INDEX_CHECK_OUTPUT, 0, false, lw_load_at(c, &sp, I), total, &ok);
   lw_space_t so;
   memset(&so, 0, sizeof so);
   so.rank = rank;

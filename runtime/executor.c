@@ -41,6 +41,9 @@ struct xc_executor {
   int num_graphs;
   uint64_t graph_clock;
   bool graphs_off;  /* options.no_graphs, no capture support, or capture failed */
+  int index_error;  /* the value of the index-error record (its own buffer, zero between runs), -1: none */
+  int64_t index_error_words;
+  int64_t* index_error_host; /* where the record is read back */
   char graph_note[160];
 };
 
@@ -93,6 +96,7 @@ void xc_executor_destroy(xc_executor_t* e) {
     for (int k = 0; k < e->m->num_kernels; k++) xc_module_unload(e->modules[k]);
   free(e->modules);
   free(e->kernels);
+  free(e->index_error_host);
   xc_device_close(e->device);
   free(e);
 }
@@ -127,6 +131,7 @@ xc_status_t xc_executor_create(const xc_compiled_module_t* m, const char* select
     }
   }
   e->graphs_off = e->options.no_graphs || !e->device || !xc_device_can_capture(e->device);
+  e->index_error = -1;
   e->modules = calloc((size_t)m->num_kernels + 1, sizeof *e->modules);
   e->kernels = calloc((size_t)m->num_kernels + 1, sizeof *e->kernels);
   e->value_buffers = calloc((size_t)m->num_values + 1, sizeof *e->value_buffers);
@@ -146,12 +151,37 @@ xc_status_t xc_executor_create(const xc_compiled_module_t* m, const char* select
     if (s) s = xc_status_annotate(s, "uploading weight '%s'", val->name);
     e->weight_bytes += (int64_t)n;
   }
+  for (int v = 0; !s && v < m->num_values; v++) {
+    if (!(m->values[v].flags & XC_CM_VALUE_INDEX_ERROR)) continue;
+    e->index_error = v;
+    e->index_error_words = m->values[v].dims[0].value; /* checked by xc_cm_link */
+    e->index_error_host = calloc((size_t)e->index_error_words, sizeof(int64_t));
+    if (!e->index_error_host) s = xc_error_oom();
+    size_t bytes = (size_t)e->index_error_words * sizeof(int64_t);
+    if (!s) s = xc_buffer_alloc(e->device, bytes, &e->value_buffers[v]);
+    if (!s) s = xc_buffer_write(e->value_buffers[v], 0, e->index_error_host, bytes);
+  }
   if (s) {
     xc_executor_destroy(e);
     return s;
   }
   *out = e;
   return NULL;
+}
+
+/* After a run: the index-error record names the first kernel whose indices
+ * were out of range (xcomp/tiled.h); it is zeroed again for the next run. */
+static xc_status_t check_index_error(xc_executor_t* e) {
+  if (e->index_error < 0) return NULL;
+  size_t bytes = (size_t)e->index_error_words * sizeof(int64_t);
+  xc_buffer_t* b = e->value_buffers[e->index_error];
+  XC_RETURN_IF_ERROR(xc_buffer_read(b, 0, e->index_error_host, bytes));
+  xc_status_t s = xc_index_error_status(e->m->graph, false, e->index_error_host, e->index_error_words);
+  if (!s) return NULL;
+  memset(e->index_error_host, 0, bytes);
+  xc_status_t z = xc_buffer_write(b, 0, e->index_error_host, bytes);
+  if (z) xc_status_free(z);
+  return s;
 }
 
 /* Checks an input tensor against its value and binds its symbols. */
@@ -408,6 +438,7 @@ xc_status_t xc_executor_run(xc_executor_t* e, int num_inputs, const xc_tensor_t*
   if (!s) s = xc_event_elapsed_ms(start, end, &kernels_ms);
   xc_event_free(start);
   xc_event_free(end);
+  if (!s) s = check_index_error(e);
   /* Guards: every slot, input and weight buffer must end where it should. */
   for (int i = 0; !s && e->guard && i < plan.num_slots; i++) {
     s = check_guard(e, e->slots[i], (size_t)plan.slot_bytes[i], "buffer slot", i);

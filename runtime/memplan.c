@@ -106,7 +106,7 @@ xc_status_t xc_memplan_build(const xc_compiled_module_t* m, const xc_symbind_t* 
   }
   for (int v = 0; !s && v < nv; v++) {
     if (out->value_root[v] != v) continue;
-    if (m->values[v].flags & (XC_CM_VALUE_INPUT | XC_CM_VALUE_WEIGHT)) continue;
+    if (m->values[v].flags & (XC_CM_VALUE_INPUT | XC_CM_VALUE_WEIGHT | XC_CM_VALUE_INDEX_ERROR)) continue;
     if (first[v] == ns) first[v] = 0; /* read before any write (or never used): lives throughout */
     if (last[v] < first[v]) last[v] = first[v];
     out->unplanned_bytes += out->value_bytes[v];
@@ -120,7 +120,7 @@ xc_status_t xc_memplan_build(const xc_compiled_module_t* m, const xc_symbind_t* 
   int* free_start = calloc((size_t)ns + 2, sizeof(int));
   if (!s && (!alloc_order || !free_order || !alloc_start || !free_start)) s = xc_error_oom();
   for (int v = 0; !s && v < nv; v++) {
-    if (out->value_root[v] != v || (m->values[v].flags & (XC_CM_VALUE_INPUT | XC_CM_VALUE_WEIGHT))) continue;
+    if (out->value_root[v] != v || (m->values[v].flags & (XC_CM_VALUE_INPUT | XC_CM_VALUE_WEIGHT | XC_CM_VALUE_INDEX_ERROR))) continue;
     alloc_start[first[v] + 1]++;
     free_start[last[v] + 1]++;
   }
@@ -129,7 +129,7 @@ xc_status_t xc_memplan_build(const xc_compiled_module_t* m, const xc_symbind_t* 
     free_start[i + 1] += free_start[i];
   }
   for (int v = 0; !s && v < nv; v++) {
-    if (out->value_root[v] != v || (m->values[v].flags & (XC_CM_VALUE_INPUT | XC_CM_VALUE_WEIGHT))) continue;
+    if (out->value_root[v] != v || (m->values[v].flags & (XC_CM_VALUE_INPUT | XC_CM_VALUE_WEIGHT | XC_CM_VALUE_INDEX_ERROR))) continue;
     alloc_order[alloc_start[first[v]]++] = v;
     free_order[free_start[last[v]]++] = v;
   }

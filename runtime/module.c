@@ -112,12 +112,21 @@ xc_status_t xc_cm_link(xc_compiled_module_t* m, const char* what) {
         graph_from_text(m->graph_text, m->graph_text_size, m->weights, m->weights_size, what, &m->graph);
     if (s) return xc_status_annotate(s, "%s: graph section", what);
   }
-  int flagged_inputs = 0;
+  int flagged_inputs = 0, index_error = -1;
   for (int i = 0; i < m->num_values; i++) {
     unsigned f = m->values[i].flags;
     if ((f & XC_CM_VALUE_INPUT) && (f & XC_CM_VALUE_WEIGHT))
       return link_fail(what, "a value is both an input and a weight: ", m->values[i].name, NULL);
     flagged_inputs += (f & XC_CM_VALUE_INPUT) != 0;
+    if (f & XC_CM_VALUE_INDEX_ERROR) {
+      const xc_cm_value_t* v = &m->values[i];
+      if (f != XC_CM_VALUE_INDEX_ERROR || v->dtype != XC_I64 || v->rank != 1 || v->dims[0].sym ||
+          v->dims[0].value < XC_INDEX_ERROR_WORDS || v->dims[0].value % XC_INDEX_ERROR_WORDS ||
+          v->dims[0].value > (int64_t)XC_INDEX_ERROR_WORDS * 65536)
+        return link_fail(what, "the index-error record must be an i64[4 x slots] value of its own: ", v->name, NULL);
+      if (index_error >= 0) return link_fail(what, "two index-error records: ", v->name, m->values[index_error].name);
+      index_error = i;
+    }
   }
   if (flagged_inputs != m->num_inputs) return link_fail(what, "input list and input flags disagree", NULL, NULL);
   for (int i = 0; i < m->num_inputs; i++) {
@@ -153,6 +162,8 @@ xc_status_t xc_cm_link(xc_compiled_module_t* m, const char* what) {
       if (s->alias_dst < 0 || s->alias_src < 0 || s->alias_dst == s->alias_src)
         return link_fail(what, "bad alias step", NULL, NULL);
       const xc_cm_value_t *d = &m->values[s->alias_dst], *r = &m->values[s->alias_src];
+      if ((d->flags | r->flags) & XC_CM_VALUE_INDEX_ERROR)
+        return link_fail(what, "alias step of the index-error record: ", d->name, NULL);
       if (d->flags & (XC_CM_VALUE_INPUT | XC_CM_VALUE_WEIGHT))
         return link_fail(what, "alias step writes an input or weight: ", d->name, NULL);
       if (xc_dtype_size(d->dtype) != xc_dtype_size(r->dtype))

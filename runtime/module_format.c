@@ -382,7 +382,7 @@ static void read_plan(rbuf_t* r, xc_compiled_module_t* m) {
     if (r->err) break;
     if (dt == XC_DTYPE_UNDEFINED || dt >= XC_DTYPE_COUNT) r_fail(r, "unknown dtype of a value");
     else if (rank > XC_MAX_RANK) r_fail(r, "value rank above the limit");
-    else if (v->flags & ~7u) r_fail(r, "unknown value flags");
+    else if (v->flags & ~15u) r_fail(r, "unknown value flags");
     else if (!v->name || name_index_find(&ix, m, v->name, i) >= 0) r_fail(r, "duplicate value name");
     if (r->err) break;
     v->dtype = (xc_dtype_t)dt;

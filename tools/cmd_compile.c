@@ -32,6 +32,8 @@ bool xc_cli_uses_executor(const char* model, const char* target) {
 void xc_cli_session_options_init(xc_session_options_t* o) {
   xc_session_options_init(o);
   o->knobs = getenv("XCOMP_KNOBS");
+  const char* checks = getenv("XCOMP_INDEX_CHECKS"); /* "off": kernels without index checks (cost measurements) */
+  o->no_index_checks = checks && (strcmp(checks, "off") == 0 || strcmp(checks, "0") == 0);
   o->build.progress = stderr;
 }
 

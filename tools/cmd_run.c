@@ -8,8 +8,10 @@
 #include "cli.h"
 #include "runtime_cli.h"
 #include "targets.h"
+#include "xcomp/driver.h"
 #include "xcomp/frontend.h"
 #include "xcomp/interp.h"
+#include "xcomp/lower.h"
 #include "xcomp/tensor_io.h"
 
 /* mkdir -p: creates dir and any missing parents. */
@@ -43,6 +45,7 @@ static int run_main(int argc, char** argv) {
   bool trace = false, no_cache = false, poison = false, no_graphs = false, allow_tf32 = false;
   int repeat = 1;
   xc_compiled_module_t* cm = NULL;
+  xc_session_t* session = NULL; /* ref and tiled: the optimizing (and lowering) session */
   int num_specs = 0;
   xc_cli_input_spec_t* specs = calloc((size_t)argc + 1, sizeof *specs);
   char** spec_copies = calloc((size_t)argc + 1, sizeof *spec_copies);
@@ -114,7 +117,8 @@ static int run_main(int argc, char** argv) {
     }
   }
   if (!model) { rc = xc_cli_usage_error(cmd, "no MODEL given"); goto done; }
-  bool compiled = xc_cli_uses_executor(model, target);
+  bool tiled = strcmp(target, "tiled") == 0;
+  bool compiled = !tiled && xc_cli_uses_executor(model, target);
   xc_status_t s = NULL;
   if (compiled) {
     /* A compiled target: the module's optimized graph describes the inputs. */
@@ -123,14 +127,15 @@ static int run_main(int argc, char** argv) {
     if (!s) g = cm->graph;
     if (!s && !device && strcmp(target, "ref") != 0) device = target;
   } else {
-    s = xc_cli_check_target(target);
+    /* tiled: the optimized graph lowered to tiled kernels and run by the
+     * tiled-IR interpreter (what `xcomp conform --target tiled` checks) */
+    if (tiled && !pa.level_given) pa.options.opt_level = 2;
+    s = tiled ? NULL : xc_cli_check_target(target);
     if (!s) s = xc_cli_check_file(model);
     if (!s) s = xc_load_model(model, &g);
     if (!s) s = xc_graph_infer(g);
-    xc_session_t* session = NULL;
     if (!s) s = xc_cli_pass_session("ref", &pa, &session);
     if (!s) s = xc_session_optimize(session, g);
-    xc_session_destroy(session);
   }
   if (s) { rc = xc_cli_fail(s); goto done; }
 
@@ -146,9 +151,14 @@ static int run_main(int argc, char** argv) {
   xc_interp_options_init(&io);
   io.trace = trace;
   xc_cli_run_options_t ro = {device, poison, trace, no_graphs, repeat};
-  if (compiled)
+  if (compiled) {
     s = xc_cli_run_compiled(cm, &ro, n, (const xc_tensor_t* const*)inputs, outputs);
-  else
+  } else if (tiled) {
+    xc_lowered_module_t* lm = NULL;
+    s = xc_session_lower(session, g, &lm);
+    if (!s) s = xc_lowered_run_interp(lm, n, (const xc_tensor_t* const*)inputs, outputs);
+    xc_session_lowered_free(session, lm);
+  } else
     s = xc_interp_run(g, &io, n, (const xc_tensor_t* const*)inputs, outputs);
   if (!s) s = make_dir(out_dir);
   if (s) { rc = xc_cli_fail(s); goto done; }
@@ -162,6 +172,7 @@ static int run_main(int argc, char** argv) {
   }
 
 done:
+  xc_session_destroy(session);
   if (outputs && g)
     for (int i = 0; i < g->num_outputs; i++) xc_tensor_destroy(outputs[i]);
   if (inputs && g)
@@ -191,7 +202,9 @@ const xc_cli_command_t xc_cli_run_command = {
     "  --target T          where to run it (default: ref, the reference interpreter;\n"
     "                      'xcomp targets' lists the available targets). Another target\n"
     "                      (cpu, opencl[:N]) compiles the model in memory, through the\n"
-    "                      compile cache, and runs it with the executor\n"
+    "                      compile cache, and runs it with the executor; tiled lowers\n"
+    "                      it (-O2 unless -O<n> is given) and runs the tiled kernels\n"
+    "                      with the tiled-IR interpreter\n"
     "  --device SEL        device for a compiled module MODEL.xcm (default: its target)\n"
     "  --no-cache          compile without the compile cache\n"
     "  --allow-tf32        compiled f32 GEMMs may use tf32 tensor cores (cuda sm_80+)\n"

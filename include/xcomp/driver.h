@@ -106,6 +106,10 @@ typedef struct xc_session_options {
    * generated kernel on the device (cuda: cuBLASLt) and the faster kept;
    * set to keep the generated kernels. */
   bool no_vendor_blas;
+  /* Leave the index checks out of the generated kernels (xc_lower_options_t;
+   * for measuring their cost: out-of-range indices then read and write out
+   * of bounds). The CLI sets it from XCOMP_INDEX_CHECKS=off. */
+  bool no_index_checks;
   xc_cm_build_options_t build;         /* compile options (allow_tf32, flags), dump folder, progress, emit */
   xc_session_lower_fn lower;           /* NULL: fusion plan + xc_lower */
   xc_session_lower_free_fn lower_free;

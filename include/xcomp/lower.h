@@ -29,6 +29,12 @@ typedef struct xc_lowered_kernel {
   const xc_value_t** param_values;
   xc_dim_t* param_dims;
   int64_t* knobs;                /* chosen knob values, kernel->num_knobs of them */
+  /* Index checks (xcomp/tiled.h, "index checks"): when num_index_checks > 0
+   * the buffer parameter index_error_param (its param_values entry is NULL)
+   * is the run's index-error record, i64[XC_INDEX_ERROR_WORDS *
+   * num_index_error_slots] (the kernel writes its own slot). */
+  int num_index_checks;
+  int index_error_param;
 } xc_lowered_kernel_t;
 
 typedef enum xc_step_kind {
@@ -49,12 +55,25 @@ typedef struct xc_lowered_module {
   xc_lowered_kernel_t* kernels;
   int num_steps;
   xc_lowered_step_t* steps;      /* in execution order */
+  int num_index_error_slots;     /* kernels with index checks: slots of the index-error record */
 } xc_lowered_module_t;
 
 /* Lowers every group of plan (built from g) into steps. limits: the target's
  * limits for the default knob chooser (NULL: unlimited). */
 xc_status_t xc_lower(const xc_graph_t* g, const xc_fusion_plan_t* plan,
                      const xc_tiled_limits_t* limits, xc_lowered_module_t** out);
+
+typedef struct xc_lower_options {
+  /* Leave out the index checks (xcomp/tiled.h, "index checks"): indices read
+   * from tensors address memory unchecked, as before the checks existed.
+   * For measuring what the checks cost only: an index out of range then
+   * reads or writes outside its buffer. */
+  bool no_index_checks;
+} xc_lower_options_t;
+
+/* xc_lower with options (NULL: the defaults, all zero). */
+xc_status_t xc_lower_with(const xc_graph_t* g, const xc_fusion_plan_t* plan, const xc_tiled_limits_t* limits,
+                          const xc_lower_options_t* options, xc_lowered_module_t** out);
 void xc_lowered_module_destroy(xc_lowered_module_t* m);
 
 /* Runs a lowered module with the tiled-IR interpreter (no target needed):

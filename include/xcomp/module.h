@@ -50,6 +50,9 @@ enum {
   XC_CM_VALUE_INPUT = 1u << 0,
   XC_CM_VALUE_OUTPUT = 1u << 1,
   XC_CM_VALUE_WEIGHT = 1u << 2, /* an initializer: data in the graph's constant */
+  /* the run's index-error record (xcomp/tiled.h, "index checks"): i64[4],
+   * its own buffer, zero before every run, read after it */
+  XC_CM_VALUE_INDEX_ERROR = 1u << 3,
 };
 
 typedef struct xc_cm_value {

@@ -509,6 +509,46 @@ typedef struct xc_tiled_arg {
 xc_status_t xc_tiled_run(const xc_tiled_kernel_t* k, const int64_t* knob_values,
                          int num_args, const xc_tiled_arg_t* args);
 
+/* ---- index checks ------------------------------------------------------------
+ *
+ * Indices read from tensors (Gather, GatherElements, GatherND, ScatterElements,
+ * ScatterND, MaxUnpool, RotaryEmbedding's position_ids, RoiAlign's
+ * batch_indices, the loss ops' targets) become addresses. The lowering checks each such index
+ * with plain tiled ops (passes/lower.c, lw_check_index): an index outside its
+ * extent (after ONNX's negative-index rule where the op has it) is clamped
+ * and its lanes masked off, so no access leaves its buffer, and the failure
+ * is recorded in an *index-error record*: an i64 buffer, one per run, zero
+ * before it, passed to every kernel that checks indices as one more buffer
+ * parameter (role out). Each such kernel owns a slot of XC_INDEX_ERROR_WORDS
+ * words (slots in step order), which a failing lane fills with
+ *
+ *   [0] the failing node's position in the graph's node list + 1 (0: no error)
+ *   [1] the index value (one of the failing lanes)
+ *   [2] the extent it was checked against
+ *   [3] the message kind (xc_index_check_kind_t) | axis << 8
+ *
+ * Runtimes read the record after a run and turn its first set slot — the
+ * first kernel that failed — into the status the reference interpreter
+ * gives for the same input (xc_index_error_status). */
+#define XC_INDEX_ERROR_WORDS 4
+
+typedef enum xc_index_check_kind {
+  XC_INDEX_CHECK_DIM = 0,      /* "index V out of range for dim D" (Gather) */
+  XC_INDEX_CHECK_AXIS = 1,     /* "index V out of range for axis A of extent D" (GatherElements, *ND, Scatter*) */
+  XC_INDEX_CHECK_POSITION = 2, /* "position id V is outside the cache (D)" (RotaryEmbedding) */
+  XC_INDEX_CHECK_BATCH = 3,    /* "batch index V is outside [0, D)" (RoiAlign) */
+  XC_INDEX_CHECK_TARGET = 4,   /* "target V is outside [0, D)" (loss ops) */
+  XC_INDEX_CHECK_OUTPUT = 5,   /* "index V is outside the output (D elements)" (MaxUnpool) */
+} xc_index_check_kind_t;
+
+/* NULL when no slot of the record (num_words words) is set; otherwise an
+ * XC_OUT_OF_RANGE status for the first set slot, naming the node of g at
+ * position slot[0] - 1 with the reference interpreter's
+ * message (a node position outside g gives a message without a node).
+ * locate: name the node's source location too (false where g was read back
+ * from a compiled module, whose locations are lines of its own graph text). */
+xc_status_t xc_index_error_status(const xc_graph_t* g, bool locate, const int64_t* words, int64_t num_words);
+
 #ifdef __cplusplus
 }
 #endif

@@ -15,14 +15,18 @@
 
 /* Whether a global load follows a global store (in program order, or in the
  * same loop body): then work-items must see each other's global stores
- * (buffers may alias: views of a kernel's outputs are read by its later phases). */
+ * (buffers may alias: views of a kernel's outputs are read by its later phases).
+ * A load from a read-only (`in`) parameter never sees this launch's stores:
+ * lowering gives every buffer the kernel writes, and every view of one, a
+ * writable role, and a runtime never binds an output's memory to an input
+ * of the same launch. */
 void xc_cse_scan_phases(em_t* e, const xc_tiled_block_t* b, bool* stored) {
   for (int i = 0; i < b->num_ops; i++) {
     const xc_tiled_op_t* op = b->ops[i];
     bool global = op->num_operands > 0 && op->operands[0] && op->operands[0]->type.kind == XC_TILED_MEMREF &&
                   op->operands[0]->type.scope == XC_SCOPE_GLOBAL;
     if (op->opcode == XC_TOP_STORE && global) *stored = true;
-    if (op->opcode == XC_TOP_LOAD && global && *stored) e->phased = true;
+    if (op->opcode == XC_TOP_LOAD && global && *stored && op->operands[0]->type.role != XC_ROLE_IN) e->phased = true;
     if (op->opcode == XC_TOP_FOR) {
       bool inner = false;
       xc_cse_scan_phases(e, op->body, &inner);

@@ -79,14 +79,14 @@ static xc_status_t launch_kernel(xc_device_t* dev, const xc_lowered_kernel_t* lk
   int64_t scalars[XC_TARGET_MAX_ARGS];
   int nb = 0, ns = 0;
   for (int p = 0; p < lk->num_params && !s; p++) {
-    if (!lk->param_values[p]) {
+    if (lk->kernel->params[p]->type.kind != XC_TILED_MEMREF) {
       scalars[ns++] = params[p];
       continue;
     }
     /* parameters bound to the same tensor (a view and its source) share one device buffer */
     int same = -1;
     for (int q = 0, b = 0; q < p; q++)
-      if (lk->param_values[q]) {
+      if (lk->kernel->params[q]->type.kind == XC_TILED_MEMREF) {
         if (bufs[q] == bufs[p]) same = b;
         b++;
       }
@@ -113,7 +113,7 @@ static xc_status_t launch_kernel(xc_device_t* dev, const xc_lowered_kernel_t* lk
     if (!s) s = xc_device_synchronize(dev);
   }
   for (int p = 0, b = 0; p < lk->num_params; p++) {
-    if (!lk->param_values[p]) continue;
+    if (lk->kernel->params[p]->type.kind != XC_TILED_MEMREF) continue;
     xc_buffer_t* db = dbufs[b++];
     bool first = true;
     for (int q = 0; q < b - 1; q++) first &= dbufs[q] != db;
@@ -138,6 +138,7 @@ static xc_status_t run_on_device(xc_device_t* dev, const xc_lowered_module_t* m,
   xc_tensor_t** of = calloc((size_t)nv, sizeof *of);
   bool* owned = calloc((size_t)nv, sizeof *owned);
   xc_symbind_t bind;
+  xc_tensor_t* index_error = NULL; /* the index-error record of kernels that check indices */
   xc_symbind_init(&bind);
   xc_status_t s = (!of || !owned) ? xc_error_oom() : NULL;
   for (int i = 0; i < g->num_outputs; i++) outputs[i] = NULL;
@@ -179,7 +180,11 @@ static xc_status_t run_on_device(xc_device_t* dev, const xc_lowered_module_t* m,
     xc_tensor_t* bufs[XC_TARGET_MAX_ARGS] = {0};
     int64_t params[XC_TARGET_MAX_ARGS] = {0};
     for (int p = 0; p < lk->num_params && p < XC_TARGET_MAX_ARGS && !s; p++) {
-      if (lk->param_values[p]) {
+      if (lk->num_index_checks && p == lk->index_error_param) {
+        int64_t words = (int64_t)XC_INDEX_ERROR_WORDS * m->num_index_error_slots;
+        if (!index_error) s = xc_tensor_create(XC_I64, 1, &words, &index_error);
+        bufs[p] = index_error;
+      } else if (lk->param_values[p]) {
         bufs[p] = of[lk->param_values[p]->id];
         if (!bufs[p]) s = xc_error(XC_INTERNAL, "value '%s' has no buffer", lk->param_values[p]->name);
       } else {
@@ -230,6 +235,8 @@ static xc_status_t run_on_device(xc_device_t* dev, const xc_lowered_module_t* m,
   free(of);
   free(owned);
   xc_symbind_free(&bind);
+  if (!s && index_error) s = xc_index_error_status(m->graph, true, (const int64_t*)index_error->data, index_error->numel);
+  xc_tensor_destroy(index_error);
   return s;
 }
 

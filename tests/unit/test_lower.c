@@ -757,6 +757,71 @@ static void test_structure(void) {
   xc_graph_destroy(g);
 }
 
+/* Index checks (docs/lowering.md): two Gathers in two kernels, both with
+ * out-of-range ids, lowered for CPU limits (the record written after
+ * reductions) and GPU limits (per-lane stores); the run fails naming the
+ * first Gather with its index; valid negative ids run; without the checks
+ * the kernels take no record. */
+static void test_index_checks(void) {
+  const char* t = HDR
+      "  input ids: i64[3]\n  input t1: f32[10, 2]\n  input t2: f32[7, 2]\n"
+      "  a = Gather(t1, ids) {axis: 0} @first\n  s = Softmax(a) {axis: 0}\n"
+      "  b = Gather(t2, ids) {axis: 0} @second\n  y = Add(s, b)\n  output y\n}\n";
+  for (int l = 0; l < 2; l++) {
+    xc_tiled_limits_t lim;
+    if (l == 0) xc_tiled_limits_init_cpu(&lim);
+    else xc_tiled_limits_init_gpu(&lim);
+    xc_graph_t* g = NULL;
+    xc_fusion_plan_t* plan = NULL;
+    xc_lowered_module_t* m = lower_text("idx", t, &lim, &g, &plan);
+    if (!m) {
+      lowered_free(g, plan, m);
+      continue;
+    }
+    int checking = 0;
+    for (int i = 0; i < m->num_kernels; i++) checking += m->kernels[i].num_index_checks > 0;
+    CHECK(checking >= 2);
+    CHECK_EQ_INT(m->num_index_error_slots, checking);
+    int64_t d3 = 3, d10[2] = {10, 2}, d7[2] = {7, 2};
+    xc_tensor_t *ids = NULL, *t1 = NULL, *t2 = NULL, *y = NULL;
+    CHECK_OK(xc_tensor_create(XC_I64, 1, &d3, &ids));
+    CHECK_OK(xc_tensor_create(XC_F32, 2, d10, &t1));
+    CHECK_OK(xc_tensor_create(XC_F32, 2, d7, &t2));
+    if (ids && t1 && t2) {
+      xc_tensor_t* ins[3] = {ids, t1, t2};
+      const int64_t ok[3] = {-7, 6, 0}, bad_both[3] = {0, 12, -11}, bad_second[3] = {0, 8, 1};
+      memcpy(ids->data, ok, sizeof ok);
+      CHECK_OK(xc_lowered_run_interp(m, 3, (const xc_tensor_t* const*)ins, &y));
+      xc_tensor_destroy(y);
+      y = NULL;
+      memcpy(ids->data, bad_both, sizeof bad_both);
+      CHECK_ERR(xc_lowered_run_interp(m, 3, (const xc_tensor_t* const*)ins, &y), "node 'first' (Gather)");
+      CHECK(y == NULL);
+      memcpy(ids->data, bad_both, sizeof bad_both);
+      xc_status_t st = xc_lowered_run_interp(m, 3, (const xc_tensor_t* const*)ins, &y);
+      CHECK(st && (strstr(xc_status_message(st), "index 12 out of range for dim 10") ||
+                   strstr(xc_status_message(st), "index -11 out of range for dim 10")));
+      CHECK(st && xc_status_code(st) == XC_OUT_OF_RANGE);
+      xc_status_free(st);
+      memcpy(ids->data, bad_second, sizeof bad_second);
+      CHECK_ERR(xc_lowered_run_interp(m, 3, (const xc_tensor_t* const*)ins, &y),
+                "node 'second' (Gather) at idx:8:3: index 8 out of range for dim 7");
+    }
+    xc_tensor_destroy(ids);
+    xc_tensor_destroy(t1);
+    xc_tensor_destroy(t2);
+    xc_lowered_module_t* unchecked = NULL;
+    xc_lower_options_t off = {.no_index_checks = true};
+    if (plan) CHECK_OK(xc_lower_with(g, plan, &lim, &off, &unchecked));
+    if (unchecked) {
+      CHECK_EQ_INT(unchecked->num_index_error_slots, 0);
+      for (int i = 0; i < unchecked->num_kernels; i++) CHECK_EQ_INT(unchecked->kernels[i].num_index_checks, 0);
+    }
+    xc_lowered_module_destroy(unchecked);
+    lowered_free(g, plan, m);
+  }
+}
+
 static void test_unsupported(void) {
   const char* t = HDR "  input x: f32[3, 3]\n  y = NonZero(x)\n  output y\n}\n";
   xc_graph_t* g = NULL;
@@ -1041,6 +1106,7 @@ int main(void) {
   test_quant();
   test_f16();
   test_unsupported();
+  test_index_checks();
   test_models();
   test_models_limits();
   test_cnn_nhwc();
