@@ -11,4 +11,9 @@
 #define XCOMP_VERSION "unknown"
 #endif
 
+/* xc_write_file_atomic / xc_compiled_module_write with the file's mode
+ * (the cache writes 0600: its entries are code the next compile runs). */
+xc_status_t xc_write_file_atomic_mode(const char* path, const void* bytes, size_t size, unsigned mode);
+xc_status_t xc_compiled_module_write_mode(const xc_compiled_module_t* m, const char* path, unsigned mode);
+
 #endif
