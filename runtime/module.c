@@ -10,6 +10,7 @@
 #include <xxhash.h>
 
 #include "runtime_internal.h"
+#include "xcomp/tempdir.h"
 #include "xcomp/xir.h"
 
 /* ---- hashing ------------------------------------------------------------------ */
@@ -44,9 +45,9 @@ xc_hash128_t xc_device_caps_fingerprint(const xc_device_caps_t* caps) {
 /* ---- temp folders ------------------------------------------------------------- */
 
 static xc_status_t make_temp_dir(char* out, size_t cap) {
-  const char* base = getenv("TMPDIR");
-  if (!base || !*base) base = "/tmp";
-  snprintf(out, cap, "%s/xcomp-xcm-XXXXXX", base);
+  const char* base = NULL;
+  XC_RETURN_IF_ERROR(xc_temp_dir(&base));
+  snprintf(out, cap, "%s/xcm-XXXXXX", base);
   if (!mkdtemp(out)) return xc_error(XC_IO, "cannot create a temp folder in %s: %s", base, strerror(errno));
   return NULL;
 }

@@ -162,7 +162,7 @@ static xc_status_t cpu_compile(void* target, const xc_device_caps_t* caps, const
     return xc_error(XC_UNSUPPORTED, "cpu target compiles C, not %s", source->language);
   const char* base = is_safe_file_name(source->entry) ? source->entry : "kernel";
   char dir[1024];
-  if (snprintf(dir, sizeof dir, "%s/xcomp-cpu-XXXXXX", xc_targets_temp_dir()) >= (int)sizeof dir)
+  if (snprintf(dir, sizeof dir, "%s/cpu-XXXXXX", xc_targets_temp_dir()) >= (int)sizeof dir)
     return xc_error(XC_IO, "cpu: the temp directory path %s is too long", xc_targets_temp_dir());
   if (!mkdtemp(dir)) return xc_error(XC_IO, "cpu: cannot create a temp directory in %s: %s", xc_targets_temp_dir(), strerror(errno));
   char c_path[1400], so_path[1400], log_path[1400], c_name[160], so_name[160];
@@ -244,7 +244,8 @@ static xc_status_t cpu_compile(void* target, const xc_device_caps_t* caps, const
     if (log && log_size > 8000) log[8000] = 0;
     bool not_found = WIFEXITED(status) && WEXITSTATUS(status) == 127;
     st = xc_error(not_found ? XC_UNAVAILABLE : XC_INVALID_ARGUMENT,
-                  "cpu: compiling %s failed (%s exited with %d; source and log kept in %s)\ncommand: %s\n%s",
+                  "cpu: compiling %s failed (%s exited with %d; source and log in %s, kept after exit with "
+                  "XCOMP_KEEP_TEMP=1)\ncommand: %s\n%s",
                   c_path, compiler_name, WIFEXITED(status) ? WEXITSTATUS(status) : -1, dir, command ? command : "",
                   log ? (char*)log : "");
     free(command);
@@ -345,7 +346,7 @@ static xc_status_t cpu_module_load(void* device, const xc_blob_t* blob, void** o
     return xc_error(XC_DATA_LOSS, "cpu: module blob of %zu bytes is not a shared object", blob->size);
   pin_openmp_runtime();
   char path[4096];
-  snprintf(path, sizeof path, "%s/xcomp-module-XXXXXX.so", xc_targets_temp_dir());
+  snprintf(path, sizeof path, "%s/module-XXXXXX.so", xc_targets_temp_dir());
   int fd = mkstemps(path, 3);
   if (fd < 0) return xc_error(XC_IO, "cpu: cannot create %s: %s", path, strerror(errno));
   size_t done = 0;
