@@ -187,6 +187,16 @@ xc_status_t xc_cm_link(xc_compiled_module_t* m, const char* what) {
     xc_status_t st = xc_tiled_knobs_check(tk, s->knobs, NULL);
     if (st) return xc_status_annotate(st, "%s: step %d knob values", what, i);
   }
+  XC_RETURN_IF_ERROR(xc_cm_check_values(m, what));
+  if (xc_cm_is_static(m)) {
+    /* One binding only: every kernel access is checked now, before the
+     * module can run. Modules with symbols: per binding, by the executor. */
+    xc_symbind_t none;
+    xc_symbind_init(&none);
+    xc_status_t st = xc_cm_check_accesses(m, &none, what);
+    xc_symbind_free(&none);
+    XC_RETURN_IF_ERROR(st);
+  }
   return NULL;
 }
 
