@@ -6,7 +6,10 @@
  *   xcm_edit values IN                          the plan's values, one a line
  *   xcm_edit dim IN OUT VALUE AXIS SIZE         a plan value's dim (static)
  *   xcm_edit graph-dim IN OUT VALUE AXIS SIZE   the same dim in the graph text too
- *   xcm_edit blob IN OUT KERNEL OFFSET          flips the bits of one blob byte */
+ *   xcm_edit blob IN OUT KERNEL OFFSET          flips the bits of one blob byte
+ *
+ * IN is read without a signing key; OUT is signed with $XCM_EDIT_KEY when it
+ * is set (a module re-signed with some other key). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,9 +77,13 @@ int main(int argc, char** argv) {
     fprintf(stderr, "usage: xcm_edit values IN | dim|graph-dim IN OUT VALUE AXIS SIZE | blob IN OUT KERNEL OFFSET\n");
     return 2;
   }
+  unsetenv("XCOMP_MODULE_KEY");
+  unsetenv("XCOMP_MODULE_KEY_FILE");
   xc_compiled_module_t* m = NULL;
   xc_status_t s = xc_compiled_module_read(argv[2], &m);
   if (s) return die(s);
+  const char* key = getenv("XCM_EDIT_KEY");
+  if (key && *key) setenv("XCOMP_MODULE_KEY", key, 1);
   const char* cmd = argv[1];
   int rc = 0;
   if (strcmp(cmd, "values") == 0) {
