@@ -7,6 +7,10 @@
  *   xcm_edit dim IN OUT VALUE AXIS SIZE         a plan value's dim (static)
  *   xcm_edit graph-dim IN OUT VALUE AXIS SIZE   the same dim in the graph text too
  *   xcm_edit blob IN OUT KERNEL OFFSET          flips the bits of one blob byte
+ *   xcm_edit strip-blobs IN OUT                 every blob cut to its 64-byte ELF
+ *                                               header (small corpus files)
+ *   xcm_edit reseal IN OUT                      any bytes: the header's payload size
+ *                                               and checksum recomputed, nothing parsed
  *
  * IN is read without a signing key; OUT is signed with $XCM_EDIT_KEY when it
  * is set (a module re-signed with some other key). */
@@ -79,6 +83,24 @@ int main(int argc, char** argv) {
   }
   unsetenv("XCOMP_MODULE_KEY");
   unsetenv("XCOMP_MODULE_KEY_FILE");
+  if (strcmp(argv[1], "reseal") == 0 && argc == 4) {
+    uint8_t* bytes = NULL;
+    size_t size = 0;
+    xc_status_t s = xc_read_file_bytes(argv[2], &bytes, &size);
+    if (s) return die(s);
+    if (size >= 48) {
+      uint64_t payload = size - 48;
+      xc_hash128_t h = xc_hash128(bytes + 48, size - 48);
+      for (int i = 0; i < 8; i++) {
+        bytes[16 + i] = (uint8_t)(payload >> (8 * i));
+        bytes[24 + i] = (uint8_t)(h.lo >> (8 * i));
+        bytes[32 + i] = (uint8_t)(h.hi >> (8 * i));
+      }
+    }
+    s = xc_write_file_atomic(argv[3], bytes, size);
+    free(bytes);
+    return s ? die(s) : 0;
+  }
   xc_compiled_module_t* m = NULL;
   xc_status_t s = xc_compiled_module_read(argv[2], &m);
   if (s) return die(s);
@@ -114,6 +136,11 @@ int main(int argc, char** argv) {
         if (s) rc = die(s);
       }
     }
+  } else if (strcmp(cmd, "strip-blobs") == 0 && argc == 4) {
+    for (int k = 0; k < m->num_kernels; k++)
+      if (m->kernels[k].blob.size > 64) m->kernels[k].blob.size = 64;
+    s = xc_compiled_module_write(m, argv[3]);
+    if (s) rc = die(s);
   } else if (strcmp(cmd, "blob") == 0 && argc == 6) {
     int k = atoi(argv[4]);
     long long off = atoll(argv[5]);
