@@ -42,6 +42,16 @@ expect_error 1 "but the plan binds value '$mid' f32[4, 8] (32 elements) to it" \
   run "$TMP/shrunk2.xcm" --input "$IN" --output-dir "$TMP/o2"
 grep -q "writes elements 0..511" "$TMP/err" || fail "the message does not give the range written: $(cat "$TMP/err")"
 
+# 2b. A module with symbols (basic.xir: x f32[batch, 4]) is checked for each
+#     binding before its first launch.
+run_xcomp compile "$XCOMP_SRC/tests/xir/basic.xir" --target cpu -o "$TMP/basic.xcm" --no-cache
+[ "$RC" -eq 0 ] || fail "compile basic.xir: exit $RC: $(head -c 2000 "$TMP/err")"
+"$XCM_EDIT" graph-dim "$TMP/basic.xcm" "$TMP/basic_shrunk.xcm" a1 1 2 || fail "xcm_edit graph-dim a1 failed"
+make_npy "$TMP/x3.npy" '<f4' '3, 4' "$(for _ in $(seq 12); do printf '0000803f '; done)"
+expect_ok run "$TMP/basic.xcm" --input "@$TMP/x3.npy" --output-dir "$TMP/ob" >/dev/null
+expect_error 1 "but the plan binds value 'a1' f32[batch, 2] (6 elements) to it" \
+  run "$TMP/basic_shrunk.xcm" --input "@$TMP/x3.npy" --output-dir "$TMP/ob2"
+
 # 3. A damaged ELF header in a kernel object (e_phnum).
 "$XCM_EDIT" blob "$TMP/mlp.xcm" "$TMP/elf.xcm" 0 57 || fail "xcm_edit blob failed"
 expect_error 1 "program headers lie outside the file" run "$TMP/elf.xcm" --input "$IN" --output-dir "$TMP/o3"
