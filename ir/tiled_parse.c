@@ -566,6 +566,11 @@ static void parse_op(parser_t* ps, xc_tiled_op_t* loop, bool* done) {
   xc_tiled_value_t* r = NULL;
   switch (oc) {
     case XC_TOP_CONST:
+      /* A float literal for an integer constant must fit (NaN does not). */
+      if (xc_dtype_is_int(t.dtype) && !const_is_int && !(cval >= -9223372036854775808.0 && cval < 9223372036854775808.0)) {
+        perr(ps, "integer constant %g out of range", cval);
+        return;
+      }
       r = xc_dtype_is_int(t.dtype) ? xc_tiled_const_i(k, t.dtype, const_is_int ? ival : (int64_t)cval,
                                                       t.rank, t.dims)
                                    : xc_tiled_const_f(k, t.dtype, cval, t.rank, t.dims);
