@@ -81,10 +81,16 @@ static void advance(parser_t* ps) {
   } else if (isdigit((unsigned char)c) || ((c == '-' || c == '+') && s + 1 < ps->end &&
                                            (isdigit((unsigned char)s[1]) || s[1] == 'i' ||
                                             s[1] == 'n'))) {
+    /* strtod on a NUL-terminated copy: the text need not end in a NUL
+     * (it may end inside the number; found by fuzz_tiled). */
+    char num[400];
+    size_t avail = (size_t)(ps->end - s) < sizeof num - 1 ? (size_t)(ps->end - s) : sizeof num - 1;
+    memcpy(num, s, avail);
+    num[avail] = '\0';
     char* e;
     errno = 0;
-    (void)strtod(s, &e);
-    n = (size_t)(e - s);
+    (void)strtod(num, &e);
+    n = (size_t)(e - num);
     if (n == 0) n = 1;
     t.kind = T_NUM;
   } else {
