@@ -6,11 +6,14 @@
  * corrupt or mismatched entry is a miss and is removed (the caller recompiles
  * and stores a good one). Folders are made 0700 and entries 0600: an entry is
  * code the next compile runs. */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "runtime_internal.h"
@@ -94,9 +97,27 @@ xc_status_t xc_cache_lookup(const char* dir, xc_hash128_t key, xc_cache_stats_t*
   return NULL;
 }
 
+/* Temp files of stores that were killed (SIGKILL, power loss) before their
+ * rename: removed once they are an hour old, which no live store takes. */
+static void sweep_stale_temps(const char* dir) {
+  DIR* d = opendir(dir);
+  if (!d) return;
+  time_t now = time(NULL);
+  struct dirent* e;
+  while ((e = readdir(d)) != NULL) {
+    if (!strstr(e->d_name, ".xcm.tmp.")) continue;
+    struct stat st;
+    if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+        st.st_uid == getuid() && now - st.st_mtime > 3600)
+      unlinkat(dirfd(d), e->d_name, 0);
+  }
+  closedir(d);
+}
+
 xc_status_t xc_cache_store(const char* dir, xc_hash128_t key, const xc_compiled_module_t* m,
                            xc_cache_stats_t* stats) {
   XC_RETURN_IF_ERROR(xc_make_dirs(dir));
+  sweep_stale_temps(dir);
   char path[4200];
   xc_cache_entry_path(dir, key, path, sizeof path);
   xc_compiled_module_t keyed = *m; /* the same module, recording its key */

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "runtime_internal.h"
+#include "xcomp/tempdir.h"
 
 enum { HEADER_SIZE = 48 };
 /* Sections 1-4 are required; 5 (the compile-cache key) and 6 (the signature,
@@ -727,6 +728,7 @@ xc_status_t xc_write_file_atomic_mode(const char* path, const void* bytes, size_
   if (!tmp) return xc_error_oom();
   snprintf(tmp, n + 16, "%s.tmp.XXXXXX", path);
   int fd = mkstemp(tmp);
+  int tracked = fd >= 0 ? xc_temp_track(tmp) : -1; /* removed if a signal ends the process now */
   if (fd < 0) {
     xc_status_t s = xc_error(XC_IO, "cannot create a temp file next to '%s': %s", path, strerror(errno));
     free(tmp);
@@ -750,9 +752,11 @@ xc_status_t xc_write_file_atomic_mode(const char* path, const void* bytes, size_
   if (!ok || rename(tmp, path) != 0) {
     xc_status_t s = xc_error(XC_IO, "cannot write '%s': %s", path, strerror(errno));
     unlink(tmp);
+    xc_temp_forget(tracked);
     free(tmp);
     return s;
   }
+  xc_temp_forget(tracked);
   free(tmp);
   return NULL;
 }

@@ -24,6 +24,12 @@ static volatile sig_atomic_t temp_ready; /* temp_path names a folder this proces
 static pid_t temp_owner;
 static bool exit_hook_set, swept;
 
+/* Files outside the folder to remove with it (xc_temp_track). */
+enum { MAX_TRACKED = 16 };
+static char tracked[MAX_TRACKED][4096];
+static volatile sig_atomic_t tracked_used[MAX_TRACKED];
+static pid_t tracked_owner[MAX_TRACKED];
+
 static const char* temp_base(void) {
   const char* dir = getenv("TMPDIR");
   return dir && *dir ? dir : "/tmp";
@@ -73,9 +79,45 @@ void xc_temp_cleanup(void) {
   pthread_mutex_unlock(&temp_lock);
 }
 
+static void remove_tracked(void) {
+  for (int i = 0; i < MAX_TRACKED; i++)
+    if (tracked_used[i] && tracked_owner[i] == getpid()) unlink(tracked[i]);
+}
+
 static void cleanup_at_exit(void) {
   /* No lock: another thread may hold it while the process exits. */
+  remove_tracked();
   if (temp_ready && temp_owner == getpid() && !keep_temp()) remove_tree(temp_path);
+}
+
+static void ensure_exit_hook(void) {
+  if (!exit_hook_set) {
+    exit_hook_set = true;
+    atexit(cleanup_at_exit);
+  }
+}
+
+int xc_temp_track(const char* path) {
+  if (strlen(path) >= sizeof tracked[0]) return -1;
+  pthread_mutex_lock(&temp_lock);
+  int slot = -1;
+  for (int i = 0; i < MAX_TRACKED && slot < 0; i++)
+    if (!tracked_used[i]) slot = i;
+  if (slot >= 0) {
+    memcpy(tracked[slot], path, strlen(path) + 1);
+    tracked_owner[slot] = getpid();
+    tracked_used[slot] = 1;
+    ensure_exit_hook();
+  }
+  pthread_mutex_unlock(&temp_lock);
+  return slot;
+}
+
+void xc_temp_forget(int handle) {
+  if (handle < 0 || handle >= MAX_TRACKED) return;
+  pthread_mutex_lock(&temp_lock);
+  tracked_used[handle] = 0;
+  pthread_mutex_unlock(&temp_lock);
 }
 
 /* Parses "xcomp-<pid>-XXXXXX"; 0 when name is not one of ours. */
@@ -132,10 +174,7 @@ xc_status_t xc_temp_dir(const char** out_path) {
     memcpy(temp_path, path, sizeof path);
     temp_owner = getpid();
     temp_ready = 1;
-    if (!exit_hook_set) {
-      exit_hook_set = true;
-      atexit(cleanup_at_exit);
-    }
+    ensure_exit_hook();
   }
   *out_path = temp_path;
   pthread_mutex_unlock(&temp_lock);

@@ -32,6 +32,12 @@ void xc_temp_install_signal_cleanup(void);
 /* Removes the xcomp-<pid>-* folders under $TMPDIR of processes that no
  * longer exist (owned by this user); returns how many were removed. */
 int xc_temp_sweep_stale(void);
+/* A temp file outside the folder (the temp file an atomic write renames
+ * into place, which must live beside its destination) is removed with the
+ * folder at exit or on a signal while it is registered. Returns a handle for
+ * xc_temp_forget, or -1 when all slots are taken (then it is not tracked). */
+int xc_temp_track(const char* path);
+void xc_temp_forget(int handle);
 
 #ifdef __cplusplus
 }

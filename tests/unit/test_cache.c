@@ -6,6 +6,8 @@
  * with the model, the options and the target; --no-cache writes nothing;
  * XCOMP_CACHE_DIR picks the folder. */
 #include <dirent.h>
+#include <fcntl.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -175,6 +177,28 @@ int main(void) {
     compile_and_run(&r, &st);
     CHECK_EQ_INT(st.hits, hits + 1);
     CHECK_EQ_INT(count_entries(sub), 1);
+  }
+
+  /* A store removes the temp files of stores killed before their rename,
+   * once they are an hour old; a fresh one (a store in progress) stays. */
+  {
+    char stale[700], fresh[700];
+    snprintf(stale, sizeof stale, "%s/0123.xcm.tmp.AbCdEf", sub);
+    snprintf(fresh, sizeof fresh, "%s/4567.xcm.tmp.AbCdEf", sub);
+    FILE* f1 = fopen(stale, "w");
+    FILE* f2 = fopen(fresh, "w");
+    CHECK(f1 && f2);
+    if (f1) fclose(f1);
+    if (f2) fclose(f2);
+    struct timespec old_times[2] = {{time(NULL) - 7200, 0}, {time(NULL) - 7200, 0}};
+    CHECK(utimensat(AT_FDCWD, stale, old_times, 0) == 0);
+    xc_compiled_module_t* any = NULL;
+    CHECK_OK(xc_compiled_module_read(path, &any));
+    if (any) CHECK_OK(xc_cache_store(sub, key, any, NULL));
+    xc_compiled_module_destroy(any);
+    CHECK(access(stale, F_OK) != 0);
+    CHECK(access(fresh, F_OK) == 0);
+    unlink(fresh);
   }
 
   /* The key follows everything that decides the result. */
