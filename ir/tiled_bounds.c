@@ -58,13 +58,10 @@ static bool dtype_bounds(xc_dtype_t t, int64_t* lo, int64_t* hi) {
   }
 }
 
-/* Every value of the type (a value that might wrap is only known to be one). */
-static ival_t of_type(xc_dtype_t t) {
-  int64_t lo, hi;
-  if (!dtype_bounds(t, &lo, &hi)) return ALL;
-  if (lo == INT64_MIN) lo = INT64_MIN; /* i64: unbounded */
-  return iv(lo, hi == INT64_MAX ? INT64_MAX : hi);
-}
+/* A value the walk cannot bound: unbounded, whatever its type's range (a
+ * loaded i32 index is as unknown as an i64 one: the type's range would be a
+ * bound the access always fails, not a fact about the kernel); bool is 0/1. */
+static ival_t of_type(xc_dtype_t t) { return t == XC_BOOL ? iv(0, 1) : ALL; }
 
 static ival_t mul(ival_t a, ival_t b) {
   if ((a.lo == 0 && a.hi == 0) || (b.lo == 0 && b.hi == 0)) return iv(0, 0);
@@ -245,10 +242,15 @@ static void narrow(bounds_t* b, const xc_tiled_value_t* v, int64_t lo, int64_t h
   b->narrowed[v->id] = r;
   b->stamp[v->id] = b->now;
   const xc_tiled_op_t* d = v->def;
-  if (d && d->num_operands > 0 &&
-      (d->opcode == XC_TOP_EXPAND_DIMS || d->opcode == XC_TOP_BROADCAST || d->opcode == XC_TOP_TRANS ||
-       (d->opcode == XC_TOP_CAST && integral(d->operands[0]))))
-    narrow(b, d->operands[0], lo, hi, depth + 1);
+  if (!d || d->num_operands < 1) return;
+  bool copy = d->opcode == XC_TOP_EXPAND_DIMS || d->opcode == XC_TOP_BROADCAST || d->opcode == XC_TOP_TRANS;
+  if (d->opcode == XC_TOP_CAST && integral(d->operands[0])) {
+    /* Only a cast that keeps every value of its operand says the same of it. */
+    int64_t tlo, thi;
+    ival_t src = current(b, d->operands[0]);
+    copy = dtype_bounds(v->type.dtype, &tlo, &thi) && src.lo >= tlo && src.hi <= thi;
+  }
+  if (copy) narrow(b, d->operands[0], lo, hi, depth + 1);
 }
 
 /* Narrows by what a true mask element says. False when the mask is not an
