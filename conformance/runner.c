@@ -17,6 +17,7 @@
 
 #include "report_internal.h"
 #include "xcomp/conformance.h"
+#include "xcomp/tempdir.h"
 
 #define MAX_DEPTH 3
 
@@ -319,6 +320,7 @@ static xc_status_t spawn(const xc_conform_case_t* c, int index, const xc_conform
     line[len + 1] = '\0';
     write_all(fds[1], line, strlen(line));
     close(fds[1]);
+    xc_temp_cleanup(); /* the child's own temp folder: _exit runs no exit hooks */
     _exit(0);
   }
   close(fds[1]);

@@ -260,6 +260,7 @@ xc_status_t xc_session_compile_bytes(xc_session_t* s, const void* bytes, size_t 
     key = xc_compile_cache_key(bytes, size, target_name, &s->res.caps, xc_session_arch_only(s), &s->o);
     XC_RETURN_IF_ERROR(xc_cache_lookup(dir, key, &s->stats, out));
     if (*out) {
+      (*out)->has_cache_key = false; /* the key binds the file in the cache, not the module */
       if (strcmp((*out)->target, target_name) == 0) return NULL;
       xc_compiled_module_destroy(*out); /* a key collision across targets: recompile */
       *out = NULL;

@@ -81,10 +81,16 @@ static void advance(parser_t* ps) {
   } else if (isdigit((unsigned char)c) || ((c == '-' || c == '+') && s + 1 < ps->end &&
                                            (isdigit((unsigned char)s[1]) || s[1] == 'i' ||
                                             s[1] == 'n'))) {
+    /* strtod on a NUL-terminated copy: the text need not end in a NUL
+     * (it may end inside the number; found by fuzz_tiled). */
+    char num[400];
+    size_t avail = (size_t)(ps->end - s) < sizeof num - 1 ? (size_t)(ps->end - s) : sizeof num - 1;
+    memcpy(num, s, avail);
+    num[avail] = '\0';
     char* e;
     errno = 0;
-    (void)strtod(s, &e);
-    n = (size_t)(e - s);
+    (void)strtod(num, &e);
+    n = (size_t)(e - num);
     if (n == 0) n = 1;
     t.kind = T_NUM;
   } else {
@@ -566,6 +572,11 @@ static void parse_op(parser_t* ps, xc_tiled_op_t* loop, bool* done) {
   xc_tiled_value_t* r = NULL;
   switch (oc) {
     case XC_TOP_CONST:
+      /* A float literal for an integer constant must fit (NaN does not). */
+      if (xc_dtype_is_int(t.dtype) && !const_is_int && !(cval >= -9223372036854775808.0 && cval < 9223372036854775808.0)) {
+        perr(ps, "integer constant %g out of range", cval);
+        return;
+      }
       r = xc_dtype_is_int(t.dtype) ? xc_tiled_const_i(k, t.dtype, const_is_int ? ival : (int64_t)cval,
                                                       t.rank, t.dims)
                                    : xc_tiled_const_f(k, t.dtype, cval, t.rank, t.dims);

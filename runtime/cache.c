@@ -1,13 +1,19 @@
 /* The compile cache: compiled modules stored as .xcm files named by a
  * 128-bit key under $XCOMP_CACHE_DIR (default ~/.cache/xcomp). Entries are
  * written through a temp file and renamed, so a reader sees a whole entry or
- * none; a corrupt entry is a miss and is removed (the caller recompiles and
- * stores a good one). */
+ * none; each records the key it was stored under (the module's cache-key
+ * section), so a module copied under another key's name is not served. A
+ * corrupt or mismatched entry is a miss and is removed (the caller recompiles
+ * and stores a good one). Folders are made 0700 and entries 0600: an entry is
+ * code the next compile runs. */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "runtime_internal.h"
@@ -40,7 +46,7 @@ xc_status_t xc_make_dirs(const char* dir) {
     if (path[i] != '/' && path[i] != '\0') continue;
     char saved = path[i];
     path[i] = '\0';
-    if (mkdir(path, 0777) != 0 && errno != EEXIST)
+    if (mkdir(path, 0700) != 0 && errno != EEXIST)
       return xc_error(XC_IO, "cannot create folder %s: %s", path, strerror(errno));
     path[i] = saved;
   }
@@ -69,6 +75,13 @@ xc_status_t xc_cache_lookup(const char* dir, xc_hash128_t key, xc_cache_stats_t*
   }
   s = xc_compiled_module_deserialize(bytes, size, path, out);
   free(bytes);
+  if (!s && (!(*out)->has_cache_key || (*out)->cache_key.lo != key.lo || (*out)->cache_key.hi != key.hi)) {
+    /* A valid module, but not the one compiled for this key (copied or
+     * renamed into the cache, or an entry of an older xcomp): a miss. */
+    xc_compiled_module_destroy(*out);
+    *out = NULL;
+    s = xc_error(XC_DATA_LOSS, "%s: the entry was stored under another key", path);
+  }
   if (s) {
     /* A damaged entry (a crash mid-copy, a disk error, another version):
      * drop it; the caller recompiles and stores a good one. */
@@ -84,12 +97,33 @@ xc_status_t xc_cache_lookup(const char* dir, xc_hash128_t key, xc_cache_stats_t*
   return NULL;
 }
 
+/* Temp files of stores that were killed (SIGKILL, power loss) before their
+ * rename: removed once they are an hour old, which no live store takes. */
+static void sweep_stale_temps(const char* dir) {
+  DIR* d = opendir(dir);
+  if (!d) return;
+  time_t now = time(NULL);
+  struct dirent* e;
+  while ((e = readdir(d)) != NULL) {
+    if (!strstr(e->d_name, ".xcm.tmp.")) continue;
+    struct stat st;
+    if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+        st.st_uid == getuid() && now - st.st_mtime > 3600)
+      unlinkat(dirfd(d), e->d_name, 0);
+  }
+  closedir(d);
+}
+
 xc_status_t xc_cache_store(const char* dir, xc_hash128_t key, const xc_compiled_module_t* m,
                            xc_cache_stats_t* stats) {
   XC_RETURN_IF_ERROR(xc_make_dirs(dir));
+  sweep_stale_temps(dir);
   char path[4200];
   xc_cache_entry_path(dir, key, path, sizeof path);
-  XC_RETURN_IF_ERROR(xc_compiled_module_write(m, path));
+  xc_compiled_module_t keyed = *m; /* the same module, recording its key */
+  keyed.has_cache_key = true;
+  keyed.cache_key = key;
+  XC_RETURN_IF_ERROR(xc_compiled_module_write_mode(&keyed, path, 0600));
   if (stats) stats->stores++;
   return NULL;
 }

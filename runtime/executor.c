@@ -12,6 +12,7 @@
 
 #define XC_EXECUTOR_MAX_GRAPHS 8
 #define XC_EXECUTOR_MAX_KEY (XC_MAX_RANK * 16)
+#define XC_EXECUTOR_MAX_CHECKED 16
 
 typedef struct graph_entry {
   int64_t key[XC_EXECUTOR_MAX_KEY]; /* the input shapes */
@@ -45,6 +46,11 @@ struct xc_executor {
   int64_t index_error_words;
   int64_t* index_error_host; /* where the record is read back */
   char graph_note[160];
+  /* Input shapes whose binding passed xc_cm_check_accesses (modules with
+   * symbols; a static module was checked when it was read). */
+  int64_t checked[XC_EXECUTOR_MAX_CHECKED][XC_EXECUTOR_MAX_KEY];
+  int checked_len[XC_EXECUTOR_MAX_CHECKED];
+  int num_checked, next_checked;
 };
 
 void xc_executor_options_init(xc_executor_options_t* o) { memset(o, 0, sizeof *o); }
@@ -319,6 +325,35 @@ static xc_status_t launch_all(xc_executor_t* e, const xc_memplan_t* plan, const 
   return NULL;
 }
 
+/* Before the first launch with a binding of a module's symbols: every kernel
+ * access inside the values its step binds (runtime/module_check.c).
+ * Remembers the input shapes that passed. */
+static xc_status_t check_binding(xc_executor_t* e, const xc_tensor_t* const* inputs, const xc_symbind_t* binds) {
+  if (xc_cm_is_static(e->m)) return NULL; /* checked when it was read or built */
+  int64_t key[XC_EXECUTOR_MAX_KEY];
+  int n = 0;
+  bool keyed = true;
+  for (int i = 0; keyed && i < e->m->num_inputs; i++) {
+    if (n + 1 + inputs[i]->rank > XC_EXECUTOR_MAX_KEY) {
+      keyed = false;
+      break;
+    }
+    key[n++] = inputs[i]->rank;
+    for (int d = 0; d < inputs[i]->rank; d++) key[n++] = inputs[i]->dims[d];
+  }
+  for (int i = 0; keyed && i < e->num_checked; i++)
+    if (e->checked_len[i] == n && memcmp(e->checked[i], key, sizeof *key * (size_t)n) == 0) return NULL;
+  XC_RETURN_IF_ERROR(xc_cm_check_accesses(e->m, binds, "compiled module"));
+  if (keyed) {
+    int slot = e->next_checked;
+    e->next_checked = (e->next_checked + 1) % XC_EXECUTOR_MAX_CHECKED;
+    if (e->num_checked < XC_EXECUTOR_MAX_CHECKED) e->num_checked++;
+    memcpy(e->checked[slot], key, sizeof *key * (size_t)n);
+    e->checked_len[slot] = n;
+  }
+  return NULL;
+}
+
 /* The graph for these input shapes and buffers, captured now if needed.
  * NULL (and no error) when graphs are off or capture failed: the caller
  * launches one by one. */
@@ -399,6 +434,7 @@ xc_status_t xc_executor_run(xc_executor_t* e, int num_inputs, const xc_tensor_t*
   xc_status_t s = NULL;
   for (int i = 0; !s && i < num_inputs; i++) s = bind_input(&m->values[m->inputs[i]], inputs[i], i, &binds);
   if (!s) s = xc_memplan_build(m, &binds, &plan);
+  if (!s) s = check_binding(e, inputs, &binds);
   if (!s) s = fit_slots(e, &plan);
   if (!s && e->options.poison) s = poison_slots(e, &plan);
   int64_t input_bytes = 0;

@@ -10,6 +10,7 @@
 #include <xxhash.h>
 
 #include "runtime_internal.h"
+#include "xcomp/tempdir.h"
 #include "xcomp/xir.h"
 
 /* ---- hashing ------------------------------------------------------------------ */
@@ -44,9 +45,9 @@ xc_hash128_t xc_device_caps_fingerprint(const xc_device_caps_t* caps) {
 /* ---- temp folders ------------------------------------------------------------- */
 
 static xc_status_t make_temp_dir(char* out, size_t cap) {
-  const char* base = getenv("TMPDIR");
-  if (!base || !*base) base = "/tmp";
-  snprintf(out, cap, "%s/xcomp-xcm-XXXXXX", base);
+  const char* base = NULL;
+  XC_RETURN_IF_ERROR(xc_temp_dir(&base));
+  snprintf(out, cap, "%s/xcm-XXXXXX", base);
   if (!mkdtemp(out)) return xc_error(XC_IO, "cannot create a temp folder in %s: %s", base, strerror(errno));
   return NULL;
 }
@@ -196,6 +197,16 @@ xc_status_t xc_cm_link(xc_compiled_module_t* m, const char* what) {
       return link_fail(what, "too many kernel arguments in ", tk->name, NULL);
     xc_status_t st = xc_tiled_knobs_check(tk, s->knobs, NULL);
     if (st) return xc_status_annotate(st, "%s: step %d knob values", what, i);
+  }
+  XC_RETURN_IF_ERROR(xc_cm_check_values(m, what));
+  if (xc_cm_is_static(m)) {
+    /* One binding only: every kernel access is checked now, before the
+     * module can run. Modules with symbols: per binding, by the executor. */
+    xc_symbind_t none;
+    xc_symbind_init(&none);
+    xc_status_t st = xc_cm_check_accesses(m, &none, what);
+    xc_symbind_free(&none);
+    XC_RETURN_IF_ERROR(st);
   }
   return NULL;
 }

@@ -10,9 +10,14 @@
 #include <unistd.h>
 
 #include "runtime_internal.h"
+#include "xcomp/tempdir.h"
 
 enum { HEADER_SIZE = 48 };
+/* Sections 1-4 are required; 5 (the compile-cache key) and 6 (the signature,
+ * always last) are optional. */
 enum { SEC_GRAPH = 1, SEC_WEIGHTS = 2, SEC_PLAN = 3, SEC_KERNELS = 4, NUM_SECTIONS = 4 };
+enum { SEC_CACHE_KEY = 5, SEC_SIGNATURE = 6, MAX_SECTION_ID = 6 };
+enum { SIGNATURE_SIZE = 32 };
 enum { MAX_EXPR_DEPTH = 64 };
 
 static const char* section_name(uint32_t id) {
@@ -21,8 +26,20 @@ static const char* section_name(uint32_t id) {
     case SEC_WEIGHTS: return "weights";
     case SEC_PLAN: return "plan";
     case SEC_KERNELS: return "kernels";
+    case SEC_CACHE_KEY: return "cache key";
+    case SEC_SIGNATURE: return "signature";
     default: return "unknown";
   }
+}
+
+/* The signature: HMAC-SHA256 over the header's first 24 bytes (magic,
+ * version, header size, payload size) and the payload up to the signature
+ * section, which is the last thing in the file. The checksum is left out: it
+ * covers the signature. */
+static void sign_prefix(const uint8_t* key, size_t key_size, const uint8_t* file, size_t sig_offset,
+                        uint8_t out[SIGNATURE_SIZE]) {
+  xc_byte_span_t parts[2] = {{file, 24}, {file + HEADER_SIZE, sig_offset}};
+  xc_hmac_sha256(key, key_size, parts, 2, out);
 }
 
 /* ---- writer ---------------------------------------------------------------- */
@@ -149,12 +166,33 @@ xc_status_t xc_compiled_module_serialize(const xc_compiled_module_t* m, uint8_t*
                                          size_t* out_size) {
   *out_bytes = NULL;
   *out_size = 0;
-  wbuf_t sec[NUM_SECTIONS];
+  uint8_t* key = NULL;
+  size_t key_size = 0;
+  XC_RETURN_IF_ERROR(xc_module_key_load(&key, &key_size));
+  /* Sections in id order: the four required ones, the cache key when the
+   * module has one, and the signature last (it covers every byte before it). */
+  wbuf_t sec[MAX_SECTION_ID];
+  uint32_t ids[MAX_SECTION_ID];
   memset(sec, 0, sizeof sec);
-  w_bytes(&sec[0], m->graph_text, m->graph_text_size);
-  w_bytes(&sec[1], m->weights, m->weights_size);
-  write_plan(&sec[2], m);
-  write_kernels(&sec[3], m);
+  int nsec = 0;
+  ids[nsec] = SEC_GRAPH;
+  w_bytes(&sec[nsec++], m->graph_text, m->graph_text_size);
+  ids[nsec] = SEC_WEIGHTS;
+  w_bytes(&sec[nsec++], m->weights, m->weights_size);
+  ids[nsec] = SEC_PLAN;
+  write_plan(&sec[nsec++], m);
+  ids[nsec] = SEC_KERNELS;
+  write_kernels(&sec[nsec++], m);
+  if (m->has_cache_key) {
+    ids[nsec] = SEC_CACHE_KEY;
+    w_u64(&sec[nsec], m->cache_key.lo);
+    w_u64(&sec[nsec++], m->cache_key.hi);
+  }
+  if (key) {
+    static const uint8_t blank[SIGNATURE_SIZE];
+    ids[nsec] = SEC_SIGNATURE;
+    w_bytes(&sec[nsec++], blank, sizeof blank);
+  }
 
   wbuf_t w = {0};
   uint8_t header[HEADER_SIZE];
@@ -166,20 +204,21 @@ xc_status_t xc_compiled_module_serialize(const xc_compiled_module_t* m, uint8_t*
   w_u64(&w, m->caps_fingerprint.lo);
   w_u64(&w, m->caps_fingerprint.hi);
   w_u32(&w, m->flags);
-  w_u32(&w, NUM_SECTIONS);
+  w_u32(&w, (uint32_t)nsec);
   /* Section table, then the sections, each 64-byte aligned in the payload. */
-  size_t offset = w.len - HEADER_SIZE + (size_t)NUM_SECTIONS * 24;
-  for (int i = 0; i < NUM_SECTIONS; i++) {
+  size_t offset = w.len - HEADER_SIZE + (size_t)nsec * 24, sig_offset = 0;
+  for (int i = 0; i < nsec; i++) {
     offset = (offset + 63) & ~(size_t)63;
-    w_u32(&w, (uint32_t)(i + 1));
+    w_u32(&w, ids[i]);
     w_u32(&w, 0);
     w_u64(&w, (uint64_t)offset);
     w_u64(&w, (uint64_t)sec[i].len);
+    if (ids[i] == SEC_SIGNATURE) sig_offset = offset;
     offset += sec[i].len;
   }
   static const uint8_t zeros[64];
   bool oom = false;
-  for (int i = 0; i < NUM_SECTIONS; i++) {
+  for (int i = 0; i < nsec; i++) {
     size_t pos = w.len - HEADER_SIZE;
     w_bytes(&w, zeros, ((pos + 63) & ~(size_t)63) - pos);
     w_bytes(&w, sec[i].data, sec[i].len);
@@ -188,6 +227,7 @@ xc_status_t xc_compiled_module_serialize(const xc_compiled_module_t* m, uint8_t*
   }
   if (w.oom || oom) {
     free(w.data);
+    free(key);
     return xc_error_oom();
   }
   memcpy(w.data, XC_CM_MAGIC, 8);
@@ -196,6 +236,10 @@ xc_status_t xc_compiled_module_serialize(const xc_compiled_module_t* m, uint8_t*
   for (int i = 0; i < 4; i++) h[12 + i] = (uint8_t)((uint32_t)HEADER_SIZE >> (8 * i));
   size_t payload = w.len - HEADER_SIZE;
   put_u64_at(h + 16, (uint64_t)payload);
+  if (key) {
+    sign_prefix(key, key_size, w.data, sig_offset, w.data + HEADER_SIZE + sig_offset);
+    free(key);
+  }
   xc_hash128_t sum = xc_hash128(w.data + HEADER_SIZE, payload);
   put_u64_at(h + 24, sum.lo);
   put_u64_at(h + 32, sum.hi);
@@ -547,8 +591,8 @@ xc_status_t xc_compiled_module_deserialize(const uint8_t* bytes, size_t size, co
   m->flags = r_u32(&r);
   if (!r.err && (m->flags & ~XC_CM_ARCH_ONLY)) r_fail(&r, "unknown module flags");
   int nsec = r_count(&r, 24);
-  size_t sec_off[NUM_SECTIONS + 1] = {0}, sec_len[NUM_SECTIONS + 1] = {0};
-  bool seen[NUM_SECTIONS + 1] = {false};
+  size_t sec_off[MAX_SECTION_ID + 1] = {0}, sec_len[MAX_SECTION_ID + 1] = {0};
+  bool seen[MAX_SECTION_ID + 1] = {false};
   for (int i = 0; i < nsec && !r.err; i++) {
     uint32_t id = r_u32(&r);
     r_u32(&r);
@@ -558,7 +602,7 @@ xc_status_t xc_compiled_module_deserialize(const uint8_t* bytes, size_t size, co
       r_fail(&r, "a section lies outside the file");
       break;
     }
-    if (id >= 1 && id <= NUM_SECTIONS) {
+    if (id >= 1 && id <= MAX_SECTION_ID) {
       if (seen[id]) {
         r_fail(&r, "a section appears twice");
         break;
@@ -573,6 +617,45 @@ xc_status_t xc_compiled_module_deserialize(const uint8_t* bytes, size_t size, co
       r.err = xc_error(XC_DATA_LOSS, "%s: corrupt compiled module: no %s section", what, section_name(id));
     }
   if (!r.err && !m->target[0]) r_fail(&r, "empty target name");
+  if (!r.err && seen[SEC_CACHE_KEY]) {
+    if (sec_len[SEC_CACHE_KEY] != 16) {
+      r_fail(&r, "the cache key section is not 16 bytes");
+    } else {
+      m->has_cache_key = true;
+      m->cache_key.lo = get_u64(bytes + HEADER_SIZE + sec_off[SEC_CACHE_KEY]);
+      m->cache_key.hi = get_u64(bytes + HEADER_SIZE + sec_off[SEC_CACHE_KEY] + 8);
+    }
+  }
+  if (!r.err && seen[SEC_SIGNATURE] &&
+      (sec_len[SEC_SIGNATURE] != SIGNATURE_SIZE || sec_off[SEC_SIGNATURE] + SIGNATURE_SIZE != payload))
+    r_fail(&r, "the signature section is not the last 32 bytes of the file");
+  if (!r.err) {
+    /* Before anything of the payload is interpreted: with a key set, only a
+     * module signed with that key goes on. */
+    uint8_t* key = NULL;
+    size_t key_size = 0;
+    r.err = xc_module_key_load(&key, &key_size);
+    if (!r.err && key) {
+      if (!seen[SEC_SIGNATURE]) {
+        r.err = xc_error(XC_DATA_LOSS,
+                         "%s: the module is not signed and a module signing key is set "
+                         "(XCOMP_MODULE_KEY / XCOMP_MODULE_KEY_FILE); refusing to load it",
+                         what);
+      } else {
+        uint8_t want_sig[SIGNATURE_SIZE];
+        sign_prefix(key, key_size, bytes, sec_off[SEC_SIGNATURE], want_sig);
+        if (!xc_digest_equal(want_sig, bytes + HEADER_SIZE + sec_off[SEC_SIGNATURE], SIGNATURE_SIZE))
+          r.err = xc_error(XC_DATA_LOSS,
+                           "%s: bad module signature: the module was not signed with the key set in "
+                           "XCOMP_MODULE_KEY / XCOMP_MODULE_KEY_FILE (or was changed after signing); "
+                           "refusing to load it",
+                           what);
+        else
+          m->signature_verified = true;
+      }
+    }
+    free(key);
+  }
   if (!r.err) {
     m->graph_text = malloc(sec_len[SEC_GRAPH] + 1);
     m->weights = malloc(sec_len[SEC_WEIGHTS] + 1);
@@ -636,11 +719,16 @@ xc_status_t xc_read_file_bytes(const char* path, uint8_t** out_bytes, size_t* ou
 }
 
 xc_status_t xc_write_file_atomic(const char* path, const void* bytes, size_t size) {
+  return xc_write_file_atomic_mode(path, bytes, size, 0644);
+}
+
+xc_status_t xc_write_file_atomic_mode(const char* path, const void* bytes, size_t size, unsigned mode) {
   size_t n = strlen(path);
   char* tmp = malloc(n + 16);
   if (!tmp) return xc_error_oom();
   snprintf(tmp, n + 16, "%s.tmp.XXXXXX", path);
   int fd = mkstemp(tmp);
+  int tracked = fd >= 0 ? xc_temp_track(tmp) : -1; /* removed if a signal ends the process now */
   if (fd < 0) {
     xc_status_t s = xc_error(XC_IO, "cannot create a temp file next to '%s': %s", path, strerror(errno));
     free(tmp);
@@ -659,23 +747,29 @@ xc_status_t xc_write_file_atomic(const char* path, const void* bytes, size_t siz
     p += w;
     left -= (size_t)w;
   }
-  (void)fchmod(fd, 0644);
+  (void)fchmod(fd, (mode_t)mode);
   if (close(fd) != 0) ok = false;
   if (!ok || rename(tmp, path) != 0) {
     xc_status_t s = xc_error(XC_IO, "cannot write '%s': %s", path, strerror(errno));
     unlink(tmp);
+    xc_temp_forget(tracked);
     free(tmp);
     return s;
   }
+  xc_temp_forget(tracked);
   free(tmp);
   return NULL;
 }
 
 xc_status_t xc_compiled_module_write(const xc_compiled_module_t* m, const char* path) {
+  return xc_compiled_module_write_mode(m, path, 0644);
+}
+
+xc_status_t xc_compiled_module_write_mode(const xc_compiled_module_t* m, const char* path, unsigned mode) {
   uint8_t* bytes;
   size_t size;
   XC_RETURN_IF_ERROR(xc_compiled_module_serialize(m, &bytes, &size));
-  xc_status_t s = xc_write_file_atomic(path, bytes, size);
+  xc_status_t s = xc_write_file_atomic_mode(path, bytes, size, mode);
   free(bytes);
   return s;
 }

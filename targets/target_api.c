@@ -185,11 +185,6 @@ bool xc_targets_contains_ci(const char* haystack, const char* needle) {
   return false;
 }
 
-const char* xc_targets_temp_dir(void) {
-  const char* dir = getenv("TMPDIR");
-  return dir && *dir ? dir : "/tmp";
-}
-
 double xc_targets_now_ms(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "xcomp/tempdir.h"
+
 #include "cli.h"
 
 #ifndef XCOMP_VERSION
@@ -123,6 +125,11 @@ int main(int argc, char** argv) {
     xc_cli_print_help(c, stdout);
     return XC_EXIT_OK;
   }
+  /* Temp files live in one folder of this process (xcomp/tempdir.h):
+   * removed at exit and on SIGINT/SIGTERM/SIGHUP; folders left by killed
+   * runs are swept here. */
+  xc_temp_install_signal_cleanup();
+  xc_temp_sweep_stale();
   int rc = c->main(argc - 1, argv + 1);
   if (fflush(stdout) != 0 || ferror(stdout)) {
     if (rc == XC_EXIT_OK) rc = xc_cli_errorf("writing to standard output failed");

@@ -116,6 +116,14 @@ typedef struct xc_compiled_module {
   xc_cm_kernel_t* kernels;
   int num_steps;
   xc_cm_step_t* steps;
+  /* The compile-cache key the module was stored under (runtime/cache.c):
+   * written as the optional cache-key section, and a cache entry whose key
+   * differs from the one it is looked up by is a miss. */
+  bool has_cache_key;
+  xc_hash128_t cache_key;
+  /* Read from a file that carried a signature (section 6) that was checked
+   * against the key in the environment (false when no key was set). */
+  bool signature_verified;
 } xc_compiled_module_t;
 
 /* For module builders (driver/ builds modules from lowered ones): after the
@@ -149,6 +157,38 @@ xc_status_t xc_read_file_bytes(const char* path, uint8_t** out_bytes, size_t* ou
 xc_status_t xc_write_file_atomic(const char* path, const void* bytes, size_t size);
 /* mkdir -p: creates dir and its missing parents. */
 xc_status_t xc_make_dirs(const char* dir);
+
+/* ---- signatures (runtime/module_sign.c) -------------------------------------
+ *
+ * A .xcm is executable code: a cpu module carries a shared object that is
+ * loaded and run. Its checksum catches damage, not tampering. When a key is
+ * set in the environment (XCOMP_MODULE_KEY: the key's bytes;
+ * XCOMP_MODULE_KEY_FILE: a file holding them, trailing newlines dropped; at
+ * least 16 bytes), every module written carries an HMAC-SHA256 signature and
+ * a module read without a valid one is refused. */
+typedef struct xc_sha256 {
+  uint32_t h[8];
+  uint64_t total;
+  uint8_t buf[64];
+  size_t fill;
+} xc_sha256_t;
+typedef struct xc_byte_span {
+  const void* data;
+  size_t size;
+} xc_byte_span_t;
+void xc_sha256_init(xc_sha256_t* s);
+void xc_sha256_update(xc_sha256_t* s, const void* data, size_t size);
+void xc_sha256_final(xc_sha256_t* s, uint8_t out[32]);
+void xc_sha256(const void* data, size_t size, uint8_t out[32]);
+/* HMAC-SHA256 (RFC 2104) of the concatenation of the parts. */
+void xc_hmac_sha256(const void* key, size_t key_size, const xc_byte_span_t* parts, int num_parts,
+                    uint8_t out[32]);
+/* Compares in time independent of where the bytes differ. */
+bool xc_digest_equal(const uint8_t* a, const uint8_t* b, size_t n);
+/* The signing key from the environment, malloc'd (caller frees); *out_key
+ * NULL when none is set. A key file that cannot be read or a key under 16
+ * bytes is an error. */
+xc_status_t xc_module_key_load(uint8_t** out_key, size_t* out_size);
 
 /* Prints a summary (target, kernels, steps, sizes) for people. */
 void xc_compiled_module_describe(const xc_compiled_module_t* m, FILE* f);

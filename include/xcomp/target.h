@@ -389,7 +389,8 @@ struct xc_target_host {
   void (*emit_write_base_entry)(struct xc_emit_writer* w, const struct xc_emit_entry* e); /* xc_emit_write_base_entry */
   void (*kernel_source_release)(xc_kernel_source_t* source);     /* xc_kernel_source_release */
   void (*blob_release)(xc_blob_t* blob);                          /* xc_blob_release */
-  /* The directory for temporary files ($TMPDIR or /tmp). */
+  /* The directory for temporary files: the process's own folder under
+   * $TMPDIR, removed at exit (xcomp/tempdir.h). */
   const char* (*temp_dir)(void);
   /* The C-family scheduler with the plugin's dialect: what a plugin that
    * emits through emit_kernel puts in its `schedule` entry

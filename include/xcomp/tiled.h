@@ -482,6 +482,26 @@ typedef struct xc_tiled_range {
  * element of every program: an emitter may drop it. */
 xc_tiled_range_t* xc_tiled_ranges(const xc_tiled_kernel_t* k, const int64_t* knob_values);
 
+/* One load or store of a global buffer parameter, as xc_tiled_accesses
+ * bounds it (ir/tiled_bounds.c). */
+typedef struct xc_tiled_access {
+  const xc_tiled_op_t* op;
+  int param;      /* the buffer's parameter index */
+  bool store;
+  bool never;     /* its mask is false for every lane of every program */
+  bool bounded;   /* lo..hi bound every element offset an active lane uses */
+  int64_t lo, hi;
+} xc_tiled_access_t;
+typedef void (*xc_tiled_access_fn)(void* ctx, const xc_tiled_access_t* access);
+/* Calls fn for every load and store of a global buffer parameter with the
+ * range of element offsets it may touch over every active lane of every
+ * program, under concrete knob values, scalar parameter values (per
+ * parameter index; buffer entries unused) and programs per grid axis. An
+ * offset read from memory (a gather's indices) or masked by something other
+ * than comparisons joined by `and` is reported unbounded. */
+xc_status_t xc_tiled_accesses(const xc_tiled_kernel_t* k, const int64_t* knob_values, const int64_t* param_values,
+                              const int64_t grid[XC_TILED_MAX_GRID], xc_tiled_access_fn fn, void* ctx);
+
 const char* xc_tiled_opcode_name(xc_tiled_opcode_t op); /* "dot", "load", ... */
 /* Prints the text form (docs/tiled-ir.md). */
 void xc_tiled_print(const xc_tiled_kernel_t* k, FILE* f);

@@ -10,6 +10,7 @@
  * Buffers are host memory. */
 #include <ctype.h>
 #include <dlfcn.h>
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <spawn.h>
@@ -162,7 +163,7 @@ static xc_status_t cpu_compile(void* target, const xc_device_caps_t* caps, const
     return xc_error(XC_UNSUPPORTED, "cpu target compiles C, not %s", source->language);
   const char* base = is_safe_file_name(source->entry) ? source->entry : "kernel";
   char dir[1024];
-  if (snprintf(dir, sizeof dir, "%s/xcomp-cpu-XXXXXX", xc_targets_temp_dir()) >= (int)sizeof dir)
+  if (snprintf(dir, sizeof dir, "%s/cpu-XXXXXX", xc_targets_temp_dir()) >= (int)sizeof dir)
     return xc_error(XC_IO, "cpu: the temp directory path %s is too long", xc_targets_temp_dir());
   if (!mkdtemp(dir)) return xc_error(XC_IO, "cpu: cannot create a temp directory in %s: %s", xc_targets_temp_dir(), strerror(errno));
   char c_path[1400], so_path[1400], log_path[1400], c_name[160], so_name[160];
@@ -244,7 +245,8 @@ static xc_status_t cpu_compile(void* target, const xc_device_caps_t* caps, const
     if (log && log_size > 8000) log[8000] = 0;
     bool not_found = WIFEXITED(status) && WEXITSTATUS(status) == 127;
     st = xc_error(not_found ? XC_UNAVAILABLE : XC_INVALID_ARGUMENT,
-                  "cpu: compiling %s failed (%s exited with %d; source and log kept in %s)\ncommand: %s\n%s",
+                  "cpu: compiling %s failed (%s exited with %d; source and log in %s, kept after exit with "
+                  "XCOMP_KEEP_TEMP=1)\ncommand: %s\n%s",
                   c_path, compiler_name, WIFEXITED(status) ? WEXITSTATUS(status) : -1, dir, command ? command : "",
                   log ? (char*)log : "");
     free(command);
@@ -338,14 +340,63 @@ static void pin_openmp_runtime(void) {
   if (!h) (void)dlerror();
 }
 
+/* The structure of a shared object before the dynamic loader sees it: the
+ * loader trusts its headers (a damaged one can trip its assertions and abort
+ * the process), so the header, program headers, segments, dynamic section
+ * and section headers must lie inside the blob and be of this machine. This
+ * refuses damaged files; it cannot make a modified one safe to run (a module
+ * is code: docs/runtime.md, "Trust and signatures"). */
+static xc_status_t check_elf(const xc_blob_t* blob) {
+  const uint8_t* p = blob->bytes;
+  size_t n = blob->size;
+  Elf64_Ehdr eh;
+  if (n < sizeof eh) return xc_error(XC_DATA_LOSS, "cpu: module blob of %zu bytes is too short for an ELF header", n);
+  memcpy(&eh, p, sizeof eh);
+#if defined(__x86_64__)
+  const int machine = EM_X86_64;
+#elif defined(__aarch64__)
+  const int machine = EM_AARCH64;
+#else
+  const int machine = eh.e_machine;
+#endif
+  if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB || eh.e_ident[EI_VERSION] != EV_CURRENT ||
+      eh.e_type != ET_DYN || eh.e_machine != machine || eh.e_version != EV_CURRENT || eh.e_ehsize != sizeof eh)
+    return xc_error(XC_DATA_LOSS, "cpu: module blob is not a 64-bit little-endian shared object for this machine");
+  if (eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum == 0 || eh.e_phnum > 64 || eh.e_phoff > n ||
+      (size_t)eh.e_phnum * sizeof(Elf64_Phdr) > n - eh.e_phoff)
+    return xc_error(XC_DATA_LOSS, "cpu: module blob: program headers lie outside the file");
+  if (eh.e_shnum && (eh.e_shentsize != sizeof(Elf64_Shdr) || eh.e_shoff > n ||
+                     (size_t)eh.e_shnum * sizeof(Elf64_Shdr) > n - eh.e_shoff || eh.e_shstrndx >= eh.e_shnum))
+    return xc_error(XC_DATA_LOSS, "cpu: module blob: section headers lie outside the file");
+  int loads = 0;
+  for (int i = 0; i < eh.e_phnum; i++) {
+    Elf64_Phdr ph;
+    memcpy(&ph, p + eh.e_phoff + (size_t)i * sizeof ph, sizeof ph);
+    if (ph.p_type != PT_LOAD && ph.p_type != PT_DYNAMIC) continue;
+    if (ph.p_offset > n || ph.p_filesz > n - ph.p_offset || ph.p_filesz > ph.p_memsz ||
+        (ph.p_align > 1 && ((ph.p_align & (ph.p_align - 1)) || ph.p_offset % ph.p_align != ph.p_vaddr % ph.p_align)))
+      return xc_error(XC_DATA_LOSS, "cpu: module blob: segment %d lies outside the file or is misaligned", i);
+    loads += ph.p_type == PT_LOAD;
+  }
+  if (!loads) return xc_error(XC_DATA_LOSS, "cpu: module blob has no loadable segment");
+  for (int i = 0; i < eh.e_shnum; i++) {
+    Elf64_Shdr sh;
+    memcpy(&sh, p + eh.e_shoff + (size_t)i * sizeof sh, sizeof sh);
+    if (sh.sh_type != SHT_NOBITS && sh.sh_type != SHT_NULL && (sh.sh_offset > n || sh.sh_size > n - sh.sh_offset))
+      return xc_error(XC_DATA_LOSS, "cpu: module blob: section %d lies outside the file", i);
+  }
+  return NULL;
+}
+
 static xc_status_t cpu_module_load(void* device, const xc_blob_t* blob, void** out_module) {
   if (strcmp(blob->format, "elf-so") != 0)
     return xc_error(XC_INVALID_ARGUMENT, "cpu: a module must be an elf-so blob, not '%s'", blob->format);
   if (blob->size < 4 || memcmp(blob->bytes, "\177ELF", 4) != 0)
     return xc_error(XC_DATA_LOSS, "cpu: module blob of %zu bytes is not a shared object", blob->size);
+  XC_RETURN_IF_ERROR(check_elf(blob));
   pin_openmp_runtime();
   char path[4096];
-  snprintf(path, sizeof path, "%s/xcomp-module-XXXXXX.so", xc_targets_temp_dir());
+  snprintf(path, sizeof path, "%s/module-XXXXXX.so", xc_targets_temp_dir());
   int fd = mkstemps(path, 3);
   if (fd < 0) return xc_error(XC_IO, "cpu: cannot create %s: %s", path, strerror(errno));
   size_t done = 0;

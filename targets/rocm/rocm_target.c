@@ -377,7 +377,7 @@ static bool have_program(const char* cmd) {
 static xc_status_t compile_hipcc(const char* hipcc, const char* arch, const xc_kernel_source_t* source,
                                  const char* const* flags, int nflags, bool keep, xc_blob_t* out_blob) {
   char dir[4096];
-  snprintf(dir, sizeof dir, "%s/xcomp-rocm-XXXXXX", xc_targets_temp_dir());
+  snprintf(dir, sizeof dir, "%s/rocm-XXXXXX", xc_targets_temp_dir());
   if (!mkdtemp(dir))
     return xc_error(XC_IO, "rocm: cannot create a temp directory in %s: %s", xc_targets_temp_dir(), strerror(errno));
   char src[4200], obj[4200], log[4200], arch_flag[48];

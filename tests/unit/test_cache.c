@@ -1,10 +1,14 @@
 /* The compile cache through a driver session (xc_session_compile_bytes): a miss compiles and stores,
  * a second compile of the same model is a hit that neither loads the model,
  * lowers it nor runs the C compiler (counters, not wall-clock time); a
- * corrupt or truncated entry is a miss that is replaced; the key changes
+ * corrupt or truncated entry is a miss that is replaced, and so is a valid
+ * module stored under another key; entries are 0600 in a 0700 folder; the key changes
  * with the model, the options and the target; --no-cache writes nothing;
  * XCOMP_CACHE_DIR picks the folder. */
 #include <dirent.h>
+#include <fcntl.h>
+#include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "test_module_fixture.h"
@@ -135,6 +139,67 @@ int main(void) {
   CHECK_EQ_INT(st.corrupt, 2);
   CHECK_EQ_INT(st.kernels_compiled, 3 * FIXTURE_KERNELS);
   CHECK_EQ_INT(count_entries(sub), 1);
+
+  /* Entries and folders are the user's alone. */
+  struct stat sb;
+  CHECK(stat(path, &sb) == 0 && (sb.st_mode & 0777) == 0600);
+  CHECK(stat(sub, &sb) == 0 && (sb.st_mode & 0777) == 0700);
+
+  /* An entry records its key: a valid module of another model (here: the
+   * same module stored under another key, then renamed onto this key's name)
+   * is a miss, recompiled and replaced, never a hit. */
+  {
+    xc_compiled_module_t* good = NULL;
+    CHECK_OK(xc_compiled_module_read(path, &good));
+    CHECK(good && good->has_cache_key && good->cache_key.lo == key.lo && good->cache_key.hi == key.hi);
+    xc_hash128_t foreign_key = {key.lo ^ 1, key.hi};
+    char foreign[600];
+    if (good) CHECK_OK(xc_cache_store(sub, foreign_key, good, NULL));
+    xc_cache_entry_path(sub, foreign_key, foreign, sizeof foreign);
+    CHECK(rename(foreign, path) == 0);
+    xc_compiled_module_destroy(good);
+    /* Without a key section at all (a module written by 'xcomp compile -o'). */
+    int hits = st.hits;
+    compile_and_run(&r, &st);
+    CHECK_EQ_INT(st.hits, hits);
+    CHECK_EQ_INT(st.corrupt, 3);
+    CHECK_EQ_INT(st.kernels_compiled, 4 * FIXTURE_KERNELS);
+    CHECK_OK(xc_compiled_module_read(path, &good));
+    CHECK(good && good->has_cache_key && good->cache_key.lo == key.lo && good->cache_key.hi == key.hi);
+    if (good) {
+      good->has_cache_key = false;
+      CHECK_OK(xc_compiled_module_write(good, path));
+    }
+    xc_compiled_module_destroy(good);
+    compile_and_run(&r, &st);
+    CHECK_EQ_INT(st.hits, hits);
+    CHECK_EQ_INT(st.corrupt, 4);
+    compile_and_run(&r, &st);
+    CHECK_EQ_INT(st.hits, hits + 1);
+    CHECK_EQ_INT(count_entries(sub), 1);
+  }
+
+  /* A store removes the temp files of stores killed before their rename,
+   * once they are an hour old; a fresh one (a store in progress) stays. */
+  {
+    char stale[700], fresh[700];
+    snprintf(stale, sizeof stale, "%s/0123.xcm.tmp.AbCdEf", sub);
+    snprintf(fresh, sizeof fresh, "%s/4567.xcm.tmp.AbCdEf", sub);
+    FILE* f1 = fopen(stale, "w");
+    FILE* f2 = fopen(fresh, "w");
+    CHECK(f1 && f2);
+    if (f1) fclose(f1);
+    if (f2) fclose(f2);
+    struct timespec old_times[2] = {{time(NULL) - 7200, 0}, {time(NULL) - 7200, 0}};
+    CHECK(utimensat(AT_FDCWD, stale, old_times, 0) == 0);
+    xc_compiled_module_t* any = NULL;
+    CHECK_OK(xc_compiled_module_read(path, &any));
+    if (any) CHECK_OK(xc_cache_store(sub, key, any, NULL));
+    xc_compiled_module_destroy(any);
+    CHECK(access(stale, F_OK) != 0);
+    CHECK(access(fresh, F_OK) == 0);
+    unlink(fresh);
+  }
 
   /* The key follows everything that decides the result. */
   xc_hash128_t same = xc_compile_cache_key(fixture_xir, strlen(fixture_xir), "cpu", &caps, false, &r);

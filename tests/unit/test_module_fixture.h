@@ -69,7 +69,10 @@ static xc_tiled_kernel_t* fixture_tiled(const char* name, int num_in) {
       xc_tiled_arange(k, xc_tiled_dim_knob(kb)));
   xc_tiled_value_t* mask = xc_tiled_cmp(k, XC_CMP_LT, off, n);
   xc_tiled_value_t* v = xc_tiled_load(k, in[0], off, mask, NULL);
-  if (num_in == 2) v = xc_tiled_binary(k, XC_TOP_ADD, v, xc_tiled_load(k, in[1], off, mask, NULL));
+  /* add_w reads one element of B (b[0]) for every lane: its offsets are 0. */
+  xc_tiled_value_t* b_off =
+      strcmp(name, "add_w") == 0 ? xc_tiled_binary(k, XC_TOP_MUL, off, xc_tiled_const_i(k, XC_I64, 0, 0, NULL)) : off;
+  if (num_in == 2) v = xc_tiled_binary(k, XC_TOP_ADD, v, xc_tiled_load(k, in[1], b_off, mask, NULL));
   xc_tiled_store(k, out, off, v, mask);
   xc_status_t s = xc_tiled_verify(k);
   if (s) {

@@ -286,7 +286,9 @@ static void test_guard_catches_overrun(void) {
     CHECK_OK(xc_tensor_create(XC_F32, 1, &len, &in));
     for (int64_t i = 0; i < len; i++) xc_tensor_set_f64(in, i, (double)i - 18);
     xc_tensor_t* got[1] = {NULL};
-    CHECK_ERR(xc_executor_run(ex, 1, (const xc_tensor_t* const*)&in, got, NULL), "wrote past the end");
+    /* The module's own bounds check (runtime/module_check.c) refuses the
+     * binding before a kernel runs; the guards are the net behind it. */
+    CHECK_ERR(xc_executor_run(ex, 1, (const xc_tensor_t* const*)&in, got, NULL), "inconsistent compiled module");
     CHECK(got[0] == NULL);
     xc_tensor_destroy(in);
   }

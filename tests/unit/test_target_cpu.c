@@ -154,15 +154,16 @@ static void test_gemm(xc_device_t* dev, xc_target_t* t) {
   xc_module_unload(module);
 }
 
-/* The directory named after "kept in " in a message, which must exist. */
+/* The directory named after "log in " in a message, which must exist (inside
+ * the process's temp folder until exit). */
 static void check_kept_dir(const char* msg) {
-  const char* p = strstr(msg, "kept in ");
+  const char* p = strstr(msg, "log in ");
   CHECK(p != NULL);
   if (!p) return;
-  p += 8;
+  p += 7;
   char dir[1024];
   size_t n = 0;
-  while (p[n] && p[n] != ')' && n + 1 < sizeof dir) {
+  while (p[n] && p[n] != ',' && n + 1 < sizeof dir) {
     dir[n] = p[n];
     n++;
   }
