@@ -393,7 +393,13 @@ xc_status_t lw_emit_movement(lw_ctx_t* c, const xc_node_t* n) {
     lw_val_t* cv = lw_cast_to(c, xc_tiled_load(k, lw_buf(c, CS), coff, rot, NULL), at);
     lw_val_t* sv = lw_cast_to(c, xc_tiled_load(k, lw_buf(c, SN), coff, rot, NULL), at);
     lw_val_t* x = lw_cast_to(c, xc_tiled_load(k, lw_buf(c, X), flat, sp.mask, NULL), at);
-    lw_val_t* xp = lw_cast_to(c, xc_tiled_load(k, lw_buf(c, X), lw_add(c, flat, delta), rot, NULL), at);
+    /* The partner element, clamped into X: where rot holds it is inside
+     * anyway, and the clamp lets range analysis bound the access (it cannot
+     * see that delta's sign follows the position in the row). */
+    lw_val_t* partner = xc_tiled_binary(k, XC_TOP_MAX, lw_add(c, flat, delta), lw_i64(c, 0));
+    partner = xc_tiled_binary(k, XC_TOP_MIN, partner,
+                              lw_sub(c, lw_dim(c, lw_numel(c, X->rank, X->dims)).v, lw_i64(c, 1)));
+    lw_val_t* xp = lw_cast_to(c, xc_tiled_load(k, lw_buf(c, X), partner, rot, NULL), at);
     lw_val_t* y1 = lw_sub(c, lw_mul(c, cv, x), lw_mul(c, sv, xp));
     lw_val_t* y2 = lw_add(c, lw_mul(c, sv, xp), lw_mul(c, cv, x));
     y = xc_tiled_select(k, rot, xc_tiled_select(k, first, y1, y2), x);
