@@ -97,7 +97,7 @@ lw_val_t* lw_check_index(lw_ctx_t* c, const xc_node_t* n, xc_index_check_kind_t 
   if (*mask) bad = lw_and(c, bad, *mask);
   *mask = lw_and(c, *mask, ok);
   if (!c->index_error) {
-    c->index_error = xc_tiled_param_buffer(k, "index_error", XC_I64, XC_ROLE_OUT);
+    c->index_error = xc_tiled_param_buffer(k, XC_INDEX_ERROR_PARAM, XC_I64, XC_ROLE_OUT);
     if (c->index_error) c->index_error_param = add_param(c, NULL, xc_dim_const(0), c->index_error);
   }
   c->num_index_checks++;

@@ -551,6 +551,8 @@ xc_status_t xc_tiled_run(const xc_tiled_kernel_t* k, const int64_t* knob_values,
  * first kernel that failed — into the status the reference interpreter
  * gives for the same input (xc_index_error_status). */
 #define XC_INDEX_ERROR_WORDS 4
+/* The record's parameter name in the kernels that take it. */
+#define XC_INDEX_ERROR_PARAM "index_error"
 
 typedef enum xc_index_check_kind {
   XC_INDEX_CHECK_DIM = 0,      /* "index V out of range for dim D" (Gather) */

@@ -476,7 +476,11 @@ static bool find_phased(const xc_tiled_block_t* blk, int* stores, int* loads, in
   bool phased = false;
   for (int i = 0; i < blk->num_ops; i++) {
     const xc_tiled_op_t* op = blk->ops[i];
-    int p = (op->opcode == XC_TOP_STORE || op->opcode == XC_TOP_LOAD) ? op->operands[0]->param : -1;
+    const xc_tiled_value_t* mem = op->opcode == XC_TOP_STORE || op->opcode == XC_TOP_LOAD ? op->operands[0] : NULL;
+    int p = mem ? mem->param : -1;
+    /* The index-error record is never read by the kernel and any failing
+     * lane's words will do: its stores need no ordering. */
+    if (mem && mem->name && strcmp(mem->name, XC_INDEX_ERROR_PARAM) == 0) p = -1;
     if (p >= 0 && p < np) {
       if (op->opcode == XC_TOP_STORE) {
         stores[p]++;
