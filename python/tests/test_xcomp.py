@@ -176,3 +176,13 @@ def test_torch_cuda_tensors(models):
     assert_close(m.run(strided)[0], ref, rel_l2=1e-4)
     cpu_model = xcomp.compile(path, target="cpu")
     assert_close(cpu_model.run(ids)[0], ref)  # a CUDA tensor into a cpu module
+
+
+def test_targets_lists_registered_targets():
+    ts = {t.name: t for t in xcomp.targets()}
+    assert "cpu" in ts, sorted(ts)
+    cpu = ts["cpu"]
+    assert cpu.available and cpu.reason is None and cpu.origin == "built-in"
+    assert len(cpu.devices) >= 1 and cpu.devices[0]
+    for t in ts.values():  # an unavailable target says why and lists no device
+        assert t.available or (t.reason and not t.devices)

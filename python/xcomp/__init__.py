@@ -18,7 +18,7 @@ import numpy as np
 from . import _dlpack
 from . import _native
 
-__all__ = ["Error", "Module", "TensorInfo", "compile", "load", "read_tensor", "__version__"]
+__all__ = ["Error", "Module", "TensorInfo", "Target", "compile", "load", "read_tensor", "targets", "__version__"]
 __version__ = "0.1.0"
 
 _lib = _native.lib
@@ -312,3 +312,43 @@ def read_tensor(path):
         return _to_numpy(t.contents)
     finally:
         _lib.xc_tensor_destroy(t)
+
+
+Target = collections.namedtuple("Target", "name description origin available reason devices")
+Target.__doc__ = """A registered target, as `xcomp targets` lists it: name ("cpu",
+"cuda", ...), description, origin ("built-in" or the plugin's path), whether
+it is available here, the reason when not, and its devices (one name each,
+"spirv:0" is devices[0])."""
+
+
+def _status_text(status):
+    """The message of a non-NULL status (freed), else None."""
+    if not status:
+        return None
+    try:
+        return _lib.xc_status_message(status).decode("utf-8", "replace")
+    finally:
+        _lib.xc_status_free(status)
+
+
+def targets():
+    """Every registered target (built-in ones and plugins) with its devices."""
+    import ctypes
+
+    out = []
+    for i in range(_lib.xc_target_count()):
+        t = _lib.xc_target_at(i)
+        if not t:
+            continue
+        reason = _status_text(_lib.xc_target_availability(t))
+        devices = []
+        if reason is None:
+            n = ctypes.c_int(0)
+            if _status_text(_lib.xc_target_device_count(t, ctypes.byref(n))) is None:
+                for d in range(n.value):
+                    buf = ctypes.create_string_buffer(_native.CAPS_BUFFER_BYTES)
+                    if _status_text(_lib.xc_target_device_caps(t, d, buf)) is None:
+                        devices.append(buf.raw[:128].split(b"\0", 1)[0].decode("utf-8", "replace"))
+        out.append(Target(_lib.xc_target_name(t).decode(), (_lib.xc_target_description(t) or b"").decode(),
+                          (_lib.xc_target_origin(t) or b"").decode(), reason is None, reason, devices))
+    return out

@@ -93,7 +93,19 @@ _FUNCTIONS = {
                                          ctypes.c_size_t]),
     "xc_model_run": (_status, [_model, ctypes.c_int, ctypes.POINTER(_tensor_p), ctypes.POINTER(_tensor_p),
                                ctypes.POINTER(RunStats)]),
+    "xc_target_count": (ctypes.c_int, []),
+    "xc_target_at": (ctypes.c_void_p, [ctypes.c_int]),
+    "xc_target_name": (ctypes.c_char_p, [ctypes.c_void_p]),
+    "xc_target_description": (ctypes.c_char_p, [ctypes.c_void_p]),
+    "xc_target_origin": (ctypes.c_char_p, [ctypes.c_void_p]),
+    "xc_target_availability": (_status, [ctypes.c_void_p]),
+    "xc_target_device_count": (_status, [ctypes.c_void_p, ctypes.POINTER(ctypes.c_int)]),
+    "xc_target_device_caps": (_status, [ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p]),
 }
+
+# xc_device_caps_t (include/xcomp/target.h) begins with name[128], vendor[64],
+# version[64]; the rest is not read here. The buffer is larger than the struct.
+CAPS_BUFFER_BYTES = 16384
 
 path = _library_path()
 lib = ctypes.CDLL(path)
