@@ -316,10 +316,18 @@ static ival_t eval(bounds_t* b, const xc_tiled_value_t* v, int depth) {
   return r;
 }
 
-static void visit(bounds_t* b, const xc_tiled_block_t* blk, xc_tiled_access_fn fn, void* ctx) {
+/* dead: blk is the body of a loop that runs no iteration (its accesses never happen). */
+static void visit(bounds_t* b, const xc_tiled_block_t* blk, bool dead, xc_tiled_access_fn fn, void* ctx) {
   for (int i = 0; i < blk->num_ops; i++) {
     const xc_tiled_op_t* op = blk->ops[i];
-    if (op->body) visit(b, op->body, fn, ctx);
+    if (op->body) {
+      bool none = false;
+      if (op->opcode == XC_TOP_FOR && op->num_operands >= 2) {
+        ival_t lb = value_base(b, op->operands[0]), ub = value_base(b, op->operands[1]);
+        none = lb.lo != INT64_MIN && ub.hi != INT64_MAX && ub.hi <= lb.lo;
+      }
+      visit(b, op->body, dead || none, fn, ctx);
+    }
     if (op->opcode != XC_TOP_LOAD && op->opcode != XC_TOP_STORE) continue;
     const xc_tiled_value_t* mem = op->operands[0];
     if (!mem || mem->param < 0 || mem->type.kind != XC_TILED_MEMREF || mem->type.scope != XC_SCOPE_GLOBAL) continue;
@@ -333,7 +341,9 @@ static void visit(bounds_t* b, const xc_tiled_block_t* blk, xc_tiled_access_fn f
     a.store = op->opcode == XC_TOP_STORE;
     bool understood = !mask || assume(b, mask, 0);
     ival_t r = eval(b, op->operands[1], 0);
-    if (understood && r.lo > r.hi) {
+    if (dead) {
+      a.never = true;
+    } else if (understood && r.lo > r.hi) {
       a.never = true; /* the mask is false for every lane */
     } else if (understood && bounded(r)) {
       a.bounded = true;
@@ -369,7 +379,7 @@ xc_status_t xc_tiled_accesses(const xc_tiled_kernel_t* k, const int64_t* knob_va
     }
     if (k->body) {
       walk_block(&b, k->body);
-      visit(&b, k->body, fn, ctx);
+      visit(&b, k->body, false, fn, ctx);
     }
   }
   free(b.base);

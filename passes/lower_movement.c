@@ -247,6 +247,9 @@ xc_status_t lw_emit_movement(lw_ctx_t* c, const xc_node_t* n) {
         lw_val_t* period = xc_tiled_binary(k, XC_TOP_MAX, lw_mul(c, lw_i64(c, 2), lw_sub(c, d, one)), one);
         lw_val_t* m = lw_rem(c, lw_add(c, lw_rem(c, in[a], period), period), period);
         m = xc_tiled_select(k, lw_lt(c, m, d), m, lw_sub(c, period, m));
+        /* m is in [0, d) already; the clamp lets range analysis see it (the
+         * select's two arms are each in range only under its condition). */
+        m = xc_tiled_binary(k, XC_TOP_MAX, zero, xc_tiled_binary(k, XC_TOP_MIN, m, lw_sub(c, d, one)));
         in[a] = xc_tiled_select(k, xc_tiled_cmp(k, XC_CMP_EQ, d, one), zero, m);
       } else {
         inside = lw_and(c, inside, xc_tiled_cmp(k, XC_CMP_GE, in[a], zero));

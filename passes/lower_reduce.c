@@ -497,7 +497,14 @@ xc_status_t lw_emit_cumsum(lw_ctx_t* c, const xc_node_t* n) {
     lw_space_t sx = sp;
     for (int d = 0; d < X->rank; d++) {
       sx.idx[d] = lw_col(c, sp.idx[d]);
-      if (dyn) sx.idx[d] = xc_tiled_select(k, xc_tiled_cmp(k, XC_CMP_EQ, axv, lw_i64(c, d)), j, sx.idx[d]);
+      if (dyn) {
+        sx.idx[d] = xc_tiled_select(k, xc_tiled_cmp(k, XC_CMP_EQ, axv, lw_i64(c, d)), j, sx.idx[d]);
+        /* inside the dim wherever m holds; clamped so that range analysis
+         * can bound the load (it cannot follow the select on the axis) */
+        sx.idx[d] = xc_tiled_binary(k, XC_TOP_MAX, lw_i64(c, 0),
+                                    xc_tiled_binary(k, XC_TOP_MIN, sx.idx[d],
+                                                    lw_sub(c, lw_dim(c, X->dims[d]).v, lw_i64(c, 1))));
+      }
     }
     if (!dyn) sx.idx[axis] = j;
     lw_val_t* x = lw_cast_to(c, xc_tiled_load(k, lw_buf(c, X), lw_offset(c, &sx, X), m, NULL), at);
