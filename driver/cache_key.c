@@ -32,28 +32,12 @@ static void compiler_identity(const char* compiler, char* out, size_t size) {
   snprintf(out, size, "%s", line);
 }
 
-/* The running program's own bytes: a rebuilt xcomp (another emitter, another
- * pass) must not reuse entries of the old one even though its version string
- * is the same. Read once per process; zero when unreadable (then the version
- * string alone decides). */
-static xc_hash128_t self_identity(void) {
-  static xc_hash128_t id;
-  static bool have = false;
-  if (have) return id;
-  uint8_t* bytes = NULL;
-  size_t size = 0;
-  xc_status_t s = xc_read_file_bytes("/proc/self/exe", &bytes, &size);
-  if (!s) id = xc_hash128(bytes, size);
-  xc_status_free(s);
-  free(bytes);
-  have = true;
-  return id;
-}
-
-/* A plugin target's shared object bytes, for the same reason: a rebuilt
- * plugin emits other code under the same xcomp. Zero for built-in targets;
- * each plugin file is read once per process. */
-static xc_hash128_t plugin_identity(const char* target_name) {
+/* The bytes of a program file, hashed once per process and path (zero
+ * when unreadable: then the version string alone decides). The running
+ * program's own bytes: a rebuilt xcomp (another emitter, another pass) must
+ * not reuse entries of the old one even though its version string is the
+ * same; a plugin target's shared object likewise. */
+static xc_hash128_t file_identity(const char* path) {
   static struct {
     char path[512];
     xc_hash128_t id;
@@ -61,29 +45,36 @@ static xc_hash128_t plugin_identity(const char* target_name) {
   static int num_seen = 0;
   static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
   xc_hash128_t id = {0, 0};
-  const char* origin = NULL;
-  for (int i = 0; xc_target_at(i); i++)
-    if (strcmp(xc_target_name(xc_target_at(i)), target_name) == 0) origin = xc_target_origin(xc_target_at(i));
-  if (!origin || !*origin || strcmp(origin, "built-in") == 0) return id;
   pthread_mutex_lock(&lock);
   for (int i = 0; i < num_seen; i++)
-    if (strcmp(seen[i].path, origin) == 0) {
+    if (strcmp(seen[i].path, path) == 0) {
       id = seen[i].id;
       pthread_mutex_unlock(&lock);
       return id;
     }
   uint8_t* bytes = NULL;
   size_t size = 0;
-  xc_status_t s = xc_read_file_bytes(origin, &bytes, &size);
+  xc_status_t s = xc_read_file_bytes(path, &bytes, &size);
   if (!s) id = xc_hash128(bytes, size);
   xc_status_free(s);
   free(bytes);
-  if (num_seen < 8 && strlen(origin) < sizeof seen[0].path) {
-    snprintf(seen[num_seen].path, sizeof seen[num_seen].path, "%s", origin);
+  if (num_seen < 8 && strlen(path) < sizeof seen[0].path) {
+    snprintf(seen[num_seen].path, sizeof seen[num_seen].path, "%s", path);
     seen[num_seen++].id = id;
   }
   pthread_mutex_unlock(&lock);
   return id;
+}
+
+/* The plugin file a target came from (NULL for built-in targets). */
+static const char* plugin_path(const char* target_name) {
+  for (int i = 0; xc_target_at(i); i++) {
+    const xc_target_t* t = xc_target_at(i);
+    if (strcmp(xc_target_name(t), target_name) != 0) continue;
+    const char* origin = xc_target_origin(t);
+    return origin && *origin && strcmp(origin, "built-in") != 0 ? origin : NULL;
+  }
+  return NULL;
 }
 
 static void hash_str(XXH3_state_t* st, const char* tag, const char* s) {
@@ -120,10 +111,11 @@ xc_hash128_t xc_compile_cache_key(const void* model_bytes, size_t model_size, co
            r->no_vendor_blas ? 0 : 1, arch_only ? 1 : 0, r->no_index_checks ? 0 : 1);
   hash_str(st, "options", opts);
   hash_str(st, "xcomp", XCOMP_VERSION);
-  xc_hash128_t self = self_identity();
+  xc_hash128_t self = file_identity("/proc/self/exe");
   XXH3_128bits_update(st, &self, sizeof self);
-  xc_hash128_t plugin = plugin_identity(target_name);
-  XXH3_128bits_update(st, &plugin, sizeof plugin);
+  const char* plugin = plugin_path(target_name);
+  xc_hash128_t plugin_id = plugin ? file_identity(plugin) : (xc_hash128_t){0, 0};
+  XXH3_128bits_update(st, &plugin_id, sizeof plugin_id);
   hash_str(st, "spirv-vector", getenv("XCOMP_SPIRV_VECTOR")); /* the spirv scheduler reads it */
   if (strcmp(target_name, "cpu") == 0) {
     const char* compiler = c->compiler ? c->compiler : getenv("CC");

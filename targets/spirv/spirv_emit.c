@@ -128,9 +128,13 @@ void spv_barrier(spv_emitter_t* e) {
 
 /* The element loop of a tile of `dims`: every work-item visits its slots;
  * c is the element (aligned). */
-void spv_eloop_begin(spv_emitter_t* e, int rank, const int64_t* dims, spv_eloop_t* el, spv_ctx_t* c) {
+/* The element loop over chunks of `width` consecutive elements (width
+ * divides n): chunk q = lid + s * T starts at element q * width, the
+ * element c names (aligned only when width is 1). */
+static void eloop_begin_chunks(spv_emitter_t* e, int rank, const int64_t* dims, int64_t width, spv_eloop_t* el,
+                               spv_ctx_t* c) {
   spv_builder_t* b = &e->b;
-  int64_t n = spv_numel(rank, dims), t = e->threads;
+  int64_t n = spv_numel(rank, dims) / width, t = e->threads;
   int64_t slots = (n + t - 1) / t;
   memset(el, 0, sizeof *el);
   memset(c, 0, sizeof *c);
@@ -143,6 +147,7 @@ void spv_eloop_begin(spv_emitter_t* e, int rank, const int64_t* dims, spv_eloop_
                                        spv_val(b, SpvOpIMul, e->t_i32, 2, s, spv_ci32(e, t)))
                              : e->lid;
   if (n % t != 0) el->guard = if_begin(e, spv_val(b, SpvOpSLessThan, e->t_bool, 2, elem, spv_ci32(e, n)));
+  if (width > 1) elem = spv_val(b, SpvOpIMul, e->t_i32, 2, elem, spv_ci32(e, width));
   c->rank = rank;
   int64_t stride = 1;
   for (int d = rank - 1; d >= 0; d--) {
@@ -155,9 +160,13 @@ void spv_eloop_begin(spv_emitter_t* e, int rank, const int64_t* dims, spv_eloop_
     }
     stride *= dims[d];
   }
-  c->aligned = true;
+  c->aligned = width == 1;
   c->lin = elem;
   c->slot = s;
+}
+
+void spv_eloop_begin(spv_emitter_t* e, int rank, const int64_t* dims, spv_eloop_t* el, spv_ctx_t* c) {
+  eloop_begin_chunks(e, rank, dims, 1, el, c);
 }
 
 void spv_eloop_end(spv_emitter_t* e, spv_eloop_t* el) {
@@ -606,7 +615,6 @@ static bool affine_along(spv_emitter_t* e, const xc_tiled_value_t* v, int axis, 
   if (d[axis] == 1) return true;
   const xc_tiled_op_t* op = v->def;
   if (!op || depth > 24) return false;
-  int64_t s[2] = {0, 0};
   switch (op->opcode) {
     case XC_TOP_CONST: return true;
     case XC_TOP_ARANGE: *stride = 1; return true;
@@ -621,36 +629,25 @@ static bool affine_along(spv_emitter_t* e, const xc_tiled_value_t* v, int axis, 
     default: break;
   }
   if (op->num_operands > 3 || !(is_elementwise(op->opcode))) return false;
-  bool known[3] = {false, false, false};
   int64_t st[3] = {0, 0, 0};
   for (int j = 0; j < op->num_operands; j++) {
     const xc_tiled_value_t* x = op->operands[j];
-    known[j] = affine_along(e, x, map_axis(e, x, rank, axis), &st[j], depth + 1);
-    if (!known[j]) return false;
+    if (!affine_along(e, x, map_axis(e, x, rank, axis), &st[j], depth + 1)) return false;
   }
-  s[0] = st[0];
-  s[1] = st[1];
-  bool all_uniform = st[0] == 0 && st[1] == 0 && st[2] == 0;
-  if (all_uniform) return true; /* any elementwise op of uniform operands */
-  bool integer = is_int(v->type.dtype);
-  if (!integer) return false;
-  if (op->opcode == XC_TOP_ADD) {
-    *stride = s[0] + s[1];
+  if (st[0] == 0 && st[1] == 0 && st[2] == 0) return true; /* any elementwise op of uniform operands */
+  if (!is_int(v->type.dtype)) return false;
+  if (op->opcode == XC_TOP_ADD || op->opcode == XC_TOP_SUB) {
+    *stride = op->opcode == XC_TOP_ADD ? st[0] + st[1] : st[0] - st[1];
     return true;
   }
-  if (op->opcode == XC_TOP_SUB) {
-    *stride = s[0] - s[1];
-    return true;
-  }
-  if (op->opcode == XC_TOP_MUL) {
+  if (op->opcode == XC_TOP_MUL)
     for (int j = 0; j < 2; j++) {
       const xc_tiled_value_t* c = op->operands[j];
-      if (s[j] == 0 && c->def && c->def->opcode == XC_TOP_CONST) {
-        *stride = s[1 - j] * c->def->i;
+      if (st[j] == 0 && c->def && c->def->opcode == XC_TOP_CONST) {
+        *stride = st[1 - j] * c->def->i;
         return true;
       }
     }
-  }
   return false;
 }
 
@@ -704,34 +701,10 @@ static bool load_vectorized(spv_emitter_t* e, const xc_tiled_op_t* op) {
   if (mask && (!affine_along(e, mask, map_axis(e, mask, rank, rank - 1), &step, 0) || step != 0)) return false;
   if (other && (!affine_along(e, other, map_axis(e, other, rank, rank - 1), &step, 0) || step != 0)) return false;
   spv_builder_t* b = &e->b;
-  int64_t n = spv_numel(rank, dims), chunks = n / SPV_VEC, t_ = e->threads;
-  int64_t slots = (chunks + t_ - 1) / t_;
-  spv_loop_t l;
-  uint32_t s = spv_ci32(e, 0);
-  if (slots > 1)
-    s = loop_begin(e, e->t_i32, s, spv_ci32(e, slots),
-                   slots <= 16 ? (uint32_t)SpvLoopControlUnrollMask : (uint32_t)SpvLoopControlMaskNone, &l);
-  uint32_t q = slots > 1 ? spv_val(b, SpvOpIAdd, e->t_i32, 2, e->lid, spv_val(b, SpvOpIMul, e->t_i32, 2, s, spv_ci32(e, t_)))
-                         : e->lid;
-  uint32_t guard = chunks % t_ ? if_begin(e, spv_val(b, SpvOpSLessThan, e->t_bool, 2, q, spv_ci32(e, chunks))) : 0;
-  uint32_t elem = spv_val(b, SpvOpIMul, e->t_i32, 2, q, spv_ci32(e, SPV_VEC));
+  spv_eloop_t el;
   spv_ctx_t c;
-  memset(&c, 0, sizeof c);
-  c.rank = rank;
-  int64_t stride = 1;
-  for (int d = rank - 1; d >= 0; d--) {
-    c.dims[d] = dims[d];
-    if (dims[d] == 1) {
-      c.idx[d] = spv_ci32(e, 0);
-    } else {
-      uint32_t qq = stride == 1 ? elem : spv_val(b, SpvOpSDiv, e->t_i32, 2, elem, spv_ci32(e, stride));
-      c.idx[d] = d == 0 ? qq : spv_val(b, SpvOpSRem, e->t_i32, 2, qq, spv_ci32(e, dims[d]));
-    }
-    stride *= dims[d];
-  }
-  c.lin = elem;
-  c.slot = s;
-  c.aligned = false;
+  eloop_begin_chunks(e, rank, dims, SPV_VEC, &el, &c);
+  uint32_t elem = c.lin;
   uint32_t ct = spv_ctype(e, t);
   uint32_t vals[SPV_VEC];
   for (int j = 0; j < SPV_VEC; j++) vals[j] = spv_fvar(e, ct);
@@ -770,8 +743,7 @@ static bool load_vectorized(spv_emitter_t* e, const xc_tiled_op_t* op) {
     cj.lin = spv_val(b, SpvOpIAdd, e->t_i32, 2, elem, spv_ci32(e, j));
     write_elem(e, v, &cj, spv_load(e, ct, vals[j]));
   }
-  if (guard) if_end(e, guard);
-  if (slots > 1) loop_end(e, &l, spv_ci32(e, 1));
+  spv_eloop_end(e, &el);
   return true;
 }
 
@@ -1287,12 +1259,7 @@ static void emit_pass(spv_emitter_t* e, spv_kernel_info_t* out_info) {
     uint32_t rta = spv_type(b, SpvOpTypeRuntimeArray, 1, st);
     uint32_t sb = spv_type(b, SpvOpTypeStruct, 1, rta);
     if (decorate_once(e, rta)) {
-      int64_t size = p->type.dtype == XC_F64 || p->type.dtype == XC_I64 || p->type.dtype == XC_U64 ? 8
-                     : p->type.dtype == XC_F32 || p->type.dtype == XC_I32 || p->type.dtype == XC_U32 ? 4
-                     : p->type.dtype == XC_F16 || p->type.dtype == XC_BF16 || p->type.dtype == XC_I16 ||
-                               p->type.dtype == XC_U16
-                         ? 2
-                         : 1;
+      int64_t size = storage_bytes(p->type.dtype);
       spv_decorate(b, rta, SpvDecorationArrayStride, 1, (uint32_t)size);
       spv_decorate(b, sb, SpvDecorationBlock, 0);
       spv_member_decorate(b, sb, 0, SpvDecorationOffset, 1, 0u);

@@ -189,20 +189,20 @@ static uint32_t subgroup_id(spv_emitter_t* e) {
   return spv_val(&e->b, SpvOpBitcast, e->t_i32, 1, spv_load(e, e->t_u32, e->v_sgid));
 }
 
-/* First row and column (i32) of this subgroup's fragment (fi, fj). */
-static void coop_origin(spv_emitter_t* e, const spv_coop_t* cp, uint32_t sg, int fi, int fj, uint32_t* row,
-                        uint32_t* col) {
+/* This subgroup's fragment origins (i32): rows[fi] and cols[fj]. */
+static void coop_origins(spv_emitter_t* e, const spv_coop_t* cp, uint32_t* rows, uint32_t* cols) {
   spv_builder_t* b = &e->b;
-  uint32_t sm = spv_val(b, SpvOpSDiv, e->t_i32, 2, sg, spv_ci32(e, cp->sn));
-  uint32_t sn = spv_val(b, SpvOpSRem, e->t_i32, 2, sg, spv_ci32(e, cp->sn));
-  *row = spv_val(b, SpvOpIMul, e->t_i32, 2,
-                 spv_val(b, SpvOpIAdd, e->t_i32, 2, spv_val(b, SpvOpIMul, e->t_i32, 2, sm, spv_ci32(e, cp->fm)),
-                         spv_ci32(e, fi)),
-                 spv_ci32(e, cp->m));
-  *col = spv_val(b, SpvOpIMul, e->t_i32, 2,
-                 spv_val(b, SpvOpIAdd, e->t_i32, 2, spv_val(b, SpvOpIMul, e->t_i32, 2, sn, spv_ci32(e, cp->fn)),
-                         spv_ci32(e, fj)),
-                 spv_ci32(e, cp->n));
+  uint32_t sg = subgroup_id(e);
+  uint32_t base_m = spv_val(b, SpvOpIMul, e->t_i32, 2, spv_val(b, SpvOpSDiv, e->t_i32, 2, sg, spv_ci32(e, cp->sn)),
+                            spv_ci32(e, cp->fm));
+  uint32_t base_n = spv_val(b, SpvOpIMul, e->t_i32, 2, spv_val(b, SpvOpSRem, e->t_i32, 2, sg, spv_ci32(e, cp->sn)),
+                            spv_ci32(e, cp->fn));
+  for (int fi = 0; fi < cp->fm; fi++)
+    rows[fi] = spv_val(b, SpvOpIMul, e->t_i32, 2, spv_val(b, SpvOpIAdd, e->t_i32, 2, base_m, spv_ci32(e, fi)),
+                       spv_ci32(e, cp->m));
+  for (int fj = 0; fj < cp->fn; fj++)
+    cols[fj] = spv_val(b, SpvOpIMul, e->t_i32, 2, spv_val(b, SpvOpIAdd, e->t_i32, 2, base_n, spv_ci32(e, fj)),
+                       spv_ci32(e, cp->n));
 }
 
 /* Element (r, c) of a row-major work-group matrix with `stride` columns. */
@@ -219,6 +219,22 @@ static uint32_t coop_load(spv_emitter_t* e, uint32_t type, uint32_t ptr, int64_t
 static void coop_store(spv_emitter_t* e, uint32_t ptr, uint32_t value, int64_t stride) {
   spv_op(&e->b, SPV_SEC_CODE, SpvOpCooperativeMatrixStoreNV, 4, ptr, value, spv_ci32(e, stride),
          spv_const_bool(&e->b, false));
+}
+
+/* Every accumulator fragment loaded from (store false) or stored to an
+ * f32 M x N row-major work-group matrix `var`. */
+static void coop_move_all(spv_emitter_t* e, spv_coop_t* cp, uint32_t var, bool store) {
+  uint32_t tc = coop_type(e, e->t_f32, cp->m, cp->n);
+  uint32_t rows[SPV_COOP_MAX_FRAGS], cols[SPV_COOP_MAX_FRAGS];
+  coop_origins(e, cp, rows, cols);
+  for (int fi = 0; fi < cp->fm; fi++)
+    for (int fj = 0; fj < cp->fn; fj++) {
+      uint32_t at = wg_elem(e, var, e->t_f32, rows[fi], cols[fj], cp->N), frag = cp->vars[fi * cp->fn + fj];
+      if (store)
+        coop_store(e, at, spv_load(e, tc, frag), cp->N);
+      else
+        spv_store(e, frag, coop_load(e, tc, at, cp->N, false));
+    }
 }
 
 /* The accumulator's fragments get their variables and the loop's initial
@@ -251,13 +267,7 @@ void spv_coop_init(spv_emitter_t* e, spv_coop_t* cp) {
         spv_read_operand(e, init, &c));
   spv_eloop_end(e, &el);
   spv_barrier(e);
-  uint32_t sg = subgroup_id(e);
-  for (int fi = 0; fi < cp->fm; fi++)
-    for (int fj = 0; fj < cp->fn; fj++) {
-      uint32_t r, col;
-      coop_origin(e, cp, sg, fi, fj, &r, &col);
-      spv_store(e, cp->vars[fi * cp->fn + fj], coop_load(e, tc, wg_elem(e, tmp, e->t_f32, r, col, cp->N), cp->N, false));
-    }
+  coop_move_all(e, cp, tmp, false);
 }
 
 /* acc += a @ b, fragment by fragment, K in steps of k; the operands are in
@@ -272,10 +282,8 @@ void spv_coop_dot(spv_emitter_t* e, spv_coop_t* cp) {
     spv_fail(e, XC_INTERNAL, "dot op %d: its operands are not in work-group memory", cp->dot->id);
     return;
   }
-  uint32_t sg = subgroup_id(e);
   uint32_t rows[SPV_COOP_MAX_FRAGS], cols[SPV_COOP_MAX_FRAGS];
-  for (int fi = 0; fi < cp->fm; fi++) coop_origin(e, cp, sg, fi, 0, &rows[fi], &cols[0]);
-  for (int fj = 0; fj < cp->fn; fj++) coop_origin(e, cp, sg, 0, fj, &rows[SPV_COOP_MAX_FRAGS - 1], &cols[fj]);
+  coop_origins(e, cp, rows, cols);
   for (int64_t kk = 0; kk < cp->K; kk += cp->k) {
     uint32_t a[SPV_COOP_MAX_FRAGS], bf[SPV_COOP_MAX_FRAGS];
     uint32_t k0 = spv_ci32(e, kk);
@@ -295,7 +303,6 @@ void spv_coop_dot(spv_emitter_t* e, spv_coop_t* cp) {
 
 /* After the loop: the fragments go to the result's work-group storage. */
 void spv_coop_spill(spv_emitter_t* e, spv_coop_t* cp) {
-  uint32_t tc = coop_type(e, e->t_f32, cp->m, cp->n);
   spv_make_storage(e, cp->res);
   spv_vinfo_t* ri = spv_info(e, cp->res);
   if (ri->kind != SPV_V_SHARED) {
@@ -303,12 +310,6 @@ void spv_coop_spill(spv_emitter_t* e, spv_coop_t* cp) {
     return;
   }
   spv_barrier(e);
-  uint32_t sg = subgroup_id(e);
-  for (int fi = 0; fi < cp->fm; fi++)
-    for (int fj = 0; fj < cp->fn; fj++) {
-      uint32_t r, col;
-      coop_origin(e, cp, sg, fi, fj, &r, &col);
-      coop_store(e, wg_elem(e, ri->id, e->t_f32, r, col, cp->N), spv_load(e, tc, cp->vars[fi * cp->fn + fj]), cp->N);
-    }
+  coop_move_all(e, cp, ri->id, true);
   spv_barrier(e);
 }
