@@ -14,7 +14,7 @@ JOBS         ?= 2
 SHARED       ?= ../shared
 FUZZ_SECONDS ?= 60
 
-BUILD_DEPS = cmake make gcc libc6-dev pkg-config libprotobuf-c-dev protobuf-c-compiler libxxhash-dev libjansson-dev
+BUILD_DEPS = cmake make gcc libc6-dev pkg-config libprotobuf-c-dev protobuf-c-compiler libxxhash-dev libjansson-dev libsqlite3-dev
 # The spirv target plugin: SPIRV-Tools (linked statically), the SPIR-V and
 # Vulkan headers (the Vulkan loader is loaded at run time).
 BUILD_DEPS += spirv-tools spirv-headers libvulkan-dev
@@ -36,6 +36,9 @@ TEST_DEPS += libvulkan1 mesa-vulkan-drivers
 # The Python package's step: a venv (numpy, pytest and scikit-build-core come
 # from PyPI into it, not into the system Python).
 TEST_DEPS += python3-venv
+# The autotuner's tests: the cost model (XGBoost, loaded at run time) and the
+# report's plots (gnuplot).
+TEST_DEPS += libxgboost0 gnuplot-nox
 # Only for `make bench`: the SGEMM peer.
 BENCH_DEPS = libopenblas-dev
 
