@@ -14,6 +14,8 @@ struct xc_session {
   xc_target_traits_t traits;     /* what passes and fusion read, from the caps */
   xc_tiled_limits_t limits;      /* what lowering's knob chooser reads, from the caps */
   xc_cache_stats_t stats;
+  struct xc_tune_db* tuning;     /* the tuning database schedules come from; NULL: none */
+  xc_hash128_t tuning_digest;    /* what it could supply here ({0, 0}: nothing) */
 };
 
 /* The schedule of every kernel of lm, between lowering and emission: the

@@ -7,6 +7,7 @@
 
 #include "driver_internal.h"
 #include "xcomp/lower.h"
+#include "xcomp/tune.h"
 
 /* Knob overrides "NAME=V[,NAME=V...]" (the CLI's $XCOMP_KNOBS): every
  * kernel with a knob NAME takes the value V instead of the default
@@ -45,6 +46,38 @@ static xc_status_t apply_knob_overrides(xc_lowered_module_t* lm, const char* spe
   return NULL;
 }
 
+/* The fastest schedule the tuning database holds for k's task on this
+ * target and device, made legal by the target's scheduler exactly as
+ * recorded (XC_SCHEDULE_FOLLOW). False when there is none or the device
+ * cannot follow it (a database from another build): the default then. */
+static bool tuned_schedule(const xc_session_t* s, const xc_tiled_kernel_t* k, xc_tiled_schedule_t* out) {
+  char task[33], device[33];
+  xc_tune_record_t best;
+  bool found = false;
+  xc_status_t st = xc_tune_task_hash(k, task);
+  xc_hash128_hex(xc_device_caps_fingerprint(&s->res.caps), device);
+  if (!st) st = xc_tune_db_best(s->tuning, task, xc_target_name(s->res.target), device, &best, &found);
+  if (!st && found) {
+    st = xc_tiled_schedule_parse(k, best.schedule, out);
+    if (!st) st = xc_tiled_schedule_verify(k, out);
+    if (!st)
+      st = xc_target_schedule(s->res.target, &s->res.caps, k, &s->limits, XC_SCHEDULE_KEEP_KNOBS | XC_SCHEDULE_FOLLOW,
+                              out);
+    if (!st && s->o.build.progress)
+      fprintf(s->o.build.progress, "xcomp: kernel %s: tuned schedule from the database (%.4g ms, default %.4g ms)\n",
+              k->name, best.time_ms, best.default_ms);
+    xc_tune_records_free(&best, 1);
+  }
+  if (st) {
+    if (s->o.build.progress)
+      fprintf(s->o.build.progress, "xcomp: warning: kernel %s: the tuning database's schedule is not used: %s\n",
+              k->name, xc_status_message(st));
+    xc_status_free(st);
+    return false;
+  }
+  return found;
+}
+
 xc_status_t xc_driver_schedule_kernels(const xc_session_t* s, const struct xc_fusion_plan* plan,
                                        xc_lowered_module_t* lm) {
   (void)plan;
@@ -61,6 +94,12 @@ xc_status_t xc_driver_schedule_kernels(const xc_session_t* s, const struct xc_fu
   for (int i = 0; !st && s->has_device && i < lm->num_kernels; i++) {
     xc_lowered_kernel_t* lk = &lm->kernels[i];
     xc_tiled_schedule_t rec;
+    bool tuned = !touched[i] && s->tuning && tuned_schedule(s, lk->kernel, &rec);
+    if (tuned) {
+      for (int j = 0; j < rec.num_knobs; j++) lk->knobs[j] = rec.knobs[j];
+      st = xc_tiled_set_schedule(lk->kernel, &rec);
+      continue;
+    }
     xc_tiled_schedule_init(lk->kernel, &rec);
     for (int j = 0; j < rec.num_knobs; j++) rec.knobs[j] = lk->knobs[j];
     unsigned flags = touched[i] ? XC_SCHEDULE_KEEP_KNOBS : 0;

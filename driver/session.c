@@ -10,6 +10,7 @@
 #include "xcomp/frontend.h"
 #include "xcomp/fusion.h"
 #include "xcomp/lower.h"
+#include "xcomp/tune.h"
 
 void xc_session_options_init(xc_session_options_t* o) {
   memset(o, 0, sizeof *o);
@@ -52,6 +53,24 @@ void xc_driver_target_traits(const char* name, const xc_device_caps_t* caps, xc_
   t->has_tensor_cores = caps->num_mma_shapes > 0;
 }
 
+/* The tuning database of a session with a device: the one named, else the
+ * default file when it exists; its digest for this target and device. */
+static xc_status_t open_tuning(xc_session_t* s) {
+  if (s->o.no_tuning_db) return NULL;
+  char path[4096];
+  if (s->o.tuning_db) snprintf(path, sizeof path, "%s", s->o.tuning_db);
+  else XC_RETURN_IF_ERROR(xc_tune_db_default_path(path, sizeof path));
+  xc_status_t st = xc_tune_db_open(path, false, &s->tuning);
+  if (st && xc_status_code(st) == XC_NOT_FOUND && !s->o.tuning_db) {
+    xc_status_free(st); /* no default database yet: nothing tuned */
+    return NULL;
+  }
+  if (st) return xc_status_annotate(st, "the tuning database");
+  char device[33];
+  xc_hash128_hex(xc_device_caps_fingerprint(&s->res.caps), device);
+  return xc_tune_db_digest(s->tuning, xc_target_name(s->res.target), device, &s->tuning_digest);
+}
+
 static bool no_device(const char* target) { return !target || strcmp(target, "ref") == 0; }
 
 xc_status_t xc_session_create(const xc_session_options_t* o, xc_session_t** out) {
@@ -80,12 +99,21 @@ xc_status_t xc_session_create(const xc_session_options_t* o, xc_session_t** out)
       c->max_threads_per_group = s->o.max_threads_per_group;
     xc_driver_target_traits(xc_target_name(s->res.target), &s->res.caps, &s->traits);
     xc_driver_tiled_limits(&s->res.caps, s->o.build.compile.allow_tf32, &s->limits);
+    st = open_tuning(s);
+    if (st) {
+      xc_session_destroy(s);
+      return st;
+    }
   }
   *out = s;
   return NULL;
 }
 
-void xc_session_destroy(xc_session_t* s) { free(s); }
+void xc_session_destroy(xc_session_t* s) {
+  if (!s) return;
+  xc_tune_db_close(s->tuning);
+  free(s);
+}
 
 xc_target_t* xc_session_target(const xc_session_t* s) { return s->has_device ? s->res.target : NULL; }
 const xc_device_caps_t* xc_session_caps(const xc_session_t* s) { return s->has_device ? &s->res.caps : NULL; }
@@ -258,6 +286,11 @@ xc_status_t xc_session_compile_bytes(xc_session_t* s, const void* bytes, size_t 
     if (s->o.cache_dir) snprintf(dir, sizeof dir, "%s", s->o.cache_dir);
     else XC_RETURN_IF_ERROR(xc_cache_dir(dir, sizeof dir));
     key = xc_compile_cache_key(bytes, size, target_name, &s->res.caps, xc_session_arch_only(s), &s->o);
+    if (s->tuning_digest.lo || s->tuning_digest.hi) {
+      /* what the tuning database supplies changes the kernels */
+      xc_hash128_t parts[2] = {key, s->tuning_digest};
+      key = xc_hash128(parts, sizeof parts);
+    }
     XC_RETURN_IF_ERROR(xc_cache_lookup(dir, key, &s->stats, out));
     if (*out) {
       (*out)->has_cache_key = false; /* the key binds the file in the cache, not the module */

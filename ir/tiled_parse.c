@@ -697,7 +697,7 @@ static void parse_schedule_dot(parser_t* ps, xc_tiled_schedule_t* s) {
 /* "schedule [NAME] { knobs K = V, ...  threads T, vector V, unroll U
  *  dot ...  local L, dynamic D }" (xc_tiled_schedule_print). */
 static void parse_schedule(parser_t* ps) {
-  xc_tiled_kernel_t* k = ps->k;
+  const xc_tiled_kernel_t* k = ps->k;
   xc_tiled_schedule_t* s = &ps->schedule;
   memset(s, 0, sizeof *s);
   if (ps->have_schedule) {
@@ -721,8 +721,12 @@ static void parse_schedule(parser_t* ps) {
     tok_t at = ps->tok;
     if (accept(ps, "knobs")) {
       do {
-        char* name = tok_str(ps);
-        int knob = name && ps->tok.kind == T_IDENT ? xc_tiled_find_knob(k, name) : -1;
+        /* the name on the stack: parsing a schedule alone leaves the kernel as it is */
+        char name[128];
+        size_t nlen = ps->tok.n < sizeof name - 1 ? ps->tok.n : sizeof name - 1;
+        memcpy(name, ps->tok.s, nlen);
+        name[nlen] = 0;
+        int knob = ps->tok.kind == T_IDENT && ps->tok.n < sizeof name - 1 ? xc_tiled_find_knob(k, name) : -1;
         if (knob < 0 || knob >= XC_TILED_MAX_SCHED_KNOBS) {
           perr(ps, "unknown knob '%.*s' in the schedule", (int)ps->tok.n, ps->tok.s);
           return;
@@ -858,5 +862,24 @@ xc_status_t xc_tiled_parse(const char* text, size_t len, const char* filename,
     return ps.err;
   }
   *out = ps.k;
+  return NULL;
+}
+
+xc_status_t xc_tiled_schedule_parse(const xc_tiled_kernel_t* k, const char* text, xc_tiled_schedule_t* out) {
+  memset(out, 0, sizeof *out);
+  if (!k || !text) return xc_error(XC_INVALID_ARGUMENT, "xc_tiled_schedule_parse: NULL argument");
+  parser_t ps;
+  memset(&ps, 0, sizeof ps);
+  ps.p = text;
+  ps.end = text + strlen(text);
+  ps.file = "<schedule>";
+  ps.line = 1;
+  ps.col = 1;
+  ps.k = (xc_tiled_kernel_t*)k; /* read only: parse_schedule looks knobs up */
+  advance(&ps);
+  if (expect(&ps, "schedule")) parse_schedule(&ps);
+  if (!ps.err && ps.tok.kind != T_EOF) perr(&ps, "text after the schedule");
+  if (ps.err) return xc_status_annotate(ps.err, "schedule of kernel '%s'", k->name);
+  *out = ps.schedule;
   return NULL;
 }

@@ -35,6 +35,7 @@ extern const xc_cli_command_t xc_cli_conform_command;
 extern const xc_cli_command_t xc_cli_check_passes_command;
 extern const xc_cli_command_t xc_cli_compile_command;
 extern const xc_cli_command_t xc_cli_bench_command;
+extern const xc_cli_command_t xc_cli_tune_command;
 
 /* Prints "xcomp: error: <message>" as one line (newlines in the message are
  * flattened), frees the status and returns XC_EXIT_ERROR. */

@@ -34,6 +34,12 @@ void xc_cli_session_options_init(xc_session_options_t* o) {
   o->knobs = getenv("XCOMP_KNOBS");
   const char* checks = getenv("XCOMP_INDEX_CHECKS"); /* "off": kernels without index checks (cost measurements) */
   o->no_index_checks = checks && (strcmp(checks, "off") == 0 || strcmp(checks, "0") == 0);
+  /* the tuning database: $XCOMP_TUNING_DB names one, "off" uses none */
+  const char* db = getenv("XCOMP_TUNING_DB");
+  if (db && *db) {
+    if (strcmp(db, "off") == 0) o->no_tuning_db = true;
+    else o->tuning_db = db;
+  }
   o->build.progress = stderr;
 }
 
@@ -159,6 +165,11 @@ static int compile_main(int argc, char** argv) {
       r.build.compile.allow_tf32 = true;
     } else if (strcmp(argv[i], "--no-vendor-blas") == 0) {
       r.no_vendor_blas = true;
+    } else if ((m = xc_cli_option(argc, argv, &i, "--tuning-db", &v)) != 0) {
+      if (m < 0) return xc_cli_usage_error(cmd, "--tuning-db needs a value");
+      r.tuning_db = v;
+    } else if (strcmp(argv[i], "--no-tuning-db") == 0) {
+      r.no_tuning_db = true;
     } else if (argv[i][0] == '-' && argv[i][1] == 'O' && argv[i][2] >= '0' && argv[i][2] <= '3' && !argv[i][3]) {
       r.opt_level = argv[i][2] - '0';
     } else if (argv[i][0] == '-' && argv[i][1]) {
@@ -194,7 +205,7 @@ static int compile_main(int argc, char** argv) {
 const xc_cli_command_t xc_cli_compile_command = {
     "compile", compile_main,
     "xcomp compile MODEL [--target T] [-o OUT.xcm] [-O<n>] [--precision f16|bf16] [--no-cache] [--allow-tf32] "
-    "[--dump-kernels DIR] [--no-vendor-blas]",
+    "[--dump-kernels DIR] [--no-vendor-blas] [--tuning-db FILE | --no-tuning-db]",
     "Compile a model (.xir or .onnx) into a compiled module (.xcm) for one target.",
     "options:\n"
     "  --target T           target and device to compile for (default: cpu; e.g. opencl:1;\n"
@@ -211,6 +222,10 @@ const xc_cli_command_t xc_cli_compile_command = {
     "  --dump-kernels DIR   write every kernel's source and tiled IR into DIR\n"
     "  --no-vendor-blas     keep the generated GEMM kernels: do not measure them against\n"
     "                       the vendor library (cuda: cuBLASLt) on the device\n"
+    "  --tuning-db FILE     take each kernel's schedule from this tuning database where it\n"
+    "                       holds one for the kernel's task on this target and device\n"
+    "                       ('xcomp tune'; default: the cache folder's tuning.db when it exists)\n"
+    "  --no-tuning-db       the schedulers' default schedules, whatever was tuned\n"
     "\n"
     "Prints one line per kernel compiled on stderr, and a summary line on stdout.\n"
     "Run the result with 'xcomp run OUT.xcm --input ...' (docs/runtime.md).\n"};

@@ -16,7 +16,7 @@ static const xc_cli_command_t* const commands[] = {
     &xc_cli_run_command,     &xc_cli_dump_command, &xc_cli_compare_command,
     &xc_cli_conform_command, &xc_cli_ops_command,  &xc_cli_targets_command,
     &xc_cli_check_passes_command,
-    &xc_cli_compile_command, &xc_cli_bench_command,
+    &xc_cli_compile_command, &xc_cli_bench_command, &xc_cli_tune_command,
 };
 enum { NUM_COMMANDS = (int)(sizeof commands / sizeof commands[0]) };
 

@@ -122,6 +122,14 @@ typedef struct xc_session_options {
    * compile-cache key through the capabilities. */
   int64_t max_local_memory_bytes;
   int max_threads_per_group;
+  /* The tuning database (xcomp/tune.h, docs/autotune.md) schedules are
+   * picked from: each kernel takes the fastest schedule recorded for its
+   * task on this target and device, where one is recorded and the device
+   * can follow it. NULL: <cache folder>/tuning.db when that file exists; a
+   * path that does not exist is an error. What the database could supply is
+   * part of the compile-cache key. */
+  const char* tuning_db;
+  bool no_tuning_db;                   /* no database: the schedulers' defaults */
 } xc_session_options_t;
 
 void xc_session_options_init(xc_session_options_t* o);

@@ -433,6 +433,11 @@ int xc_tiled_dot_index(const xc_tiled_kernel_t* k, const xc_tiled_op_t* op);
  * each line prefixed by indent). */
 void xc_tiled_schedule_print(const xc_tiled_kernel_t* k, const xc_tiled_schedule_t* s, const char* indent,
                              FILE* f);
+/* Parses one "schedule [NAME] { ... }" block as xc_tiled_schedule_print
+ * writes it, knob names resolved against k's knobs (k is not changed);
+ * the record is not checked against k or a device (xc_tiled_schedule_verify,
+ * xc_target_schedule do that). */
+xc_status_t xc_tiled_schedule_parse(const xc_tiled_kernel_t* k, const char* text, xc_tiled_schedule_t* out);
 /* "mma m16n8k16 bf16 -> f32" / "generic" into out. */
 void xc_tiled_mma_name(const xc_tiled_mma_t* mma, char* out, size_t size);
 

@@ -43,9 +43,7 @@ xc_status_t xc_tune_task_hash(const xc_tiled_kernel_t* k, char out[33]);
 /* The schedule record as the tiled IR prints it ("schedule NAME { ... }"),
  * malloc'd (caller frees). */
 xc_status_t xc_tune_schedule_format(const xc_tiled_kernel_t* k, const xc_tiled_schedule_t* s, char** out_text);
-/* Parses such a block against kernel k (knob names resolved against k's
- * knobs); does not check it against a device (xc_target_schedule does). */
-xc_status_t xc_tiled_schedule_parse(const xc_tiled_kernel_t* k, const char* text, xc_tiled_schedule_t* out);
+/* (xc_tiled_schedule_parse, xcomp/tiled.h, reads it back.) */
 
 /* ---- the tuning database ----------------------------------------------------- */
 
@@ -131,6 +129,61 @@ int xc_cost_model_rows(const xc_cost_model_t* m);
 /* Spearman's rank correlation of two series (ties get average ranks);
  * NaN for n < 2 or a constant series. */
 double xc_spearman(const double* a, const double* b, int n);
+
+/* ---- tuning a model ------------------------------------------------------------- */
+
+typedef struct xc_tune_options {
+  const char* model_path;     /* .onnx or .xir */
+  const char* target;         /* a present device: "cpu", "opencl:0", "spirv", "cuda" */
+  xc_dtype_t precision;       /* XC_DTYPE_UNDEFINED: as written; f16 / bf16 like compile's --precision */
+  int opt_level;              /* default 2 */
+  const char* db_path;        /* NULL: xc_tune_db_default_path */
+  int trials;                 /* schedules measured per task besides the default (default 32) */
+  double time_budget_s;       /* > 0: no new round starts after this many seconds */
+  int batch;                  /* candidates measured per round (default 8) */
+  int jobs;                   /* parallel candidate compiles (0: the online CPUs) */
+  bool random_search;         /* no cost model: candidates drawn uniformly (the baseline search) */
+  uint64_t seed;              /* search randomness (0: a fixed default) */
+  /* The program measuring runs as "<worker_exe> tune --worker REQUEST" (a
+   * process of its own, so a crashing or hanging candidate cannot take the
+   * tuner down); the CLI passes its own executable. Required. */
+  const char* worker_exe;
+  double timeout_s;           /* one candidate's measurement, compile excluded (default 30) */
+  int max_tasks;              /* > 0: only the heaviest tasks (by weight x default time) */
+  int64_t max_local_memory_bytes; /* as the session options: tune for a smaller device */
+  int max_threads_per_group;
+  FILE* progress;             /* NULL: quiet */
+  bool live;                  /* progress is a terminal: one status line redrawn in place */
+} xc_tune_options_t;
+
+void xc_tune_options_init(xc_tune_options_t* o);
+
+typedef struct xc_tune_summary {
+  char run_id[40];
+  int num_tasks;              /* tasks tuned (kernels with more than one legal schedule) */
+  int num_kernels;            /* kernels of the model */
+  int trials;                 /* candidates measured (valid or not) */
+  int invalid;                /* of them: compile failures, crashes, time-outs, wrong results */
+  double seconds;
+  double default_ms;          /* sum over tasks of weight x default time */
+  double tuned_ms;            /* the same with each task's best */
+  /* Spearman's rank correlation between the cost model's predictions and
+   * the measured times of candidates it had not been trained on, pooled
+   * over rounds (NaN: too few). */
+  double rank_correlation;
+  int rank_samples;
+} xc_tune_summary_t;
+
+/* Tunes every task of the model on the target's device, writing every
+ * measurement to the database; what it finds is used by later compiles for
+ * the same target and device (xc_session_options_t.tuning_db). */
+xc_status_t xc_tune_model(const xc_tune_options_t* o, xc_tune_summary_t* out);
+
+/* The measuring process's main (xc_tune_options_t.worker_exe runs it with
+ * the request file the tuner wrote): loads the module, measures the default
+ * schedule and each candidate, answers on stdout line by line. Returns the
+ * process exit status. */
+int xc_tune_worker_main(const char* request_path);
 
 #ifdef __cplusplus
 }

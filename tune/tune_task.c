@@ -1,0 +1,113 @@
+/* Tuning tasks and schedule text: the structural hash that makes identical
+ * layers one task, and the schedule record as the text the database keeps. */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "xcomp/tune.h"
+
+/* A growable string. */
+typedef struct sbuf {
+  char* p;
+  size_t n, cap;
+} sbuf_t;
+
+static bool sb_put(sbuf_t* b, const char* s, size_t n) {
+  if (b->n + n + 1 > b->cap) {
+    size_t cap = b->cap ? 2 * b->cap : 4096;
+    while (cap < b->n + n + 1) cap *= 2;
+    char* p = realloc(b->p, cap);
+    if (!p) return false;
+    b->p = p;
+    b->cap = cap;
+  }
+  memcpy(b->p + b->n, s, n);
+  b->n += n;
+  b->p[b->n] = 0;
+  return true;
+}
+
+/* The index of parameter name `name` (n bytes, without '%') among k's
+ * parameters, -1 when it is none. */
+static int param_index(const xc_tiled_kernel_t* k, const char* name, size_t n) {
+  for (int i = 0; i < k->num_params; i++) {
+    const char* pn = k->params[i]->name;
+    if (pn && strlen(pn) == n && memcmp(pn, name, n) == 0) return i;
+  }
+  return -1;
+}
+
+xc_status_t xc_tune_task_hash(const xc_tiled_kernel_t* k, char out[33]) {
+  out[0] = 0;
+  if (!k) return xc_error(XC_INVALID_ARGUMENT, "xc_tune_task_hash: NULL kernel");
+  char* text = xc_tiled_print_to_string(k);
+  if (!text) return xc_error_oom();
+  sbuf_t b = {0};
+  bool ok = true, in_schedule = false;
+  for (char* line = text; ok && *line;) {
+    char* end = strchr(line, '\n');
+    size_t len = end ? (size_t)(end - line) : strlen(line);
+    const char* t = line;
+    while (t < line + len && *t == ' ') t++;
+    /* the header names the kernel; the schedule block is what is tuned */
+    if (line == text && strncmp(t, "kernel ", 7) == 0) {
+      ok = sb_put(&b, "kernel {\n", 9);
+    } else if (!in_schedule && strncmp(t, "schedule", 8) == 0 && (t[8] == ' ' || t[8] == '{')) {
+      in_schedule = true;
+    } else if (in_schedule) {
+      if (len && line[len - 1] == '}' && (size_t)(t - line) + 1 == len) in_schedule = false;
+    } else {
+      /* parameters by position: %v11 and %v54 of two identical layers both read %p0 */
+      for (const char* c = line; ok && c < line + len;) {
+        if (*c == '%') {
+          const char* s = c + 1;
+          const char* e = s;
+          while (e < line + len && (isalnum((unsigned char)*e) || *e == '_' || *e == '.')) e++;
+          int p = param_index(k, s, (size_t)(e - s));
+          if (p >= 0) {
+            char tmp[24];
+            int tn = snprintf(tmp, sizeof tmp, "%%p%d", p);
+            ok = sb_put(&b, tmp, (size_t)tn);
+            c = e;
+            continue;
+          }
+          ok = sb_put(&b, c, (size_t)(e - c));
+          c = e;
+          continue;
+        }
+        ok = sb_put(&b, c, 1);
+        c++;
+      }
+      ok = ok && sb_put(&b, "\n", 1);
+    }
+    line += len + (end ? 1 : 0);
+  }
+  free(text);
+  if (!ok) {
+    free(b.p);
+    return xc_error_oom();
+  }
+  xc_hash128_t h = xc_hash128(b.p ? b.p : "", b.n);
+  free(b.p);
+  xc_hash128_hex(h, out);
+  return NULL;
+}
+
+xc_status_t xc_tune_schedule_format(const xc_tiled_kernel_t* k, const xc_tiled_schedule_t* s, char** out_text) {
+  *out_text = NULL;
+  if (!k || !s) return xc_error(XC_INVALID_ARGUMENT, "xc_tune_schedule_format: NULL argument");
+  char* buf = NULL;
+  size_t len = 0;
+  FILE* f = open_memstream(&buf, &len);
+  if (!f) return xc_error_oom();
+  xc_tiled_schedule_print(k, s, "", f);
+  if (fclose(f) != 0 || !buf) {
+    free(buf);
+    return xc_error_oom();
+  }
+  /* one line per field, no trailing newline: the database's text */
+  while (len && (buf[len - 1] == '\n' || buf[len - 1] == ' ')) buf[--len] = 0;
+  *out_text = buf;
+  return NULL;
+}
