@@ -464,7 +464,10 @@ static xc_status_t tune_task(run_t* r, const task_t* t, double deadline, double*
           s = xc_error(XC_INTERNAL, "kernel '%s': the default schedule failed to run: %s", k->name, c->error);
           break;
         }
-        default_ms = c->ms;
+        /* the task's default time: the measuring process's own run of the
+         * module's kernel (every later time is scaled by its batch's) */
+        default_ms = c->default_ms > 0 ? c->default_ms : c->ms;
+        best_ms = default_ms;
         tune_features(r->m, t->step, k, &c->sched, xc_session_caps(r->session), default_ms, c->features);
       }
       /* features carry the default time: fill it now that it is known */
@@ -480,7 +483,7 @@ static xc_status_t tune_task(run_t* r, const task_t* t, double deadline, double*
       }
       double ref = c->default_ms > 0 ? c->default_ms : default_ms;
       double score = log(ref / c->ms); /* > 0: faster than the default */
-      if (best_ms <= 0 || c->ms * (default_ms / ref) < best_ms) best_ms = c->ms * (default_ms / ref);
+      if (c->ms * (default_ms / ref) < best_ms) best_ms = c->ms * (default_ms / ref);
       if (!s && !isnan(c->predicted)) s = add_rank_pair(r, c->predicted, score);
       float y = (float)score;
       if (!s && r->model) s = xc_cost_model_add(r->model, c->features, &y, 1);
