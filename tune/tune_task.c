@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "xcomp/target.h"
 #include "xcomp/tune.h"
 
 /* A growable string. */
@@ -28,14 +29,31 @@ static bool sb_put(sbuf_t* b, const char* s, size_t n) {
   return true;
 }
 
-/* The index of parameter name `name` (n bytes, without '%') among k's
- * parameters, -1 when it is none. */
-static int param_index(const xc_tiled_kernel_t* k, const char* name, size_t n) {
-  for (int i = 0; i < k->num_params; i++) {
-    const char* pn = k->params[i]->name;
-    if (pn && strlen(pn) == n && memcmp(pn, name, n) == 0) return i;
+/* Value names in order of first appearance: a kernel built in memory and
+ * the same kernel parsed back from its text print different numbers
+ * (%0 vs %4) and parameters have the names of graph values (%v11); the
+ * hash sees positions. */
+typedef struct names {
+  const char** s;
+  size_t* n;
+  int count, cap;
+} names_t;
+
+static int name_index(names_t* t, const char* s, size_t n) {
+  for (int i = t->count - 1; i >= 0; i--)
+    if (t->n[i] == n && memcmp(t->s[i], s, n) == 0) return i;
+  if (t->count == t->cap) {
+    int cap = t->cap ? 2 * t->cap : 256;
+    const char** ns = realloc(t->s, sizeof *ns * (size_t)cap);
+    if (ns) t->s = ns;
+    size_t* nn = ns ? realloc(t->n, sizeof *nn * (size_t)cap) : NULL;
+    if (!nn) return -1;
+    t->n = nn;
+    t->cap = cap;
   }
-  return -1;
+  t->s[t->count] = s;
+  t->n[t->count] = n;
+  return t->count++;
 }
 
 xc_status_t xc_tune_task_hash(const xc_tiled_kernel_t* k, char out[33]) {
@@ -43,6 +61,7 @@ xc_status_t xc_tune_task_hash(const xc_tiled_kernel_t* k, char out[33]) {
   if (!k) return xc_error(XC_INVALID_ARGUMENT, "xc_tune_task_hash: NULL kernel");
   char* text = xc_tiled_print_to_string(k);
   if (!text) return xc_error_oom();
+  names_t names = {0};
   sbuf_t b = {0};
   bool ok = true, in_schedule = false;
   for (char* line = text; ok && *line;) {
@@ -58,21 +77,20 @@ xc_status_t xc_tune_task_hash(const xc_tiled_kernel_t* k, char out[33]) {
     } else if (in_schedule) {
       if (len && line[len - 1] == '}' && (size_t)(t - line) + 1 == len) in_schedule = false;
     } else {
-      /* parameters by position: %v11 and %v54 of two identical layers both read %p0 */
+      /* values by order of appearance: %v11 and %v54 of two identical layers both read %0 */
       for (const char* c = line; ok && c < line + len;) {
         if (*c == '%') {
           const char* s = c + 1;
           const char* e = s;
           while (e < line + len && (isalnum((unsigned char)*e) || *e == '_' || *e == '.')) e++;
-          int p = param_index(k, s, (size_t)(e - s));
-          if (p >= 0) {
-            char tmp[24];
-            int tn = snprintf(tmp, sizeof tmp, "%%p%d", p);
-            ok = sb_put(&b, tmp, (size_t)tn);
-            c = e;
-            continue;
+          int p = name_index(&names, s, (size_t)(e - s));
+          if (p < 0) {
+            ok = false;
+            break;
           }
-          ok = sb_put(&b, c, (size_t)(e - c));
+          char tmp[24];
+          int tn = snprintf(tmp, sizeof tmp, "%%%d", p);
+          ok = sb_put(&b, tmp, (size_t)tn);
           c = e;
           continue;
         }
@@ -84,6 +102,8 @@ xc_status_t xc_tune_task_hash(const xc_tiled_kernel_t* k, char out[33]) {
     line += len + (end ? 1 : 0);
   }
   free(text);
+  free(names.s);
+  free(names.n);
   if (!ok) {
     free(b.p);
     return xc_error_oom();

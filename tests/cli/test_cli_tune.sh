@@ -92,7 +92,8 @@ for r in recs:
 else:
     sys.exit(1)
 EOF
-expect_ok tune --db "$TMP/cpu.db" --import "$TMP/plant.jsonl" || true
+run_xcomp tune --db "$TMP/cpu.db" --import "$TMP/plant.jsonl"
+grep -q "imported 1 records" "$TMP/err" || fail "import of the planted record: $(cat "$TMP/err")"
 run_xcomp tune --db "$TMP/cpu.db" --import "$TMP/plant.jsonl"
 grep -q "imported 0 records" "$TMP/err" || fail "importing the same record twice added it again: $(cat "$TMP/err")"
 rm -rf "$TMP/k-plant"
