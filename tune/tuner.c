@@ -95,6 +95,7 @@ typedef struct space {
   uint64_t* h;      /* hash of each text */
   int n, cap;
   const xc_tiled_kernel_t* k;
+  bool no_groups;   /* programs are not work-groups: THREADS knobs change no code */
   xc_status_t err;
 } space_t;
 
@@ -105,7 +106,13 @@ static bool space_has(const space_t* sp, uint64_t h) {
 }
 
 /* Adds a legal record unless already there; false on out-of-memory. */
-static bool space_add(space_t* sp, const xc_tiled_schedule_t* s) {
+static bool space_add(space_t* sp, const xc_tiled_schedule_t* in) {
+  xc_tiled_schedule_t canon = *in;
+  const xc_tiled_schedule_t* s = &canon;
+  /* where a program is one thread (cpu), the THREADS knob is not read by
+   * the code: records that differ only there are one candidate */
+  for (int i = 0; sp->no_groups && i < sp->k->num_knobs && i < canon.num_knobs; i++)
+    if (sp->k->knobs[i].kind == XC_KNOB_THREADS) canon.knobs[i] = sp->k->knobs[i].default_value;
   char* text = NULL;
   xc_status_t e = xc_tune_schedule_format(sp->k, s, &text);
   if (e) {
@@ -373,6 +380,7 @@ static xc_status_t tune_task(run_t* r, const task_t* t, double deadline, double*
   const xc_tiled_kernel_t* k = r->m->kernels[t->kernel].tiled;
   se.space.k = k;
   se.seen.k = k;
+  se.space.no_groups = se.seen.no_groups = xc_session_caps(r->session)->max_threads_per_group <= 1;
   *out_default = *out_best = 0;
   /* the default first: what the compile chose */
   xc_status_t s = NULL;
