@@ -7,7 +7,8 @@
 # (bench/tune_analyze.py). Prints markdown tables (bench/RESULTS.md).
 #
 # Usage: bench/tune_bench.sh [--xcomp BIN] [--target T] [--trials N] [--ort PYTHON]
-#                            [--threads N] [--compare-search MODEL] [--out DIR] MODEL_DIR...
+#                            [--threads N] [--compare-search MODEL_DIR] [--out DIR] MODEL...
+# (MODEL: a folder holding model.onnx, or a model file such as bench/models/*.xir)
 set -u
 here="$(cd "$(dirname "$0")" && pwd)"
 X="${XCOMP:-$here/../build/xcomp}"
@@ -47,17 +48,20 @@ echo
 echo "| model | kernels / tasks | tune s | trials (invalid) | default ms (device) | tuned ms (device) | speedup | model rank corr. |"
 echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
 for d in "${models[@]}"; do
-  m="$(basename "$d")"
-  read -r def_wall def_dev < <(bench_ms "$d/model.onnx" off)
+  f="$d"
+  [ -d "$d" ] && f="$d/model.onnx"
+  m="$(basename "${f%/model.onnx}")"
+  m="${m%.xir}"
+  read -r def_wall def_dev < <(bench_ms "$f" off)
   t0=$(date +%s.%N)
-  "$X" tune "$d/model.onnx" --target "$T" --trials "$TRIALS" --db "$DB" --plain >"$OUT/tune-$m.out" 2>"$OUT/tune-$m.err"
+  "$X" tune "$f" --target "$T" --trials "$TRIALS" --db "$DB" --plain >"$OUT/tune-$m.out" 2>"$OUT/tune-$m.err"
   rc=$?
   t1=$(date +%s.%N)
   if [ $rc -ne 0 ]; then
     echo "| $m | tune failed: $(tail -1 "$OUT/tune-$m.err" | cut -c1-200) | | | | | | |"
     continue
   fi
-  read -r tun_wall tun_dev < <(bench_ms "$d/model.onnx" "$DB")
+  read -r tun_wall tun_dev < <(bench_ms "$f" "$DB")
   kt=$(sed -n 's/^tuned .*: \([0-9]*\) tasks (\([0-9]*\) kernels), \([0-9]*\) trials (\([0-9]*\) invalid).*/\2 \/ \1|\3 (\4)/p' "$OUT/tune-$m.out")
   rk=$(sed -n 's/^cost model: rank correlation \([-0-9.]*\) over \([0-9]*\).*/\1 (n=\2)/p' "$OUT/tune-$m.out")
   echo "| $m | ${kt%%|*} | $(python3 -c "print('%.0f' % ($t1 - $t0))") | ${kt#*|} | $def_wall ($def_dev) | $tun_wall ($tun_dev) | $(python3 -c "print('%.2fx' % ($def_dev / $tun_dev))") | ${rk:-–} |"

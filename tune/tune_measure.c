@@ -145,6 +145,24 @@ static void compile_all(tune_measure_t* tm, int batch, tune_cand_t* cands, int n
 
 /* ---- the worker process ---- */
 
+/* A whole file as a NUL-terminated string (malloc'd). */
+static xc_status_t read_text(const char* path, char** out) {
+  *out = NULL;
+  uint8_t* b = NULL;
+  size_t n = 0;
+  XC_RETURN_IF_ERROR(xc_read_file_bytes(path, &b, &n));
+  char* t = malloc(n + 1);
+  if (!t) {
+    free(b);
+    return xc_error_oom();
+  }
+  if (n) memcpy(t, b, n);
+  t[n] = 0;
+  free(b);
+  *out = t;
+  return NULL;
+}
+
 static void fill_random(uint8_t* p, xc_dtype_t t, size_t n, uint32_t seed) {
   uint32_t x = seed * 2654435761u + 12345u;
   for (size_t i = 0; i < n; i++) {
@@ -356,14 +374,15 @@ static xc_status_t time_kernel(worker_t* w, xc_kernel_t* k, const xc_launch_t* l
 static xc_status_t load_blob(worker_t* w, const char* path, xc_module_t** mod, xc_kernel_t** k) {
   char meta_path[4200];
   snprintf(meta_path, sizeof meta_path, "%s.meta", path);
-  uint8_t *bytes = NULL, *meta = NULL;
-  size_t size = 0, msize = 0;
+  uint8_t* bytes = NULL;
+  char* meta = NULL;
+  size_t size = 0;
   XC_RETURN_IF_ERROR(xc_read_file_bytes(path, &bytes, &size));
-  xc_status_t s = xc_read_file_bytes(meta_path, &meta, &msize);
+  xc_status_t s = read_text(meta_path, &meta);
   char *format = NULL, *entry = NULL, *options = NULL;
   if (!s) {
     char* save = NULL;
-    format = strtok_r((char*)meta, "\n", &save);
+    format = strtok_r(meta, "\n", &save);
     entry = format ? strtok_r(NULL, "\n", &save) : NULL;
     options = entry ? strtok_r(NULL, "\n", &save) : NULL;
     if (!format || !entry) s = xc_error(XC_DATA_LOSS, "%s: malformed", meta_path);
@@ -408,14 +427,13 @@ static void say(const char* fmt, ...) {
 }
 
 int xc_tune_worker_main(const char* request_path) {
-  uint8_t* req = NULL;
-  size_t rsize = 0;
+  char* req = NULL;
   worker_t w;
   memset(&w, 0, sizeof w);
-  xc_status_t s = xc_read_file_bytes(request_path, &req, &rsize);
+  xc_status_t s = read_text(request_path, &req);
   char module[4096] = "", device[128] = "";
   w.step = -1;
-  for (char *save = NULL, *line = s ? NULL : strtok_r((char*)req, "\n", &save); line && !s;
+  for (char *save = NULL, *line = s ? NULL : strtok_r(req, "\n", &save); line && !s;
        line = strtok_r(NULL, "\n", &save)) {
     if (strncmp(line, "module ", 7) == 0) snprintf(module, sizeof module, "%s", line + 7);
     else if (strncmp(line, "device ", 7) == 0) snprintf(device, sizeof device, "%s", line + 7);
@@ -450,8 +468,8 @@ int xc_tune_worker_main(const char* request_path) {
   if (!s) say("default %.6f\n", ms);
   xc_module_unload(dm);
   /* the candidates, in request order */
-  if (!s) s = xc_read_file_bytes(request_path, &req, &rsize);
-  for (char *save = NULL, *line = s ? NULL : strtok_r((char*)req, "\n", &save); line && !s;
+  if (!s) s = read_text(request_path, &req);
+  for (char *save = NULL, *line = s ? NULL : strtok_r(req, "\n", &save); line && !s;
        line = strtok_r(NULL, "\n", &save)) {
     if (strncmp(line, "cand ", 5) != 0) continue;
     int id = -1, nk = -1, used = 0;
