@@ -353,6 +353,33 @@ static void load_installed_plugins_locked(void) {
   free(self);
 }
 
+/* The environment before any vendor library was loaded (copied strings). */
+static char** g_startup_env;
+
+static void save_environment_locked(void) {
+  extern char** environ;
+  int n = 0;
+  while (environ && environ[n]) n++;
+  char** copy = calloc((size_t)n + 1, sizeof *copy);
+  if (!copy) return;
+  for (int i = 0; i < n; i++)
+    if (!(copy[i] = dup_string(environ[i]))) {
+      for (int j = 0; j < i; j++) free(copy[j]);
+      free(copy);
+      return;
+    }
+  g_startup_env = copy;
+}
+
+char* const* xc_targets_startup_environment(void) {
+  extern char** environ;
+  pthread_mutex_lock(&g_lock);
+  if (!g_registry.initialized && !g_startup_env) save_environment_locked();
+  char* const* env = g_startup_env ? g_startup_env : environ;
+  pthread_mutex_unlock(&g_lock);
+  return env;
+}
+
 xc_status_t xc_targets_init(void) {
   pthread_mutex_lock(&g_lock);
   if (g_registry.initialized) {
@@ -360,6 +387,7 @@ xc_status_t xc_targets_init(void) {
     return NULL;
   }
   g_registry.initialized = true;
+  if (!g_startup_env) save_environment_locked();
   for (size_t i = 0; i < sizeof builtin_inits / sizeof builtin_inits[0]; i++) {
     g_in_init = true;
     xc_status_t st = builtin_inits[i](XC_TARGET_API_VERSION, &g_host_table);

@@ -140,7 +140,11 @@ static int tune_main(int argc, char** argv) {
   char exe[PATH_MAX];
   if (!s) s = self_exe(exe, sizeof exe);
   if (s) return xc_cli_fail(s);
-  o.worker_exe = exe;
+  /* $XCOMP_TUNE_WORKER: another program to measure with (a wrapper that
+   * pins the measuring process to cores, or runs it under a debugger; it
+   * ends by running this xcomp with the arguments it was given) */
+  const char* wrap = getenv("XCOMP_TUNE_WORKER");
+  o.worker_exe = wrap && *wrap ? wrap : exe;
   o.progress = quiet ? NULL : stderr;
   o.live = !quiet && !plain && isatty(2);
   xc_tune_summary_t sum;

@@ -31,6 +31,7 @@ typedef struct tune_measure {
   const xc_device_caps_t* caps;
   char selector[96];          /* the device, as the worker opens it ("cpu:0") */
   const char* worker_exe;
+  char* const* env;           /* the worker's environment (xc_targets_startup_environment) */
   const char* module_path;    /* the model compiled with default schedules (.xcm) */
   const char* dir;            /* this run's scratch folder */
   xc_compiled_module_t* module; /* the same, loaded (its tiled kernels emit the candidates) */

@@ -24,19 +24,17 @@
 #include <math.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "tune_internal.h"
 #include "xcomp/runtime.h"
-
-extern char** environ;
 
 double tune_now_s(void) {
   struct timespec t;
@@ -575,19 +573,28 @@ static xc_status_t run_worker(tune_measure_t* tm, int batch, tune_cand_t* cands,
 
   int fds[2];
   if (pipe(fds) != 0) return xc_error(XC_UNAVAILABLE, "pipe: %s", strerror(errno));
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
-  posix_spawn_file_actions_addclose(&fa, fds[0]);
-  posix_spawn_file_actions_addopen(&fa, 2, errp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  /* fork + exec: the worker gets the pipe as stdout, a file as stderr and
+   * nothing else of the tuner's (the database, device driver handles) */
   char* argv[] = {(char*)tm->worker_exe, "tune", "--worker", req, NULL};
-  pid_t pid;
-  int rc = posix_spawn(&pid, tm->worker_exe, &fa, NULL, argv, environ);
-  posix_spawn_file_actions_destroy(&fa);
+  if (!tm->env) tm->env = xc_targets_startup_environment();
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid == 0) {
+    int e = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (dup2(fds[1], 1) < 0 || e < 0 || dup2(e, 2) < 0) _exit(127);
+#ifdef SYS_close_range
+    if (syscall(SYS_close_range, 3u, ~0u, 0u) != 0)
+#endif
+      for (int fd = 3; fd < 4096; fd++) close(fd);
+    execve(tm->worker_exe, argv, (char* const*)tm->env);
+    _exit(127);
+  }
+  int spawn_errno = errno;
   close(fds[1]);
-  if (rc != 0) {
+  if (pid < 0) {
     close(fds[0]);
-    return xc_error(XC_UNAVAILABLE, "cannot start the measuring process %s: %s", tm->worker_exe, strerror(rc));
+    return xc_error(XC_UNAVAILABLE, "cannot start the measuring process %s: %s", tm->worker_exe,
+                    strerror(spawn_errno));
   }
   char buf[8192];
   size_t have = 0;

@@ -431,6 +431,12 @@ typedef xc_status_t (*xc_target_plugin_init_fn)(int api_version, const xc_target
  * fails to load is recorded (xc_target_plugin_error_at) and skipped; only
  * out-of-memory makes this fail. Call before using targets from threads. */
 xc_status_t xc_targets_init(void);
+/* The process environment as it was when xc_targets_init first ran, before
+ * any vendor library was loaded: some edit variables in place (an OpenCL
+ * ICD loader cuts OCL_ICD_FILENAMES at its first ':'), so a child process
+ * that loads them again (the tuner's measuring process) is started with
+ * this one. Copied strings, valid for the life of the process. */
+char* const* xc_targets_startup_environment(void);
 
 /* Loads one plugin file. Returns the reason it was refused (also recorded). */
 xc_status_t xc_target_load_plugin(const char* path);
