@@ -45,9 +45,20 @@ static const char* const schema_sql =
 #define RECORD_COLUMNS                                                                        \
   "task, target, device, device_name, kernel, schedule, valid, time_ms, default_ms, predicted," \
   " error, xcomp_version, run_id, trial, created"
-/* Among a (task, target, device)'s valid rows, the best first: fastest, then
- * oldest (a later equal time is no reason to change what compiles pick). */
-#define BEST_ORDER "time_ms, created, id"
+/* The schedules of one task on one (target, device), scored: `rel` is the
+ * mean of time_ms / default_ms over the schedule's valid records that carry
+ * the default's time from the same measuring process (NULL when none do).
+ * Relative times compare across measuring sessions and machine states; the
+ * mean over repeated measurements (the tuner re-measures its best ones)
+ * keeps one lucky run from deciding. Best first: the lowest `rel`, then the
+ * fastest, then the oldest (a later equal record is no reason to change
+ * what compiles pick). ?1 ?2 ?3 (or, grouped by task, ?1 ?2 for the
+ * target and device): parameters of the statements below. */
+#define SCHEDULE_SCORES(where, group)                                                                  \
+  "SELECT task, schedule AS sch, AVG(CASE WHEN default_ms > 0 THEN time_ms / default_ms END) AS rel," \
+  " MIN(time_ms) AS t, MIN(created) AS c, MIN(id) AS i FROM records WHERE " where " AND valid = 1"     \
+  " GROUP BY " group
+#define BEST_ORDER "rel IS NULL, rel, t, c, i"
 
 xc_status_t xc_tune_db_sql_error(xc_tune_db_t* db, int rc, const char* what) {
   xc_code_t code = XC_IO;
@@ -355,8 +366,11 @@ xc_status_t xc_tune_db_best(xc_tune_db_t* db, const char* task, const char* targ
   *out_found = false;
   sqlite3_stmt* st = NULL;
   XC_RETURN_IF_ERROR(xc_tune_db_prepare(db,
-                                        "SELECT " RECORD_COLUMNS " FROM records WHERE task = ?1 AND target = ?2"
-                                        " AND device = ?3 AND valid = 1 ORDER BY " BEST_ORDER " LIMIT 1",
+                                        "WITH best AS (" SCHEDULE_SCORES("task = ?1 AND target = ?2 AND device = ?3",
+                                                                         "schedule") " ORDER BY " BEST_ORDER
+                                        " LIMIT 1) SELECT " RECORD_COLUMNS " FROM records WHERE task = ?1 AND"
+                                        " target = ?2 AND device = ?3 AND valid = 1 AND schedule = (SELECT sch FROM"
+                                        " best) ORDER BY time_ms, created, id LIMIT 1",
                                         &st));
   sqlite3_bind_text(st, 1, task, -1, SQLITE_STATIC);
   sqlite3_bind_text(st, 2, target, -1, SQLITE_STATIC);
@@ -384,8 +398,9 @@ xc_status_t xc_tune_db_digest(xc_tune_db_t* db, const char* target, const char* 
   /* The best row of every task (BEST_ORDER, as xc_tune_db_best picks it). */
   XC_RETURN_IF_ERROR(xc_tune_db_prepare(
       db,
-      "SELECT task, schedule FROM (SELECT task, schedule, ROW_NUMBER() OVER (PARTITION BY task ORDER BY " BEST_ORDER
-      ") AS rank FROM records WHERE target = ?1 AND device = ?2 AND valid = 1) WHERE rank = 1 ORDER BY task",
+      "SELECT task, sch FROM (SELECT task, sch, ROW_NUMBER() OVER (PARTITION BY task ORDER BY " BEST_ORDER
+      ") AS rank FROM (" SCHEDULE_SCORES("target = ?1 AND device = ?2", "task, schedule") ")) WHERE rank = 1"
+      " ORDER BY task",
       &st));
   sqlite3_bind_text(st, 1, target, -1, SQLITE_STATIC);
   sqlite3_bind_text(st, 2, device, -1, SQLITE_STATIC);

@@ -19,6 +19,8 @@ typedef struct tune_cand {
   float features[TUNE_NUM_FEATURES];
   double predicted;           /* the cost model's score when picked; NAN: none */
   bool measured;              /* picked for measuring (the search's bookkeeping) */
+  double rel_sum;             /* sum of ms / default_ms over its valid measurements */
+  int rel_n;
   bool valid;
   double ms;                  /* measured (valid) */
   double default_ms;          /* the default's time in the same measuring process */
