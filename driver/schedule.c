@@ -46,7 +46,7 @@ static xc_status_t apply_knob_overrides(xc_lowered_module_t* lm, const char* spe
   return NULL;
 }
 
-/* The fastest schedule the tuning database holds for k's task on this
+/* The best schedule the tuning database holds for k's task on this
  * target and device, made legal by the target's scheduler exactly as
  * recorded (XC_SCHEDULE_FOLLOW). False when there is none or the device
  * cannot follow it (a database from another build): the default then. */

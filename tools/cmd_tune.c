@@ -195,5 +195,5 @@ const xc_cli_command_t xc_cli_tune_command = {
     "Kernels with the same structure (identical layers) form one task, tuned once. Each\n"
     "candidate is compiled (in parallel), run in a separate process on random inputs and\n"
     "compared with the default schedule's result; wrong, crashing or hung candidates are\n"
-    "recorded as invalid. 'xcomp compile' (and run, bench) then take each kernel's fastest\n"
+    "recorded as invalid. 'xcomp compile' (and run, bench) then take each kernel's best\n"
     "recorded schedule for that target and device ('--tuning-db', $XCOMP_TUNING_DB).\n"};

@@ -123,7 +123,7 @@ typedef struct xc_session_options {
   int64_t max_local_memory_bytes;
   int max_threads_per_group;
   /* The tuning database (xcomp/tune.h, docs/autotune.md) schedules are
-   * picked from: each kernel takes the fastest schedule recorded for its
+   * picked from: each kernel takes the best schedule recorded for its
    * task on this target and device, where one is recorded and the device
    * can follow it. NULL: <cache folder>/tuning.db when that file exists; a
    * path that does not exist is an error. What the database could supply is
