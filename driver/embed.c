@@ -1,6 +1,7 @@
 /* The embedding API (include/xcomp/embed.h): a compiled module plus the
  * executor it runs on, behind plain-argument calls for applications and
- * language bindings. Compiles through a driver session and the cache. */
+ * language bindings. Compiles through a driver session, the cache and the
+ * tuning database. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,26 +46,41 @@ static xc_status_t load_onnx_bytes(void* ctx, xc_graph_t** out) {
   return xc_onnx_import_buffer(b->bytes, b->size, "<onnx bytes>", NULL, out);
 }
 
-/* One compile: a file (path) or ONNX bytes. */
-static xc_status_t compile(const char* path, const onnx_bytes_t* bytes, const char* target, const char* precision,
-                           int opt_level, bool use_cache, xc_model_t** out) {
+void xc_model_options_init(xc_model_options_t* o) {
+  memset(o, 0, sizeof *o);
+  o->opt_level = -1;
+  o->use_cache = true;
+}
+
+xc_status_t xc_model_compile(const char* path, const void* bytes, size_t size, const xc_model_options_t* options,
+                             xc_model_t** out) {
   *out = NULL;
-  if (opt_level < -1 || opt_level > 3)
-    return xc_error(XC_INVALID_ARGUMENT, "optimization level %d: expected 0 to 3", opt_level);
-  if (!target || !*target) target = "cpu";
+  xc_model_options_t defaults;
+  xc_model_options_init(&defaults);
+  const xc_model_options_t* mo = options ? options : &defaults;
+  if (path && bytes) return xc_error(XC_INVALID_ARGUMENT, "xc_model_compile: give a model path or bytes, not both");
+  if (!path && (!bytes || size == 0))
+    return xc_error(XC_INVALID_ARGUMENT, "no model path given and the ONNX model bytes are empty");
+  if (mo->opt_level < -1 || mo->opt_level > 3)
+    return xc_error(XC_INVALID_ARGUMENT, "optimization level %d: expected 0 to 3", mo->opt_level);
+  if (mo->tuning_db && !*mo->tuning_db) return xc_error(XC_INVALID_ARGUMENT, "the tuning database path is empty");
+  const char* target = mo->target && *mo->target ? mo->target : "cpu";
   if (strcmp(target, "ref") == 0)
     return xc_error(XC_INVALID_ARGUMENT, "target ref is the reference interpreter: there is nothing to compile for it");
   xc_session_options_t o;
   xc_session_options_init(&o);
   o.target = target;
-  if (opt_level >= 0) o.opt_level = opt_level;
-  o.use_cache = use_cache;
-  XC_RETURN_IF_ERROR(parse_precision(precision, &o.precision));
+  if (mo->opt_level >= 0) o.opt_level = mo->opt_level;
+  o.use_cache = mo->use_cache;
+  o.tuning_db = mo->tuning_db;
+  o.no_tuning_db = mo->no_tuning_db;
+  XC_RETURN_IF_ERROR(parse_precision(mo->precision, &o.precision));
   xc_session_t* s = NULL;
   XC_RETURN_IF_ERROR(xc_session_create(&o, &s));
   xc_compiled_module_t* cm = NULL;
+  onnx_bytes_t b = {bytes, size};
   xc_status_t st = path ? xc_session_compile_model_file(s, path, &cm)
-                        : xc_session_compile_bytes(s, bytes->bytes, bytes->size, load_onnx_bytes, (void*)bytes, &cm);
+                        : xc_session_compile_bytes(s, bytes, size, load_onnx_bytes, &b, &cm);
   /* A module compiled for an architecture runs on the target's first device
    * of it; one compiled for a device runs on that device. */
   bool arch_only = xc_session_arch_only(s);
@@ -75,15 +91,28 @@ static xc_status_t compile(const char* path, const onnx_bytes_t* bytes, const ch
 
 xc_status_t xc_model_compile_file(const char* path, const char* target, const char* precision, int opt_level,
                                   bool use_cache, xc_model_t** out) {
+  *out = NULL;
   if (!path) return xc_error(XC_INVALID_ARGUMENT, "no model path given");
-  return compile(path, NULL, target, precision, opt_level, use_cache, out);
+  xc_model_options_t o;
+  xc_model_options_init(&o);
+  o.target = target;
+  o.precision = precision;
+  o.opt_level = opt_level;
+  o.use_cache = use_cache;
+  return xc_model_compile(path, NULL, 0, &o, out);
 }
 
 xc_status_t xc_model_compile_onnx_buffer(const void* bytes, size_t size, const char* target, const char* precision,
                                          int opt_level, bool use_cache, xc_model_t** out) {
+  *out = NULL;
   if (!bytes || size == 0) return xc_error(XC_INVALID_ARGUMENT, "the ONNX model bytes are empty");
-  onnx_bytes_t b = {bytes, size};
-  return compile(NULL, &b, target, precision, opt_level, use_cache, out);
+  xc_model_options_t o;
+  xc_model_options_init(&o);
+  o.target = target;
+  o.precision = precision;
+  o.opt_level = opt_level;
+  o.use_cache = use_cache;
+  return xc_model_compile(NULL, bytes, size, &o, out);
 }
 
 xc_status_t xc_model_load(const char* path, const char* device, xc_model_t** out) {

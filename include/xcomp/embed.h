@@ -34,15 +34,35 @@ extern "C" {
 
 typedef struct xc_model xc_model_t;
 
-/* Compiles a model file (.onnx, .xir) for `target` ("cpu", "opencl:1",
- * "cuda", "cuda:sm_90"; NULL: "cpu"). precision: NULL or "f32" (as
- * written), "f16", "bf16". opt_level: 0..3, or -1 for the default (2).
- * use_cache: through the compile cache ($XCOMP_CACHE_DIR, default
- * ~/.cache/xcomp). The caller owns *out (xc_model_destroy). */
+/* How xc_model_compile compiles. Strings are read during the call only. */
+typedef struct xc_model_options {
+  const char* target;    /* "cpu", "opencl:1", "cuda", "cuda:sm_90"; NULL: "cpu" */
+  const char* precision; /* NULL or "f32" (as written), "f16", "bf16" */
+  int opt_level;         /* 0..3; -1 (default): the pipeline's default (2) */
+  bool use_cache;        /* through the compile cache ($XCOMP_CACHE_DIR, default
+                            ~/.cache/xcomp); default true */
+  /* The tuning database (xcomp/tune.h, docs/autotune.md) schedules are
+   * picked from. NULL: <cache folder>/tuning.db when that file exists; a
+   * named file that does not exist is an error (XC_NOT_FOUND). */
+  const char* tuning_db;
+  bool no_tuning_db;     /* no database: the schedulers' defaults */
+} xc_model_options_t;
+
+/* The defaults: cpu, as written, opt_level -1, the cache, the default
+ * tuning database when it exists. */
+void xc_model_options_init(xc_model_options_t* o);
+
+/* Compiles a model: the file at path (.onnx, .xir), or when path is NULL
+ * the bytes of an ONNX model (size bytes; external data is not supported:
+ * the model must hold its weights). Give one of the two. o NULL: the
+ * defaults (xc_model_options_init). The caller owns *out
+ * (xc_model_destroy). */
+xc_status_t xc_model_compile(const char* path, const void* bytes, size_t size, const xc_model_options_t* o,
+                             xc_model_t** out);
+/* xc_model_compile of a file with the other options at their defaults. */
 xc_status_t xc_model_compile_file(const char* path, const char* target, const char* precision, int opt_level,
                                   bool use_cache, xc_model_t** out);
-/* The same for the bytes of an ONNX model (external data is not
- * supported: the model must hold its weights). */
+/* xc_model_compile of ONNX bytes with the other options at their defaults. */
 xc_status_t xc_model_compile_onnx_buffer(const void* bytes, size_t size, const char* target, const char* precision,
                                          int opt_level, bool use_cache, xc_model_t** out);
 /* Reads a compiled module (.xcm). device: a device selector of the

@@ -1,4 +1,5 @@
-"""The Python package: compile, run, save/load, errors and DLPack inputs,
+"""The Python package: compile, run, save/load, errors, DLPack inputs,
+tuning (xcomp.tune, compiles with its database) and xcomp.conform,
 against the repository's models (tests/models) and their stored ONNX
 Runtime outputs, at the tolerance `xcomp compare` is given for them in
 tools/demo.sh (rtol 1e-3, atol 1e-5, relative L2 1e-5)."""
@@ -129,9 +130,9 @@ def test_errors_carry_the_library_message(gpt2, tmp_path, models):
     with pytest.raises(xcomp.Error) as e:
         xcomp.compile(b"not an onnx model")
     assert e.value.message
-    with pytest.raises(xcomp.Error, match="tuning database") as e:
-        xcomp.compile(models / "mlp" / "model.onnx", tuning_db="tune.db")
-    assert e.value.code == "UNSUPPORTED"
+    with pytest.raises(xcomp.Error, match="missing.db") as e:  # a named database must exist
+        xcomp.compile(models / "mlp" / "model.onnx", tuning_db=tmp_path / "missing.db")
+    assert e.value.code == "NOT_FOUND"
     with pytest.raises(xcomp.Error, match="missing input 'input_ids'"):
         m.run()
     with pytest.raises(xcomp.Error, match="no input 'ids'"):
@@ -186,3 +187,58 @@ def test_targets_lists_registered_targets():
     assert len(cpu.devices) >= 1 and cpu.devices[0]
     for t in ts.values():  # an unavailable target says why and lists no device
         assert t.available or (t.reason and not t.devices)
+
+
+def test_tune_then_compile_with_the_database(models, tmp_path):
+    """A short tuning run of the cnn on cpu (its two heaviest tasks) into a
+    database of the test's own; a compile that takes its schedules still
+    computes the stored output."""
+    path, inputs, ref = case(models, "cnn")
+    db = tmp_path / "tuning.db"
+    s = xcomp.tune(path, target="cpu", trials=2, batch=2, db=db, max_tasks=2)
+    assert isinstance(s, xcomp.TuneSummary) and s.run_id
+    assert s.num_kernels >= s.num_tasks >= 1 and s.trials >= 1 and s.invalid < s.trials
+    assert s.default_ms > 0 and s.tuned_ms > 0 and s.seconds > 0
+    assert db.exists()
+    m = xcomp.compile(path, target="cpu", tuning_db=db)
+    assert_close(m.run(*inputs)[0], ref)
+    untuned = xcomp.compile(path, target="cpu", tuning_db=False)  # the schedulers' defaults
+    assert_close(untuned.run(*inputs)[0], ref)
+
+
+def test_tune_errors(models, tmp_path, monkeypatch):
+    with pytest.raises(xcomp.Error, match="search"):
+        xcomp.tune(models / "cnn" / "model.onnx", search="best")
+    with pytest.raises(xcomp.Error, match="missing.onnx"):
+        xcomp.tune(tmp_path / "missing.onnx", trials=1, db=tmp_path / "t.db")
+    monkeypatch.setenv("XCOMP_CLI", str(tmp_path / "no-xcomp"))
+    with pytest.raises(xcomp.Error, match="XCOMP_CLI") as e:
+        xcomp.tune(models / "cnn" / "model.onnx", trials=1, db=tmp_path / "t.db")
+    assert e.value.code == "NOT_FOUND"
+
+
+def test_conform_models_on_cpu(models):
+    r = xcomp.conform(models / "mlp", target="cpu", models=True, timeout=60)
+    assert r.ok and (r.passed, r.failed, r.skipped) == (1, 0, 0), r
+    (c,) = r.cases
+    assert c.name == "mlp" and c.verdict == "PASS" and c.message == "" and c.seconds > 0
+
+
+def test_conform_reports_disagreement_and_errors(models, tmp_path):
+    bad = tmp_path / "tests" / "mlp"
+    bad.mkdir(parents=True)
+    (bad / "model.onnx").write_bytes((models / "mlp" / "model.onnx").read_bytes())
+    data = bad / "test_data_set_0"
+    data.mkdir()
+    src = models / "mlp" / "test_data_set_0"
+    (data / "input_0.pb").write_bytes((src / "input_0.pb").read_bytes())
+    out = (src / "output_0.pb").read_bytes()
+    (data / "output_0.pb").write_bytes(out[:-8] + bytes(8))  # the last two floats zeroed
+    r = xcomp.conform(tmp_path / "tests", target="cpu", models=True)  # a model the interpreter disagrees with
+    assert (r.passed, r.failed, r.skipped) == (0, 0, 1) and not r.ok, r
+    assert r.cases[0].verdict == "UNSUPPORTED" and "stored output" in r.cases[0].message
+    with pytest.raises(xcomp.Error, match="nosuch") as e:
+        xcomp.conform(models / "mlp", target="nosuch")
+    assert e.value.code == "UNAVAILABLE"
+    with pytest.raises(xcomp.Error, match="missing"):
+        xcomp.conform(tmp_path / "missing")

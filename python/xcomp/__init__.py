@@ -5,6 +5,8 @@
     (logits,) = m.run(np.array([[1, 2, 3]], dtype=np.int64))
     m.save("model.xcm")
     m2 = xcomp.load("model.xcm")
+    xcomp.tune("model.onnx", target="cpu", trials=32)   # schedules for later compiles
+    report = xcomp.conform("tests/models/mlp", target="cpu", models=True)
 
 Built on libxcomp.so, the project's shared library (its embedding API,
 include/xcomp/embed.h), through ctypes. docs/python.md describes the API.
@@ -12,13 +14,15 @@ include/xcomp/embed.h), through ctypes. docs/python.md describes the API.
 
 import collections
 import os
+from typing import Optional, Union
 
 import numpy as np
 
 from . import _dlpack
 from . import _native
 
-__all__ = ["Error", "Module", "TensorInfo", "Target", "compile", "load", "read_tensor", "targets", "__version__"]
+__all__ = ["Error", "Module", "TensorInfo", "Target", "TuneSummary", "ConformCase", "ConformReport", "compile",
+           "conform", "load", "read_tensor", "targets", "tune", "__version__"]
 __version__ = "0.1.0"
 
 _lib = _native.lib
@@ -260,7 +264,9 @@ def _raw(t, dtype, shape):
     return out
 
 
-def compile(model, target="cpu", precision=None, tuning_db=None, opt_level=None, cache=True):
+def compile(model: Union[str, "os.PathLike[str]", bytes, bytearray, memoryview], target: Optional[str] = "cpu",
+            precision: Optional[str] = None, tuning_db: Union[None, bool, str, "os.PathLike[str]"] = None,
+            opt_level: Optional[int] = None, cache: bool = True) -> "Module":
     """Compiles a model for a target and returns a Module.
 
     model: a path (.onnx, .xir) or the bytes of an ONNX model.
@@ -269,26 +275,32 @@ def compile(model, target="cpu", precision=None, tuning_db=None, opt_level=None,
       without its device ('xcomp targets' lists what this machine has).
     precision: None or "f32" (as written), "f16" or "bf16": the model's
       float32 tensors are converted (inputs and outputs too).
-    tuning_db: a tuning database to take schedules from; xcomp has no
-      autotuner yet, so giving one raises Error (UNSUPPORTED).
+    tuning_db: the tuning database (xcomp.tune writes it) each kernel takes
+      its fastest recorded schedule from, for this target and device. None:
+      tuning.db in the cache folder when that file exists; a path that does
+      not exist raises Error (NOT_FOUND); False: no database (the
+      schedulers' defaults).
     opt_level: 0..3, the graph pass pipeline level (default 2).
     cache: go through the compile cache ($XCOMP_CACHE_DIR, default
       ~/.cache/xcomp); a second compile of the same thing is near-instant.
     Raises Error with the library's message when anything is wrong."""
-    if tuning_db is not None:
-        raise Error(f"tuning_db {tuning_db!r}: xcomp has no tuning database yet (schedules come from the "
-                    "target's scheduler)", "UNSUPPORTED")
-    level = -1 if opt_level is None else int(opt_level)
-    tgt = None if target is None else str(target).encode()
-    prec = None if precision is None else str(precision).encode()
-    handle = _native.ctypes.c_void_p()
+    ct = _native.ctypes
+    o = _native.ModelOptions()
+    _lib.xc_model_options_init(ct.byref(o))
+    o.target = None if target is None else str(target).encode()
+    o.precision = None if precision is None else str(precision).encode()
+    o.opt_level = -1 if opt_level is None else int(opt_level)
+    o.use_cache = bool(cache)
+    if tuning_db is False:
+        o.no_tuning_db = True
+    elif tuning_db is not None:
+        o.tuning_db = os.fsencode(tuning_db)
+    handle = ct.c_void_p()
     if isinstance(model, (bytes, bytearray, memoryview)):
         data = bytes(model)
-        _check(_lib.xc_model_compile_onnx_buffer(data, len(data), tgt, prec, level, bool(cache),
-                                                 _native.ctypes.byref(handle)))
+        _check(_lib.xc_model_compile(None, data, len(data), ct.byref(o), ct.byref(handle)))
     elif isinstance(model, (str, os.PathLike)):
-        _check(_lib.xc_model_compile_file(os.fsencode(model), tgt, prec, level, bool(cache),
-                                          _native.ctypes.byref(handle)))
+        _check(_lib.xc_model_compile(os.fsencode(model), None, 0, ct.byref(o), ct.byref(handle)))
     else:
         raise TypeError(f"model must be a path or ONNX bytes, not {type(model).__name__}")
     return Module(handle.value)
@@ -335,6 +347,7 @@ def targets():
     """Every registered target (built-in ones and plugins) with its devices."""
     import ctypes
 
+    _check(_lib.xc_targets_init())
     out = []
     for i in range(_lib.xc_target_count()):
         t = _lib.xc_target_at(i)
@@ -352,3 +365,289 @@ def targets():
         out.append(Target(_lib.xc_target_name(t).decode(), (_lib.xc_target_description(t) or b"").decode(),
                           (_lib.xc_target_origin(t) or b"").decode(), reason is None, reason, devices))
     return out
+
+
+# ---- autotuning ----------------------------------------------------------------
+
+TuneSummary = collections.namedtuple(
+    "TuneSummary",
+    "run_id num_tasks num_kernels trials invalid seconds default_ms tuned_ms rank_correlation rank_samples")
+TuneSummary.__doc__ = """What xcomp.tune did (xc_tune_summary_t): the run's id in the
+database, the tasks tuned (kernels of one structure tune once) and the
+model's kernels, the candidates measured and how many of them were invalid
+(failed to compile, crashed, hung or gave a wrong result), the seconds it
+took, the kernel time per run with the default schedules and with the best
+found (ms, weighted by launches), and the cost model's rank correlation with
+the measurements it had not seen (NaN: too few) over rank_samples of them."""
+
+
+def _cli_path() -> str:
+    """The xcomp CLI that xcomp.tune runs to measure candidates: $XCOMP_CLI;
+    else the one beside the loaded library (a build tree: build/libxcomp.so
+    and build/xcomp); else the one pip installed with the package (the
+    environment's scripts folder)."""
+    import sys
+    import sysconfig
+
+    env = os.environ.get("XCOMP_CLI")
+    if env:
+        if not (os.path.isfile(env) and os.access(env, os.X_OK)):
+            raise Error(f"XCOMP_CLI={env}: not an executable file", "NOT_FOUND")
+        return env
+    places = [os.path.dirname(os.path.realpath(_native.path)), os.path.dirname(os.path.abspath(_native.path))]
+    for scheme in (None, f"{os.name}_user"):
+        try:
+            places.append(sysconfig.get_path("scripts") if scheme is None else sysconfig.get_path("scripts", scheme))
+        except KeyError:
+            pass
+    places.append(os.path.dirname(os.path.abspath(sys.executable)))
+    seen = []
+    for d in places:
+        if not d or d in seen:
+            continue
+        seen.append(d)
+        exe = os.path.join(d, "xcomp")
+        if os.path.isfile(exe) and os.access(exe, os.X_OK):
+            return exe
+    raise Error("xcomp.tune needs the xcomp command-line program (it measures candidates in a process of "
+                f"its own) and found none in {', '.join(seen)}: install the package with 'pip install .' "
+                "(it installs the program), or set XCOMP_CLI to a built one (build/xcomp)", "NOT_FOUND")
+
+
+class _StderrFile:
+    """A C FILE* on a duplicate of file descriptor 2 (progress lines of the
+    library go where the process's stderr goes, pytest's capture aside)."""
+
+    def __enter__(self):
+        ct = _native.ctypes
+        self._libc = ct.CDLL(None)
+        self._libc.fdopen.restype = ct.c_void_p
+        self._libc.fdopen.argtypes = [ct.c_int, ct.c_char_p]
+        self._libc.fclose.argtypes = [ct.c_void_p]
+        self._libc.setvbuf.argtypes = [ct.c_void_p, ct.c_char_p, ct.c_int, ct.c_size_t]
+        fd = os.dup(2)
+        self.file = self._libc.fdopen(fd, b"w")
+        if not self.file:
+            os.close(fd)
+        else:
+            self._libc.setvbuf(self.file, None, 1, 0)  # _IOLBF: each line as it comes
+        return self
+
+    def __exit__(self, *exc):
+        if self.file:
+            self._libc.fclose(self.file)
+
+
+def tune(model_path: Union[str, "os.PathLike[str]"], target: str = "cpu", trials: int = 32,
+         db: Optional[Union[str, "os.PathLike[str]"]] = None, time_budget: Optional[float] = None,
+         search: str = "model", batch: int = 8, seed: int = 0, quiet: bool = True, *,
+         precision: Optional[str] = None, jobs: Optional[int] = None, timeout: Optional[float] = None,
+         max_tasks: Optional[int] = None) -> TuneSummary:
+    """Tunes the kernels' schedules of a model on a device (docs/autotune.md;
+    the same as 'xcomp tune') and records every measurement in the tuning
+    database, which later compiles for that target and device read
+    (xcomp.compile's tuning_db).
+
+    model_path: the model (.onnx, .xir).
+    target: a present device: "cpu", "opencl:0", "cuda", ... (not an
+      architecture).
+    trials: schedules measured per task besides the default.
+    db: the database file, created when missing; None: tuning.db in the
+      cache folder ($XCOMP_CACHE_DIR, default ~/.cache/xcomp), which compiles
+      read by default.
+    time_budget: seconds after which no new round of measurements starts.
+    search: "model" (candidates ranked by the learned cost model, which
+      needs libxgboost) or "random" (the baseline).
+    batch: candidates measured per round (1..256).
+    seed: the search's random seed.
+    quiet: False: progress lines on stderr.
+    precision: None, "f16" or "bf16": tune the model as compiled with that
+      precision. jobs: candidates compiled at once (default: the CPUs).
+    timeout: seconds one candidate's run may take before it counts as hung.
+    max_tasks: tune only the tasks with the most launches.
+
+    Candidates run in processes of their own: the xcomp command-line
+    program installed with the package ($XCOMP_CLI overrides it). Raises
+    Error with the library's message when anything is wrong."""
+    ct = _native.ctypes
+    if search not in ("model", "random"):
+        raise Error(f"search '{search}': expected 'model' or 'random'")
+    if int(trials) < 1:
+        raise Error(f"trials {trials}: expected a positive number")
+    if not 1 <= int(batch) <= 256:
+        raise Error(f"batch {batch}: expected 1 to 256")
+    if int(seed) < 0:
+        raise Error(f"seed {seed}: expected a number >= 0")
+    worker = os.fsencode(_cli_path())
+    o = _native.TuneOptions()
+    _lib.xc_tune_options_init(ct.byref(o))
+    path = os.fsencode(model_path)
+    o.model_path = path
+    o.target = str(target).encode()
+    if precision is not None and precision != "f32":
+        if precision not in ("f16", "bf16"):
+            raise Error(f"precision '{precision}': expected f32, f16 or bf16")
+        o.precision = _dtype_code(precision)
+    o.db_path = None if db is None else os.fsencode(db)
+    o.trials = int(trials)
+    if time_budget is not None:
+        if float(time_budget) <= 0:
+            raise Error(f"time_budget {time_budget}: expected seconds > 0")
+        o.time_budget_s = float(time_budget)
+    o.batch = int(batch)
+    o.random_search = search == "random"
+    o.seed = int(seed)
+    o.worker_exe = worker
+    if jobs is not None:
+        o.jobs = int(jobs)
+    if timeout is not None:
+        o.timeout_s = float(timeout)
+    if max_tasks is not None:
+        o.max_tasks = int(max_tasks)
+    summary = _native.TuneSummary()
+    if quiet:
+        _check(_lib.xc_tune_model(ct.byref(o), ct.byref(summary)))
+    else:
+        with _StderrFile() as err:
+            o.progress = err.file
+            o.live = False
+            _check(_lib.xc_tune_model(ct.byref(o), ct.byref(summary)))
+    return TuneSummary(summary.run_id.decode("utf-8", "replace"), summary.num_tasks, summary.num_kernels,
+                       summary.trials, summary.invalid, summary.seconds, summary.default_ms, summary.tuned_ms,
+                       summary.rank_correlation, summary.rank_samples)
+
+
+# ---- conformance -----------------------------------------------------------------
+
+ConformCase = collections.namedtuple("ConformCase", "name op dtype verdict message seconds")
+ConformCase.__doc__ = """One test of xcomp.conform: its name (the folder relative to the root,
+"mlp", "node/test_abs"), its main op ("?" when unknown) and the dtype of its
+first input (xcomp's name, "f32"; None when unknown), the verdict ("PASS",
+"FAIL" or "UNSUPPORTED"), the message saying why it failed or is
+unsupported ("" when it passed) and the seconds it took."""
+
+
+class ConformReport(collections.namedtuple("ConformReport", "cases passed failed skipped")):
+    """What xcomp.conform found: the cases (ConformCase, by name) and the
+    totals; skipped counts the UNSUPPORTED ones. ok: no case failed and at
+    least one passed."""
+
+    __slots__ = ()
+
+    @property
+    def ok(self) -> bool:
+        return self.failed == 0 and self.passed > 0
+
+
+def conform(root: Union[str, "os.PathLike[str]"], target: str = "cpu", *, models: bool = False,
+            filter: Optional[str] = None, per_op: int = 0, dtype: Optional[str] = None,
+            timeout: float = 60.0, jobs: int = 1, allow_tf32: bool = False, quiet: bool = True) -> ConformReport:
+    """Runs the ONNX-backend-style tests under root (a folder holding
+    model.onnx and test_data_set_*, or folders of them) on a target, each in
+    a child process with a time-out, as 'xcomp conform' does
+    (docs/conformance.md), and returns the report.
+
+    target: "cpu", "opencl:1", a plugin's name, ... or "ref" (the reference
+      interpreter) or "tiled" (the tiled-IR interpreter).
+    models: the tests are real models (tests/models/*): the interpreter is
+      checked against the stored output by relative L2 and the target
+      against the interpreter (at the per-dtype tolerances); False: ONNX
+      node tests, checked against their stored outputs with ONNX's
+      allclose (rtol 1e-3, atol 1e-7).
+    filter: a POSIX extended regex the test names must match.
+    per_op: > 0: only the first per_op tests of each (main op, dtype).
+    dtype: with models, "f16" or "bf16": the models run converted to it and
+      are compared at its tolerance.
+    timeout: seconds per test; jobs: tests run at once.
+    allow_tf32: f32 GEMMs may run in tf32 (compared at rel-L2 5e-4).
+    quiet: False: a line per test on stderr as it finishes.
+
+    The runner works in a fresh Python process (this one's interpreter and
+    library): it forks a child per test, and a process that has run cpu
+    kernels (OpenMP) cannot fork safely. Raises Error for an unknown target
+    or a root without tests; a test that fails, crashes or hangs is a FAIL
+    case, not an Error."""
+    import json
+    import subprocess
+    import sys
+    import tempfile
+
+    target = str(target)
+    if target not in ("ref", "tiled"):
+        names = [t.name for t in targets()]
+        if target.split(":", 1)[0] not in names:
+            raise Error(f"no target or device matches '{target}' (targets: ref, tiled, {', '.join(names)})",
+                        "UNAVAILABLE")
+    if dtype is not None and dtype != "f32" and (dtype not in ("f16", "bf16") or not models):
+        raise Error(f"dtype '{dtype}': expected f32, or f16 or bf16 with models=True")
+    if not sys.executable:
+        raise Error("xcomp.conform runs in a Python process of its own and cannot find this one's interpreter "
+                    "(sys.executable is empty)", "UNAVAILABLE")
+    args = {"root": os.fsdecode(os.path.abspath(root)), "target": target, "models": bool(models),
+            "filter": filter, "per_op": int(per_op), "dtype": dtype, "timeout": float(timeout),
+            "jobs": int(jobs), "allow_tf32": bool(allow_tf32), "quiet": bool(quiet)}
+    env = dict(os.environ, XCOMP_LIBRARY=os.path.abspath(_native.path))
+    package_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (package_parent, env.get("PYTHONPATH")) if p)
+    with tempfile.TemporaryDirectory(prefix="xcomp-conform.") as tmp:
+        args["result"] = os.path.join(tmp, "result.json")
+        proc = subprocess.run([sys.executable, "-c", "import sys, xcomp; xcomp._conform_main(sys.argv[1])",
+                               json.dumps(args)], env=env, stdout=subprocess.DEVNULL, stderr=None)
+        try:
+            with open(args["result"], encoding="utf-8") as f:
+                result = json.load(f)
+        except (OSError, ValueError):
+            raise Error(f"the conformance runner's process ended ({proc.returncode}) without a report",
+                        "INTERNAL") from None
+    if "error" in result:
+        raise Error(result["error"], result.get("code", "INTERNAL"))
+    return ConformReport([ConformCase(*c) for c in result["cases"]], result["passed"], result["failed"],
+                         result["skipped"])
+
+
+def _conform_main(arguments: str) -> None:
+    """The body of xcomp.conform's process: runs xc_conform_run and writes
+    its report (or its error) as JSON to the file the arguments name."""
+    import json
+
+    a = json.loads(arguments)
+    try:
+        out = _conform_here(a)
+    except Error as e:
+        out = {"error": e.message, "code": e.code}
+    with open(a["result"], "w", encoding="utf-8") as f:
+        json.dump(out, f)
+
+
+def _conform_here(a):
+    ct = _native.ctypes
+    o = _native.ConformOptions()
+    _lib.xc_conform_options_init(ct.byref(o))
+    strings = [a["target"].encode(), None if a["filter"] is None else str(a["filter"]).encode()]
+    o.target, o.filter = strings
+    o.models = a["models"]
+    o.timeout_s = a["timeout"]
+    o.jobs = a["jobs"]
+    o.per_op = a["per_op"]
+    o.allow_tf32 = a["allow_tf32"]
+    if a["dtype"] not in (None, "f32"):
+        o.dtype = _dtype_code(a["dtype"])
+    report = _native.ConformReport()
+    if a["quiet"]:
+        _check(_lib.xc_conform_run(os.fsencode(a["root"]), ct.byref(o), ct.byref(report)))
+    else:
+        with _StderrFile() as err:
+            o.progress = err.file
+            _check(_lib.xc_conform_run(os.fsencode(a["root"]), ct.byref(o), ct.byref(report)))
+    try:
+        cases = []
+        for i in range(report.num_cases):
+            c = report.cases[i]
+            dt = _dtype_name(c.dtype) if c.dtype else None
+            cases.append([(c.name or b"").decode("utf-8", "replace"), (c.op or b"?").decode("utf-8", "replace"),
+                          dt if dt and dt != "undefined" else None,
+                          _lib.xc_conform_verdict_name(c.verdict).decode(),
+                          (c.detail or b"").decode("utf-8", "replace"), c.seconds])
+        return {"cases": cases, "passed": report.passed, "failed": report.failed, "skipped": report.skipped}
+    finally:
+        _lib.xc_conform_report_free(ct.byref(report))

@@ -1,8 +1,9 @@
 """ctypes declarations of the parts of libxcomp.so the package calls.
 
 The library is the project's SDK (include/xcomp/*.h); the package uses the
-embedding API (include/xcomp/embed.h), the tensor and status helpers and
-the tensor-file reader. Which file is loaded: $XCOMP_LIBRARY if set, else the
+embedding API (include/xcomp/embed.h), the tensor and status helpers, the
+tensor-file reader, the autotuner (include/xcomp/tune.h) and the
+conformance runner (include/xcomp/conformance.h). Which file is loaded: $XCOMP_LIBRARY if set, else the
 copy installed in the package (xcomp/lib/libxcomp.so), else the system's
 (ld.so's search path)."""
 
@@ -43,6 +44,108 @@ class RunStats(ctypes.Structure):
     ]
 
 
+class ModelOptions(ctypes.Structure):
+    """xc_model_options_t (include/xcomp/embed.h)."""
+
+    _fields_ = [
+        ("target", ctypes.c_char_p),
+        ("precision", ctypes.c_char_p),
+        ("opt_level", ctypes.c_int),
+        ("use_cache", ctypes.c_bool),
+        ("tuning_db", ctypes.c_char_p),
+        ("no_tuning_db", ctypes.c_bool),
+    ]
+
+
+class TuneOptions(ctypes.Structure):
+    """xc_tune_options_t (include/xcomp/tune.h)."""
+
+    _fields_ = [
+        ("model_path", ctypes.c_char_p),
+        ("target", ctypes.c_char_p),
+        ("precision", ctypes.c_int),
+        ("opt_level", ctypes.c_int),
+        ("db_path", ctypes.c_char_p),
+        ("trials", ctypes.c_int),
+        ("time_budget_s", ctypes.c_double),
+        ("batch", ctypes.c_int),
+        ("jobs", ctypes.c_int),
+        ("random_search", ctypes.c_bool),
+        ("seed", ctypes.c_uint64),
+        ("worker_exe", ctypes.c_char_p),
+        ("timeout_s", ctypes.c_double),
+        ("max_tasks", ctypes.c_int),
+        ("max_local_memory_bytes", ctypes.c_int64),
+        ("max_threads_per_group", ctypes.c_int),
+        ("progress", ctypes.c_void_p),
+        ("live", ctypes.c_bool),
+    ]
+
+
+class TuneSummary(ctypes.Structure):
+    """xc_tune_summary_t (include/xcomp/tune.h)."""
+
+    _fields_ = [
+        ("run_id", ctypes.c_char * 40),
+        ("num_tasks", ctypes.c_int),
+        ("num_kernels", ctypes.c_int),
+        ("trials", ctypes.c_int),
+        ("invalid", ctypes.c_int),
+        ("seconds", ctypes.c_double),
+        ("default_ms", ctypes.c_double),
+        ("tuned_ms", ctypes.c_double),
+        ("rank_correlation", ctypes.c_double),
+        ("rank_samples", ctypes.c_int),
+    ]
+
+
+class ConformOptions(ctypes.Structure):
+    """xc_conform_options_t (include/xcomp/conformance.h)."""
+
+    _fields_ = [
+        ("target", ctypes.c_char_p),
+        ("filter", ctypes.c_char_p),
+        ("models", ctypes.c_bool),
+        ("timeout_s", ctypes.c_double),
+        ("jobs", ctypes.c_int),
+        ("progress", ctypes.c_void_p),
+        ("dtype", ctypes.c_int),
+        ("allow_tf32", ctypes.c_bool),
+        ("per_op", ctypes.c_int),
+        ("max_local_memory_bytes", ctypes.c_int64),
+        ("max_threads_per_group", ctypes.c_int),
+    ]
+
+
+class ConformCase(ctypes.Structure):
+    """xc_conform_case_t (include/xcomp/conformance.h)."""
+
+    _fields_ = [
+        ("name", ctypes.c_char_p),
+        ("dir", ctypes.c_char_p),
+        ("op", ctypes.c_char_p),
+        ("dtype", ctypes.c_int),
+        ("verdict", ctypes.c_int),
+        ("detail", ctypes.c_char_p),
+        ("seconds", ctypes.c_double),
+        ("xfail_reason", ctypes.c_char_p),
+    ]
+
+
+class ConformReport(ctypes.Structure):
+    """xc_conform_report_t (include/xcomp/conformance.h)."""
+
+    _fields_ = [
+        ("num_cases", ctypes.c_int),
+        ("cases", ctypes.POINTER(ConformCase)),
+        ("passed", ctypes.c_int),
+        ("failed", ctypes.c_int),
+        ("skipped", ctypes.c_int),
+        ("xfailed", ctypes.c_int),
+        ("xpassed", ctypes.c_int),
+    ]
+
+
 def _library_path():
     env = os.environ.get("XCOMP_LIBRARY")
     if env:
@@ -63,7 +166,8 @@ _status = ctypes.c_void_p
 _tensor_p = ctypes.POINTER(Tensor)
 _model = ctypes.c_void_p
 
-# name: (restype, argtypes)
+# name: (restype, argtypes). The structures above mirror the C headers
+# field for field; the *_init functions fill in the defaults.
 _FUNCTIONS = {
     "xc_status_message": (ctypes.c_char_p, [_status]),
     "xc_status_code": (ctypes.c_int, [_status]),
@@ -76,10 +180,15 @@ _FUNCTIONS = {
                                  ctypes.POINTER(_tensor_p)]),
     "xc_tensor_destroy": (None, [_tensor_p]),
     "xc_tensor_read_file": (_status, [ctypes.c_char_p, ctypes.POINTER(_tensor_p), ctypes.c_void_p]),
-    "xc_model_compile_file": (_status, [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int,
-                                        ctypes.c_bool, ctypes.POINTER(_model)]),
-    "xc_model_compile_onnx_buffer": (_status, [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_char_p, ctypes.c_char_p,
-                                               ctypes.c_int, ctypes.c_bool, ctypes.POINTER(_model)]),
+    "xc_model_options_init": (None, [ctypes.POINTER(ModelOptions)]),
+    "xc_model_compile": (_status, [ctypes.c_char_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.POINTER(ModelOptions),
+                                   ctypes.POINTER(_model)]),
+    "xc_tune_options_init": (None, [ctypes.POINTER(TuneOptions)]),
+    "xc_tune_model": (_status, [ctypes.POINTER(TuneOptions), ctypes.POINTER(TuneSummary)]),
+    "xc_conform_options_init": (None, [ctypes.POINTER(ConformOptions)]),
+    "xc_conform_run": (_status, [ctypes.c_char_p, ctypes.POINTER(ConformOptions), ctypes.POINTER(ConformReport)]),
+    "xc_conform_report_free": (None, [ctypes.POINTER(ConformReport)]),
+    "xc_conform_verdict_name": (ctypes.c_char_p, [ctypes.c_int]),
     "xc_model_load": (_status, [ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(_model)]),
     "xc_model_save": (_status, [_model, ctypes.c_char_p]),
     "xc_model_destroy": (None, [_model]),
@@ -93,6 +202,7 @@ _FUNCTIONS = {
                                          ctypes.c_size_t]),
     "xc_model_run": (_status, [_model, ctypes.c_int, ctypes.POINTER(_tensor_p), ctypes.POINTER(_tensor_p),
                                ctypes.POINTER(RunStats)]),
+    "xc_targets_init": (_status, []),
     "xc_target_count": (ctypes.c_int, []),
     "xc_target_at": (ctypes.c_void_p, [ctypes.c_int]),
     "xc_target_name": (ctypes.c_char_p, [ctypes.c_void_p]),

@@ -1,7 +1,7 @@
 /* The embedding API (include/xcomp/embed.h): compile from a file and from
  * ONNX bytes, describe inputs and outputs (symbolic dims included), run,
- * save and load, and the errors of each call. Runs on the cpu target with
- * a compile cache of its own. */
+ * save and load, the options struct (the tuning database), and the errors
+ * of each call. Runs on the cpu target with a compile cache of its own. */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -105,6 +105,45 @@ int main(void) {
   if (m) CHECK_EQ_INT(xc_model_num_ios(m, false), 1);
   xc_model_destroy(m);
   free(bytes);
+
+  /* The options struct: defaults, a file and bytes, the tuning database. */
+  xc_model_options_t mo;
+  xc_model_options_init(&mo);
+  CHECK(mo.target == NULL && mo.precision == NULL && mo.opt_level == -1 && mo.use_cache);
+  CHECK(mo.tuning_db == NULL && !mo.no_tuning_db);
+  m = NULL;
+  CHECK_OK(xc_model_compile(model, NULL, 0, NULL, &m)); /* NULL options: the defaults (cpu) */
+  if (m) {
+    CHECK_STR(xc_model_target(m), "cpu");
+    check_relu(m, 4);
+  }
+  xc_model_destroy(m);
+  CHECK_OK(xc_read_file_bytes("tests/models/mlp/model.onnx", &bytes, &size));
+  mo.use_cache = false;
+  mo.no_tuning_db = true;
+  m = NULL;
+  CHECK_OK(xc_model_compile(NULL, bytes, size, &mo, &m));
+  if (m) CHECK_EQ_INT(xc_model_num_ios(m, true), 1);
+  xc_model_destroy(m);
+  m = NULL;
+  CHECK_ERR(xc_model_compile(model, bytes, size, &mo, &m), "not both");
+  free(bytes);
+  char missing_db[600];
+  snprintf(missing_db, sizeof missing_db, "%s/missing.db", dir);
+  xc_model_options_init(&mo);
+  mo.tuning_db = missing_db;
+  xc_status_t st = xc_model_compile(model, NULL, 0, &mo, &m);
+  CHECK(st != NULL && xc_status_code(st) == XC_NOT_FOUND);
+  if (st) {
+    CHECK(strstr(xc_status_message(st), "missing.db") != NULL);
+    xc_status_free(st);
+  }
+  CHECK(m == NULL);
+  mo.no_tuning_db = true; /* no database at all: the named file is not opened */
+  CHECK_OK(xc_model_compile(model, NULL, 0, &mo, &m));
+  xc_model_destroy(m);
+  m = NULL;
+  CHECK_ERR(xc_model_compile(NULL, NULL, 0, NULL, &m), "no model path");
 
   /* Errors name what is wrong. */
   m = NULL;
