@@ -8,7 +8,8 @@
 #
 # Usage: bench/tune_bench.sh [--xcomp BIN] [--target T] [--trials N] [--ort PYTHON]
 #                            [--threads N] [--compare-search MODEL_DIR] [--out DIR] MODEL...
-# (MODEL: a folder holding model.onnx, or a model file such as bench/models/*.xir)
+# (MODEL: a folder holding model.onnx, or a model file such as bench/models/*.xir;
+# $TUNE_ARGS: more `xcomp tune` options for the search comparison, e.g. --max-tasks 8)
 set -u
 here="$(cd "$(dirname "$0")" && pwd)"
 X="${XCOMP:-$here/../build/xcomp}"
@@ -78,7 +79,7 @@ if [ -n "$COMPARE" ]; then
   for s in 1 2 3; do
     for how in model random; do
       "$X" tune "$COMPARE/model.onnx" --target "$T" --trials "$TRIALS" --db "$OUT/search-$how.db" --search "$how" \
-        --seed "$s" --quiet >"$OUT/search-$how-$s.out" 2>&1 || echo "search $how seed $s failed"
+        --seed "$s" --quiet ${TUNE_ARGS:-} >"$OUT/search-$how-$s.out" 2>&1 || echo "search $how seed $s failed"
     done
   done
   for how in model random; do "$X" tune --db "$OUT/search-$how.db" --export "$OUT/search-$how.jsonl" 2>/dev/null; done
