@@ -44,7 +44,10 @@ struct xc_executor {
   bool graphs_off;  /* options.no_graphs, no capture support, or capture failed */
   int index_error;  /* the value of the index-error record (its own buffer, zero between runs), -1: none */
   int64_t index_error_words;
-  int64_t* index_error_host; /* where the record is read back */
+  int64_t* index_error_host; /* where the record is read back (copy path) */
+  /* The record's host address when the host reads it in place (a mapped
+   * buffer, or a target whose buffers are host memory); NULL: copies. */
+  int64_t* index_error_mapped;
   char graph_note[160];
   /* Input shapes whose binding passed xc_cm_check_accesses (modules with
    * symbols; a static module was checked when it was read). */
@@ -107,6 +110,25 @@ void xc_executor_destroy(xc_executor_t* e) {
   free(e);
 }
 
+/* The index-error record, zeroed. Read after every run, so where the target
+ * can, it is memory the host reads in place (a mapped buffer: no copy, no
+ * second synchronization); else an ordinary buffer read back with a copy. */
+static xc_status_t alloc_index_record(xc_executor_t* e, size_t bytes, xc_buffer_t** out) {
+  xc_status_t s = xc_buffer_alloc_mapped(e->device, bytes, out);
+  if (s && xc_status_code(s) == XC_UNSUPPORTED) {
+    xc_status_free(s);
+    s = xc_buffer_alloc(e->device, bytes, out);
+  } else if (!s) {
+    e->index_error_mapped = xc_buffer_host_pointer(*out);
+  }
+  if (s) return s;
+  if (e->index_error_mapped) {
+    memset(e->index_error_mapped, 0, bytes);
+    return NULL;
+  }
+  return xc_buffer_write(*out, 0, e->index_error_host, bytes);
+}
+
 xc_status_t xc_executor_create(const xc_compiled_module_t* m, const char* selector,
                                const xc_executor_options_t* o, xc_executor_t** out) {
   *out = NULL;
@@ -164,8 +186,7 @@ xc_status_t xc_executor_create(const xc_compiled_module_t* m, const char* select
     e->index_error_host = calloc((size_t)e->index_error_words, sizeof(int64_t));
     if (!e->index_error_host) s = xc_error_oom();
     size_t bytes = (size_t)e->index_error_words * sizeof(int64_t);
-    if (!s) s = xc_buffer_alloc(e->device, bytes, &e->value_buffers[v]);
-    if (!s) s = xc_buffer_write(e->value_buffers[v], 0, e->index_error_host, bytes);
+    if (!s) s = alloc_index_record(e, bytes, &e->value_buffers[v]);
   }
   if (s) {
     xc_executor_destroy(e);
@@ -175,11 +196,17 @@ xc_status_t xc_executor_create(const xc_compiled_module_t* m, const char* select
   return NULL;
 }
 
-/* After a run: the index-error record names the first kernel whose indices
- * were out of range (xcomp/tiled.h); it is zeroed again for the next run. */
+/* After a run (its launches synchronized): the index-error record names the
+ * first kernel whose indices were out of range (xcomp/tiled.h); it is zeroed
+ * again for the next run. A mapped record is read and zeroed in place. */
 static xc_status_t check_index_error(xc_executor_t* e) {
   if (e->index_error < 0) return NULL;
   size_t bytes = (size_t)e->index_error_words * sizeof(int64_t);
+  if (e->index_error_mapped) {
+    xc_status_t s = xc_index_error_status(e->m->graph, false, e->index_error_mapped, e->index_error_words);
+    if (s) memset(e->index_error_mapped, 0, bytes);
+    return s;
+  }
   xc_buffer_t* b = e->value_buffers[e->index_error];
   XC_RETURN_IF_ERROR(xc_buffer_read(b, 0, e->index_error_host, bytes));
   xc_status_t s = xc_index_error_status(e->m->graph, false, e->index_error_host, e->index_error_words);

@@ -72,12 +72,13 @@ static xc_status_t host_register(const xc_target_host_t* host, const xc_target_i
   if (!g_in_init)
     return xc_error(XC_INVALID_ARGUMENT, "register_target may only be called from a plugin's init function");
   if (!iface) return xc_error(XC_INVALID_ARGUMENT, "%s: register_target with no interface", origin);
-  if (iface->api_version != XC_TARGET_API_VERSION) {
+  if (iface->api_version < XC_TARGET_API_MIN_VERSION || iface->api_version > XC_TARGET_API_VERSION) {
     xc_status_t st = xc_error(XC_UNSUPPORTED,
                               "%s: target '%s' was built for target API version %d, this xcomp "
-                              "has version %d; rebuild it against this xcomp's xcomp/target.h",
+                              "has version %d (and loads versions %d to %d); rebuild it against this "
+                              "xcomp's xcomp/target.h",
                               origin, iface->name ? iface->name : "?", iface->api_version,
-                              XC_TARGET_API_VERSION);
+                              XC_TARGET_API_VERSION, XC_TARGET_API_MIN_VERSION, XC_TARGET_API_VERSION);
     free_context(iface, context);
     return st;
   }
@@ -137,6 +138,21 @@ static xc_status_t host_register(const xc_target_host_t* host, const xc_target_i
     free(origin_copy);
     free_context(iface, context);
     return xc_error_oom();
+  }
+  /* An older table is shorter: copy the part its version defines into a
+   * full table whose later entries are NULL, so the rest of xcomp reads
+   * every table the same way. Targets (and so the copy) live as long as
+   * the process. */
+  if (iface->api_version < XC_TARGET_API_VERSION) {
+    xc_target_iface_t* full = calloc(1, sizeof *full);
+    if (!full) {
+      free(t);
+      free(origin_copy);
+      free_context(iface, context);
+      return xc_error_oom();
+    }
+    memcpy(full, iface, offsetof(xc_target_iface_t, buffer_alloc_mapped));
+    iface = full;
   }
   t->iface = iface;
   t->context = context;
@@ -246,17 +262,19 @@ static xc_status_t load_plugin_locked(const char* path) {
                     path);
   }
   int version = version_fn();
-  if (version != XC_TARGET_API_VERSION) {
+  if (version < XC_TARGET_API_MIN_VERSION || version > XC_TARGET_API_VERSION) {
     dlclose(handle);
     return xc_error(XC_UNSUPPORTED,
-                    "plugin %s: built for target API version %d, this xcomp has version %d; "
-                    "rebuild the plugin against this xcomp's include/xcomp/target.h",
-                    path, version, XC_TARGET_API_VERSION);
+                    "plugin %s: built for target API version %d, this xcomp has version %d (and loads "
+                    "versions %d to %d); rebuild the plugin against this xcomp's include/xcomp/target.h",
+                    path, version, XC_TARGET_API_VERSION, XC_TARGET_API_MIN_VERSION, XC_TARGET_API_VERSION);
   }
   int before = g_registry.count;
   g_current_origin = path;
   g_in_init = true;
-  xc_status_t st = init_fn(XC_TARGET_API_VERSION, &g_host_table);
+  /* The plugin's own version: a version-3 plugin checks that it gets 3. The
+   * host table only grows (its size field says how far), so it fits all. */
+  xc_status_t st = init_fn(version, &g_host_table);
   g_in_init = false;
   g_current_origin = "built-in";
   if (st) {

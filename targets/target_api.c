@@ -33,6 +33,7 @@ struct xc_buffer {
   xc_device_t* device;
   void* context;
   size_t size;
+  void* mapped;  /* host address from buffer_alloc_mapped; NULL otherwise */
 };
 
 typedef struct module_kernel {
@@ -327,6 +328,43 @@ xc_status_t xc_buffer_alloc(xc_device_t* d, size_t size, xc_buffer_t** out_buffe
   return NULL;
 }
 
+xc_status_t xc_buffer_alloc_mapped(xc_device_t* d, size_t size, xc_buffer_t** out_buffer) {
+  if (out_buffer) *out_buffer = NULL;
+  if (!d || !out_buffer) return xc_error(XC_INVALID_ARGUMENT, "xc_buffer_alloc_mapped: NULL argument");
+  const xc_target_iface_t* f = IFACE(d);
+  if (!f->buffer_alloc_mapped) {
+    /* Without the entry, only buffers that are host memory already do. */
+    if (!f->buffer_host_pointer)
+      return xc_error(XC_UNSUPPORTED, "%s: target %s has no host-mapped buffers", d->caps.name, f->name);
+    XC_RETURN_IF_ERROR(xc_buffer_alloc(d, size, out_buffer));
+    if (xc_buffer_host_pointer(*out_buffer)) return NULL;
+    xc_buffer_free(*out_buffer);
+    *out_buffer = NULL;
+    return xc_error(XC_UNSUPPORTED, "%s: buffers of target %s are not host-visible", d->caps.name, f->name);
+  }
+  if (d->caps.max_buffer_bytes > 0 && (uint64_t)size > (uint64_t)d->caps.max_buffer_bytes)
+    return xc_error(XC_RESOURCE_EXHAUSTED, "%s: buffer of %zu bytes exceeds the device's limit of %lld bytes",
+                    d->caps.name, size, (long long)d->caps.max_buffer_bytes);
+  xc_buffer_t* b = calloc(1, sizeof *b);
+  if (!b) return xc_error_oom();
+  void* host = NULL;
+  xc_status_t st = f->buffer_alloc_mapped(d->context, size, &b->context, &host);
+  if (!st && !host) {
+    f->buffer_free(d->context, b->context);
+    st = xc_error(XC_INTERNAL, "%s: buffer_alloc_mapped of target %s returned no host address", d->caps.name,
+                  f->name);
+  }
+  if (st) {
+    free(b);
+    return st;
+  }
+  b->device = d;
+  b->size = size;
+  b->mapped = host;
+  *out_buffer = b;
+  return NULL;
+}
+
 void xc_buffer_free(xc_buffer_t* b) {
   if (!b) return;
   IFACE(b->device)->buffer_free(b->device->context, b->context);
@@ -336,6 +374,7 @@ void xc_buffer_free(xc_buffer_t* b) {
 size_t xc_buffer_size(const xc_buffer_t* b) { return b ? b->size : 0; }
 
 void* xc_buffer_host_pointer(xc_buffer_t* b) {
+  if (b && b->mapped) return b->mapped;
   if (!b || !IFACE(b->device)->buffer_host_pointer) return NULL;
   return IFACE(b->device)->buffer_host_pointer(b->device->context, b->context);
 }

@@ -1,6 +1,7 @@
 /* The per-process temp folder (include/xcomp/tempdir.h): created once,
- * removed at exit and on fatal signals, stale ones of dead processes swept.
- * Removal uses only system calls that are safe in a signal handler (openat,
+ * removed at exit and on fatal signals (after the tracked child processes
+ * are stopped), stale ones of dead processes swept. Removal uses only system
+ * calls that are safe in a signal handler (kill, waitpid, nanosleep, openat,
  * getdents64, unlinkat), so the signal path and the exit path are one
  * function. */
 #include <dirent.h>
@@ -13,6 +14,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "targets_internal.h"
@@ -23,6 +26,12 @@ static char temp_path[4096];
 static volatile sig_atomic_t temp_ready; /* temp_path names a folder this process made */
 static pid_t temp_owner;
 static bool exit_hook_set, swept;
+
+/* Child processes to kill before the folder goes (xc_temp_track_child);
+ * 0: a free slot. pid_t is an int on the systems xcomp runs on. */
+enum { MAX_CHILDREN = 64 };
+static volatile sig_atomic_t child_pid[MAX_CHILDREN];
+static pid_t child_owner[MAX_CHILDREN];
 
 /* Files outside the folder to remove with it (xc_temp_track). */
 enum { MAX_TRACKED = 16 };
@@ -84,8 +93,66 @@ static void remove_tracked(void) {
     if (tracked_used[i] && tracked_owner[i] == getpid()) unlink(tracked[i]);
 }
 
+static void ensure_exit_hook(void);
+
+static bool any_child_alive(void) {
+  for (int i = 0; i < MAX_CHILDREN; i++) {
+    pid_t pid = (pid_t)child_pid[i];
+    if (pid <= 0 || child_owner[i] != getpid()) continue;
+    /* Reaps it once it is gone: the process is on its way out. */
+    if (waitpid(pid, NULL, WNOHANG) == 0) return true;
+  }
+  return false;
+}
+
+static void signal_children(int sig) {
+  for (int i = 0; i < MAX_CHILDREN; i++) {
+    pid_t pid = (pid_t)child_pid[i];
+    if (pid <= 0 || child_owner[i] != getpid()) continue;
+    if (kill(-pid, sig) != 0) kill(pid, sig); /* its own group, else the child alone */
+  }
+}
+
+/* Stops the tracked children (async-signal-safe: kill, waitpid, nanosleep):
+ * SIGTERM lets a compiler driver remove its own temp files; what is still
+ * running after a second gets SIGKILL. */
+static void kill_children(void) {
+  bool any = false;
+  for (int i = 0; i < MAX_CHILDREN && !any; i++) any = child_pid[i] > 0 && child_owner[i] == getpid();
+  if (!any) return;
+  signal_children(SIGTERM);
+  struct timespec step = {0, 10 * 1000 * 1000};
+  for (int i = 0; i < 100 && any_child_alive(); i++) nanosleep(&step, NULL);
+  if (any_child_alive()) signal_children(SIGKILL);
+  for (int i = 0; i < MAX_CHILDREN; i++)
+    if (child_owner[i] == getpid()) child_pid[i] = 0;
+}
+
+int xc_temp_track_child(pid_t pid) {
+  if (pid <= 0) return -1;
+  pthread_mutex_lock(&temp_lock);
+  int slot = -1;
+  for (int i = 0; i < MAX_CHILDREN && slot < 0; i++)
+    if (child_pid[i] <= 0 || child_owner[i] != getpid()) slot = i; /* a forked child's copy: free */
+  if (slot >= 0) {
+    child_owner[slot] = getpid();
+    child_pid[slot] = (sig_atomic_t)pid;
+    ensure_exit_hook();
+  }
+  pthread_mutex_unlock(&temp_lock);
+  return slot;
+}
+
+void xc_temp_forget_child(int handle) {
+  if (handle < 0 || handle >= MAX_CHILDREN) return;
+  pthread_mutex_lock(&temp_lock);
+  child_pid[handle] = 0;
+  pthread_mutex_unlock(&temp_lock);
+}
+
 static void cleanup_at_exit(void) {
   /* No lock: another thread may hold it while the process exits. */
+  kill_children();
   remove_tracked();
   if (temp_ready && temp_owner == getpid() && !keep_temp()) remove_tree(temp_path);
 }
@@ -131,19 +198,36 @@ static pid_t owner_of(const char* name) {
   return (pid_t)pid;
 }
 
+/* "xcomp-cpu-XXXXXX": a folder the cpu target of earlier versions made
+ * directly under $TMPDIR (before the per-process folder). */
+static bool old_style_name(const char* name) {
+  return strncmp(name, "xcomp-cpu-", 10) == 0 && strlen(name + 10) == 6;
+}
+
+/* Old-style folders carry no pid: one untouched for this long is taken
+ * for a leftover (a compile that ran for an hour still writes into its
+ * folder at the end, so its mtime is recent). */
+#define OLD_STYLE_AGE_S 3600
+
 int xc_temp_sweep_stale(void) {
   const char* base = temp_base();
   DIR* d = opendir(base);
   if (!d) return 0;
   int fd = dirfd(d), removed = 0;
   struct dirent* e;
+  time_t now = time(NULL);
   while ((e = readdir(d)) != NULL) {
     pid_t pid = owner_of(e->d_name);
-    if (!pid || pid == getpid()) continue;
+    bool old_style = !pid && old_style_name(e->d_name);
+    if ((!pid && !old_style) || pid == getpid()) continue;
     struct stat st;
     if (fstatat(fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid())
       continue;
-    if (kill(pid, 0) == 0 || errno != ESRCH) continue; /* alive (or not ours to ask about) */
+    if (old_style) {
+      if (now - st.st_mtime < OLD_STYLE_AGE_S) continue; /* maybe an old xcomp still at work */
+    } else if (kill(pid, 0) == 0 || errno != ESRCH) {
+      continue; /* alive (or not ours to ask about) */
+    }
     remove_at(fd, e->d_name, 0);
     removed++;
   }

@@ -30,9 +30,13 @@
 extern "C" {
 #endif
 
-/* Bumped whenever anything below changes in a way that breaks a compiled
- * plugin (a struct layout, an interface entry, a signature). */
-#define XC_TARGET_API_VERSION 3
+/* Bumped whenever anything below changes: a struct layout, an interface
+ * entry, a signature. XC_TARGET_API_MIN_VERSION is the oldest version a
+ * plugin may still be built for: version 4 only appended an optional entry
+ * to the interface table (buffer_alloc_mapped), so version-3 plugins load
+ * and their tables are read only as far as version 3 defined them. */
+#define XC_TARGET_API_VERSION 4
+#define XC_TARGET_API_MIN_VERSION 3
 
 /* A tiled kernel: defined by the tiled IR (xcomp/tiled.h). Targets only
  * receive pointers to it. */
@@ -317,6 +321,25 @@ typedef struct xc_target_iface {
    * NULL: the generic scheduler (xc_schedule_generic). */
   xc_status_t (*schedule)(void* target, const xc_device_caps_t* caps, const struct xc_tiled_kernel* kernel,
                           const struct xc_tiled_limits* limits, unsigned flags, struct xc_tiled_schedule* inout);
+
+  /* ---- Version 4. Entries below are read only when api_version >= 4; a
+   * version-3 table ends above this line. ---- */
+
+  /* Optional (version 4). Allocates `size` bytes that the device reads and
+   * writes as a buffer and the host reads and writes at *out_host, without
+   * copies: pinned host memory mapped into the device's address space
+   * (cuMemHostAlloc + DEVICEMAP, hipHostMalloc + Mapped), host-visible
+   * coherent memory (Vulkan). The buffer is an ordinary buffer for every
+   * other entry (buffer_free, buffer_read, buffer_write, launch, capture);
+   * buffer_host_pointer, where present, returns *out_host for it. What the
+   * device wrote is visible at *out_host after synchronize; what the host
+   * writes there is seen by launches queued afterwards. Meant for small
+   * records the host reads after every run (the index-error record): device
+   * access goes over the bus. XC_UNSUPPORTED when the device cannot map host
+   * memory. NULL entry: xc_buffer_alloc_mapped uses buffer_alloc when
+   * buffer_host_pointer gives its buffers a host address, and reports
+   * XC_UNSUPPORTED otherwise. */
+  xc_status_t (*buffer_alloc_mapped)(void* device, size_t size, void** out_buffer, void** out_host);
 } xc_target_iface_t;
 
 /* Flags of the schedule entry. KEEP_KNOBS: the knob values stay as given.
@@ -335,8 +358,11 @@ typedef struct xc_target_iface {
  *   int xc_target_plugin_api_version(void);   returns XC_TARGET_API_VERSION
  *   xc_status_t xc_target_plugin_init(int api_version, const xc_target_host_t* host);
  *
- * The loader checks the version first and refuses a plugin built for another
- * one. init registers zero or more targets with host->register_target. A
+ * The loader checks the version first and refuses a plugin built for a
+ * version outside [XC_TARGET_API_MIN_VERSION, XC_TARGET_API_VERSION]; init
+ * is then called with the plugin's own version (so a plugin that insists on
+ * its version keeps loading), and each interface table is read as far as
+ * its api_version defines it (later entries count as NULL). init registers zero or more targets with host->register_target. A
  * plugin need not link against xcomp: it creates statuses with host->error,
  * and version 3 of the table lends it the emitter (xcomp/emit.h) and read
  * access to tiled kernels. Statuses a plugin returns are owned by the caller
@@ -548,6 +574,13 @@ xc_status_t xc_device_synchronize(xc_device_t* device);
 xc_status_t xc_buffer_alloc(xc_device_t* device, size_t size, xc_buffer_t** out_buffer);
 void xc_buffer_free(xc_buffer_t* buffer);
 size_t xc_buffer_size(const xc_buffer_t* buffer);
+/* A buffer the host reads and writes in place, at xc_buffer_host_pointer
+ * (never NULL for it), without copies (the interface's buffer_alloc_mapped;
+ * else a buffer_alloc buffer that is host memory already). Host reads see
+ * the device's writes after xc_device_synchronize; host writes are seen by
+ * launches queued afterwards. XC_UNSUPPORTED when the device has no such
+ * memory: use xc_buffer_alloc and copies. Caller frees with xc_buffer_free. */
+xc_status_t xc_buffer_alloc_mapped(xc_device_t* device, size_t size, xc_buffer_t** out_buffer);
 /* NULL when the buffer is not host-visible. */
 void* xc_buffer_host_pointer(xc_buffer_t* buffer);
 /* Blocking host<->device copies. Out-of-range offset/size: XC_OUT_OF_RANGE. */

@@ -4,11 +4,15 @@
  * table's temp_dir) lives under one folder, $TMPDIR/xcomp-<pid>-XXXXXX
  * (0700), created on first use and removed when the process exits, and, once
  * a program calls xc_temp_install_signal_cleanup, on SIGINT, SIGTERM and
- * SIGHUP. A process killed with SIGKILL cannot clean up: the folders of dead
- * processes are swept by the next xcomp process that makes its own (or calls
- * xc_temp_sweep_stale). XCOMP_KEEP_TEMP=1 keeps the folder for inspection. */
+ * SIGHUP; a child process working in it (the C compiler of the cpu target,
+ * registered with xc_temp_track_child) is killed first. A process killed
+ * with SIGKILL cannot clean up: the folders of dead processes are swept by
+ * the next xcomp process that makes its own (or calls xc_temp_sweep_stale).
+ * XCOMP_KEEP_TEMP=1 keeps the folder for inspection. */
 #ifndef XCOMP_TEMPDIR_H
 #define XCOMP_TEMPDIR_H
+
+#include <sys/types.h>
 
 #include "xcomp/status.h"
 
@@ -30,8 +34,22 @@ void xc_temp_cleanup(void);
  * are left in place. */
 void xc_temp_install_signal_cleanup(void);
 /* Removes the xcomp-<pid>-* folders under $TMPDIR of processes that no
- * longer exist (owned by this user); returns how many were removed. */
+ * longer exist (owned by this user), and the xcomp-cpu-XXXXXX folders that
+ * earlier versions of xcomp made directly under $TMPDIR (no pid in the name:
+ * owned by this user and untouched for an hour); returns how many were
+ * removed. */
 int xc_temp_sweep_stale(void);
+/* A child process working in the folder (the C compiler): when the process
+ * dies of SIGINT, SIGTERM or SIGHUP (with xc_temp_install_signal_cleanup) or
+ * exits while the child runs, the child's process group gets SIGTERM (then
+ * SIGKILL after a second) before the folder is removed. The child should lead
+ * its own process group (posix_spawnattr_setpgroup(attr, 0)) so that what it
+ * starts (cc1, as, ld) goes with it. Forget it before reaping it (wait with
+ * WNOWAIT first): a reaped pid may be reused. Returns a handle for
+ * xc_temp_forget_child, or -1 when all slots are taken (then it is not
+ * tracked). */
+int xc_temp_track_child(pid_t pid);
+void xc_temp_forget_child(int handle);
 /* A temp file outside the folder (the temp file an atomic write renames
  * into place, which must live beside its destination) is removed with the
  * folder at exit or on a signal while it is registered. Returns a handle for

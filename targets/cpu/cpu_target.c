@@ -13,6 +13,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +25,7 @@
 
 #include "../cstyle/cstyle.h"
 #include "../targets_internal.h"
+#include "xcomp/tempdir.h"
 
 extern char** environ;
 
@@ -218,9 +220,17 @@ static xc_status_t cpu_compile(void* target, const xc_device_caps_t* caps, const
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 1, log_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
   posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  /* Its own process group, tracked by the temp folder module: when xcomp
+   * dies of SIGTERM or SIGINT, the compiler and what it started (cc1, as,
+   * ld) are stopped before the folder goes. */
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attr, 0);
   pid_t pid;
-  int rc = posix_spawnp(&pid, argv[0], &actions, NULL, argv, environ);
+  int rc = posix_spawnp(&pid, argv[0], &actions, &attr, argv, environ);
   posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
   if (rc != 0) {
     st = xc_error(rc == ENOENT ? XC_UNAVAILABLE : XC_IO,
                   "cpu: cannot run the C compiler '%s': %s (install gcc or clang, or set CC)", compiler_name,
@@ -229,7 +239,14 @@ static xc_status_t cpu_compile(void* target, const xc_device_caps_t* caps, const
     remove_dir(dir, files, 3);
     return st;
   }
+  int tracked = xc_temp_track_child(pid);
   char* command = join_words(argv, argc);
+  /* Waits without reaping, so the pid stays the compiler's until it is
+   * forgotten. */
+  siginfo_t info;
+  while (waitid(P_PID, (id_t)pid, &info, WEXITED | WNOWAIT) < 0 && errno == EINTR) {
+  }
+  xc_temp_forget_child(tracked);
   int status = 0;
   while (waitpid(pid, &status, 0) < 0) {
     if (errno != EINTR) {

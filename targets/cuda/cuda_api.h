@@ -68,6 +68,9 @@ typedef struct CUgraphExec_st* CUgraphExec;
 #define CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR 75
 #define CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR 76
 #define CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN 97
+#define CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY 19
+#define CU_MEMHOSTALLOC_PORTABLE 0x01
+#define CU_MEMHOSTALLOC_DEVICEMAP 0x02
 #define CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK 0
 #define CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES 8
 
@@ -121,6 +124,11 @@ typedef struct xc_cuda_api {
   CUresult (*cuGraphLaunch)(CUgraphExec, CUstream);
   CUresult (*cuGraphExecDestroy)(CUgraphExec);
   CUresult (*cuGraphDestroy)(CUgraph);
+  /* Optional, all or none: pinned host memory mapped into the device (the
+   * index-error record the host reads in place). */
+  CUresult (*cuMemHostAlloc)(void**, size_t, unsigned int);
+  CUresult (*cuMemHostGetDevicePointer)(CUdeviceptr*, void*, unsigned int);
+  CUresult (*cuMemFreeHost)(void*);
 } xc_cuda_api_t;
 
 #endif

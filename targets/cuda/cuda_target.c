@@ -33,6 +33,7 @@ typedef struct cu_target {
   int num_devices;
   int driver_version;
   bool has_graphs;  /* the driver exports the CUDA Graph functions */
+  bool has_mapped;  /* ... and the mapped pinned host memory functions */
   /* NVRTC */
   bool nvrtc_loaded;
   xc_status_t nvrtc_error;
@@ -51,6 +52,10 @@ typedef struct cu_device {
 typedef struct cu_buffer {
   CUdeviceptr ptr;
   size_t size;
+  /* Pinned host memory mapped into the device (cu_buffer_alloc_mapped): ptr
+   * is its device address; freed with cuMemFreeHost, copied with memcpy
+   * after the stream is idle. NULL: device memory from cuMemAlloc. */
+  void* host;
 } cu_buffer_t;
 
 typedef struct cu_kernel {
@@ -224,6 +229,10 @@ static xc_status_t cu_load_driver(cu_target_t* t) {
   *(void**)&t->api.cuGraphLaunch = dlsym(t->library, "cuGraphLaunch");
   *(void**)&t->api.cuGraphExecDestroy = dlsym(t->library, "cuGraphExecDestroy");
   *(void**)&t->api.cuGraphDestroy = dlsym(t->library, "cuGraphDestroy");
+  *(void**)&t->api.cuMemHostAlloc = dlsym(t->library, "cuMemHostAlloc");
+  *(void**)&t->api.cuMemHostGetDevicePointer = dlsym(t->library, "cuMemHostGetDevicePointer_v2");
+  *(void**)&t->api.cuMemFreeHost = dlsym(t->library, "cuMemFreeHost");
+  t->has_mapped = t->api.cuMemHostAlloc && t->api.cuMemHostGetDevicePointer && t->api.cuMemFreeHost;
   t->has_graphs = t->api.cuStreamBeginCapture && t->api.cuStreamEndCapture && t->api.cuGraphInstantiateWithFlags &&
                   t->api.cuGraphLaunch && t->api.cuGraphExecDestroy && t->api.cuGraphDestroy;
   CUresult e = t->api.cuInit(0);
@@ -618,11 +627,48 @@ static xc_status_t cu_buffer_alloc(void* device, size_t size, void** out_buffer)
   return NULL;
 }
 
+/* Pinned host memory the device reads and writes through the bus: no copy
+ * to see what a kernel wrote once the stream is synchronized. */
+static xc_status_t cu_buffer_alloc_mapped(void* device, size_t size, void** out_buffer, void** out_host) {
+  cu_device_t* dev = device;
+  cu_target_t* t = dev->target;
+  if (!t->has_mapped)
+    return xc_error(XC_UNSUPPORTED, "cuda: the driver lacks cuMemHostAlloc/cuMemHostGetDevicePointer/cuMemFreeHost");
+  if (attr(t, dev->device, CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY) != 1)
+    return xc_error(XC_UNSUPPORTED, "cuda: the device cannot map host memory");
+  XC_RETURN_IF_ERROR(use(dev));
+  cu_buffer_t* b = calloc(1, sizeof *b);
+  if (!b) return xc_error_oom();
+  CUresult e = t->api.cuMemHostAlloc(&b->host, size ? size : 1, CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE);
+  if (e != CUDA_SUCCESS) {
+    free(b);
+    return xc_status_annotate(cu_fail(t, e, "cuMemHostAlloc"), "allocating %zu bytes of mapped host memory", size);
+  }
+  e = t->api.cuMemHostGetDevicePointer(&b->ptr, b->host, 0);
+  if (e != CUDA_SUCCESS) {
+    t->api.cuMemFreeHost(b->host);
+    free(b);
+    return cu_fail(t, e, "cuMemHostGetDevicePointer");
+  }
+  b->size = size;
+  *out_buffer = b;
+  *out_host = b->host;
+  return NULL;
+}
+
 static void cu_buffer_free(void* device, void* buffer) {
   cu_device_t* dev = device;
   cu_buffer_t* b = buffer;
-  if (dev->target->api.cuCtxSetCurrent(dev->context) == CUDA_SUCCESS) dev->target->api.cuMemFree(b->ptr);
+  if (dev->target->api.cuCtxSetCurrent(dev->context) == CUDA_SUCCESS) {
+    if (b->host) dev->target->api.cuMemFreeHost(b->host);
+    else dev->target->api.cuMemFree(b->ptr);
+  }
   free(b);
+}
+
+static void* cu_buffer_host_pointer(void* device, void* buffer) {
+  (void)device;
+  return ((cu_buffer_t*)buffer)->host;
 }
 
 static xc_status_t cu_buffer_write(void* device, void* buffer, size_t offset, const void* src, size_t size) {
@@ -630,6 +676,11 @@ static xc_status_t cu_buffer_write(void* device, void* buffer, size_t offset, co
   if (size == 0) return NULL;
   XC_RETURN_IF_ERROR(use(dev));
   cu_buffer_t* b = buffer;
+  if (b->host) { /* mapped: once queued kernels are done, the host writes it */
+    CU_CHECK(dev->target, dev->target->api.cuStreamSynchronize(dev->stream), "cuStreamSynchronize before a copy");
+    memcpy((char*)b->host + offset, src, size);
+    return NULL;
+  }
   CU_CHECK(dev->target, dev->target->api.cuMemcpyHtoDAsync(b->ptr + offset, src, size, dev->stream),
            "cuMemcpyHtoDAsync");
   CU_CHECK(dev->target, dev->target->api.cuStreamSynchronize(dev->stream), "cuStreamSynchronize after a copy");
@@ -641,6 +692,11 @@ static xc_status_t cu_buffer_read(void* device, void* buffer, size_t offset, voi
   if (size == 0) return NULL;
   XC_RETURN_IF_ERROR(use(dev));
   cu_buffer_t* b = buffer;
+  if (b->host) {
+    CU_CHECK(dev->target, dev->target->api.cuStreamSynchronize(dev->stream), "cuStreamSynchronize before a copy");
+    memcpy(dst, (const char*)b->host + offset, size);
+    return NULL;
+  }
   CU_CHECK(dev->target, dev->target->api.cuMemcpyDtoHAsync(dst, b->ptr + offset, size, dev->stream),
            "cuMemcpyDtoHAsync");
   CU_CHECK(dev->target, dev->target->api.cuStreamSynchronize(dev->stream), "cuStreamSynchronize after a copy");
@@ -987,7 +1043,7 @@ static const xc_target_iface_t cu_iface = {
     .device_close = cu_device_close,
     .buffer_alloc = cu_buffer_alloc,
     .buffer_free = cu_buffer_free,
-    .buffer_host_pointer = NULL,
+    .buffer_host_pointer = cu_buffer_host_pointer,
     .buffer_write = cu_buffer_write,
     .buffer_read = cu_buffer_read,
     .module_load = cu_module_load,
@@ -1003,6 +1059,7 @@ static const xc_target_iface_t cu_iface = {
     .capture_end = cu_capture_end,
     .graph_launch = cu_graph_launch,
     .graph_free = cu_graph_free,
+    .buffer_alloc_mapped = cu_buffer_alloc_mapped,
 };
 
 const xc_target_iface_t* xc_cuda_iface(void) { return &cu_iface; }

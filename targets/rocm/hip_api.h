@@ -116,10 +116,23 @@ typedef struct hipGraphNode* hipGraphNode_t;
   X(hipError_t, hipGraphExecDestroy, "hipGraphExecDestroy", (hipGraphExec_t))                          \
   X(hipError_t, hipGraphDestroy, "hipGraphDestroy", (hipGraph_t))
 
+/* Pinned host memory mapped into the device (optional, resolved when
+ * present; the index-error record the host reads in place). Flags as in
+ * hipHostMallocPortable/Mapped/Coherent; hipDeviceAttributeCanMapHostMemory. */
+#define hipHostMallocPortable 0x1
+#define hipHostMallocMapped 0x2
+#define hipHostMallocCoherent 0x40000000
+#define hipDeviceAttributeCanMapHostMemory 3
+#define XC_HIP_MAPPED_FUNCTIONS(X)                                                                     \
+  X(hipError_t, hipHostMalloc, "hipHostMalloc", (void**, size_t, unsigned int))                       \
+  X(hipError_t, hipHostGetDevicePointer, "hipHostGetDevicePointer", (void**, void*, unsigned int))    \
+  X(hipError_t, hipHostFree, "hipHostFree", (void*))
+
 typedef struct xc_hip_api {
 #define XC_HIP_MEMBER(ret, name, sym, params) ret(*name) params;
   XC_HIP_FUNCTIONS(XC_HIP_MEMBER)
   XC_HIP_GRAPH_FUNCTIONS(XC_HIP_MEMBER)
+  XC_HIP_MAPPED_FUNCTIONS(XC_HIP_MEMBER)
 #undef XC_HIP_MEMBER
 } xc_hip_api_t;
 

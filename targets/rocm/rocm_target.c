@@ -41,6 +41,7 @@ typedef struct rocm_target {
   int num_devices;
   int runtime_version;
   bool has_graphs; /* the runtime exports the graph-capture functions */
+  bool has_mapped; /* ... and the mapped pinned host memory functions */
   /* hiprtc */
   bool rtc_loaded;
   xc_status_t rtc_error;
@@ -58,6 +59,10 @@ typedef struct rocm_device {
 typedef struct rocm_buffer {
   void* ptr;
   size_t size;
+  /* Pinned host memory mapped into the device (rocm_buffer_alloc_mapped):
+   * ptr is its device address; freed with hipHostFree, copied with memcpy
+   * after the stream is idle. NULL: device memory from hipMalloc. */
+  void* host;
 } rocm_buffer_t;
 
 typedef struct rocm_kernel {
@@ -137,6 +142,12 @@ static xc_status_t rocm_load_runtime(rocm_target_t* t) {
   if (!t->api.name) t->has_graphs = false;
   XC_HIP_GRAPH_FUNCTIONS(XC_HIP_RESOLVE_OPTIONAL)
 #undef XC_HIP_RESOLVE_OPTIONAL
+  t->has_mapped = true;
+#define XC_HIP_RESOLVE_MAPPED(ret, name, sym, params) \
+  *(void**)&t->api.name = dlsym(t->library, sym);     \
+  if (!t->api.name) t->has_mapped = false;
+  XC_HIP_MAPPED_FUNCTIONS(XC_HIP_RESOLVE_MAPPED)
+#undef XC_HIP_RESOLVE_MAPPED
   hipError_t e = t->api.hipInit(0);
   if (e != hipSuccess) {
     xc_status_t st = hip_fail(t, e, "hipInit");
@@ -559,11 +570,49 @@ static xc_status_t rocm_buffer_alloc(void* device, size_t size, void** out_buffe
   return NULL;
 }
 
+/* Pinned, coherent host memory the device reads and writes through the
+ * bus: no copy to see what a kernel wrote once the stream is synchronized. */
+static xc_status_t rocm_buffer_alloc_mapped(void* device, size_t size, void** out_buffer, void** out_host) {
+  rocm_device_t* dev = device;
+  rocm_target_t* t = dev->target;
+  if (!t->has_mapped)
+    return xc_error(XC_UNSUPPORTED, "rocm: the runtime lacks hipHostMalloc/hipHostGetDevicePointer/hipHostFree");
+  if (attr(t, dev->index, hipDeviceAttributeCanMapHostMemory) != 1)
+    return xc_error(XC_UNSUPPORTED, "rocm: the device cannot map host memory");
+  XC_RETURN_IF_ERROR(use(dev));
+  rocm_buffer_t* b = calloc(1, sizeof *b);
+  if (!b) return xc_error_oom();
+  hipError_t e = t->api.hipHostMalloc(&b->host, size ? size : 1,
+                                      hipHostMallocMapped | hipHostMallocPortable | hipHostMallocCoherent);
+  if (e != hipSuccess) {
+    free(b);
+    return xc_status_annotate(hip_fail(t, e, "hipHostMalloc"), "allocating %zu bytes of mapped host memory", size);
+  }
+  e = t->api.hipHostGetDevicePointer(&b->ptr, b->host, 0);
+  if (e != hipSuccess) {
+    t->api.hipHostFree(b->host);
+    free(b);
+    return hip_fail(t, e, "hipHostGetDevicePointer");
+  }
+  b->size = size;
+  *out_buffer = b;
+  *out_host = b->host;
+  return NULL;
+}
+
 static void rocm_buffer_free(void* device, void* buffer) {
   rocm_device_t* dev = device;
   rocm_buffer_t* b = buffer;
-  if (dev->target->api.hipSetDevice(dev->index) == hipSuccess) dev->target->api.hipFree(b->ptr);
+  if (dev->target->api.hipSetDevice(dev->index) == hipSuccess) {
+    if (b->host) dev->target->api.hipHostFree(b->host);
+    else dev->target->api.hipFree(b->ptr);
+  }
   free(b);
+}
+
+static void* rocm_buffer_host_pointer(void* device, void* buffer) {
+  (void)device;
+  return ((rocm_buffer_t*)buffer)->host;
 }
 
 static xc_status_t rocm_buffer_write(void* device, void* buffer, size_t offset, const void* src, size_t size) {
@@ -571,6 +620,11 @@ static xc_status_t rocm_buffer_write(void* device, void* buffer, size_t offset, 
   if (size == 0) return NULL;
   XC_RETURN_IF_ERROR(use(dev));
   rocm_buffer_t* b = buffer;
+  if (b->host) { /* mapped: once queued kernels are done, the host writes it */
+    HIP_CHECK(dev->target, dev->target->api.hipStreamSynchronize(dev->stream), "hipStreamSynchronize before a copy");
+    memcpy((char*)b->host + offset, src, size);
+    return NULL;
+  }
   HIP_CHECK(dev->target,
             dev->target->api.hipMemcpyHtoDAsync((char*)b->ptr + offset, (void*)src, size, dev->stream),
             "hipMemcpyHtoDAsync");
@@ -583,6 +637,11 @@ static xc_status_t rocm_buffer_read(void* device, void* buffer, size_t offset, v
   if (size == 0) return NULL;
   XC_RETURN_IF_ERROR(use(dev));
   rocm_buffer_t* b = buffer;
+  if (b->host) {
+    HIP_CHECK(dev->target, dev->target->api.hipStreamSynchronize(dev->stream), "hipStreamSynchronize before a copy");
+    memcpy(dst, (const char*)b->host + offset, size);
+    return NULL;
+  }
   HIP_CHECK(dev->target, dev->target->api.hipMemcpyDtoHAsync(dst, (char*)b->ptr + offset, size, dev->stream),
             "hipMemcpyDtoHAsync");
   HIP_CHECK(dev->target, dev->target->api.hipStreamSynchronize(dev->stream), "hipStreamSynchronize after a copy");
@@ -827,7 +886,7 @@ static const xc_target_iface_t rocm_iface = {
     .device_close = rocm_device_close,
     .buffer_alloc = rocm_buffer_alloc,
     .buffer_free = rocm_buffer_free,
-    .buffer_host_pointer = NULL,
+    .buffer_host_pointer = rocm_buffer_host_pointer,
     .buffer_write = rocm_buffer_write,
     .buffer_read = rocm_buffer_read,
     .module_load = rocm_module_load,
@@ -843,6 +902,7 @@ static const xc_target_iface_t rocm_iface = {
     .graph_launch = rocm_graph_launch,
     .graph_free = rocm_graph_free,
     .target_free = rocm_target_free,
+    .buffer_alloc_mapped = rocm_buffer_alloc_mapped,
 };
 
 xc_status_t xc_target_rocm_init(int api_version, const xc_target_host_t* host) {

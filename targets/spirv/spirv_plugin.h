@@ -106,6 +106,7 @@ void spv_vk_device_close(void* device);
 xc_status_t spv_vk_buffer_alloc(void* device, size_t size, void** out_buffer);
 void spv_vk_buffer_free(void* device, void* buffer);
 void* spv_vk_buffer_host_pointer(void* device, void* buffer);
+xc_status_t spv_vk_buffer_alloc_mapped(void* device, size_t size, void** out_buffer, void** out_host);
 xc_status_t spv_vk_buffer_write(void* device, void* buffer, size_t offset, const void* src, size_t size);
 xc_status_t spv_vk_buffer_read(void* device, void* buffer, size_t offset, void* dst, size_t size);
 xc_status_t spv_vk_module_load(void* device, const xc_blob_t* blob, void** out_module);

@@ -464,6 +464,7 @@ static const xc_target_iface_t spv_iface = {
     .graph_free = spv_vk_graph_free,
     .resolve_arch = spv_resolve_arch,
     .schedule = spv_schedule,
+    .buffer_alloc_mapped = spv_vk_buffer_alloc_mapped,
 };
 
 XC_TARGET_PLUGIN_DEFINE_VERSION()

@@ -569,6 +569,32 @@ xc_status_t spv_vk_buffer_alloc(void* device, size_t size, void** out_buffer) {
   return NULL;
 }
 
+/* A buffer in host-visible coherent memory (the staging memory type), mapped
+ * for good: on devices whose buffers live in device-local memory the host
+ * still reads small records (the index-error record) in place, after the
+ * fence (submissions end with a device-to-host barrier). */
+xc_status_t spv_vk_buffer_alloc_mapped(void* device, size_t size, void** out_buffer, void** out_host) {
+  vk_device_t* d = device;
+  *out_buffer = NULL;
+  *out_host = NULL;
+  if (d->staging_type < 0)
+    return SPV_ERROR(XC_UNSUPPORTED, "spirv: %s has no host-visible coherent memory", d->phys->props.deviceName);
+  vk_buffer_t* b = malloc(sizeof *b);
+  if (!b) return SPV_ERROR(XC_RESOURCE_EXHAUSTED, "spirv: out of memory");
+  xc_status_t s = buffer_create(d, size, &d->staging_type, 1, true, b);
+  if (!s && !b->mapped) {
+    buffer_destroy(d, b);
+    s = SPV_ERROR(XC_UNSUPPORTED, "spirv: host-visible memory of %s could not be mapped", d->phys->props.deviceName);
+  }
+  if (s) {
+    free(b);
+    return s;
+  }
+  *out_buffer = b;
+  *out_host = b->mapped;
+  return NULL;
+}
+
 void spv_vk_buffer_free(void* device, void* buffer) {
   vk_device_t* d = device;
   if (!buffer) return;

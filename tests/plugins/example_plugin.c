@@ -7,6 +7,7 @@
  * Build: cc -shared -fPIC -I<xcomp>/include example_plugin.c -o example_plugin.so
  * It needs nothing from xcomp at link time: statuses are made with
  * host->error. */
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +15,17 @@
 #include "xcomp/target.h"
 
 /* The version this plugin claims; the test build also makes a copy that
- * claims another version, which xcomp must refuse. */
+ * claims another version, which xcomp must refuse, and one built as a
+ * version-3 plugin (XC_EXAMPLE_PLUGIN_V3: target "example_v3", a table that
+ * ends where version 3 ended), which xcomp must still load. */
+#ifdef XC_EXAMPLE_PLUGIN_V3
+#define XC_EXAMPLE_PLUGIN_CLAIMED_VERSION 3
+#define XC_EXAMPLE_TABLE_VERSION 3
+#define XC_EXAMPLE_NAME "example_v3"
+#else
+#define XC_EXAMPLE_TABLE_VERSION XC_TARGET_API_VERSION
+#define XC_EXAMPLE_NAME "example"
+#endif
 #ifndef XC_EXAMPLE_PLUGIN_CLAIMED_VERSION
 #define XC_EXAMPLE_PLUGIN_CLAIMED_VERSION XC_TARGET_API_VERSION
 #endif
@@ -112,6 +123,16 @@ static xc_status_t example_buffer_alloc(void* device, size_t size, void** out_bu
   return NULL;
 }
 
+#ifndef XC_EXAMPLE_PLUGIN_V3
+/* Version 4: a buffer the host reads in place. The memory is host memory
+ * anyway; a real plugin would map device-visible host memory here. */
+static xc_status_t example_buffer_alloc_mapped(void* device, size_t size, void** out_buffer, void** out_host) {
+  xc_status_t s = example_buffer_alloc(device, size, out_buffer);
+  if (!s) *out_host = ((example_buffer_t*)*out_buffer)->data;
+  return s;
+}
+#endif
+
 static void example_buffer_free(void* device, void* buffer) {
   example_buffer_t* b = buffer;
   free(b->data);
@@ -195,8 +216,8 @@ static xc_status_t (*const example_unused_launch)(void*, void*, const xc_launch_
 #endif
 
 static const xc_target_iface_t example_iface = {
-    .api_version = XC_TARGET_API_VERSION,
-    .name = "example",
+    .api_version = XC_EXAMPLE_TABLE_VERSION,
+    .name = XC_EXAMPLE_NAME,
     .description = "example out-of-tree plugin: a host-memory accelerator with built-in kernels",
     .device_count = example_device_count,
     .device_caps = example_device_caps,
@@ -214,14 +235,28 @@ static const xc_target_iface_t example_iface = {
     .module_unload = example_module_unload,
     .kernel_get = example_kernel_get,
     .launch = EXAMPLE_LAUNCH,
+#ifndef XC_EXAMPLE_PLUGIN_V3
+    .buffer_alloc_mapped = example_buffer_alloc_mapped,
+#endif
 };
 
 EXPORT int xc_target_plugin_api_version(void) { return XC_EXAMPLE_PLUGIN_CLAIMED_VERSION; }
 
 EXPORT xc_status_t xc_target_plugin_init(int api_version, const xc_target_host_t* host) {
-  if (api_version != XC_TARGET_API_VERSION)
-    return host->error(XC_UNSUPPORTED, "example plugin: built for API %d, host has %d", XC_TARGET_API_VERSION,
+  if (api_version != XC_EXAMPLE_TABLE_VERSION)
+    return host->error(XC_UNSUPPORTED, "example plugin: built for API %d, host has %d", XC_EXAMPLE_TABLE_VERSION,
                        api_version);
   g_host = host;
+#ifdef XC_EXAMPLE_PLUGIN_V3
+  /* What a plugin compiled against the version-3 header registers: a table
+   * that ends before the version-4 entries (reading past it is an overrun
+   * the sanitizer build would see). Kept for the life of the process. */
+  static void* table;
+  if (!table) table = malloc(offsetof(xc_target_iface_t, buffer_alloc_mapped));
+  if (!table) return host->error(XC_RESOURCE_EXHAUSTED, "example plugin: out of memory");
+  memcpy(table, &example_iface, offsetof(xc_target_iface_t, buffer_alloc_mapped));
+  return host->register_target(host, (const xc_target_iface_t*)table, NULL);
+#else
   return host->register_target(host, &example_iface, NULL);
+#endif
 }

@@ -433,6 +433,32 @@ static void gpu_runtime(const xc_device_caps_t* caps) {
     else printf("note: the driver cannot report parameter counts (no cuFuncGetParamInfo)\n");
     xc_status_free(st);
     CHECK_OK(xc_device_synchronize(dev));
+
+    /* A mapped output (cuMemHostAlloc + DEVICEMAP): the kernel writes pinned
+     * host memory; after synchronize the host reads it in place, and copies
+     * and host writes work on it too. */
+    xc_buffer_t* bm = NULL;
+    CHECK_OK(xc_buffer_alloc_mapped(dev, sizeof c, &bm));
+    float* host = bm ? xc_buffer_host_pointer(bm) : NULL;
+    CHECK(host != NULL);
+    if (host) {
+      for (int i = 0; i < N; i++) host[i] = -1;
+      xc_buffer_t* mbufs[] = {ba, bb, bm};
+      xc_launch_t mapped = launch;
+      mapped.buffers = mbufs;
+      CHECK_OK(xc_kernel_launch(vadd, &mapped));
+      CHECK_OK(xc_device_synchronize(dev));
+      wrong = 0;
+      for (int i = 0; i < N; i++) wrong += host[i] != (float)(1000 - i);
+      CHECK_EQ_INT(wrong, 0);
+      float two[2] = {5, 6}, back[2] = {0, 0};
+      CHECK_OK(xc_buffer_write(bm, 0, two, sizeof two));
+      CHECK_NEAR(host[1], 6.0, 0);
+      host[0] = 7;
+      CHECK_OK(xc_buffer_read(bm, 0, back, sizeof back));
+      CHECK_NEAR(back[0], 7.0, 0);
+    }
+    xc_buffer_free(bm);
   }
   xc_buffer_free(ba);
   xc_buffer_free(bb);

@@ -1,6 +1,7 @@
 /* The target registry: built-in targets, plugins found on XCOMP_PLUGIN_PATH
  * (the example plugin of tests/plugins/ and a copy built for another API
- * version, which must be refused), explicit plugin loads and their failures,
+ * version, which must be refused; a version-3 build, which must load),
+ * explicit plugin loads and their failures, mapped buffers (version 4),
  * selectors, and the whole runtime path through the example plugin. */
 #include <stdlib.h>
 #include <unistd.h>
@@ -79,7 +80,7 @@ static void test_plugin_refusals(void) {
   snprintf(path, sizeof path, "%s/xcomp_example_plugin_v999.so", plugin_dir);
   xc_status_t st = xc_target_load_plugin(path);
   CHECK(st && xc_status_code(st) == XC_UNSUPPORTED);
-  CHECK(st && strstr(xc_status_message(st), "version 999, this xcomp has version 3") != NULL);
+  CHECK(st && strstr(xc_status_message(st), "version 999, this xcomp has version 4 (and loads versions 3 to 4)") != NULL);
   xc_status_free(st);
   /* The same plugin twice: its target name is taken. */
   snprintf(path, sizeof path, "%s/xcomp_example_plugin.so", plugin_dir);
@@ -203,6 +204,86 @@ static void test_plugin_runtime(void) {
   xc_device_close(dev);
 }
 
+/* Version 4's buffer_alloc_mapped through the example plugin: the buffer is
+ * an ordinary buffer for copies and launches, and the host sees at its host
+ * pointer what a launch wrote, and the launch what the host wrote there. */
+static void test_mapped_buffers(void) {
+  xc_device_t* dev = NULL;
+  CHECK_OK(xc_device_open("example", &dev));
+  if (!dev) return;
+  xc_buffer_t* m = NULL;
+  CHECK_OK(xc_buffer_alloc_mapped(dev, 4 * sizeof(float), &m));
+  float* host = m ? xc_buffer_host_pointer(m) : NULL;
+  CHECK(host != NULL);
+  if (!host) {
+    xc_buffer_free(m);
+    xc_device_close(dev);
+    return;
+  }
+  CHECK_EQ_INT(xc_buffer_size(m), 4 * sizeof(float));
+  for (int i = 0; i < 4; i++) host[i] = (float)(i + 1);
+  xc_kernel_source_t src = {"example-ops", "scale_f32\n", "scale_f32"};
+  xc_blob_t blob;
+  xc_module_t* module = NULL;
+  xc_kernel_t* scale = NULL;
+  CHECK_OK(xc_target_compile(xc_device_target(dev), xc_device_caps(dev), &src, NULL, &blob));
+  CHECK_OK(xc_module_load(dev, &blob, &module));
+  xc_blob_release(&blob);
+  if (module) CHECK_OK(xc_module_kernel(module, "scale_f32", &scale));
+  if (scale) {
+    int64_t args[] = {4, 2};
+    xc_buffer_t* bufs[] = {m};
+    xc_launch_t launch = {{1, 1, 1}, {1, 1, 1}, bufs, 1, args, 2};
+    CHECK_OK(xc_kernel_launch(scale, &launch));
+    CHECK_OK(xc_device_synchronize(dev));
+    for (int i = 0; i < 4; i++) CHECK_NEAR(host[i], 2.0 * (i + 1), 0);
+    float back[4] = {0};
+    CHECK_OK(xc_buffer_read(m, 0, back, sizeof back));
+    CHECK_NEAR(back[3], 8.0, 0);
+    float three = 3;
+    CHECK_OK(xc_buffer_write(m, 0, &three, sizeof three));
+    CHECK_NEAR(host[0], 3.0, 0);
+  }
+  xc_module_unload(module);
+  xc_buffer_free(m);
+  /* cpu has no entry; its buffers are host memory, so they serve. */
+  xc_device_t* cpu = NULL;
+  CHECK_OK(xc_device_open("cpu", &cpu));
+  xc_buffer_t* c = NULL;
+  if (cpu) CHECK_OK(xc_buffer_alloc_mapped(cpu, 32, &c));
+  if (c) CHECK(xc_buffer_host_pointer(c) != NULL);
+  xc_buffer_free(c);
+  xc_device_close(cpu);
+  CHECK_ERR(xc_buffer_alloc_mapped(NULL, 8, &c), "NULL argument");
+  xc_device_close(dev);
+}
+
+/* A plugin built for version 3 still loads (its table ends before the
+ * version-4 entries; the init function gets 3, as it insists); without
+ * buffer_alloc_mapped or buffer_host_pointer, a mapped buffer is
+ * XC_UNSUPPORTED and ordinary buffers work. */
+static void test_plugin_v3(void) {
+  char path[1200];
+  snprintf(path, sizeof path, "%s/v3/xcomp_example_plugin_v3.so", plugin_dir);
+  CHECK_OK(xc_target_load_plugin(path));
+  xc_device_t* dev = NULL;
+  CHECK_OK(xc_device_open("example_v3", &dev));
+  if (!dev) return;
+  xc_buffer_t* b = NULL;
+  xc_status_t st = xc_buffer_alloc_mapped(dev, 16, &b);
+  CHECK(st && xc_status_code(st) == XC_UNSUPPORTED);
+  CHECK(st && strstr(xc_status_message(st), "no host-mapped buffers") != NULL);
+  xc_status_free(st);
+  CHECK(b == NULL);
+  CHECK_OK(xc_buffer_alloc(dev, 16, &b));
+  int64_t words[2] = {7, 9}, back[2] = {0};
+  CHECK_OK(xc_buffer_write(b, 0, words, sizeof words));
+  CHECK_OK(xc_buffer_read(b, 0, back, sizeof back));
+  CHECK_EQ_INT(back[1], 9);
+  xc_buffer_free(b);
+  xc_device_close(dev);
+}
+
 int main(void) {
   const char* dir = getenv("XCOMP_TEST_PLUGIN_DIR");
   if (!dir) {
@@ -219,6 +300,8 @@ int main(void) {
   test_plugin_path();
   test_plugin_refusals();
   test_plugin_runtime();
+  test_mapped_buffers();
+  test_plugin_v3();
   int example = 0;
   for (int i = 0; i < xc_target_count(); i++) example += strcmp(xc_target_name(xc_target_at(i)), "example") == 0;
   CHECK_EQ_INT(example, 1);
