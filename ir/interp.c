@@ -147,6 +147,7 @@ xc_status_t xc_interp_run(const xc_graph_t* g, const xc_interp_options_t* opt,
       }
       vals[v->id] = out_buf[k];
       owned[v->id] = 1;
+      if (opt->on_value) opt->on_value(opt->on_value_ctx, v, out_buf[k]);
     }
     /* Release inputs whose last use this was. */
     for (int k = 0; k < n->num_inputs; k++) {

@@ -195,6 +195,14 @@ static const char* knob_kind_name(xc_tiled_knob_kind_t kind) {
 
 void xc_tiled_print(const xc_tiled_kernel_t* k, FILE* f) {
   fprintf(f, "kernel @%s {\n", k->name);
+  /* The origin rides along as a comment the parser reads back (xc_tiled_parse):
+   * a compiled module keeps what each kernel computes. One line: newlines
+   * in node names become spaces. */
+  if (k->origin && *k->origin) {
+    fputs("  # origin: ", f);
+    for (const char* c = k->origin; *c; c++) fputc(*c == '\n' || *c == '\r' ? ' ' : *c, f);
+    fputc('\n', f);
+  }
   for (int i = 0; i < k->num_knobs; i++) {
     const xc_tiled_knob_t* kn = &k->knobs[i];
     fprintf(f, "  knob %s: %s in {", kn->name, knob_kind_name(kn->kind));

@@ -54,6 +54,17 @@ struct xc_executor {
   int64_t checked[XC_EXECUTOR_MAX_CHECKED][XC_EXECUTOR_MAX_KEY];
   int checked_len[XC_EXECUTOR_MAX_CHECKED];
   int num_checked, next_checked;
+  /* options.profile: the event pair of each step in the run under way
+   * (NULL outside it), and each step's time of the last run. */
+  xc_event_t** step_events;
+  double* step_ms;
+  /* $XCOMP_FAULT_KERNEL (a test hook, docs/runtime.md): the kernel whose
+   * first output element gets 1.0 added after each launch; NULL: none. */
+  const char* fault_kernel;
+  /* The last successful run's plan and binding (xc_executor_read_value). */
+  bool have_last;
+  xc_memplan_t last_plan;
+  xc_symbind_t last_binds;
 };
 
 void xc_executor_options_init(xc_executor_options_t* o) { memset(o, 0, sizeof *o); }
@@ -106,6 +117,12 @@ void xc_executor_destroy(xc_executor_t* e) {
   free(e->modules);
   free(e->kernels);
   free(e->index_error_host);
+  free(e->step_events);
+  free(e->step_ms);
+  if (e->have_last) {
+    xc_memplan_free(&e->last_plan);
+    xc_symbind_free(&e->last_binds);
+  }
   xc_device_close(e->device);
   free(e);
 }
@@ -158,12 +175,19 @@ xc_status_t xc_executor_create(const xc_compiled_module_t* m, const char* select
                      m->device_name, caps->name);
     }
   }
-  e->graphs_off = e->options.no_graphs || !e->device || !xc_device_can_capture(e->device);
+  const char* fault = getenv("XCOMP_FAULT_KERNEL");
+  e->fault_kernel = fault && *fault ? fault : NULL;
+  e->graphs_off = e->options.no_graphs || e->options.profile || e->fault_kernel || !e->device || !xc_device_can_capture(e->device);
   e->index_error = -1;
   e->modules = calloc((size_t)m->num_kernels + 1, sizeof *e->modules);
   e->kernels = calloc((size_t)m->num_kernels + 1, sizeof *e->kernels);
   e->value_buffers = calloc((size_t)m->num_values + 1, sizeof *e->value_buffers);
   if (!s && (!e->modules || !e->kernels || !e->value_buffers)) s = xc_error_oom();
+  if (!s && e->options.profile) {
+    e->step_events = calloc(2 * (size_t)m->num_steps + 1, sizeof *e->step_events);
+    e->step_ms = calloc((size_t)m->num_steps + 1, sizeof *e->step_ms);
+    if (!e->step_events || !e->step_ms) s = xc_error_oom();
+  }
   for (int k = 0; !s && k < m->num_kernels; k++) {
     s = xc_module_load(e->device, &m->kernels[k].blob, &e->modules[k]);
     if (!s) s = xc_module_kernel(e->modules[k], m->kernels[k].entry, &e->kernels[k]);
@@ -320,6 +344,33 @@ xc_status_t xc_cm_step_launch(const xc_compiled_module_t* m, int index, const xc
   return NULL;
 }
 
+/* The XCOMP_FAULT_KERNEL test hook: adds 1.0 to the first element of the
+ * step's first output value (a wrong kernel for `xcomp conform --localize`
+ * and its tests to find). */
+static xc_status_t inject_fault(xc_executor_t* e, const xc_memplan_t* plan, const xc_symbind_t* binds, int index) {
+  (void)binds;
+  const xc_cm_step_t* st = &e->m->steps[index];
+  for (int p = 0; p < st->num_params; p++) {
+    int v = st->params[p].value;
+    if (v < 0 || st->params[p].role == XC_ROLE_IN || plan->value_bytes[v] == 0) continue;
+    if (e->m->values[v].flags & XC_CM_VALUE_INDEX_ERROR) continue;
+    int64_t one = 1;
+    xc_tensor_t* t = NULL;
+    XC_RETURN_IF_ERROR(xc_tensor_create(e->m->values[v].dtype, 1, &one, &t));
+    xc_buffer_t* b = buffer_of(e, plan, v);
+    size_t n = xc_tensor_nbytes(t);
+    xc_status_t s = xc_device_synchronize(e->device);
+    if (!s) s = xc_buffer_read(b, 0, t->data, n);
+    if (!s) {
+      xc_tensor_set_f64(t, 0, xc_tensor_get_f64(t, 0) + 1.0);
+      s = xc_buffer_write(b, 0, t->data, n);
+    }
+    xc_tensor_destroy(t);
+    return s;
+  }
+  return NULL;
+}
+
 static xc_status_t launch_step(xc_executor_t* e, const xc_memplan_t* plan, const xc_symbind_t* binds, int index,
                                int* launches) {
   const xc_compiled_module_t* m = e->m;
@@ -340,7 +391,12 @@ static xc_status_t launch_step(xc_executor_t* e, const xc_memplan_t* plan, const
   launch.num_buffers = sl.num_values;
   launch.scalars = sl.scalars;
   launch.num_scalars = sl.num_scalars;
-  xc_status_t s = xc_kernel_launch(e->kernels[m->steps[index].kernel], &launch);
+  /* options.profile: an event pair around this launch alone */
+  xc_event_t** events = e->step_events ? &e->step_events[2 * index] : NULL;
+  xc_status_t s = events ? xc_event_record(e->device, &events[0]) : NULL;
+  if (!s) s = xc_kernel_launch(e->kernels[m->steps[index].kernel], &launch);
+  if (!s && events) s = xc_event_record(e->device, &events[1]);
+  if (!s && e->fault_kernel && strcmp(e->fault_kernel, k->name) == 0) s = inject_fault(e, plan, binds, index);
   if (s) return xc_status_annotate(s, "step %d (kernel '%s')", index, k->name);
   (*launches)++;
   return NULL;
@@ -447,6 +503,47 @@ static xc_status_t graph_for(xc_executor_t* e, const xc_tensor_t* const* inputs,
   return NULL;
 }
 
+/* options.profile, after synchronize: each step's time from its event pair
+ * (-1 when it was not launched); the events are freed. Keeps the first
+ * error, s, when there is one. */
+static xc_status_t collect_step_times(xc_executor_t* e, xc_status_t s) {
+  for (int i = 0; i < e->m->num_steps; i++) {
+    xc_event_t** ev = &e->step_events[2 * i];
+    e->step_ms[i] = -1;
+    if (!s && ev[0] && ev[1]) s = xc_event_elapsed_ms(ev[0], ev[1], &e->step_ms[i]);
+    xc_event_free(ev[0]);
+    xc_event_free(ev[1]);
+    ev[0] = ev[1] = NULL;
+  }
+  return s;
+}
+
+xc_status_t xc_executor_read_value(xc_executor_t* e, int value, xc_tensor_t** out) {
+  *out = NULL;
+  if (!e || !e->have_last) return xc_error(XC_INVALID_ARGUMENT, "xc_executor_read_value: no successful run yet");
+  const xc_compiled_module_t* m = e->m;
+  if (value < 0 || value >= m->num_values)
+    return xc_error(XC_INVALID_ARGUMENT, "xc_executor_read_value: value %d of %d", value, m->num_values);
+  const xc_cm_value_t* val = &m->values[value];
+  const xc_memplan_t* plan = &e->last_plan;
+  if (plan->value_slot[value] >= 0 && !e->options.keep_values && !(val->flags & XC_CM_VALUE_OUTPUT))
+    return xc_error(XC_INVALID_ARGUMENT,
+                    "value '%s' shares a reused buffer: create the executor with keep_values to read it", val->name);
+  int64_t dims[XC_MAX_RANK];
+  for (int d = 0; d < val->rank; d++) XC_RETURN_IF_ERROR(xc_dim_eval(val->dims[d], &e->last_binds, &dims[d]));
+  xc_buffer_t* b = buffer_of(e, plan, value);
+  if (!b) return xc_error(XC_INVALID_ARGUMENT, "value '%s' has no buffer", val->name);
+  XC_RETURN_IF_ERROR(xc_tensor_create(val->dtype, val->rank, dims, out));
+  size_t n = xc_tensor_nbytes(*out);
+  xc_status_t s = n ? xc_buffer_read(b, 0, (*out)->data, n) : NULL;
+  if (s) {
+    xc_tensor_destroy(*out);
+    *out = NULL;
+    return xc_status_annotate(s, "reading value '%s'", val->name);
+  }
+  return NULL;
+}
+
 xc_status_t xc_executor_run(xc_executor_t* e, int num_inputs, const xc_tensor_t* const* inputs,
                             xc_tensor_t** outputs, xc_run_stats_t* stats) {
   const xc_compiled_module_t* m = e->m;
@@ -461,9 +558,11 @@ xc_status_t xc_executor_run(xc_executor_t* e, int num_inputs, const xc_tensor_t*
   xc_status_t s = NULL;
   for (int i = 0; !s && i < num_inputs; i++) s = bind_input(&m->values[m->inputs[i]], inputs[i], i, &binds);
   if (!s) s = xc_memplan_build(m, &binds, &plan);
+  if (!s && e->options.keep_values) s = xc_memplan_unshare(&plan);
   if (!s) s = check_binding(e, inputs, &binds);
   if (!s) s = fit_slots(e, &plan);
   if (!s && e->options.poison) s = poison_slots(e, &plan);
+  double bind_ms = now_ms() - t0, upload0 = now_ms();
   int64_t input_bytes = 0;
   for (int i = 0; !s && i < num_inputs; i++) {
     int v = m->inputs[i];
@@ -481,6 +580,7 @@ xc_status_t xc_executor_run(xc_executor_t* e, int num_inputs, const xc_tensor_t*
     if (!s) s = write_guard(e, *b, n);
     input_bytes += (int64_t)n;
   }
+  double upload_ms = now_ms() - upload0;
   int launches = 0;
   xc_event_t *start = NULL, *end = NULL;
   double kernels_ms = 0;
@@ -501,6 +601,7 @@ xc_status_t xc_executor_run(xc_executor_t* e, int num_inputs, const xc_tensor_t*
   if (!s) s = xc_event_elapsed_ms(start, end, &kernels_ms);
   xc_event_free(start);
   xc_event_free(end);
+  if (e->step_events) s = collect_step_times(e, s);
   if (!s) s = check_index_error(e);
   /* Guards: every slot, input and weight buffer must end where it should. */
   for (int i = 0; !s && e->guard && i < plan.num_slots; i++) {
@@ -518,6 +619,7 @@ xc_status_t xc_executor_run(xc_executor_t* e, int num_inputs, const xc_tensor_t*
     if ((val->flags & XC_CM_VALUE_WEIGHT) && val->constant && e->value_buffers[v])
       s = check_guard(e, e->value_buffers[v], xc_tensor_nbytes(val->constant), "weight", v);
   }
+  double download0 = now_ms();
   for (int i = 0; !s && i < m->num_outputs; i++) {
     int v = m->outputs[i];
     const xc_cm_value_t* val = &m->values[v];
@@ -536,8 +638,9 @@ xc_status_t xc_executor_run(xc_executor_t* e, int num_inputs, const xc_tensor_t*
       outputs[i] = NULL;
     }
   } else if (stats) {
+    double end_ms = now_ms();
     memset(stats, 0, sizeof *stats);
-    stats->total_ms = now_ms() - t0;
+    stats->total_ms = end_ms - t0;
     stats->kernels_ms = kernels_ms;
     stats->issue_ms = issue_ms;
     stats->planned_bytes = plan.planned_bytes;
@@ -547,6 +650,22 @@ xc_status_t xc_executor_run(xc_executor_t* e, int num_inputs, const xc_tensor_t*
     stats->graph_replayed = graph != NULL;
     stats->graph_captured = captured;
     snprintf(stats->graph_note, sizeof stats->graph_note, "%s", e->graph_note);
+    stats->bind_ms = bind_ms;
+    stats->upload_ms = upload_ms;
+    stats->download_ms = end_ms - download0;
+    stats->step_ms = e->step_ms;
+  }
+  /* Keep this run's plan and binding for xc_executor_read_value. */
+  if (e->have_last) {
+    xc_memplan_free(&e->last_plan);
+    xc_symbind_free(&e->last_binds);
+  }
+  e->have_last = !s;
+  if (!s) {
+    e->last_plan = plan;
+    e->last_binds = binds;
+    if (stats) stats->value_bytes = plan.value_bytes;
+    return NULL;
   }
   xc_memplan_free(&plan);
   xc_symbind_free(&binds);

@@ -153,3 +153,30 @@ xc_status_t xc_memplan_build(const xc_compiled_module_t* m, const xc_symbind_t* 
   if (s) xc_memplan_free(out);
   return s;
 }
+
+xc_status_t xc_memplan_unshare(xc_memplan_t* p) {
+  int nv = p->num_values;
+  int64_t* bytes = calloc((size_t)nv + 1, sizeof *bytes);
+  int* root_slot = malloc(((size_t)nv + 1) * sizeof *root_slot);
+  if (!bytes || !root_slot) {
+    free(bytes);
+    free(root_slot);
+    return xc_error_oom();
+  }
+  int slots = 0;
+  for (int v = 0; v < nv; v++) {
+    root_slot[v] = -1;
+    if (p->value_root[v] != v || p->value_slot[v] < 0) continue;
+    root_slot[v] = slots;
+    bytes[slots++] = p->value_bytes[v];
+  }
+  for (int v = 0; v < nv; v++)
+    p->value_slot[v] = p->value_slot[v] < 0 ? -1 : root_slot[p->value_root[v]];
+  free(root_slot);
+  free(p->slot_bytes);
+  p->slot_bytes = bytes;
+  p->num_slots = slots;
+  p->planned_bytes = 0;
+  for (int i = 0; i < slots; i++) p->planned_bytes += bytes[i];
+  return NULL;
+}

@@ -24,4 +24,9 @@ xc_status_t xc_cm_check_values(const xc_compiled_module_t* m, const char* what);
 xc_status_t xc_cm_check_accesses(const xc_compiled_module_t* m, const xc_symbind_t* binds, const char* what);
 bool xc_cm_is_static(const xc_compiled_module_t* m);
 
+/* runtime/memplan.c: gives every planned root value a slot of its own (no
+ * reuse; aliases keep sharing their root's), for runs that keep every
+ * intermediate value readable. */
+xc_status_t xc_memplan_unshare(xc_memplan_t* p);
+
 #endif

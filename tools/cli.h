@@ -37,6 +37,10 @@ extern const xc_cli_command_t xc_cli_compile_command;
 extern const xc_cli_command_t xc_cli_bench_command;
 extern const xc_cli_command_t xc_cli_tune_command;
 
+/* `xcomp conform --localize ...` (tools/conform_localize.c): argv is the
+ * conform command's. */
+int xc_cli_conform_localize(int argc, char** argv);
+
 /* Prints "xcomp: error: <message>" as one line (newlines in the message are
  * flattened), frees the status and returns XC_EXIT_ERROR. */
 int xc_cli_fail(xc_status_t s);

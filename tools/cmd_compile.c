@@ -94,6 +94,7 @@ xc_status_t xc_cli_run_compiled(const xc_compiled_module_t* m, const xc_cli_run_
   xc_executor_options_init(&o);
   o.poison = ro->poison;
   o.no_graphs = ro->no_graphs;
+  o.profile = ro->profile != NULL;
   int repeat = ro->repeat > 1 ? ro->repeat : 1;
   double* times = calloc((size_t)repeat, sizeof *times);
   if (!times) return xc_error_oom();
@@ -108,6 +109,10 @@ xc_status_t xc_cli_run_compiled(const xc_compiled_module_t* m, const xc_cli_run_
     s = xc_executor_run(e, num_inputs, inputs, outputs, &st);
     if (s) break;
     times[r] = st.total_ms;
+    if (ro->profile) {
+      snprintf(ro->profile->device, sizeof ro->profile->device, "%s", xc_device_caps(xc_executor_device(e))->name);
+      xc_cli_profile_add(ro->profile, &st);
+    }
     if (ro->verbose)
       fprintf(stderr,
               "xcomp: ran %d kernels on %s%s: %.3f ms (kernels %.3f ms), peak memory %lld bytes%s%s\n",

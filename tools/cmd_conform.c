@@ -307,6 +307,9 @@ static int run_kit(const kit_args_t* ka, xc_conform_options_t* o, xc_opsuite_opt
 
 static int conform_main(int argc, char** argv) {
   const xc_cli_command_t* cmd = &xc_cli_conform_command;
+  for (int i = 1; i < argc; i++)
+    if (strcmp(argv[i], "--localize") == 0 || strncmp(argv[i], "--localize=", 11) == 0)
+      return xc_cli_conform_localize(argc, argv);
   xc_conform_options_t o;
   xc_conform_options_init(&o);
   const char* dir = NULL;
@@ -578,13 +581,22 @@ const xc_cli_command_t xc_cli_conform_command = {
     "[--per-op N] [--report FILE] [--markdown FILE] [--report-json FILE] [--xfail FILE] [-j N] [--timeout S] "
     "[--strict] [--allow-tf32]\n"
     "       xcomp conform --kit [--target T] --out DIR [--xfail FILE] [--shared DIR] [--onnx-tests DIR] "
-    "[--models DIR] [...]",
+    "[--models DIR] [...]\n"
+    "       xcomp conform --localize MODEL_DIR|MODEL [--target T] [--input @FILE]... [--no-cache]",
     "Run test folders (model.onnx + test_data_set_N/) or the generated op suite and report conformance.",
     "DIR is one test folder, a folder of them (onnx-backend-tests/node), or a folder\n"
     "of such folders (the backend-test root with node/, simple/, ...).\n"
     "Each test prints PASS, FAIL (max-abs, max-ULP, which output) or UNSUPPORTED\n"
     "(what xcomp does not handle); then come totals per op and dtype and the line\n"
     "'N passed, N failed, N skipped'. A test that crashes or times out is a FAIL.\n"
+    "\n"
+    "--localize MODEL_DIR (or a .onnx/.xir/.xcm) runs the model compiled for --target T\n"
+    "(default cpu) keeping every intermediate value, runs the reference interpreter on\n"
+    "the module's graph with the same inputs (--input @FILE in graph-input order, else\n"
+    "MODEL_DIR/test_data_set_0/input_<i>.pb, else seeded random), compares each kernel's\n"
+    "outputs in step order at the dtype's tolerance and names the first kernel that\n"
+    "diverges: its graph nodes, max abs / rel-L2 error and where its source is. Exit 1\n"
+    "when one diverges, 0 when all agree.\n"
     "\n"
     "options:\n"
     "  --target T        target to check (default: ref; `tiled`: lowered kernels on the\n"

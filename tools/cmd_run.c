@@ -42,7 +42,10 @@ static int run_main(int argc, char** argv) {
   const char* target = "ref";
   const char* out_dir = ".";
   const char* device = NULL;
-  bool trace = false, no_cache = false, poison = false, no_graphs = false, allow_tf32 = false;
+  bool trace = false, no_cache = false, poison = false, no_graphs = false, allow_tf32 = false, profile = false;
+  const char* profile_json = NULL;
+  xc_cli_profile_t prof;
+  memset(&prof, 0, sizeof prof);
   int repeat = 1;
   xc_compiled_module_t* cm = NULL;
   xc_session_t* session = NULL; /* ref and tiled: the optimizing (and lowering) session */
@@ -92,6 +95,11 @@ static int run_main(int argc, char** argv) {
     } else if (strcmp(argv[i], "--no-cache") == 0 || strcmp(argv[i], "--poison") == 0) {
       if (argv[i][2] == 'n') no_cache = true;
       else poison = true;
+    } else if (strcmp(argv[i], "--profile") == 0) {
+      profile = true;
+    } else if ((m = xc_cli_option(argc, argv, &i, "--profile-json", &v)) != 0) {
+      if (m < 0) { rc = xc_cli_usage_error(cmd, "--profile-json needs a file"); goto done; }
+      profile_json = v;
     } else if (strcmp(argv[i], "--trace") == 0) {
       trace = true;
     } else if (strcmp(argv[i], "--allow-tf32") == 0) {
@@ -119,6 +127,10 @@ static int run_main(int argc, char** argv) {
   if (!model) { rc = xc_cli_usage_error(cmd, "no MODEL given"); goto done; }
   bool tiled = strcmp(target, "tiled") == 0;
   bool compiled = !tiled && xc_cli_uses_executor(model, target);
+  if ((profile || profile_json) && !compiled) {
+    rc = xc_cli_usage_error(cmd, "--profile needs a compiled target (--target cpu, opencl, ...) or a .xcm");
+    goto done;
+  }
   xc_status_t s = NULL;
   if (compiled) {
     /* A compiled target: the module's optimized graph describes the inputs. */
@@ -150,7 +162,12 @@ static int run_main(int argc, char** argv) {
   xc_interp_options_t io;
   xc_interp_options_init(&io);
   io.trace = trace;
-  xc_cli_run_options_t ro = {device, poison, trace, no_graphs, repeat};
+  xc_cli_run_options_t ro = {device, poison, trace, no_graphs, repeat, NULL};
+  if (compiled && (profile || profile_json)) {
+    s = xc_cli_profile_init(&prof, cm);
+    if (s) { rc = xc_cli_fail(s); goto done; }
+    ro.profile = &prof;
+  }
   if (compiled) {
     s = xc_cli_run_compiled(cm, &ro, n, (const xc_tensor_t* const*)inputs, outputs);
   } else if (tiled) {
@@ -170,8 +187,14 @@ static int run_main(int argc, char** argv) {
     printf("output %d '%s': %s -> %s\n", i, g->outputs[i]->name,
            xc_tensor_describe(outputs[i], b, sizeof b), path);
   }
+  if (ro.profile && profile) xc_cli_profile_print(&prof, stdout);
+  if (ro.profile && profile_json) {
+    s = xc_cli_profile_write_json(&prof, profile_json);
+    if (s) { rc = xc_cli_fail(s); goto done; }
+  }
 
 done:
+  xc_cli_profile_free(&prof);
   xc_session_destroy(session);
   if (outputs && g)
     for (int i = 0; i < g->num_outputs; i++) xc_tensor_destroy(outputs[i]);
@@ -195,7 +218,8 @@ done:
 const xc_cli_command_t xc_cli_run_command = {
     "run", run_main,
     "xcomp run MODEL [--target T] [--input NAME=@FILE | --input @FILE]... "
-    "[--output-dir DIR] [--device SEL] [--trace] [--repeat N] [--no-cuda-graph] [--allow-tf32] "
+    "[--output-dir DIR] [--device SEL] [--trace] [--repeat N] [--profile] [--profile-json FILE] "
+    "[--no-cuda-graph] [--allow-tf32] "
     "[--precision f16|bf16] [-O<n>] [pass options]",
     "Run a model (.xir, .onnx or compiled .xcm) on input tensors and write its outputs.",
     "options:\n"
@@ -214,6 +238,13 @@ const xc_cli_command_t xc_cli_run_command = {
     "                      a recorded call list on cpu)\n"
     "  --repeat N          run N times (compiled) and print the median run time;\n"
     "                      the outputs written are those of the last run\n"
+    "  --profile           (compiled) time every launch on its own (no launch graph)\n"
+    "                      and print, after the outputs, a table per kernel sorted by\n"
+    "                      device time: launches, total and mean ms, bytes its buffers\n"
+    "                      hold, GB/s, the graph nodes it computes; then the host's\n"
+    "                      split of the run (binding, upload, kernels, download).\n"
+    "                      With --repeat N the runs are summed\n"
+    "  --profile-json FILE write the same profile as JSON to FILE\n"
     "  --precision f16|bf16  run the model's float32 tensors in f16 or bf16 (the\n"
     "                      convert-precision pass); float32 input files are rounded\n"
     "                      to it, outputs are written in it\n"

@@ -5,6 +5,7 @@
 #define XCOMP_TOOLS_RUNTIME_CLI_H
 
 #include <stdbool.h>
+#include <stdio.h>
 
 #include "xcomp/driver.h"
 #include "xcomp/runtime.h"
@@ -25,12 +26,37 @@ xc_status_t xc_cli_compile_model(const char* model, const xc_session_options_t* 
 void xc_cli_session_options_init(xc_session_options_t* o);
 /* --precision: "f16" or "bf16" (or "f32": as written). */
 bool xc_cli_parse_precision(const char* s, xc_dtype_t* out);
+/* `xcomp run --profile` (tools/cli_profile.c): per kernel of a module, its
+ * launches, device time and bytes its buffer parameters hold, summed over
+ * the runs added; and the host's split of the runs. */
+typedef struct xc_cli_profile_kernel {
+  int launches;
+  double total_ms;
+  int64_t bytes; /* read + written by its buffer parameters, all launches */
+} xc_cli_profile_kernel_t;
+typedef struct xc_cli_profile {
+  const xc_compiled_module_t* m;
+  char device[128];
+  int runs, launches;
+  double total_ms, bind_ms, upload_ms, kernels_ms, download_ms;
+  xc_cli_profile_kernel_t* kernels; /* per module kernel */
+} xc_cli_profile_t;
+xc_status_t xc_cli_profile_init(xc_cli_profile_t* p, const xc_compiled_module_t* m);
+void xc_cli_profile_free(xc_cli_profile_t* p);
+/* Adds one run's stats (from an executor created with options.profile). */
+void xc_cli_profile_add(xc_cli_profile_t* p, const xc_run_stats_t* st);
+/* The table, sorted by device time, and the host split. */
+void xc_cli_profile_print(const xc_cli_profile_t* p, FILE* f);
+/* The same as JSON (docs/cli.md, "Profiles"). */
+xc_status_t xc_cli_profile_write_json(const xc_cli_profile_t* p, const char* path);
+
 typedef struct xc_cli_run_options {
   const char* device; /* NULL: the module's target */
   bool poison;
   bool verbose;       /* print each run's time and peak memory to stderr */
   bool no_graphs;     /* --no-cuda-graph */
   int repeat;         /* runs (>= 1); the outputs are those of the last run */
+  xc_cli_profile_t* profile; /* not NULL: time each launch, add every run to it */
 } xc_cli_run_options_t;
 
 /* Runs m and, with repeat > 1, prints the median run time to stderr. */

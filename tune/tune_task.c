@@ -72,6 +72,8 @@ xc_status_t xc_tune_task_hash(const xc_tiled_kernel_t* k, char out[33]) {
     /* the header names the kernel; the schedule block is what is tuned */
     if (line == text && strncmp(t, "kernel ", 7) == 0) {
       ok = sb_put(&b, "kernel {\n", 9);
+    } else if (*t == '#') {
+      /* comments (the kernel's origin) name graph nodes: not its structure */
     } else if (!in_schedule && strncmp(t, "schedule", 8) == 0 && (t[8] == ' ' || t[8] == '{')) {
       in_schedule = true;
     } else if (in_schedule) {

@@ -17,6 +17,10 @@ extern "C" {
 typedef struct xc_interp_options {
   bool check_shapes; /* compare outputs with inferred shapes (default true) */
   bool trace;        /* print each node as it runs to stderr */
+  /* Called with every node output as it is computed (borrowed: clone what
+   * you keep), so callers can see intermediate values; NULL: none. */
+  void (*on_value)(void* ctx, const xc_value_t* v, const xc_tensor_t* t);
+  void* on_value_ctx;
 } xc_interp_options_t;
 
 void xc_interp_options_init(xc_interp_options_t* o);

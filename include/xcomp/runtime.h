@@ -63,6 +63,14 @@ typedef struct xc_executor_options {
   /* Launch kernel by kernel even on devices that can capture the launch
    * sequence once and replay it as one launch graph (CUDA Graphs). */
   bool no_graphs;
+  /* Time every launch on its own: an event pair around each (host clock
+   * readings after synchronize where the device has no events), launched
+   * one by one (no launch-graph replay). The run's stats carry the time of
+   * each step (step_ms). */
+  bool profile;
+  /* Give every planned value its own buffer (no slot reuse), so that any
+   * value's contents can be read after a run (xc_executor_read_value). */
+  bool keep_values;
 } xc_executor_options_t;
 
 #define XC_EXECUTOR_GUARD_BYTES 256
@@ -87,6 +95,18 @@ typedef struct xc_run_stats {
   bool graph_replayed;
   bool graph_captured;
   char graph_note[160];
+  /* The host's view of total_ms: binding the symbols, planning and fitting
+   * the buffers (bind_ms), writing the inputs (upload_ms), reading the
+   * outputs back (download_ms); kernels_ms is the rest that matters. */
+  double bind_ms;
+  double upload_ms;
+  double download_ms;
+  /* Per step (m->num_steps): with options.profile, the device time of its
+   * launch in ms (-1 for steps not launched: aliases, empty grids), else
+   * NULL. Per value (m->num_values): its bytes under this run's binding.
+   * Both owned by the executor, valid until its next run or destroy. */
+  const double* step_ms;
+  const int64_t* value_bytes;
 } xc_run_stats_t;
 
 /* Opens the device `selector` names (NULL or "": the module's target,
@@ -102,6 +122,12 @@ xc_device_t* xc_executor_device(xc_executor_t* e);
  * stats may be NULL. */
 xc_status_t xc_executor_run(xc_executor_t* e, int num_inputs, const xc_tensor_t* const* inputs,
                             xc_tensor_t** outputs, xc_run_stats_t* stats);
+
+/* After a successful run: a new tensor (caller destroys) holding value
+ * `value`'s contents under that run's binding. Inputs, weights and graph
+ * outputs can always be read; other values need options.keep_values (with
+ * slot reuse their buffers hold later values). */
+xc_status_t xc_executor_read_value(xc_executor_t* e, int value, xc_tensor_t** out);
 
 /* ---- cache -------------------------------------------------------------------- */
 

@@ -308,7 +308,8 @@ typedef struct xc_tiled_kernel {
 } xc_tiled_kernel_t;
 
 xc_status_t xc_tiled_kernel_create(const char* name, xc_tiled_kernel_t** out);
-/* Sets k->origin (a copy; NULL clears it). Not part of the printed form. */
+/* Sets k->origin (a copy; NULL clears it). Printed as a "# origin: ..."
+ * comment line after the header, which xc_tiled_parse reads back. */
 void xc_tiled_set_origin(xc_tiled_kernel_t* k, const char* origin);
 void xc_tiled_kernel_destroy(xc_tiled_kernel_t* k);
 /* Returns (and clears) the first error recorded by the builder functions. */

@@ -10,6 +10,7 @@
 #include "tiled_kernels.h"
 #include "xcomp/interp.h"
 #include "xcomp/tiled.h"
+#include "xcomp/tune.h"
 #include "xcomp/xir.h"
 
 
@@ -441,7 +442,34 @@ static void test_ranges(void) {
   CHECK_EQ_INT(mask_state(text, NULL, 0), 0);
 }
 
+/* The origin survives print -> parse as a comment line, and the tuning
+ * task hash ignores it (a kernel's tuning key is its structure). */
+static void test_origin_roundtrip(void) {
+  kern_t* k = build_gemm(EPI_BIAS_GELU);
+  CHECK(k != NULL);
+  if (!k) return;
+  char before[33], after[33];
+  CHECK_OK(xc_tune_task_hash(k, before));
+  xc_tiled_set_origin(k, "mm0:MatMul, add0:Add,\ngelu0:Gelu");
+  CHECK_OK(xc_tune_task_hash(k, after));
+  CHECK_STR(after, before);
+  char* text = xc_tiled_print_to_string(k);
+  CHECK(text && strstr(text, "\n  # origin: mm0:MatMul, add0:Add, gelu0:Gelu\n") != NULL);
+  kern_t* back = NULL;
+  if (text) CHECK_OK(xc_tiled_parse(text, strlen(text), "origin", &back));
+  if (back) {
+    CHECK_STR(back->origin ? back->origin : "(none)", "mm0:MatMul, add0:Add, gelu0:Gelu");
+    char again[33];
+    CHECK_OK(xc_tune_task_hash(back, again));
+    CHECK_STR(again, before);
+    xc_tiled_kernel_destroy(back);
+  }
+  free(text);
+  xc_tiled_kernel_destroy(k);
+}
+
 int main(void) {
+  test_origin_roundtrip();
   test_ranges();
   test_gemm();
   test_gemm_knob_choice();
