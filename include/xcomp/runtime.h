@@ -80,6 +80,7 @@ void xc_executor_options_init(xc_executor_options_t* o);
 
 typedef struct xc_executor xc_executor_t;
 
+/* (Mirrored field by field in python/xcomp/_native.py: change both.) */
 typedef struct xc_run_stats {
   double total_ms;      /* whole run: binding, uploads, launches, downloads */
   double kernels_ms;    /* from the first launch to the end of the last */

@@ -41,6 +41,11 @@ class RunStats(ctypes.Structure):
         ("graph_replayed", ctypes.c_bool),
         ("graph_captured", ctypes.c_bool),
         ("graph_note", ctypes.c_char * 160),
+        ("bind_ms", ctypes.c_double),
+        ("upload_ms", ctypes.c_double),
+        ("download_ms", ctypes.c_double),
+        ("step_ms", ctypes.POINTER(ctypes.c_double)),
+        ("value_bytes", ctypes.POINTER(ctypes.c_int64)),
     ]
 
 
