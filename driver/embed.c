@@ -7,7 +7,9 @@
 
 #include "xcomp/driver.h"
 #include "xcomp/embed.h"
+#include "xcomp/conformance.h"
 #include "xcomp/onnx.h"
+#include "xcomp/tune.h"
 
 struct xc_model {
   xc_compiled_module_t* module;
@@ -197,4 +199,23 @@ xc_status_t xc_model_run(xc_model_t* m, int num_inputs, const xc_tensor_t* const
     XC_RETURN_IF_ERROR(xc_executor_create(m->module, m->device, &o, &m->executor));
   }
   return xc_executor_run(m->executor, num_inputs, inputs, outputs, stats);
+}
+
+size_t xc_abi_struct_size(const char* name) {
+  static const struct {
+    const char* name;
+    size_t size;
+  } sizes[] = {
+      {"xc_tensor_t", sizeof(xc_tensor_t)},
+      {"xc_run_stats_t", sizeof(xc_run_stats_t)},
+      {"xc_model_options_t", sizeof(xc_model_options_t)},
+      {"xc_tune_options_t", sizeof(xc_tune_options_t)},
+      {"xc_tune_summary_t", sizeof(xc_tune_summary_t)},
+      {"xc_conform_options_t", sizeof(xc_conform_options_t)},
+      {"xc_conform_case_t", sizeof(xc_conform_case_t)},
+      {"xc_conform_report_t", sizeof(xc_conform_report_t)},
+  };
+  for (size_t i = 0; name && i < sizeof sizes / sizeof sizes[0]; i++)
+    if (strcmp(sizes[i].name, name) == 0) return sizes[i].size;
+  return 0;
 }

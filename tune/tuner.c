@@ -290,8 +290,10 @@ typedef struct progress {
   int done_trials, total_trials;
 } progress_t;
 
-static void report(const progress_t* p, const task_t* t, int trials, int budget, double default_ms, double best_ms,
-                   int invalid, bool final) {
+/* trials: the search's measurements (at most budget); again: the final
+ * round's re-measurements. */
+static void report(const progress_t* p, const task_t* t, int trials, int again, int budget, double default_ms,
+                   double best_ms, int invalid, bool final) {
   FILE* f = p->o->progress;
   if (!f) return;
   double el = tune_now_s() - p->start;
@@ -302,13 +304,14 @@ static void report(const progress_t* p, const task_t* t, int trials, int budget,
   double speed = best_ms > 0 ? default_ms / best_ms : 0;
   const char* kname = t->names;
   if (p->o->live) {
-    fprintf(f, "\r\033[Ktune: task %d/%d %.40s  trials %d/%d  best %.4g ms (%.2fx)  %d invalid  elapsed %s  ETA %s",
-            p->task_index + 1, p->num_tasks, kname, trials, budget, best_ms, speed, invalid, els, etas);
+    fprintf(f, "\r\033[Ktune: task %d/%d %.40s  trials %d/%d%s  best %.4g ms (%.2fx)  %d invalid  elapsed %s  ETA %s",
+            p->task_index + 1, p->num_tasks, kname, trials, budget, again ? " +re-measured" : "", best_ms, speed,
+            invalid, els, etas);
     if (final) fprintf(f, "\n");
   } else if (final) {
-    fprintf(f, "xcomp: tune: task %d/%d %s (x%d): %d trials, %d invalid, default %.4g ms, best %.4g ms (%.2fx), "
-            "elapsed %s\n", p->task_index + 1, p->num_tasks, kname, t->weight, trials, invalid, default_ms, best_ms,
-            speed, els);
+    fprintf(f, "xcomp: tune: task %d/%d %s (x%d): %d trials (+%d re-measured), %d invalid, default %.4g ms, "
+            "best %.4g ms (%.2fx), elapsed %s\n", p->task_index + 1, p->num_tasks, kname, t->weight, trials, again,
+            invalid, default_ms, best_ms, speed, els);
   }
   fflush(f);
 }
@@ -499,11 +502,12 @@ static xc_status_t tune_task(run_t* r, const task_t* t, double deadline, double*
     }
     if (!s && r->model && !o->random_search) s = xc_cost_model_train(r->model);
     first = false;
-    report(&r->prog, t, trials, budget + 1, default_ms, best_ms, invalid, false);
+    report(&r->prog, t, trials, 0, budget + 1, default_ms, best_ms, invalid, false);
   }
   /* Confirmation: the default and the three best so far measured again side
    * by side (one process, the same inputs); the database ranks schedules by
    * their mean relative time, so one lucky run does not decide. */
+  int again = 0;
   if (!s && trials > 2 && tune_now_s() < deadline) {
     int top[4] = {0, -1, -1, -1}, nt = 1;
     for (int j = 1; j < 4; j++) {
@@ -524,8 +528,8 @@ static xc_status_t tune_task(run_t* r, const task_t* t, double deadline, double*
     }
     s = tune_measure_batch(&r->tm, conf, nt);
     for (int i = 0; !s && i < nt; i++) {
-      s = record(r, t, &conf[i], trials);
-      trials++;
+      s = record(r, t, &conf[i], trials + again);
+      again++;
       r->trials++;
       if (!conf[i].valid) {
         invalid++;
@@ -544,7 +548,7 @@ static xc_status_t tune_task(run_t* r, const task_t* t, double deadline, double*
     if (c->measured && c->valid && c->rel_n && c->rel_sum / c->rel_n < best_rel) best_rel = c->rel_sum / c->rel_n;
   }
   if (default_ms > 0) best_ms = default_ms * best_rel;
-  report(&r->prog, t, trials, budget + 1, default_ms, best_ms, invalid, true);
+  report(&r->prog, t, trials, again, budget + 1, default_ms, best_ms, invalid, true);
   free(batch);
   free(picked);
   space_free(&se.space);

@@ -72,6 +72,15 @@ xc_status_t xc_model_load(const char* path, const char* device, xc_model_t** out
 xc_status_t xc_model_save(const xc_model_t* m, const char* path);
 void xc_model_destroy(xc_model_t* m);
 
+/* sizeof of a public struct that foreign-function bindings mirror field by
+ * field ("xc_tensor_t", "xc_run_stats_t", "xc_model_options_t",
+ * "xc_tune_options_t", "xc_tune_summary_t", "xc_conform_options_t",
+ * "xc_conform_case_t", "xc_conform_report_t"); 0 for another name. A
+ * binding compares it with its own layout before calling anything (the
+ * Python package refuses to load on a mismatch instead of letting the
+ * library write past its structs). */
+size_t xc_abi_struct_size(const char* name);
+
 /* The compiled module (owned by m). */
 const xc_compiled_module_t* xc_model_module(const xc_model_t* m);
 /* The target's name ("cpu"). */

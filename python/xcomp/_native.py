@@ -228,3 +228,16 @@ for _name, (_restype, _argtypes) in _FUNCTIONS.items():
     _f = getattr(lib, _name)
     _f.restype = _restype
     _f.argtypes = _argtypes
+
+# The structs above mirror the library's field by field: a library whose
+# layout differs would write past them, so refuse it here.
+lib.xc_abi_struct_size.restype = ctypes.c_size_t
+lib.xc_abi_struct_size.argtypes = [ctypes.c_char_p]
+for _cname, _cls in (("xc_tensor_t", Tensor), ("xc_run_stats_t", RunStats), ("xc_model_options_t", ModelOptions),
+                     ("xc_tune_options_t", TuneOptions), ("xc_tune_summary_t", TuneSummary),
+                     ("xc_conform_options_t", ConformOptions), ("xc_conform_case_t", ConformCase),
+                     ("xc_conform_report_t", ConformReport)):
+    _want = lib.xc_abi_struct_size(_cname.encode())
+    if _want != ctypes.sizeof(_cls):
+        raise ImportError(f"xcomp: {path} lays out {_cname} in {_want} bytes, this package in "
+                          f"{ctypes.sizeof(_cls)}: the library and the package are from different builds")
