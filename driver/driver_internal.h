@@ -36,6 +36,13 @@ void xc_drv_vendor_candidates(const struct xc_fusion_plan* plan, const struct xc
 xc_status_t xc_drv_vendor_choose(xc_compiled_module_t* m, xc_target_t* target, const xc_device_caps_t* caps,
                                  const bool* has, const xc_vendor_gemm_t* cands, FILE* progress);
 
+/* Random values in [-1, 1) for float dtypes (f32, f64, f16, bf16) from a
+ * seed, integers left as they are; and element i of a float buffer as a
+ * double (0 for other dtypes). What measurements on the device fill their
+ * inputs with and compare (vendor.c; the tuner's measuring process). */
+void xc_drv_fill_random(uint8_t* p, xc_dtype_t t, size_t n, uint32_t seed);
+double xc_drv_element(const uint8_t* p, xc_dtype_t t, size_t i);
+
 #ifndef XCOMP_VERSION
 #define XCOMP_VERSION "unknown"
 #endif

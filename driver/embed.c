@@ -91,30 +91,30 @@ xc_status_t xc_model_compile(const char* path, const void* bytes, size_t size, c
   return model_new(cm, arch_only ? NULL : target, out);
 }
 
-xc_status_t xc_model_compile_file(const char* path, const char* target, const char* precision, int opt_level,
-                                  bool use_cache, xc_model_t** out) {
-  *out = NULL;
-  if (!path) return xc_error(XC_INVALID_ARGUMENT, "no model path given");
+/* The two older entry points: xc_model_compile with these options. */
+static xc_status_t compile_plain(const char* path, const void* bytes, size_t size, const char* target,
+                                 const char* precision, int opt_level, bool use_cache, xc_model_t** out) {
   xc_model_options_t o;
   xc_model_options_init(&o);
   o.target = target;
   o.precision = precision;
   o.opt_level = opt_level;
   o.use_cache = use_cache;
-  return xc_model_compile(path, NULL, 0, &o, out);
+  return xc_model_compile(path, bytes, size, &o, out);
+}
+
+xc_status_t xc_model_compile_file(const char* path, const char* target, const char* precision, int opt_level,
+                                  bool use_cache, xc_model_t** out) {
+  *out = NULL;
+  if (!path) return xc_error(XC_INVALID_ARGUMENT, "no model path given");
+  return compile_plain(path, NULL, 0, target, precision, opt_level, use_cache, out);
 }
 
 xc_status_t xc_model_compile_onnx_buffer(const void* bytes, size_t size, const char* target, const char* precision,
                                          int opt_level, bool use_cache, xc_model_t** out) {
   *out = NULL;
   if (!bytes || size == 0) return xc_error(XC_INVALID_ARGUMENT, "the ONNX model bytes are empty");
-  xc_model_options_t o;
-  xc_model_options_init(&o);
-  o.target = target;
-  o.precision = precision;
-  o.opt_level = opt_level;
-  o.use_cache = use_cache;
-  return xc_model_compile(NULL, bytes, size, &o, out);
+  return compile_plain(NULL, bytes, size, target, precision, opt_level, use_cache, out);
 }
 
 xc_status_t xc_model_load(const char* path, const char* device, xc_model_t** out) {

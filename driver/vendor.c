@@ -107,18 +107,30 @@ void xc_drv_vendor_candidates(const xc_fusion_plan_t* plan, const xc_lowered_mod
 
 /* ---- measuring ---- */
 
-static double element(const uint8_t* p, xc_dtype_t t, size_t i) {
-  if (t == XC_F32) {
-    float f;
-    memcpy(&f, p + 4 * i, 4);
-    return f;
+double xc_drv_element(const uint8_t* p, xc_dtype_t t, size_t i) {
+  switch (t) {
+    case XC_F32: {
+      float f;
+      memcpy(&f, p + 4 * i, 4);
+      return f;
+    }
+    case XC_F64: {
+      double d;
+      memcpy(&d, p + 8 * i, 8);
+      return d;
+    }
+    case XC_F16:
+    case XC_BF16: {
+      uint16_t h;
+      memcpy(&h, p + 2 * i, 2);
+      return t == XC_F16 ? xc_f16_to_f32(h) : xc_bf16_to_f32(h);
+    }
+    default:
+      return 0;
   }
-  uint16_t h;
-  memcpy(&h, p + 2 * i, 2);
-  return t == XC_F16 ? xc_f16_to_f32(h) : xc_bf16_to_f32(h);
 }
 
-static void fill_random(uint8_t* p, xc_dtype_t t, size_t n, uint32_t seed) {
+void xc_drv_fill_random(uint8_t* p, xc_dtype_t t, size_t n, uint32_t seed) {
   uint32_t x = seed * 2654435761u + 1u;
   for (size_t i = 0; i < n; i++) {
     x ^= x << 13;
@@ -128,10 +140,13 @@ static void fill_random(uint8_t* p, xc_dtype_t t, size_t n, uint32_t seed) {
     if (t == XC_F32) {
       float f = (float)v;
       memcpy(p + 4 * i, &f, 4);
-    } else {
+    } else if (t == XC_F64) {
+      memcpy(p + 8 * i, &v, 8);
+    } else if (t == XC_F16 || t == XC_BF16) {
       uint16_t h = t == XC_F16 ? xc_f64_to_f16(v) : xc_f64_to_bf16(v);
       memcpy(p + 2 * i, &h, 2);
     }
+    /* integers and booleans stay as they are (zero in fresh buffers) */
   }
 }
 
@@ -209,7 +224,7 @@ static xc_status_t measure(xc_device_t* dev, const xc_compiled_module_t* m, int 
     uint8_t* data = s ? NULL : malloc(bytes ? bytes : 1);
     if (!s && !data) s = xc_error_oom();
     if (!s) {
-      fill_random(data, val->dtype, (size_t)numel, (uint32_t)(i + 1));
+      xc_drv_fill_random(data, val->dtype, (size_t)numel, (uint32_t)(i + 1));
       s = xc_buffer_write(t.bufs[i], 0, data, bytes);
     }
     free(data);
@@ -241,7 +256,7 @@ static xc_status_t measure(xc_device_t* dev, const xc_compiled_module_t* m, int 
     size_t n = ybytes / xc_dtype_size(v->dtype);
     double num = 0, den = 0;
     for (size_t i = 0; i < n; i++) {
-      double r = element(ref, v->dtype, i), d = element(host, v->dtype, i) - r;
+      double r = xc_drv_element(ref, v->dtype, i), d = xc_drv_element(host, v->dtype, i) - r;
       num += d * d;
       den += r * r;
     }

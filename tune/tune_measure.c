@@ -33,6 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../driver/driver_internal.h"
 #include "tune_internal.h"
 #include "xcomp/runtime.h"
 
@@ -161,49 +162,6 @@ static xc_status_t read_text(const char* path, char** out) {
   return NULL;
 }
 
-static void fill_random(uint8_t* p, xc_dtype_t t, size_t n, uint32_t seed) {
-  uint32_t x = seed * 2654435761u + 12345u;
-  for (size_t i = 0; i < n; i++) {
-    x ^= x << 13;
-    x ^= x >> 17;
-    x ^= x << 5;
-    double v = (double)(x >> 8) / (double)(1u << 23) - 1.0;
-    if (t == XC_F32) {
-      float f = (float)v;
-      memcpy(p + 4 * i, &f, 4);
-    } else if (t == XC_F64) {
-      memcpy(p + 8 * i, &v, 8);
-    } else if (t == XC_F16 || t == XC_BF16) {
-      uint16_t h = t == XC_F16 ? xc_f64_to_f16(v) : xc_f64_to_bf16(v);
-      memcpy(p + 2 * i, &h, 2);
-    }
-    /* integers and booleans stay zero: index data in range, masks off */
-  }
-}
-
-static double element(const uint8_t* p, xc_dtype_t t, size_t i) {
-  switch (t) {
-    case XC_F32: {
-      float f;
-      memcpy(&f, p + 4 * i, 4);
-      return f;
-    }
-    case XC_F64: {
-      double d;
-      memcpy(&d, p + 8 * i, 8);
-      return d;
-    }
-    case XC_F16:
-    case XC_BF16: {
-      uint16_t h;
-      memcpy(&h, p + 2 * i, 2);
-      return t == XC_F16 ? xc_f16_to_f32(h) : xc_bf16_to_f32(h);
-    }
-    default:
-      return 0;
-  }
-}
-
 /* NULL when got matches ref within the dtype's tolerance; else why not. */
 static const char* compare(const uint8_t* ref, const uint8_t* got, xc_dtype_t t, size_t bytes, char* why, size_t size) {
   bool fl = t == XC_F32 || t == XC_F64 || t == XC_F16 || t == XC_BF16;
@@ -215,7 +173,7 @@ static const char* compare(const uint8_t* ref, const uint8_t* got, xc_dtype_t t,
   size_t n = bytes / xc_dtype_size(t);
   double num = 0, den = 0;
   for (size_t i = 0; i < n; i++) {
-    double r = element(ref, t, i), g = element(got, t, i);
+    double r = xc_drv_element(ref, t, i), g = xc_drv_element(got, t, i);
     if (isnan(r) != isnan(g) || (isinf(r) && r != g)) {
       snprintf(why, size, "element %zu is %g, the default schedule gives %g", i, g, r);
       return why;
@@ -294,7 +252,7 @@ static xc_status_t setup_buffers(worker_t* w) {
     else if ((v->flags & XC_CM_VALUE_WEIGHT) && v->constant && xc_tensor_nbytes(v->constant) == bytes)
       memcpy(w->init[b], v->constant->data, bytes);
     else if (!(v->flags & XC_CM_VALUE_INDEX_ERROR))
-      fill_random(w->init[b], v->dtype, (size_t)numel, (uint32_t)(b + 1));
+      xc_drv_fill_random(w->init[b], v->dtype, (size_t)numel, (uint32_t)(b + 1));
     if (!s) s = xc_buffer_alloc(w->dev, bytes, &w->bufs[b]);
     if (!s) s = xc_buffer_write(w->bufs[b], 0, w->init[b], bytes);
     b++;
