@@ -184,6 +184,13 @@ int64_t xc_model_io_dim(const xc_model_t* m, bool is_output, int index, int d, c
   return v->dims[d].sym ? -1 : v->dims[d].value;
 }
 
+static xc_status_t open_executor(xc_model_t* m) {
+  if (m->executor) return NULL;
+  xc_executor_options_t o;
+  xc_executor_options_init(&o);
+  return xc_executor_create(m->module, m->device, &o, &m->executor);
+}
+
 xc_status_t xc_model_run(xc_model_t* m, int num_inputs, const xc_tensor_t* const* inputs, xc_tensor_t** outputs,
                          xc_run_stats_t* stats) {
   if (!m) return xc_error(XC_INVALID_ARGUMENT, "xc_model_run: no model");
@@ -193,12 +200,38 @@ xc_status_t xc_model_run(xc_model_t* m, int num_inputs, const xc_tensor_t* const
                     g->num_inputs == 1 ? "" : "s", num_inputs);
   for (int i = 0; i < num_inputs; i++)
     if (!inputs[i]) return xc_error(XC_INVALID_ARGUMENT, "input %d ('%s') is missing", i, g->inputs[i]->name);
-  if (!m->executor) {
-    xc_executor_options_t o;
-    xc_executor_options_init(&o);
-    XC_RETURN_IF_ERROR(xc_executor_create(m->module, m->device, &o, &m->executor));
-  }
+  XC_RETURN_IF_ERROR(open_executor(m));
   return xc_executor_run(m->executor, num_inputs, inputs, outputs, stats);
+}
+
+xc_status_t xc_model_device(xc_model_t* m, int* device_type, int* device_index) {
+  *device_type = 0;
+  *device_index = -1;
+  if (!m) return xc_error(XC_INVALID_ARGUMENT, "xc_model_device: no model");
+  XC_RETURN_IF_ERROR(open_executor(m));
+  xc_device_t* d = xc_executor_device(m->executor);
+  const char* target = xc_target_name(xc_device_target(d));
+  if (!xc_device_has_addresses(d))
+    return xc_error(XC_UNSUPPORTED,
+                    "target %s keeps tensors where no device address reaches them: device-resident tensors "
+                    "need cuda, rocm or cpu", target);
+  /* DLPack's DLDeviceType: kDLCPU 1, kDLCUDA 2, kDLROCM 10. */
+  if (strcmp(target, "cpu") == 0) *device_type = 1;
+  else if (strcmp(target, "rocm") == 0) *device_type = 10;
+  else if (strcmp(target, "cuda") == 0 || strcmp(target, "rocm_nv") == 0)
+    *device_type = 2;
+  if (!*device_type)
+    return xc_error(XC_UNSUPPORTED, "target %s has device addresses but no DLPack device type is known for it",
+                    target);
+  *device_index = xc_device_index(d);
+  return NULL;
+}
+
+xc_status_t xc_model_run_device(xc_model_t* m, int num_inputs, const xc_device_tensor_t* inputs, int num_outputs,
+                                xc_device_tensor_t* outputs, xc_run_stats_t* stats) {
+  if (!m) return xc_error(XC_INVALID_ARGUMENT, "xc_model_run_device: no model");
+  XC_RETURN_IF_ERROR(open_executor(m));
+  return xc_executor_run_device(m->executor, num_inputs, inputs, num_outputs, outputs, stats);
 }
 
 size_t xc_abi_struct_size(const char* name) {
@@ -208,6 +241,7 @@ size_t xc_abi_struct_size(const char* name) {
   } sizes[] = {
       {"xc_tensor_t", sizeof(xc_tensor_t)},
       {"xc_run_stats_t", sizeof(xc_run_stats_t)},
+      {"xc_device_tensor_t", sizeof(xc_device_tensor_t)},
       {"xc_model_options_t", sizeof(xc_model_options_t)},
       {"xc_tune_options_t", sizeof(xc_tune_options_t)},
       {"xc_tune_summary_t", sizeof(xc_tune_summary_t)},

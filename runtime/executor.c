@@ -544,13 +544,40 @@ xc_status_t xc_executor_read_value(xc_executor_t* e, int value, xc_tensor_t** ou
   return NULL;
 }
 
-xc_status_t xc_executor_run(xc_executor_t* e, int num_inputs, const xc_tensor_t* const* inputs,
-                            xc_tensor_t** outputs, xc_run_stats_t* stats) {
+/* Where a run's inputs come from and its outputs go: host tensors (upload
+ * and download by copies) or device tensors (device-side copies). */
+typedef struct run_io {
+  const xc_device_tensor_t* dev_in; /* NULL: host inputs */
+  xc_tensor_t** host_out;
+  xc_device_tensor_t* dev_out;
+} run_io_t;
+
+/* A device output: into the caller's memory when it gave an address, else
+ * into a new buffer that becomes the caller's. */
+static xc_status_t device_output(xc_executor_t* e, const xc_cm_value_t* val, const int64_t* dims, xc_buffer_t* from,
+                                 xc_device_tensor_t* out) {
+  int64_t numel = 0;
+  XC_RETURN_IF_ERROR(xc_shape_numel(val->rank, dims, val->dtype, &numel));
+  size_t n = (size_t)numel * xc_dtype_size(val->dtype);
+  if (out->address) {
+    if (out->bytes < n)
+      return xc_error(XC_INVALID_ARGUMENT, "the output needs %zu bytes, the memory given holds %zu", n, out->bytes);
+  } else {
+    XC_RETURN_IF_ERROR(xc_buffer_alloc(e->device, n, &out->buffer));
+    out->address = xc_buffer_device_address(out->buffer);
+    out->bytes = n;
+  }
+  out->dtype = val->dtype;
+  out->rank = val->rank;
+  for (int d = 0; d < val->rank; d++) out->dims[d] = dims[d];
+  return xc_device_copy(e->device, out->address, xc_buffer_device_address(from), n);
+}
+
+static xc_status_t run_impl(xc_executor_t* e, int num_inputs, const xc_tensor_t* const* inputs, const run_io_t* io,
+                            xc_run_stats_t* stats) {
   const xc_compiled_module_t* m = e->m;
   double t0 = now_ms();
-  for (int i = 0; i < m->num_outputs; i++) outputs[i] = NULL;
-  if (num_inputs != m->num_inputs)
-    return xc_error(XC_INVALID_ARGUMENT, "the module takes %d inputs, %d given", m->num_inputs, num_inputs);
+  xc_tensor_t** outputs = io->host_out;
   xc_symbind_t binds;
   xc_symbind_init(&binds);
   xc_memplan_t plan;
@@ -576,7 +603,8 @@ xc_status_t xc_executor_run(xc_executor_t* e, int num_inputs, const xc_tensor_t*
       e->generation++;
       s = xc_buffer_alloc(e->device, n + e->guard, b);
     }
-    if (!s && n) s = xc_buffer_write(*b, 0, inputs[i]->data, n);
+    if (!s && n && io->dev_in) s = xc_device_copy(e->device, xc_buffer_device_address(*b), io->dev_in[i].address, n);
+    else if (!s && n) s = xc_buffer_write(*b, 0, inputs[i]->data, n);
     if (!s) s = write_guard(e, *b, n);
     input_bytes += (int64_t)n;
   }
@@ -625,15 +653,26 @@ xc_status_t xc_executor_run(xc_executor_t* e, int num_inputs, const xc_tensor_t*
     const xc_cm_value_t* val = &m->values[v];
     int64_t dims[XC_MAX_RANK];
     for (int d = 0; !s && d < val->rank; d++) s = xc_dim_eval(val->dims[d], &binds, &dims[d]);
-    if (!s) s = xc_tensor_create(val->dtype, val->rank, dims, &outputs[i]);
-    size_t n = outputs[i] ? xc_tensor_nbytes(outputs[i]) : 0;
     xc_buffer_t* b = s ? NULL : buffer_of(e, &plan, v);
     if (!s && !b) s = xc_error(XC_INTERNAL, "output '%s' has no buffer", val->name);
-    if (!s && n) s = xc_buffer_read(b, 0, outputs[i]->data, n);
+    if (!s && io->dev_out) {
+      s = device_output(e, val, dims, b, &io->dev_out[i]);
+    } else if (!s) {
+      s = xc_tensor_create(val->dtype, val->rank, dims, &outputs[i]);
+      size_t n = outputs[i] ? xc_tensor_nbytes(outputs[i]) : 0;
+      if (!s && n) s = xc_buffer_read(b, 0, outputs[i]->data, n);
+    }
     if (s) s = xc_status_annotate(s, "output %d '%s'", i, val->name);
   }
+  if (!s && io->dev_out) s = xc_device_synchronize(e->device); /* the outputs are there when the call returns */
   if (s) {
     for (int i = 0; i < m->num_outputs; i++) {
+      if (io->dev_out) {
+        if (io->dev_out[i].buffer) io->dev_out[i].address = 0;
+        xc_buffer_free(io->dev_out[i].buffer);
+        io->dev_out[i].buffer = NULL;
+        continue;
+      }
       xc_tensor_destroy(outputs[i]);
       outputs[i] = NULL;
     }
@@ -669,5 +708,59 @@ xc_status_t xc_executor_run(xc_executor_t* e, int num_inputs, const xc_tensor_t*
   }
   xc_memplan_free(&plan);
   xc_symbind_free(&binds);
+  return s;
+}
+
+xc_status_t xc_executor_run(xc_executor_t* e, int num_inputs, const xc_tensor_t* const* inputs,
+                            xc_tensor_t** outputs, xc_run_stats_t* stats) {
+  for (int i = 0; i < e->m->num_outputs; i++) outputs[i] = NULL;
+  if (num_inputs != e->m->num_inputs)
+    return xc_error(XC_INVALID_ARGUMENT, "the module takes %d inputs, %d given", e->m->num_inputs, num_inputs);
+  run_io_t io = {.host_out = outputs};
+  return run_impl(e, num_inputs, inputs, &io, stats);
+}
+
+xc_status_t xc_executor_run_device(xc_executor_t* e, int num_inputs, const xc_device_tensor_t* inputs,
+                                   int num_outputs, xc_device_tensor_t* outputs, xc_run_stats_t* stats) {
+  const xc_compiled_module_t* m = e->m;
+  if (num_inputs != m->num_inputs)
+    return xc_error(XC_INVALID_ARGUMENT, "the module takes %d inputs, %d given", m->num_inputs, num_inputs);
+  if (num_outputs != m->num_outputs)
+    return xc_error(XC_INVALID_ARGUMENT, "the module has %d outputs, %d given", m->num_outputs, num_outputs);
+  if (!xc_device_has_addresses(e->device))
+    return xc_error(XC_UNSUPPORTED,
+                    "%s (target %s): its memory has no device addresses, so it cannot take device-resident tensors "
+                    "(targets that can: cuda, rocm, cpu); run with host tensors",
+                    xc_device_caps(e->device)->name, xc_target_name(xc_device_target(e->device)));
+  for (int i = 0; i < num_outputs; i++) {
+    outputs[i].buffer = NULL;
+    if (outputs[i].address == 0) outputs[i].bytes = 0;
+  }
+  /* Tensor headers (no data) carry the inputs' dtypes and shapes through
+   * binding, the checks and the launch-graph key. */
+  xc_tensor_t* heads = calloc((size_t)(num_inputs ? num_inputs : 1), sizeof *heads);
+  const xc_tensor_t** views = calloc((size_t)(num_inputs ? num_inputs : 1), sizeof *views);
+  xc_status_t s = heads && views ? NULL : xc_error_oom();
+  for (int i = 0; !s && i < num_inputs; i++) {
+    const xc_device_tensor_t* t = &inputs[i];
+    if (t->rank < 0 || t->rank > XC_MAX_RANK) {
+      s = xc_error(XC_INVALID_ARGUMENT, "input %d: rank %d", i, t->rank);
+      break;
+    }
+    heads[i].dtype = t->dtype;
+    heads[i].rank = t->rank;
+    memcpy(heads[i].dims, t->dims, sizeof *t->dims * (size_t)t->rank);
+    s = xc_shape_numel(t->rank, t->dims, t->dtype, &heads[i].numel);
+    if (!s && heads[i].numel > 0 && !t->address)
+      s = xc_error(XC_INVALID_ARGUMENT, "input %d ('%s'): device address 0", i, m->values[m->inputs[i]].name);
+    if (s) s = xc_status_annotate(s, "input %d", i);
+    views[i] = &heads[i];
+  }
+  if (!s) {
+    run_io_t io = {.dev_in = inputs, .dev_out = outputs};
+    s = run_impl(e, num_inputs, views, &io, stats);
+  }
+  free(heads);
+  free(views);
   return s;
 }

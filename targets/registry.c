@@ -102,6 +102,8 @@ static xc_status_t host_register(const xc_target_host_t* host, const xc_target_i
            (iface->capture_begin != NULL) != (iface->graph_launch != NULL) ||
            (iface->capture_begin != NULL) != (iface->graph_free != NULL))
     missing = "capture_begin/capture_end/graph_launch/graph_free (all four or none)";
+  else if (iface->api_version >= 5 && (iface->buffer_device_address != NULL) != (iface->copy_device != NULL))
+    missing = "buffer_device_address/copy_device (both or none)";
   if (!valid_target_name(iface->name) || missing) {
     xc_status_t st =
         missing ? xc_error(XC_INVALID_ARGUMENT, "%s: target '%s' lacks required entry %s", origin,
@@ -151,7 +153,9 @@ static xc_status_t host_register(const xc_target_host_t* host, const xc_target_i
       free_context(iface, context);
       return xc_error_oom();
     }
-    memcpy(full, iface, offsetof(xc_target_iface_t, buffer_alloc_mapped));
+    size_t defined = iface->api_version == 3 ? offsetof(xc_target_iface_t, buffer_alloc_mapped)
+                                             : offsetof(xc_target_iface_t, buffer_device_address);
+    memcpy(full, iface, defined);
     iface = full;
   }
   t->iface = iface;

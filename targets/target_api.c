@@ -14,6 +14,7 @@ struct xc_device {
   xc_target_t* target;
   void* context;
   xc_device_caps_t caps;
+  int index;       /* the target's device index */
   bool capturing;  /* between xc_device_capture_begin and _end */
 };
 
@@ -274,6 +275,7 @@ xc_status_t xc_target_open_device(xc_target_t* t, int index, xc_device_t** out_d
   xc_device_t* d = calloc(1, sizeof *d);
   if (!d) return xc_error_oom();
   d->target = t;
+  d->index = index;
   xc_status_t st = xc_target_device_caps(t, index, &d->caps);
   if (!st) st = t->iface->device_open(t->context, index, &d->context);
   if (st) {
@@ -300,6 +302,7 @@ void xc_device_close(xc_device_t* d) {
 
 const xc_device_caps_t* xc_device_caps(const xc_device_t* d) { return d ? &d->caps : NULL; }
 xc_target_t* xc_device_target(const xc_device_t* d) { return d ? d->target : NULL; }
+int xc_device_index(const xc_device_t* d) { return d ? d->index : -1; }
 
 xc_status_t xc_device_synchronize(xc_device_t* d) {
   if (!d) return xc_error(XC_INVALID_ARGUMENT, "xc_device_synchronize: NULL device");
@@ -372,6 +375,24 @@ void xc_buffer_free(xc_buffer_t* b) {
 }
 
 size_t xc_buffer_size(const xc_buffer_t* b) { return b ? b->size : 0; }
+
+bool xc_device_has_addresses(const xc_device_t* d) { return d && IFACE(d)->buffer_device_address; }
+
+uint64_t xc_buffer_device_address(xc_buffer_t* b) {
+  if (!b || !IFACE(b->device)->buffer_device_address) return 0;
+  return IFACE(b->device)->buffer_device_address(b->device->context, b->context);
+}
+
+xc_status_t xc_device_copy(xc_device_t* d, uint64_t dst, uint64_t src, size_t size) {
+  if (!d) return xc_error(XC_INVALID_ARGUMENT, "xc_device_copy: NULL device");
+  if (!IFACE(d)->copy_device)
+    return xc_error(XC_UNSUPPORTED, "%s: target %s has no device addresses (device-resident tensors need one that has: cuda, rocm, cpu)",
+                    d->caps.name, IFACE(d)->name);
+  XC_RETURN_IF_ERROR(not_capturing(d, "device copy"));
+  if (size == 0) return NULL;
+  if (!dst || !src) return xc_error(XC_INVALID_ARGUMENT, "xc_device_copy: address 0");
+  return IFACE(d)->copy_device(d->context, dst, src, size);
+}
 
 void* xc_buffer_host_pointer(xc_buffer_t* b) {
   if (b && b->mapped) return b->mapped;

@@ -22,6 +22,7 @@ typedef struct bench_args {
   int opt_level;
   xc_dtype_t precision;
   bool no_cache, allow_tf32, no_graphs, json;
+  bool resident; /* inputs and outputs stay in device memory (xc_executor_run_device) */
   int warmup;
   int iterations;   /* 0: run for `seconds` */
   double seconds;
@@ -120,6 +121,7 @@ typedef struct bench_result {
   int64_t peak_bytes, planned_bytes, unplanned_bytes;
   int launches;
   bool graph_replayed;
+  bool resident;
   char device_name[128];
   char target[64];
   int num_kernels;
@@ -136,23 +138,22 @@ static xc_status_t bench_run(const bench_args_t* a, const xc_compiled_module_t* 
   snprintf(r->device_name, sizeof r->device_name, "%s", xc_device_caps(dev)->name);
   xc_target_t* t = xc_device_target(dev);
   r->device_events = t && t->iface && t->iface->event_record;
-  int n_out = m->num_outputs;
-  xc_tensor_t** outputs = calloc((size_t)n_out + 1, sizeof *outputs);
+  xc_tensor_t** outputs = calloc((size_t)m->num_outputs + 1, sizeof *outputs);
   size_t cap = a->iterations > 0 ? (size_t)a->iterations : 1024;
   double* lat = malloc(cap * sizeof *lat);
   double* ker = malloc(cap * sizeof *ker);
   double* iss = malloc(cap * sizeof *iss);
   xc_status_t s = (!outputs || !lat || !ker || !iss) ? xc_error_oom() : NULL;
+  xc_cli_resident_t res;
+  memset(&res, 0, sizeof res);
+  if (!s && a->resident) s = xc_cli_resident_init(e, m, inputs, &res);
+  r->resident = a->resident;
   progress_t p = {isatty(2) != 0, -1, 0};
   bool quiet = a->json;
   xc_run_stats_t st;
   memset(&st, 0, sizeof st);
   for (int i = 0; !s && i < a->warmup; i++) {
-    s = xc_executor_run(e, m->num_inputs, inputs, outputs, &st);
-    for (int k = 0; k < n_out; k++) {
-      xc_tensor_destroy(outputs[k]);
-      outputs[k] = NULL;
-    }
+    s = xc_cli_run_once(e, m, inputs, outputs, &res, &st);
     if (!s && !quiet) progress_show(&p, "warmup", i + 1, a->warmup, 0, 0, st.total_ms);
   }
   if (!s && a->warmup > 0 && !quiet) progress_end(&p);
@@ -176,12 +177,8 @@ static xc_status_t bench_run(const bench_args_t* a, const xc_compiled_module_t* 
       }
     }
     double t0 = now_ms();
-    s = xc_executor_run(e, m->num_inputs, inputs, outputs, &st);
+    s = xc_cli_run_once(e, m, inputs, outputs, &res, &st);
     double wall = now_ms() - t0;
-    for (int k = 0; k < n_out; k++) {
-      xc_tensor_destroy(outputs[k]);
-      outputs[k] = NULL;
-    }
     if (s) break;
     lat[n] = wall;
     ker[n] = st.kernels_ms;
@@ -208,6 +205,7 @@ static xc_status_t bench_run(const bench_args_t* a, const xc_compiled_module_t* 
   free(ker);
   free(iss);
   free(outputs);
+  xc_cli_resident_free(&res);
   xc_executor_destroy(e);
   return s;
 }
@@ -224,7 +222,8 @@ static void print_summary(const bench_args_t* a, const bench_result_t* r) {
   else
     printf("  compile        %.1f ms (%s, %d kernels, %d compiled now)\n", r->compile_ms, r->compile_how,
            r->num_kernels, r->kernels_compiled);
-  printf("  runs           %d after %d warm-up, %.3f s\n", r->iterations, r->warmup, r->measured_s);
+  printf("  runs           %d after %d warm-up, %.3f s%s\n", r->iterations, r->warmup, r->measured_s,
+         r->resident ? " (device-resident: inputs and outputs stay in device memory)" : "");
   print_series("latency", &r->latency);
   print_series(r->device_events ? "device time" : "kernels time", &r->kernels);
   printf("  %-14s %s\n", "", r->device_events ? "(device events: first launch to end of last)"
@@ -248,6 +247,7 @@ static int print_json(const bench_args_t* a, const bench_result_t* r) {
                                               "kernels", r->num_kernels, "kernels_compiled", r->kernels_compiled));
   json_object_set_new(o, "warmup", json_integer(r->warmup));
   json_object_set_new(o, "iterations", json_integer(r->iterations));
+  json_object_set_new(o, "resident", json_boolean(r->resident));
   json_object_set_new(o, "measured_s", json_real(r->measured_s));
   json_object_set_new(o, "latency_ms", series_json(&r->latency));
   json_object_set_new(o, "device_ms", series_json(&r->kernels));
@@ -282,7 +282,7 @@ static bool has_suffix(const char* s, const char* suffix) {
 
 static int bench_main(int argc, char** argv) {
   const xc_cli_command_t* cmd = &xc_cli_bench_command;
-  bench_args_t a = {NULL, "cpu", NULL, 2, XC_DTYPE_UNDEFINED, false, false, false, false, 5, 0, 3.0, 1};
+  bench_args_t a = {NULL, "cpu", NULL, 2, XC_DTYPE_UNDEFINED, false, false, false, false, false, 5, 0, 3.0, 1};
   bool time_given = false;
   int num_specs = 0, num_shapes = 0, rc = XC_EXIT_OK;
   xc_cli_input_spec_t* specs = calloc((size_t)argc + 1, sizeof *specs);
@@ -343,6 +343,8 @@ static int bench_main(int argc, char** argv) {
         goto done;
       }
       a.seed = (uint64_t)seed;
+    } else if (strcmp(argv[i], "--resident") == 0) {
+      a.resident = true;
     } else if (strcmp(argv[i], "--json") == 0) {
       a.json = true;
     } else if (strcmp(argv[i], "--no-cache") == 0) {
@@ -433,7 +435,7 @@ const xc_cli_command_t xc_cli_bench_command = {
     "bench", bench_main,
     "xcomp bench MODEL [--target T] [--shape NAME=DIMS]... [--input NAME=@FILE | --input @FILE]... "
     "[--precision f16|bf16] [--warmup N] [--iterations N | --time S] [--json] [--device SEL] [-O<n>] "
-    "[--no-cache] [--allow-tf32] [--no-cuda-graph] [--seed N]",
+    "[--no-cache] [--allow-tf32] [--no-cuda-graph] [--resident] [--seed N]",
     "Benchmark a model (.xir, .onnx or .xcm) on a compiled target: latency, throughput, memory.",
     "options:\n"
     "  --target T           target and device to compile for (default: cpu; 'xcomp targets'\n"
@@ -455,6 +457,9 @@ const xc_cli_command_t xc_cli_bench_command = {
     "  --no-cache           compile without the compile cache\n"
     "  --allow-tf32         f32 GEMMs may use tf32 tensor cores (cuda sm_80+)\n"
     "  --no-cuda-graph      launch kernel by kernel (no launch-graph replay)\n"
+    "  --resident           keep inputs and outputs in device memory: the inputs are\n"
+    "                       uploaded once, each run copies them on the device and leaves\n"
+    "                       its outputs there (no host transfer; cuda, rocm, cpu)\n"
     "\n"
     "Prints a progress bar on a terminal (plain lines otherwise) on stderr, then the\n"
     "summary: compile time (and whether the compile cache hit), latency min / median /\n"

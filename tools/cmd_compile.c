@@ -88,6 +88,12 @@ static int cmp_double(const void* a, const void* b) {
   return x < y ? -1 : x > y;
 }
 
+/* Median of n values (sorts v). */
+static double median_of(double* v, int n) {
+  qsort(v, (size_t)n, sizeof *v, cmp_double);
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
 xc_status_t xc_cli_run_compiled(const xc_compiled_module_t* m, const xc_cli_run_options_t* ro, int num_inputs,
                                 const xc_tensor_t* const* inputs, xc_tensor_t** outputs) {
   xc_executor_options_t o;
@@ -96,19 +102,27 @@ xc_status_t xc_cli_run_compiled(const xc_compiled_module_t* m, const xc_cli_run_
   o.no_graphs = ro->no_graphs;
   o.profile = ro->profile != NULL;
   int repeat = ro->repeat > 1 ? ro->repeat : 1;
-  double* times = calloc((size_t)repeat, sizeof *times);
+  /* Per run: wall, device (kernels), upload, download. */
+  double* times = calloc((size_t)repeat * 4, sizeof *times);
   if (!times) return xc_error_oom();
+  xc_cli_resident_t res;
+  memset(&res, 0, sizeof res);
   xc_executor_t* e = NULL;
   xc_status_t s = xc_executor_create(m, ro->device, &o, &e);
+  if (!s && ro->resident) s = xc_cli_resident_init(e, m, inputs, &res);
   for (int r = 0; !s && r < repeat; r++) {
     for (int i = 0; r > 0 && i < m->num_outputs; i++) {
       xc_tensor_destroy(outputs[i]);
       outputs[i] = NULL;
     }
     xc_run_stats_t st;
-    s = xc_executor_run(e, num_inputs, inputs, outputs, &st);
+    s = ro->resident ? xc_cli_run_once(e, m, inputs, outputs, &res, &st)
+                     : xc_executor_run(e, num_inputs, inputs, outputs, &st);
     if (s) break;
     times[r] = st.total_ms;
+    times[repeat + r] = st.kernels_ms;
+    times[2 * repeat + r] = st.upload_ms;
+    times[3 * repeat + r] = st.download_ms;
     if (ro->profile) {
       snprintf(ro->profile->device, sizeof ro->profile->device, "%s", xc_device_caps(xc_executor_device(e))->name);
       xc_cli_profile_add(ro->profile, &st);
@@ -121,12 +135,24 @@ xc_status_t xc_cli_run_compiled(const xc_compiled_module_t* m, const xc_cli_run_
                                 : "",
               st.total_ms, st.kernels_ms, (long long)st.peak_bytes, st.graph_note[0] ? "; " : "", st.graph_note);
   }
+  if (!s && ro->resident) s = xc_cli_resident_download(&res, outputs);
   if (!s && repeat > 1) {
-    qsort(times, (size_t)repeat, sizeof *times, cmp_double);
-    fprintf(stderr, "xcomp: %d runs: median %.3f ms, min %.3f ms, max %.3f ms\n", repeat, times[repeat / 2],
-            times[0], times[repeat - 1]);
+    double wall_min = times[0], wall_max = times[0];
+    for (int r = 1; r < repeat; r++) {
+      if (times[r] < wall_min) wall_min = times[r];
+      if (times[r] > wall_max) wall_max = times[r];
+    }
+    double wall = median_of(times, repeat), device = median_of(times + repeat, repeat);
+    double up = median_of(times + 2 * repeat, repeat), down = median_of(times + 3 * repeat, repeat);
+    fprintf(stderr,
+            "xcomp: %d runs: median %.3f ms wall (min %.3f, max %.3f), of which device %.3f ms (%.0f%%), "
+            "input %s %.3f ms, output %s %.3f ms%s\n",
+            repeat, wall, wall_min, wall_max, device, wall > 0 ? 100 * device / wall : 0.0,
+            ro->resident ? "device copy" : "upload", up, ro->resident ? "device copy" : "download", down,
+            ro->resident ? " (device-resident: outputs read once, after the last run)" : "");
   }
   free(times);
+  xc_cli_resident_free(&res);
   xc_executor_destroy(e);
   return s;
 }

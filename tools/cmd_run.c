@@ -43,6 +43,7 @@ static int run_main(int argc, char** argv) {
   const char* out_dir = ".";
   const char* device = NULL;
   bool trace = false, no_cache = false, poison = false, no_graphs = false, allow_tf32 = false, profile = false;
+  bool resident = false;
   const char* profile_json = NULL;
   xc_cli_profile_t prof;
   memset(&prof, 0, sizeof prof);
@@ -95,6 +96,8 @@ static int run_main(int argc, char** argv) {
     } else if (strcmp(argv[i], "--no-cache") == 0 || strcmp(argv[i], "--poison") == 0) {
       if (argv[i][2] == 'n') no_cache = true;
       else poison = true;
+    } else if (strcmp(argv[i], "--resident") == 0) {
+      resident = true;
     } else if (strcmp(argv[i], "--profile") == 0) {
       profile = true;
     } else if ((m = xc_cli_option(argc, argv, &i, "--profile-json", &v)) != 0) {
@@ -131,6 +134,10 @@ static int run_main(int argc, char** argv) {
     rc = xc_cli_usage_error(cmd, "--profile needs a compiled target (--target cpu, opencl, ...) or a .xcm");
     goto done;
   }
+  if (resident && !compiled) {
+    rc = xc_cli_usage_error(cmd, "--resident needs a compiled target (--target cpu, cuda, rocm) or a .xcm");
+    goto done;
+  }
   xc_status_t s = NULL;
   if (compiled) {
     /* A compiled target: the module's optimized graph describes the inputs. */
@@ -162,7 +169,7 @@ static int run_main(int argc, char** argv) {
   xc_interp_options_t io;
   xc_interp_options_init(&io);
   io.trace = trace;
-  xc_cli_run_options_t ro = {device, poison, trace, no_graphs, repeat, NULL};
+  xc_cli_run_options_t ro = {device, poison, trace, no_graphs, repeat, resident, NULL};
   if (compiled && (profile || profile_json)) {
     s = xc_cli_profile_init(&prof, cm);
     if (s) { rc = xc_cli_fail(s); goto done; }
@@ -218,7 +225,7 @@ done:
 const xc_cli_command_t xc_cli_run_command = {
     "run", run_main,
     "xcomp run MODEL [--target T] [--input NAME=@FILE | --input @FILE]... "
-    "[--output-dir DIR] [--device SEL] [--trace] [--repeat N] [--profile] [--profile-json FILE] "
+    "[--output-dir DIR] [--device SEL] [--trace] [--repeat N] [--resident] [--profile] [--profile-json FILE] "
     "[--no-cuda-graph] [--allow-tf32] "
     "[--precision f16|bf16] [-O<n>] [pass options]",
     "Run a model (.xir, .onnx or compiled .xcm) on input tensors and write its outputs.",
@@ -236,8 +243,13 @@ const xc_cli_command_t xc_cli_run_command = {
     "  --no-cuda-graph     launch kernel by kernel: do not capture the launch sequence\n"
     "                      once and replay it as a launch graph (CUDA Graphs on cuda;\n"
     "                      a recorded call list on cpu)\n"
-    "  --repeat N          run N times (compiled) and print the median run time;\n"
-    "                      the outputs written are those of the last run\n"
+    "  --repeat N          run N times (compiled) and print the median run time: wall,\n"
+    "                      device (the target's events), input upload and output\n"
+    "                      download; the outputs written are those of the last run\n"
+    "  --resident          (compiled) keep inputs and outputs in device memory: inputs\n"
+    "                      uploaded once and copied on the device each run, outputs\n"
+    "                      left there and read once after the last run (cuda, rocm,\n"
+    "                      cpu: targets whose memory has device addresses)\n"
     "  --profile           (compiled) time every launch on its own (no launch graph)\n"
     "                      and print, after the outputs, a table per kernel sorted by\n"
     "                      device time: launches, total and mean ms, bytes its buffers\n"

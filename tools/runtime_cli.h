@@ -56,10 +56,31 @@ typedef struct xc_cli_run_options {
   bool verbose;       /* print each run's time and peak memory to stderr */
   bool no_graphs;     /* --no-cuda-graph */
   int repeat;         /* runs (>= 1); the outputs are those of the last run */
+  bool resident;      /* inputs and outputs in device memory; outputs read after the last run */
   xc_cli_profile_t* profile; /* not NULL: time each launch, add every run to it */
 } xc_cli_run_options_t;
 
-/* Runs m and, with repeat > 1, prints the median run time to stderr. */
+/* Device-resident runs (tools/cli_resident.c). init uploads the inputs
+ * into buffers of the executor's device (XC_UNSUPPORTED on a target without
+ * device addresses); run_once runs with host tensors when r is not set up
+ * (r->in NULL; the outputs are dropped), else on the device buffers (the
+ * first run allocates the outputs, later runs write them again);
+ * download reads the outputs into new host tensors. */
+typedef struct xc_cli_resident {
+  int n_in, n_out;
+  xc_buffer_t** in_buffers;
+  xc_device_tensor_t* in;
+  xc_device_tensor_t* out;
+} xc_cli_resident_t;
+xc_status_t xc_cli_resident_init(xc_executor_t* e, const xc_compiled_module_t* m, const xc_tensor_t* const* inputs,
+                                 xc_cli_resident_t* r);
+xc_status_t xc_cli_run_once(xc_executor_t* e, const xc_compiled_module_t* m, const xc_tensor_t* const* inputs,
+                            xc_tensor_t** outputs, xc_cli_resident_t* r, xc_run_stats_t* st);
+xc_status_t xc_cli_resident_download(const xc_cli_resident_t* r, xc_tensor_t** outputs);
+void xc_cli_resident_free(xc_cli_resident_t* r);
+
+/* Runs m and, with repeat > 1, prints the median run time to stderr
+ * (wall, device, upload and download apart). */
 xc_status_t xc_cli_run_compiled(const xc_compiled_module_t* m, const xc_cli_run_options_t* o, int num_inputs,
                                 const xc_tensor_t* const* inputs, xc_tensor_t** outputs);
 

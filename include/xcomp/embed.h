@@ -106,6 +106,19 @@ int64_t xc_model_io_dim(const xc_model_t* m, bool is_output, int index, int d, c
 xc_status_t xc_model_run(xc_model_t* m, int num_inputs, const xc_tensor_t* const* inputs, xc_tensor_t** outputs,
                          xc_run_stats_t* stats);
 
+/* Device-resident runs (xc_executor_run_device; include/xcomp/runtime.h):
+ * tensors that live in the device's memory, given by device address, with
+ * no host copy. xc_model_device opens the device and loads the model (as
+ * the first run would) and tells where its tensors live in DLPack's terms:
+ * *device_type 1 (CPU: the cpu target), 2 (CUDA: cuda, rocm_nv) or 10
+ * (ROCm: rocm), *device_index the device's index; XC_UNSUPPORTED, naming the
+ * target, when its memory has no device addresses (opencl, spirv). Output
+ * buffers xc_model_run_device allocates are freed with xc_buffer_free
+ * before the model is destroyed. */
+xc_status_t xc_model_device(xc_model_t* m, int* device_type, int* device_index);
+xc_status_t xc_model_run_device(xc_model_t* m, int num_inputs, const xc_device_tensor_t* inputs, int num_outputs,
+                                xc_device_tensor_t* outputs, xc_run_stats_t* stats);
+
 #ifdef __cplusplus
 }
 #endif

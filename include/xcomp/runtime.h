@@ -124,6 +124,37 @@ xc_device_t* xc_executor_device(xc_executor_t* e);
 xc_status_t xc_executor_run(xc_executor_t* e, int num_inputs, const xc_tensor_t* const* inputs,
                             xc_tensor_t** outputs, xc_run_stats_t* stats);
 
+/* A dense, row-major tensor in the memory of the executor's device, named
+ * by its device address (xc_buffer_device_address; a framework's tensor:
+ * DLPack's data pointer plus its byte offset).
+ * (Mirrored in python/xcomp/_native.py: change both.) */
+typedef struct xc_device_tensor {
+  xc_dtype_t dtype;
+  int rank;
+  int64_t dims[XC_MAX_RANK];
+  uint64_t address;
+  /* Outputs: the room at address when the caller gives it; the size of
+   * the buffer the executor allocated otherwise. */
+  size_t bytes;
+  /* Outputs without an address: the buffer the executor allocated for it,
+   * the caller's from then on (xc_buffer_free, before the executor is
+   * destroyed). NULL otherwise. */
+  xc_buffer_t* buffer;
+} xc_device_tensor_t;
+
+/* Runs once on device-resident tensors: no host copy of inputs or outputs.
+ * Each input is copied on the device into the executor's input buffer
+ * (queued on the device's queue, after the work queued there before: on
+ * cuda and rocm the executor's stream, which waits for the legacy default
+ * stream). Each output is copied on the device to outputs[i].address when
+ * the caller gives one (outputs[i].bytes must hold it), else into a new
+ * buffer the caller owns (outputs[i].buffer); outputs[i] gets the dtype,
+ * rank and dims. The outputs are complete when the call returns. Needs a
+ * target with device addresses (xc_device_has_addresses: cuda, rocm, cpu);
+ * XC_UNSUPPORTED otherwise. On failure no buffer is left allocated. */
+xc_status_t xc_executor_run_device(xc_executor_t* e, int num_inputs, const xc_device_tensor_t* inputs,
+                                   int num_outputs, xc_device_tensor_t* outputs, xc_run_stats_t* stats);
+
 /* After a successful run: a new tensor (caller destroys) holding value
  * `value`'s contents under that run's binding. Inputs, weights and graph
  * outputs can always be read; other values need options.keep_values (with

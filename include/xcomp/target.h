@@ -32,10 +32,11 @@ extern "C" {
 
 /* Bumped whenever anything below changes: a struct layout, an interface
  * entry, a signature. XC_TARGET_API_MIN_VERSION is the oldest version a
- * plugin may still be built for: version 4 only appended an optional entry
- * to the interface table (buffer_alloc_mapped), so version-3 plugins load
- * and their tables are read only as far as version 3 defined them. */
-#define XC_TARGET_API_VERSION 4
+ * plugin may still be built for: versions 4 and 5 only appended optional
+ * entries to the interface table (buffer_alloc_mapped; buffer_device_address
+ * and copy_device), so version-3 and -4 plugins load and their tables are
+ * read only as far as their version defined them. */
+#define XC_TARGET_API_VERSION 5
 #define XC_TARGET_API_MIN_VERSION 3
 
 /* A tiled kernel: defined by the tiled IR (xcomp/tiled.h). Targets only
@@ -340,6 +341,23 @@ typedef struct xc_target_iface {
    * buffer_host_pointer gives its buffers a host address, and reports
    * XC_UNSUPPORTED otherwise. */
   xc_status_t (*buffer_alloc_mapped)(void* device, size_t size, void** out_buffer, void** out_host);
+
+  /* ---- Version 5. Entries below are read only when api_version >= 5. ---- */
+
+  /* Optional (version 5), both or none. Device addresses: the numbers other
+   * software on the same device uses for the same memory (a framework's
+   * tensors, DLPack's data pointer): CUdeviceptr, a HIP device pointer, a
+   * host address where device memory is host memory (cpu).
+   * buffer_device_address: the address of the first byte of a buffer (never
+   * 0 for a buffer of this device). copy_device: queues a copy of `size`
+   * bytes from address src to address dst on the device, ordered after the
+   * launches and copies queued before it and before those queued after it
+   * (either address may be memory this target did not allocate, on the same
+   * device). The executor's device-resident runs use them
+   * (xc_executor_run_device). NULL: the device's memory has no address the
+   * caller can use; device-resident runs are XC_UNSUPPORTED there. */
+  uint64_t (*buffer_device_address)(void* device, void* buffer);
+  xc_status_t (*copy_device)(void* device, uint64_t dst, uint64_t src, size_t size);
 } xc_target_iface_t;
 
 /* Flags of the schedule entry. KEEP_KNOBS: the knob values stay as given.
@@ -569,6 +587,8 @@ xc_status_t xc_target_open_device(xc_target_t* target, int index, xc_device_t** 
 void xc_device_close(xc_device_t* device);
 const xc_device_caps_t* xc_device_caps(const xc_device_t* device);
 xc_target_t* xc_device_target(const xc_device_t* device);
+/* The device's index among its target's devices (-1 for NULL). */
+int xc_device_index(const xc_device_t* device);
 xc_status_t xc_device_synchronize(xc_device_t* device);
 
 xc_status_t xc_buffer_alloc(xc_device_t* device, size_t size, xc_buffer_t** out_buffer);
@@ -583,6 +603,15 @@ size_t xc_buffer_size(const xc_buffer_t* buffer);
 xc_status_t xc_buffer_alloc_mapped(xc_device_t* device, size_t size, xc_buffer_t** out_buffer);
 /* NULL when the buffer is not host-visible. */
 void* xc_buffer_host_pointer(xc_buffer_t* buffer);
+/* Device addresses (the interface's buffer_device_address and copy_device,
+ * version 5). xc_device_has_addresses: whether the device's target has
+ * them. xc_buffer_device_address: a buffer's address, 0 when the target has
+ * none. xc_device_copy: queues a device-side copy of size bytes between two
+ * addresses on the device (ordered with launches; not during a capture);
+ * XC_UNSUPPORTED on a target without addresses. */
+bool xc_device_has_addresses(const xc_device_t* device);
+uint64_t xc_buffer_device_address(xc_buffer_t* buffer);
+xc_status_t xc_device_copy(xc_device_t* device, uint64_t dst, uint64_t src, size_t size);
 /* Blocking host<->device copies. Out-of-range offset/size: XC_OUT_OF_RANGE. */
 xc_status_t xc_buffer_write(xc_buffer_t* buffer, size_t offset, const void* src, size_t size);
 xc_status_t xc_buffer_read(xc_buffer_t* buffer, size_t offset, void* dst, size_t size);

@@ -177,6 +177,83 @@ def test_torch_cuda_tensors(models):
     assert_close(m.run(strided)[0], ref, rel_l2=1e-4)
     cpu_model = xcomp.compile(path, target="cpu")
     assert_close(cpu_model.run(ids)[0], ref)  # a CUDA tensor into a cpu module
+    # Device-resident: the CUDA tensor read in place, the output handed to
+    # torch without a host copy, or written into a torch tensor.
+    assert m.dlpack_device == (2, 0)
+    (out,) = m.run_device(ids)
+    logits_dev = torch.from_dlpack(out)
+    assert logits_dev.is_cuda and logits_dev.data_ptr() == out.address
+    assert_close(logits_dev.cpu().numpy(), ref, rel_l2=1e-4)
+    dest = torch.empty(ref.shape, dtype=torch.float32, device="cuda")
+    assert m.run_device(ids, out=[dest])[0] is dest
+    assert_close(dest.cpu().numpy(), ref, rel_l2=1e-4)
+    with pytest.raises(xcomp.Error, match="not dense and row-major"):
+        m.run_device(strided)
+    with pytest.raises(xcomp.Error, match=r"DLPack device \(1, 0\), the module runs on \(2, 0\)"):
+        m.run_device(inputs[0])
+    del logits_dev, out
+    m.close()
+
+
+def test_run_device_on_cpu(gpt2):
+    """Device-resident runs on the cpu target (its device memory is host
+    memory, DLPack device (1, 0)): outputs are the module's own buffers
+    handed out without a copy, or written into arrays the caller gives."""
+    m, inputs, ref = gpt2
+    assert m.dlpack_device == (1, 0)
+    (out,) = m.run_device(inputs[0])
+    assert isinstance(out, xcomp.DeviceArray)
+    assert out.shape == (1, 16, 512) and out.dtype == "float32" and out.device == (1, 0)
+    view = np.from_dlpack(out)
+    assert view.ctypes.data == out.address  # no copy: numpy reads the buffer the run wrote
+    assert_close(view, ref)
+    assert_close(out.numpy(), ref)
+    assert m.last_run_stats["launches"] > 0
+    (again,) = m.run_device(input_ids=DLPackOnly(inputs[0]))
+    assert again.address != out.address  # each run's outputs are buffers of their own
+    assert_close(np.from_dlpack(again), ref)
+    dest = np.full(ref.shape, np.nan, dtype=np.float32)
+    result = m.run_device(inputs[0], out=[dest])
+    assert result[0] is dest
+    assert_close(dest, ref)
+    del view, out, again
+
+
+def test_run_device_keeps_outputs_after_close(models):
+    path, inputs, ref = case(models, "gpt2-tiny")
+    m = xcomp.compile(path, target="cpu")
+    (out,) = m.run_device(inputs[0])
+    view = np.from_dlpack(out)
+    del out
+    m.close()  # the buffer stays until view is gone
+    assert_close(view, ref)
+    with pytest.raises(xcomp.Error, match="closed"):
+        m.run_device(inputs[0])
+
+
+def test_run_device_errors(gpt2):
+    m, inputs, ref = gpt2
+    with pytest.raises(xcomp.Error, match="float32 tensor, the module expects int64"):
+        m.run_device(inputs[0].astype(np.float32))
+    with pytest.raises(xcomp.Error, match="not dense and row-major"):
+        m.run_device(np.repeat(inputs[0], 2, axis=1)[:, ::2])
+    with pytest.raises(xcomp.Error, match="run_device takes DLPack tensors"):
+        m.run_device(inputs[0].tolist())
+    with pytest.raises(xcomp.Error, match="missing input 'input_ids'"):
+        m.run_device()
+
+    class OnGpu(DLPackOnly):
+        def __dlpack_device__(self):
+            return (2, 0)
+
+    with pytest.raises(xcomp.Error, match=r"DLPack device \(2, 0\), the module runs on \(1, 0\)"):
+        m.run_device(OnGpu(inputs[0]))
+    with pytest.raises(xcomp.Error, match="input_ids"):  # the executor's shape check, from C
+        m.run_device(np.zeros((1, 7), dtype=np.int64))
+    with pytest.raises(xcomp.Error, match="needs 32768 bytes"):  # too small an out=
+        m.run_device(inputs[0], out=[np.zeros(16, dtype=np.float32)])
+    with pytest.raises(xcomp.Error, match="out= has 2 tensors"):
+        m.run_device(inputs[0], out=[ref, ref])
 
 
 def test_targets_lists_registered_targets():

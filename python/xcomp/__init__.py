@@ -21,7 +21,7 @@ import numpy as np
 from . import _dlpack
 from . import _native
 
-__all__ = ["Error", "Module", "TensorInfo", "Target", "TuneSummary", "ConformCase", "ConformReport", "compile",
+__all__ = ["Error", "Module", "DeviceArray", "TensorInfo", "Target", "TuneSummary", "ConformCase", "ConformReport", "compile",
            "conform", "load", "read_tensor", "targets", "tune", "__version__"]
 __version__ = "0.1.0"
 
@@ -94,11 +94,23 @@ class Module:
         self.inputs = self._infos(False)
         self.outputs = self._infos(True)
         self.last_run_stats = None
+        self._device_arrays = 0  # DeviceArrays alive whose buffers this module's device holds
+        self._closing = None
 
     def __del__(self):
         handle, self._handle = getattr(self, "_handle", None), None
-        if handle:
+        if handle and getattr(self, "_device_arrays", 0):
+            self._closing = handle  # DeviceArrays still hold its buffers: the last one destroys it
+        elif handle:
             _lib.xc_model_destroy(handle)
+
+    def _array_freed(self, buffer):
+        _lib.xc_buffer_free(buffer)
+        self._device_arrays -= 1
+        closing = getattr(self, "_closing", None)
+        if closing and not self._device_arrays:
+            self._closing = None
+            _lib.xc_model_destroy(closing)
 
     def _live(self):
         if not self._handle:
@@ -107,7 +119,8 @@ class Module:
 
     def close(self):
         """Releases the module and its device now (also done when it is
-        garbage-collected)."""
+        garbage-collected); while DeviceArrays from run_device (or tensors
+        made from them) live, the device is released when the last goes."""
         self.__del__()
 
     def __enter__(self):
@@ -147,19 +160,7 @@ class Module:
 
     def _bind(self, arrays, named):
         """One host array per input, in input order."""
-        n = len(self.inputs)
-        if len(arrays) > n:
-            raise Error(f"{len(arrays)} inputs given, the module takes {n} "
-                        f"({', '.join(i.name for i in self.inputs) or 'none'})")
-        values = list(arrays) + [None] * (n - len(arrays))
-        index = {info.name: k for k, info in enumerate(self.inputs)}
-        for name, value in named.items():
-            if name not in index:
-                raise Error(f"the module has no input '{name}' (its inputs: "
-                            f"{', '.join(i.name for i in self.inputs) or 'none'})")
-            if values[index[name]] is not None:
-                raise Error(f"input '{name}' is given twice")
-            values[index[name]] = value
+        values = self._order(arrays, named)
         keepalive = []
         out = []
         for info, value in zip(self.inputs, values):
@@ -231,10 +232,200 @@ class Module:
 
     __call__ = run
 
+    @property
+    def dlpack_device(self):
+        """(DLPack device type, index) of the memory the module's tensors
+        live in: (1, 0) on cpu, (2, N) on cuda and rocm_nv, (10, N) on rocm.
+        Opens the device and loads the module (as the first run does).
+        Raises Error (UNSUPPORTED) on targets whose memory has no device
+        address (opencl, spirv): those run with host arrays only."""
+        ct = _native.ctypes
+        kind, index = ct.c_int(), ct.c_int()
+        _check(_lib.xc_model_device(self._live(), ct.byref(kind), ct.byref(index)))
+        return (kind.value, index.value)
+
+    def run_device(self, *tensors, out=None, **named):
+        """Runs the module once on device-resident tensors: no host copy.
+
+        Inputs are DLPack tensors (torch CUDA tensors for a cuda module,
+        numpy arrays for a cpu one, xcomp.DeviceArray) on the module's device
+        (Module.dlpack_device), dense and row-major, of exactly the input's
+        dtype; positional ones bind inputs in order, keyword ones by name.
+        They are read on the device after the work their producer queued
+        (CUDA: through the legacy default stream).
+
+        Returns one xcomp.DeviceArray per output: memory of the device that
+        torch.from_dlpack / numpy.from_dlpack take without a copy, complete
+        when this returns. With out= (a list of DLPack tensors, one per
+        output, on the device, of the output's dtype and shape), the outputs
+        are written there instead and out is returned. Statistics are left
+        in self.last_run_stats."""
+        h = self._live()
+        device = self.dlpack_device
+        values = self._order(tensors, named)
+        ct = _native.ctypes
+        n_in, n_out = len(values), len(self.outputs)
+        ins = (_native.DeviceTensor * max(n_in, 1))()
+        outs = (_native.DeviceTensor * max(n_out, 1))()
+        keepalive = []
+        for k, (info, value) in enumerate(zip(self.inputs, values)):
+            if value is None:
+                raise Error(f"missing input '{info.name}' ({info.dtype}{list(info.shape)})")
+            name, shape, address = self._device_view(f"input '{info.name}'", value, device, keepalive)
+            want = _xc_name_of_info(info)
+            if name != want:
+                raise Error(f"input '{info.name}': a {_numpy_name(name)} tensor, the module expects {info.dtype}")
+            if len(shape) > _native.MAX_RANK:
+                raise Error(f"input '{info.name}': rank {len(shape)} is more than {_native.MAX_RANK}")
+            ins[k].dtype = _dtype_code(name)
+            ins[k].rank = len(shape)
+            for d, size in enumerate(shape):
+                ins[k].dims[d] = size
+            ins[k].address = address
+        if out is not None:
+            out = list(out)
+            if len(out) != n_out:
+                raise Error(f"out= has {len(out)} tensors, the module has {n_out} outputs")
+            out_shapes = []
+            for k, (info, value) in enumerate(zip(self.outputs, out)):
+                name, shape, address = self._device_view(f"out[{k}] ('{info.name}')", value, device, keepalive)
+                if name != _xc_name_of_info(info):
+                    raise Error(f"out[{k}] ('{info.name}'): a {_numpy_name(name)} tensor, the output is {info.dtype}")
+                outs[k].address = address
+                outs[k].bytes = int(np.prod(shape, dtype=np.int64)) * _lib.xc_dtype_size(_dtype_code(name))
+                out_shapes.append(shape)
+        stats = _native.RunStats()
+        try:
+            _check(_lib.xc_model_run_device(h, n_in, ins, n_out, outs, ct.byref(stats)))
+        finally:
+            del keepalive
+        self.last_run_stats = {
+            "total_ms": stats.total_ms, "kernels_ms": stats.kernels_ms, "issue_ms": stats.issue_ms,
+            "peak_bytes": stats.peak_bytes, "launches": stats.launches, "graph_replayed": stats.graph_replayed,
+        }
+        results = [DeviceArray._own(self, outs[k], device) for k in range(n_out)]
+        if out is None:
+            return results
+        for k, (got, shape) in enumerate(zip(results, out_shapes)):
+            if got.shape != tuple(shape):
+                raise Error(f"out[{k}] ('{self.outputs[k].name}') has shape {list(shape)}, the output has "
+                            f"{list(got.shape)} (its values were written to the start of out[{k}])")
+        return out
+
+    def _order(self, values, named):
+        """Positional and named arguments, one per input in input order."""
+        n = len(self.inputs)
+        if len(values) > n:
+            raise Error(f"{len(values)} inputs given, the module takes {n} "
+                        f"({', '.join(i.name for i in self.inputs) or 'none'})")
+        ordered = list(values) + [None] * (n - len(values))
+        index = {info.name: k for k, info in enumerate(self.inputs)}
+        for name, value in named.items():
+            if name not in index:
+                raise Error(f"the module has no input '{name}' (its inputs: "
+                            f"{', '.join(i.name for i in self.inputs) or 'none'})")
+            if ordered[index[name]] is not None:
+                raise Error(f"input '{name}' is given twice")
+            ordered[index[name]] = value
+        return ordered
+
+    @staticmethod
+    def _device_view(what, value, device, keepalive):
+        if not _dlpack.is_dlpack(value):
+            raise Error(f"{what}: a {type(value).__name__}, run_device takes DLPack tensors (__dlpack__) on the "
+                        f"module's device {device}; Module.run takes host arrays")
+        try:
+            return _dlpack.device_view(value, device, keepalive)
+        except ValueError as e:
+            raise Error(f"{what}: {e}") from None
+
     def __repr__(self):
         if not self._handle:
             return "<xcomp.Module closed>"
         return f"<xcomp.Module target={self.target!r} inputs={self.inputs} outputs={self.outputs}>"
+
+
+class DeviceArray:
+    """An output of Module.run_device: memory of the module's device (a
+    CUDA buffer for cuda, host memory for cpu) that DLPack consumers take
+    without a copy: torch.from_dlpack(a), numpy.from_dlpack(a) on cpu. The
+    memory is freed when this object and every tensor made from it are gone
+    (and always before its module closes). a.numpy() copies it to the host."""
+
+    def __init__(self):
+        raise TypeError("DeviceArray objects come from Module.run_device")
+
+    @classmethod
+    def _own(cls, module, t, device):
+        a = cls.__new__(cls)
+        a._module = module  # the device lives while its buffers do
+        a._buffer = t.buffer
+        if t.buffer:
+            module._device_arrays += 1
+        a.address = t.address
+        a.nbytes = t.bytes
+        a.xc_dtype = _dtype_name(t.dtype)
+        a.shape = tuple(t.dims[i] for i in range(t.rank))
+        a.device = device
+        return a
+
+    @property
+    def dtype(self):
+        """The numpy name of its dtype ("float32"; "bfloat16" for bf16)."""
+        return _numpy_name(self.xc_dtype)
+
+    def __dlpack_device__(self):
+        return self.device
+
+    def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):
+        # The run that made it has completed: no stream needs to wait.
+        if dl_device is not None and tuple(dl_device) != tuple(self.device):
+            raise BufferError(f"the array is on DLPack device {self.device}, not {tuple(dl_device)}")
+        if copy:
+            raise BufferError("DeviceArray exports its own memory only (copy=True is not supported)")
+        if _dlpack.dlpack_dtype(self.xc_dtype) is None:
+            raise BufferError(f"dtype {self.xc_dtype} has no DLPack type")
+        return _dlpack.export(self, self.address, self.device, self.xc_dtype, self.shape)
+
+    def numpy(self):
+        """A host copy as a numpy array (bf16 as float32)."""
+        ct = _native.ctypes
+        raw_name = "uint16" if self.xc_dtype == "bf16" else _NUMPY.get(self.xc_dtype)
+        if raw_name is None:
+            raise Error(f"dtype {self.xc_dtype} has no numpy equivalent")
+        host = np.empty(self.shape, dtype=raw_name)
+        if host.nbytes:
+            if self._buffer:
+                _check(_lib.xc_buffer_read(self._buffer, 0, ct.c_void_p(host.ctypes.data), host.nbytes))
+            elif self.device[0] == _dlpack.KDL_CPU:
+                ct.memmove(host.ctypes.data, self.address, host.nbytes)
+            else:
+                raise Error("the array is memory the caller gave (out=): read it through its own tensor")
+        if self.xc_dtype == "bf16":
+            return (host.astype(np.uint32) << np.uint32(16)).view(np.float32)
+        return host
+
+    def __del__(self):
+        buffer, self._buffer = getattr(self, "_buffer", None), None
+        module = getattr(self, "_module", None)
+        if buffer and module is not None:
+            module._array_freed(buffer)
+
+    def __repr__(self):
+        return f"<xcomp.DeviceArray {self.dtype}{list(self.shape)} on DLPack device {self.device}>"
+
+
+def _numpy_name(xc_name):
+    return _NUMPY.get(xc_name) or _NUMPY_NAMES.get(xc_name, xc_name)
+
+
+def _xc_name_of_info(info):
+    """The xcomp dtype name of a TensorInfo's numpy name."""
+    for table in (_NUMPY, _NUMPY_NAMES):
+        for xc, npn in table.items():
+            if npn == info.dtype:
+                return xc
+    return info.dtype
 
 
 def _xc_name(np_dtype):

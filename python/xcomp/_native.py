@@ -49,6 +49,19 @@ class RunStats(ctypes.Structure):
     ]
 
 
+class DeviceTensor(ctypes.Structure):
+    """xc_device_tensor_t (include/xcomp/runtime.h)."""
+
+    _fields_ = [
+        ("dtype", ctypes.c_int),
+        ("rank", ctypes.c_int),
+        ("dims", ctypes.c_int64 * MAX_RANK),
+        ("address", ctypes.c_uint64),
+        ("bytes", ctypes.c_size_t),
+        ("buffer", ctypes.c_void_p),
+    ]
+
+
 class ModelOptions(ctypes.Structure):
     """xc_model_options_t (include/xcomp/embed.h)."""
 
@@ -207,6 +220,11 @@ _FUNCTIONS = {
                                          ctypes.c_size_t]),
     "xc_model_run": (_status, [_model, ctypes.c_int, ctypes.POINTER(_tensor_p), ctypes.POINTER(_tensor_p),
                                ctypes.POINTER(RunStats)]),
+    "xc_model_device": (_status, [_model, ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_int)]),
+    "xc_model_run_device": (_status, [_model, ctypes.c_int, ctypes.POINTER(DeviceTensor), ctypes.c_int,
+                                      ctypes.POINTER(DeviceTensor), ctypes.POINTER(RunStats)]),
+    "xc_buffer_free": (None, [ctypes.c_void_p]),
+    "xc_buffer_read": (_status, [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p, ctypes.c_size_t]),
     "xc_targets_init": (_status, []),
     "xc_target_count": (ctypes.c_int, []),
     "xc_target_at": (ctypes.c_void_p, [ctypes.c_int]),
@@ -233,7 +251,8 @@ for _name, (_restype, _argtypes) in _FUNCTIONS.items():
 # layout differs would write past them, so refuse it here.
 lib.xc_abi_struct_size.restype = ctypes.c_size_t
 lib.xc_abi_struct_size.argtypes = [ctypes.c_char_p]
-for _cname, _cls in (("xc_tensor_t", Tensor), ("xc_run_stats_t", RunStats), ("xc_model_options_t", ModelOptions),
+for _cname, _cls in (("xc_tensor_t", Tensor), ("xc_run_stats_t", RunStats), ("xc_device_tensor_t", DeviceTensor),
+                     ("xc_model_options_t", ModelOptions),
                      ("xc_tune_options_t", TuneOptions), ("xc_tune_summary_t", TuneSummary),
                      ("xc_conform_options_t", ConformOptions), ("xc_conform_case_t", ConformCase),
                      ("xc_conform_report_t", ConformReport)):

@@ -347,6 +347,19 @@ static xc_status_t cpu_buffer_read(void* device, void* buffer, size_t offset, vo
   return NULL;
 }
 
+/* Device addresses are host addresses; launches run when they are queued,
+ * so a copy is ordered by running it now. */
+static uint64_t cpu_buffer_device_address(void* device, void* buffer) {
+  (void)device;
+  return (uint64_t)(uintptr_t)buffer;
+}
+
+static xc_status_t cpu_copy_device(void* device, uint64_t dst, uint64_t src, size_t size) {
+  (void)device;
+  memmove((void*)(uintptr_t)dst, (const void*)(uintptr_t)src, size);
+  return NULL;
+}
+
 /* libgomp must never be unloaded while its worker threads exist: pin it once
  * (a kernel module that pulled it in can then be dlclosed safely). */
 static void pin_openmp_runtime(void) {
@@ -555,6 +568,8 @@ static const xc_target_iface_t cpu_iface = {
     .buffer_host_pointer = cpu_buffer_host_pointer,
     .buffer_write = cpu_buffer_write,
     .buffer_read = cpu_buffer_read,
+    .buffer_device_address = cpu_buffer_device_address,
+    .copy_device = cpu_copy_device,
     .module_load = cpu_module_load,
     .module_unload = cpu_module_unload,
     .kernel_get = cpu_kernel_get,

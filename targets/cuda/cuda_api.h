@@ -94,6 +94,7 @@ typedef struct CUgraphExec_st* CUgraphExec;
   X(CUresult, cuMemFree, "cuMemFree_v2", (CUdeviceptr))                                                \
   X(CUresult, cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2", (CUdeviceptr, const void*, size_t, CUstream)) \
   X(CUresult, cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2", (void*, CUdeviceptr, size_t, CUstream))       \
+  X(CUresult, cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2", (CUdeviceptr, CUdeviceptr, size_t, CUstream))  \
   X(CUresult, cuModuleLoadData, "cuModuleLoadData", (CUmodule*, const void*))                          \
   X(CUresult, cuModuleUnload, "cuModuleUnload", (CUmodule))                                            \
   X(CUresult, cuModuleGetFunction, "cuModuleGetFunction", (CUfunction*, CUmodule, const char*))        \

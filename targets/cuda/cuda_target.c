@@ -687,6 +687,22 @@ static xc_status_t cu_buffer_write(void* device, void* buffer, size_t offset, co
   return NULL;
 }
 
+/* Device addresses: a buffer's CUdeviceptr (the device address of mapped
+ * host memory for mapped buffers); copies are queued on the device's stream,
+ * so they follow the launches queued before them. */
+static uint64_t cu_buffer_device_address(void* device, void* buffer) {
+  (void)device;
+  return (uint64_t)((cu_buffer_t*)buffer)->ptr;
+}
+
+static xc_status_t cu_copy_device(void* device, uint64_t dst, uint64_t src, size_t size) {
+  cu_device_t* dev = device;
+  XC_RETURN_IF_ERROR(use(dev));
+  CU_CHECK(dev->target, dev->target->api.cuMemcpyDtoDAsync((CUdeviceptr)dst, (CUdeviceptr)src, size, dev->stream),
+           "cuMemcpyDtoDAsync");
+  return NULL;
+}
+
 static xc_status_t cu_buffer_read(void* device, void* buffer, size_t offset, void* dst, size_t size) {
   cu_device_t* dev = device;
   if (size == 0) return NULL;
@@ -1046,6 +1062,8 @@ static const xc_target_iface_t cu_iface = {
     .buffer_host_pointer = cu_buffer_host_pointer,
     .buffer_write = cu_buffer_write,
     .buffer_read = cu_buffer_read,
+    .buffer_device_address = cu_buffer_device_address,
+    .copy_device = cu_copy_device,
     .module_load = cu_module_load,
     .module_unload = cu_module_unload,
     .kernel_get = cu_kernel_get,

@@ -87,6 +87,7 @@ typedef struct ihipEvent_t* hipEvent_t;
   X(hipError_t, hipFree, "hipFree", (void*))                                                               \
   X(hipError_t, hipMemcpyHtoDAsync, "hipMemcpyHtoDAsync", (hipDeviceptr_t, void*, size_t, hipStream_t))    \
   X(hipError_t, hipMemcpyDtoHAsync, "hipMemcpyDtoHAsync", (void*, hipDeviceptr_t, size_t, hipStream_t))    \
+  X(hipError_t, hipMemcpyDtoDAsync, "hipMemcpyDtoDAsync", (hipDeviceptr_t, hipDeviceptr_t, size_t, hipStream_t)) \
   X(hipError_t, hipModuleLoadData, "hipModuleLoadData", (hipModule_t*, const void*))                       \
   X(hipError_t, hipModuleUnload, "hipModuleUnload", (hipModule_t))                                         \
   X(hipError_t, hipModuleGetFunction, "hipModuleGetFunction", (hipFunction_t*, hipModule_t, const char*))  \

@@ -615,6 +615,23 @@ static void* rocm_buffer_host_pointer(void* device, void* buffer) {
   return ((rocm_buffer_t*)buffer)->host;
 }
 
+/* Device addresses: a buffer's device pointer; copies are queued on the
+ * device's stream after the launches queued before them. */
+static uint64_t rocm_buffer_device_address(void* device, void* buffer) {
+  (void)device;
+  return (uint64_t)(uintptr_t)((rocm_buffer_t*)buffer)->ptr;
+}
+
+static xc_status_t rocm_copy_device(void* device, uint64_t dst, uint64_t src, size_t size) {
+  rocm_device_t* dev = device;
+  XC_RETURN_IF_ERROR(use(dev));
+  HIP_CHECK(dev->target,
+            dev->target->api.hipMemcpyDtoDAsync((hipDeviceptr_t)(uintptr_t)dst, (hipDeviceptr_t)(uintptr_t)src, size,
+                                                dev->stream),
+            "hipMemcpyDtoDAsync");
+  return NULL;
+}
+
 static xc_status_t rocm_buffer_write(void* device, void* buffer, size_t offset, const void* src, size_t size) {
   rocm_device_t* dev = device;
   if (size == 0) return NULL;
@@ -889,6 +906,8 @@ static const xc_target_iface_t rocm_iface = {
     .buffer_host_pointer = rocm_buffer_host_pointer,
     .buffer_write = rocm_buffer_write,
     .buffer_read = rocm_buffer_read,
+    .buffer_device_address = rocm_buffer_device_address,
+    .copy_device = rocm_copy_device,
     .module_load = rocm_module_load,
     .module_unload = rocm_module_unload,
     .kernel_get = rocm_kernel_get,

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # xcomp bench: random and given inputs, --shape for symbolic dims, the
 # summary lines, --json (one object with the documented keys), a .xcm, the
-# opencl target on PoCL when a device is present, and the usage errors.
+# opencl target on PoCL when a device is present, the usage errors, and
+# device-resident runs (`bench --resident`, `run --resident`: the same
+# outputs as host runs; refused where memory has no device addresses).
 set -u
 . "$(dirname "$0")/helpers.bash"
 export XCOMP_CACHE_DIR="$TMP/cache"
@@ -67,6 +69,30 @@ expect_error 2 "no MODEL" bench
 expect_error 1 "reference interpreter" bench "$TMP/sym.xir" --target ref
 expect_error 1 "nosuch" bench "$TMP/sym.xir" --target nosuch
 
+# Device-resident runs on cpu: bench says so; run writes the same outputs
+# as a host run (the last run's, read once after it).
+run_xcomp bench "$GPT2/model.onnx" --target cpu --warmup 1 --iterations 3 --resident --json
+if [ "$RC" -ne 0 ]; then
+  fail "bench --resident exited $RC: $(head -c 2000 "$TMP/err")"
+else
+  grep -qF '"resident": true' "$TMP/out" || fail "bench --resident --json: $(cat "$TMP/out")"
+fi
+run_xcomp run "$GPT2/model.onnx" --target cpu --input "@$GPT2/test_data_set_0/input_0.pb" --repeat 3 \
+  --resident --output-dir "$TMP/resident"
+if [ "$RC" -ne 0 ]; then
+  fail "run --resident exited $RC: $(head -c 2000 "$TMP/err")"
+else
+  grep -q "3 runs: median .* ms wall .* device .*device-resident" "$TMP/err" ||
+    fail "run --resident --repeat 3 did not split wall and device time: $(cat "$TMP/err")"
+  run_xcomp run "$GPT2/model.onnx" --target cpu --input "@$GPT2/test_data_set_0/input_0.pb" \
+    --output-dir "$TMP/host"
+  cmp -s "$TMP/resident/output_0.npy" "$TMP/host/output_0.npy" ||
+    fail "run --resident wrote other outputs than a host run"
+  run_xcomp compare "$TMP/resident/output_0.npy" "$GPT2/test_data_set_0/output_0.pb" --rtol 1e-3 --atol 1e-5
+  [ "$RC" -eq 0 ] || fail "run --resident output differs from the stored one: $(cat "$TMP/out")"
+fi
+expect_error 2 "--resident needs a compiled target" run "$TMP/sym.xir" --resident
+
 # OpenCL on PoCL, where a device is present.
 if "$XCOMP" targets 2>/dev/null | grep -q '^  opencl:0'; then
   run_xcomp bench "$MODELS/mlp/model.onnx" --target opencl --warmup 1 --iterations 2 --json
@@ -75,6 +101,7 @@ if "$XCOMP" targets 2>/dev/null | grep -q '^  opencl:0'; then
   else
     grep -qF '"target": "opencl"' "$TMP/out" || fail "bench on opencl: $(cat "$TMP/out")"
   fi
+  expect_error 1 "has no device addresses" bench "$MODELS/mlp/model.onnx" --target opencl --iterations 1 --resident
 else
   echo "note: no OpenCL device; the opencl part was not run"
 fi

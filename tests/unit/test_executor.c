@@ -3,7 +3,8 @@
  * bindings of the symbolic length (ragged against the block sizes, empty),
  * poisoned intermediates, the memory plan's reuse (peak below the sum of
  * the intermediates; which values share a buffer), knob values reaching the
- * grid, a module read back from bytes, and input errors. */
+ * grid, a module read back from bytes, input errors, and device-resident
+ * runs (inputs and outputs by device address). */
 #include "test_module_fixture.h"
 
 static int value_index(const xc_compiled_module_t* m, const char* name) {
@@ -201,6 +202,73 @@ static void check_graphs(const xc_compiled_module_t* m) {
   xc_executor_destroy(e);
 }
 
+/* Device-resident runs: the input read from a buffer of the device by its
+ * address, the output written into a buffer the executor allocates (the
+ * caller's) or into memory the caller gives; the same numbers as a host run;
+ * misuse refused with nothing allocated. */
+static void check_device_runs(const xc_compiled_module_t* m) {
+  xc_executor_t* e = NULL;
+  CHECK_OK(xc_executor_create(m, NULL, NULL, &e));
+  if (!e) return;
+  xc_device_t* d = xc_executor_device(e);
+  CHECK(xc_device_has_addresses(d));
+  for (int round = 0; round < 3; round++) {
+    int64_t n = round == 2 ? 37 : 100;
+    xc_tensor_t* in = fixture_input(n);
+    xc_buffer_t* src = NULL;
+    CHECK_OK(xc_buffer_alloc(d, xc_tensor_nbytes(in), &src));
+    CHECK_OK(xc_buffer_write(src, 0, in->data, xc_tensor_nbytes(in)));
+    xc_device_tensor_t di = {.dtype = XC_F32, .rank = 1, .dims = {n}, .address = xc_buffer_device_address(src)};
+    CHECK(di.address != 0);
+    xc_device_tensor_t dout = {0};
+    xc_buffer_t* given = NULL;
+    if (round == 1) { /* into the caller's memory, with room to spare */
+      CHECK_OK(xc_buffer_alloc(d, 4 * (size_t)n + 64, &given));
+      dout.address = xc_buffer_device_address(given);
+      dout.bytes = 4 * (size_t)n + 64;
+    }
+    xc_run_stats_t st;
+    CHECK_OK(xc_executor_run_device(e, 1, &di, 1, &dout, &st));
+    CHECK_EQ_INT(dout.rank, 1);
+    CHECK_EQ_INT(dout.dims[0], n);
+    CHECK(dout.dtype == XC_F32);
+    CHECK_EQ_INT(st.launches, 5);
+    CHECK(round == 1 ? dout.buffer == NULL && dout.address == xc_buffer_device_address(given)
+                     : dout.buffer != NULL && dout.bytes == 4 * (size_t)n);
+    xc_tensor_t* out = NULL;
+    int64_t dims[1] = {n};
+    CHECK_OK(xc_tensor_create(XC_F32, 1, dims, &out));
+    CHECK_OK(xc_buffer_read(round == 1 ? given : dout.buffer, 0, out->data, 4 * (size_t)n));
+    CHECK_EQ_INT(fixture_wrong(in, out), 0);
+    xc_buffer_free(dout.buffer);
+    xc_buffer_free(given);
+    xc_buffer_free(src);
+    xc_tensor_destroy(out);
+    xc_tensor_destroy(in);
+  }
+  /* Misuse: a wrong shape, a missing address, too little room, counts. */
+  xc_buffer_t* src = NULL;
+  CHECK_OK(xc_buffer_alloc(d, 400, &src));
+  xc_device_tensor_t di = {.dtype = XC_F32, .rank = 2, .dims = {10, 10}, .address = xc_buffer_device_address(src)};
+  xc_device_tensor_t dout = {0};
+  CHECK_ERR(xc_executor_run_device(e, 1, &di, 1, &dout, NULL), "rank 1");
+  CHECK(dout.buffer == NULL);
+  di.rank = 1;
+  di.dims[0] = 100;
+  di.address = 0;
+  CHECK_ERR(xc_executor_run_device(e, 1, &di, 1, &dout, NULL), "device address 0");
+  di.address = xc_buffer_device_address(src);
+  dout.address = xc_buffer_device_address(src) + 200;
+  dout.bytes = 100;
+  CHECK_ERR(xc_executor_run_device(e, 1, &di, 1, &dout, NULL), "needs 400 bytes");
+  CHECK(dout.buffer == NULL);
+  CHECK_ERR(xc_executor_run_device(e, 1, &di, 0, NULL, NULL), "has 1 outputs");
+  CHECK_ERR(xc_executor_run_device(e, 0, NULL, 1, &dout, NULL), "takes 1 inputs");
+  CHECK_ERR(xc_device_copy(d, 0, xc_buffer_device_address(src), 4), "address 0");
+  xc_buffer_free(src);
+  xc_executor_destroy(e);
+}
+
 int main(void) {
   xc_compiled_module_t* m = NULL;
   int compiled = 0;
@@ -215,6 +283,7 @@ int main(void) {
   check_executor(m);
   check_knobs_reach_grid(m);
   check_graphs(m);
+  check_device_runs(m);
   xc_compiled_module_destroy(m);
   return xc_test_summary("test_executor");
 }

@@ -1,0 +1,264 @@
+#!/usr/bin/env python3
+"""Real-size transformers end to end on the GPU machine: xcomp against PyTorch
+eager and torch.compile in the same run.
+
+Builds the model in PyTorch with random weights (written here, no download):
+  gpt2    GPT-2 124M: 12 layers, 12 heads, d 768, vocabulary 50257, learned
+          positions, GELU (tanh) MLP, tied LM head
+  llama   a Llama-style model of similar size: 12 layers, d 768, 12 query
+          heads and 4 key/value heads (GQA), RoPE, RMSNorm, SwiGLU MLP 2048,
+          vocabulary 32000, untied LM head
+exports it to ONNX (torch.onnx.export, the dynamo exporter at opset 18, else
+the TorchScript one at 17), times eager and torch.compile (CUDA events, warm-up,
+median) in the precision asked, then runs `xcomp bench --json` on the ONNX file
+(cold compile with --no-cache, then device-resident and host runs through the
+cache) and checks xcomp's logits against PyTorch's (same precision, relative L2).
+Prints one Markdown table row per model and configuration and writes the raw
+numbers as JSON lines to --out.
+
+Usage: e2e_torch.py --xcomp XCOMP [--models gpt2,llama] [--batch 1] [--seq 512]
+                    [--precision bf16] [--runs 20] [--out DIR] [--skip-cold]
+"""
+import argparse
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+
+def build(name, torch):
+    nn = torch.nn
+    F = torch.nn.functional
+
+    class Attention(nn.Module):
+        def __init__(self, d, heads, kv_heads, rope, bias):
+            super().__init__()
+            self.h, self.kv, self.hd, self.rope = heads, kv_heads, d // heads, rope
+            self.q = nn.Linear(d, d, bias=bias)
+            self.k = nn.Linear(d, kv_heads * self.hd, bias=bias)
+            self.v = nn.Linear(d, kv_heads * self.hd, bias=bias)
+            self.o = nn.Linear(d, d, bias=bias)
+
+        def forward(self, x, cos, sin):
+            b, s, _ = x.shape
+            q = self.q(x).view(b, s, self.h, self.hd).transpose(1, 2)
+            k = self.k(x).view(b, s, self.kv, self.hd).transpose(1, 2)
+            v = self.v(x).view(b, s, self.kv, self.hd).transpose(1, 2)
+            if self.rope:
+                def rot(t):
+                    t1, t2 = t[..., : self.hd // 2], t[..., self.hd // 2:]
+                    return t * cos + torch.cat((-t2, t1), dim=-1) * sin
+                q, k = rot(q), rot(k)
+            if self.kv != self.h:
+                k = k.repeat_interleave(self.h // self.kv, dim=1)
+                v = v.repeat_interleave(self.h // self.kv, dim=1)
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            return self.o(y.transpose(1, 2).reshape(b, s, -1))
+
+    class RMSNorm(nn.Module):
+        def __init__(self, d):
+            super().__init__()
+            self.w = nn.Parameter(torch.ones(d))
+
+        def forward(self, x):
+            return self.w * (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6))
+
+    class Block(nn.Module):
+        def __init__(self, cfg):
+            super().__init__()
+            d = cfg["d"]
+            llama = cfg["llama"]
+            self.llama = llama
+            self.n1 = RMSNorm(d) if llama else nn.LayerNorm(d)
+            self.n2 = RMSNorm(d) if llama else nn.LayerNorm(d)
+            self.attn = Attention(d, cfg["heads"], cfg["kv_heads"], llama, not llama)
+            if llama:
+                self.gate = nn.Linear(d, cfg["ff"], bias=False)
+                self.up = nn.Linear(d, cfg["ff"], bias=False)
+                self.down = nn.Linear(cfg["ff"], d, bias=False)
+            else:
+                self.fc = nn.Linear(d, cfg["ff"])
+                self.proj = nn.Linear(cfg["ff"], d)
+
+        def forward(self, x, cos, sin):
+            x = x + self.attn(self.n1(x), cos, sin)
+            h = self.n2(x)
+            if self.llama:
+                h = self.down(F.silu(self.gate(h)) * self.up(h))
+            else:
+                h = self.proj(F.gelu(self.fc(h), approximate="tanh"))
+            return x + h
+
+    class LM(nn.Module):
+        def __init__(self, cfg):
+            super().__init__()
+            self.cfg = cfg
+            self.wte = nn.Embedding(cfg["vocab"], cfg["d"])
+            if not cfg["llama"]:
+                self.wpe = nn.Embedding(cfg["ctx"], cfg["d"])
+            self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg["layers"]))
+            self.norm = RMSNorm(cfg["d"]) if cfg["llama"] else nn.LayerNorm(cfg["d"])
+            self.head = nn.Linear(cfg["d"], cfg["vocab"], bias=False)
+            if not cfg["llama"]:
+                self.head.weight = self.wte.weight  # tied, as GPT-2
+            for p in self.parameters():
+                if p.dim() > 1:
+                    nn.init.normal_(p, std=0.02)
+
+        def forward(self, ids):
+            s = ids.shape[1]
+            pos = torch.arange(s, device=ids.device)
+            x = self.wte(ids)
+            hd = self.cfg["d"] // self.cfg["heads"]
+            if self.cfg["llama"]:
+                inv = 1.0 / (10000 ** (torch.arange(0, hd, 2, device=ids.device, dtype=torch.float32) / hd))
+                ang = pos[:, None].to(torch.float32) * inv[None, :]
+                ang = torch.cat((ang, ang), dim=-1)
+                cos, sin = ang.cos().to(x.dtype), ang.sin().to(x.dtype)
+            else:
+                x = x + self.wpe(pos)
+                cos = sin = None
+            for b in self.blocks:
+                x = b(x, cos, sin)
+            return self.head(self.norm(x))
+
+    cfgs = {
+        "gpt2": dict(layers=12, d=768, heads=12, kv_heads=12, ff=3072, vocab=50257, ctx=1024, llama=False),
+        "llama": dict(layers=12, d=768, heads=12, kv_heads=4, ff=2048, vocab=32000, ctx=4096, llama=True),
+    }
+    return LM(cfgs[name])
+
+
+def cuda_time(torch, fn, runs, warmup=3):
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(runs):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        fn()
+        b.record()
+        b.synchronize()
+        times.append(a.elapsed_time(b))
+    return statistics.median(times)
+
+
+def export(torch, model, ids, path):
+    try:
+        torch.onnx.export(model, (ids,), path, dynamo=True, opset_version=18, input_names=["input_ids"],
+                          output_names=["logits"], external_data=False)
+        return "dynamo opset 18"
+    except Exception as e:  # noqa: BLE001 - fall back to the TorchScript exporter
+        print(f"e2e: dynamo export failed ({type(e).__name__}: {str(e)[:200]}); TorchScript exporter",
+              file=sys.stderr)
+        torch.onnx.export(model, (ids,), path, dynamo=False, opset_version=17, input_names=["input_ids"],
+                          output_names=["logits"])
+        return "TorchScript opset 17"
+
+
+def xcomp_bench(xcomp, onnx, precision, runs, extra):
+    cmd = [xcomp, "bench", onnx, "--target", "cuda", "--warmup", "3", "--iterations", str(runs), "--json"]
+    if precision != "f32":
+        cmd += ["--precision", precision]
+    t0 = time.time()
+    p = subprocess.run(cmd + extra, capture_output=True, text=True)
+    if p.returncode:
+        raise RuntimeError(f"{' '.join(cmd + extra)} exited {p.returncode}: {p.stderr[-2000:]}")
+    r = json.loads(p.stdout)
+    r["process_s"] = time.time() - t0
+    return r
+
+
+def read_output(path):
+    """An output file of `xcomp run` as float: bf16 through the xcomp package
+    (PYTHONPATH=python, XCOMP_LIBRARY=...libxcomp.so), else numpy."""
+    try:
+        import xcomp
+        return xcomp.read_tensor(path)
+    except ImportError:
+        import numpy as np
+        return np.load(path)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--xcomp", required=True)
+    ap.add_argument("--models", default="gpt2,llama")
+    ap.add_argument("--batch", type=int, default=1)
+    ap.add_argument("--seq", type=int, default=512)
+    ap.add_argument("--precision", default="bf16", choices=["f32", "bf16", "f16"])
+    ap.add_argument("--runs", type=int, default=20)
+    ap.add_argument("--out", default="/tmp/e2e")
+    ap.add_argument("--skip-cold", action="store_true")
+    a = ap.parse_args()
+    import numpy as np
+    import torch
+    os.makedirs(a.out, exist_ok=True)
+    dt = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16}[a.precision]
+    print(f"PyTorch {torch.__version__}, {torch.cuda.get_device_name(0)}, b{a.batch} s{a.seq} {a.precision}")
+    print("\n| model | torch eager ms | torch.compile ms | compile s | xcomp GPU ms | xcomp wall ms (resident) "
+          "| xcomp wall ms (host I/O) | wall/GPU (resident) | xcomp cold compile s | GPU vs torch.compile "
+          "| rel-L2 vs torch |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for name in a.models.split(","):
+        torch.manual_seed(0)
+        model = build(name, torch).eval().cuda()
+        ids = torch.randint(0, model.cfg["vocab"], (a.batch, a.seq), device="cuda")
+        onnx = os.path.join(a.out, f"{name}-b{a.batch}-s{a.seq}.onnx")
+        with torch.no_grad():
+            how = export(torch, model, ids, onnx)
+            m = model.to(dt)
+            eager = cuda_time(torch, lambda: m(ids), a.runs)
+            ref = m(ids).float().cpu().numpy()
+            t0 = time.time()
+            cm = torch.compile(m)
+            cm(ids)
+            torch.cuda.synchronize()
+            compile_s = time.time() - t0
+            compiled = cuda_time(torch, lambda: cm(ids), a.runs)
+        del cm, m, model
+        torch.cuda.empty_cache()
+        row = {"model": name, "export": how, "batch": a.batch, "seq": a.seq, "precision": a.precision,
+               "eager_ms": eager, "compile_ms": compiled, "torch_compile_s": compile_s}
+        cold = None
+        if not a.skip_cold:
+            cache = os.path.join(a.out, f"cache-{name}")
+            env_cache = {"XCOMP_CACHE_DIR": cache}
+            os.environ.update(env_cache)
+            r = xcomp_bench(a.xcomp, onnx, a.precision, 3, [])
+            cold = r["compile"]["ms"] / 1e3
+            row["xcomp_cold_compile_s"] = cold
+        res = xcomp_bench(a.xcomp, onnx, a.precision, a.runs, ["--resident"])
+        host = xcomp_bench(a.xcomp, onnx, a.precision, a.runs, [])
+        row.update(xcomp_gpu_ms=res["device_ms"]["median"], xcomp_wall_resident_ms=res["latency_ms"]["median"],
+                   xcomp_wall_host_ms=host["latency_ms"]["median"], xcomp_launches=res["launches"],
+                   xcomp_graph=res["launch_graph"])
+        # Numbers: xcomp's logits on the same ids against PyTorch's (same precision).
+        ids_path = os.path.join(a.out, f"{name}-ids.npy")
+        np.save(ids_path, ids.cpu().numpy())
+        outdir = os.path.join(a.out, f"{name}-out")
+        cmd = [a.xcomp, "run", onnx, "--target", "cuda", "--input", "@" + ids_path, "--output-dir", outdir]
+        if a.precision != "f32":
+            cmd += ["--precision", a.precision]
+        p = subprocess.run(cmd, capture_output=True, text=True)
+        rel = float("nan")
+        if p.returncode == 0:
+            got = read_output(os.path.join(outdir, "output_0.npy")).astype(np.float64)
+            rel = float(np.linalg.norm(got - ref) / np.linalg.norm(ref))
+        else:
+            print(f"e2e: xcomp run failed: {p.stderr[-1000:]}", file=sys.stderr)
+        row["rel_l2_vs_torch"] = rel
+        with open(os.path.join(a.out, "e2e.jsonl"), "a") as f:
+            f.write(json.dumps(row) + "\n")
+        gpu, wall_r, wall_h = row["xcomp_gpu_ms"], row["xcomp_wall_resident_ms"], row["xcomp_wall_host_ms"]
+        print(f"| {name} ({how}) | {eager:.3f} | {compiled:.3f} | {compile_s:.1f} | {gpu:.3f} | {wall_r:.3f} "
+              f"| {wall_h:.3f} | {wall_r / gpu:.2f} | {'-' if cold is None else f'{cold:.1f}'} "
+              f"| {compiled / gpu:.2f}x | {rel:.2e} |", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
