@@ -1,7 +1,11 @@
 /* Constant folding: a node whose inputs are all constant is evaluated with
  * the reference interpreter and its outputs become initializers — unless the
- * result would grow the model (size limit), so folding never bloats it. */
+ * result would grow the model (size limit), so folding never bloats it.
+ * Layout changes of constants (a weight transposed or cast for the kernel
+ * that reads it) fold up to a much larger limit: they would otherwise run
+ * at every run. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "xcomp/interp.h"
 #include "xcomp/op.h"
@@ -42,6 +46,14 @@ static xc_status_t fold_known_elems(xc_graph_t* g, xc_node_t* n, bool* folded) {
   return NULL;
 }
 
+static bool is_layout_change(const xc_node_t* n) {
+  static const char* const ops[] = {"Transpose", "Cast", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity"};
+  if (n->domain[0] != 0) return false;
+  for (size_t i = 0; i < sizeof ops / sizeof *ops; i++)
+    if (strcmp(n->op_type, ops[i]) == 0) return true;
+  return false;
+}
+
 xc_status_t xc_pass_fold_constants(xc_graph_t* g, const xc_pass_options_t* o, bool* changed) {
   const xc_tensor_t* ins[64];
   xc_tensor_t* outs[16];
@@ -79,7 +91,7 @@ xc_status_t xc_pass_fold_constants(xc_graph_t* g, const xc_pass_options_t* o, bo
       }
       out_bytes += b;
     }
-    if (!known || out_bytes > o->fold_limit_bytes) continue;
+    if (!known || out_bytes > (is_layout_change(n) ? o->fold_layout_limit_bytes : o->fold_limit_bytes)) continue;
     /* Constant nodes merely move their attribute into an initializer. */
     bool is_constant_op = n->num_inputs == 0;
     if (!is_constant_op && out_bytes > in_bytes + FOLD_SLACK_BYTES) continue;

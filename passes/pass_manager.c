@@ -44,6 +44,7 @@ void xc_pass_options_init(xc_pass_options_t* o) {
   memset(o, 0, sizeof *o);
   o->opt_level = 2;
   o->fold_limit_bytes = 1 << 20;
+  o->fold_layout_limit_bytes = (int64_t)1 << 31;
   xc_target_traits_init(&o->target);
 }
 

@@ -41,8 +41,14 @@ typedef struct xc_pass_options {
   bool print_after_all;
   bool timing;                 /* per-pass wall time to `log` */
   FILE* log;                   /* where prints and timings go (default stderr) */
-  /* Constant folding never creates a constant larger than this (bytes). */
+  /* Constant folding never creates a constant larger than this (bytes)... */
   int64_t fold_limit_bytes;
+  /* ...except by a layout change of constants (Transpose, Cast, Reshape,
+   * Flatten, Squeeze, Unsqueeze, Identity: the weight re-laid-out once at
+   * compile time instead of at every run, e.g. the transposed embedding of
+   * a tied LM head), up to this size. The source stays when other nodes use
+   * it, so the module may then hold both layouts. */
+  int64_t fold_layout_limit_bytes;
   xc_target_traits_t target;   /* defaults: xc_target_traits_init */
   /* convert-precision: run the model's float32 tensors in this dtype (f16,
    * bf16); XC_DTYPE_UNDEFINED (default) or f32 leaves the graph as it is. */

@@ -209,6 +209,41 @@ static void test_fold_respects_size_limit(void) {
   xc_graph_destroy(g);
 }
 
+/* A weight's layout change (the transposed embedding of a tied LM head)
+ * folds even past fold_limit_bytes, so it is not a kernel at every run; the
+ * source stays for its other use. With the layout limit set low it stays. */
+static void test_fold_layout_of_weights(void) {
+  enum { R = 640, C = 512 }; /* 1.25 MiB of f32: over the 1 MiB general limit */
+  size_t cap = (size_t)R * C * 2 + 512;
+  char* text = malloc(cap);
+  CHECK(text != NULL);
+  if (!text) return;
+  size_t n = (size_t)snprintf(text, cap,
+                              "xir 1\ngraph g opset 23 {\n  input x: f32[2, %d]\n  input ids: i64[3]\n"
+                              "  const w: f32[%d, %d] = [",
+                              C, R, C);
+  for (int i = 0; i < R * C; i++) {
+    text[n++] = (char)('0' + i % 7);
+    text[n++] = i + 1 < R * C ? ',' : ']';
+  }
+  snprintf(text + n, cap - n,
+           "\n  t = Transpose(w) {perm: [1, 0]}\n  y = MatMul(x, t)\n  e = Gather(w, ids) {axis: 0}\n"
+           "  output y\n  output e\n}\n");
+  for (int low = 0; low < 2; low++) {
+    xc_graph_t* g = parse(text);
+    CHECK(g != NULL);
+    if (!g) break;
+    xc_pass_options_t o;
+    xc_pass_options_init(&o);
+    if (low) o.fold_layout_limit_bytes = 1 << 20;
+    CHECK_OK(xc_passes_run(g, &o));
+    CHECK_EQ_INT(count_op(g, "Transpose"), low ? 1 : 0);
+    CHECK_EQ_INT(count_op(g, "Gather"), 1); /* w's other use keeps it */
+    xc_graph_destroy(g);
+  }
+  free(text);
+}
+
 static void test_must_not_rewrite(void) {
   /* Two Transposes that are not inverses compose into one but are not
    * removed; two LeakyRelus with different alpha are not merged by CSE; an
@@ -276,6 +311,7 @@ int main(void) {
   test_squeeze_unsqueeze();
   test_fold_cse_dce();
   test_fold_respects_size_limit();
+  test_fold_layout_of_weights();
   test_fold_static_shapes();
   test_must_not_rewrite();
   test_options();
