@@ -1,5 +1,6 @@
 /* Whole-graph operations: op resolution, verification, topological sort and
  * the shape/type inference driver. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -258,4 +259,68 @@ xc_status_t xc_graph_infer(xc_graph_t* g) {
     }
   }
   return NULL;
+}
+
+/* One "NAME=DIMS" of a shape spec (spec[0..len)). */
+static xc_status_t set_one_shape(xc_graph_t* g, const char* spec, size_t len) {
+  const char* eq = memchr(spec, '=', len);
+  if (!eq || eq == spec || eq + 1 == spec + len)
+    return xc_error(XC_INVALID_ARGUMENT, "shape '%.*s': expected NAME=DIMS (e.g. input_ids=1x64)", (int)len, spec);
+  size_t name_len = (size_t)(eq - spec);
+  xc_value_t* in = NULL;
+  for (int i = 0; i < g->num_inputs; i++)
+    if (strlen(g->inputs[i]->name) == name_len && memcmp(g->inputs[i]->name, spec, name_len) == 0) in = g->inputs[i];
+  if (!in) {
+    char names[512] = "";
+    for (int i = 0; i < g->num_inputs; i++)
+      snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "", g->inputs[i]->name);
+    return xc_error(XC_INVALID_ARGUMENT, "shape '%.*s': the graph has no input '%.*s' (its inputs: %s)", (int)len,
+                    spec, (int)name_len, spec, names);
+  }
+  xc_dim_t dims[XC_MAX_RANK];
+  int rank = 0;
+  const char* p = eq + 1;
+  const char* end = spec + len;
+  while (p < end) {
+    char* stop = NULL;
+    long long v = strtoll(p, &stop, 10);
+    if (stop == p || stop > end || v < 0 || rank == XC_MAX_RANK || (stop < end && *stop != 'x' && *stop != ','))
+      return xc_error(XC_INVALID_ARGUMENT, "shape '%.*s': DIMS must be sizes separated by 'x' or ','", (int)len, spec);
+    dims[rank].sym = NULL;
+    dims[rank++].value = v;
+    p = stop < end ? stop + 1 : stop;
+  }
+  if (rank != in->rank) {
+    char b[128];
+    return xc_error(XC_INVALID_ARGUMENT, "shape '%.*s': input '%s' has rank %d (%s)", (int)len, spec, in->name,
+                    in->rank, xc_value_describe(in, b, sizeof b));
+  }
+  return xc_value_set_type(g, in, in->dtype, rank, dims);
+}
+
+xc_status_t xc_graph_set_input_shapes(xc_graph_t* g, const char* spec) {
+  if (!spec || !*spec) return NULL;
+  for (const char* p = spec; *p;) {
+    const char* semi = strchr(p, ';');
+    size_t len = semi ? (size_t)(semi - p) : strlen(p);
+    if (len) XC_RETURN_IF_ERROR(set_one_shape(g, p, len));
+    p += len + (semi ? 1 : 0);
+  }
+  /* Everything computed from the inputs is inferred again. */
+  for (int i = 0; i < g->num_nodes; i++) {
+    xc_node_t* n = g->nodes[i];
+    for (int k = 0; k < n->num_outputs; k++) {
+      xc_value_t* v = n->outputs[k];
+      if (!v || v->constant) continue;
+      v->dtype = XC_DTYPE_UNDEFINED;
+      v->rank = -1;
+      v->dims = NULL;
+      v->num_elems = 0;
+      v->elems = NULL;
+    }
+  }
+  xc_status_t s = xc_graph_infer(g);
+  if (s) s = xc_status_annotate(s, "with the input shapes %s (a model exported with fixed sizes takes other sizes only "
+                                   "where its shape constants allow: re-export it with dynamic axes)", spec);
+  return s;
 }

@@ -110,6 +110,9 @@ xc_status_t xc_cli_read_inputs(const xc_graph_t* g, const xc_cli_input_spec_t* s
 /* --shape NAME=DIMS ("1x128" or "1,128"): unifies input NAME's dims with
  * DIMS, binding its symbols. */
 xc_status_t xc_cli_apply_shape(const xc_graph_t* g, const char* arg, xc_symbind_t* binds);
+/* Appends one --shape NAME=DIMS to *spec ("A;B": the session's
+ * input_shapes; *spec is malloc'ed, caller frees). false: out of memory. */
+bool xc_cli_add_shape(char** spec, const char* arg);
 /* Fills the inputs[i] still NULL with seeded random tensors of the input's
  * dtype and shape (every dim must be static or bound): floats uniform in
  * [-1, 1), integers and bools 0 or 1. */

@@ -204,3 +204,13 @@ xc_status_t xc_cli_apply_shape(const xc_graph_t* g, const char* arg, xc_symbind_
   }
   return NULL;
 }
+
+bool xc_cli_add_shape(char** spec, const char* arg) {
+  size_t have = *spec ? strlen(*spec) : 0, add = strlen(arg);
+  char* grown = realloc(*spec, have + add + 2);
+  if (!grown) return false;
+  if (have) grown[have++] = ';';
+  memcpy(grown + have, arg, add + 1);
+  *spec = grown;
+  return true;
+}

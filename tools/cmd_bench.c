@@ -290,6 +290,7 @@ static int bench_main(int argc, char** argv) {
   const char** shapes = calloc((size_t)argc + 1, sizeof *shapes);
   xc_compiled_module_t* m = NULL;
   xc_tensor_t** inputs = NULL;
+  char* shape_spec = NULL;
   xc_symbind_t binds;
   xc_symbind_init(&binds);
   if (!specs || !copies || !shapes) {
@@ -392,9 +393,13 @@ static int bench_main(int argc, char** argv) {
     o.precision = a.precision;
     o.use_cache = !a.no_cache;
     o.build.compile.allow_tf32 = a.allow_tf32;
+    /* --shape compiles for the shape (fixed dims re-shaped, symbolic ones made static). */
+    for (int k = 0; k < num_shapes && !s; k++)
+      if (!xc_cli_add_shape(&shape_spec, shapes[k])) s = xc_error_oom();
+    o.input_shapes = shape_spec;
     xc_cache_stats_t cs;
     memset(&cs, 0, sizeof cs);
-    s = xc_cli_compile_model(a.model, &o, &cs, &m);
+    if (!s) s = xc_cli_compile_model(a.model, &o, &cs, &m);
     r.compile_how = cs.hits ? "cache hit" : (o.use_cache ? "cache miss" : "no cache");
     r.kernels_compiled = cs.kernels_compiled;
     if (!a.device) a.device = a.target;
@@ -418,6 +423,7 @@ static int bench_main(int argc, char** argv) {
     print_summary(&a, &r);
 
 done:
+  free(shape_spec);
   if (inputs && m)
     for (int i = 0; i < m->graph->num_inputs; i++) xc_tensor_destroy(inputs[i]);
   free(inputs);
@@ -442,8 +448,9 @@ const xc_cli_command_t xc_cli_bench_command = {
     "                       lists them); a MODEL.xcm runs on its own target\n"
     "  --device SEL         another device of the target (default: the target's, or the\n"
     "                       module's for a .xcm)\n"
-    "  --shape NAME=DIMS    dims of input NAME for random data, e.g. input_ids=1x128 (binds\n"
-    "                       its symbolic dims; repeatable)\n"
+    "  --shape NAME=DIMS    dims of input NAME, e.g. input_ids=1x128 (repeatable): the model\n"
+    "                       is compiled for it (symbolic dims made static; a model exported\n"
+    "                       at another size where its shape constants allow)\n"
     "  --input NAME=@FILE   use the tensor in FILE (.npy or .pb) for input NAME; --input @FILE\n"
     "                       the next unbound input. Inputs not given are random: floats\n"
     "                       uniform in [-1, 1), integers and bools 0 or 1 (--seed N, default 1)\n"

@@ -67,9 +67,12 @@ bool xc_cli_parse_precision(const char* s, xc_dtype_t* out) {
 }
 
 xc_status_t xc_cli_load_compiled(const char* model, const char* target, int opt_level, xc_dtype_t precision,
-                                 bool no_cache, bool allow_tf32, xc_compiled_module_t** out) {
+                                 bool no_cache, bool allow_tf32, const char* input_shapes,
+                                 xc_compiled_module_t** out) {
   *out = NULL;
   if (has_suffix(model, ".xcm")) {
+    if (input_shapes)
+      return xc_error(XC_INVALID_ARGUMENT, "--shape goes with a model to compile, not a compiled module (%s)", model);
     XC_RETURN_IF_ERROR(xc_cli_check_file(model));
     return xc_compiled_module_read(model, out);
   }
@@ -80,6 +83,7 @@ xc_status_t xc_cli_load_compiled(const char* model, const char* target, int opt_
   r.precision = precision;
   r.use_cache = !no_cache;
   r.build.compile.allow_tf32 = allow_tf32;
+  r.input_shapes = input_shapes;
   return xc_cli_compile_model(model, &r, NULL, out);
 }
 
@@ -169,8 +173,10 @@ static char* default_output(const char* model) {
   return out;
 }
 
-static int compile_main(int argc, char** argv) {
+/* shapes: the --shape options joined (freed by compile_main). */
+static int compile_args(int argc, char** argv, char** shapes_out) {
   const xc_cli_command_t* cmd = &xc_cli_compile_command;
+  char* shapes = NULL;
   const char* model = NULL;
   const char* output = NULL;
   xc_session_options_t r;
@@ -190,6 +196,11 @@ static int compile_main(int argc, char** argv) {
     } else if ((m = xc_cli_option(argc, argv, &i, "--precision", &v)) != 0) {
       if (m < 0 || !xc_cli_parse_precision(v, &r.precision))
         return xc_cli_usage_error(cmd, "--precision takes f16, bf16 or f32");
+    } else if ((m = xc_cli_option(argc, argv, &i, "--shape", &v)) != 0) {
+      if (m < 0) return xc_cli_usage_error(cmd, "--shape needs NAME=DIMS");
+      if (!xc_cli_add_shape(&shapes, v)) return xc_cli_fail(xc_error_oom());
+      *shapes_out = shapes;
+      r.input_shapes = shapes;
     } else if (strcmp(argv[i], "--no-cache") == 0) {
       r.use_cache = false;
     } else if (strcmp(argv[i], "--allow-tf32") == 0) {
@@ -233,10 +244,17 @@ static int compile_main(int argc, char** argv) {
   return XC_EXIT_OK;
 }
 
+static int compile_main(int argc, char** argv) {
+  char* shapes = NULL;
+  int rc = compile_args(argc, argv, &shapes);
+  free(shapes);
+  return rc;
+}
+
 const xc_cli_command_t xc_cli_compile_command = {
     "compile", compile_main,
     "xcomp compile MODEL [--target T] [-o OUT.xcm] [-O<n>] [--precision f16|bf16] [--no-cache] [--allow-tf32] "
-    "[--dump-kernels DIR] [--no-vendor-blas] [--tuning-db FILE | --no-tuning-db]",
+    "[--dump-kernels DIR] [--no-vendor-blas] [--tuning-db FILE | --no-tuning-db] [--shape NAME=DIMS]...",
     "Compile a model (.xir or .onnx) into a compiled module (.xcm) for one target.",
     "options:\n"
     "  --target T           target and device to compile for (default: cpu; e.g. opencl:1;\n"
@@ -257,6 +275,10 @@ const xc_cli_command_t xc_cli_compile_command = {
     "                       holds one for the kernel's task on this target and device\n"
     "                       ('xcomp tune'; default: the cache folder's tuning.db when it exists)\n"
     "  --no-tuning-db       the schedulers' default schedules, whatever was tuned\n"
+    "  --shape NAME=DIMS    compile for this shape of input NAME (e.g. input_ids=1x64;\n"
+    "                       repeatable): a model exported at one size compiled for another\n"
+    "                       where its shape constants allow (else an error naming the\n"
+    "                       node that does not), symbolic dims made static\n"
     "\n"
     "Prints one line per kernel compiled on stderr, and a summary line on stdout.\n"
     "Run the result with 'xcomp run OUT.xcm --input ...' (docs/runtime.md).\n"};

@@ -44,6 +44,7 @@ static int run_main(int argc, char** argv) {
   const char* device = NULL;
   bool trace = false, no_cache = false, poison = false, no_graphs = false, allow_tf32 = false, profile = false;
   bool resident = false;
+  char* shapes = NULL; /* --shape options joined */
   const char* profile_json = NULL;
   xc_cli_profile_t prof;
   memset(&prof, 0, sizeof prof);
@@ -96,6 +97,9 @@ static int run_main(int argc, char** argv) {
     } else if (strcmp(argv[i], "--no-cache") == 0 || strcmp(argv[i], "--poison") == 0) {
       if (argv[i][2] == 'n') no_cache = true;
       else poison = true;
+    } else if ((m = xc_cli_option(argc, argv, &i, "--shape", &v)) != 0) {
+      if (m < 0) { rc = xc_cli_usage_error(cmd, "--shape needs NAME=DIMS"); goto done; }
+      if (!xc_cli_add_shape(&shapes, v)) { rc = xc_cli_fail(xc_error_oom()); goto done; }
     } else if (strcmp(argv[i], "--resident") == 0) {
       resident = true;
     } else if (strcmp(argv[i], "--profile") == 0) {
@@ -142,7 +146,7 @@ static int run_main(int argc, char** argv) {
   if (compiled) {
     /* A compiled target: the module's optimized graph describes the inputs. */
     s = xc_cli_load_compiled(model, target, pa.level_given ? pa.options.opt_level : 2, pa.options.precision,
-                             no_cache, allow_tf32, &cm);
+                             no_cache, allow_tf32, shapes, &cm);
     if (!s) g = cm->graph;
     if (!s && !device && strcmp(target, "ref") != 0) device = target;
   } else {
@@ -153,6 +157,7 @@ static int run_main(int argc, char** argv) {
     if (!s) s = xc_cli_check_file(model);
     if (!s) s = xc_load_model(model, &g);
     if (!s) s = xc_graph_infer(g);
+    if (!s) s = xc_graph_set_input_shapes(g, shapes);
     if (!s) s = xc_cli_pass_session("ref", &pa, &session);
     if (!s) s = xc_session_optimize(session, g);
   }
@@ -201,6 +206,7 @@ static int run_main(int argc, char** argv) {
   }
 
 done:
+  free(shapes);
   xc_cli_profile_free(&prof);
   xc_session_destroy(session);
   if (outputs && g)
@@ -226,7 +232,7 @@ const xc_cli_command_t xc_cli_run_command = {
     "run", run_main,
     "xcomp run MODEL [--target T] [--input NAME=@FILE | --input @FILE]... "
     "[--output-dir DIR] [--device SEL] [--trace] [--repeat N] [--resident] [--profile] [--profile-json FILE] "
-    "[--no-cuda-graph] [--allow-tf32] "
+    "[--no-cuda-graph] [--allow-tf32] [--shape NAME=DIMS]... "
     "[--precision f16|bf16] [-O<n>] [pass options]",
     "Run a model (.xir, .onnx or compiled .xcm) on input tensors and write its outputs.",
     "options:\n"
@@ -260,6 +266,10 @@ const xc_cli_command_t xc_cli_run_command = {
     "  --precision f16|bf16  run the model's float32 tensors in f16 or bf16 (the\n"
     "                      convert-precision pass); float32 input files are rounded\n"
     "                      to it, outputs are written in it\n"
+    "  --shape NAME=DIMS   run at this shape of input NAME (e.g. input_ids=1x64;\n"
+    "                      repeatable): a model exported at one size, where its shape\n"
+    "                      constants allow (else an error naming the node); compiled\n"
+    "                      targets compile for it (a static specialization)\n"
     "  --input NAME=@FILE  bind graph input NAME to the tensor in FILE (.npy or .pb)\n"
     "  --input @FILE       bind the next unbound graph input, in graph-input order\n"
     "  --output-dir DIR    write DIR/output_<i>.npy for output i (default: .; created\n"

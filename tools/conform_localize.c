@@ -111,7 +111,7 @@ int xc_cli_conform_localize(int argc, char** argv) {
   xc_symbind_init(&binds);
   xc_cli_input_spec_t specs[64];
   for (int k = 0; k < num_paths; k++) specs[k] = (xc_cli_input_spec_t){NULL, paths[k]};
-  xc_status_t s = xc_cli_load_compiled(model, target, 2, XC_DTYPE_UNDEFINED, no_cache, false, &cm);
+  xc_status_t s = xc_cli_load_compiled(model, target, 2, XC_DTYPE_UNDEFINED, no_cache, false, NULL, &cm);
   const xc_graph_t* g = cm ? cm->graph : NULL;
   if (!s) {
     inputs = calloc((size_t)g->num_inputs + 1, sizeof *inputs);

@@ -16,7 +16,8 @@ bool xc_cli_uses_executor(const char* model, const char* target);
 /* A .xcm is read; another model is compiled for `target` (through the cache
  * unless no_cache) at optimization level opt_level. */
 xc_status_t xc_cli_load_compiled(const char* model, const char* target, int opt_level, xc_dtype_t precision,
-                                 bool no_cache, bool allow_tf32, xc_compiled_module_t** out);
+                                 bool no_cache, bool allow_tf32, const char* input_shapes,
+                                 xc_compiled_module_t** out);
 /* Compiles a model file with session options o through the cache; the
  * session's cache counters go to *stats (may be NULL). */
 xc_status_t xc_cli_compile_model(const char* model, const xc_session_options_t* o, xc_cache_stats_t* stats,

@@ -130,6 +130,12 @@ typedef struct xc_session_options {
    * part of the compile-cache key. */
   const char* tuning_db;
   bool no_tuning_db;                   /* no database: the schedulers' defaults */
+  /* Input shapes to compile for, "NAME=DIMS[;NAME=DIMS...]"
+   * (xc_graph_set_input_shapes): a model exported at one size compiled for
+   * another where its shape constants allow (an error naming the node where
+   * they do not), or symbolic dims made static. Part of the cache key.
+   * NULL: the model's own shapes. */
+  const char* input_shapes;
 } xc_session_options_t;
 
 void xc_session_options_init(xc_session_options_t* o);

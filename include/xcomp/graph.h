@@ -319,6 +319,15 @@ xc_status_t xc_graph_toposort(xc_graph_t* g);
 xc_status_t xc_graph_resolve_ops(xc_graph_t* g);
 /* Runs every op's shape/type inference in order. Graph inputs must be typed. */
 xc_status_t xc_graph_infer(xc_graph_t* g);
+/* Gives graph inputs new shapes and infers g again: `spec` is
+ * "NAME=DIMS[;NAME=DIMS...]", DIMS sizes separated by 'x' or ','
+ * ("input_ids=1x64"). An input keeps its rank and dtype; fixed dims may
+ * change (a model exported at one size run at another) and symbolic ones
+ * become static (a specialization). Every value that is not an input or a
+ * constant is inferred anew. When a node cannot take the new shapes (a
+ * Reshape to constant sizes of the exported shape, ...) the error names the
+ * node; g is then left untyped past it and must not be used. */
+xc_status_t xc_graph_set_input_shapes(xc_graph_t* g, const char* spec);
 
 #ifdef __cplusplus
 }

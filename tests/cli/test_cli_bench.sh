@@ -58,7 +58,7 @@ fi
 # Symbolic dims: --shape binds them; without it the error names the input.
 run_xcomp bench "$TMP/sym.xir" --shape x=4x3 --iterations 2 --json
 [ "$RC" -eq 0 ] || fail "bench --shape x=4x3 exited $RC: $(head -c 2000 "$TMP/err")"
-expect_error 1 "--shape x=DIMS" bench "$TMP/sym.xir" --iterations 1
+expect_error 1 "--shape x=DIMS" bench "$TMP/sym.xir" --iterations 1 --json
 expect_error 1 "no input 'y'" bench "$TMP/sym.xir" --shape y=4x3 --iterations 1
 expect_error 1 "has rank 2" bench "$TMP/sym.xir" --shape x=4 --iterations 1
 expect_error 1 "DIMS must be sizes" bench "$TMP/sym.xir" --shape x=4xq --iterations 1
