@@ -46,6 +46,9 @@ typedef struct xc_model_options {
    * named file that does not exist is an error (XC_NOT_FOUND). */
   const char* tuning_db;
   bool no_tuning_db;     /* no database: the schedulers' defaults */
+  /* Input shapes to compile for, "NAME=DIMS[;NAME=DIMS...]" (xcomp compile
+   * --shape; xc_graph_set_input_shapes). NULL: the model's own. */
+  const char* input_shapes;
 } xc_model_options_t;
 
 /* The defaults: cpu, as written, opt_level -1, the cache, the default

@@ -195,6 +195,18 @@ def test_torch_cuda_tensors(models):
     m.close()
 
 
+def test_compile_for_other_shapes(tmp_path, models):
+    src = tmp_path / "flex.xir"
+    src.write_text("xir 1\ngraph flex opset 23 {\n  input x: f32[2,3]\n  const flat: i64[1] = [-1]\n"
+                   "  y = Relu(x)\n  z = Reshape(y, flat)\n  output z\n}\n")
+    m = xcomp.compile(src, shapes={"x": (4, 3)})
+    assert m.inputs[0].shape == (4, 3) and m.outputs[0].shape == (12,)
+    x = np.linspace(-3, 3, 12, dtype=np.float32).reshape(4, 3)
+    np.testing.assert_array_equal(m.run(x)[0], np.maximum(x, 0).reshape(-1))
+    with pytest.raises(xcomp.Error, match=r"\(Reshape\)"):  # gpt2-tiny reshapes to its exported sizes
+        xcomp.compile(case(models, "gpt2-tiny")[0], shapes={"input_ids": (1, 32)})
+
+
 def test_run_device_on_cpu(gpt2):
     """Device-resident runs on the cpu target (its device memory is host
     memory, DLPack device (1, 0)): outputs are the module's own buffers

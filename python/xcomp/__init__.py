@@ -457,7 +457,8 @@ def _raw(t, dtype, shape):
 
 def compile(model: Union[str, "os.PathLike[str]", bytes, bytearray, memoryview], target: Optional[str] = "cpu",
             precision: Optional[str] = None, tuning_db: Union[None, bool, str, "os.PathLike[str]"] = None,
-            opt_level: Optional[int] = None, cache: bool = True) -> "Module":
+            opt_level: Optional[int] = None, cache: bool = True,
+            shapes: Optional[dict] = None) -> "Module":
     """Compiles a model for a target and returns a Module.
 
     model: a path (.onnx, .xir) or the bytes of an ONNX model.
@@ -474,6 +475,10 @@ def compile(model: Union[str, "os.PathLike[str]", bytes, bytearray, memoryview],
     opt_level: 0..3, the graph pass pipeline level (default 2).
     cache: go through the compile cache ($XCOMP_CACHE_DIR, default
       ~/.cache/xcomp); a second compile of the same thing is near-instant.
+    shapes: {input name: shape tuple} to compile for (as 'xcomp compile
+      --shape'): symbolic dims made static, a model exported at another size
+      re-shaped where its shape constants allow (else Error naming the
+      node).
     Raises Error with the library's message when anything is wrong."""
     ct = _native.ctypes
     o = _native.ModelOptions()
@@ -482,6 +487,9 @@ def compile(model: Union[str, "os.PathLike[str]", bytes, bytearray, memoryview],
     o.precision = None if precision is None else str(precision).encode()
     o.opt_level = -1 if opt_level is None else int(opt_level)
     o.use_cache = bool(cache)
+    if shapes:
+        spec = ";".join(f"{name}={'x'.join(str(int(d)) for d in dims)}" for name, dims in shapes.items())
+        o.input_shapes = spec.encode()
     if tuning_db is False:
         o.no_tuning_db = True
     elif tuning_db is not None:

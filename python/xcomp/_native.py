@@ -72,6 +72,7 @@ class ModelOptions(ctypes.Structure):
         ("use_cache", ctypes.c_bool),
         ("tuning_db", ctypes.c_char_p),
         ("no_tuning_db", ctypes.c_bool),
+        ("input_shapes", ctypes.c_char_p),
     ]
 
 
