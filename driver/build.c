@@ -1,9 +1,11 @@
 /* Building a compiled module from a lowered one: the plan's values, steps
  * and knob values, and every kernel emitted and compiled by the target
  * (runtime/module.c links the result; module_format.c writes it). */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "driver_internal.h"
 #include "xcomp/lower.h"
@@ -97,9 +99,19 @@ static xc_status_t dump_text(const char* dir, const char* name, const char* ext,
   return xc_write_file_atomic(path, text, strlen(text));
 }
 
-static xc_status_t build_kernel(const xc_lowered_kernel_t* lk, int index, int count, xc_target_t* target,
-                                const xc_device_caps_t* caps, const xc_cm_build_options_t* o,
-                                xc_compiled_module_t* m, int* compiled) {
+/* A kernel between emission and compilation. */
+typedef struct pending_kernel {
+  xc_kernel_source_t src;
+  xc_compile_options_t co;
+  char dump_path[4096];
+  xc_status_t status;
+} pending_kernel_t;
+
+/* Emits kernel `index` (sequential: emitters and the module's arena are
+ * not shared between threads). */
+static xc_status_t emit_kernel(const xc_lowered_kernel_t* lk, int index, xc_target_t* target,
+                               const xc_device_caps_t* caps, const xc_cm_build_options_t* o, xc_compiled_module_t* m,
+                               pending_kernel_t* p) {
   const xc_tiled_kernel_t* tk = lk->kernel;
   xc_cm_kernel_t* k = &m->kernels[index];
   k->name = xc_arena_strdup(m->arena, tk->name ? tk->name : "kernel");
@@ -118,42 +130,96 @@ static xc_status_t build_kernel(const xc_lowered_kernel_t* lk, int index, int co
     knobs[i].name = tk->knobs[i].name;
     knobs[i].value = lk->knobs[i];
   }
-  xc_kernel_source_t src;
-  memset(&src, 0, sizeof src);
   xc_status_t s;
   if (o->emit) {
-    s = o->emit(o->emit_ctx, tk, lk->knobs, &src);
+    s = o->emit(o->emit_ctx, tk, lk->knobs, &p->src);
   } else {
     char why[512] = "";
     if (!xc_target_supports(target, caps, tk, why, sizeof why))
       return xc_error(XC_UNSUPPORTED, "target %s declines kernel '%s': %s", xc_target_name(target), k->name, why);
-    s = xc_target_emit(target, caps, tk, knobs, nk, &src);
+    s = xc_target_emit(target, caps, tk, knobs, nk, &p->src);
   }
   if (s) return xc_status_annotate(s, "kernel '%s' (graph nodes: %s)", k->name, tk->origin ? tk->origin : "?");
   if (o->dump_dir) {
-    s = dump_text(o->dump_dir, k->name, source_extension(src.language), src.text);
+    s = dump_text(o->dump_dir, k->name, source_extension(p->src.language), p->src.text);
     if (!s) s = dump_text(o->dump_dir, k->name, "tiled", k->tiled_text);
-    if (s) {
-      xc_kernel_source_release(&src);
-      return s;
-    }
+    if (s) return s;
   }
-  if (o->progress)
-    fprintf(o->progress, "xcomp: compiling kernel %d/%d %s (%s)\n", index + 1, count, k->name,
-            xc_target_name(target));
-  xc_compile_options_t co = o->compile;
-  char dump_path[4096];
+  p->co = o->compile;
   if (o->dump_dir) {
-    snprintf(dump_path, sizeof dump_path, "%s/%s", o->dump_dir, k->name);
-    co.dump_path = dump_path;
+    snprintf(p->dump_path, sizeof p->dump_path, "%s/%s", o->dump_dir, k->name);
+    p->co.dump_path = p->dump_path;
   }
-  s = xc_target_compile(target, caps, &src, &co, &k->blob);
-  if (compiled) (*compiled)++;
-  snprintf(k->entry, sizeof k->entry, "%s", src.entry);
-  xc_kernel_source_release(&src);
-  if (s) return xc_status_annotate(s, "kernel '%s' (graph nodes: %s)", k->name, tk->origin ? tk->origin : "?");
-  if (!k->entry[0]) return xc_error(XC_INTERNAL, "kernel '%s': the emitter named no entry point", k->name);
-  return xc_tiled_parse(k->tiled_text, strlen(k->tiled_text), k->name, &k->tiled);
+  return NULL;
+}
+
+/* Compiling every emitted kernel: by worker threads (one per core, at most
+ * the kernels; $XCOMP_JOBS sets the count) for the targets whose compilers
+ * take concurrent compiles once the first has loaded them — cuda and
+ * rocm_nv (NVRTC), cpu (a C compiler process each), opencl (clBuildProgram
+ * is thread-safe) — and one kernel at a time for the others: rocm (Debian's
+ * hiprtc/comgr crashes under concurrent compiles) and plugins (nothing says
+ * theirs may be called from threads). */
+typedef struct compile_pool {
+  pthread_mutex_t lock;
+  int next, count, started;
+  pending_kernel_t* pending;
+  xc_compiled_module_t* m;
+  xc_target_t* target;
+  const xc_device_caps_t* caps;
+  const xc_cm_build_options_t* o;
+} compile_pool_t;
+
+static void compile_one(compile_pool_t* pool, int i) {
+  pending_kernel_t* p = &pool->pending[i];
+  xc_cm_kernel_t* k = &pool->m->kernels[i];
+  if (pool->o->progress) {
+    pthread_mutex_lock(&pool->lock);
+    int nth = ++pool->started;
+    fprintf(pool->o->progress, "xcomp: compiling kernel %d/%d %s (%s)\n", nth, pool->count, k->name,
+            xc_target_name(pool->target));
+    pthread_mutex_unlock(&pool->lock);
+  }
+  p->status = xc_target_compile(pool->target, pool->caps, &p->src, &p->co, &k->blob);
+}
+
+static void* compile_worker(void* arg) {
+  compile_pool_t* pool = arg;
+  for (;;) {
+    pthread_mutex_lock(&pool->lock);
+    int i = pool->next < pool->count ? pool->next++ : -1;
+    pthread_mutex_unlock(&pool->lock);
+    if (i < 0) return NULL;
+    compile_one(pool, i);
+  }
+}
+
+static int compile_jobs(xc_target_t* target, int kernels) {
+  static const char* const concurrent[] = {"cuda", "rocm_nv", "cpu", "opencl"};
+  bool ok = false;
+  for (size_t i = 0; i < sizeof concurrent / sizeof *concurrent; i++)
+    ok = ok || strcmp(xc_target_name(target), concurrent[i]) == 0;
+  if (!ok || strcmp(xc_target_origin(target), "built-in") != 0) return 1;
+  const char* env = getenv("XCOMP_JOBS");
+  long jobs = env && *env ? strtol(env, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
+  if (jobs < 1) jobs = 1;
+  if (jobs > 64) jobs = 64;
+  return jobs < kernels ? (int)jobs : kernels;
+}
+
+static void compile_all(compile_pool_t* pool) {
+  int jobs = compile_jobs(pool->target, pool->count);
+  if (pool->count == 0) return;
+  /* The first alone: it loads the target's compiler (lazily, not guarded
+   * for threads). */
+  pool->next = 1;
+  compile_one(pool, 0);
+  pthread_t threads[64];
+  int started = 0;
+  for (int t = 1; t < jobs && pool->next < pool->count; t++)
+    if (pthread_create(&threads[started], NULL, compile_worker, pool) == 0) started++;
+  compile_worker(pool); /* this thread works too */
+  for (int t = 0; t < started; t++) pthread_join(threads[t], NULL);
 }
 
 xc_status_t xc_compiled_module_build(const xc_lowered_module_t* lowered, xc_target_t* target,
@@ -248,8 +314,33 @@ xc_status_t xc_compiled_module_build(const xc_lowered_module_t* lowered, xc_targ
       }
     }
   }
-  for (int i = 0; !s && i < lowered->num_kernels; i++)
-    s = build_kernel(&lowered->kernels[i], i, lowered->num_kernels, target, caps, o, m, kernels_compiled);
+  int nk = lowered->num_kernels;
+  pending_kernel_t* pending = s ? NULL : calloc((size_t)nk + 1, sizeof *pending);
+  if (!s && !pending) s = xc_error_oom();
+  for (int i = 0; !s && i < nk; i++) s = emit_kernel(&lowered->kernels[i], i, target, caps, o, m, &pending[i]);
+  if (!s) {
+    compile_pool_t pool = {.next = 0, .count = nk, .pending = pending, .m = m, .target = target, .caps = caps,
+                           .o = o};
+    pthread_mutex_init(&pool.lock, NULL);
+    compile_all(&pool);
+    pthread_mutex_destroy(&pool.lock);
+    if (kernels_compiled) *kernels_compiled += nk;
+  }
+  for (int i = 0; pending && i < nk; i++) {
+    xc_cm_kernel_t* k = &m->kernels[i];
+    const xc_tiled_kernel_t* tk = lowered->kernels[i].kernel;
+    xc_status_t ks = pending[i].status;
+    pending[i].status = NULL;
+    if (!s && ks) s = xc_status_annotate(ks, "kernel '%s' (graph nodes: %s)", k->name, tk->origin ? tk->origin : "?");
+    else xc_status_free(ks);
+    if (!s && pending[i].src.text) {
+      snprintf(k->entry, sizeof k->entry, "%s", pending[i].src.entry);
+      if (!k->entry[0]) s = xc_error(XC_INTERNAL, "kernel '%s': the emitter named no entry point", k->name);
+      if (!s) s = xc_tiled_parse(k->tiled_text, strlen(k->tiled_text), k->name, &k->tiled);
+    }
+    xc_kernel_source_release(&pending[i].src);
+  }
+  free(pending);
   free(vt.graph_values);
   free(vt.by_id);
   if (!s)
