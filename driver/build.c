@@ -105,7 +105,67 @@ typedef struct pending_kernel {
   xc_compile_options_t co;
   char dump_path[4096];
   xc_status_t status;
+  char* key;   /* the source with its entry name replaced: equal keys, equal code */
+  int dup_of;  /* an earlier kernel with the same key (compiled once, shared), else -1 */
 } pending_kernel_t;
+
+/* What decides a kernel's code, as text: src's language and text with the
+ * comments left out (they name the kernel and its graph nodes), its entry
+ * name written '@' and its parameters (the emitter's "p_" names, from graph
+ * values; the code reaches buffers by position) numbered by first use.
+ * Kernels with equal keys compile to the same code. */
+static char* code_key(const xc_kernel_source_t* src) {
+  const char* t = src->text ? src->text : "";
+  const char* lang = src->language ? src->language : "";
+  size_t n = strlen(t), cap = 2 * n + strlen(lang) + 16; /* "p_x" -> "p#123" grows */
+  char* out = malloc(cap);
+  if (!out) return NULL;
+  size_t k = (size_t)snprintf(out, cap, "%s\n", lang);
+  enum { MAX_PARAMS = 256 };
+  const char* names[MAX_PARAMS];
+  size_t lens[MAX_PARAMS];
+  int num = 0;
+  for (size_t i = 0; i < n;) {
+    if (t[i] == '/' && t[i + 1] == '*') {
+      const char* close = strstr(t + i + 2, "*/");
+      i = close ? (size_t)(close - t) + 2 : n;
+    } else if (t[i] == '/' && t[i + 1] == '/') {
+      while (i < n && t[i] != '\n') i++;
+    } else if (t[i] == '_' || (t[i] >= 'a' && t[i] <= 'z') || (t[i] >= 'A' && t[i] <= 'Z')) {
+      size_t j = i;
+      while (j < n && (t[j] == '_' || (t[j] >= 'a' && t[j] <= 'z') || (t[j] >= 'A' && t[j] <= 'Z') ||
+                       (t[j] >= '0' && t[j] <= '9')))
+        j++;
+      size_t len = j - i;
+      int id = -1;
+      if (len == strlen(src->entry) && strncmp(t + i, src->entry, len) == 0) {
+        out[k++] = '@';
+      } else if (len > 2 && t[i] == 'p' && t[i + 1] == '_') {
+        for (int q = 0; q < num && id < 0; q++)
+          if (lens[q] == len && strncmp(names[q], t + i, len) == 0) id = q;
+        if (id < 0 && num < MAX_PARAMS) {
+          names[num] = t + i;
+          lens[num] = len;
+          id = num++;
+        }
+        if (id >= 0) {
+          k += (size_t)snprintf(out + k, cap - k, "p#%d", id);
+        } else {
+          memcpy(out + k, t + i, len);
+          k += len;
+        }
+      } else {
+        memcpy(out + k, t + i, len);
+        k += len;
+      }
+      i = j;
+    } else {
+      out[k++] = t[i++];
+    }
+  }
+  out[k] = 0;
+  return out;
+}
 
 /* Emits kernel `index` (sequential: emitters and the module's arena are
  * not shared between threads). */
@@ -163,6 +223,7 @@ static xc_status_t emit_kernel(const xc_lowered_kernel_t* lk, int index, xc_targ
 typedef struct compile_pool {
   pthread_mutex_t lock;
   int next, count, started;
+  const int* order; /* the kernels to compile (the first of each key) */
   pending_kernel_t* pending;
   xc_compiled_module_t* m;
   xc_target_t* target;
@@ -170,7 +231,8 @@ typedef struct compile_pool {
   const xc_cm_build_options_t* o;
 } compile_pool_t;
 
-static void compile_one(compile_pool_t* pool, int i) {
+static void compile_one(compile_pool_t* pool, int nth_kernel) {
+  int i = pool->order[nth_kernel];
   pending_kernel_t* p = &pool->pending[i];
   xc_cm_kernel_t* k = &pool->m->kernels[i];
   if (pool->o->progress) {
@@ -316,15 +378,51 @@ xc_status_t xc_compiled_module_build(const xc_lowered_module_t* lowered, xc_targ
   }
   int nk = lowered->num_kernels;
   pending_kernel_t* pending = s ? NULL : calloc((size_t)nk + 1, sizeof *pending);
-  if (!s && !pending) s = xc_error_oom();
+  int* order = s ? NULL : calloc((size_t)nk + 1, sizeof *order);
+  if (!s && (!pending || !order)) s = xc_error_oom();
   for (int i = 0; !s && i < nk; i++) s = emit_kernel(&lowered->kernels[i], i, target, caps, o, m, &pending[i]);
+  /* Kernels whose code differs only in its name (the same layer repeated)
+   * compile once and share the result (not with --dump-kernels: every
+   * kernel's compiler output is written then). */
+  int unique = 0;
+  for (int i = 0; !s && i < nk; i++) {
+    pending[i].dup_of = -1;
+    if (!(pending[i].key = code_key(&pending[i].src))) s = xc_error_oom();
+    for (int j = 0; !s && !o->dump_dir && j < i && pending[i].dup_of < 0; j++)
+      if (pending[j].dup_of < 0 && strcmp(pending[j].key, pending[i].key) == 0) pending[i].dup_of = j;
+    if (!s && pending[i].dup_of < 0) order[unique++] = i;
+  }
   if (!s) {
-    compile_pool_t pool = {.next = 0, .count = nk, .pending = pending, .m = m, .target = target, .caps = caps,
-                           .o = o};
+    compile_pool_t pool = {.next = 0, .count = unique, .order = order, .pending = pending, .m = m,
+                           .target = target, .caps = caps, .o = o};
     pthread_mutex_init(&pool.lock, NULL);
     compile_all(&pool);
     pthread_mutex_destroy(&pool.lock);
-    if (kernels_compiled) *kernels_compiled += nk;
+    if (kernels_compiled) *kernels_compiled += unique;
+    if (o->progress && unique < nk)
+      fprintf(o->progress, "xcomp: %d of %d kernels share the code of an earlier one (compiled once)\n",
+              nk - unique, nk);
+  }
+  /* The shared ones take a copy of the first's blob and its entry name. */
+  for (int i = 0; !s && i < nk; i++) {
+    int j = pending[i].dup_of;
+    if (j < 0) continue;
+    pending[i].status = pending[j].status ? xc_error(xc_status_code(pending[j].status), "%s",
+                                                     xc_status_message(pending[j].status))
+                                          : NULL;
+    if (pending[i].status) continue;
+    xc_blob_t* from = &m->kernels[j].blob;
+    xc_blob_t* to = &m->kernels[i].blob;
+    memcpy(to->format, from->format, sizeof to->format);
+    to->size = from->size;
+    to->bytes = malloc(from->size ? from->size : 1);
+    to->options = from->options ? strdup(from->options) : NULL;
+    if (!to->bytes || (from->options && !to->options)) {
+      s = xc_error_oom();
+      break;
+    }
+    memcpy(to->bytes, from->bytes, from->size);
+    snprintf(pending[i].src.entry, sizeof pending[i].src.entry, "%s", pending[j].src.entry);
   }
   for (int i = 0; pending && i < nk; i++) {
     xc_cm_kernel_t* k = &m->kernels[i];
@@ -339,8 +437,10 @@ xc_status_t xc_compiled_module_build(const xc_lowered_module_t* lowered, xc_targ
       if (!s) s = xc_tiled_parse(k->tiled_text, strlen(k->tiled_text), k->name, &k->tiled);
     }
     xc_kernel_source_release(&pending[i].src);
+    free(pending[i].key);
   }
   free(pending);
+  free(order);
   free(vt.graph_values);
   free(vt.by_id);
   if (!s)

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <xxhash.h>
+
 #include "driver_internal.h"
 #include "xcomp/fusion.h"
 #include "xcomp/lower.h"
@@ -284,6 +286,13 @@ static xc_status_t measure(xc_device_t* dev, const xc_compiled_module_t* m, int 
   return s;
 }
 
+static bool same_gemm(const xc_vendor_gemm_t* a, const xc_vendor_gemm_t* b) {
+  uint8_t pa[XC_VENDOR_GEMM_BYTES], pb[XC_VENDOR_GEMM_BYTES];
+  xc_vendor_gemm_pack(a, pa);
+  xc_vendor_gemm_pack(b, pb);
+  return memcmp(pa, pb, sizeof pa) == 0;
+}
+
 xc_status_t xc_drv_vendor_choose(xc_compiled_module_t* m, xc_target_t* target, const xc_device_caps_t* caps,
                                 const bool* has, const xc_vendor_gemm_t* cands, FILE* progress) {
   bool any = false;
@@ -305,9 +314,38 @@ xc_status_t xc_drv_vendor_choose(xc_compiled_module_t* m, xc_target_t* target, c
   if (index < 0) return NULL; /* compiling for a device that is not here: nothing to measure on */
   xc_device_t* dev = NULL;
   XC_RETURN_IF_ERROR(xc_target_open_device(target, index, &dev));
-  xc_status_t s = NULL;
+  /* Each distinct race once: a kernel with the same generated code (the
+   * same layer repeated) and the same GEMM takes the earlier decision. */
+  uint64_t* code = calloc((size_t)m->num_kernels + 1, sizeof *code);
+  signed char* decided = calloc((size_t)m->num_kernels + 1, 1); /* -1 none, 0 kept, 1 vendor */
+  xc_status_t s = code && decided ? NULL : xc_error_oom();
+  for (int k = 0; !s && k < m->num_kernels; k++) {
+    decided[k] = -1;
+    code[k] = XXH3_64bits(m->kernels[k].blob.bytes, m->kernels[k].blob.size);
+  }
   for (int k = 0; !s && k < m->num_kernels; k++) {
     if (!has[k]) continue;
+    int same = -1;
+    for (int j = 0; j < k && same < 0; j++)
+      if (decided[j] >= 0 && code[j] == code[k] && same_gemm(&cands[j], &cands[k])) same = j;
+    if (same >= 0) {
+      decided[k] = decided[same];
+      if (decided[k]) {
+        xc_blob_t blob;
+        memset(&blob, 0, sizeof blob);
+        snprintf(blob.format, sizeof blob.format, "%s", XC_VENDOR_GEMM_FORMAT);
+        if (!(blob.bytes = malloc(XC_VENDOR_GEMM_BYTES))) {
+          s = xc_error_oom();
+          break;
+        }
+        blob.size = XC_VENDOR_GEMM_BYTES;
+        xc_vendor_gemm_pack(&cands[k], blob.bytes);
+        xc_blob_release(&m->kernels[k].blob);
+        m->kernels[k].blob = blob;
+        snprintf(m->kernels[k].entry, sizeof m->kernels[k].entry, "vendor_gemm");
+      }
+      continue;
+    }
     int step = -1;
     for (int i = 0; i < m->num_steps && step < 0; i++)
       if (m->steps[i].kind == XC_CM_STEP_KERNEL && m->steps[i].kernel == k) step = i;
@@ -330,6 +368,7 @@ xc_status_t xc_drv_vendor_choose(xc_compiled_module_t* m, xc_target_t* target, c
       fprintf(progress, "xcomp: kernel %s (%lldx%lldx%lld %s GEMM): %s\n", m->kernels[k].name,
               (long long)cands[k].m, (long long)cands[k].n, (long long)cands[k].k, xc_dtype_name(cands[k].dtype),
               note);
+    if (!s) decided[k] = use ? 1 : 0;
     if (!s && use) {
       xc_blob_release(&m->kernels[k].blob);
       m->kernels[k].blob = blob;
@@ -338,6 +377,8 @@ xc_status_t xc_drv_vendor_choose(xc_compiled_module_t* m, xc_target_t* target, c
       xc_blob_release(&blob);
     }
   }
+  free(code);
+  free(decided);
   xc_device_close(dev);
   return s;
 }

@@ -139,4 +139,19 @@ grep -q "kernel 'g0_gemm' (graph nodes: /a/Gemm:Gemm, /Mul_1:Gelu): cpu: compili
   fail "compile error without graph nodes: $(cat "$TMP/err")"
 [ ! -e "$TMP/bad.xcm" ] || fail "a failed compile left a module behind"
 
+# The same layer repeated compiles once: gpt2-tiny's two blocks share their
+# kernels' code; the module still runs right (every kernel has its code).
+run_xcomp compile "$MODELS/gpt2-tiny/model.onnx" --target cpu --no-cache -o "$TMP/gpt2.xcm"
+[ "$RC" -eq 0 ] || fail "compile gpt2-tiny exited $RC: $(head -c 2000 "$TMP/err")"
+grep -q '^xcomp: [0-9]* of 17 kernels share the code of an earlier one (compiled once)$' "$TMP/err" ||
+  fail "gpt2-tiny: no shared kernels reported: $(grep -v 'compiling kernel' "$TMP/err")"
+shared=$(sed -n 's/^xcomp: \([0-9]*\) of 17 kernels share.*/\1/p' "$TMP/err")
+grep -q "17 kernels, .*(no cache, $((17 - shared)) kernels compiled)" "$TMP/out" ||
+  fail "gpt2-tiny: the summary does not count the kernels compiled once: $(cat "$TMP/out")"
+[ "$(grep -c '^xcomp: compiling kernel' "$TMP/err")" -eq $((17 - shared)) ] || fail "gpt2-tiny: progress lines"
+run_xcomp run "$TMP/gpt2.xcm" --input "@$MODELS/gpt2-tiny/test_data_set_0/input_0.pb" --output-dir "$TMP/gpt2-out"
+[ "$RC" -eq 0 ] || fail "run gpt2.xcm exited $RC: $(head -c 2000 "$TMP/err")"
+run_xcomp compare "$TMP/gpt2-out/output_0.npy" "$MODELS/gpt2-tiny/test_data_set_0/output_0.pb" --rtol 1e-3 --atol 1e-5
+[ "$RC" -eq 0 ] || fail "gpt2.xcm with shared kernels computes wrong: $(cat "$TMP/out")"
+
 finish
