@@ -243,6 +243,11 @@ static void compile_one(compile_pool_t* pool, int nth_kernel) {
     pthread_mutex_unlock(&pool->lock);
   }
   p->status = xc_target_compile(pool->target, pool->caps, &p->src, &p->co, &k->blob);
+  if (p->status) {
+    pthread_mutex_lock(&pool->lock);
+    pool->next = pool->count; /* a failed compile fails the module: start no more */
+    pthread_mutex_unlock(&pool->lock);
+  }
 }
 
 static void* compile_worker(void* arg) {
@@ -276,6 +281,7 @@ static void compile_all(compile_pool_t* pool) {
    * for threads). */
   pool->next = 1;
   compile_one(pool, 0);
+  if (pool->pending[pool->order[0]].status) return;
   pthread_t threads[64];
   int started = 0;
   for (int t = 1; t < jobs && pool->next < pool->count; t++)
@@ -421,7 +427,7 @@ xc_status_t xc_compiled_module_build(const xc_lowered_module_t* lowered, xc_targ
       s = xc_error_oom();
       break;
     }
-    memcpy(to->bytes, from->bytes, from->size);
+    if (from->size) memcpy(to->bytes, from->bytes, from->size);
     snprintf(pending[i].src.entry, sizeof pending[i].src.entry, "%s", pending[j].src.entry);
   }
   for (int i = 0; pending && i < nk; i++) {
