@@ -29,7 +29,9 @@ import sys
 import time
 
 
-def build(name, torch):
+def build(name, torch, **overrides):
+    """The model `name` ("gpt2", "llama") with random weights; overrides
+    change its configuration (layers, d, heads, kv_heads, ff, vocab, ctx)."""
     nn = torch.nn
     F = torch.nn.functional
 
@@ -129,7 +131,9 @@ def build(name, torch):
         "gpt2": dict(layers=12, d=768, heads=12, kv_heads=12, ff=3072, vocab=50257, ctx=1024, llama=False),
         "llama": dict(layers=12, d=768, heads=12, kv_heads=4, ff=2048, vocab=32000, ctx=4096, llama=True),
     }
-    return LM(cfgs[name])
+    cfg = dict(cfgs[name])
+    cfg.update(overrides)
+    return LM(cfg)
 
 
 def cuda_time(torch, fn, runs, warmup=3):

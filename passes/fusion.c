@@ -91,11 +91,16 @@ static int classify(const xc_node_t* n) {
   return C_DATA;
 }
 
-/* Layout ops that an attention group may take in front of or after it. */
+/* Layout ops that an attention group may take in front of or after it:
+ * those its lowering turns into index math of its loads and stores (views,
+ * Transpose, Split). Anything else in the group would be a phase of its
+ * own, and a kernel of several phases runs as one program (a grid-wide
+ * dependency): a bias Add, a RoPE or a Slice in front of Q/K/V made the
+ * attention of a 512-token GPT-2 layer take 26 ms instead of a parallel
+ * kernel's fraction of one. They stay GEMM epilogues or kernels of their own. */
 static bool is_layout_op(const xc_node_t* n, int cls) {
   if (cls == C_VIEW) return true;
-  return strcmp(n->op_type, "Transpose") == 0 || strcmp(n->op_type, "Split") == 0 ||
-         strcmp(n->op_type, "Slice") == 0 || strcmp(n->op_type, "RotaryEmbedding") == 0;
+  return strcmp(n->op_type, "Transpose") == 0 || strcmp(n->op_type, "Split") == 0;
 }
 
 typedef struct {
@@ -331,8 +336,7 @@ static void absorb_layout_producers(planner_t* p, int gi) {
         int q = producer_index(p, v);
         if (q < 0 || p->grp[q] != -1) continue;
         const xc_node_t* pn = p->g->nodes[q];
-        bool ok = is_layout_op(pn, p->cls[q]) ||
-                  (p->cls[q] == C_ELEM && foreign_inputs(p, q, -2) == 1);
+        bool ok = is_layout_op(pn, p->cls[q]);
         if (!ok || !all_uses_in(p, q, gi)) continue;
         if (try_add(p, gi, q, false)) changed = true;
       }
@@ -353,6 +357,23 @@ static void absorb_layout_consumers(planner_t* p, int gi, const xc_value_t* v) {
 
 static bool is_matmul(const planner_t* p, int i) {
   return i >= 0 && p->grp[i] == -1 && strcmp(p->g->nodes[i]->op_type, "MatMul") == 0;
+}
+
+/* A MatMul-Softmax-MatMul chain the attention pass left as it is lowers
+ * as one kernel of three phases, which runs as a single program: fine for
+ * a few rows, a disaster for long sequences (qwen2-style GQA at 512
+ * tokens: 26 ms a layer). Chains whose softmax rows number more than a
+ * couple of work-groups' worth stay three parallel kernels instead. */
+static bool attention_chain_wanted(const planner_t* p, int s) {
+  const xc_value_t* x = p->g->nodes[s]->inputs[0];
+  if (!x || x->rank < 1) return false;
+  int64_t rows = 1;
+  for (int i = 0; i + 1 < x->rank; i++) {
+    int64_t d = xc_dim_estimate(x->dims[i], 64, NULL);
+    if (d < 0 || rows > INT64_MAX / (d ? d : 1)) return false;
+    rows *= d;
+  }
+  return rows <= 256;
 }
 
 /* MatMul -> (elementwise|view)* -> Softmax -> (elementwise|view)* -> MatMul. */
@@ -563,7 +584,8 @@ static void run_phases(planner_t* p) {
       add_member(p, gi, i);
       absorb_layout_producers(p, gi);
       if (g->nodes[i]->num_outputs > 0) absorb_layout_consumers(p, gi, g->nodes[i]->outputs[0]);
-    } else if (strcmp(g->nodes[i]->op_type, "Softmax") == 0 && g->nodes[i]->num_inputs > 0) {
+    } else if (strcmp(g->nodes[i]->op_type, "Softmax") == 0 && g->nodes[i]->num_inputs > 0 &&
+               attention_chain_wanted(p, i)) {
       plan_attention_chain(p, i);
     }
   }
