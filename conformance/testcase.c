@@ -308,6 +308,36 @@ static xc_conform_verdict_t run_compiled_case(xc_onnx_testcase_t* tc, const char
   return v;
 }
 
+/* --compile-only: the model (converted to dtype, when given) lowered and
+ * compiled for the architecture the selector names (cuda:sm_90,
+ * rocm:gfx90a), without a device; nothing runs, so no output is compared.
+ * PASS says how many kernels the target's compiler built. */
+static xc_conform_verdict_t compile_only_case(xc_onnx_testcase_t* tc, const char* selector, xc_dtype_t dt,
+                                              bool allow_tf32, char** detail) {
+  xc_session_t* session = NULL;
+  xc_compiled_module_t* cm = NULL;
+  bool reduced = dt != XC_DTYPE_UNDEFINED && dt != XC_F32;
+  xc_status_t s = reduced ? xc_convert_precision(tc->graph, dt, NULL) : NULL;
+  if (!s) s = open_session(selector, allow_tf32, &session);
+  if (!s) s = xc_session_compile_graph(session, tc->graph, &cm);
+  int kernels = session ? xc_session_cache_stats(session)->kernels_compiled : 0;
+  xc_compiled_module_destroy(cm);
+  xc_session_destroy(session);
+  if (s) {
+    xc_conform_verdict_t v = verdict_of(s);
+    *detail = dup_printf("%s", xc_status_message(s));
+    xc_status_free(s);
+    return v;
+  }
+  if (kernels <= 0) {
+    *detail = dup_printf("compiled, but the target's compiler built no kernel");
+    return XC_CONFORM_FAIL;
+  }
+  *detail = dup_printf("%s%scompiled, %d kernel%s (not run)", reduced ? xc_dtype_name(dt) : "", reduced ? ": " : "",
+                       kernels, kernels == 1 ? "" : "s");
+  return XC_CONFORM_PASS;
+}
+
 /* Runs one data set (inputs already bound to graph inputs by the loader) and
  * compares every output with its reference. */
 static xc_conform_verdict_t run_set(const xc_graph_t* g, const xc_onnx_test_data_t* set,
@@ -493,7 +523,12 @@ xc_conform_verdict_t xc_conform_run_case(const char* dir, const xc_conform_optio
     return v;
   }
   xc_conform_verdict_t v = XC_CONFORM_PASS;
-  if (reduced && tc->num_sets > 0) {
+  if (opt->compile_only) {
+    char* d = NULL;
+    v = compile_only_case(tc, opt->target, opt->dtype, opt->allow_tf32, &d);
+    *out_detail = d;
+    compiled = true; /* nothing ran: no stored output to compare */
+  } else if (reduced && tc->num_sets > 0) {
     char* d = NULL;
     v = run_precision_case(tc, opt->target, opt->dtype, &d);
     *out_detail = d;
@@ -511,7 +546,7 @@ xc_conform_verdict_t xc_conform_run_case(const char* dir, const xc_conform_optio
     else
       free(d);
   }
-  if (v == XC_CONFORM_PASS && tc->num_sets == 0) {
+  if (v == XC_CONFORM_PASS && tc->num_sets == 0 && !opt->compile_only) {
     v = XC_CONFORM_FAIL;
     *out_detail = dup_printf("no test_data_set_0 folder");
   }
