@@ -183,7 +183,7 @@ fi
 # need a newer clang, gfx1100 newer device libraries). hiprtc of ROCm 5.2
 # crashes on gfx940, so it goes through hipcc, one clang process per kernel
 # that parses the HIP headers each time: all 13 shared models take ~7 min
-# there (all pass), the four ~40 s.
+# there (all pass), the four ~30 s.
 # Skipped when no HIP compiler is installed.
 if "$XCOMP" compile "$MODELS/mlp/model.onnx" --target rocm:gfx90a --no-cache -o "$OUT/mlp-gfx90a.xcm" \
      >"$OUT/rocm-probe.log" 2>&1; then
