@@ -161,13 +161,17 @@ done
 # 8 s in NVVM's optimizer). Skipped when NVRTC is not installed.
 CO_MODELS="$MODELS"
 [ -d "$SHARED/models" ] && CO_MODELS="$SHARED/models"
+# An NVRTC older than CUDA 12.8 lacks --Ofast-compile: the default flags then.
+CUDA_FLAGS="--Ofast-compile=max"
+XCOMP_CUDA_FLAGS="$CUDA_FLAGS" "$XCOMP" compile "$MODELS/mlp/model.onnx" --target cuda:sm_90 --no-cache \
+  -o "$OUT/mlp-sm_90.xcm" >"$OUT/cuda-probe.log" 2>&1 || CUDA_FLAGS="-lineinfo"
 if "$XCOMP" compile "$MODELS/mlp/model.onnx" --target cuda:sm_90 --no-cache -o "$OUT/mlp-sm_90.xcm" \
      >"$OUT/cuda-probe.log" 2>&1; then
   for arch in sm_80 sm_90; do
-    XCOMP_CUDA_FLAGS="--Ofast-compile=max" \
+    XCOMP_CUDA_FLAGS="$CUDA_FLAGS" \
       "$XCOMP" conform --models "$CO_MODELS" --compile-only --target "cuda:$arch" -j "$JOBS" --timeout 600 --strict \
       --report "$OUT/conformance-models-$arch.txt" >"$OUT/conformance-models-$arch.log" || status=1
-    echo "conformance: models ($CO_MODELS) compiled for cuda:$arch: $(tail -1 "$OUT/conformance-models-$arch.txt")"
+    echo "conformance: models ($CO_MODELS) compiled for cuda:$arch ($CUDA_FLAGS): $(tail -1 "$OUT/conformance-models-$arch.txt")"
   done
 else
   echo "conformance: SKIP models compiled for cuda:sm_80/sm_90 ($(tail -1 "$OUT/cuda-probe.log"))"
