@@ -101,12 +101,15 @@ xc_hash128_t xc_compile_cache_key(const void* model_bytes, size_t model_size, co
   char opts[1200];
   const xc_compile_options_t* c = &r->build.compile;
   snprintf(opts, sizeof opts,
-           "O%d|precision=%s|flags=%s|extra=%s|cross=%d|tf32=%d|env=%s|clenv=%s|knobs=%s|format=%u|vendor=%d|arch=%d|idxchk=%d",
+           "O%d|precision=%s|flags=%s|extra=%s|cross=%d|tf32=%d|env=%s|clenv=%s|cuenv=%s|hipenv=%s|knobs=%s|format=%u|vendor=%d|"
+           "arch=%d|idxchk=%d",
            r->opt_level,
            r->precision == XC_DTYPE_UNDEFINED ? "-" : xc_dtype_name(r->precision), c->flags ? c->flags : "-",
            c->extra_flags ? c->extra_flags : "-", c->cross ? 1 : 0, c->allow_tf32 ? 1 : 0,
            getenv("XCOMP_CPU_CFLAGS") ? getenv("XCOMP_CPU_CFLAGS") : "-",
            getenv("XCOMP_OPENCL_FLAGS") ? getenv("XCOMP_OPENCL_FLAGS") : "-",
+           getenv("XCOMP_CUDA_FLAGS") ? getenv("XCOMP_CUDA_FLAGS") : "-",
+           getenv("XCOMP_HIP_FLAGS") ? getenv("XCOMP_HIP_FLAGS") : "-",
            r->knobs && *r->knobs ? r->knobs : "-", XC_CM_FORMAT_VERSION,
            r->no_vendor_blas ? 0 : 1, arch_only ? 1 : 0, r->no_index_checks ? 0 : 1);
   hash_str(st, "options", opts);

@@ -426,8 +426,13 @@ static int conform_main(int argc, char** argv) {
     if (op_suite && dir) return xc_cli_usage_error(cmd, "give one of --op-suite, --onnx-tests and --models");
     if (op_suite && o.per_op > 0)
       return xc_cli_usage_error(cmd, "--per-op goes with --onnx-tests or --models (the op suite takes --cases-per-op)");
-    if (!op_suite && (dtypes || list_only || so.compile_only))
-      return xc_cli_usage_error(cmd, "--dtypes, --list and --compile-only go with --op-suite");
+    if (!op_suite && (dtypes || list_only))
+      return xc_cli_usage_error(cmd, "--dtypes and --list go with --op-suite");
+    if (so.compile_only && !op_suite && !o.models)
+      return xc_cli_usage_error(cmd, "--compile-only goes with --op-suite or --models");
+    if (so.compile_only && (o.max_local_memory_bytes > 0 || o.max_threads_per_group > 0))
+      return xc_cli_usage_error(cmd, "--compile-only compiles for the architecture's own limits: "
+                                     "leave out --max-local-memory and --max-threads");
     if (dtype && (op_suite || !dir || !o.models))
       return xc_cli_usage_error(cmd, "--dtype goes with --models (the op suite takes --dtypes)");
     if (!dir && !op_suite) return xc_cli_usage_error(cmd, "give --op-suite, --onnx-tests DIR, --models DIR or --kit");
@@ -490,6 +495,7 @@ static int conform_main(int argc, char** argv) {
   info.timeout_s = o.timeout_s;
   info.jobs = o.jobs;
   info.compile_only = so.compile_only;
+  o.compile_only = so.compile_only;
   info.allow_tf32 = o.allow_tf32;
   so.target = o.target;
   so.filter = o.filter;
@@ -577,7 +583,7 @@ static int conform_main(int argc, char** argv) {
 const xc_cli_command_t xc_cli_conform_command = {
     "conform", conform_main,
     "xcomp conform [--target T] (--onnx-tests DIR | --models DIR [--dtype f16|bf16] | --op-suite "
-    "[--seed N] [--cases-per-op N] [--dtypes LIST] [--list] [--compile-only]) [--filter REGEX] "
+    "[--seed N] [--cases-per-op N] [--dtypes LIST] [--list]) [--compile-only] [--filter REGEX] "
     "[--per-op N] [--report FILE] [--markdown FILE] [--report-json FILE] [--xfail FILE] [-j N] [--timeout S] "
     "[--strict] [--allow-tf32]\n"
     "       xcomp conform --kit [--target T] --out DIR [--xfail FILE] [--shared DIR] [--onnx-tests DIR] "
@@ -615,9 +621,10 @@ const xc_cli_command_t xc_cli_conform_command = {
     "  --dtypes LIST     op suite: dtypes to generate, e.g. f32,f16,bf16,i32 (default f32;\n"
     "                    `default`: f32,f16,bf16,i32,i64,i8,u8,bool; `all`)\n"
     "  --list            op suite: print the case names only\n"
-    "  --compile-only    op suite: only lower and compile each case for an architecture\n"
-    "                    (--target cuda:sm_90, rocm:gfx90a; no GPU needed); PASS means\n"
-    "                    compiled, nothing runs\n"
+    "  --compile-only    op suite or models: only lower and compile each case or model\n"
+    "                    (after --dtype's conversion) for an architecture (--target\n"
+    "                    cuda:sm_90, rocm:gfx90a; no GPU needed); PASS means compiled,\n"
+    "                    nothing runs\n"
     "  --filter REGEX    only tests whose name (path below DIR, or op-suite case name)\n"
     "                    matches (POSIX ERE)\n"
     "  --per-op N        --onnx-tests/--models: of the matching tests, run only the first\n"

@@ -124,6 +124,10 @@ typedef struct xc_conform_options {
    * under test. */
   int64_t max_local_memory_bytes;
   int max_threads_per_group;
+  /* Models: compile each for the architecture `target` names (cuda:sm_90,
+   * rocm:gfx90a; no device needed: nothing runs) after the conversion of
+   * `dtype`; PASS means compiled, a compile error is a FAIL. */
+  bool compile_only;
 } xc_conform_options_t;
 
 void xc_conform_options_init(xc_conform_options_t* o);

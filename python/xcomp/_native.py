@@ -133,6 +133,7 @@ class ConformOptions(ctypes.Structure):
         ("per_op", ctypes.c_int),
         ("max_local_memory_bytes", ctypes.c_int64),
         ("max_threads_per_group", ctypes.c_int),
+        ("compile_only", ctypes.c_bool),
     ]
 
 

@@ -437,7 +437,10 @@ xc_status_t xc_cuda_compile_nvrtc(void* target, const xc_device_caps_t* caps, co
   XC_RETURN_IF_ERROR(cu_nvrtc(t));
   char arch_flag[48];
   snprintf(arch_flag, sizeof arch_flag, "--gpu-architecture=%s", tok);
-  const char* flags = options->flags ? options->flags : "-lineinfo";
+  /* $XCOMP_CUDA_FLAGS replaces the default as options->flags does, e.g.
+   * "--Ofast-compile=max" for compile-only checks (CI's model compiles). */
+  const char* flags = options->flags ? options->flags : getenv("XCOMP_CUDA_FLAGS");
+  if (!flags) flags = "-lineinfo";
   const char* extra = options->extra_flags ? options->extra_flags : "";
   size_t flen = strlen(flags) + strlen(extra) + 2;
   char* fbuf = malloc(flen);

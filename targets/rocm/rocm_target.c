@@ -458,7 +458,10 @@ static xc_status_t rocm_compile(void* target, const xc_device_caps_t* caps, cons
                     caps->name);
   char arch_flag[48];
   snprintf(arch_flag, sizeof arch_flag, "--offload-arch=%s", arch);
-  const char* flags = options->flags ? options->flags : "-O3";
+  /* $XCOMP_HIP_FLAGS replaces the default as options->flags does (e.g. -O1
+   * for compile-only checks). */
+  const char* flags = options->flags ? options->flags : getenv("XCOMP_HIP_FLAGS");
+  if (!flags) flags = "-O3";
   const char* extra = options->extra_flags ? options->extra_flags : "";
   size_t flen = strlen(flags) + strlen(extra) + 2;
   char* fbuf = malloc(flen);
