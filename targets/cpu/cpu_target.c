@@ -5,9 +5,11 @@
  *   void xk_NAME(void* const* buffers, const int64_t* scalars,
  *                const int64_t grid[3], int64_t program_begin, int64_t program_end);
  *
- * The kernel runs programs [begin, end) itself, in parallel with an OpenMP
- * loop in the generated code; the runtime calls it once with [0, programs).
- * Buffers are host memory. */
+ * The runtime spreads the programs over its thread pool (cpu_pool.c): each
+ * thread calls the kernel for the programs it claims. Kernels of older
+ * modules, without the `<name>_runtime_threads` marker, run an OpenMP loop
+ * themselves and are called once with [0, programs). Buffers are host
+ * memory. */
 #include <ctype.h>
 #include <dlfcn.h>
 #include <elf.h>
@@ -24,6 +26,7 @@
 #include <unistd.h>
 
 #include "../cstyle/cstyle.h"
+#include "cpu_pool.h"
 #include "../targets_internal.h"
 #include "xcomp/tempdir.h"
 
@@ -41,6 +44,7 @@ typedef void (*cpu_kernel_fn)(void* const* buffers, const int64_t* scalars, cons
 
 typedef struct cpu_kernel {
   cpu_kernel_fn fn;
+  bool runtime_threads; /* the module's marker: the runtime parallelizes */
   struct cpu_kernel* next;
 } cpu_kernel_t;
 
@@ -462,17 +466,30 @@ static xc_status_t cpu_kernel_get(void* device, void* module, const char* name, 
   cpu_kernel_t* k = calloc(1, sizeof *k);
   if (!k) return xc_error_oom();
   *(void**)&k->fn = sym;
+  char marker[512];
+  if (snprintf(marker, sizeof marker, "%s_runtime_threads", name) < (int)sizeof marker) {
+    const int* flag = dlsym(m->handle, marker);
+    k->runtime_threads = flag && *flag == 1;
+  }
+  (void)dlerror();
   k->next = m->kernels;
   m->kernels = k;
   *out_kernel = k;
   return NULL;
 }
 
-static void cpu_call_run(const cpu_call_t* c) {
-  c->kernel->fn(c->buffers, c->scalars, c->grid, 0, c->programs);
+static void cpu_call_range(void* arg, int64_t begin, int64_t end) {
+  const cpu_call_t* c = arg;
+  c->kernel->fn(c->buffers, c->scalars, c->grid, begin, end);
 }
 
-/* One call runs every program; the kernel spreads them over threads. */
+static void cpu_call_run(const cpu_call_t* c) {
+  if (c->kernel->runtime_threads) xc_cpu_pool_run(cpu_call_range, (void*)c, c->programs);
+  else c->kernel->fn(c->buffers, c->scalars, c->grid, 0, c->programs);
+}
+
+/* Runs every program: over the pool's threads, or in one call for a kernel
+ * that spreads them itself. */
 static xc_status_t cpu_launch(void* device, void* kernel, const xc_launch_args_t* args) {
   cpu_device_t* dev = device;
   cpu_call_t one, *c = &one;
@@ -540,7 +557,7 @@ static xc_status_t cpu_emit(void* target, const xc_device_caps_t* caps, const st
 static const xc_target_iface_t cpu_iface = {
     .api_version = XC_TARGET_API_VERSION,
     .name = "cpu",
-    .description = "host CPU: C compiled by $CC (default cc) into a shared object, OpenMP over programs",
+    .description = "host CPU: C compiled by $CC (default cc) into a shared object, a thread pool over programs",
     .probe = NULL,
     .device_count = cpu_device_count,
     .device_caps = cpu_device_caps,

@@ -44,6 +44,11 @@ void xc_cse_mark_use(em_t* e, const xc_tiled_value_t* v, const vinfo_t* loop_sha
   if (!v) return;
   vinfo_t* x = V(e, v);
   if (!loop_shape || !same_shape(x, loop_shape)) x->not_private = true;
+  /* read along the inner dim of a larger tile while constant along it (a
+   * row's [BM,1] offset in a [BM,BC] loop): worth computing once per row */
+  if (loop_shape && x->rank > 0 && x->rank == loop_shape->rank && x->dims[x->rank - 1] == 1 &&
+      loop_shape->dims[x->rank - 1] > 1)
+    x->broadcast_use = true;
 }
 
 void xc_cse_analyze_block(em_t* e, const xc_tiled_block_t* b) {
@@ -144,7 +149,10 @@ void xc_cse_classify_value(em_t* e, const xc_tiled_value_t* v) {
         ok = o->st == ST_SCALAR || o->st == ST_VIRTUAL;
         cost += o->st == ST_SCALAR ? 1 : o->cost;
       }
-      if (ok && cost <= (e->d->work_groups ? MAX_INLINE_COST : MAX_INLINE_COST_C)) {
+      int max_cost = e->d->work_groups ? MAX_INLINE_COST
+                     : x->broadcast_use && v->type.dtype != XC_BOOL ? MAX_INLINE_COST_C_BROADCAST
+                                             : MAX_INLINE_COST_C;
+      if (ok && cost <= max_cost) {
         x->st = ST_VIRTUAL, x->cost = cost;
         return;
       }
@@ -221,7 +229,9 @@ static void declare_value(em_t* e, const xc_tiled_value_t* v) {
   int64_t n = priv ? (x->n + e->T - 1) / e->T : x->n;
   P(&e->decls, "%s%s %s[%" PRId64 "];\n", priv ? e->d->private_qual : e->d->local_qual, vtype(e, v->type.dtype),
     x->name, n);
-  if (!priv) e->local_bytes += n * (int64_t)xc_dtype_size(v->type.dtype == XC_BOOL ? XC_U8 : v->type.dtype);
+  /* bool values are uint8_t, 32-bit in C (dialect_c.c) */
+  xc_dtype_t vt = v->type.dtype == XC_BOOL ? (e->d->work_groups ? XC_U8 : XC_I32) : v->type.dtype;
+  if (!priv) e->local_bytes += n * (int64_t)xc_dtype_size(vt);
 }
 
 /* Declarations of ARRAY / PRIVATE storage and allocations, hoisted to the
