@@ -51,6 +51,26 @@ void xc_cse_mark_use(em_t* e, const xc_tiled_value_t* v, const vinfo_t* loop_sha
     x->broadcast_use = true;
 }
 
+/* Whether block b is `body` or nested in it. */
+static bool block_within(const xc_tiled_block_t* b, const xc_tiled_block_t* body) {
+  for (; b; b = b->parent ? b->parent->parent : NULL)
+    if (b == body) return true;
+  return false;
+}
+
+/* Marks the values read in `b` (nested in loop body `body`) that are
+ * defined outside `body`. */
+static void mark_invariant_uses(em_t* e, const xc_tiled_block_t* b, const xc_tiled_block_t* body) {
+  for (int i = 0; i < b->num_ops; i++) {
+    const xc_tiled_op_t* op = b->ops[i];
+    for (int j = 0; j < op->num_operands; j++) {
+      const xc_tiled_value_t* v = op->operands[j];
+      if (v && v->def && !block_within(v->def->parent, body)) V(e, v)->invariant_use = true;
+    }
+    if (op->opcode == XC_TOP_FOR) mark_invariant_uses(e, op->body, body);
+  }
+}
+
 void xc_cse_analyze_block(em_t* e, const xc_tiled_block_t* b) {
   for (int i = 0; i < b->num_ops; i++) {
     const xc_tiled_op_t* op = b->ops[i];
@@ -69,6 +89,7 @@ void xc_cse_analyze_block(em_t* e, const xc_tiled_block_t* b) {
         break;
       case XC_TOP_FOR:
         for (int j = 3; j < op->num_operands; j++) xc_cse_mark_use(e, op->operands[j], V(e, op->operands[j]));
+        mark_invariant_uses(e, op->body, op->body);
         xc_cse_analyze_block(e, op->body);
         break;
       case XC_TOP_YIELD:
@@ -150,7 +171,7 @@ void xc_cse_classify_value(em_t* e, const xc_tiled_value_t* v) {
         cost += o->st == ST_SCALAR ? 1 : o->cost;
       }
       int max_cost = e->d->work_groups ? MAX_INLINE_COST
-                     : x->broadcast_use && v->type.dtype != XC_BOOL ? MAX_INLINE_COST_C_BROADCAST
+                     : (x->broadcast_use || x->invariant_use) && v->type.dtype != XC_BOOL ? MAX_INLINE_COST_C_BROADCAST
                                              : MAX_INLINE_COST_C;
       if (ok && cost <= max_cost) {
         x->st = ST_VIRTUAL, x->cost = cost;

@@ -55,6 +55,7 @@ typedef struct vinfo {
   int64_t n;            /* elements */
   bool not_private;     /* some use reads it at another shape */
   bool broadcast_use;   /* some use reads it broadcast along the inner dim of a larger tile */
+  bool invariant_use;   /* read inside a loop it is defined outside of */
   int cost;             /* VIRTUAL: nodes of the inlined expression */
   bool yielded;         /* a loop yields it: never virtual (it may read carried storage) */
   int uses;             /* operand uses in the kernel */
@@ -82,6 +83,9 @@ typedef struct vinfo {
  * does not vectorize a masked load whose mask is read from a uint8 array
  * indexed by the inner coordinate ("no vectype for .MASK_LOAD"). */
 #define MAX_INLINE_COST_C_BROADCAST 4
+/* Likewise an expression defined before a loop and read in its body (the
+ * pixel coordinates of a convolution, read by every tap): computed once,
+ * not on every iteration. */
 
 static inline bool is_elementwise(xc_tiled_opcode_t op) {
   return (op >= XC_TOP_NEG && op <= XC_TOP_CMP) || op == XC_TOP_SELECT || op == XC_TOP_CAST;
