@@ -36,7 +36,10 @@
 #define IDX_BITS 22
 #define IDX_MASK ((UINT64_C(1) << IDX_BITS) - 1)
 #define MAX_JOB_PROGRAMS ((int64_t)IDX_MASK)
-#define SPIN_ROUNDS 20000 /* ~50-100 us of polling before a worker sleeps */
+/* polling before a worker sleeps: ~20-50 us, enough for the next kernel of
+ * a model run; longer spinning took a core from the calling thread when
+ * the machine was shared */
+#define SPIN_ROUNDS 4000
 #define MAX_THREADS 256
 
 typedef struct pool {
