@@ -5,7 +5,7 @@
 # budget) unless --no-tune, compiles a module with the tuned database, then
 # runs bench/cpu_vs_ort.py (interleaved rounds: xcomp default, xcomp tuned,
 # ONNX Runtime) for each thread count asked. Prints markdown tables
-# (bench/RESULTS.md, section 15).
+# (bench/RESULTS.md, section 14, "cpu against ONNX Runtime on the 2-core host").
 #
 # Usage: bench/cpu_ort_bench.sh [--xcomp BIN] [--python PY] [--trials N] [--budget S]
 #                               [--threads "2 1"] [--rounds R] [--db FILE] [--no-tune]
