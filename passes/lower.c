@@ -331,6 +331,12 @@ lw_val_t* lw_load_at(lw_ctx_t* c, const lw_space_t* sp, const xc_value_t* v) {
     return lw_cast_to(c, out, v->dtype);
   }
   lw_val_t* b = lw_buf(c, v);
+  /* One element (a Clip's bound, a scalar operand): a scalar load of it,
+   * unmasked (offset 0 is always valid), that broadcasts; the kernel reads
+   * it once instead of once per lane under the tile's mask. */
+  bool one = true;
+  for (int i = 0; i < v->rank && one; i++) one = xc_dim_is_static(v->dims[i]) && v->dims[i].value == 1;
+  if (one) return xc_tiled_load(c->k, b, lw_i64(c, 0), NULL, NULL);
   return xc_tiled_load(c->k, b, lw_offset(c, sp, v), sp->mask, NULL);
 }
 

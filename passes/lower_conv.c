@@ -14,6 +14,9 @@ typedef struct win {
   int nsp;
   int sp0; /* first spatial dim of X and Y: 2 (NCHW) or 1 (channels last) */
   int64_t k[LW_MAX_RANK], s[LW_MAX_RANK], d[LW_MAX_RANK], pb[LW_MAX_RANK], pe[LW_MAX_RANK];
+  /* dims whose input coordinate o*s is in bounds for every output o (set by
+   * the caller that knows the output extent: a 1-tap window, no padding) */
+  bool in_bounds[LW_MAX_RANK];
 } win_t;
 
 static xc_status_t window(lw_ctx_t* c, const xc_node_t* n, const xc_value_t* X, const int64_t* kshape,
@@ -57,9 +60,12 @@ static lw_val_t* window_coords(lw_ctx_t* c, const win_t* w, const lw_space_t* sp
   lw_val_t* ok = NULL;
   for (int i = 0; i < w->nsp; i++) {
     lw_val_t* o = lw_col(c, sp->idx[w->sp0 + i]);
-    lw_val_t* p = lw_add(c, lw_sub(c, lw_mul(c, o, lw_i64(c, w->s[i])), lw_i64(c, w->pb[i])),
-                         lw_mul(c, kidx[i], lw_i64(c, w->d[i])));
+    lw_val_t* p = lw_mul(c, o, lw_i64(c, w->s[i]));
+    if (w->pb[i]) p = lw_sub(c, p, lw_i64(c, w->pb[i]));
+    /* a window of one tap (1x1 convolutions) has no offset to add */
+    if (w->k[i] != 1) p = lw_add(c, p, lw_mul(c, kidx[i], lw_i64(c, w->d[i])));
     in_idx[i] = p;
+    if (w->in_bounds[i]) continue; /* the lanes need no test */
     ok = lw_and(c, ok, lw_and(c, xc_tiled_cmp(c->k, XC_CMP_GE, p, lw_i64(c, 0)),
                               lw_lt(c, p, lw_dim(c, X->dims[w->sp0 + i]).v)));
   }
@@ -175,6 +181,101 @@ static xc_status_t emit_conv_gemm(lw_ctx_t* c, const conv_gemm_t* g) {
   return NULL;
 }
 
+static const int64_t dw_m_c[] = {4, 8, 16, 32, 64}, dw_c_c[] = {8, 16, 32, 64, 128};
+
+/* Depthwise Conv, channels last (one input channel per group, one output
+ * channel per group): programs over (pixel tiles, channel tiles); a loop
+ * over the window's taps loads the input tile [BLOCK_M pixels, BLOCK_C
+ * channels] (a run of contiguous channels per pixel, masked outside the
+ * input) and multiplies it by the tap's weights [1, BLOCK_C], accumulating
+ * in place. As an implicit GEMM it would be a dot with one column per group
+ * and a reduction of the window alone, mostly padding. */
+static xc_status_t emit_conv_depthwise(lw_ctx_t* c, const conv_gemm_t* g) {
+  xc_tiled_kernel_t* k = c->k;
+  const win_t* w = g->w;
+  const xc_value_t *X = g->X, *Y = g->Y;
+  xc_dim_t pd[LW_MAX_RANK];
+  int np = 0;
+  pd[np++] = Y->dims[0];
+  for (int i = 0; i < w->nsp; i++) pd[np++] = Y->dims[w->sp0 + i];
+  xc_dim_t P = lw_numel(c, np, pd);
+  int64_t pixels = xc_dim_is_static(P) ? P.value : 4096;
+  /* Channel tiles that divide the channel count (when some do) need no
+   * channel mask: the loads and stores are then masked by pixel row alone,
+   * which compilers turn into a branch around a plain vector loop. */
+  int64_t cands[5];
+  int ncands = 0;
+  for (int i = 0; i < 5; i++)
+    if (g->group % dw_c_c[i] == 0) cands[ncands++] = dw_c_c[i];
+  bool exact = ncands > 0;
+  if (!exact) {
+    memcpy(cands, dw_c_c, sizeof cands);
+    ncands = 5;
+  }
+  /* defaults: every channel in one tile up to 64, about 1024 outputs a tile */
+  int64_t dbc = pow2_clamp(g->group, 8, 64);
+  if (exact) {
+    dbc = cands[0];
+    for (int i = 0; i < ncands; i++)
+      if (cands[i] <= 64) dbc = cands[i];
+  }
+  int64_t dbm = 1024 / dbc;
+  while (dbm > 4 && dbm / 2 >= pixels) dbm /= 2;
+  int kBM = lw_knob(c, "BLOCK_M", 5, dw_m_c, dbm);
+  int kBC = lw_knob(c, "BLOCK_C", ncands, cands, dbc);
+  xc_tiled_dim_t dm = xc_tiled_dim_knob(kBM), dc = xc_tiled_dim_knob(kBC);
+  lw_val_t* m0 = lw_iter_begin(c, 0, lw_dim(c, P), kBM, 0);
+  lw_val_t* c0 = lw_iter_begin(c, 1, lw_dim(c, xc_dim_const(g->group)), kBC, 0);
+  lw_val_t* rm1 = lw_add(c, m0, xc_tiled_arange(k, dm)); /* [BM] pixels */
+  lw_val_t* rm = lw_col(c, rm1);
+  lw_val_t* ch = lw_row(c, lw_add(c, c0, xc_tiled_arange(k, dc))); /* [1,BC] channels */
+  lw_val_t* mm = lw_lt(c, rm, lw_dim(c, P).v), *mc = exact ? NULL : lw_lt(c, ch, lw_i64(c, g->group));
+  lw_val_t* pidx[LW_MAX_RANK];
+  lw_decompose(c, rm1, np, pd, pidx);
+  lw_space_t spix;
+  memset(&spix, 0, sizeof spix);
+  for (int i = 0; i < w->nsp; i++) spix.idx[w->sp0 + i] = pidx[1 + i];
+  lw_space_t sy;
+  memset(&sy, 0, sizeof sy);
+  sy.rank = Y->rank;
+  sy.dims = Y->dims;
+  sy.idx[0] = lw_col(c, pidx[0]);
+  sy.idx[g->cdim] = ch;
+  for (int i = 0; i < w->nsp; i++) sy.idx[w->sp0 + i] = lw_col(c, pidx[1 + i]);
+  sy.mask = lw_and(c, mm, mc);
+  xc_tiled_dim_t acc_shape[2] = {dm, dc};
+  lw_val_t* acc0 = xc_tiled_const_f(k, g->at, 0.0, 2, acc_shape);
+  xc_dim_t kd[LW_MAX_RANK];
+  for (int i = 0; i < w->nsp; i++) kd[i] = xc_dim_const(w->k[i]);
+  xc_tiled_op_t* loop = xc_tiled_for_begin(k, lw_i64(c, 0), lw_i64(c, g->R), lw_i64(c, 1), 1, &acc0);
+  {
+    lw_val_t* tap = xc_tiled_for_iv(loop);
+    lw_val_t* kidx[LW_MAX_RANK];
+    lw_decompose(c, tap, w->nsp, kd, kidx);
+    lw_val_t* in_sp[LW_MAX_RANK];
+    lw_val_t* ok = window_coords(c, w, &spix, X, kidx, in_sp);
+    lw_space_t sx;
+    memset(&sx, 0, sizeof sx);
+    sx.rank = X->rank;
+    sx.idx[0] = sy.idx[0];
+    sx.idx[g->cdim] = ch;
+    for (int i = 0; i < w->nsp; i++) sx.idx[w->sp0 + i] = in_sp[i];
+    lw_val_t* am = lw_and(c, lw_and(c, mm, ok), mc);
+    lw_val_t* a = lw_cast_to(c, xc_tiled_load(k, lw_buf(c, X), lw_offset(c, &sx, X), am, NULL), g->at);
+    /* weights [C, k..., 1]: channel ch, tap t at ch * R + t */
+    lw_val_t* b = xc_tiled_load(k, lw_buf(c, g->W), lw_add(c, lw_mul(c, ch, lw_i64(c, g->R)), tap), mc, NULL);
+    b = lw_cast_to(c, b, g->at);
+    lw_val_t* next = lw_add(c, xc_tiled_for_arg(loop, 0), lw_mul(c, a, b));
+    xc_tiled_for_end(k, loop, 1, &next);
+  }
+  lw_val_t* y = xc_tiled_for_result(loop, 0);
+  if (g->B) y = lw_add(c, y, lw_cast_to(c, xc_tiled_load(k, lw_buf(c, g->B), ch, mc, NULL), g->at));
+  XC_RETURN_IF_ERROR(lw_epilogue(c, &sy, y));
+  lw_iter_end(c, c0);
+  lw_iter_end(c, m0);
+  return NULL;
+}
+
 xc_status_t lw_emit_conv(lw_ctx_t* c, const xc_node_t* n) {
   xc_tiled_kernel_t* k = c->k;
   const xc_value_t *X = n->inputs[0], *W = n->inputs[1], *Y = n->outputs[0];
@@ -190,6 +291,14 @@ xc_status_t lw_emit_conv(lw_ctx_t* c, const xc_node_t* n) {
   for (int i = 0; i < W->rank - 2; i++) ks[i] = W->dims[ksp0 + i].value;
   win_t w;
   XC_RETURN_IF_ERROR(window(c, n, X, ks, nhwc, &w));
+  /* One tap and no padding: Conv's output extent is (in - 1) / s + 1, so
+   * o*s lies in the input for every output o (checked where dims are known). */
+  for (int i = 0; i < w.nsp; i++) {
+    xc_dim_t in = X->dims[w.sp0 + i], out = Y->dims[w.sp0 + i];
+    bool known = xc_dim_is_static(in) && xc_dim_is_static(out);
+    w.in_bounds[i] = w.k[i] == 1 && w.pb[i] == 0 && w.pe[i] == 0 &&
+                     (!known || (out.value - 1) * w.s[i] < in.value);
+  }
   int64_t group = xc_node_attr_int(n, "group");
   if (group < 1) group = 1;
   int cdim = nhwc ? X->rank - 1 : 1;
@@ -212,6 +321,7 @@ xc_status_t lw_emit_conv(lw_ctx_t* c, const xc_node_t* n) {
     g.X = X, g.W = W, g.B = B, g.Y = Y, g.w = &w, g.cdim = cdim, g.at = at;
     g.group = group, g.cg = cg, g.ocg = ocg, g.R = R, g.kpos = kpos, g.cpos = cpos;
     memcpy(g.rd, rd, sizeof rd);
+    if (nhwc && cg == 1 && ocg == 1) return emit_conv_depthwise(c, &g);
     return emit_conv_gemm(c, &g);
   }
   int kb = lw_knob(c, "BLOCK", 4, blk_c, 128);

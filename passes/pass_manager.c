@@ -13,6 +13,7 @@ static const xc_pass_t pipeline[] = {
     {"simplify", "remove no-op ops and fold algebraic identities", 1, xc_pass_simplify},
     {"fold-constants", "evaluate nodes whose inputs are all constant", 1, xc_pass_fold_constants},
     {"cse", "merge identical nodes on identical inputs", 1, xc_pass_cse},
+    {"pad-fold", "zero Pad before a Conv into the Conv's pads; Pad by nothing removed", 1, xc_pass_pad_fold},
     {"pattern-gelu", "erf and tanh GELU chains to Gelu", 2, xc_pass_pattern_gelu},
     {"pattern-layer-norm", "mean/variance chains to LayerNormalization", 2,
      xc_pass_pattern_layer_norm},

@@ -86,6 +86,8 @@ xc_status_t xc_pass_dce(xc_graph_t* g, const xc_pass_options_t* o, bool* changed
 xc_status_t xc_pass_cse(xc_graph_t* g, const xc_pass_options_t* o, bool* changed);
 xc_status_t xc_pass_fold_constants(xc_graph_t* g, const xc_pass_options_t* o, bool* changed);
 xc_status_t xc_pass_simplify(xc_graph_t* g, const xc_pass_options_t* o, bool* changed);
+/* Zero Pad folded into the Conv it feeds (passes/pad_fold.c). */
+xc_status_t xc_pass_pad_fold(xc_graph_t* g, const xc_pass_options_t* o, bool* changed);
 /* Pattern recognition (passes/pattern_*.c, passes/bn_fold.c; docs/passes.md). */
 xc_status_t xc_pass_pattern_gelu(xc_graph_t* g, const xc_pass_options_t* o, bool* changed);
 xc_status_t xc_pass_pattern_layer_norm(xc_graph_t* g, const xc_pass_options_t* o, bool* changed);

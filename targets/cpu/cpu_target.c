@@ -5,9 +5,11 @@
  *   void xk_NAME(void* const* buffers, const int64_t* scalars,
  *                const int64_t grid[3], int64_t program_begin, int64_t program_end);
  *
- * The kernel runs programs [begin, end) itself, in parallel with an OpenMP
- * loop in the generated code; the runtime calls it once with [0, programs).
- * Buffers are host memory. */
+ * The runtime spreads the programs over its thread pool (cpu_pool.c): each
+ * thread calls the kernel for the programs it claims. Kernels of older
+ * modules, without the `<name>_runtime_threads` marker, run an OpenMP loop
+ * themselves and are called once with [0, programs). Buffers are host
+ * memory. */
 #include <ctype.h>
 #include <dlfcn.h>
 #include <elf.h>
@@ -21,9 +23,11 @@
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../cstyle/cstyle.h"
+#include "cpu_pool.h"
 #include "../targets_internal.h"
 #include "xcomp/tempdir.h"
 
@@ -41,6 +45,7 @@ typedef void (*cpu_kernel_fn)(void* const* buffers, const int64_t* scalars, cons
 
 typedef struct cpu_kernel {
   cpu_kernel_fn fn;
+  bool runtime_threads; /* the module's marker: the runtime parallelizes */
   struct cpu_kernel* next;
 } cpu_kernel_t;
 
@@ -285,6 +290,10 @@ static xc_status_t cpu_compile(void* target, const xc_device_caps_t* caps, const
 /* A launch as the kernel function takes it. */
 typedef struct cpu_call {
   cpu_kernel_t* kernel;
+  /* a recorded call's choice between the pool and the calling thread alone:
+   * running averages of the two launch times (ns) and the launch count */
+  double pool_ns, alone_ns;
+  uint32_t launches;
   int64_t grid[3];
   int64_t programs;
   void* buffers[XC_TARGET_MAX_ARGS + 1];
@@ -475,17 +484,68 @@ static xc_status_t cpu_kernel_get(void* device, void* module, const char* name, 
   cpu_kernel_t* k = calloc(1, sizeof *k);
   if (!k) return xc_error_oom();
   *(void**)&k->fn = sym;
+  char marker[512];
+  if (snprintf(marker, sizeof marker, "%s_runtime_threads", name) < (int)sizeof marker) {
+    const int* flag = dlsym(m->handle, marker);
+    k->runtime_threads = flag && *flag == 1;
+  }
+  (void)dlerror();
   k->next = m->kernels;
   m->kernels = k;
   *out_kernel = k;
   return NULL;
 }
 
+static void cpu_call_range(void* arg, int64_t begin, int64_t end);
 static void cpu_call_run(const cpu_call_t* c) {
-  c->kernel->fn(c->buffers, c->scalars, c->grid, 0, c->programs);
+  if (c->kernel->runtime_threads) xc_cpu_pool_run(cpu_call_range, (void*)c, c->programs);
+  else c->kernel->fn(c->buffers, c->scalars, c->grid, 0, c->programs);
 }
 
-/* One call runs every program; the kernel spreads them over threads. */
+static void cpu_call_range(void* arg, int64_t begin, int64_t end) {
+  const cpu_call_t* c = arg;
+  c->kernel->fn(c->buffers, c->scalars, c->grid, begin, end);
+}
+
+static double now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+/* Whether spreading a kernel over threads pays depends on its work (a few
+ * microseconds of it do not cover waking a worker) and on the machine (on
+ * a core shared with other jobs a worker may be descheduled holding a
+ * program, and the launch waits for it). A recorded call therefore measures
+ * both ways and keeps the faster: the first 8 replays alternate, then it
+ * runs the way whose running average (weight 1/8 for a new launch) is
+ * lower, trying the other way on every 32nd replay (every 256th when it was
+ * more than twice as slow) so that a change (the machine got busy or
+ * quiet) is seen. */
+static void cpu_call_run_adaptive(cpu_call_t* c) {
+  if (!c->kernel->runtime_threads || c->programs <= 1 || xc_cpu_pool_threads() <= 1) {
+    cpu_call_run(c);
+    return;
+  }
+  uint32_t n = c->launches++;
+  bool best_alone = c->alone_ns < c->pool_ns;
+  /* the other way is retried less often the more it lost by */
+  double ratio = best_alone ? c->pool_ns / (c->alone_ns + 1) : c->alone_ns / (c->pool_ns + 1);
+  uint32_t every = ratio > 2 ? 256 : 32;
+  bool alone = n < 8 ? (n & 1) : (n % every == 0) ? !best_alone : best_alone;
+  double t0 = now_ns();
+  if (alone) c->kernel->fn(c->buffers, c->scalars, c->grid, 0, c->programs);
+  else xc_cpu_pool_run(cpu_call_range, c, c->programs);
+  double dt = now_ns() - t0;
+  double* avg = alone ? &c->alone_ns : &c->pool_ns;
+  /* a launch the OS interrupted (3x the average) counts as 3x: the choice
+   * follows the usual time of each way, not its rare stalls */
+  if (*avg > 0 && dt > 3 * *avg) dt = 3 * *avg;
+  *avg = *avg == 0 ? dt : *avg + (dt - *avg) / 8;
+}
+
+/* Runs every program: over the pool's threads, or in one call for a kernel
+ * that spreads them itself. */
 static xc_status_t cpu_launch(void* device, void* kernel, const xc_launch_args_t* args) {
   cpu_device_t* dev = device;
   cpu_call_t one, *c = &one;
@@ -501,6 +561,8 @@ static xc_status_t cpu_launch(void* device, void* kernel, const xc_launch_args_t
     c = &g->calls[g->count++];
   }
   c->kernel = kernel;
+  c->pool_ns = c->alone_ns = 0;
+  c->launches = 0;
   for (int i = 0; i < 3; i++) c->grid[i] = args->grid[i];
   c->programs = args->grid[0] * args->grid[1] * args->grid[2]; /* checked by the caller */
   for (int i = 0; i < args->num_buffers; i++) c->buffers[i] = args->buffers[i];
@@ -526,8 +588,8 @@ static xc_status_t cpu_capture_end(void* device, void** out_graph) {
 
 static xc_status_t cpu_graph_launch(void* device, void* graph) {
   (void)device;
-  const cpu_graph_t* g = graph;
-  for (int i = 0; i < g->count; i++) cpu_call_run(&g->calls[i]);
+  cpu_graph_t* g = graph;
+  for (int i = 0; i < g->count; i++) cpu_call_run_adaptive(&g->calls[i]);
   return NULL;
 }
 
@@ -553,7 +615,7 @@ static xc_status_t cpu_emit(void* target, const xc_device_caps_t* caps, const st
 static const xc_target_iface_t cpu_iface = {
     .api_version = XC_TARGET_API_VERSION,
     .name = "cpu",
-    .description = "host CPU: C compiled by $CC (default cc) into a shared object, OpenMP over programs",
+    .description = "host CPU: C compiled by $CC (default cc) into a shared object, a thread pool over programs",
     .probe = NULL,
     .device_count = cpu_device_count,
     .device_caps = cpu_device_caps,

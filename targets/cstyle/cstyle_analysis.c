@@ -44,6 +44,31 @@ void xc_cse_mark_use(em_t* e, const xc_tiled_value_t* v, const vinfo_t* loop_sha
   if (!v) return;
   vinfo_t* x = V(e, v);
   if (!loop_shape || !same_shape(x, loop_shape)) x->not_private = true;
+  /* read along the inner dim of a larger tile while constant along it (a
+   * row's [BM,1] offset in a [BM,BC] loop): worth computing once per row */
+  if (loop_shape && x->rank > 0 && x->rank == loop_shape->rank && x->dims[x->rank - 1] == 1 &&
+      loop_shape->dims[x->rank - 1] > 1)
+    x->broadcast_use = true;
+}
+
+/* Whether block b is `body` or nested in it. */
+static bool block_within(const xc_tiled_block_t* b, const xc_tiled_block_t* body) {
+  for (; b; b = b->parent ? b->parent->parent : NULL)
+    if (b == body) return true;
+  return false;
+}
+
+/* Marks the values read in `b` (nested in loop body `body`) that are
+ * defined outside `body`. */
+static void mark_invariant_uses(em_t* e, const xc_tiled_block_t* b, const xc_tiled_block_t* body) {
+  for (int i = 0; i < b->num_ops; i++) {
+    const xc_tiled_op_t* op = b->ops[i];
+    for (int j = 0; j < op->num_operands; j++) {
+      const xc_tiled_value_t* v = op->operands[j];
+      if (v && v->def && !block_within(v->def->parent, body)) V(e, v)->invariant_use = true;
+    }
+    if (op->opcode == XC_TOP_FOR) mark_invariant_uses(e, op->body, body);
+  }
 }
 
 void xc_cse_analyze_block(em_t* e, const xc_tiled_block_t* b) {
@@ -64,6 +89,7 @@ void xc_cse_analyze_block(em_t* e, const xc_tiled_block_t* b) {
         break;
       case XC_TOP_FOR:
         for (int j = 3; j < op->num_operands; j++) xc_cse_mark_use(e, op->operands[j], V(e, op->operands[j]));
+        mark_invariant_uses(e, op->body, op->body);
         xc_cse_analyze_block(e, op->body);
         break;
       case XC_TOP_YIELD:
@@ -144,7 +170,10 @@ void xc_cse_classify_value(em_t* e, const xc_tiled_value_t* v) {
         ok = o->st == ST_SCALAR || o->st == ST_VIRTUAL;
         cost += o->st == ST_SCALAR ? 1 : o->cost;
       }
-      if (ok && cost <= (e->d->work_groups ? MAX_INLINE_COST : MAX_INLINE_COST_C)) {
+      int max_cost = e->d->work_groups ? MAX_INLINE_COST
+                     : (x->broadcast_use || x->invariant_use) && v->type.dtype != XC_BOOL ? MAX_INLINE_COST_C_BROADCAST
+                                             : MAX_INLINE_COST_C;
+      if (ok && cost <= max_cost) {
         x->st = ST_VIRTUAL, x->cost = cost;
         return;
       }
@@ -221,7 +250,9 @@ static void declare_value(em_t* e, const xc_tiled_value_t* v) {
   int64_t n = priv ? (x->n + e->T - 1) / e->T : x->n;
   P(&e->decls, "%s%s %s[%" PRId64 "];\n", priv ? e->d->private_qual : e->d->local_qual, vtype(e, v->type.dtype),
     x->name, n);
-  if (!priv) e->local_bytes += n * (int64_t)xc_dtype_size(v->type.dtype == XC_BOOL ? XC_U8 : v->type.dtype);
+  /* bool values are uint8_t, 32-bit in C (dialect_c.c) */
+  xc_dtype_t vt = v->type.dtype == XC_BOOL ? (e->d->work_groups ? XC_U8 : XC_I32) : v->type.dtype;
+  if (!priv) e->local_bytes += n * (int64_t)xc_dtype_size(vt);
 }
 
 /* Declarations of ARRAY / PRIVATE storage and allocations, hoisted to the

@@ -15,9 +15,13 @@
 
 /* ---- prelude shared by all dialects ---------------------------------------------- */
 
+/* XC_MAX / XC_MIN propagate a NaN of either operand (both comparisons are
+ * false, and a + b is NaN); ties give b, as before. Written with two
+ * selects rather than `a > b || a != a`, which GCC 12 does not vectorize
+ * (every Clip/ReLU6 epilogue of a convolution stayed scalar). */
 static const char* const shared_prelude =
-    "#define XC_MAX(a, b) ((a) > (b) || (a) != (a) ? (a) : (b))\n"
-    "#define XC_MIN(a, b) ((a) < (b) || (a) != (a) ? (a) : (b))\n"
+    "#define XC_MAX(a, b) ((b) >= (a) ? (b) : (a) > (b) ? (a) : (a) + (b))\n"
+    "#define XC_MIN(a, b) ((b) <= (a) ? (b) : (a) < (b) ? (a) : (a) + (b))\n"
     "/* f16 / bf16 are stored as 16-bit integers and computed in float. */\n"
     "static inline float xc_h2f(xc_u16 h) {\n"
     "  xc_u32 sign = ((xc_u32)h & 0x8000u) << 16, e = ((xc_u32)h >> 10) & 0x1fu, m = (xc_u32)h & 0x3ffu;\n"

@@ -54,6 +54,8 @@ typedef struct vinfo {
   int64_t dims[XC_TILED_MAX_RANK];
   int64_t n;            /* elements */
   bool not_private;     /* some use reads it at another shape */
+  bool broadcast_use;   /* some use reads it broadcast along the inner dim of a larger tile */
+  bool invariant_use;   /* read inside a loop it is defined outside of */
   int cost;             /* VIRTUAL: nodes of the inlined expression */
   bool yielded;         /* a loop yields it: never virtual (it may read carried storage) */
   int uses;             /* operand uses in the kernel */
@@ -72,6 +74,18 @@ typedef struct vinfo {
  * keeps the store loop from vectorizing. */
 #define MAX_INLINE_COST 24
 #define MAX_INLINE_COST_C 64
+/* In C, an expression read broadcast into a larger tile (a row offset
+ * [BM,1] of a [BM,BC] load) is computed once into its own array above this
+ * size, not again for every element of the larger loop: the inner loop then
+ * reads `row[i0] + i1`, an affine address the compiler vectorizes, where the
+ * inlined divisions and remainders of the row's coordinates kept GCC from
+ * vectorizing it ("evolution of base is not affine"). Not masks: GCC 12
+ * does not vectorize a masked load whose mask is read from a uint8 array
+ * indexed by the inner coordinate ("no vectype for .MASK_LOAD"). */
+#define MAX_INLINE_COST_C_BROADCAST 4
+/* Likewise an expression defined before a loop and read in its body (the
+ * pixel coordinates of a convolution, read by every tap): computed once,
+ * not on every iteration. */
 
 static inline bool is_elementwise(xc_tiled_opcode_t op) {
   return (op >= XC_TOP_NEG && op <= XC_TOP_CMP) || op == XC_TOP_SELECT || op == XC_TOP_CAST;

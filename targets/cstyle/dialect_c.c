@@ -1,5 +1,6 @@
 /* The C dialect of the C-family emitter: kernels for the cpu target, with
- * the C ABI of docs/targets.md. A program is one OpenMP iteration; tiles are
+ * the C ABI of docs/targets.md. A kernel runs a range of programs on the
+ * calling thread (the runtime's pool spreads them over threads); tiles are
  * stack arrays and tile ops loops with `#pragma omp simd`. */
 #include <inttypes.h>
 #include <string.h>
@@ -8,6 +9,7 @@
 
 static void c_write_entry(xc_cstyle_writer_t* w, const xc_cstyle_dialect_t* d, const xc_cstyle_entry_t* e) {
   const xc_tiled_kernel_t* k = e->kernel;
+  xc_cstyle_printf(w, "extern const int %s_runtime_threads;\nconst int %s_runtime_threads = 1;\n", e->entry, e->entry);
   xc_cstyle_printf(w,
                    "void %s(void* const* buffers, const int64_t* scalars, const int64_t grid[3],\n"
                    "        int64_t program_begin, int64_t program_end);\n"
@@ -20,16 +22,26 @@ static void c_write_entry(xc_cstyle_writer_t* w, const xc_cstyle_dialect_t* d, c
     const xc_tiled_value_t* p = k->params[i];
     xc_cstyle_param_name(p, name, sizeof name);
     if (p->type.kind == XC_TILED_MEMREF) {
-      const char* c = p->type.role == XC_ROLE_IN ? "const " : "";
+      /* Inputs are restrict: the runtime never binds memory a launch writes
+       * to one of its read-only (`in`) parameters (docs/targets.md), so
+       * stores through the outputs cannot change them and their reads (a
+       * Clip's bounds, a bias) hoist out of the element loops, which then
+       * vectorize. Outputs may alias each other (views): no restrict. */
+      bool in = p->type.role == XC_ROLE_IN;
+      const char* c = in ? "const " : "";
       const char* t = d->storage_type[p->type.dtype];
-      xc_cstyle_printf(w, "  %s%s* %s%s = (%s%s*)buffers[%d];\n", c, t, d->restrict_kw, name, c, t, nb++);
+      xc_cstyle_printf(w, "  %s%s* %s%s = (%s%s*)buffers[%d];\n", c, t, in ? "restrict " : d->restrict_kw, name, c,
+                       t, nb++);
     } else {
       xc_cstyle_printf(w, "  const int64_t %s = scalars[%d];\n", name, ns++);
     }
   }
+  /* The runtime spreads the programs over its threads (the cpu target's
+   * pool, targets/cpu/cpu_pool.c) and calls this with a range to run on the
+   * calling thread; the marker tells it the kernel expects that (kernels
+   * without it open their own OpenMP loop and are called once). */
   xc_cstyle_printf(w,
                    "  (void)scalars;\n"
-                   "  #pragma omp parallel for schedule(dynamic, 1)\n"
                    "  for (int64_t p = program_begin; p < program_end; p++) {\n"
                    "    const int64_t pid0 = p %% grid[0], pid1 = (p / grid[0]) %% grid[1];\n"
                    "    const int64_t pid2 = p / (grid[0] * grid[1]);\n"
@@ -59,7 +71,12 @@ const xc_cstyle_dialect_t xc_cstyle_dialect_c = {
     .value_type = {[XC_F32] = "float", [XC_F64] = "double", [XC_F16] = "float", [XC_BF16] = "float",
                    [XC_I8] = "int8_t", [XC_I16] = "int16_t", [XC_I32] = "int32_t", [XC_I64] = "int64_t",
                    [XC_U8] = "uint8_t", [XC_U16] = "uint16_t", [XC_U32] = "uint32_t", [XC_U64] = "uint64_t",
-                   [XC_BOOL] = "uint8_t"},
+                   /* masks as 32-bit values, not uint8_t: GCC 12 does not vectorize
+                    * a masked load of floats under a uint8_t mask ("no vectype for
+                    * .MASK_LOAD"), and builds an AVX-512 mask from a row's _Bool
+                    * byte with ~30 instructions; from an int32_t it is one compare.
+                    * Buffers keep uint8_t storage. */
+                   [XC_BOOL] = "int32_t"},
     .storage_type = {[XC_F32] = "float", [XC_F64] = "double", [XC_F16] = "uint16_t", [XC_BF16] = "uint16_t",
                      [XC_I8] = "int8_t", [XC_I16] = "int16_t", [XC_I32] = "int32_t", [XC_I64] = "int64_t",
                      [XC_U8] = "uint8_t", [XC_U16] = "uint16_t", [XC_U32] = "uint32_t", [XC_U64] = "uint64_t",

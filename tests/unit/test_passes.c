@@ -133,6 +133,50 @@ static void test_squeeze_unsqueeze(void) {
   xc_graph_destroy(g);
 }
 
+/* A zero Pad on spatial dims folds into the Conv it feeds (adding to the
+ * Conv's own pads); a Pad by nothing goes; a Pad by a non-zero value, on
+ * the channel dim, or read by something else than a Conv's X stays. */
+static void test_pad_fold(void) {
+  const char* text =
+      "xir 1\ngraph g opset 23 {\n"
+      "  input x: f32[1, 2, 5, 5]\n"
+      "  const w: f32[2, 1, 3, 3] = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, -1.0, -2.0, -3.0, 1.5, 2.5, 0.5, 1.0, 0.0, 2.0]\n"
+      "  const none: i64[8] = [0, 0, 0, 0, 0, 0, 0, 0]\n"
+      "  const sp: i64[8] = [0, 0, 1, 0, 0, 0, 1, 2]\n"
+      "  const ch: i64[8] = [0, 1, 0, 0, 0, 0, 0, 0]\n"
+      "  const zero: f32[] = [0.0]\n"
+      "  const two: f32[] = [2.0]\n"
+      "  a = Pad(x, none, zero)\n"
+      "  b = Pad(a, sp, zero)\n"
+      "  c = Conv(b, w) {group: 2, pads: [1, 1, 0, 0]}\n"
+      "  d = Pad(c, sp, two)\n"
+      "  e = Conv(d, w) {group: 2}\n"
+      "  f = Pad(e, ch)\n"
+      "  y = ReduceSum(f)\n"
+      "  output y\n"
+      "}\n";
+  int64_t dims[4] = {1, 2, 5, 5};
+  xc_graph_t* g = optimize_and_check(text, 4, dims);
+  if (!g) return;
+  CHECK_EQ_INT(count_op(g, "Pad"), 2); /* the one by 2.0, the one on channels */
+  const xc_node_t* conv = NULL;
+  for (int i = 0; i < g->num_nodes; i++)
+    if (!strcmp(g->nodes[i]->op_type, "Conv") && g->nodes[i]->inputs[0] == g->inputs[0]) conv = g->nodes[i];
+  CHECK(conv != NULL);
+  if (conv) {
+    int64_t n = 0;
+    const int64_t* p = xc_node_attr_ints(conv, "pads", &n);
+    CHECK_EQ_INT((int)n, 4);
+    if (p && n == 4) {
+      CHECK_EQ_INT((int)p[0], 2);
+      CHECK_EQ_INT((int)p[1], 1);
+      CHECK_EQ_INT((int)p[2], 1);
+      CHECK_EQ_INT((int)p[3], 2);
+    }
+  }
+  xc_graph_destroy(g);
+}
+
 static void test_fold_cse_dce(void) {
   const char* text =
       "xir 1\ngraph g opset 23 {\n"
@@ -306,6 +350,7 @@ static void test_options(void) {
 
 int main(void) {
   test_simplify_noops();
+  test_pad_fold();
   test_broadcasting_add_zero_is_kept();
   test_transpose_and_reshape_chains();
   test_squeeze_unsqueeze();

@@ -4,6 +4,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <stdatomic.h>
+#include <stdlib.h>
+
+#include "../../targets/cpu/cpu_pool.h"
 #include "test.h"
 #include "xcomp/target.h"
 #include "xcomp/tiled.h"
@@ -33,6 +37,21 @@ static const char* gemm_source =
     "    float acc = 0;\n"
     "    for (int64_t k = 0; k < K; k++) acc += A[i * K + k] * B[k * N + j];\n"
     "    C[i * N + j] = acc;\n"
+    "  }\n"
+    "}\n";
+
+/* A kernel of the current ABI (the runtime_threads marker): the runtime's
+ * pool calls it per program; each program counts its visits in hits[p]. */
+static const char* count_source =
+    "#include <stdint.h>\n"
+    "const int xk_count_runtime_threads = 1;\n"
+    "void xk_count(void* const* buffers, const int64_t* scalars, const int64_t grid[3],\n"
+    "              int64_t program_begin, int64_t program_end) {\n"
+    "  int32_t* hits = buffers[0];\n"
+    "  for (int64_t p = program_begin; p < program_end; p++) {\n"
+    "    volatile int64_t spin = 0; /* some work, so that the threads overlap */\n"
+    "    for (int64_t i = 0; i < 200; i++) spin += i;\n"
+    "    hits[p] += 1;\n"
     "  }\n"
     "}\n";
 
@@ -230,7 +249,62 @@ static void test_errors(xc_device_t* dev, xc_target_t* t) {
   xc_tiled_kernel_destroy(bad_kernel);
 }
 
+/* Every program of every launch runs exactly once, over many launches (the
+ * pool's job generations) of 0 .. 3000 programs. */
+static void test_pool_launches(xc_device_t* dev, xc_target_t* t) {
+  enum { MAX = 3000 };
+  xc_kernel_source_t src = source_of(count_source, "xk_count");
+  xc_blob_t blob;
+  xc_status_t st = xc_target_compile(t, xc_device_caps(dev), &src, NULL, &blob);
+  CHECK_OK(st);
+  if (st) return;
+  xc_module_t* module = NULL;
+  CHECK_OK(xc_module_load(dev, &blob, &module));
+  xc_blob_release(&blob);
+  if (!module) return;
+  xc_kernel_t* kernel = NULL;
+  CHECK_OK(xc_module_kernel(module, "xk_count", &kernel));
+  xc_buffer_t* bh = NULL;
+  CHECK_OK(xc_buffer_alloc(dev, MAX * sizeof(int32_t), &bh));
+  static int32_t hits[MAX];
+  int bad = 0;
+  for (int round = 0; round < 300 && kernel && bh; round++) {
+    int64_t n = round % 7 == 0 ? 1 : (round * 37) % MAX;
+    memset(hits, 0, sizeof hits);
+    CHECK_OK(xc_buffer_write(bh, 0, hits, sizeof hits));
+    xc_buffer_t* bufs[] = {bh};
+    xc_launch_t launch = {{n ? n : 1, 1, 1}, {1, 1, 1}, bufs, 1, NULL, 0};
+    CHECK_OK(xc_kernel_launch(kernel, &launch));
+    CHECK_OK(xc_buffer_read(bh, 0, hits, sizeof hits));
+    int64_t programs = n ? n : 1;
+    for (int64_t p = 0; p < MAX; p++) bad += hits[p] != (p < programs ? 1 : 0);
+  }
+  CHECK_EQ_INT(bad, 0);
+  xc_buffer_free(bh);
+  xc_module_unload(module);
+}
+
+static _Atomic int pool_hits[5000];
+static void count_range(void* arg, int64_t begin, int64_t end) {
+  (void)arg;
+  for (int64_t p = begin; p < end; p++) atomic_fetch_add(&pool_hits[p], 1);
+}
+
+/* The pool directly: 0, 1 and many programs, many times in a row. */
+static void test_pool_direct(void) {
+  CHECK_EQ_INT(xc_cpu_pool_threads(), 4); /* XCOMP_NUM_THREADS, set in main */
+  int bad = 0;
+  for (int round = 0; round < 2000; round++) {
+    int64_t n = round % 3 == 0 ? round % 5 : (round * 131) % 5000;
+    for (int i = 0; i < 5000; i++) atomic_store(&pool_hits[i], 0);
+    xc_cpu_pool_run(count_range, NULL, n);
+    for (int64_t p = 0; p < 5000; p++) bad += atomic_load(&pool_hits[p]) != (p < n ? 1 : 0);
+  }
+  CHECK_EQ_INT(bad, 0);
+}
+
 int main(void) {
+  setenv("XCOMP_NUM_THREADS", "4", 1); /* a pool of workers even on a 1-CPU machine */
   CHECK_OK(xc_targets_init());
   xc_target_t* t = NULL;
   int index = -1;
@@ -254,6 +328,8 @@ int main(void) {
   test_vector_add(dev, t);
   test_gemm(dev, t);
   test_errors(dev, t);
+  test_pool_launches(dev, t);
+  test_pool_direct();
   xc_device_close(dev);
   CHECK_ERR(xc_device_open("cpu:3", &dev), "no device '3'");
   return xc_test_summary("test_target_cpu");
