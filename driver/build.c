@@ -111,7 +111,7 @@ typedef struct pending_kernel {
 
 /* What decides a kernel's code, as text: src's language and text with the
  * comments left out (they name the kernel and its graph nodes), its entry
- * name written '@' and its parameters (the emitter's "p_" names, from graph
+ * name written '@' (also where it begins a longer symbol) and its parameters (the emitter's "p_" names, from graph
  * values; the code reaches buffers by position) numbered by first use.
  * Kernels with equal keys compile to the same code. */
 static char* code_key(const xc_kernel_source_t* src) {
@@ -138,8 +138,12 @@ static char* code_key(const xc_kernel_source_t* src) {
         j++;
       size_t len = j - i;
       int id = -1;
-      if (len == strlen(src->entry) && strncmp(t + i, src->entry, len) == 0) {
+      size_t elen = strlen(src->entry);
+      if (elen && len >= elen && strncmp(t + i, src->entry, elen) == 0) {
+        /* the entry, or a symbol named after it (xk_NAME_runtime_threads) */
         out[k++] = '@';
+        memcpy(out + k, t + i + elen, len - elen);
+        k += len - elen;
       } else if (len > 2 && t[i] == 'p' && t[i + 1] == '_') {
         for (int q = 0; q < num && id < 0; q++)
           if (lens[q] == len && strncmp(names[q], t + i, len) == 0) id = q;
