@@ -23,7 +23,6 @@ import argparse
 import json
 import math
 import os
-import statistics
 import subprocess
 import sys
 import time
@@ -137,18 +136,9 @@ def build(name, torch, **overrides):
 
 
 def cuda_time(torch, fn, runs, warmup=3):
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(runs):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        times.append(a.elapsed_time(b))
-    return statistics.median(times)
+    """Median milliseconds of fn by CUDA events (peer_torch.timed)."""
+    from peer_torch import timed
+    return timed(fn, runs=runs, warmup=warmup) * 1e3
 
 
 def export(torch, model, ids, path):
