@@ -334,9 +334,10 @@ lw_val_t* lw_load_at(lw_ctx_t* c, const lw_space_t* sp, const xc_value_t* v) {
   /* One element (a Clip's bound, a scalar operand): a scalar load of it,
    * unmasked (offset 0 is always valid), that broadcasts; the kernel reads
    * it once instead of once per lane under the tile's mask. */
-  bool one = true;
+  bool one = true, wide = false; /* v holds one element; the space more than one */
   for (int i = 0; i < v->rank && one; i++) one = xc_dim_is_static(v->dims[i]) && v->dims[i].value == 1;
-  if (one) return xc_tiled_load(c->k, b, lw_i64(c, 0), NULL, NULL);
+  for (int i = 0; i < sp->rank && !wide; i++) wide = !xc_dim_is_static(sp->dims[i]) || sp->dims[i].value != 1;
+  if (one && wide) return xc_tiled_load(c->k, b, lw_i64(c, 0), NULL, NULL);
   return xc_tiled_load(c->k, b, lw_offset(c, sp, v), sp->mask, NULL);
 }
 
