@@ -93,6 +93,23 @@ static int64_t pow2_clamp(int64_t v, int64_t lo, int64_t hi) {
   return p < lo ? lo : p > hi ? hi : p;
 }
 
+/* The two index spaces of a conv tile over pixels (pidx: the pixels'
+ * batch and spatial coordinates, [BM]) and channels `chan` ([1,BN]): the
+ * pixels' own coordinates, which place the window (spix), and Y at (pixel
+ * [BM,1], channel [1,BN]) (sy; the caller sets its mask). */
+static void pixel_spaces(lw_ctx_t* c, const conv_gemm_t* g, lw_val_t* const* pidx, lw_val_t* chan, lw_space_t* spix,
+                         lw_space_t* sy) {
+  const win_t* w = g->w;
+  memset(spix, 0, sizeof *spix);
+  for (int i = 0; i < w->nsp; i++) spix->idx[w->sp0 + i] = pidx[1 + i];
+  memset(sy, 0, sizeof *sy);
+  sy->rank = g->Y->rank;
+  sy->dims = g->Y->dims;
+  sy->idx[0] = lw_col(c, pidx[0]);
+  sy->idx[g->cdim] = chan;
+  for (int i = 0; i < w->nsp; i++) sy->idx[w->sp0 + i] = lw_col(c, pidx[1 + i]);
+}
+
 /* Conv as an implicit GEMM: rows are the output pixels (batch x spatial),
  * columns the output channels of one group, the reduction is (input channel
  * of the group x window) in the weight's order. Programs over (pixel tiles,
@@ -132,18 +149,8 @@ static xc_status_t emit_conv_gemm(lw_ctx_t* c, const conv_gemm_t* g) {
   lw_val_t* pidx[LW_MAX_RANK];
   lw_decompose(c, rm1, np, pd, pidx);
   lw_val_t* oc = lw_add(c, lw_mul(c, g0, lw_i64(c, g->ocg)), rn); /* [1,BN] */
-  /* the pixels' own coordinates ([BM]) place the window */
-  lw_space_t spix;
-  memset(&spix, 0, sizeof spix);
-  for (int i = 0; i < w->nsp; i++) spix.idx[w->sp0 + i] = pidx[1 + i];
-  /* output space: Y at (pixel [BM,1], channel [1,BN]) */
-  lw_space_t sy;
-  memset(&sy, 0, sizeof sy);
-  sy.rank = Y->rank;
-  sy.dims = Y->dims;
-  sy.idx[0] = lw_col(c, pidx[0]);
-  sy.idx[g->cdim] = oc;
-  for (int i = 0; i < w->nsp; i++) sy.idx[w->sp0 + i] = lw_col(c, pidx[1 + i]);
+  lw_space_t spix, sy;
+  pixel_spaces(c, g, pidx, oc, &spix, &sy);
   sy.mask = lw_and(c, mm, mn);
   xc_tiled_dim_t acc_shape[2] = {dm, dn};
   lw_val_t* acc0 = xc_tiled_const_f(k, g->at, 0.0, 2, acc_shape);
@@ -232,16 +239,8 @@ static xc_status_t emit_conv_depthwise(lw_ctx_t* c, const conv_gemm_t* g) {
   lw_val_t* mm = lw_lt(c, rm, lw_dim(c, P).v), *mc = exact ? NULL : lw_lt(c, ch, lw_i64(c, g->group));
   lw_val_t* pidx[LW_MAX_RANK];
   lw_decompose(c, rm1, np, pd, pidx);
-  lw_space_t spix;
-  memset(&spix, 0, sizeof spix);
-  for (int i = 0; i < w->nsp; i++) spix.idx[w->sp0 + i] = pidx[1 + i];
-  lw_space_t sy;
-  memset(&sy, 0, sizeof sy);
-  sy.rank = Y->rank;
-  sy.dims = Y->dims;
-  sy.idx[0] = lw_col(c, pidx[0]);
-  sy.idx[g->cdim] = ch;
-  for (int i = 0; i < w->nsp; i++) sy.idx[w->sp0 + i] = lw_col(c, pidx[1 + i]);
+  lw_space_t spix, sy;
+  pixel_spaces(c, g, pidx, ch, &spix, &sy);
   sy.mask = lw_and(c, mm, mc);
   xc_tiled_dim_t acc_shape[2] = {dm, dc};
   lw_val_t* acc0 = xc_tiled_const_f(k, g->at, 0.0, 2, acc_shape);
