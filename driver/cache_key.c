@@ -114,6 +114,8 @@ xc_hash128_t xc_compile_cache_key(const void* model_bytes, size_t model_size, co
            r->no_vendor_blas ? 0 : 1, arch_only ? 1 : 0, r->no_index_checks ? 0 : 1);
   hash_str(st, "options", opts);
   hash_str(st, "input-shapes", r->input_shapes && *r->input_shapes ? r->input_shapes : "-");
+  hash_str(st, "dynamic", r->dynamic && *r->dynamic ? r->dynamic : "-");
+  hash_str(st, "buckets", r->buckets && *r->buckets ? r->buckets : "-");
   hash_str(st, "xcomp", XCOMP_VERSION);
   xc_hash128_t self = file_identity("/proc/self/exe");
   XXH3_128bits_update(st, &self, sizeof self);

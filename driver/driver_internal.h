@@ -25,6 +25,11 @@ struct xc_session {
 xc_status_t xc_driver_schedule_kernels(const xc_session_t* s, const struct xc_fusion_plan* plan,
                                        struct xc_lowered_module* lm);
 
+/* Shape buckets (buckets.c): the module for s->o.dynamic from g (loaded
+ * and inferred, symbolic) and further copies of the model from load. */
+xc_status_t xc_drv_compile_buckets(xc_session_t* s, xc_model_loader_fn load, void* load_ctx, xc_graph_t* g,
+                                   xc_compiled_module_t** out);
+
 /* Vendor GEMMs (vendor.c): for each kernel of lm, whether its group is a
  * GEMM a vendor library can compute (has[i]) and how (cands[i]). */
 void xc_drv_vendor_candidates(const struct xc_fusion_plan* plan, const struct xc_lowered_module* lm, bool allow_tf32,

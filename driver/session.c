@@ -302,7 +302,8 @@ xc_status_t xc_session_compile_bytes(xc_session_t* s, const void* bytes, size_t 
   xc_graph_t* g = NULL;
   XC_RETURN_IF_ERROR(load(load_ctx, &g));
   xc_status_t st = xc_graph_set_input_shapes(g, s->o.input_shapes);
-  if (!st) st = xc_session_compile_graph(s, g, out);
+  if (!st && s->o.dynamic && *s->o.dynamic) st = xc_drv_compile_buckets(s, load, load_ctx, g, out);
+  else if (!st) st = xc_session_compile_graph(s, g, out);
   xc_graph_destroy(g);
   if (st) return st;
   if (cached) {

@@ -298,15 +298,8 @@ static xc_status_t set_one_shape(xc_graph_t* g, const char* spec, size_t len) {
   return xc_value_set_type(g, in, in->dtype, rank, dims);
 }
 
-xc_status_t xc_graph_set_input_shapes(xc_graph_t* g, const char* spec) {
-  if (!spec || !*spec) return NULL;
-  for (const char* p = spec; *p;) {
-    const char* semi = strchr(p, ';');
-    size_t len = semi ? (size_t)(semi - p) : strlen(p);
-    if (len) XC_RETURN_IF_ERROR(set_one_shape(g, p, len));
-    p += len + (semi ? 1 : 0);
-  }
-  /* Everything computed from the inputs is inferred again. */
+/* Everything computed from the inputs inferred again. */
+static xc_status_t reinfer(xc_graph_t* g) {
   for (int i = 0; i < g->num_nodes; i++) {
     xc_node_t* n = g->nodes[i];
     for (int k = 0; k < n->num_outputs; k++) {
@@ -319,8 +312,63 @@ xc_status_t xc_graph_set_input_shapes(xc_graph_t* g, const char* spec) {
       v->elems = NULL;
     }
   }
-  xc_status_t s = xc_graph_infer(g);
+  return xc_graph_infer(g);
+}
+
+xc_status_t xc_graph_set_input_shapes(xc_graph_t* g, const char* spec) {
+  if (!spec || !*spec) return NULL;
+  for (const char* p = spec; *p;) {
+    const char* semi = strchr(p, ';');
+    size_t len = semi ? (size_t)(semi - p) : strlen(p);
+    if (len) XC_RETURN_IF_ERROR(set_one_shape(g, p, len));
+    p += len + (semi ? 1 : 0);
+  }
+  xc_status_t s = reinfer(g);
   if (s) s = xc_status_annotate(s, "with the input shapes %s (a model exported with fixed sizes takes other sizes only "
                                    "where its shape constants allow: re-export it with dynamic axes)", spec);
+  return s;
+}
+
+static bool uses_symbol(const xc_symexpr_t* e, const char* name) {
+  if (!e) return false;
+  if (e->kind == XC_SYM_VAR) return strcmp(e->name, name) == 0;
+  return uses_symbol(e->a, name) || uses_symbol(e->b, name);
+}
+
+bool xc_graph_has_symbol(const xc_graph_t* g, const char* name) {
+  for (int i = 0; i < g->num_inputs; i++)
+    for (int d = 0; d < g->inputs[i]->rank; d++)
+      if (uses_symbol(g->inputs[i]->dims[d].sym, name)) return true;
+  return false;
+}
+
+xc_status_t xc_graph_bind_symbol(xc_graph_t* g, const char* name, int64_t value) {
+  if (!xc_graph_has_symbol(g, name))
+    return xc_error(XC_INVALID_ARGUMENT, "no input of the graph has a dim '%s'", name);
+  xc_symbind_t b;
+  xc_symbind_init(&b);
+  xc_status_t s = xc_symbind_set(&b, name, value);
+  for (int i = 0; i < g->num_inputs && !s; i++) {
+    xc_value_t* in = g->inputs[i];
+    xc_dim_t dims[XC_MAX_RANK];
+    bool changed = false;
+    for (int d = 0; d < in->rank; d++) {
+      dims[d] = in->dims[d];
+      if (!uses_symbol(in->dims[d].sym, name)) continue;
+      int64_t v = 0;
+      /* a dim that also uses other symbols stays as it is */
+      xc_status_t e = xc_dim_eval(in->dims[d], &b, &v);
+      if (e) {
+        xc_status_free(e);
+        continue;
+      }
+      dims[d] = xc_dim_const(v);
+      changed = true;
+    }
+    if (changed) s = xc_value_set_type(g, in, in->dtype, in->rank, dims);
+  }
+  xc_symbind_free(&b);
+  if (!s) s = reinfer(g);
+  if (s) s = xc_status_annotate(s, "with %s = %lld", name, (long long)value);
   return s;
 }

@@ -13,6 +13,7 @@
 #define XC_EXECUTOR_MAX_GRAPHS 8
 #define XC_EXECUTOR_MAX_KEY (XC_MAX_RANK * 16)
 #define XC_EXECUTOR_MAX_CHECKED 16
+#define XC_MAX_INPUTS_BUCKETED 64
 
 typedef struct graph_entry {
   int64_t key[XC_EXECUTOR_MAX_KEY]; /* the input shapes */
@@ -65,6 +66,13 @@ struct xc_executor {
   bool have_last;
   xc_memplan_t last_plan;
   xc_symbind_t last_binds;
+  /* Shape buckets (m->buckets): each bucket's executor, made on its first
+   * run. A bucket's executor has the module's executor as parent: it uses
+   * the parent's device, and the parent's weight buffers where a weight of
+   * the same name holds the same bytes (borrowed: not freed). */
+  xc_executor_t** bucket_exec;
+  xc_executor_t* parent;
+  bool* borrowed; /* per value */
 };
 
 void xc_executor_options_init(xc_executor_options_t* o) { memset(o, 0, sizeof *o); }
@@ -109,9 +117,14 @@ void xc_executor_destroy(xc_executor_t* e) {
   for (int i = 0; i < e->num_graphs; i++) xc_launch_graph_free(e->graphs[i].graph);
   for (int i = 0; i < e->num_slots; i++) xc_buffer_free(e->slots[i]);
   free(e->slots);
+  if (e->bucket_exec)
+    for (int i = 0; i < e->m->buckets->num; i++) xc_executor_destroy(e->bucket_exec[i]);
+  free(e->bucket_exec);
   if (e->value_buffers)
-    for (int v = 0; v < e->m->num_values; v++) xc_buffer_free(e->value_buffers[v]);
+    for (int v = 0; v < e->m->num_values; v++)
+      if (!e->borrowed || !e->borrowed[v]) xc_buffer_free(e->value_buffers[v]);
   free(e->value_buffers);
+  free(e->borrowed);
   if (e->modules)
     for (int k = 0; k < e->m->num_kernels; k++) xc_module_unload(e->modules[k]);
   free(e->modules);
@@ -123,8 +136,23 @@ void xc_executor_destroy(xc_executor_t* e) {
     xc_memplan_free(&e->last_plan);
     xc_symbind_free(&e->last_binds);
   }
-  xc_device_close(e->device);
+  if (!e->parent) xc_device_close(e->device);
   free(e);
+}
+
+/* A weight of the parent's module with the same name and bytes as value v
+ * of e's module: its buffer, else NULL. */
+static xc_buffer_t* parent_weight(const xc_executor_t* e, const xc_cm_value_t* val) {
+  const xc_executor_t* p = e->parent;
+  size_t n = xc_tensor_nbytes(val->constant);
+  for (int v = 0; v < p->m->num_values; v++) {
+    const xc_cm_value_t* pv = &p->m->values[v];
+    if (!(pv->flags & XC_CM_VALUE_WEIGHT) || !pv->constant || !p->value_buffers[v] || strcmp(pv->name, val->name))
+      continue;
+    if (pv->constant->dtype != val->constant->dtype || xc_tensor_nbytes(pv->constant) != n) return NULL;
+    return memcmp(pv->constant->data, val->constant->data, n) == 0 ? p->value_buffers[v] : NULL;
+  }
+  return NULL;
 }
 
 /* The index-error record, zeroed. Read after every run, so where the target
@@ -146,18 +174,24 @@ static xc_status_t alloc_index_record(xc_executor_t* e, size_t bytes, xc_buffer_
   return xc_buffer_write(*out, 0, e->index_error_host, bytes);
 }
 
-xc_status_t xc_executor_create(const xc_compiled_module_t* m, const char* selector,
-                               const xc_executor_options_t* o, xc_executor_t** out) {
+static xc_status_t create_impl(const xc_compiled_module_t* m, const char* selector, const xc_executor_options_t* o,
+                               xc_executor_t* parent, xc_executor_t** out) {
   *out = NULL;
   XC_RETURN_IF_ERROR(xc_targets_init());
   xc_executor_t* e = calloc(1, sizeof *e);
   if (!e) return xc_error_oom();
   e->m = m;
+  e->parent = parent;
   if (o) e->options = *o;
   else xc_executor_options_init(&e->options);
   e->guard = e->options.guard ? XC_EXECUTOR_GUARD_BYTES : 0;
-  xc_status_t s = xc_device_open(selector && *selector ? selector : m->target, &e->device);
-  if (!s) {
+  xc_status_t s = NULL;
+  if (parent) e->device = parent->device;
+  else s = xc_device_open(selector && *selector ? selector : m->target, &e->device);
+  if (!s && m->buckets && !(e->bucket_exec = calloc((size_t)m->buckets->num, sizeof *e->bucket_exec)))
+    s = xc_error_oom();
+  if (!s && parent && !(e->borrowed = calloc((size_t)m->num_values + 1, sizeof *e->borrowed))) s = xc_error_oom();
+  if (!s && !parent) {
     const char* tname = xc_target_name(xc_device_target(e->device));
     const xc_device_caps_t* caps = xc_device_caps(e->device);
     if (strcmp(tname, m->target) != 0) {
@@ -197,6 +231,12 @@ xc_status_t xc_executor_create(const xc_compiled_module_t* m, const char* select
     const xc_cm_value_t* val = &m->values[v];
     if (!(val->flags & XC_CM_VALUE_WEIGHT) || !val->constant) continue;
     size_t n = xc_tensor_nbytes(val->constant);
+    xc_buffer_t* shared = e->parent ? parent_weight(e, val) : NULL;
+    if (shared) {
+      e->value_buffers[v] = shared;
+      e->borrowed[v] = true;
+      continue;
+    }
     s = xc_buffer_alloc(e->device, n + e->guard, &e->value_buffers[v]);
     if (!s && n) s = xc_buffer_write(e->value_buffers[v], 0, val->constant->data, n);
     if (!s) s = write_guard(e, e->value_buffers[v], n);
@@ -218,6 +258,11 @@ xc_status_t xc_executor_create(const xc_compiled_module_t* m, const char* select
   }
   *out = e;
   return NULL;
+}
+
+xc_status_t xc_executor_create(const xc_compiled_module_t* m, const char* selector,
+                               const xc_executor_options_t* o, xc_executor_t** out) {
+  return create_impl(m, selector, o, NULL, out);
 }
 
 /* After a run (its launches synchronized): the index-error record names the
@@ -711,13 +756,182 @@ static xc_status_t run_impl(xc_executor_t* e, int num_inputs, const xc_tensor_t*
   return s;
 }
 
+/* ---- shape buckets ----------------------------------------------------------- */
+
+static bool is_bucket_dim(xc_dim_t d, const char* sym) {
+  return d.sym && d.sym->kind == XC_SYM_VAR && strcmp(d.sym->name, sym) == 0;
+}
+
+/* The size of the buckets' symbol in this run's input shapes. */
+static xc_status_t bucket_size_of(const xc_compiled_module_t* m, int num_inputs, const int* ranks,
+                                  const int64_t* const* dims, int64_t* out) {
+  const xc_cm_buckets_t* b = m->buckets;
+  *out = -1;
+  for (int i = 0; i < num_inputs; i++) {
+    const xc_cm_value_t* val = &m->values[m->inputs[i]];
+    if (ranks[i] != val->rank)
+      return xc_error(XC_INVALID_ARGUMENT, "input %d ('%s'): rank %d, the module takes rank %d", i, val->name,
+                      ranks[i], val->rank);
+    for (int d = 0; d < val->rank; d++) {
+      if (!is_bucket_dim(val->dims[d], b->symbol)) continue;
+      if (*out >= 0 && dims[i][d] != *out)
+        return xc_error(XC_INVALID_ARGUMENT, "input %d ('%s'): dim %d is %lld but '%s' is %lld in an earlier input",
+                        i, val->name, d, (long long)dims[i][d], b->symbol, (long long)*out);
+      *out = dims[i][d];
+    }
+  }
+  if (*out < 0) return xc_error(XC_INTERNAL, "no input has the bucket symbol '%s'", b->symbol);
+  if (*out < b->min || *out > b->max)
+    return xc_error(XC_INVALID_ARGUMENT,
+                    "'%s' is %lld in the inputs; the module was compiled for %s in %lld..%lld "
+                    "(xcomp compile --dynamic %s=MIN..MAX)",
+                    b->symbol, (long long)*out, b->symbol, (long long)b->min, (long long)b->max, b->symbol);
+  return NULL;
+}
+
+/* Which bucket runs size n: exact, else the smallest above it when padding
+ * is allowed; -1: the generic module. */
+static int bucket_for(const xc_cm_buckets_t* b, int64_t n, bool allow_pad) {
+  for (int i = 0; i < b->num; i++) {
+    if (b->items[i].size == n) return i;
+    if (b->items[i].size > n) return allow_pad && b->pad_ok ? i : -1;
+  }
+  return -1;
+}
+
+static xc_status_t bucket_executor(xc_executor_t* e, int i, xc_executor_t** out) {
+  if (!e->bucket_exec[i])
+    XC_RETURN_IF_ERROR(create_impl(e->m->buckets->items[i].module, NULL, &e->options, e, &e->bucket_exec[i]));
+  *out = e->bucket_exec[i];
+  return NULL;
+}
+
+/* Copies the box the two tensors share (per dim the smaller size, from 0)
+ * from src into dst: both row-major, same rank and dtype. Pads (dst larger)
+ * and slices (dst smaller); the rest of dst keeps what it holds. */
+static void copy_shared_box(const xc_tensor_t* src, xc_tensor_t* dst) {
+  int r = src->rank;
+  size_t es = xc_dtype_size(src->dtype);
+  if (src->numel == 0 || dst->numel == 0) return;
+  if (r == 0) {
+    memcpy(dst->data, src->data, es);
+    return;
+  }
+  int64_t box[XC_MAX_RANK] = {0}, rows = 1;
+  for (int d = 0; d < r; d++) {
+    box[d] = src->dims[d] < dst->dims[d] ? src->dims[d] : dst->dims[d];
+    if (d < r - 1) rows *= box[d];
+  }
+  size_t row = (size_t)box[r - 1] * es;
+  int64_t idx[XC_MAX_RANK] = {0};
+  for (int64_t k = 0; k < rows; k++) {
+    int64_t so = 0, dof = 0;
+    for (int d = 0; d < r - 1; d++) {
+      so = so * src->dims[d] + idx[d];
+      dof = dof * dst->dims[d] + idx[d];
+    }
+    memcpy((char*)dst->data + (size_t)dof * (size_t)dst->dims[r - 1] * es,
+           (const char*)src->data + (size_t)so * (size_t)src->dims[r - 1] * es, row);
+    for (int d = r - 2; d >= 0; d--) {
+      if (++idx[d] < box[d]) break;
+      idx[d] = 0;
+    }
+  }
+}
+
+/* Runs size n on bucket i: inputs padded with zeros along the symbol's dims
+ * to the bucket's size, outputs sliced back to n along theirs. */
+static xc_status_t run_padded(xc_executor_t* e, xc_executor_t* be, int64_t size, int num_inputs,
+                              const xc_tensor_t* const* inputs, xc_tensor_t** outputs, xc_run_stats_t* stats) {
+  const xc_compiled_module_t* m = e->m;
+  const char* sym = m->buckets->symbol;
+  double t0 = now_ms();
+  xc_tensor_t** padded = calloc((size_t)num_inputs + 1, sizeof *padded);
+  xc_tensor_t** full = calloc((size_t)m->num_outputs + 1, sizeof *full);
+  xc_status_t s = padded && full ? NULL : xc_error_oom();
+  for (int i = 0; !s && i < num_inputs; i++) {
+    const xc_cm_value_t* val = &m->values[m->inputs[i]];
+    int64_t dims[XC_MAX_RANK];
+    for (int d = 0; d < val->rank; d++) dims[d] = is_bucket_dim(val->dims[d], sym) ? size : inputs[i]->dims[d];
+    s = xc_tensor_create(inputs[i]->dtype, inputs[i]->rank, dims, &padded[i]);
+    if (!s) copy_shared_box(inputs[i], padded[i]);
+  }
+  double pad_ms = now_ms() - t0;
+  if (!s) s = xc_executor_run(be, num_inputs, (const xc_tensor_t* const*)padded, full, stats);
+  double t1 = now_ms();
+  for (int i = 0; !s && i < m->num_outputs; i++) {
+    const xc_cm_value_t* val = &m->values[m->outputs[i]];
+    int64_t dims[XC_MAX_RANK];
+    for (int d = 0; d < full[i]->rank; d++) dims[d] = full[i]->dims[d];
+    for (int d = 0; d < val->rank && d < full[i]->rank; d++)
+      if (is_bucket_dim(val->dims[d], sym)) dims[d] = -1;
+    /* the kept size along the symbol's dims: the inputs' */
+    int64_t n = -1;
+    for (int k = 0; k < num_inputs && n < 0; k++) {
+      const xc_cm_value_t* iv = &m->values[m->inputs[k]];
+      for (int d = 0; d < iv->rank; d++)
+        if (is_bucket_dim(iv->dims[d], sym)) n = inputs[k]->dims[d];
+    }
+    for (int d = 0; d < full[i]->rank; d++)
+      if (dims[d] < 0) dims[d] = n;
+    s = xc_tensor_create(full[i]->dtype, full[i]->rank, dims, &outputs[i]);
+    if (!s) copy_shared_box(full[i], outputs[i]);
+  }
+  if (stats && !s) {
+    double extra = pad_ms + (now_ms() - t1);
+    stats->total_ms += extra;
+    stats->upload_ms += pad_ms;
+    stats->download_ms += now_ms() - t1;
+  }
+  for (int i = 0; padded && i < num_inputs; i++) xc_tensor_destroy(padded[i]);
+  for (int i = 0; full && i < m->num_outputs; i++) xc_tensor_destroy(full[i]);
+  free(padded);
+  free(full);
+  if (s)
+    for (int i = 0; i < m->num_outputs; i++) {
+      xc_tensor_destroy(outputs[i]);
+      outputs[i] = NULL;
+    }
+  return s;
+}
+
 xc_status_t xc_executor_run(xc_executor_t* e, int num_inputs, const xc_tensor_t* const* inputs,
                             xc_tensor_t** outputs, xc_run_stats_t* stats) {
   for (int i = 0; i < e->m->num_outputs; i++) outputs[i] = NULL;
   if (num_inputs != e->m->num_inputs)
     return xc_error(XC_INVALID_ARGUMENT, "the module takes %d inputs, %d given", e->m->num_inputs, num_inputs);
+  if (e->m->buckets) {
+    int ranks[XC_MAX_INPUTS_BUCKETED];
+    const int64_t* dims[XC_MAX_INPUTS_BUCKETED];
+    if (num_inputs > XC_MAX_INPUTS_BUCKETED)
+      return xc_error(XC_UNSUPPORTED, "a module with shape buckets takes at most %d inputs", XC_MAX_INPUTS_BUCKETED);
+    for (int i = 0; i < num_inputs; i++) {
+      ranks[i] = inputs[i]->rank;
+      dims[i] = inputs[i]->dims;
+    }
+    int64_t n = 0;
+    XC_RETURN_IF_ERROR(bucket_size_of(e->m, num_inputs, ranks, dims, &n));
+    int b = bucket_for(e->m->buckets, n, true);
+    if (b >= 0) {
+      xc_executor_t* be = NULL;
+      XC_RETURN_IF_ERROR(bucket_executor(e, b, &be));
+      int64_t size = e->m->buckets->items[b].size;
+      xc_status_t s = size == n ? xc_executor_run(be, num_inputs, inputs, outputs, stats)
+                                : run_padded(e, be, size, num_inputs, inputs, outputs, stats);
+      if (!s && stats) {
+        stats->bucket = size;
+        stats->module = be->m;
+      }
+      return s;
+    }
+  }
   run_io_t io = {.host_out = outputs};
-  return run_impl(e, num_inputs, inputs, &io, stats);
+  xc_status_t s = run_impl(e, num_inputs, inputs, &io, stats);
+  if (!s && stats) {
+    stats->bucket = 0;
+    stats->module = e->m;
+  }
+  return s;
 }
 
 xc_status_t xc_executor_run_device(xc_executor_t* e, int num_inputs, const xc_device_tensor_t* inputs,
@@ -756,9 +970,34 @@ xc_status_t xc_executor_run_device(xc_executor_t* e, int num_inputs, const xc_de
     if (s) s = xc_status_annotate(s, "input %d", i);
     views[i] = &heads[i];
   }
+  xc_executor_t* runner = e;
+  int64_t bucket = 0;
+  if (!s && m->buckets) {
+    /* Device tensors are not padded: a size that is a bucket runs it, any
+     * other size the generic module. */
+    int ranks[XC_MAX_INPUTS_BUCKETED];
+    const int64_t* dims[XC_MAX_INPUTS_BUCKETED];
+    if (num_inputs > XC_MAX_INPUTS_BUCKETED)
+      s = xc_error(XC_UNSUPPORTED, "a module with shape buckets takes at most %d inputs", XC_MAX_INPUTS_BUCKETED);
+    for (int i = 0; !s && i < num_inputs; i++) {
+      ranks[i] = heads[i].rank;
+      dims[i] = heads[i].dims;
+    }
+    int64_t n = 0;
+    if (!s) s = bucket_size_of(m, num_inputs, ranks, dims, &n);
+    int b = s ? -1 : bucket_for(m->buckets, n, false);
+    if (b >= 0) {
+      s = bucket_executor(e, b, &runner);
+      bucket = n;
+    }
+  }
   if (!s) {
     run_io_t io = {.dev_in = inputs, .dev_out = outputs};
-    s = run_impl(e, num_inputs, views, &io, stats);
+    s = run_impl(runner, num_inputs, views, &io, stats);
+  }
+  if (!s && stats) {
+    stats->bucket = bucket;
+    stats->module = runner->m;
   }
   free(heads);
   free(views);

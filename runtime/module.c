@@ -218,6 +218,7 @@ void xc_compiled_module_destroy(xc_compiled_module_t* m) {
     xc_tiled_kernel_destroy(m->kernels[i].tiled);
   }
   free(m->kernels);
+  xc_cm_buckets_destroy(m->buckets);
   free(m->values);  /* built modules allocate the value table with realloc */
   xc_graph_destroy(m->graph);
   free(m->graph_text);
@@ -235,4 +236,19 @@ void xc_compiled_module_describe(const xc_compiled_module_t* m, FILE* f) {
           (m->flags & XC_CM_ARCH_ONLY) ? "architecture" : "device", m->device_name, fp, m->xcomp_version);
   fprintf(f, "  %d kernels (%zu blob bytes), %d steps, %d values, weights %zu bytes\n", m->num_kernels,
           blob_bytes, m->num_steps, m->num_values, m->weights_size);
+  if (m->buckets) {
+    const xc_cm_buckets_t* b = m->buckets;
+    fprintf(f, "  shape buckets of '%s' in %lld..%lld:", b->symbol, (long long)b->min, (long long)b->max);
+    for (int i = 0; i < b->num; i++)
+      fprintf(f, "%s %lld (%d kernels)", i ? "," : "", (long long)b->items[i].size, b->items[i].module->num_kernels);
+    fprintf(f, "; other sizes %s\n", b->pad_ok ? "padded to the next bucket" : "run the generic module");
+    if (!b->pad_ok && b->pad_note[0]) fprintf(f, "  not padded: %s\n", b->pad_note);
+  }
+}
+
+void xc_cm_buckets_destroy(xc_cm_buckets_t* b) {
+  if (!b) return;
+  for (int i = 0; i < b->num; i++) xc_compiled_module_destroy(b->items[i].module);
+  free(b->items);
+  free(b);
 }

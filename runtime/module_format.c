@@ -13,10 +13,11 @@
 #include "xcomp/tempdir.h"
 
 enum { HEADER_SIZE = 48 };
-/* Sections 1-4 are required; 5 (the compile-cache key) and 6 (the signature,
- * always last) are optional. */
+/* Sections 1-4 are required; 5 (the compile-cache key), 7 (shape buckets:
+ * nested modules) and 6 (the signature, always last) are optional. */
 enum { SEC_GRAPH = 1, SEC_WEIGHTS = 2, SEC_PLAN = 3, SEC_KERNELS = 4, NUM_SECTIONS = 4 };
-enum { SEC_CACHE_KEY = 5, SEC_SIGNATURE = 6, MAX_SECTION_ID = 6 };
+enum { SEC_CACHE_KEY = 5, SEC_SIGNATURE = 6, SEC_BUCKETS = 7, MAX_SECTION_ID = 7 };
+enum { MAX_BUCKETS = 64 };
 enum { SIGNATURE_SIZE = 32 };
 enum { MAX_EXPR_DEPTH = 64 };
 
@@ -28,6 +29,7 @@ static const char* section_name(uint32_t id) {
     case SEC_KERNELS: return "kernels";
     case SEC_CACHE_KEY: return "cache key";
     case SEC_SIGNATURE: return "signature";
+    case SEC_BUCKETS: return "shape buckets";
     default: return "unknown";
   }
 }
@@ -162,6 +164,27 @@ static void write_kernels(wbuf_t* w, const xc_compiled_module_t* m) {
   }
 }
 
+/* Section 7: the symbol, its range, whether smaller sizes pad, why not,
+ * then each bucket's size and its module as a whole module file. */
+static xc_status_t write_buckets(wbuf_t* w, const xc_cm_buckets_t* b) {
+  w_str(w, b->symbol);
+  w_u64(w, (uint64_t)b->min);
+  w_u64(w, (uint64_t)b->max);
+  w_u32(w, b->pad_ok ? 1u : 0u);
+  w_str(w, b->pad_note);
+  w_u32(w, (uint32_t)b->num);
+  for (int i = 0; i < b->num; i++) {
+    uint8_t* bytes = NULL;
+    size_t size = 0;
+    XC_RETURN_IF_ERROR(xc_compiled_module_serialize(b->items[i].module, &bytes, &size));
+    w_u64(w, (uint64_t)b->items[i].size);
+    w_u64(w, (uint64_t)size);
+    w_bytes(w, bytes, size);
+    free(bytes);
+  }
+  return NULL;
+}
+
 xc_status_t xc_compiled_module_serialize(const xc_compiled_module_t* m, uint8_t** out_bytes,
                                          size_t* out_size) {
   *out_bytes = NULL;
@@ -169,8 +192,9 @@ xc_status_t xc_compiled_module_serialize(const xc_compiled_module_t* m, uint8_t*
   uint8_t* key = NULL;
   size_t key_size = 0;
   XC_RETURN_IF_ERROR(xc_module_key_load(&key, &key_size));
-  /* Sections in id order: the four required ones, the cache key when the
-   * module has one, and the signature last (it covers every byte before it). */
+  /* Sections: the four required ones, the cache key when the module has
+   * one, the shape buckets when it has them, and the signature last (it
+   * covers every byte before it). */
   wbuf_t sec[MAX_SECTION_ID];
   uint32_t ids[MAX_SECTION_ID];
   memset(sec, 0, sizeof sec);
@@ -187,6 +211,16 @@ xc_status_t xc_compiled_module_serialize(const xc_compiled_module_t* m, uint8_t*
     ids[nsec] = SEC_CACHE_KEY;
     w_u64(&sec[nsec], m->cache_key.lo);
     w_u64(&sec[nsec++], m->cache_key.hi);
+  }
+  xc_status_t bst = NULL;
+  if (m->buckets) {
+    ids[nsec] = SEC_BUCKETS;
+    bst = write_buckets(&sec[nsec++], m->buckets);
+  }
+  if (bst) {
+    for (int i = 0; i < nsec; i++) free(sec[i].data);
+    free(key);
+    return bst;
   }
   if (key) {
     static const uint8_t blank[SIGNATURE_SIZE];
@@ -257,6 +291,8 @@ typedef struct {
   const char* section;  /* section being read */
   xc_status_t err;
 } rbuf_t;
+
+static void read_buckets(rbuf_t* r, xc_compiled_module_t* m);
 
 static bool r_fail(rbuf_t* r, const char* msg) {
   if (!r->err)
@@ -679,6 +715,11 @@ xc_status_t xc_compiled_module_deserialize(const uint8_t* bytes, size_t size, co
     read_kernels(&s, m);
     r.err = s.err;
   }
+  if (!r.err && seen[SEC_BUCKETS]) {
+    rbuf_t s = {bytes + HEADER_SIZE + sec_off[SEC_BUCKETS], sec_len[SEC_BUCKETS], 0, what, "shape buckets", NULL};
+    read_buckets(&s, m);
+    r.err = s.err;
+  }
   xc_status_t st = r.err;
   if (!st) st = xc_cm_link(m, what);
   if (st) {
@@ -687,6 +728,58 @@ xc_status_t xc_compiled_module_deserialize(const uint8_t* bytes, size_t size, co
   }
   *out = m;
   return NULL;
+}
+
+static void read_buckets(rbuf_t* r, xc_compiled_module_t* m) {
+  xc_cm_buckets_t* b = calloc(1, sizeof *b);
+  if (!b) {
+    r->err = xc_error_oom();
+    return;
+  }
+  m->buckets = b;
+  r_str_fixed(r, b->symbol, sizeof b->symbol, "symbol name too long");
+  b->min = (int64_t)r_u64(r);
+  b->max = (int64_t)r_u64(r);
+  uint32_t flags = r_u32(r);
+  r_str_fixed(r, b->pad_note, sizeof b->pad_note, "note too long");
+  int n = r_count(r, 16);
+  if (r->err) return;
+  if (flags > 1 || !b->symbol[0] || b->min < 1 || b->max < b->min || n < 1 || n > MAX_BUCKETS) {
+    r_fail(r, "bad bucket header");
+    return;
+  }
+  b->pad_ok = flags == 1;
+  b->items = calloc((size_t)n, sizeof *b->items);
+  if (!b->items) {
+    r->err = xc_error_oom();
+    return;
+  }
+  for (int i = 0; i < n && !r->err; i++) {
+    int64_t size = (int64_t)r_u64(r);
+    uint64_t len = r_u64(r);
+    if (r->err) return;
+    if (size < b->min || size > b->max || (i && size <= b->items[i - 1].size)) {
+      r_fail(r, "bucket sizes out of range or not ascending");
+      return;
+    }
+    if (!r_need(r, (size_t)len)) return;
+    char what[300];
+    snprintf(what, sizeof what, "%s (bucket %s=%lld)", r->what, b->symbol, (long long)size);
+    xc_status_t st = xc_compiled_module_deserialize(r->p + r->pos, (size_t)len, what, &b->items[i].module);
+    if (st) {
+      r->err = st;
+      return;
+    }
+    if (b->items[i].module->buckets || strcmp(b->items[i].module->target, m->target) != 0) {
+      xc_compiled_module_destroy(b->items[i].module);
+      b->items[i].module = NULL;
+      r_fail(r, "a bucket's module is for another target or has buckets itself");
+      return;
+    }
+    b->items[i].size = size;
+    b->num = i + 1;
+    r->pos += (size_t)len;
+  }
 }
 
 /* ---- files ------------------------------------------------------------------- */

@@ -2,6 +2,7 @@
  * per-step times of an executor created with options.profile and the
  * plan's value sizes of each run (docs/cli.md, "Profiles"). */
 #include <jansson.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,6 +33,16 @@ static int64_t step_bytes(const xc_compiled_module_t* m, int i, const int64_t* v
 }
 
 void xc_cli_profile_add(xc_cli_profile_t* p, const xc_run_stats_t* st) {
+  if (st->module && st->module != p->m) {
+    /* A shape bucket's module ran: its kernels are the ones timed. Every
+     * run of one size runs the same module, so this happens on the first. */
+    if (p->runs) return;
+    xc_cli_profile_t fresh;
+    if (xc_cli_profile_init(&fresh, st->module)) return;
+    snprintf(fresh.device, sizeof fresh.device, "%s", p->device);
+    xc_cli_profile_free(p);
+    *p = fresh;
+  }
   const xc_compiled_module_t* m = p->m;
   p->runs++;
   p->total_ms += st->total_ms;

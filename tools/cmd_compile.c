@@ -127,6 +127,25 @@ xc_status_t xc_cli_run_compiled(const xc_compiled_module_t* m, const xc_cli_run_
     times[repeat + r] = st.kernels_ms;
     times[2 * repeat + r] = st.upload_ms;
     times[3 * repeat + r] = st.download_ms;
+    if (m->buckets && r == 0) {
+      int64_t n = -1; /* the symbol's size in this run's inputs */
+      for (int i = 0; i < m->num_inputs && n < 0; i++) {
+        const xc_cm_value_t* iv = &m->values[m->inputs[i]];
+        for (int d = 0; d < iv->rank; d++)
+          if (iv->dims[d].sym && iv->dims[d].sym->kind == XC_SYM_VAR &&
+              strcmp(iv->dims[d].sym->name, m->buckets->symbol) == 0)
+            n = inputs[i]->dims[d];
+      }
+      if (!st.bucket)
+        fprintf(stderr, "xcomp: %s=%lld ran the generic module (no bucket of that size%s)\n", m->buckets->symbol,
+                (long long)n, m->buckets->pad_ok ? "" : "; padding not allowed for this model");
+      else if (st.bucket == n)
+        fprintf(stderr, "xcomp: %s=%lld ran shape bucket %lld\n", m->buckets->symbol, (long long)n,
+                (long long)st.bucket);
+      else
+        fprintf(stderr, "xcomp: %s=%lld ran shape bucket %lld (inputs padded, outputs sliced)\n", m->buckets->symbol,
+                (long long)n, (long long)st.bucket);
+    }
     if (ro->profile) {
       snprintf(ro->profile->device, sizeof ro->profile->device, "%s", xc_device_caps(xc_executor_device(e))->name);
       xc_cli_profile_add(ro->profile, &st);
@@ -201,6 +220,12 @@ static int compile_args(int argc, char** argv, char** shapes_out) {
       if (!xc_cli_add_shape(&shapes, v)) return xc_cli_fail(xc_error_oom());
       *shapes_out = shapes;
       r.input_shapes = shapes;
+    } else if ((m = xc_cli_option(argc, argv, &i, "--dynamic", &v)) != 0) {
+      if (m < 0) return xc_cli_usage_error(cmd, "--dynamic needs NAME=MIN..MAX");
+      r.dynamic = v;
+    } else if ((m = xc_cli_option(argc, argv, &i, "--buckets", &v)) != 0) {
+      if (m < 0) return xc_cli_usage_error(cmd, "--buckets needs sizes separated by commas");
+      r.buckets = v;
     } else if (strcmp(argv[i], "--no-cache") == 0) {
       r.use_cache = false;
     } else if (strcmp(argv[i], "--allow-tf32") == 0) {
@@ -223,6 +248,7 @@ static int compile_args(int argc, char** argv, char** shapes_out) {
     }
   }
   if (!model) return xc_cli_usage_error(cmd, "no MODEL given");
+  if (r.buckets && !r.dynamic) return xc_cli_usage_error(cmd, "--buckets goes with --dynamic NAME=MIN..MAX");
   if (strcmp(r.target, "ref") == 0)
     return xc_cli_errorf("target ref is the reference interpreter: there is nothing to compile for it");
   char* out_path = output ? strdup(output) : default_output(model);
@@ -239,6 +265,15 @@ static int compile_args(int argc, char** argv, char** shapes_out) {
   printf("wrote %s: target %s, %d kernels, %d steps (%s, %d kernels compiled)\n", out_path, m->target,
          m->num_kernels, m->num_steps, stats.hits ? "cache hit" : (r.use_cache ? "cache miss" : "no cache"),
          stats.kernels_compiled);
+  if (m->buckets) {
+    const xc_cm_buckets_t* b = m->buckets;
+    printf("shape buckets of '%s' (%lld..%lld):", b->symbol, (long long)b->min, (long long)b->max);
+    for (int i = 0; i < b->num; i++)
+      printf("%s %lld (%d kernels)", i ? "," : "", (long long)b->items[i].size, b->items[i].module->num_kernels);
+    printf("; the generic module above for other sizes%s\n", b->pad_ok ? " only when a size is not padded" : "");
+    if (b->pad_ok) printf("sizes between buckets: inputs padded with zeros to the next bucket, outputs sliced back\n");
+    else printf("sizes between buckets: the generic module (not padded: %s)\n", b->pad_note);
+  }
   xc_compiled_module_destroy(m);
   free(out_path);
   return XC_EXIT_OK;
@@ -254,7 +289,8 @@ static int compile_main(int argc, char** argv) {
 const xc_cli_command_t xc_cli_compile_command = {
     "compile", compile_main,
     "xcomp compile MODEL [--target T] [-o OUT.xcm] [-O<n>] [--precision f16|bf16] [--no-cache] [--allow-tf32] "
-    "[--dump-kernels DIR] [--no-vendor-blas] [--tuning-db FILE | --no-tuning-db] [--shape NAME=DIMS]...",
+    "[--dump-kernels DIR] [--no-vendor-blas] [--tuning-db FILE | --no-tuning-db] [--shape NAME=DIMS]... "
+    "[--dynamic NAME=MIN..MAX [--buckets S1,S2,...]]",
     "Compile a model (.xir or .onnx) into a compiled module (.xcm) for one target.",
     "options:\n"
     "  --target T           target and device to compile for (default: cpu; e.g. opencl:1;\n"
@@ -279,6 +315,15 @@ const xc_cli_command_t xc_cli_compile_command = {
     "                       repeatable): a model exported at one size compiled for another\n"
     "                       where its shape constants allow (else an error naming the\n"
     "                       node that does not), symbolic dims made static\n"
+    "  --dynamic NAME=MIN..MAX  shape buckets for the symbolic dim NAME (or the input NAME\n"
+    "                       with one symbolic dim), sizes MIN..MAX: one module holding a\n"
+    "                       module specialized for each bucket size and the generic one.\n"
+    "                       A run of a bucket's size runs its module; a smaller size runs\n"
+    "                       the next bucket with the inputs padded by zeros and the outputs\n"
+    "                       sliced, when the padding check proves that exact (causal or\n"
+    "                       masked attention, row-wise ops), else the generic module; sizes\n"
+    "                       outside MIN..MAX are refused (docs/cli.md, \"Shape buckets\")\n"
+    "  --buckets S1,S2,...  the bucket sizes (default: powers of two from MIN, and MAX)\n"
     "\n"
     "Prints one line per kernel compiled on stderr, and a summary line on stdout.\n"
     "Run the result with 'xcomp run OUT.xcm --input ...' (docs/runtime.md).\n"};

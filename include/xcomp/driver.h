@@ -136,6 +136,14 @@ typedef struct xc_session_options {
    * they do not), or symbolic dims made static. Part of the cache key.
    * NULL: the model's own shapes. */
   const char* input_shapes;
+  /* Shape buckets, "NAME=MIN..MAX" (NAME a symbolic dim of the inputs, or
+   * an input with one symbolic dim): model files compile into one module
+   * holding the generic module and one specialization per size of
+   * `buckets` ("64,128,256"; NULL: powers of two in range, and MAX), sizes
+   * between buckets padded up where the padding check allows
+   * (xc_padding_check). Both part of the cache key. NULL: no buckets. */
+  const char* dynamic;
+  const char* buckets;
 } xc_session_options_t;
 
 void xc_session_options_init(xc_session_options_t* o);

@@ -328,6 +328,12 @@ xc_status_t xc_graph_infer(xc_graph_t* g);
  * Reshape to constant sizes of the exported shape, ...) the error names the
  * node; g is then left untyped past it and must not be used. */
 xc_status_t xc_graph_set_input_shapes(xc_graph_t* g, const char* spec);
+/* True when a dim of some graph input uses the symbol `name`. */
+bool xc_graph_has_symbol(const xc_graph_t* g, const char* name);
+/* Specializes g for symbol `name` = value: input dims that use it become
+ * static, then g is inferred again (as xc_graph_set_input_shapes). An error
+ * when no input uses the symbol. */
+xc_status_t xc_graph_bind_symbol(xc_graph_t* g, const char* name, int64_t value);
 
 #ifdef __cplusplus
 }

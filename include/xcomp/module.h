@@ -94,6 +94,29 @@ typedef struct xc_cm_kernel {
   xc_tiled_kernel_t* tiled;  /* parsed from tiled_text; owned */
 } xc_cm_kernel_t;
 
+struct xc_compiled_module;
+
+/* Shape buckets (xcomp compile --dynamic; docs/runtime.md): the module is
+ * the generic one, symbolic in `symbol`, and each bucket a module compiled
+ * with the symbol bound to its size. A run whose size equals a bucket runs
+ * that bucket; a smaller one runs the smallest bucket above it with the
+ * inputs padded by zeros along the symbol's dims and the outputs sliced
+ * back, when pad_ok (the padding check proved that exact), else the generic
+ * module. Sizes outside [min, max] are refused. */
+typedef struct xc_cm_bucket {
+  int64_t size;
+  struct xc_compiled_module* module; /* owned */
+} xc_cm_bucket_t;
+
+typedef struct xc_cm_buckets {
+  char symbol[64];
+  int64_t min, max;
+  bool pad_ok;
+  char pad_note[320]; /* why padding is not allowed ("" when it is) */
+  int num;
+  xc_cm_bucket_t* items; /* ascending sizes; owned */
+} xc_cm_buckets_t;
+
 typedef struct xc_compiled_module {
   xc_arena_t* arena;
   char xcomp_version[32];
@@ -124,6 +147,8 @@ typedef struct xc_compiled_module {
   /* Read from a file that carried a signature (section 6) that was checked
    * against the key in the environment (false when no key was set). */
   bool signature_verified;
+  /* Shape buckets (optional section 7); NULL for a module without. */
+  xc_cm_buckets_t* buckets;
 } xc_compiled_module_t;
 
 /* For module builders (driver/ builds modules from lowered ones): after the
@@ -138,6 +163,8 @@ xc_status_t xc_cm_graph_to_text(const xc_graph_t* g, char** out_text, size_t* ou
                                 uint8_t** out_weights, size_t* out_weights_size);
 
 void xc_compiled_module_destroy(xc_compiled_module_t* m);
+/* Destroys the buckets and every bucket's module. */
+void xc_cm_buckets_destroy(xc_cm_buckets_t* b);
 
 /* Serializes into a malloc'd buffer (caller frees). */
 xc_status_t xc_compiled_module_serialize(const xc_compiled_module_t* m, uint8_t** out_bytes,

@@ -81,6 +81,14 @@ bool xc_pass_enabled(const xc_pass_t* p, const xc_pass_options_t* o);
  * `print_after` are an error. */
 xc_status_t xc_passes_run(xc_graph_t* g, const xc_pass_options_t* o);
 
+/* Shape buckets (passes/padding.c): true when inputs padded with zeros
+ * along every dim that is exactly `symbol` (index >= n up to a bucket size)
+ * leave the outputs' positions below n as the unpadded run computes them,
+ * so outputs sliced back to n are exact. g must be inferred with the
+ * symbol left symbolic. Otherwise false, with the first node that could
+ * not be followed (or the output that depends on padding) in why. */
+bool xc_padding_check(xc_graph_t* g, const char* symbol, char* why, size_t why_size);
+
 /* Individual passes (also reachable through the table). */
 xc_status_t xc_pass_dce(xc_graph_t* g, const xc_pass_options_t* o, bool* changed);
 xc_status_t xc_pass_cse(xc_graph_t* g, const xc_pass_options_t* o, bool* changed);

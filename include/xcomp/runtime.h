@@ -108,6 +108,11 @@ typedef struct xc_run_stats {
    * Both owned by the executor, valid until its next run or destroy. */
   const double* step_ms;
   const int64_t* value_bytes;
+  /* The module whose steps and values step_ms and value_bytes index: the
+   * executor's, or the shape bucket's that ran (bucket: its size; 0 when
+   * the module itself ran). */
+  const xc_compiled_module_t* module;
+  int64_t bucket;
 } xc_run_stats_t;
 
 /* Opens the device `selector` names (NULL or "": the module's target,

@@ -46,6 +46,8 @@ class RunStats(ctypes.Structure):
         ("download_ms", ctypes.c_double),
         ("step_ms", ctypes.POINTER(ctypes.c_double)),
         ("value_bytes", ctypes.POINTER(ctypes.c_int64)),
+        ("module", ctypes.c_void_p),
+        ("bucket", ctypes.c_int64),
     ]
 
 
