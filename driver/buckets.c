@@ -136,8 +136,8 @@ xc_status_t xc_drv_compile_buckets(xc_session_t* s, xc_model_loader_fn load, voi
     if (st) st = xc_status_annotate(st, "the generic module ('%s' symbolic)", sym);
   }
   if (!st) {
-    /* the module's graph is the optimized one: the check reads what runs */
-    b->pad_ok = xc_padding_check(m->graph, sym, b->pad_note, sizeof b->pad_note);
+    /* g is now the optimized graph (what runs), with its provenance */
+    b->pad_ok = xc_padding_check(g, sym, b->pad_note, sizeof b->pad_note);
     if (progress)
       fprintf(progress, "xcomp: sizes between buckets: %s%s%s\n",
               b->pad_ok ? "padded with zeros to the next bucket (the padding check passed)" : "run the generic module",

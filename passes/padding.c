@@ -679,6 +679,19 @@ static void visit(pc_t* p, xc_graph_t* g, const xc_node_t* n) {
       }
 }
 
+/* The node, and the source nodes it was made from when a pass fused it. */
+static void describe(const xc_node_t* n, char* buf, size_t size) {
+  xc_node_describe(n, buf, size);
+  for (int i = 0; i < n->prov.num_origins && i < 4; i++) {
+    size_t len = strlen(buf);
+    snprintf(buf + len, size - len, "%s%s", i ? ", " : " (made from ", n->prov.origins[i]);
+  }
+  if (n->prov.num_origins) {
+    size_t len = strlen(buf);
+    snprintf(buf + len, size - len, "%s)", n->prov.num_origins > 4 ? ", ..." : "");
+  }
+}
+
 bool xc_padding_check(xc_graph_t* g, const char* symbol, char* why, size_t why_size) {
   if (why_size) why[0] = '\0';
   reason_t* reasons = calloc((size_t)g->num_values + 1, sizeof(reason_t));
@@ -716,7 +729,7 @@ bool xc_padding_check(xc_graph_t* g, const char* symbol, char* why, size_t why_s
       p.failed = true;
       const reason_t* r = &reasons[o->id];
       char where[256] = "";
-      if (r->node) xc_node_describe(r->node, where, sizeof where);
+      if (r->node) describe(r->node, where, sizeof where);
       snprintf(why, why_size, "output '%s' depends on padded positions through %s: %s", o->name,
                r->node ? where : "an input", r->node ? r->msg : "");
     } else if (has_complex_dim(o, symbol) || p.av[o->id].symval) {

@@ -270,7 +270,7 @@ static int compile_args(int argc, char** argv, char** shapes_out) {
     printf("shape buckets of '%s' (%lld..%lld):", b->symbol, (long long)b->min, (long long)b->max);
     for (int i = 0; i < b->num; i++)
       printf("%s %lld (%d kernels)", i ? "," : "", (long long)b->items[i].size, b->items[i].module->num_kernels);
-    printf("; the generic module above for other sizes%s\n", b->pad_ok ? " only when a size is not padded" : "");
+    printf("\n");
     if (b->pad_ok) printf("sizes between buckets: inputs padded with zeros to the next bucket, outputs sliced back\n");
     else printf("sizes between buckets: the generic module (not padded: %s)\n", b->pad_note);
   }
