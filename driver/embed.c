@@ -77,6 +77,8 @@ xc_status_t xc_model_compile(const char* path, const void* bytes, size_t size, c
   o.tuning_db = mo->tuning_db;
   o.no_tuning_db = mo->no_tuning_db;
   o.input_shapes = mo->input_shapes;
+  o.dynamic = mo->dynamic;
+  o.buckets = mo->buckets;
   XC_RETURN_IF_ERROR(parse_precision(mo->precision, &o.precision));
   xc_session_t* s = NULL;
   XC_RETURN_IF_ERROR(xc_session_create(&o, &s));

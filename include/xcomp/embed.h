@@ -49,6 +49,10 @@ typedef struct xc_model_options {
   /* Input shapes to compile for, "NAME=DIMS[;NAME=DIMS...]" (xcomp compile
    * --shape; xc_graph_set_input_shapes). NULL: the model's own. */
   const char* input_shapes;
+  /* Shape buckets (xcomp compile --dynamic / --buckets): "NAME=MIN..MAX"
+   * and "S1,S2,..." (NULL: powers of two and MAX). NULL dynamic: none. */
+  const char* dynamic;
+  const char* buckets;
 } xc_model_options_t;
 
 /* The defaults: cpu, as written, opt_level -1, the cache, the default

@@ -207,6 +207,27 @@ def test_compile_for_other_shapes(tmp_path, models):
         xcomp.compile(case(models, "gpt2-tiny")[0], shapes={"input_ids": (1, 32)})
 
 
+def test_shape_buckets(models, tmp_path):
+    """dynamic=: one module specialized per bucket; a size between buckets
+    runs the next one padded and agrees with the same module's generic run
+    (at a bucket's size) and with the interpreter's numbers through
+    'xcomp run --target ref' elsewhere (tests/cli/test_cli_dynamic.sh)."""
+    src = models / "dyn" / "gpt2-dyn" / "model.onnx"
+    m = xcomp.compile(src, dynamic="seq=1..32", buckets=[8, 16], cache=False)
+    assert m.inputs[0].shape[1] == "seq"
+    ids = (np.arange(12, dtype=np.int64) * 37 % 512).reshape(1, 12)
+    (y12,) = m.run(ids)
+    assert y12.shape == (1, 12, 512)
+    (y16,) = m.run(np.concatenate([ids, ids[:, :4]], axis=1))
+    # causal: the first 12 positions do not see the 4 added after them
+    np.testing.assert_allclose(y16[:, :12], y12, rtol=1e-4, atol=1e-5)
+    with pytest.raises(xcomp.Error, match=r"compiled for seq in 1\.\.32"):
+        m.run(np.zeros((1, 33), np.int64))
+    with pytest.raises(xcomp.Error, match="goes with dynamic"):
+        xcomp.compile(src, buckets=[8])
+    m.close()
+
+
 def test_run_device_on_cpu(gpt2):
     """Device-resident runs on the cpu target (its device memory is host
     memory, DLPack device (1, 0)): outputs are the module's own buffers

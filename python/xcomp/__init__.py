@@ -14,7 +14,7 @@ include/xcomp/embed.h), through ctypes. docs/python.md describes the API.
 
 import collections
 import os
-from typing import Optional, Union
+from typing import Optional, Sequence, Union
 
 import numpy as np
 
@@ -458,7 +458,8 @@ def _raw(t, dtype, shape):
 def compile(model: Union[str, "os.PathLike[str]", bytes, bytearray, memoryview], target: Optional[str] = "cpu",
             precision: Optional[str] = None, tuning_db: Union[None, bool, str, "os.PathLike[str]"] = None,
             opt_level: Optional[int] = None, cache: bool = True,
-            shapes: Optional[dict] = None) -> "Module":
+            shapes: Optional[dict] = None, dynamic: Optional[str] = None,
+            buckets: Optional[Sequence[int]] = None) -> "Module":
     """Compiles a model for a target and returns a Module.
 
     model: a path (.onnx, .xir) or the bytes of an ONNX model.
@@ -479,6 +480,10 @@ def compile(model: Union[str, "os.PathLike[str]", bytes, bytearray, memoryview],
       --shape'): symbolic dims made static, a model exported at another size
       re-shaped where its shape constants allow (else Error naming the
       node).
+    dynamic: "NAME=MIN..MAX", shape buckets for the symbolic dim NAME (as
+      'xcomp compile --dynamic'): one module specialized per bucket size,
+      sizes between buckets padded where the padding check allows (else the
+      generic module); buckets: the sizes (default: powers of two and MAX).
     Raises Error with the library's message when anything is wrong."""
     ct = _native.ctypes
     o = _native.ModelOptions()
@@ -490,6 +495,12 @@ def compile(model: Union[str, "os.PathLike[str]", bytes, bytearray, memoryview],
     if shapes:
         spec = ";".join(f"{name}={'x'.join(str(int(d)) for d in dims)}" for name, dims in shapes.items())
         o.input_shapes = spec.encode()
+    if dynamic:
+        o.dynamic = str(dynamic).encode()
+    if buckets:
+        if not dynamic:
+            raise Error("buckets= goes with dynamic='NAME=MIN..MAX'")
+        o.buckets = ",".join(str(int(b)) for b in buckets).encode()
     if tuning_db is False:
         o.no_tuning_db = True
     elif tuning_db is not None:

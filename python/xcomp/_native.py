@@ -75,6 +75,8 @@ class ModelOptions(ctypes.Structure):
         ("tuning_db", ctypes.c_char_p),
         ("no_tuning_db", ctypes.c_bool),
         ("input_shapes", ctypes.c_char_p),
+        ("dynamic", ctypes.c_char_p),
+        ("buckets", ctypes.c_char_p),
     ]
 
 
