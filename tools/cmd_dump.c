@@ -59,7 +59,8 @@ static xc_status_t print_stats(xc_graph_t* g, const xc_session_t* session, int o
   return s;
 }
 
-static int dump_main(int argc, char** argv) {
+/* shapes: the --shape options joined (freed by dump_main). */
+static int dump_args(int argc, char** argv, char** shapes) {
   const xc_cli_command_t* cmd = &xc_cli_dump_command;
   const char* model = NULL;
   const char* target = "ref";
@@ -92,6 +93,9 @@ static int dump_main(int argc, char** argv) {
     } else if ((r = xc_cli_option(argc, argv, &i, "--target", &v)) != 0) {
       if (r < 0) return xc_cli_usage_error(cmd, "--target needs a value");
       target = v;
+    } else if ((r = xc_cli_option(argc, argv, &i, "--shape", &v)) != 0) {
+      if (r < 0) return xc_cli_usage_error(cmd, "--shape needs NAME=DIMS");
+      if (!xc_cli_add_shape(shapes, v)) return xc_cli_fail(xc_error_oom());
     } else if (strcmp(argv[i], "--stats") == 0) {
       stats = true;
     } else if (strcmp(argv[i], "--no-infer") == 0) {
@@ -125,6 +129,7 @@ static int dump_main(int argc, char** argv) {
   if (!s) s = xc_cli_check_file(model);
   if (!s) s = xc_load_model(model, &g);
   if (!s && infer) s = xc_graph_infer(g);
+  if (!s && *shapes) s = infer ? xc_graph_set_input_shapes(g, *shapes) : xc_error(XC_INVALID_ARGUMENT, "--shape needs inference (drop --no-infer)");
   if (!s && stats) {
     s = print_stats(g, session, pa.options.opt_level);
     xc_graph_destroy(g);
@@ -164,10 +169,17 @@ static int dump_main(int argc, char** argv) {
   return XC_EXIT_OK;
 }
 
+static int dump_main(int argc, char** argv) {
+  char* shapes = NULL;
+  int rc = dump_args(argc, argv, &shapes);
+  free(shapes);
+  return rc;
+}
+
 const xc_cli_command_t xc_cli_dump_command = {
     "dump", dump_main,
     "xcomp dump MODEL [--stage imported|optimized|fused|kernels|source] [--format text|dot] [--stats] "
-    "[--target T] [-O<n>] [pass options]",
+    "[--target T] [--shape NAME=DIMS]... [-O<n>] [pass options]",
     "Print a model (.xir or .onnx) at a stage of the pipeline, or its statistics.",
     "options:\n"
     "  --stage imported    the graph as loaded, with inferred types (default)\n"
@@ -182,4 +194,6 @@ const xc_cli_command_t xc_cli_dump_command = {
     "  --target T          whose traits (layout, limits) the passes read (default ref);\n"
     "                      an architecture (cuda:sm_90, rocm:gfx90a) needs no device\n"
     "  --no-infer          print the graph as loaded, without shape inference\n"
+    "  --shape NAME=DIMS   the graph at this shape of input NAME (repeatable; as\n"
+    "                      'xcomp compile --shape': symbolic dims made static)\n"
     "pass options (any of them implies --stage optimized):\n" XC_CLI_PASS_HELP};

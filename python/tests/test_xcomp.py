@@ -212,7 +212,7 @@ def test_shape_buckets(models, tmp_path):
     runs the next one padded and agrees with the same module's generic run
     (at a bucket's size) and with the interpreter's numbers through
     'xcomp run --target ref' elsewhere (tests/cli/test_cli_dynamic.sh)."""
-    src = models / "dyn" / "gpt2-dyn" / "model.onnx"
+    src = models.parent / "dynamic" / "gpt2-dyn" / "model.onnx"
     m = xcomp.compile(src, dynamic="seq=1..32", buckets=[8, 16], cache=False)
     assert m.inputs[0].shape[1] == "seq"
     ids = (np.arange(12, dtype=np.int64) * 37 % 512).reshape(1, 12)

@@ -12,7 +12,7 @@
 set -u
 . "$(dirname "$0")/helpers.bash"
 export XCOMP_CACHE_DIR="$TMP/cache"
-DYN="$MODELS/dyn"
+DYN="$XCOMP_SRC/tests/dynamic"
 
 # ids_npy FILE N: int64 [1, N] token ids (i * 37 + 11) % 512.
 ids_npy() {

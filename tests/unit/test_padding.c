@@ -27,8 +27,8 @@ static xc_graph_t* load(const char* path, bool optimize) {
 }
 
 static void test_exported_models(void) {
-  const char* models[] = {"tests/models/dyn/gpt2-dyn/model.onnx", "tests/models/dyn/llama-dyn/model.onnx",
-                          "tests/models/dyn/encoder-dyn/model.onnx"};
+  const char* models[] = {"tests/dynamic/gpt2-dyn/model.onnx", "tests/dynamic/llama-dyn/model.onnx",
+                          "tests/dynamic/encoder-dyn/model.onnx"};
   for (int i = 0; i < 3; i++)
     for (int opt = 0; opt < 2; opt++) {
       xc_graph_t* g = load(models[i], opt);
