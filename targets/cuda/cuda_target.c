@@ -41,12 +41,24 @@ typedef struct cu_target {
   xc_nvrtc_api_t nvrtc;
 } cu_target_t;
 
+/* Host copies of 1 MiB or more go through two pinned chunks (made on the
+ * first such copy): the DMA engine fills one while the host copies the
+ * other out, instead of the driver's own staging of pageable memory. */
+enum { CU_STAGE_CHUNK = 4 << 20, CU_STAGE_MIN = 1 << 20 };
+
+typedef struct cu_staging {
+  void* host[2];
+  CUevent done[2];
+  bool ready, unavailable;
+} cu_staging_t;
+
 typedef struct cu_device {
   cu_target_t* target;
   CUdevice device;
   CUcontext context;
   CUstream stream;
   cu_blaslt_device_t* blaslt; /* cuBLASLt handle and workspace, made on first use */
+  cu_staging_t stage;
 } cu_device_t;
 
 typedef struct cu_buffer {
@@ -593,11 +605,42 @@ static xc_status_t cu_device_open(void* target, int index, void** out_device) {
   return NULL;
 }
 
+static void staging_free(cu_device_t* dev) {
+  xc_cuda_api_t* api = &dev->target->api;
+  for (int i = 0; i < 2; i++) {
+    if (dev->stage.host[i]) api->cuMemFreeHost(dev->stage.host[i]);
+    if (dev->stage.done[i]) api->cuEventDestroy(dev->stage.done[i]);
+    dev->stage.host[i] = NULL;
+    dev->stage.done[i] = NULL;
+  }
+  dev->stage.ready = false;
+}
+
+/* The staging chunks, or false when pinned memory is not to be had (the
+ * copies then go straight from and to pageable memory). */
+static bool staging_ready(cu_device_t* dev) {
+  cu_staging_t* st = &dev->stage;
+  if (st->ready || st->unavailable) return st->ready;
+  xc_cuda_api_t* api = &dev->target->api;
+  bool ok = dev->target->has_mapped;
+  for (int i = 0; ok && i < 2; i++)
+    ok = api->cuMemHostAlloc(&st->host[i], CU_STAGE_CHUNK, 0) == CUDA_SUCCESS &&
+         api->cuEventCreate(&st->done[i], 0x2 /* CU_EVENT_DISABLE_TIMING */) == CUDA_SUCCESS;
+  if (!ok) {
+    staging_free(dev);
+    st->unavailable = true;
+    return false;
+  }
+  st->ready = true;
+  return true;
+}
+
 static void cu_device_close(void* device) {
   cu_device_t* dev = device;
   xc_cuda_api_t* api = &dev->target->api;
   if (api->cuCtxSetCurrent(dev->context) == CUDA_SUCCESS) {
     api->cuStreamSynchronize(dev->stream);
+    staging_free(dev);
     cu_blaslt_device_free(dev->blaslt, api);
     api->cuStreamDestroy(dev->stream);
   }
@@ -684,9 +727,23 @@ static xc_status_t cu_buffer_write(void* device, void* buffer, size_t offset, co
     memcpy((char*)b->host + offset, src, size);
     return NULL;
   }
-  CU_CHECK(dev->target, dev->target->api.cuMemcpyHtoDAsync(b->ptr + offset, src, size, dev->stream),
-           "cuMemcpyHtoDAsync");
-  CU_CHECK(dev->target, dev->target->api.cuStreamSynchronize(dev->stream), "cuStreamSynchronize after a copy");
+  xc_cuda_api_t* api = &dev->target->api;
+  if (size >= CU_STAGE_MIN && staging_ready(dev)) {
+    /* chunk i: wait for the copy out of its staging half two chunks ago,
+     * fill it, queue its copy */
+    for (size_t off = 0, i = 0; off < size; off += CU_STAGE_CHUNK, i++) {
+      size_t len = size - off < CU_STAGE_CHUNK ? size - off : CU_STAGE_CHUNK;
+      int k = (int)(i & 1);
+      if (i >= 2) CU_CHECK(dev->target, api->cuEventSynchronize(dev->stage.done[k]), "cuEventSynchronize");
+      memcpy(dev->stage.host[k], (const char*)src + off, len);
+      CU_CHECK(dev->target, api->cuMemcpyHtoDAsync(b->ptr + offset + off, dev->stage.host[k], len, dev->stream),
+               "cuMemcpyHtoDAsync");
+      CU_CHECK(dev->target, api->cuEventRecord(dev->stage.done[k], dev->stream), "cuEventRecord");
+    }
+  } else {
+    CU_CHECK(dev->target, api->cuMemcpyHtoDAsync(b->ptr + offset, src, size, dev->stream), "cuMemcpyHtoDAsync");
+  }
+  CU_CHECK(dev->target, api->cuStreamSynchronize(dev->stream), "cuStreamSynchronize after a copy");
   return NULL;
 }
 
@@ -716,9 +773,30 @@ static xc_status_t cu_buffer_read(void* device, void* buffer, size_t offset, voi
     memcpy(dst, (const char*)b->host + offset, size);
     return NULL;
   }
-  CU_CHECK(dev->target, dev->target->api.cuMemcpyDtoHAsync(dst, b->ptr + offset, size, dev->stream),
-           "cuMemcpyDtoHAsync");
-  CU_CHECK(dev->target, dev->target->api.cuStreamSynchronize(dev->stream), "cuStreamSynchronize after a copy");
+  xc_cuda_api_t* api = &dev->target->api;
+  if (size >= CU_STAGE_MIN && staging_ready(dev)) {
+    /* chunk i+1 is copied into one staging half while the host copies
+     * chunk i out of the other */
+    size_t n = (size + CU_STAGE_CHUNK - 1) / CU_STAGE_CHUNK;
+    for (size_t i = 0; i <= n; i++) {
+      if (i < n) {
+        size_t off = i * CU_STAGE_CHUNK, len = size - off < CU_STAGE_CHUNK ? size - off : CU_STAGE_CHUNK;
+        int k = (int)(i & 1);
+        CU_CHECK(dev->target, api->cuMemcpyDtoHAsync(dev->stage.host[k], b->ptr + offset + off, len, dev->stream),
+                 "cuMemcpyDtoHAsync");
+        CU_CHECK(dev->target, api->cuEventRecord(dev->stage.done[k], dev->stream), "cuEventRecord");
+      }
+      if (i > 0) {
+        size_t j = i - 1, off = j * CU_STAGE_CHUNK, len = size - off < CU_STAGE_CHUNK ? size - off : CU_STAGE_CHUNK;
+        int k = (int)(j & 1);
+        CU_CHECK(dev->target, api->cuEventSynchronize(dev->stage.done[k]), "cuEventSynchronize");
+        memcpy((char*)dst + off, dev->stage.host[k], len);
+      }
+    }
+    return NULL;
+  }
+  CU_CHECK(dev->target, api->cuMemcpyDtoHAsync(dst, b->ptr + offset, size, dev->stream), "cuMemcpyDtoHAsync");
+  CU_CHECK(dev->target, api->cuStreamSynchronize(dev->stream), "cuStreamSynchronize after a copy");
   return NULL;
 }
 
