@@ -164,6 +164,9 @@ def xcomp_bench(xcomp, onnx, precision, runs, extra):
         raise RuntimeError(f"{' '.join(cmd + extra)} exited {p.returncode}: {p.stderr[-2000:]}")
     r = json.loads(p.stdout)
     r["process_s"] = time.time() - t0
+    phases = [line for line in p.stderr.splitlines() if line.startswith("xcomp: compiled in ")]
+    if phases:
+        r["compile_phases"] = phases[-1][len("xcomp: "):]
     return r
 
 
@@ -225,6 +228,9 @@ def main():
             r = xcomp_bench(a.xcomp, onnx, a.precision, 3, [])
             cold = r["compile"]["ms"] / 1e3
             row["xcomp_cold_compile_s"] = cold
+            if "compile_phases" in r:
+                row["xcomp_compile_phases"] = r["compile_phases"]
+                print(f"e2e: {name}: {r['compile_phases']}", file=sys.stderr, flush=True)
         res = xcomp_bench(a.xcomp, onnx, a.precision, a.runs, ["--resident"])
         host = xcomp_bench(a.xcomp, onnx, a.precision, a.runs, [])
         row.update(xcomp_gpu_ms=res["device_ms"]["median"], xcomp_wall_resident_ms=res["latency_ms"]["median"],

@@ -16,7 +16,14 @@ struct xc_session {
   xc_cache_stats_t stats;
   struct xc_tune_db* tuning;     /* the tuning database schedules come from; NULL: none */
   xc_hash128_t tuning_digest;    /* what it could supply here ({0, 0}: nothing) */
+  /* Wall time of the compile's phases (ms), summed over the session's
+   * compiles: the progress line after each model compile says where the
+   * time went. */
+  double load_ms, passes_ms, lower_ms, kernels_ms, vendor_ms, cache_ms;
 };
+
+/* Monotonic milliseconds. */
+double xc_drv_now_ms(void);
 
 /* The schedule of every kernel of lm, between lowering and emission: the
  * knob values each kernel runs with. Lowering's default chooser has picked

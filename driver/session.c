@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "driver_internal.h"
 #include "xcomp/frontend.h"
@@ -252,17 +253,31 @@ static xc_status_t race_vendor(xc_session_t* s, const xc_fusion_plan_t* plan, co
   return st;
 }
 
+double xc_drv_now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
 xc_status_t xc_session_compile_graph(xc_session_t* s, xc_graph_t* g, xc_compiled_module_t** out) {
   *out = NULL;
   if (!s->has_device)
     return xc_error(XC_INVALID_ARGUMENT, "target ref is the reference interpreter: there is nothing to compile for it");
+  double t0 = xc_drv_now_ms();
   XC_RETURN_IF_ERROR(xc_session_optimize(s, g));
   XC_RETURN_IF_ERROR(check_static_symbols(g));
+  double t1 = xc_drv_now_ms();
+  s->passes_ms += t1 - t0;
   xc_fusion_plan_t* plan = NULL;
   xc_lowered_module_t* lm = NULL;
   xc_status_t st = plan_and_lower(s, g, &plan, &lm);
+  double t2 = xc_drv_now_ms();
+  s->lower_ms += t2 - t1;
   if (!st) st = xc_compiled_module_build(lm, s->res.target, &s->res.caps, &s->o.build, &s->stats.kernels_compiled, out);
+  double t3 = xc_drv_now_ms();
+  s->kernels_ms += t3 - t2;
   if (!st) st = race_vendor(s, plan, lm, *out);
+  s->vendor_ms += xc_drv_now_ms() - t3;
   if (!st && xc_session_arch_only(s)) (*out)->flags |= XC_CM_ARCH_ONLY;
   if (st && *out) {
     xc_compiled_module_destroy(*out);
@@ -300,14 +315,20 @@ xc_status_t xc_session_compile_bytes(xc_session_t* s, const void* bytes, size_t 
     }
   }
   xc_graph_t* g = NULL;
+  double t0 = xc_drv_now_ms();
+  double before[5] = {s->passes_ms, s->lower_ms, s->kernels_ms, s->vendor_ms, s->cache_ms};
   XC_RETURN_IF_ERROR(load(load_ctx, &g));
+  double load_ms = xc_drv_now_ms() - t0;
+  s->load_ms += load_ms;
   xc_status_t st = xc_graph_set_input_shapes(g, s->o.input_shapes);
   if (!st && s->o.dynamic && *s->o.dynamic) st = xc_drv_compile_buckets(s, load, load_ctx, g, out);
   else if (!st) st = xc_session_compile_graph(s, g, out);
   xc_graph_destroy(g);
   if (st) return st;
   if (cached) {
+    double c0 = xc_drv_now_ms();
     xc_status_t w = xc_cache_store(dir, key, *out, &s->stats);
+    s->cache_ms += xc_drv_now_ms() - c0;
     if (w) {
       /* The compile itself succeeded; a read-only cache only costs time. */
       if (s->o.build.progress)
@@ -315,6 +336,13 @@ xc_status_t xc_session_compile_bytes(xc_session_t* s, const void* bytes, size_t 
       xc_status_free(w);
     }
   }
+  if (s->o.build.progress)
+    fprintf(s->o.build.progress,
+            "xcomp: compiled in %.2f s: load %.2f s, passes %.2f s, lowering %.2f s, kernels %.2f s, "
+            "vendor race %.2f s, cache store %.2f s\n",
+            (xc_drv_now_ms() - t0) / 1e3, load_ms / 1e3, (s->passes_ms - before[0]) / 1e3,
+            (s->lower_ms - before[1]) / 1e3, (s->kernels_ms - before[2]) / 1e3, (s->vendor_ms - before[3]) / 1e3,
+            (s->cache_ms - before[4]) / 1e3);
   return NULL;
 }
 

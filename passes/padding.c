@@ -14,6 +14,8 @@
  *   CONST c  every such element is c
  *   MASKED   very negative (-inf, or at most -1e4 added to finite scores):
  *            exp() of it against the row's kept maximum underflows to 0
+ *   WILD     possibly not finite (a division by the zero padding): must
+ *            not be summed into kept positions, even times 0
  * `dirty` marks values whose kept positions may differ from the unpadded
  * run's; a graph output that is dirty (or has a dim that involves S other
  * than as S itself) refuses padding. `symval` marks data computed from the
@@ -40,7 +42,7 @@
 #include "xcomp/op.h"
 #include "xcomp/passes.h"
 
-typedef enum { PV_ANY, PV_CONST, PV_MASKED } pv_kind_t;
+typedef enum { PV_ANY, PV_CONST, PV_MASKED, PV_WILD } pv_kind_t;
 
 typedef struct {
   pv_kind_t k;
@@ -142,6 +144,8 @@ static pv_t contribution(pc_t* p, const xc_value_t* in, int out_rank, int a) {
 }
 
 static bool is_masking(pv_t v) { return v.k == PV_MASKED || (v.k == PV_CONST && v.c <= -1e4); }
+/* Finite (ANY is finite by assumption, as the kept positions are). */
+static bool is_finite_pv(pv_t v) { return v.k == PV_ANY || (v.k == PV_CONST && isfinite(v.c)); }
 
 /* Evaluates n's op on scalars (every operand a constant). */
 static bool eval_scalar(const xc_node_t* n, const double* cs, double* out) {
@@ -162,8 +166,8 @@ static bool eval_scalar(const xc_node_t* n, const double* cs, double* out) {
       xc_status_free(s);
       ok = false;
     } else {
-      *out = outs[0] && outs[0]->numel == 1 ? xc_tensor_get_f64(outs[0], 0) : NAN;
-      ok = outs[0] && outs[0]->numel == 1 && !isnan(*out);
+      ok = outs[0] && outs[0]->numel == 1;
+      *out = ok ? xc_tensor_get_f64(outs[0], 0) : NAN;
     }
   }
   for (int i = 0; i < 8; i++) xc_tensor_destroy(ins[i]);
@@ -200,10 +204,14 @@ static pv_t combine_elementwise(pc_t* p, const xc_node_t* n, int out_rank, int a
   }
   if (all_const) {
     double r;
-    if (eval_scalar(n, cs, &r)) return (pv_t){PV_CONST, r};
+    if (eval_scalar(n, cs, &r)) return isnan(r) ? (pv_t){PV_WILD, 0} : (pv_t){PV_CONST, r};
     return PV_ANY_V;
   }
   const char* op = n->op_type;
+  for (int i = 0; i < ni; i++)
+    if (c[i].k == PV_WILD) return c[i];
+  if ((!strcmp(op, "Div") || !strcmp(op, "Mod")) && ni == 2 && c[1].k == PV_CONST && c[1].c == 0)
+    return (pv_t){PV_WILD, 0};
   if (!strcmp(op, "Add") || !strcmp(op, "Sum") || !strcmp(op, "Min")) {
     bool m = false;
     for (int i = 0; i < ni; i++) m |= is_masking(c[i]);
@@ -235,7 +243,7 @@ static void do_elementwise(pc_t* p, const xc_node_t* n) {
     if (!AV(p, in)->all_const) all_const = false;
     cs[i] = AV(p, in)->c;
   }
-  if (all_const && n->num_inputs <= 8) r->all_const = eval_scalar(n, cs, &r->c);
+  if (all_const && n->num_inputs <= 8) r->all_const = eval_scalar(n, cs, &r->c) && !isnan(r->c);
   for (int a = 0; a < o->rank; a++)
     if (is_padded(o, a, p->sym)) r->pad[a] = combine_elementwise(p, n, o->rank, a);
 }
@@ -346,7 +354,7 @@ static void do_matmul(pc_t* p, const xc_node_t* n) {
   if (pa || pb) {
     pv_t va = pa ? AV(p, A)->pad[ka] : PV_ANY_V, vb = pb ? AV(p, B)->pad[kb] : PV_ANY_V;
     bool za = va.k == PV_CONST && va.c == 0, zb = vb.k == PV_CONST && vb.c == 0;
-    bool ok = (za && vb.k != PV_MASKED) || (zb && va.k != PV_MASKED);
+    bool ok = (za && is_finite_pv(vb)) || (zb && is_finite_pv(va));
     if (!ok) {
       dirty_out(p, n, "contracts over the padded dim where neither side is zero%s", NULL);
       return;
@@ -518,7 +526,9 @@ static void do_concat(pc_t* p, const xc_node_t* n) {
     pv_t acc = contribution(p, n->inputs[0], o->rank, a);
     for (int i = 1; i < n->num_inputs; i++) {
       pv_t c = contribution(p, n->inputs[i], o->rank, a);
-      if (!(c.k == acc.k && (c.k != PV_CONST || c.c == acc.c))) acc = is_masking(c) && is_masking(acc) ? (pv_t){PV_MASKED, 0} : PV_ANY_V;
+      if (c.k == PV_WILD || acc.k == PV_WILD) acc = (pv_t){PV_WILD, 0};
+      else if (!(c.k == acc.k && (c.k != PV_CONST || c.c == acc.c)))
+        acc = is_masking(c) && is_masking(acc) ? (pv_t){PV_MASKED, 0} : PV_ANY_V;
     }
     AV(p, o)->pad[a] = acc;
   }

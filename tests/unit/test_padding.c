@@ -94,12 +94,22 @@ static void test_refusals(void) {
   expect_refused("xir 1\ngraph g opset 23 {\n  input x: f32[1, 4, seq]\n  input w: f32[4, 4, 3]\n"
                  "  y = Conv(x, w) {pads: [1, 1]} @conv\n  output y\n}\n",
                  "conv");
+  /* A mean over the valid positions: sum(mask * x) / sum(mask) is exact;
+   * but x / mask is infinite at padded positions, and even times a zero
+   * weight it would be NaN in the sum. */
+  expect_refused("xir 1\ngraph g opset 23 {\n  input x: f32[1, seq, 8]\n  input m: f32[1, seq]\n"
+                 "  const ax: i64[1] = [2]\n  mm = Unsqueeze(m, ax)\n  w = Div(x, mm)\n"
+                 "  mt = Transpose(mm) {perm: [0, 2, 1]}\n  p = MatMul(mt, w) @wild\n  output p\n}\n",
+                 "wild");
   /* The sequence length as an output. */
   expect_refused("xir 1\ngraph g opset 23 {\n  input x: f32[1, seq, 8]\n  sh = Shape(x)\n  output sh\n}\n",
                  "sh");
 }
 
 static void test_allowed(void) {
+  /* Masked pooling: (mask^T x) contracts over the padded dim with zeros. */
+  expect_allowed("xir 1\ngraph g opset 23 {\n  input x: f32[1, seq, 8]\n  input m: f32[1, seq]\n"
+                 "  const ax: i64[1] = [1]\n  mm = Unsqueeze(m, ax)\n  p = MatMul(mm, x)\n  output p\n}\n");
   /* Row-wise ops and a causal Attention op. */
   expect_allowed("xir 1\ngraph g opset 23 {\n  input x: f32[1, 2, seq, 8]\n"
                  "  input g1: f32[8]\n  y = Attention(x, x, x) {is_causal: 1}\n"
