@@ -12,7 +12,7 @@
  * contraction along a would mix into kept positions):
  *   ANY      finite, otherwise unknown
  *   CONST c  every such element is c
- *   MASKED   very negative (-inf, or at most -1e4 added to finite scores):
+ *   MASKED   very negative (-inf, or at most -1000 added to finite scores):
  *            exp() of it against the row's kept maximum underflows to 0
  *   WILD     possibly not finite (a division by the zero padding): must
  *            not be summed into kept positions, even times 0
@@ -31,8 +31,9 @@
  * (the causal mask: keys after the query are zeroed); views that keep the
  * padded axis's outer and inner extents keep it; Concat, Split, Slice,
  * LayerNorm-style ops work along other axes. Anything else that touches a
- * padded axis refuses, naming the node. Mask constants of at most -1e4 are
- * taken as masking, as every attention implementation does. */
+ * padded axis refuses, naming the node. Mask constants of at most -1000 are
+ * taken as masking, as every attention implementation does (exp(-1000)
+ * is 0 in every float type; BERT's -10000 is -9984 in bf16). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -143,7 +144,7 @@ static pv_t contribution(pc_t* p, const xc_value_t* in, int out_rank, int a) {
   return PV_ANY_V;
 }
 
-static bool is_masking(pv_t v) { return v.k == PV_MASKED || (v.k == PV_CONST && v.c <= -1e4); }
+static bool is_masking(pv_t v) { return v.k == PV_MASKED || (v.k == PV_CONST && v.c <= -1000); }
 /* Finite (ANY is finite by assumption, as the kept positions are). */
 static bool is_finite_pv(pv_t v) { return v.k == PV_ANY || (v.k == PV_CONST && isfinite(v.c)); }
 
