@@ -182,7 +182,14 @@ xc_status_t lw_emit_attention(lw_ctx_t* c, const xc_node_t* n) {
   lw_val_t* ninf = lw_fconst(c, at, -INFINITY), *zero = lw_fconst(c, at, 0);
   att_t A = {c, K, PK, mask, QK, is3d, causal, Hk, D, qk_mode, softcap, at, half, scale,
              b, h, hk, rm, d_col, P.v, L.v, q, s_zero, mmask};
-  xc_tiled_op_t* loop = xc_tiled_for_begin(k, lw_i64(c, 0), L.v, xc_tiled_knob_value(k, kBN), 4, init);
+  /* Causal without a qk output or softcap: key tiles past the query tile's
+   * last row (m0 + BLOCK_M - 1 + P) are masked everywhere and add nothing,
+   * so the loop ends there. (A softcap turns masked scores into -softcap,
+   * which the reference still weighs; a qk output is stored for every key.) */
+  lw_val_t* kv_end = L.v;
+  if (causal && !QK && !(softcap > 0))
+    kv_end = xc_tiled_binary(k, XC_TOP_MIN, L.v, lw_add(c, lw_add(c, m0, xc_tiled_knob_value(k, kBM)), P.v));
+  xc_tiled_op_t* loop = xc_tiled_for_begin(k, lw_i64(c, 0), kv_end, xc_tiled_knob_value(k, kBN), 4, init);
   {
     lw_val_t* n0 = xc_tiled_for_iv(loop);
     lw_val_t *m_i = xc_tiled_for_arg(loop, 0), *l_i = xc_tiled_for_arg(loop, 1), *acc = xc_tiled_for_arg(loop, 2);
