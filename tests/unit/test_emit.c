@@ -9,6 +9,10 @@
  * sentinel bytes that must survive. Also: declined kernels, bad knobs,
  * local-memory limits. */
 #include "kernel_harness.h"
+#include "xcomp/fusion.h"
+#include "xcomp/interp.h"
+#include "xcomp/lower.h"
+#include "xcomp/xir.h"
 
 #include "../../targets/cstyle/cstyle.h"
 #include "../../targets/cuda/cuda_target.h"
@@ -584,6 +588,92 @@ static void test_cuda_hooks(void) {
   }
 }
 
+/* Attention as the lowering builds it for a device with 16-bit matrix
+ * instructions (sm_90's limits: 16-bit dots, the scale on the scores, the
+ * probabilities rounded to V's dtype), checked two ways: the lowered module
+ * on the tiled interpreter against the graph interpreter at the dtype's
+ * bound (the lowering's numerics), and its kernel through the CUDA hooks on
+ * PoCL against the tiled interpreter (both dots staged). */
+static void test_cuda_lowered_attention(void) {
+  const char* dts[] = {"bf16", "f16", "bf16", "f16"};
+  const int64_t heads[] = {64, 96, 128, 80}, seqs[] = {45, 37, 70, 33};
+  xc_device_caps_t sm;
+  CHECK_OK(xc_cuda_arch_caps("sm_90", &sm));
+  xc_tiled_limits_t lim;
+  xc_tiled_limits_init_gpu(&lim);
+  lim.value[XC_TILED_LIMIT_MAX_THREADS] = sm.max_threads_per_group;
+  lim.value[XC_TILED_LIMIT_SHARED_BYTES] = sm.local_memory_bytes;
+  lim.value[XC_TILED_LIMIT_STAGED_BYTES] = sm.local_memory_bytes;
+  lim.value[XC_TILED_LIMIT_SIMD_WIDTH] = 32;
+  lim.value[XC_TILED_LIMIT_MMA] = ((int64_t)1 << XC_F16) | ((int64_t)1 << XC_BF16);
+  for (int c = 0; c < 4; c++) {
+    int causal = c % 2;
+    char text[512], label[128];
+    snprintf(text, sizeof text,
+             "xir 1\ngraph attention opset 23 {\n  input q: %s[1, 2, %lld, %lld]\n  input k: %s[1, 2, %lld, %lld]\n"
+             "  input v: %s[1, 2, %lld, %lld]\n  o = Attention(q, k, v) {is_causal: %d}\n  output o\n}\n",
+             dts[c], (long long)seqs[c], (long long)heads[c], dts[c], (long long)seqs[c], (long long)heads[c], dts[c],
+             (long long)seqs[c], (long long)heads[c], causal);
+    snprintf(label, sizeof label, "lowered attention %s D=%lld S=%lld causal %d", dts[c], (long long)heads[c],
+             (long long)seqs[c], causal);
+    xc_graph_t* g = NULL;
+    CHECK_OK(xc_xir_parse(text, strlen(text), "attention.xir", NULL, &g));
+    if (!g) continue;
+    CHECK_OK(xc_graph_infer(g));
+    xc_fusion_plan_t* plan = NULL;
+    CHECK_OK(xc_fusion_plan_build(g, NULL, &plan));
+    xc_lowered_module_t* m = NULL;
+    if (plan) CHECK_OK(xc_lower(g, plan, &lim, &m));
+    xc_tensor_t* ins[3] = {0}, *want[1] = {0}, *got[1] = {0};
+    for (int i = 0; i < 3; i++) {
+      const xc_value_t* v = g->inputs[i];
+      int64_t dims[4];
+      for (int d = 0; d < v->rank; d++) dims[d] = v->dims[d].value;
+      CHECK_OK(xc_tensor_create(v->dtype, v->rank, dims, &ins[i]));
+      for (int64_t e = 0; ins[i] && e < ins[i]->numel; e++) xc_tensor_set_f64(ins[i], e, 2.0 * rnd());
+    }
+    if (m) {
+      CHECK_EQ_INT(m->num_kernels, 1);
+      CHECK_OK(xc_interp_run(g, NULL, 3, (const xc_tensor_t* const*)ins, want));
+      CHECK_OK(xc_lowered_run_interp(m, 3, (const xc_tensor_t* const*)ins, got));
+      if (want[0] && got[0]) {
+        double err = rel_l2(got[0], want[0]), bound = c % 2 ? 2e-3 : 1.6e-2;
+        printf("%s: lowered vs graph interpreter rel-L2 %.3g\n", label, err);
+        CHECK(err <= bound);
+      }
+      /* the kernel through the CUDA hooks: inputs as the graph's, output zeroed */
+      xc_lowered_kernel_t* lk = &m->kernels[0];
+      xc_tiled_kernel_t* k = lk->kernel;
+      xc_tiled_arg_t args[8];
+      memset(args, 0, sizeof args);
+      bool ok = k->num_params <= 8;
+      for (int p = 0; ok && p < k->num_params; p++) {
+        const xc_value_t* v = lk->param_values[p];
+        if (!v) {
+          args[p].scalar = lk->param_dims[p].value;
+          continue;
+        }
+        int i = v == g->inputs[0] ? 0 : v == g->inputs[1] ? 1 : v == g->inputs[2] ? 2 : -1;
+        if (i >= 0) CHECK_OK(xc_tensor_clone(ins[i], &args[p].buffer));
+        else args[p].buffer = tensor(v->dtype, got[0] ? got[0]->numel : 0, false);
+      }
+      int64_t knobs[8];
+      for (int i = 0; i < k->num_knobs && i < 8; i++) {
+        const char* n = k->knobs[i].name;
+        knobs[i] = !strncmp(n, "BLOCK_", 6) ? 32 : !strcmp(n, "num_threads") ? 128 : lk->knobs[i];
+      }
+      k->name = causal ? "attention_half_lowered_causal" : "attention_half_lowered";
+      if (ok) run_cuda_hooked(k, knobs, args, label, 2);
+      for (int p = 0; p < k->num_params; p++) xc_tensor_destroy(args[p].buffer);
+    }
+    for (int i = 0; i < 3; i++) xc_tensor_destroy(ins[i]);
+    xc_tensor_destroy(want[0]), xc_tensor_destroy(got[0]);
+    xc_lowered_module_destroy(m);
+    xc_fusion_plan_destroy(plan);
+    xc_graph_destroy(g);
+  }
+}
+
 static void test_hip_hooks(void) {
   /* attention: knobs BLOCK_M BLOCK_N num_threads, and how many dots are
    * staged (32x32 scores and a 32x16 accumulator: two shapes, each with its
@@ -842,6 +932,7 @@ int main(void) {
   test_gemm_half();
   test_hip_hooks();
   test_cuda_hooks();
+  test_cuda_lowered_attention();
   test_errors();
   printf("runs: cpu %d, opencl %d, cuda %d\n", runs[0], runs[1], runs[2]);
   CHECK(runs[0] > 0);
