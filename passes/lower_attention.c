@@ -53,6 +53,8 @@ typedef struct att {
   int mode;
   double softcap;
   xc_dtype_t at;
+  bool half; /* 16-bit dot operands (matrix instructions), the scale applied to the scores */
+  double scale;
   lw_val_t *b, *h, *hk, *rm, *d_col, *P, *L, *q, *s_zero, *mmask;
 } att_t;
 
@@ -70,9 +72,11 @@ static lw_val_t* scores(att_t* A, lw_val_t* rn_row, lw_val_t** valid_out) {
   sq.idx[0] = A->b, sq.idx[1] = A->h, sq.idx[2] = A->rm, sq.idx[3] = rn_row;
   sq.mask = inside;
   /* K^T tile [BD,BN] */
-  lw_val_t* kT = lw_cast_to(c, kv_load(c, A->K, A->PK, A->is3d, A->Hk, A->b, A->hk, rn_row, A->d_col, A->P,
-                                       lw_and(c, lw_lt(c, rn_row, A->L), lw_lt(c, A->d_col, lw_i64(c, A->D)))), A->at);
+  lw_val_t* kT = kv_load(c, A->K, A->PK, A->is3d, A->Hk, A->b, A->hk, rn_row, A->d_col, A->P,
+                         lw_and(c, lw_lt(c, rn_row, A->L), lw_lt(c, A->d_col, lw_i64(c, A->D))));
+  if (!A->half) kT = lw_cast_to(c, kT, A->at);
   lw_val_t* s = xc_tiled_dot(k, A->q, kT, A->s_zero);
+  if (A->half) s = lw_mul(c, s, lw_fconst(c, A->at, A->scale));
   if (A->QK && A->mode == 0) lw_store_at(c, &sq, A->QK, s);
   lw_val_t* valid = inside;
   if (A->causal) valid = lw_and(c, valid, xc_tiled_cmp(k, XC_CMP_LE, rn_row, lw_add(c, A->rm, A->P)));
@@ -134,13 +138,27 @@ xc_status_t lw_emit_attention(lw_ctx_t* c, const xc_node_t* n) {
   double scale = xc_node_has_attr(n, "scale") ? xc_node_attr_float(n, "scale") : 1.0 / sqrt((double)D);
   bool causal = xc_node_attr_int(n, "is_causal") != 0;
   xc_dtype_t at = Q->dtype == XC_F64 ? XC_F64 : XC_F32;
+  /* Where the device has matrix instructions for 16-bit Q, K and V (limits
+   * "mma"), both dots take 16-bit operands as FlashAttention does: q and K
+   * as loaded, the scale applied to the f32 scores, and the probabilities
+   * rounded to V's dtype for the second dot (the running sum adds them
+   * unrounded). Elsewhere the operands are f32 and the scale is folded
+   * into q once. */
+  bool half = (Q->dtype == XC_F16 || Q->dtype == XC_BF16) && K->dtype == Q->dtype && V->dtype == Q->dtype &&
+              (!PK || (PK->dtype == Q->dtype && PV->dtype == Q->dtype)) && lw_has_mma(c, Q->dtype);
   int64_t BD = lw_pow2_at_least(D), BDv = lw_pow2_at_least(Dv);
   /* Wave-64 targets (CDNA): the default 128 work-items are two waves, which
    * split a 32-row query tile into two 16-row halves, the shape both dots
    * need for 16x16 matrix instructions (docs/targets/rocm.md). */
   bool wave64 = c->limits && c->limits->value[XC_TILED_LIMIT_SIMD_WIDTH] >= 64;
-  int kBM = lw_knob(c, "BLOCK_M", 4, bm_c, wave64 ? 32 : 16);
-  int kBN = lw_knob(c, "BLOCK_N", 4, bn_c, 16);
+  /* With 16-bit matrix instructions on wave-32 targets, 64x64 tiles are
+   * asked for; the scheduler shrinks them until the kernel's work-group
+   * arrays fit the device (32x32 within 48 KiB at head size 128: four
+   * warps of 16x16 scores and 16x64 parts of the accumulator on CUDA's
+   * mma.m16n8k16). */
+  bool big = half && !wave64;
+  int kBM = lw_knob(c, "BLOCK_M", 4, bm_c, big ? 64 : wave64 ? 32 : 16);
+  int kBN = lw_knob(c, "BLOCK_N", 4, bn_c, big ? 64 : 16);
   xc_tiled_dim_t dm = xc_tiled_dim_knob(kBM), dn = xc_tiled_dim_knob(kBN);
   xc_tiled_dim_t dd = xc_tiled_dim_const(BD), ddv = xc_tiled_dim_const(BDv);
   /* L: the keys seen (past + new); P: the past length */
@@ -154,18 +172,24 @@ xc_status_t lw_emit_attention(lw_ctx_t* c, const xc_node_t* n) {
   lw_val_t* mmask = lw_lt(c, rm, S.v);
   lw_val_t* ad = xc_tiled_arange(k, dd), *adv = xc_tiled_arange(k, ddv);
   lw_val_t* d_row = lw_row(c, ad), *d_col = lw_col(c, ad), *dv_row = lw_row(c, adv);
-  lw_val_t* q = lw_cast_to(c, head_load(c, Q, is3d, Hq, b, h, rm, d_row,
-                                      lw_and(c, mmask, lw_lt(c, d_row, lw_i64(c, D)))), at);
-  q = lw_mul(c, q, lw_fconst(c, at, scale));
+  lw_val_t* q = head_load(c, Q, is3d, Hq, b, h, rm, d_row, lw_and(c, mmask, lw_lt(c, d_row, lw_i64(c, D))));
+  if (!half) q = lw_mul(c, lw_cast_to(c, q, at), lw_fconst(c, at, scale));
   xc_tiled_dim_t vm[1] = {dm}, mdv[2] = {dm, ddv}, mn[2] = {dm, dn};
   /* m, l, acc, and the count of keys not masked (rows with none give 0) */
   lw_val_t* init[4] = {xc_tiled_const_f(k, at, -INFINITY, 1, vm), xc_tiled_const_f(k, at, 0.0, 1, vm),
                        xc_tiled_const_f(k, at, 0.0, 2, mdv), xc_tiled_const_f(k, at, 0.0, 1, vm)};
   lw_val_t* s_zero = xc_tiled_const_f(k, at, 0.0, 2, mn);
   lw_val_t* ninf = lw_fconst(c, at, -INFINITY), *zero = lw_fconst(c, at, 0);
-  att_t A = {c, K, PK, mask, QK, is3d, causal, Hk, D, qk_mode, softcap, at,
+  att_t A = {c, K, PK, mask, QK, is3d, causal, Hk, D, qk_mode, softcap, at, half, scale,
              b, h, hk, rm, d_col, P.v, L.v, q, s_zero, mmask};
-  xc_tiled_op_t* loop = xc_tiled_for_begin(k, lw_i64(c, 0), L.v, xc_tiled_knob_value(k, kBN), 4, init);
+  /* Causal without a qk output or softcap: key tiles past the query tile's
+   * last row (m0 + BLOCK_M - 1 + P) are masked everywhere and add nothing,
+   * so the loop ends there. (A softcap turns masked scores into -softcap,
+   * which the reference still weighs; a qk output is stored for every key.) */
+  lw_val_t* kv_end = L.v;
+  if (causal && !QK && !(softcap > 0))
+    kv_end = xc_tiled_binary(k, XC_TOP_MIN, L.v, lw_add(c, lw_add(c, m0, xc_tiled_knob_value(k, kBM)), P.v));
+  xc_tiled_op_t* loop = xc_tiled_for_begin(k, lw_i64(c, 0), kv_end, xc_tiled_knob_value(k, kBN), 4, init);
   {
     lw_val_t* n0 = xc_tiled_for_iv(loop);
     lw_val_t *m_i = xc_tiled_for_arg(loop, 0), *l_i = xc_tiled_for_arg(loop, 1), *acc = xc_tiled_for_arg(loop, 2);
@@ -180,9 +204,11 @@ xc_status_t lw_emit_attention(lw_ctx_t* c, const xc_node_t* n) {
     lw_val_t* alpha = xc_tiled_unary(k, XC_TOP_EXP, lw_sub(c, m_i, m_safe));
     lw_val_t* l_new = lw_add(c, lw_mul(c, l_i, alpha), xc_tiled_reduce(k, XC_REDUCE_SUM, p, 1));
     /* V tile [BN,BDv] */
-    lw_val_t* vt = lw_cast_to(c, kv_load(c, V, PV, is3d, Hk, b, hk, rn_col, dv_row, P.v,
-                                         lw_and(c, lw_lt(c, rn_col, L.v), lw_lt(c, dv_row, lw_i64(c, Dv)))), at);
-    lw_val_t* acc_new = xc_tiled_dot(k, p, vt, lw_mul(c, acc, lw_col(c, alpha)));
+    lw_val_t* vt = kv_load(c, V, PV, is3d, Hk, b, hk, rn_col, dv_row, P.v,
+                           lw_and(c, lw_lt(c, rn_col, L.v), lw_lt(c, dv_row, lw_i64(c, Dv))));
+    lw_val_t* pd = half ? lw_cast_to(c, p, V->dtype) : p;
+    if (!half) vt = lw_cast_to(c, vt, at);
+    lw_val_t* acc_new = xc_tiled_dot(k, pd, vt, lw_mul(c, acc, lw_col(c, alpha)));
     lw_val_t* next[4] = {m_new, l_new, acc_new, cnt};
     xc_tiled_for_end(k, loop, 4, next);
   }

@@ -250,9 +250,7 @@ static void declare_value(em_t* e, const xc_tiled_value_t* v) {
   int64_t n = priv ? (x->n + e->T - 1) / e->T : x->n;
   P(&e->decls, "%s%s %s[%" PRId64 "];\n", priv ? e->d->private_qual : e->d->local_qual, vtype(e, v->type.dtype),
     x->name, n);
-  /* bool values are uint8_t, 32-bit in C (dialect_c.c) */
-  xc_dtype_t vt = v->type.dtype == XC_BOOL ? (e->d->work_groups ? XC_U8 : XC_I32) : v->type.dtype;
-  if (!priv) e->local_bytes += n * (int64_t)xc_dtype_size(vt);
+  if (!priv) e->local_bytes += n * array_elem_bytes(e, v->type.dtype);
 }
 
 /* Declarations of ARRAY / PRIVATE storage and allocations, hoisted to the

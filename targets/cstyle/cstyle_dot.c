@@ -556,17 +556,38 @@ static bool convex_mask(const xc_tiled_value_t* v) {
   }
 }
 
+/* A load from global memory whose masked-off elements are 0. */
+static bool raw_source(const xc_tiled_value_t* v) {
+  const xc_tiled_op_t* ld = v->def;
+  const xc_tiled_value_t* mem = ld->operands[0];
+  if (mem->type.kind != XC_TILED_MEMREF || mem->type.scope != XC_SCOPE_GLOBAL) return false;
+  const xc_tiled_value_t* other = ld->num_operands > 3 ? ld->operands[3] : NULL;
+  return !other || (other->def && other->def->opcode == XC_TOP_CONST && other->def->f == 0 && !signbit(other->def->f));
+}
+
 /* A load the dialect can take as a matrix operand: from global memory, used
  * only by the dot, masked-off elements 0. */
 static bool raw_operand(em_t* e, const xc_tiled_value_t* v, const xc_tiled_block_t* body) {
   const xc_tiled_op_t* ld = v->def;
   if (!ld || ld->opcode != XC_TOP_LOAD || ld->parent != body || V(e, v)->uses != 1 || v->type.rank != 2) return false;
-  const xc_tiled_value_t* mem = ld->operands[0];
-  if (mem->type.kind != XC_TILED_MEMREF || mem->type.scope != XC_SCOPE_GLOBAL) return false;
-  const xc_tiled_value_t* other = ld->num_operands > 3 ? ld->operands[3] : NULL;
-  if (other && !(other->def && other->def->opcode == XC_TOP_CONST && other->def->f == 0 && !signbit(other->def->f)))
+  return raw_source(v);
+}
+
+/* Whether block b is `body` or encloses it. */
+static bool encloses(const xc_tiled_block_t* b, const xc_tiled_block_t* body) {
+  for (const xc_tiled_block_t* x = body; x; x = x->parent ? x->parent->parent : NULL)
+    if (x == b) return true;
+  return false;
+}
+
+/* raw_operand for a staged dot: the load may also sit in a block around the
+ * dot's (a loop-invariant operand, such as attention's q, copied into the
+ * plan's layout once before the loop; nothing else reads or writes it). */
+static bool raw_operand_around(em_t* e, const xc_tiled_value_t* v, const xc_tiled_block_t* body) {
+  const xc_tiled_op_t* ld = v->def;
+  if (!ld || ld->opcode != XC_TOP_LOAD || !encloses(ld->parent, body) || V(e, v)->uses != 1 || v->type.rank != 2)
     return false;
-  return true;
+  return raw_source(v);
 }
 
 /* Whether the body is the loads, the dot, the yield, inlined (virtual)
@@ -588,8 +609,7 @@ static bool pipelinable(em_t* e, const xc_tiled_block_t* body, const xc_tiled_op
 int64_t xc_cse_other_local_bytes(em_t* e, const xc_tiled_block_t* b, const xc_tiled_op_t* dot) {
   int64_t n = 0;
   for (int i = 0; i < b->num_args; i++)
-    if (V(e, b->args[i])->st == ST_ARRAY)
-      n += V(e, b->args[i])->n * (int64_t)xc_dtype_size(b->args[i]->type.dtype == XC_BOOL ? XC_U8 : b->args[i]->type.dtype);
+    if (V(e, b->args[i])->st == ST_ARRAY) n += V(e, b->args[i])->n * array_elem_bytes(e, b->args[i]->type.dtype);
   for (int i = 0; i < b->num_ops; i++) {
     const xc_tiled_op_t* op = b->ops[i];
     if (op->opcode == XC_TOP_FOR) {
@@ -600,8 +620,8 @@ int64_t xc_cse_other_local_bytes(em_t* e, const xc_tiled_block_t* b, const xc_ti
     for (int r = 0; r < op->num_results; r++) {
       const xc_tiled_value_t* v = op->results[r];
       if (dot && (v == dot->operands[0] || v == dot->operands[1])) continue;
-      xc_dtype_t t = v->type.dtype == XC_BOOL ? XC_U8 : v->type.dtype;
-      if (op->opcode == XC_TOP_ALLOC || V(e, v)->st == ST_ARRAY) n += V(e, v)->n * (int64_t)xc_dtype_size(t);
+      if (op->opcode == XC_TOP_ALLOC) n += V(e, v)->n * (int64_t)xc_dtype_size(v->type.dtype);
+      else if (V(e, v)->st == ST_ARRAY) n += V(e, v)->n * array_elem_bytes(e, v->type.dtype);
     }
   }
   return n;
@@ -663,7 +683,7 @@ void xc_cse_plan_mma(em_t* e, const xc_tiled_block_t* b) {
     if (!planned) continue;
     e->mma = dot;
     e->mma_loop = loop;
-    e->frag = &e->dot;
+    e->frags[e->num_frags++] = &e->dot;
     /* the dot's result lives in the accumulator's registers */
     if (V(e, res) != V(e, body->args[1])) memcpy(V(e, res)->name, V(e, body->args[1])->name, sizeof V(e, res)->name);
     int s = xc_tiled_knob_of_kind(e->k, XC_KNOB_STAGES);
@@ -738,8 +758,8 @@ int64_t xc_cse_staged_bytes(const xc_cstyle_dot_t* d) {
 /* Offers every dot of block b (and nested blocks) other than the mma dot to
  * the dialect with staged operands (dialect.dot_staged). A dot is taken when
  * the dialect plans it, its private accumulator or result (if any) can follow
- * its plan's layout (the first such dot sets e->frag; a later one must have
- * the same layout at the same shape, or none at another), and the arrays fit
+ * its plan's layout (the first such dot of a shape adds its plan to
+ * e->frags; a later one of that shape must have the same layout), and the arrays fit
  * the work-group memory next to the kernel's others (*room). */
 void xc_cse_plan_staged(em_t* e, const xc_tiled_block_t* b, int64_t* room) {
   for (int i = 0; i < b->num_ops && e->num_mx < MAX_STAGED_DOTS; i++) {
@@ -764,19 +784,27 @@ void xc_cse_plan_staged(em_t* e, const xc_tiled_block_t* b, int64_t* room) {
     if (planned < 0) return;
     if (!planned) continue;
     bool needs_layout = r->st == ST_PRIVATE || ai->st == ST_PRIVATE;
-    if (needs_layout && e->frag && !same_layout(e, e->frag, d)) continue;
+    vinfo_t shape = {0};
+    shape.rank = 2, shape.dims[0] = d->m, shape.dims[1] = d->n;
+    const xc_cstyle_dot_t* same = xc_cse_frag_of(e, &shape);
+    if (needs_layout && same && !same_layout(e, same, d)) continue;
     /* the schedule has weighed the work-group memory; the defaults take a
-     * dot while it fits */
-    if (!want && xc_cse_staged_bytes(d) > *room) continue;
-    *room -= xc_cse_staged_bytes(d);
-    if (needs_layout && !e->frag) e->frag = d;
+     * dot while it fits (a load copied straight into the plan's layout no
+     * longer needs the array of its own counted among the others) */
+    const xc_tiled_value_t* ops[2] = {a, bb};
+    int64_t freed = 0;
+    for (int o = 0; o < 2; o++)
+      if (raw_operand_around(e, ops[o], op->parent) && !V(e, ops[o])->raw && V(e, ops[o])->st == ST_ARRAY)
+        freed += V(e, ops[o])->n * array_elem_bytes(e, ops[o]->type.dtype);
+    if (!want && xc_cse_staged_bytes(d) > *room + freed) continue;
+    *room += freed - xc_cse_staged_bytes(d);
+    if (needs_layout && !same) e->frags[e->num_frags++] = d;
     m->op = op;
     m->regs = r->st == ST_PRIVATE;
-    const xc_tiled_value_t* ops[2] = {a, bb};
     for (int o = 0; o < 2; o++) {
       vinfo_t* x = V(e, ops[o]);
       const xc_tiled_op_t* ld = ops[o]->def;
-      if (!raw_operand(e, ops[o], op->parent) || x->raw) {
+      if (!raw_operand_around(e, ops[o], op->parent) || x->raw) {
         m->stage[o] = true;
         continue;
       }

@@ -145,11 +145,15 @@ void xc_cse_expr_free(expr_t* x) { free(x->w.data); }
 
 /* ---- element loops ------------------------------------------------------------ */
 
-/* Whether shape r is the planned dot's accumulator shape: its element loops
- * follow the accumulator's register layout. */
-bool xc_cse_frag_shape(em_t* e, const vinfo_t* r) {
-  return e->frag && r->rank == 2 && r->dims[0] == e->frag->m && r->dims[1] == e->frag->n;
+/* The matrix plan whose accumulator has shape r (its element loops follow
+ * the accumulator's register layout), or NULL. */
+const xc_cstyle_dot_t* xc_cse_frag_of(em_t* e, const vinfo_t* r) {
+  for (int i = 0; r->rank == 2 && i < e->num_frags; i++)
+    if (r->dims[0] == e->frags[i]->m && r->dims[1] == e->frags[i]->n) return e->frags[i];
+  return NULL;
 }
+
+bool xc_cse_frag_shape(em_t* e, const vinfo_t* r) { return xc_cse_frag_of(e, r) != NULL; }
 
 /* Opens the loop over the slots j of a matrix plan; inside, f is the flat
  * index of slot j and i0, i1 its coordinates. Returns the braces to close. */
@@ -209,7 +213,7 @@ void xc_cse_emit_coords(em_t* e, const vinfo_t* r) {
 int xc_cse_loop_open(em_t* e, const vinfo_t* r, bool simd) {
   const char* it = itype(e);
   if (e->d->work_groups && xc_cse_frag_shape(e, r))
-    return xc_cse_slot_loop_open(e, e->frag); /* the accumulator's register layout (docs/emitter.md) */
+    return xc_cse_slot_loop_open(e, xc_cse_frag_of(e, r)); /* the accumulator's register layout (docs/emitter.md) */
   if (e->d->work_groups) {
     int64_t slots = (r->n + e->T - 1) / e->T;
     if (e->d->unroll_pragma && slots <= e->unroll) L("%s\n", e->d->unroll_pragma);

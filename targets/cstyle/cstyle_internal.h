@@ -96,7 +96,7 @@ static inline bool is_elementwise(xc_tiled_opcode_t op) {
  * (copied straight into a pitched array) or copied into the staging array
  * xs<a|b><dot id> after its definition; the accumulator slots are the
  * result's private array (`regs`: the result and a private accumulator
- * follow the plan's layout, e->frag) or the private array xm<dot id>, whose
+ * follow the plan's layout, e->frags) or the private array xm<dot id>, whose
  * slots are written back into the result's work-group array. */
 #define MAX_STAGED_DOTS 8
 typedef struct mx {
@@ -136,9 +136,11 @@ typedef struct em {
   /* dots outside that shape taken with staged operands (dialect.dot_staged) */
   mx_t mx[MAX_STAGED_DOTS];
   int num_mx;
-  /* the plan whose slot layout every private tile of its [m, n] shape
-   * follows (the mma dot's, or a staged dot's kept in registers), or NULL */
-  const xc_cstyle_dot_t* frag;
+  /* the plans whose slot layout every private tile of their [m, n] shape
+   * follows (the mma dot's, or staged dots' kept in registers): one per
+   * shape */
+  const xc_cstyle_dot_t* frags[MAX_STAGED_DOTS + 1];
+  int num_frags;
   int seq;                        /* unique names */
   /* vector chunks (dialect.vec_chunks): elements per chunk of the row
    * layout (1: none) and, per storage dtype, the chunk sizes in bytes whose
@@ -193,6 +195,14 @@ static inline const char* stype(em_t* e, xc_dtype_t t) { return e->d->storage_ty
 static inline const char* itype(em_t* e) { return e->d->value_type[XC_I64]; }
 static inline bool is_half(xc_dtype_t t) { return t == XC_F16 || t == XC_BF16; }
 static inline bool fcompute(xc_dtype_t t) { return t == XC_F32 || t == XC_F64 || is_half(t); }
+/* Bytes of one element of a tile array of dtype t: arrays hold the value
+ * type (16-bit floats as float where the dialect computes them so; bool as
+ * a byte on work-group dialects, int in C). */
+static inline int64_t array_elem_bytes(em_t* e, xc_dtype_t t) {
+  if (t == XC_BOOL) return e->d->work_groups ? 1 : 4;
+  if (is_half(t) && !strcmp(vtype(e, t), "float")) return 4;
+  return (int64_t)xc_dtype_size(t);
+}
 
 static inline bool same_shape(const vinfo_t* a, const vinfo_t* b) {
   if (a->rank != b->rank) return false;
@@ -225,6 +235,7 @@ void xc_cse_def_expr(em_t* e, xc_cstyle_writer_t* out, const xc_tiled_value_t* v
 const char* xc_cse_opnd(em_t* e, expr_t* x, const xc_tiled_value_t* v, const vinfo_t* r);
 void xc_cse_expr_free(expr_t* x);
 bool xc_cse_frag_shape(em_t* e, const vinfo_t* r);
+const xc_cstyle_dot_t* xc_cse_frag_of(em_t* e, const vinfo_t* r);
 int xc_cse_slot_loop_open(em_t* e, const xc_cstyle_dot_t* dot);
 int64_t xc_cse_vec_of(em_t* e, const vinfo_t* r);
 void xc_cse_slot_flat(em_t* e, xc_cstyle_writer_t* w, const vinfo_t* r, const char* slot);

@@ -155,6 +155,32 @@ static void cuda_dot_slot_index(xc_cstyle_writer_t* w, const xc_cstyle_dot_t* t,
                    (long long)p[P_WM], (long long)p[P_WTN], s, (long long)p[P_NT], s);
 }
 
+/* The plain loop over the accumulator slots, for a compiler that is not
+ * CUDA's device compiler (the emitter's tests run this dialect's plans in
+ * the OpenCL dialect): slot s adds row . column of the element the slot
+ * index names, the operands read through the plan's pitch and chunk
+ * swizzle as the emitter's copies wrote them, so the plan, the slot layout
+ * and the staging are checked without the instructions. */
+static void emit_slot_loop(xc_cstyle_writer_t* w, const xc_cstyle_dot_t* t, const char* in) {
+  const char* cv = t->a_dtype == XC_F16 ? "xc_h2f" : t->a_dtype == XC_BF16 ? "xc_bf2f" : "";
+  long long n = t->n, lda = t->lda, ldb = t->ldb;
+#define W(...) xc_cstyle_printf(w, __VA_ARGS__)
+  W("%s  for (int s = 0; s < %lld; s++) {\n", in, (long long)t->slots);
+  W("%s    const int xi = (int)", in);
+  cuda_dot_slot_index(w, t, "s");
+  W(";\n%s    const int xr = xi / %lld, xcol = xi %% %lld;\n", in, n, n);
+  W("%s    float xs = 0.0f;\n", in);
+  W("%s    for (int q = 0; q < %lld; q++) {\n", in, (long long)t->k);
+  /* logical chunk c of row i is stored at chunk c ^ ((i >> shift) & mask) */
+  W("%s      const int xqa = ((q >> 3) ^ ((xr >> %lld) & %lld)) * 8 + (q & 7);\n", in, (long long)t->a_swz_shift,
+    (long long)t->a_swz_mask);
+  W("%s      const int xcb = ((xcol >> 3) ^ ((q >> %lld) & %lld)) * 8 + (xcol & 7);\n", in, (long long)t->b_swz_shift,
+    (long long)t->b_swz_mask);
+  W("%s      xs += %s(%s[xr * %lld + xqa]) * %s(%s[q * %lld + xcb]);\n", in, cv, t->a, lda, cv, t->b, ldb);
+  W("%s    }\n%s    %s[s] += xs;\n%s  }\n", in, in, t->acc, in);
+#undef W
+}
+
 static void cuda_emit_dot(xc_cstyle_writer_t* w, const xc_cstyle_dot_t* t, const char* in) {
   const int64_t* p = t->params;
   long long WM = p[P_WM], MT = p[P_MT], NT = p[P_NT], lda = t->lda, ldb = t->ldb;
@@ -162,6 +188,7 @@ static void cuda_emit_dot(xc_cstyle_writer_t* w, const xc_cstyle_dot_t* t, const
 #define W(...) xc_cstyle_printf(w, __VA_ARGS__)
   W("%s{ /* tensor cores: %lldx%lld warps of %lldx%lld, %s */\n", in, WM, (long long)p[P_WN], TM, TN,
     p[P_KIND] == KIND_TF32 ? "mma.m16n8k8 tf32" : p[P_KIND] == KIND_F16 ? "mma.m16n8k16 f16" : "mma.m16n8k16 bf16");
+  W("#if defined(__CUDA_ARCH__)\n");
   W("%s  const int xw = (int)(lid >> 5), xl = (int)(lid & 31);\n", in);
   if (p[P_KIND] != KIND_TF32) {
     const char* ty = p[P_KIND] == KIND_F16 ? "f16" : "bf16";
@@ -223,7 +250,9 @@ static void cuda_emit_dot(xc_cstyle_writer_t* w, const xc_cstyle_dot_t* t, const
       in, in, in);
     W("%s      }\n%s  }\n", in, in);
   }
-  W("%s}\n", in);
+  W("#else\n");
+  emit_slot_loop(w, t, in);
+  W("#endif\n%s}\n", in);
 #undef W
 }
 
@@ -289,6 +318,7 @@ const xc_cstyle_dialect_t xc_cstyle_dialect_cuda = {
                "}\n",
     .write_entry = cuda_write_entry,
     .dot_plan = cuda_dot_plan,
+    .dot_staged = true,
     .dot_slot_index = cuda_dot_slot_index,
     .emit_dot = cuda_emit_dot,
     .copy16_async = cuda_copy16_async,

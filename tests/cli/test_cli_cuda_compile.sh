@@ -48,6 +48,39 @@ for model in mlp cnn gpt2-tiny bert-tiny; do
 done
 [ -z "$CUOBJDUMP" ] || echo "checked $checked cubins with cuobjdump${NVDISASM:+ and nvdisasm}"
 
+# ONNX Attention in 16-bit floats: both FlashAttention dots run on tensor
+# cores (operands staged in shared memory, mma.sync m16n8k16 of the input
+# type), for head sizes 64/80/96/128 (80 and 96 padded to 128), causal and
+# not, for sm_90 (and 128 for sm_80).
+for dt in bf16 f16; do
+  for d in 64 80 96 128; do
+    for causal in 0 1; do
+      for sm in sm_90 sm_80; do
+        [ "$sm" = sm_90 ] || [ "$d" = 128 ] || continue
+        cat >"$TMP/attn.xir" <<EOF
+xir 1
+graph attention opset 23 {
+  input q: $dt[2, 4, 200, $d]
+  input k: $dt[2, 4, 200, $d]
+  input v: $dt[2, 4, 200, $d]
+  o = Attention(q, k, v) {is_causal: $causal}
+  output o
+}
+EOF
+        rm -rf "$TMP/ka"
+        name="attention $dt D=$d causal=$causal $sm"
+        run_xcomp compile "$TMP/attn.xir" --target "cuda:$sm" -o "$TMP/attn.xcm" --no-cache --dump-kernels "$TMP/ka"
+        [ "$RC" -eq 0 ] || { fail "$name: $(cat "$TMP/err")"; continue; }
+        src="$(ls "$TMP"/ka/*.cuda | head -1)"
+        ptx="${src%.cuda}.ptx"
+        n="$(grep -c "operands staged in work-group memory" "$src")"
+        [ "$n" -eq 2 ] || fail "$name: $n dots on tensor cores, expected 2"
+        grep -q "mma.sync.aligned.m16n8k16.row.col.f32.$dt.$dt.f32" "$ptx" || fail "$name: no mma.sync for $dt in the PTX"
+      done
+    done
+  done
+done
+
 if ! "$XCOMP" targets | grep -q '^  cuda:'; then
   run_xcomp run "$TMP/gpt2-tiny.xcm" --input "@$MODELS/gpt2-tiny/test_data_set_0/input_0.pb" --output-dir "$TMP/o"
   [ "$RC" -eq 1 ] && grep -q "target cuda unavailable" "$TMP/err" || fail "run without a GPU: $(cat "$TMP/err")"

@@ -152,6 +152,9 @@ static inline bool kernel_launch_check(xc_device_t* dev, xc_blob_t* blob, const 
     double err = rel_l2(got, r);
     double tol = p->type.dtype == XC_F32 || p->type.dtype == XC_F64 ? 1e-5 : 0;
     if (strncmp(k->name, "gemm_", 5) == 0 && (p->type.dtype == XC_F16 || p->type.dtype == XC_BF16)) tol = 2e-3;
+    /* 16-bit probabilities: a rounding of exp's f32 result may differ from
+     * the interpreter's by one 16-bit step */
+    if (strncmp(k->name, "attention_half", 14) == 0) tol = 2e-3;
     if (!(err <= tol)) fprintf(stderr, "%s: output %s rel-L2 %g\n", label, p->name, err);
     else if (verbose) printf("%s: %s rel-L2 %.3g\n", label, p->name, err);
     CHECK(err <= tol);

@@ -9,8 +9,13 @@
  * sentinel bytes that must survive. Also: declined kernels, bad knobs,
  * local-memory limits. */
 #include "kernel_harness.h"
+#include "xcomp/fusion.h"
+#include "xcomp/interp.h"
+#include "xcomp/lower.h"
+#include "xcomp/xir.h"
 
 #include "../../targets/cstyle/cstyle.h"
+#include "../../targets/cuda/cuda_target.h"
 #include "../../targets/rocm/rocm_target.h"
 
 typedef struct device_slot {
@@ -494,11 +499,186 @@ static void run_hip_hooked(const kern_t* k, const int64_t* knobs, xc_tiled_arg_t
   run_hip_hooked_for("gfx90a", k, knobs, args, label, staged);
 }
 
+/* The CUDA dialect's tensor-core hooks (plans, slot layout, swizzled
+ * operand arrays) inside the OpenCL dialect with sm_90's caps: the kernel
+ * is planned, staged and written back exactly as for sm_90, and the
+ * dialect's portable slot loop (what a compiler other than CUDA's device
+ * compiler gets) stands in for ldmatrix/mma.sync. The same source compiled
+ * by NVRTC must hold mma.sync; test_target_cuda checks that. */
+static void run_cuda_hooked(const kern_t* k, const int64_t* knobs, xc_tiled_arg_t* args, const char* label,
+                            int staged) {
+  xc_device_caps_t sm;
+  CHECK_OK(xc_cuda_arch_caps("sm_90", &sm));
+  xc_cstyle_dialect_t d = xc_cstyle_dialect_opencl;
+  d.dot_plan = xc_cstyle_dialect_cuda.dot_plan;
+  d.dot_slot_index = xc_cstyle_dialect_cuda.dot_slot_index;
+  d.emit_dot = xc_cstyle_dialect_cuda.emit_dot;
+  d.dot_staged = xc_cstyle_dialect_cuda.dot_staged;
+  xc_knob_t kn[16];
+  for (int i = 0; i < k->num_knobs; i++) kn[i] = (xc_knob_t){k->knobs[i].name, knobs[i]};
+  xc_kernel_source_t src;
+  CHECK_OK(xc_cstyle_emit(&d, &sm, k, kn, k->num_knobs, NULL, &src));
+  int found = 0;
+  for (const char* p = src.text; p && (p = strstr(p, "operands staged in work-group memory")); p++) found++;
+  if (found != staged) fprintf(stderr, "%s: %d staged dots, expected %d\n", label, found, staged);
+  CHECK_EQ_INT(found, staged);
+  CHECK(src.text && strstr(src.text, "mma.sync.aligned.m16n8k16") && strstr(src.text, "ldmatrix"));
+  int64_t values[16];
+  xc_tensor_t* ref[16];
+  kernel_reference(k, knobs, args, values, ref);
+  xc_device_t* dev = get_device(1);
+  if (dev) {
+    xc_compile_options_t opts;
+    memset(&opts, 0, sizeof opts);
+    opts.extra_flags = "-cl-std=CL1.2";
+    xc_blob_t blob;
+    xc_status_t st = xc_target_compile(xc_device_target(dev), xc_device_caps(dev), &src, &opts, &blob);
+    if (st) fprintf(stderr, "%s: %s\n", label, xc_status_message(st));
+    CHECK(st == NULL);
+    if (!st) {
+      char full[256];
+      snprintf(full, sizeof full, "%s (CUDA tensor-core hooks, sm_90) on opencl", label);
+      kernel_launch_check(dev, &blob, k, values, args, ref, full, false);
+      runs[1]++;
+    }
+    xc_status_free(st);
+  }
+  xc_kernel_source_release(&src);
+}
+
+static void test_cuda_hooks(void) {
+  /* attention with 16-bit operands: knobs BLOCK_M BLOCK_N num_threads, head
+   * sizes 64 and 128 (the lowering's padded 80/96 are 128), f16 and bf16,
+   * causal and not; both dots on the instructions (their accumulators have
+   * two shapes, each with its own slot layout) */
+  const int64_t choices[][3] = {{32, 32, 128}, {16, 32, 64}, {32, 32, 64}, {64, 16, 128}};
+  const int64_t heads[] = {64, 128};
+  for (int h = 0; h < 2; h++)
+    for (int causal = 0; causal < 2; causal++) {
+      xc_dtype_t t = h ? XC_BF16 : XC_F16;
+      int64_t d = heads[(h + causal) % 2];
+      kern_t* k = build_attention_half(t, causal, d, 1.0 / 8.0);
+      CHECK(k != NULL);
+      if (!k) continue;
+      for (int c = 0; c < 4; c++) {
+        int64_t bh = 2, sl = c == 2 ? 45 : 96, n = bh * sl * d;
+        xc_tiled_arg_t args[6] = {{tensor(t, n, true), 0},        {tensor(t, n, true), 0}, {tensor(t, n, true), 0},
+                                  {tensor(XC_F32, n, false), 0}, {NULL, sl},              {NULL, bh}};
+        char label[128];
+        snprintf(label, sizeof label, "attention %s causal %d D=%lld S=%lld knobs %d", xc_dtype_name(t), causal,
+                 (long long)d, (long long)sl, c);
+        run_cuda_hooked(k, choices[c], args, label, 2);
+        free_args(args, 6);
+      }
+      xc_tiled_kernel_destroy(k);
+    }
+  /* the K-loop shape (raw global operands, registers across the loop) */
+  for (int h = 0; h < 2; h++) {
+    xc_dtype_t half = h ? XC_BF16 : XC_F16;
+    kern_t* k = build_gemm_half(half);
+    CHECK(k != NULL);
+    if (!k) continue;
+    int64_t m = 37, n = 21, kk = 50;
+    xc_tiled_arg_t args[6] = {{tensor(half, m * kk, true), 0}, {tensor(half, kk * n, true), 0},
+                              {tensor(half, m * n, false), 0}, {NULL, m}, {NULL, n}, {NULL, kk}};
+    const int64_t g[][4] = {{32, 32, 32, 128}, {32, 32, 16, 64}};
+    for (int c = 0; c < 2; c++) run_cuda_hooked(k, g[c], args, h ? "gemm bf16" : "gemm f16", 0);
+    free_args(args, 6);
+    xc_tiled_kernel_destroy(k);
+  }
+}
+
+/* Attention as the lowering builds it for a device with 16-bit matrix
+ * instructions (sm_90's limits: 16-bit dots, the scale on the scores, the
+ * probabilities rounded to V's dtype), checked two ways: the lowered module
+ * on the tiled interpreter against the graph interpreter at the dtype's
+ * bound (the lowering's numerics), and its kernel through the CUDA hooks on
+ * PoCL against the tiled interpreter (both dots staged). */
+static void test_cuda_lowered_attention(void) {
+  const char* dts[] = {"bf16", "f16", "bf16", "f16"};
+  const int64_t heads[] = {64, 96, 128, 80}, seqs[] = {45, 37, 70, 33};
+  xc_device_caps_t sm;
+  CHECK_OK(xc_cuda_arch_caps("sm_90", &sm));
+  xc_tiled_limits_t lim;
+  xc_tiled_limits_init_gpu(&lim);
+  lim.value[XC_TILED_LIMIT_MAX_THREADS] = sm.max_threads_per_group;
+  lim.value[XC_TILED_LIMIT_SHARED_BYTES] = sm.local_memory_bytes;
+  lim.value[XC_TILED_LIMIT_STAGED_BYTES] = sm.local_memory_bytes;
+  lim.value[XC_TILED_LIMIT_SIMD_WIDTH] = 32;
+  lim.value[XC_TILED_LIMIT_MMA] = ((int64_t)1 << XC_F16) | ((int64_t)1 << XC_BF16);
+  for (int c = 0; c < 4; c++) {
+    int causal = c % 2;
+    char text[512], label[128];
+    snprintf(text, sizeof text,
+             "xir 1\ngraph attention opset 23 {\n  input q: %s[1, 2, %lld, %lld]\n  input k: %s[1, 2, %lld, %lld]\n"
+             "  input v: %s[1, 2, %lld, %lld]\n  o = Attention(q, k, v) {is_causal: %d}\n  output o\n}\n",
+             dts[c], (long long)seqs[c], (long long)heads[c], dts[c], (long long)seqs[c], (long long)heads[c], dts[c],
+             (long long)seqs[c], (long long)heads[c], causal);
+    snprintf(label, sizeof label, "lowered attention %s D=%lld S=%lld causal %d", dts[c], (long long)heads[c],
+             (long long)seqs[c], causal);
+    xc_graph_t* g = NULL;
+    CHECK_OK(xc_xir_parse(text, strlen(text), "attention.xir", NULL, &g));
+    if (!g) continue;
+    CHECK_OK(xc_graph_infer(g));
+    xc_fusion_plan_t* plan = NULL;
+    CHECK_OK(xc_fusion_plan_build(g, NULL, &plan));
+    xc_lowered_module_t* m = NULL;
+    if (plan) CHECK_OK(xc_lower(g, plan, &lim, &m));
+    xc_tensor_t* ins[3] = {0}, *want[1] = {0}, *got[1] = {0};
+    for (int i = 0; i < 3; i++) {
+      const xc_value_t* v = g->inputs[i];
+      int64_t dims[4];
+      for (int d = 0; d < v->rank; d++) dims[d] = v->dims[d].value;
+      CHECK_OK(xc_tensor_create(v->dtype, v->rank, dims, &ins[i]));
+      for (int64_t e = 0; ins[i] && e < ins[i]->numel; e++) xc_tensor_set_f64(ins[i], e, 2.0 * rnd());
+    }
+    if (m) {
+      CHECK_EQ_INT(m->num_kernels, 1);
+      CHECK_OK(xc_interp_run(g, NULL, 3, (const xc_tensor_t* const*)ins, want));
+      CHECK_OK(xc_lowered_run_interp(m, 3, (const xc_tensor_t* const*)ins, got));
+      if (want[0] && got[0]) {
+        double err = rel_l2(got[0], want[0]), bound = c % 2 ? 2e-3 : 1.6e-2;
+        printf("%s: lowered vs graph interpreter rel-L2 %.3g\n", label, err);
+        CHECK(err <= bound);
+      }
+      /* the kernel through the CUDA hooks: inputs as the graph's, output zeroed */
+      xc_lowered_kernel_t* lk = &m->kernels[0];
+      xc_tiled_kernel_t* k = lk->kernel;
+      xc_tiled_arg_t args[8];
+      memset(args, 0, sizeof args);
+      bool ok = k->num_params <= 8;
+      for (int p = 0; ok && p < k->num_params; p++) {
+        const xc_value_t* v = lk->param_values[p];
+        if (!v) {
+          args[p].scalar = lk->param_dims[p].value;
+          continue;
+        }
+        int i = v == g->inputs[0] ? 0 : v == g->inputs[1] ? 1 : v == g->inputs[2] ? 2 : -1;
+        if (i >= 0) CHECK_OK(xc_tensor_clone(ins[i], &args[p].buffer));
+        else args[p].buffer = tensor(v->dtype, got[0] ? got[0]->numel : 0, false);
+      }
+      int64_t knobs[8];
+      for (int i = 0; i < k->num_knobs && i < 8; i++) {
+        const char* n = k->knobs[i].name;
+        knobs[i] = !strncmp(n, "BLOCK_", 6) ? 32 : !strcmp(n, "num_threads") ? 128 : lk->knobs[i];
+      }
+      k->name = causal ? "attention_half_lowered_causal" : "attention_half_lowered";
+      if (ok) run_cuda_hooked(k, knobs, args, label, 2);
+      for (int p = 0; p < k->num_params; p++) xc_tensor_destroy(args[p].buffer);
+    }
+    for (int i = 0; i < 3; i++) xc_tensor_destroy(ins[i]);
+    xc_tensor_destroy(want[0]), xc_tensor_destroy(got[0]);
+    xc_lowered_module_destroy(m);
+    xc_fusion_plan_destroy(plan);
+    xc_graph_destroy(g);
+  }
+}
+
 static void test_hip_hooks(void) {
   /* attention: knobs BLOCK_M BLOCK_N num_threads, and how many dots are
-   * staged (32x32 scores and a 32x16 accumulator need two layouts: the
-   * second dot keeps the generic loop; BLOCK_N 8 is no instruction shape) */
-  const int64_t choices[][4] = {{16, 16, 64, 2}, {32, 16, 128, 2}, {32, 32, 128, 1}, {32, 8, 128, 1}};
+   * staged (32x32 scores and a 32x16 accumulator: two shapes, each with its
+   * own slot layout; BLOCK_N 8 is no instruction shape) */
+  const int64_t choices[][4] = {{16, 16, 64, 2}, {32, 16, 128, 2}, {32, 32, 128, 2}, {32, 8, 128, 1}};
   const int64_t sizes[][2] = {{2, 37}, {1, 64}, {1, 5}};
   for (int causal = 0; causal < 2; causal++) {
     kern_t* k = build_attention(causal, 0.25);
@@ -751,6 +931,8 @@ int main(void) {
   test_vector_math();
   test_gemm_half();
   test_hip_hooks();
+  test_cuda_hooks();
+  test_cuda_lowered_attention();
   test_errors();
   printf("runs: cpu %d, opencl %d, cuda %d\n", runs[0], runs[1], runs[2]);
   CHECK(runs[0] > 0);

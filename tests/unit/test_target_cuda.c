@@ -90,6 +90,10 @@ static void build_all(void) {
   all_kernels[num_kernels++] = build_convert(XC_BF16);
   all_kernels[num_kernels++] = build_gemm_half(XC_F16);
   all_kernels[num_kernels++] = build_gemm_half(XC_BF16);
+  /* 11-14: attention with 16-bit dot operands (f16 D=64, f16 causal
+   * D=128, bf16 D=128, bf16 causal D=64) */
+  for (int i = 0; i < 4; i++)
+    all_kernels[num_kernels++] = build_attention_half(i < 2 ? XC_F16 : XC_BF16, i % 2 == 1, (i == 0 || i == 3) ? 64 : 128, 0.125);
   for (int i = 0; i < num_kernels; i++) CHECK(all_kernels[i] != NULL);
 }
 
@@ -142,6 +146,38 @@ static void test_compile(void) {
     CHECK(strstr(src.text, "emitted for cuda") != NULL);
   }
   xc_kernel_source_release(&src);
+
+  /* Attention with 16-bit operands: both dots on tensor cores (staged
+   * operands, mma.sync m16n8k16 of the operands' type) for sm_90 and sm_80,
+   * in the source and in the PTX. */
+  for (int i = 11; i < 15; i++) {
+    const kern_t* k = all_kernels[i];
+    if (!k) continue;
+    const char* ty = k->params[0]->type.dtype == XC_F16 ? "f16" : "bf16";
+    char mma[96];
+    snprintf(mma, sizeof mma, "mma.sync.aligned.m16n8k16.row.col.f32.%s.%s.f32", ty, ty);
+    for (int a = 0; a < 2; a++) {
+      xc_device_caps_t ac;
+      CHECK_OK(xc_cuda_arch_caps(a ? "sm_80" : "sm_90", &ac));
+      CHECK_OK(xc_target_emit(cuda, &ac, (const struct xc_tiled_kernel*)k, NULL, 0, &src));
+      int staged = 0;
+      for (const char* p = src.text; p && (p = strstr(p, "operands staged in work-group memory")); p++) staged++;
+      CHECK_EQ_INT(staged, 2);
+      CHECK(src.text && strstr(src.text, mma) != NULL);
+      xc_kernel_source_release(&src);
+      if (!compile_checked(k, &ac, NULL, 0, a ? "sm_80" : "sm_90", &blob)) continue;
+      int barch = 0;
+      const uint8_t* kbin = NULL;
+      const char* kptx = NULL;
+      size_t nc = 0, np = 0;
+      CHECK(xc_cuda_blob_parts(&blob, &barch, &kbin, &nc, &kptx, &np));
+      int n = 0;
+      for (const char* p = kptx; p && (p = strstr(p, mma)); p++) n++;
+      if (n < 2) fprintf(stderr, "%s for sm_%d: %d mma.sync in the PTX\n", k->name, barch, n);
+      CHECK(n >= 2);
+      xc_blob_release(&blob);
+    }
+  }
 
   /* Another architecture comes from the selector. */
   xc_device_caps_t caps80;
@@ -370,6 +406,24 @@ static void gpu_kernels(void) {
     const int64_t choices[][4] = {{16, 16, 16, 64}, {32, 16, 32, 128}};
     for (int c = 0; c < nchoices(2); c++) check_kernel(k, choices[c], args, h ? "gemm bf16" : "gemm f16", NULL);
     free_args(args, 6);
+  }
+  /* attention on tensor cores: knobs BLOCK_M BLOCK_N num_threads */
+  for (int i = 11; i < 15; i++) {
+    const kern_t* k = all_kernels[i];
+    xc_dtype_t t = k->params[0]->type.dtype;
+    int64_t d = (i == 11 || i == 14) ? 64 : 128;
+    const int64_t choices[][3] = {{32, 32, 128}, {16, 32, 64}, {64, 16, 128}};
+    const int64_t sizes[][2] = {{2, 96}, {3, 45}, {1, 7}};
+    for (int c = 0; c < nchoices(3); c++)
+      for (int s = 0; s < 3; s++) {
+        int64_t bh = sizes[s][0], sl = sizes[s][1], n = bh * sl * d;
+        xc_tiled_arg_t args[6] = {{tensor(t, n, true), 0},        {tensor(t, n, true), 0}, {tensor(t, n, true), 0},
+                                  {tensor(XC_F32, n, false), 0}, {NULL, sl},              {NULL, bh}};
+        char label[128];
+        snprintf(label, sizeof label, "%s D=%lld S=%lld knobs %d", k->name, (long long)d, (long long)sl, c);
+        check_kernel(k, choices[c], args, label, NULL);
+        free_args(args, 6);
+      }
   }
 }
 

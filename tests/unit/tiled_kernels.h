@@ -237,6 +237,69 @@ static inline kern_t* build_attention(bool causal, double scale) {
   return tk_finish(k);
 }
 
+/* FlashAttention with 16-bit dot operands, as the lowering builds it for
+ * devices with 16-bit matrix instructions: Q, K, V of dtype t ([BH, S, D]),
+ * s = dot(q, kT) * scale in f32, p rounded to t for the second dot, O in
+ * f32. Knobs BLOCK_M, BLOCK_N in {16, 32, 64}, num_threads in {64, 128}. */
+static inline kern_t* build_attention_half(xc_dtype_t t, bool causal, int64_t d, double scale) {
+  kern_t* k;
+  if (xc_tiled_kernel_create(causal ? "attention_half_causal" : "attention_half", &k)) return NULL;
+  const int64_t bm[] = {16, 32, 64}, bn[] = {16, 32, 64}, th[] = {64, 128};
+  int kBM = xc_tiled_add_knob(k, "BLOCK_M", XC_KNOB_TILE, 3, bm, 32);
+  int kBN = xc_tiled_add_knob(k, "BLOCK_N", XC_KNOB_TILE, 3, bn, 32);
+  xc_tiled_add_knob(k, "num_threads", XC_KNOB_THREADS, 2, th, 128);
+  val_t* Q = xc_tiled_param_buffer(k, "Q", t, XC_ROLE_IN);
+  val_t* K = xc_tiled_param_buffer(k, "K", t, XC_ROLE_IN);
+  val_t* V = xc_tiled_param_buffer(k, "V", t, XC_ROLE_IN);
+  val_t* O = xc_tiled_param_buffer(k, "O", XC_F32, XC_ROLE_OUT);
+  val_t* S = xc_tiled_param_scalar(k, "S");
+  val_t* BH = xc_tiled_param_scalar(k, "BH");
+  const xc_tiled_expr_t* grid[2] = {ceildiv(k, S, "BLOCK_M"), xc_texpr_param(k, BH)};
+  xc_tiled_set_grid(k, 2, grid);
+  xc_tiled_dim_t dm = xc_tiled_dim_knob(kBM), dn = xc_tiled_dim_knob(kBN), dd = xc_tiled_dim_const(d);
+  val_t* D = i64c(k, d);
+  val_t* pid_m = xc_tiled_program_id(k, 0);
+  val_t* base = xc_tiled_name(k, mul(k, mul(k, xc_tiled_program_id(k, 1), S), D), "base");
+  val_t* vbm = kv(k, "BLOCK_M");
+  val_t* rm = col(k, add(k, mul(k, pid_m, vbm), xc_tiled_arange(k, dm)));
+  val_t* rd = xc_tiled_arange(k, dd);
+  val_t* rd_row = row(k, rd), *rd_col = col(k, rd);
+  val_t* qmask = lt(k, rm, S);
+  val_t* q = xc_tiled_load(k, Q, add(k, base, add(k, mul(k, rm, D), rd_row)), qmask, NULL);
+  xc_tiled_dim_t vm[1] = {dm}, md[2] = {dm, dd}, mn[2] = {dm, dn};
+  val_t* init[3] = {xc_tiled_name(k, xc_tiled_const_f(k, XC_F32, -INFINITY, 1, vm), "m"),
+                    xc_tiled_name(k, xc_tiled_const_f(k, XC_F32, 0.0, 1, vm), "l"),
+                    xc_tiled_name(k, xc_tiled_const_f(k, XC_F32, 0.0, 2, md), "acc")};
+  val_t* s_zero = xc_tiled_const_f(k, XC_F32, 0.0, 2, mn);
+  val_t* ninf = f32c(k, -INFINITY);
+  val_t* ub = S;
+  if (causal) ub = xc_tiled_binary(k, XC_TOP_MIN, S, mul(k, add(k, pid_m, i64c(k, 1)), vbm));
+  xc_tiled_op_t* loop = xc_tiled_for_begin(k, i64c(k, 0), ub, kv(k, "BLOCK_N"), 3, init);
+  {
+    val_t* n0 = xc_tiled_name(k, xc_tiled_for_iv(loop), "n0");
+    val_t* m_i = xc_tiled_for_arg(loop, 0), *l_i = xc_tiled_for_arg(loop, 1);
+    val_t* acc = xc_tiled_for_arg(loop, 2);
+    val_t* rn = add(k, n0, xc_tiled_arange(k, dn));
+    val_t* rn_row = row(k, rn), *rn_col = col(k, rn);
+    val_t* kT = xc_tiled_load(k, K, add(k, base, add(k, mul(k, rn_row, D), rd_col)), lt(k, rn_row, S), NULL);
+    val_t* s = mul(k, xc_tiled_dot(k, q, kT, s_zero), f32c(k, scale)); /* [BM,BN] */
+    val_t* valid = lt(k, rn_row, S);
+    if (causal) valid = land(k, valid, xc_tiled_cmp(k, XC_CMP_LE, rn_row, rm));
+    s = xc_tiled_select(k, valid, s, ninf);
+    val_t* m_new = xc_tiled_binary(k, XC_TOP_MAX, m_i, xc_tiled_reduce(k, XC_REDUCE_MAX, s, 1));
+    val_t* p = xc_tiled_unary(k, XC_TOP_EXP, sub(k, s, col(k, m_new)));
+    val_t* alpha = xc_tiled_unary(k, XC_TOP_EXP, sub(k, m_i, m_new));
+    val_t* l_new = add(k, mul(k, l_i, alpha), xc_tiled_reduce(k, XC_REDUCE_SUM, p, 1));
+    val_t* v = xc_tiled_load(k, V, add(k, base, add(k, mul(k, rn_col, D), rd_row)), lt(k, rn_col, S), NULL);
+    val_t* acc_new = xc_tiled_dot(k, xc_tiled_cast(k, p, t), v, mul(k, acc, col(k, alpha)));
+    val_t* next[3] = {m_new, l_new, acc_new};
+    xc_tiled_for_end(k, loop, 3, next);
+  }
+  val_t* o = xc_tiled_binary(k, XC_TOP_DIV, xc_tiled_for_result(loop, 2), col(k, xc_tiled_for_result(loop, 1)));
+  xc_tiled_store(k, O, add(k, base, add(k, mul(k, rm, D), rd_row)), o, qmask);
+  return tk_finish(k);
+}
+
 /* ---- elementwise with masks and broadcasting ------------------------------------ */
 
 /* Y[M,N] = max(select(X > 0, X * r[n], tanh(X)) + c[m] - |X| / 2, -0.75), and
