@@ -14,9 +14,32 @@ static bool keep_f32_input(const xc_node_t* n, int k) {
   return !strcmp(n->op_type, "Resize") && (k == 1 || k == 2);
 }
 
-/* A new tensor holding t's values in dt (graph-owned). */
+/* f32 bits to bf16, rounding to nearest even (NaN through the general
+ * conversion, which keeps it a quiet NaN). */
+static uint16_t f32_to_bf16(uint32_t u, float f) {
+  if ((u & 0x7fffffffu) > 0x7f800000u) return xc_f64_to_bf16((double)f);
+  return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+
+/* A new tensor holding t's values in dt (graph-owned). Weights are most
+ * of a model's bytes (GPT-2 124M: 124M floats), so f32 sources take a
+ * direct loop: f32 -> f64 is exact, so rounding the f64 is rounding the f32. */
 static xc_status_t convert_tensor(const xc_tensor_t* t, xc_dtype_t dt, xc_tensor_t** out) {
   XC_RETURN_IF_ERROR(xc_tensor_create(dt, t->rank, t->dims, out));
+  if (t->dtype == XC_F32 && (dt == XC_BF16 || dt == XC_F16) && t->numel) {
+    const float* src = t->data;
+    uint16_t* dst = (*out)->data;
+    if (dt == XC_BF16) {
+      for (int64_t i = 0; i < t->numel; i++) {
+        uint32_t u;
+        memcpy(&u, &src[i], sizeof u);
+        dst[i] = f32_to_bf16(u, src[i]);
+      }
+    } else {
+      for (int64_t i = 0; i < t->numel; i++) dst[i] = xc_f64_to_f16((double)src[i]);
+    }
+    return NULL;
+  }
   for (int64_t i = 0; i < t->numel; i++) xc_tensor_set_f64(*out, i, xc_tensor_get_f64(t, i));
   return NULL;
 }

@@ -200,9 +200,13 @@ static int compile_args(int argc, char** argv, char** shapes_out) {
   const char* output = NULL;
   xc_session_options_t r;
   xc_cli_session_options_init(&r);
+  xc_cli_pass_args_t pa;
+  xc_cli_pass_args_init(&pa, r.opt_level);
   for (int i = 1; i < argc; i++) {
     const char* v = NULL;
-    int m;
+    int m = xc_cli_pass_option(cmd, argc, argv, &i, &pa);
+    if (m < 0) return XC_EXIT_USAGE;
+    if (m > 0) continue;
     if ((m = xc_cli_option(argc, argv, &i, "--target", &v)) != 0) {
       if (m < 0) return xc_cli_usage_error(cmd, "--target needs a value");
       r.target = v;
@@ -237,8 +241,6 @@ static int compile_args(int argc, char** argv, char** shapes_out) {
       r.tuning_db = v;
     } else if (strcmp(argv[i], "--no-tuning-db") == 0) {
       r.no_tuning_db = true;
-    } else if (argv[i][0] == '-' && argv[i][1] == 'O' && argv[i][2] >= '0' && argv[i][2] <= '3' && !argv[i][3]) {
-      r.opt_level = argv[i][2] - '0';
     } else if (argv[i][0] == '-' && argv[i][1]) {
       return xc_cli_usage_error(cmd, "unknown option '%s'", argv[i]);
     } else if (!model) {
@@ -248,6 +250,12 @@ static int compile_args(int argc, char** argv, char** shapes_out) {
     }
   }
   if (!model) return xc_cli_usage_error(cmd, "no MODEL given");
+  r.opt_level = pa.options.opt_level;
+  r.disabled_passes = pa.disabled;
+  r.num_disabled_passes = pa.options.num_disabled;
+  r.print_after = pa.options.print_after;
+  r.print_after_all = pa.options.print_after_all;
+  r.pass_timing = pa.options.timing;
   if (r.buckets && !r.dynamic) return xc_cli_usage_error(cmd, "--buckets goes with --dynamic NAME=MIN..MAX");
   if (strcmp(r.target, "ref") == 0)
     return xc_cli_errorf("target ref is the reference interpreter: there is nothing to compile for it");
@@ -290,14 +298,14 @@ const xc_cli_command_t xc_cli_compile_command = {
     "compile", compile_main,
     "xcomp compile MODEL [--target T] [-o OUT.xcm] [-O<n>] [--precision f16|bf16] [--no-cache] [--allow-tf32] "
     "[--dump-kernels DIR] [--no-vendor-blas] [--tuning-db FILE | --no-tuning-db] [--shape NAME=DIMS]... "
-    "[--dynamic NAME=MIN..MAX [--buckets S1,S2,...]]",
+    "[--dynamic NAME=MIN..MAX [--buckets S1,S2,...]] [pass options]",
     "Compile a model (.xir or .onnx) into a compiled module (.xcm) for one target.",
     "options:\n"
     "  --target T           target and device to compile for (default: cpu; e.g. opencl:1;\n"
     "                       'xcomp targets' lists them)\n"
     "  -o OUT.xcm           where to write the module (default: MODEL's name with .xcm,\n"
     "                       in the current folder)\n"
-    "  -O0 .. -O3           optimization level of the graph pass pipeline (default 2)\n"
+
     "  --precision f16|bf16 run the model's float32 tensors (inputs, weights, compute,\n"
     "                       outputs) in f16 or bf16 (the convert-precision pass)\n"
     "  --no-cache           neither read nor write the compile cache\n"
@@ -324,6 +332,7 @@ const xc_cli_command_t xc_cli_compile_command = {
     "                       masked attention, row-wise ops), else the generic module; sizes\n"
     "                       outside MIN..MAX are refused (docs/cli.md, \"Shape buckets\")\n"
     "  --buckets S1,S2,...  the bucket sizes (default: powers of two from MIN, and MAX)\n"
+    "pass options:\n" XC_CLI_PASS_HELP
     "\n"
     "Prints one line per kernel compiled on stderr, and a summary line on stdout.\n"
     "Run the result with 'xcomp run OUT.xcm --input ...' (docs/runtime.md).\n"};

@@ -199,10 +199,47 @@ void xc_cse_emit_dot(em_t* e, const xc_tiled_op_t* op) {
 /* Copies value src into the storage of carried value dstv (same shape). */
 /* ---- matrix instructions (docs/emitter.md) ------------------------------------ */
 
+/* Whether v's element can be read at any coordinates (the raw load loops
+ * evaluate the offset and mask at their own units): no private tile is
+ * read on the way, since a private tile's slot j holds the element of its
+ * shape's slot layout (the default one, or a matrix plan's). */
+static bool readable_at(em_t* e, const xc_tiled_value_t* v) {
+  if (!v) return true;
+  vinfo_t* x = V(e, v);
+  if (x->st == ST_PRIVATE) return false;
+  if (x->st != ST_VIRTUAL || !v->def) return true;
+  for (int i = 0; i < v->def->num_operands; i++)
+    if (!readable_at(e, v->def->operands[i])) return false;
+  return true;
+}
+
+/* Copies the elements of a raw load (mask, offset and the tile at buf_off
+ * as in raw_load_loop) in the slot layout of the load's shape, whose slot j
+ * is where a private tile of that shape holds the element: the loop for a
+ * load whose offset or mask reads one (index arithmetic too long to inline,
+ * such as the division and remainder of a view folded into the load). */
+static void raw_load_slots(em_t* e, const xc_tiled_op_t* op, const char* buf_off, const char* off, const char* m) {
+  const xc_tiled_value_t* res = op->results[0], *mem = op->operands[0];
+  vinfo_t* r = V(e, res);
+  xc_dtype_t t = res->type.dtype;
+  int64_t ch = 16 / (int64_t)xc_dtype_size(t);
+  const char* it = itype(e);
+  int close = xc_cse_loop_open(e, r, false);
+  if (r->swz_mask)
+    L("const %s xd = %s + i0 * %" PRId64 " + (((i1 / %" PRId64 ") ^ ((i0 >> %" PRId64 ") & %" PRId64 ")) * %" PRId64
+      ") + i1 %% %" PRId64 ";\n",
+      it, buf_off, r->pitch, ch, r->swz_shift, r->swz_mask, ch, ch);
+  else
+    L("const %s xd = %s + i0 * %" PRId64 " + i1;\n", it, buf_off, r->pitch);
+  L("%s[xd] = (%s) ? %s[%s] : (%s)0;\n", r->name, m, xc_cse_mem_name(e, mem), off, stype(e, t));
+  xc_cse_loop_close(e, close);
+}
+
 /* One loop over the units (elements, or 16-byte chunks along rows) of a raw
  * load. mode 0: elements with the mask; 1: chunks, each checked at its two
  * ends (fast copy, else elements); 2: chunks of a tile known to be in bounds,
- * contiguous along rows and aligned, at xt0 + r*xrs + c. */
+ * contiguous along rows and aligned, at xt0 + r*xrs + c. The offset and
+ * mask are read at each unit's coordinates (readable_at). */
 static void raw_load_loop(em_t* e, const xc_tiled_op_t* op, const char* buf_off, int mode, const char* off,
                           const char* m) {
   const xc_tiled_value_t* res = op->results[0], *mem = op->operands[0];
@@ -279,12 +316,15 @@ static bool emit_raw_load(em_t* e, const xc_tiled_op_t* op, const char* buf_off)
   xc_dtype_t t = res->type.dtype;
   int64_t es = (int64_t)xc_dtype_size(t), ch = 16 / es;
   int64_t rows = r->dims[0], cols = r->dims[1];
-  bool chunk = r->chunked && e->d->copy16_async && cols % ch == 0 && (r->pitch * es) % 16 == 0;
+  bool at_coords = readable_at(e, offv) && readable_at(e, mask);
+  bool chunk = at_coords && r->chunked && e->d->copy16_async && cols % ch == 0 && (r->pitch * es) % 16 == 0;
   const char* it = itype(e);
   expr_t eo, em;
   const char* off = xc_cse_opnd(e, &eo, offv, r);
   const char* m = mask ? xc_cse_opnd(e, &em, mask, r) : "1";
-  if (!chunk) {
+  if (!at_coords) {
+    raw_load_slots(e, op, buf_off, off, m);
+  } else if (!chunk) {
     raw_load_loop(e, op, buf_off, 0, off, m);
   } else {
     L("{\n");

@@ -594,9 +594,14 @@ static void test_cuda_hooks(void) {
  * on the tiled interpreter against the graph interpreter at the dtype's
  * bound (the lowering's numerics), and its kernel through the CUDA hooks on
  * PoCL against the tiled interpreter (both dots staged). */
-static void test_cuda_lowered_attention(void) {
-  const char* dts[] = {"bf16", "f16", "bf16", "f16"};
-  const int64_t heads[] = {64, 96, 128, 80}, seqs[] = {45, 37, 70, 33};
+/* Lowers the graph `text` with sm_90's limits (16-bit matrix instructions),
+ * which must give one kernel; checks the lowered module on the tiled
+ * interpreter against the graph interpreter (rel-L2 <= bound) and runs its
+ * kernel through the CUDA hooks on PoCL (BLOCK_* knobs = `block`, 128
+ * threads; `staged` dots on the instructions) against the tiled
+ * interpreter. Inputs are random in [-1, 1) times `amp`. */
+static void check_lowered_cuda(const char* text, const char* label, double bound, int64_t block, int staged,
+                               double amp) {
   xc_device_caps_t sm;
   CHECK_OK(xc_cuda_arch_caps("sm_90", &sm));
   xc_tiled_limits_t lim;
@@ -606,6 +611,76 @@ static void test_cuda_lowered_attention(void) {
   lim.value[XC_TILED_LIMIT_STAGED_BYTES] = sm.local_memory_bytes;
   lim.value[XC_TILED_LIMIT_SIMD_WIDTH] = 32;
   lim.value[XC_TILED_LIMIT_MMA] = ((int64_t)1 << XC_F16) | ((int64_t)1 << XC_BF16);
+  xc_graph_t* g = NULL;
+  CHECK_OK(xc_xir_parse(text, strlen(text), "attention.xir", NULL, &g));
+  if (!g) return;
+  CHECK_OK(xc_graph_infer(g));
+  xc_fusion_plan_t* plan = NULL;
+  CHECK_OK(xc_fusion_plan_build(g, NULL, &plan));
+  xc_lowered_module_t* m = NULL;
+  if (plan) CHECK_OK(xc_lower(g, plan, &lim, &m));
+  enum { MAX_IN = 8 };
+  int nin = g->num_inputs < MAX_IN ? g->num_inputs : MAX_IN;
+  xc_tensor_t* ins[MAX_IN] = {0}, *want[1] = {0}, *got[1] = {0};
+  for (int i = 0; i < nin; i++) {
+    const xc_value_t* v = g->inputs[i];
+    int64_t dims[8];
+    for (int d = 0; d < v->rank; d++) dims[d] = v->dims[d].value;
+    CHECK_OK(xc_tensor_create(v->dtype, v->rank, dims, &ins[i]));
+    for (int64_t e = 0; ins[i] && e < ins[i]->numel; e++) xc_tensor_set_f64(ins[i], e, amp * rnd());
+  }
+  if (m) {
+    CHECK_EQ_INT(m->num_kernels, 1);
+    CHECK_OK(xc_interp_run(g, NULL, nin, (const xc_tensor_t* const*)ins, want));
+    CHECK_OK(xc_lowered_run_interp(m, nin, (const xc_tensor_t* const*)ins, got));
+    if (want[0] && got[0]) {
+      double err = rel_l2(got[0], want[0]);
+      printf("%s: lowered vs graph interpreter rel-L2 %.3g\n", label, err);
+      CHECK(err <= bound);
+    }
+    /* the kernel through the CUDA hooks: inputs as the graph's, output zeroed */
+    xc_lowered_kernel_t* lk = &m->kernels[0];
+    xc_tiled_kernel_t* k = lk->kernel;
+    xc_tiled_arg_t args[8];
+    memset(args, 0, sizeof args);
+    bool ok = k->num_params <= 8;
+    for (int p = 0; ok && p < k->num_params; p++) {
+      const xc_value_t* v = lk->param_values[p];
+      if (!v) {
+        args[p].scalar = lk->param_dims[p].value;
+        continue;
+      }
+      int i = -1;
+      for (int j = 0; j < nin; j++)
+        if (v == g->inputs[j]) i = j;
+      if (i >= 0) CHECK_OK(xc_tensor_clone(ins[i], &args[p].buffer));
+      else args[p].buffer = tensor(v->dtype, got[0] ? got[0]->numel : 0, false);
+    }
+    int64_t knobs[8];
+    for (int i = 0; i < k->num_knobs && i < 8; i++) {
+      const char* n = k->knobs[i].name;
+      knobs[i] = !strncmp(n, "BLOCK_", 6) ? block : !strcmp(n, "num_threads") ? 128 : lk->knobs[i];
+    }
+    k->name = "attention_half_lowered";
+    if (ok) run_cuda_hooked(k, knobs, args, label, staged);
+    for (int p = 0; p < k->num_params; p++) xc_tensor_destroy(args[p].buffer);
+  }
+  for (int i = 0; i < nin; i++) xc_tensor_destroy(ins[i]);
+  xc_tensor_destroy(want[0]), xc_tensor_destroy(got[0]);
+  xc_lowered_module_destroy(m);
+  xc_fusion_plan_destroy(plan);
+  xc_graph_destroy(g);
+}
+
+/* Attention as the lowering builds it for a device with 16-bit matrix
+ * instructions (sm_90's limits: 16-bit dots, the scale on the scores, the
+ * probabilities rounded to V's dtype), checked two ways: the lowered module
+ * on the tiled interpreter against the graph interpreter at the dtype's
+ * bound (the lowering's numerics), and its kernel through the CUDA hooks on
+ * PoCL against the tiled interpreter (both dots staged). */
+static void test_cuda_lowered_attention(void) {
+  const char* dts[] = {"bf16", "f16", "bf16", "f16"};
+  const int64_t heads[] = {64, 96, 128, 80}, seqs[] = {45, 37, 70, 33};
   for (int c = 0; c < 4; c++) {
     int causal = c % 2;
     char text[512], label[128];
@@ -616,61 +691,41 @@ static void test_cuda_lowered_attention(void) {
              (long long)seqs[c], (long long)heads[c], causal);
     snprintf(label, sizeof label, "lowered attention %s D=%lld S=%lld causal %d", dts[c], (long long)heads[c],
              (long long)seqs[c], causal);
-    xc_graph_t* g = NULL;
-    CHECK_OK(xc_xir_parse(text, strlen(text), "attention.xir", NULL, &g));
-    if (!g) continue;
-    CHECK_OK(xc_graph_infer(g));
-    xc_fusion_plan_t* plan = NULL;
-    CHECK_OK(xc_fusion_plan_build(g, NULL, &plan));
-    xc_lowered_module_t* m = NULL;
-    if (plan) CHECK_OK(xc_lower(g, plan, &lim, &m));
-    xc_tensor_t* ins[3] = {0}, *want[1] = {0}, *got[1] = {0};
-    for (int i = 0; i < 3; i++) {
-      const xc_value_t* v = g->inputs[i];
-      int64_t dims[4];
-      for (int d = 0; d < v->rank; d++) dims[d] = v->dims[d].value;
-      CHECK_OK(xc_tensor_create(v->dtype, v->rank, dims, &ins[i]));
-      for (int64_t e = 0; ins[i] && e < ins[i]->numel; e++) xc_tensor_set_f64(ins[i], e, 2.0 * rnd());
-    }
-    if (m) {
-      CHECK_EQ_INT(m->num_kernels, 1);
-      CHECK_OK(xc_interp_run(g, NULL, 3, (const xc_tensor_t* const*)ins, want));
-      CHECK_OK(xc_lowered_run_interp(m, 3, (const xc_tensor_t* const*)ins, got));
-      if (want[0] && got[0]) {
-        double err = rel_l2(got[0], want[0]), bound = c % 2 ? 2e-3 : 1.6e-2;
-        printf("%s: lowered vs graph interpreter rel-L2 %.3g\n", label, err);
-        CHECK(err <= bound);
-      }
-      /* the kernel through the CUDA hooks: inputs as the graph's, output zeroed */
-      xc_lowered_kernel_t* lk = &m->kernels[0];
-      xc_tiled_kernel_t* k = lk->kernel;
-      xc_tiled_arg_t args[8];
-      memset(args, 0, sizeof args);
-      bool ok = k->num_params <= 8;
-      for (int p = 0; ok && p < k->num_params; p++) {
-        const xc_value_t* v = lk->param_values[p];
-        if (!v) {
-          args[p].scalar = lk->param_dims[p].value;
-          continue;
-        }
-        int i = v == g->inputs[0] ? 0 : v == g->inputs[1] ? 1 : v == g->inputs[2] ? 2 : -1;
-        if (i >= 0) CHECK_OK(xc_tensor_clone(ins[i], &args[p].buffer));
-        else args[p].buffer = tensor(v->dtype, got[0] ? got[0]->numel : 0, false);
-      }
-      int64_t knobs[8];
-      for (int i = 0; i < k->num_knobs && i < 8; i++) {
-        const char* n = k->knobs[i].name;
-        knobs[i] = !strncmp(n, "BLOCK_", 6) ? 32 : !strcmp(n, "num_threads") ? 128 : lk->knobs[i];
-      }
-      k->name = causal ? "attention_half_lowered_causal" : "attention_half_lowered";
-      if (ok) run_cuda_hooked(k, knobs, args, label, 2);
-      for (int p = 0; p < k->num_params; p++) xc_tensor_destroy(args[p].buffer);
-    }
-    for (int i = 0; i < 3; i++) xc_tensor_destroy(ins[i]);
-    xc_tensor_destroy(want[0]), xc_tensor_destroy(got[0]);
-    xc_lowered_module_destroy(m);
-    xc_fusion_plan_destroy(plan);
-    xc_graph_destroy(g);
+    check_lowered_cuda(text, label, c % 2 ? 2e-3 : 1.6e-2, 32, 2, 2.0);
+  }
+}
+
+/* GPT-2's attention (bench/e2e_torch.py): q, k and v are Linear outputs
+ * [B, S, H*D] viewed as heads (Reshape, Transpose), causal, the output
+ * transposed back. The views are folded into the kernel's loads and stores
+ * as division and remainder, index arithmetic too long to inline: the
+ * offsets of q's [BLOCK_M, D] and v's [BLOCK_N, D] tiles are private tiles,
+ * and at D = 64 with 32x32 tiles they have the accumulator's shape, so
+ * they follow the mma.sync fragment layout. q and v are copied straight
+ * into the plans' arrays; the copy must read each offset in that layout
+ * (it read them in the default one: rel-L2 1.4 on the H200 and here). D = 16
+ * keeps the second dot off the instructions. */
+static void test_cuda_lowered_attention_views(void) {
+  static const struct {
+    const char* dtype;
+    long long heads, d, seq;
+    int staged;
+  } cases[] = {{"bf16", 2, 64, 64, 2}, {"f16", 4, 64, 128, 2}, {"bf16", 2, 128, 96, 2}, {"bf16", 4, 16, 128, 1}};
+  for (int c = 0; c < (int)(sizeof cases / sizeof cases[0]); c++) {
+    const char* t = cases[c].dtype;
+    long long H = cases[c].heads, D = cases[c].d, S = cases[c].seq;
+    char text[1024], label[128];
+    snprintf(text, sizeof text,
+             "xir 1\ngraph attention opset 23 {\n"
+             "  input ql: %s[1, %lld, %lld]\n  input kl: %s[1, %lld, %lld]\n  input vl: %s[1, %lld, %lld]\n"
+             "  const hs: i64[4] = [1, %lld, %lld, %lld]\n  const os: i64[3] = [1, %lld, %lld]\n"
+             "  q1 = Reshape(ql, hs)\n  k1 = Reshape(kl, hs)\n  v1 = Reshape(vl, hs)\n"
+             "  q = Transpose(q1) {perm: [0, 2, 1, 3]}\n  k = Transpose(k1) {perm: [0, 2, 1, 3]}\n"
+             "  v = Transpose(v1) {perm: [0, 2, 1, 3]}\n  a = Attention(q, k, v) {is_causal: 1, scale: %g}\n"
+             "  t = Transpose(a) {perm: [0, 2, 1, 3]}\n  y = Reshape(t, os)\n  output y\n}\n",
+             t, S, H * D, t, S, H * D, t, S, H * D, S, H, D, S, H * D, 1.0 / sqrt((double)D));
+    snprintf(label, sizeof label, "lowered attention with head views %s H=%lld D=%lld S=%lld", t, H, D, S);
+    check_lowered_cuda(text, label, strcmp(t, "f16") ? 1.6e-2 : 2e-3, 32, cases[c].staged, 2.0);
   }
 }
 
@@ -933,6 +988,7 @@ int main(void) {
   test_hip_hooks();
   test_cuda_hooks();
   test_cuda_lowered_attention();
+  test_cuda_lowered_attention_views();
   test_errors();
   printf("runs: cpu %d, opencl %d, cuda %d\n", runs[0], runs[1], runs[2]);
   CHECK(runs[0] > 0);

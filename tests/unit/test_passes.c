@@ -348,7 +348,43 @@ static void test_options(void) {
   xc_graph_destroy(g);
 }
 
+/* convert-precision's weight conversion rounds every f32 as the general
+ * conversion does: halfway cases to even, denormals, infinities, NaN,
+ * values that round up into the next binade or to infinity. */
+static void test_convert_precision_weights(void) {
+  static const uint32_t bits[] = {0x00000000u, 0x80000000u, 0x3f800000u, 0x3f808000u, 0x3f818000u, 0x3f80ffffu,
+                                  0x3f7fffffu, 0x7f7fffffu, 0xff7fffffu, 0x7f800000u, 0xff800000u, 0x7fc00000u,
+                                  0xffc00001u, 0x7f800001u, 0x00000001u, 0x00400000u, 0x807fffffu, 0x477fe000u,
+                                  0x477ff000u, 0x38800000u, 0x33800000u, 0x33000000u, 0xc2f6e979u, 0x3eaaaaabu};
+  enum { N = sizeof bits / sizeof *bits };
+  float vals[N];
+  memcpy(vals, bits, sizeof vals);
+  for (int k = 0; k < 2; k++) {
+    xc_dtype_t dt = k ? XC_F16 : XC_BF16;
+    xc_graph_t* g = parse("xir 1\ngraph g opset 23 {\n  input x: f32[24]\n"
+                          "  const w: f32[24] = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]\n"
+                          "  y = Add(x, w)\n  output y\n}\n");
+    CHECK(g != NULL);
+    if (!g) continue;
+    xc_value_t* w = xc_graph_find_value(g, "w");
+    memcpy(w->constant->data, vals, sizeof vals);
+    bool changed = false;
+    CHECK_OK(xc_convert_precision(g, dt, &changed));
+    CHECK(changed);
+    w = xc_graph_find_value(g, "y")->producer->inputs[1];
+    CHECK(w->constant && w->constant->dtype == dt);
+    for (int i = 0; w->constant && i < N; i++) {
+      uint16_t got = ((const uint16_t*)w->constant->data)[i];
+      uint16_t want = k ? xc_f64_to_f16((double)vals[i]) : xc_f64_to_bf16((double)vals[i]);
+      if (got != want) fprintf(stderr, "%s of 0x%08x: 0x%04x, want 0x%04x\n", k ? "f16" : "bf16", bits[i], got, want);
+      CHECK_EQ_INT(got, want);
+    }
+    xc_graph_destroy(g);
+  }
+}
+
 int main(void) {
+  test_convert_precision_weights();
   test_simplify_noops();
   test_pad_fold();
   test_broadcasting_add_zero_is_kept();
