@@ -81,11 +81,21 @@ typedef struct conv_gemm {
   int cdim;
   int64_t group, cg, ocg, R;
   int kpos, cpos;
+  bool hwio; /* ConvNHWC weight [k..., Cg, M]: (r, oc) at r * M + oc; else oc * R + r */
   xc_dtype_t at;
   xc_dim_t rd[LW_MAX_RANK];
 } conv_gemm_t;
 
 static const int64_t gm_c[] = {16, 32, 64, 128}, gn_c[] = {16, 32, 64, 128}, gk_c[] = {8, 16, 32, 64, 128};
+
+/* The offset of weight (reduction index r, output channel oc) in the
+ * weight's layout: oc * R + r ([M, Cg, k...] and [M, k..., Cg]), or r * M +
+ * oc for an HWIO weight [k..., Cg, M], whose tiles of consecutive output
+ * channels are consecutive in memory. */
+static lw_val_t* weight_offset(lw_ctx_t* c, bool hwio, int64_t R, int64_t M, lw_val_t* r, lw_val_t* oc) {
+  if (hwio) return lw_add(c, lw_mul(c, r, lw_i64(c, M)), oc);
+  return lw_add(c, lw_mul(c, oc, lw_i64(c, R)), r);
+}
 
 /* The power of two >= v, within [lo, hi]. */
 static int64_t pow2_clamp(int64_t v, int64_t lo, int64_t hi) {
@@ -172,9 +182,10 @@ static xc_status_t emit_conv_gemm(lw_ctx_t* c, const conv_gemm_t* g) {
     for (int i = 0; i < w->nsp; i++) sx.idx[w->sp0 + i] = in_sp[i];
     lw_val_t* a = xc_tiled_load(k, lw_buf(c, X), lw_offset(c, &sx, X), am, NULL);
     a = lw_cast_to(c, a, g->at);
-    /* weight tile [BK,BN]: W[oc, r] at oc * R + r */
+    /* weight tile [BK,BN] */
     lw_val_t* bm = lw_and(c, lw_lt(c, kc, lw_i64(c, g->R)), mn);
-    lw_val_t* b = xc_tiled_load(k, lw_buf(c, g->W), lw_add(c, lw_mul(c, oc, lw_i64(c, g->R)), kc), bm, NULL);
+    lw_val_t* woff = weight_offset(c, g->hwio, g->R, g->group * g->ocg, kc, oc);
+    lw_val_t* b = xc_tiled_load(k, lw_buf(c, g->W), woff, bm, NULL);
     b = lw_cast_to(c, b, g->at);
     lw_val_t* next = xc_tiled_dot(k, a, b, xc_tiled_for_arg(loop, 0));
     xc_tiled_for_end(k, loop, 1, &next);
@@ -261,8 +272,8 @@ static xc_status_t emit_conv_depthwise(lw_ctx_t* c, const conv_gemm_t* g) {
     for (int i = 0; i < w->nsp; i++) sx.idx[w->sp0 + i] = in_sp[i];
     lw_val_t* am = lw_and(c, lw_and(c, mm, ok), mc);
     lw_val_t* a = lw_cast_to(c, xc_tiled_load(k, lw_buf(c, X), lw_offset(c, &sx, X), am, NULL), g->at);
-    /* weights [C, k..., 1]: channel ch, tap t at ch * R + t */
-    lw_val_t* b = xc_tiled_load(k, lw_buf(c, g->W), lw_add(c, lw_mul(c, ch, lw_i64(c, g->R)), tap), mc, NULL);
+    /* weights [C, k..., 1] or [k..., 1, C]: channel ch, tap t */
+    lw_val_t* b = xc_tiled_load(k, lw_buf(c, g->W), weight_offset(c, g->hwio, g->R, g->group, tap, ch), mc, NULL);
     b = lw_cast_to(c, b, g->at);
     lw_val_t* next = lw_add(c, xc_tiled_for_arg(loop, 0), lw_mul(c, a, b));
     xc_tiled_for_end(k, loop, 1, &next);
@@ -279,14 +290,17 @@ xc_status_t lw_emit_conv(lw_ctx_t* c, const xc_node_t* n) {
   xc_tiled_kernel_t* k = c->k;
   const xc_value_t *X = n->inputs[0], *W = n->inputs[1], *Y = n->outputs[0];
   const xc_value_t* B = n->num_inputs > 2 ? n->inputs[2] : NULL;
-  /* ConvNHWC: X [N, sp..., C], W [M, k..., C/group] */
+  /* ConvNHWC: X [N, sp..., C], W [M, k..., C/group] or (HWIO) [k..., C/group, M] */
   bool nhwc = !strcmp(n->op_type, "ConvNHWC");
+  const char* wl = nhwc ? xc_node_attr_string(n, "weight_layout") : NULL;
+  bool hwio = wl && !strcmp(wl, "HWIO");
+  if (wl && !hwio && strcmp(wl, "OHWI")) return lw_unsupported(c, n, "weight_layout %s", wl);
   if (!xc_dtype_is_float(X->dtype)) return lw_unsupported(c, n, "dtype %s", xc_dtype_name(X->dtype));
   if (W->rank != X->rank || W->rank < 3 || W->rank - 2 >= LW_MAX_RANK) return lw_unsupported(c, n, "weight rank");
   for (int i = 0; i < W->rank; i++)
     if (!xc_dim_is_static(W->dims[i])) return lw_unsupported(c, n, "symbolic weight shape");
   int64_t ks[LW_MAX_RANK];
-  int ksp0 = nhwc ? 1 : 2;
+  int ksp0 = hwio ? 0 : nhwc ? 1 : 2;
   for (int i = 0; i < W->rank - 2; i++) ks[i] = W->dims[ksp0 + i].value;
   win_t w;
   XC_RETURN_IF_ERROR(window(c, n, X, ks, nhwc, &w));
@@ -301,7 +315,8 @@ xc_status_t lw_emit_conv(lw_ctx_t* c, const xc_node_t* n) {
   int64_t group = xc_node_attr_int(n, "group");
   if (group < 1) group = 1;
   int cdim = nhwc ? X->rank - 1 : 1;
-  int64_t cg = W->dims[nhwc ? W->rank - 1 : 1].value, ocg = W->dims[0].value / group;
+  int64_t cg = W->dims[hwio ? W->rank - 2 : nhwc ? W->rank - 1 : 1].value;
+  int64_t M = W->dims[hwio ? W->rank - 1 : 0].value, ocg = M / group;
   if (ocg < 1) return lw_unsupported(c, n, "bad group");
   xc_dtype_t at = X->dtype == XC_F64 ? XC_F64 : XC_F32;
   /* reduction dims in the weight's order: [Cg, k...] or [k..., Cg] */
@@ -318,7 +333,7 @@ xc_status_t lw_emit_conv(lw_ctx_t* c, const xc_node_t* n) {
     conv_gemm_t g;
     memset(&g, 0, sizeof g);
     g.X = X, g.W = W, g.B = B, g.Y = Y, g.w = &w, g.cdim = cdim, g.at = at;
-    g.group = group, g.cg = cg, g.ocg = ocg, g.R = R, g.kpos = kpos, g.cpos = cpos;
+    g.group = group, g.cg = cg, g.ocg = ocg, g.R = R, g.kpos = kpos, g.cpos = cpos, g.hwio = hwio;
     memcpy(g.rd, rd, sizeof rd);
     if (nhwc && cg == 1 && ocg == 1) return emit_conv_depthwise(c, &g);
     return emit_conv_gemm(c, &g);
@@ -347,7 +362,7 @@ xc_status_t lw_emit_conv(lw_ctx_t* c, const xc_node_t* n) {
     sx.idx[cdim] = lw_add(c, lw_col(c, lw_mul(c, gidx, lw_i64(c, cg))), ridx[cpos]);
     for (int i = 0; i < w.nsp; i++) sx.idx[w.sp0 + i] = in_sp[i];
     lw_val_t* x = lw_cast_to(c, xc_tiled_load(k, lw_buf(c, X), lw_offset(c, &sx, X), m, NULL), at);
-    lw_val_t* woff = lw_add(c, lw_mul(c, lw_col(c, oc), lw_i64(c, R)), r);
+    lw_val_t* woff = weight_offset(c, hwio, R, M, r, lw_col(c, oc));
     lw_val_t* wm = lw_and(c, lw_col(c, sp.mask), lw_lt(c, r, lw_i64(c, R)));
     lw_val_t* wv = lw_cast_to(c, xc_tiled_load(k, lw_buf(c, W), woff, wm, NULL), at);
     lw_val_t* next = lw_add(c, xc_tiled_for_arg(loop, 0), xc_tiled_reduce(k, XC_REDUCE_SUM, lw_mul(c, x, wv), 1));

@@ -44,11 +44,13 @@ void xc_cse_mark_use(em_t* e, const xc_tiled_value_t* v, const vinfo_t* loop_sha
   if (!v) return;
   vinfo_t* x = V(e, v);
   if (!loop_shape || !same_shape(x, loop_shape)) x->not_private = true;
-  /* read along the inner dim of a larger tile while constant along it (a
-   * row's [BM,1] offset in a [BM,BC] loop): worth computing once per row */
-  if (loop_shape && x->rank > 0 && x->rank == loop_shape->rank && x->dims[x->rank - 1] == 1 &&
-      loop_shape->dims[x->rank - 1] > 1)
-    x->broadcast_use = true;
+  /* read broadcast into a larger tile, constant along one of its dims (a
+   * row's [BM,1] offset in a [BM,BC] loop, a column's [1,BK] tap
+   * coordinates in the [BM,BK] gather of a convolution): worth computing
+   * once, not again for every row or column of the larger loop */
+  if (loop_shape && x->rank > 0 && x->rank == loop_shape->rank)
+    for (int d = 0; d < x->rank; d++)
+      if (x->dims[d] == 1 && loop_shape->dims[d] > 1) x->broadcast_use = true;
 }
 
 /* Whether block b is `body` or nested in it. */

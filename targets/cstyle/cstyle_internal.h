@@ -54,7 +54,7 @@ typedef struct vinfo {
   int64_t dims[XC_TILED_MAX_RANK];
   int64_t n;            /* elements */
   bool not_private;     /* some use reads it at another shape */
-  bool broadcast_use;   /* some use reads it broadcast along the inner dim of a larger tile */
+  bool broadcast_use;   /* some use reads it broadcast along a dim of a larger tile */
   bool invariant_use;   /* read inside a loop it is defined outside of */
   int cost;             /* VIRTUAL: nodes of the inlined expression */
   bool yielded;         /* a loop yields it: never virtual (it may read carried storage) */
