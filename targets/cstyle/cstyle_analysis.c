@@ -155,12 +155,13 @@ void xc_cse_classify_value(em_t* e, const xc_tiled_value_t* v) {
     const xc_tiled_op_t* op = v->def;
     switch (op->opcode) {
       case XC_TOP_CONST:
-      case XC_TOP_ARANGE: x->st = ST_VIRTUAL, x->cost = 1; return;
+      case XC_TOP_ARANGE: x->st = ST_VIRTUAL, x->cost = 1, x->affine = true; return;
       case XC_TOP_EXPAND_DIMS:
       case XC_TOP_BROADCAST:
       case XC_TOP_TRANS:
         if (x->yielded) break;
         x->st = ST_VIRTUAL, x->cost = V(e, op->operands[0])->cost;
+        x->affine = V(e, op->operands[0])->st == ST_VIRTUAL && V(e, op->operands[0])->affine;
         return;
       default: break;
     }
@@ -172,11 +173,25 @@ void xc_cse_classify_value(em_t* e, const xc_tiled_value_t* v) {
         ok = o->st == ST_SCALAR || o->st == ST_VIRTUAL;
         cost += o->st == ST_SCALAR ? 1 : o->cost;
       }
+      /* affine in the tile coordinates: sums of aranges and uniform terms,
+       * times uniform factors (a tile's `n0 + arange` column index) */
+      bool affine = false;
+      if (ok && (op->opcode == XC_TOP_ADD || op->opcode == XC_TOP_SUB || op->opcode == XC_TOP_MUL) &&
+          op->num_operands == 2) {
+        const vinfo_t* o0 = V(e, op->operands[0]), *o1 = V(e, op->operands[1]);
+        bool u0 = o0->st == ST_SCALAR, u1 = o1->st == ST_SCALAR;
+        bool a0 = u0 || o0->affine, a1 = u1 || o1->affine;
+        affine = op->opcode == XC_TOP_MUL ? (u0 && a1) || (u1 && a0) : a0 && a1;
+      }
+      /* An affine value stays inline whatever its readers: computing it is
+       * an add or two, and inline it leaves addresses the compiler sees as
+       * contiguous (held in an array, `w[row[i0] + col[i1]]` is a gather). */
       int max_cost = e->d->work_groups ? MAX_INLINE_COST
-                     : (x->broadcast_use || x->invariant_use) && v->type.dtype != XC_BOOL ? MAX_INLINE_COST_C_BROADCAST
-                                             : MAX_INLINE_COST_C;
+                     : (x->broadcast_use || x->invariant_use) && v->type.dtype != XC_BOOL && !affine
+                         ? MAX_INLINE_COST_C_BROADCAST
+                         : MAX_INLINE_COST_C;
       if (ok && cost <= max_cost) {
-        x->st = ST_VIRTUAL, x->cost = cost;
+        x->st = ST_VIRTUAL, x->cost = cost, x->affine = affine;
         return;
       }
     }

@@ -57,6 +57,7 @@ typedef struct vinfo {
   bool broadcast_use;   /* some use reads it broadcast along a dim of a larger tile */
   bool invariant_use;   /* read inside a loop it is defined outside of */
   int cost;             /* VIRTUAL: nodes of the inlined expression */
+  bool affine;          /* VIRTUAL: affine in the tile coordinates (aranges, uniform terms) */
   bool yielded;         /* a loop yields it: never virtual (it may read carried storage) */
   int uses;             /* operand uses in the kernel */
   bool raw;             /* matrix-instruction operand: shared array of storage elements,
