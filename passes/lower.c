@@ -156,6 +156,12 @@ int64_t lw_pow2_at_least(int64_t v) {
   return p;
 }
 
+bool lw_cpu_limits(const lw_ctx_t* c) {
+  const xc_tiled_limits_t* l = c->limits;
+  return l && l->value[XC_TILED_LIMIT_SIMD_WIDTH] <= 16 && l->value[XC_TILED_LIMIT_SHARED_BYTES] >= 128 * 1024 &&
+         l->value[XC_TILED_LIMIT_SHARED_BYTES] != INT64_MAX;
+}
+
 bool lw_has_mma(const lw_ctx_t* c, xc_dtype_t dt) {
   return c->limits && (c->limits->value[XC_TILED_LIMIT_MMA] & ((int64_t)1 << dt));
 }

@@ -145,9 +145,30 @@ static xc_status_t emit_conv_gemm(lw_ctx_t* c, const conv_gemm_t* g) {
   int64_t dbn = pow2_clamp(g->ocg, 16, 128), dbk = pow2_clamp(g->R, 8, 64);
   int64_t dbm = 64;
   while (dbm > 16 && dbm / 2 >= pixels) dbm /= 2;
+  /* On a CPU, a reduction of at most 128 that no power of two covers
+   * exactly (a 1x1 conv over 24, 40, 112 channels) is one more BLOCK_K
+   * candidate and the default: one K step, no masked tail, so the weight
+   * tile is a plain copy and the accumulator makes one trip through the dot. */
+  int64_t kcand[6];
+  int nk = 5;
+  memcpy(kcand, gk_c, sizeof gk_c);
+  if (lw_cpu_limits(c) && g->R <= 128 && g->R > 8 && lw_pow2_at_least(g->R) != g->R) {
+    kcand[nk++] = g->R;
+    dbk = g->R;
+  }
+  /* Likewise a channel count of at most 128 that is a multiple of the SIMD
+   * width but not a power of two (48, 96): one channel tile, no masked lanes. */
+  int64_t ncand[5];
+  int nn = 4;
+  memcpy(ncand, gn_c, sizeof gn_c);
+  int64_t simd = c->limits ? c->limits->value[XC_TILED_LIMIT_SIMD_WIDTH] : 0;
+  if (lw_cpu_limits(c) && simd > 0 && g->ocg <= 128 && g->ocg % simd == 0 && lw_pow2_at_least(g->ocg) != g->ocg) {
+    ncand[nn++] = g->ocg;
+    dbn = g->ocg;
+  }
   int kBM = lw_knob(c, "BLOCK_M", 4, gm_c, dbm);
-  int kBN = lw_knob(c, "BLOCK_N", 4, gn_c, dbn);
-  int kBK = lw_knob(c, "BLOCK_K", 5, gk_c, dbk);
+  int kBN = lw_knob(c, "BLOCK_N", nn, ncand, dbn);
+  int kBK = lw_knob(c, "BLOCK_K", nk, kcand, dbk);
   xc_tiled_dim_t dm = xc_tiled_dim_knob(kBM), dn = xc_tiled_dim_knob(kBN), dk = xc_tiled_dim_knob(kBK);
   lw_val_t* m0 = lw_iter_begin(c, 0, lw_dim(c, P), kBM, 0);
   lw_val_t* n0 = lw_iter_begin(c, 1, lw_dim(c, xc_dim_const(g->ocg)), kBN, 0);
