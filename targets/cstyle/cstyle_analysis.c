@@ -183,6 +183,11 @@ void xc_cse_classify_value(em_t* e, const xc_tiled_value_t* v) {
         bool a0 = u0 || o0->affine, a1 = u1 || o1->affine;
         affine = op->opcode == XC_TOP_MUL ? (u0 && a1) || (u1 && a0) : a0 && a1;
       }
+      /* a remainder that is its dividend, a quotient that is 0 (the ranges
+       * decide them: trivial_divide) */
+      int triv = ok ? trivial_divide(e, op) : 0;
+      if (triv == 1) affine = V(e, op->operands[0])->st == ST_SCALAR || V(e, op->operands[0])->affine;
+      if (triv == 2) affine = true;
       /* An affine value stays inline whatever its readers: computing it is
        * an add or two, and inline it leaves addresses the compiler sees as
        * contiguous (held in an array, `w[row[i0] + col[i1]]` is a gather). */

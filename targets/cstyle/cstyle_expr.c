@@ -394,6 +394,10 @@ void xc_cse_elementwise_expr(em_t* e, xc_cstyle_writer_t* w, const xc_tiled_op_t
     case XC_TOP_SUB: bin = "-"; break;
     case XC_TOP_MUL: bin = "*"; break;
     case XC_TOP_DIV:
+      if (trivial_divide(e, op) == 2) {
+        P(w, "((%s)0)", vtype(e, op->results[0]->type.dtype));
+        return;
+      }
       if (narrow_divide(e, w, op, a, "/")) return;
       bin = "/";
       break;
@@ -407,6 +411,10 @@ void xc_cse_elementwise_expr(em_t* e, xc_cstyle_writer_t* w, const xc_tiled_op_t
         mathfn(e, fn, sizeof fn, "fmod", t);
         P(w, "%s(%s, %s)", fn, a[0], a[1]);
       } else {
+        if (trivial_divide(e, op) == 1) {
+          P(w, "(%s)", a[0]);
+          return;
+        }
         if (narrow_divide(e, w, op, a, "%")) return;
         bin = "%";
         break;

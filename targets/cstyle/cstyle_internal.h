@@ -178,6 +178,19 @@ static inline int min_max_side(em_t* e, const xc_tiled_op_t* op) {
   return b_small ? 0 : a_small ? 1 : -1;
 }
 
+/* C: an integer division or remainder that the ranges decide, x / y with
+ * 0 <= x < y for every element of every program (a coordinate split off a
+ * reduction index that one tile covers: the 1x1 conv's `k % C`): 1 when the
+ * remainder is x itself, 2 when the quotient is 0, else 0. */
+static inline int trivial_divide(em_t* e, const xc_tiled_op_t* op) {
+  if (e->d->work_groups || !e->ranges || (op->opcode != XC_TOP_DIV && op->opcode != XC_TOP_REM) ||
+      op->num_operands != 2 || !xc_dtype_is_int(op->results[0]->type.dtype))
+    return 0;
+  const xc_tiled_range_t* x = &e->ranges[op->operands[0]->id], *y = &e->ranges[op->operands[1]->id];
+  if (!x->known || !y->known || x->lo < 0 || x->hi >= y->lo) return 0;
+  return op->opcode == XC_TOP_REM ? 1 : 2;
+}
+
 /* A load or store mask that is true for every element of every program
  * (index math against static bounds that the tiles divide): dropped. */
 static inline const xc_tiled_value_t* live_mask(em_t* e, const xc_tiled_value_t* mask) {
