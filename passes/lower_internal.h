@@ -26,6 +26,13 @@ typedef struct lw_space {
   const xc_dim_t* dims;
   lw_val_t* idx[LW_MAX_RANK];
   lw_val_t* mask;
+  /* a flat space (lw_flat_space): the flat index its idx were split from,
+   * and those idx, so that lw_offset of a tensor of the space's own dims,
+   * read at the unchanged idx, is the flat index itself */
+  lw_val_t* flat;
+  int flat_rank;
+  const xc_dim_t* flat_dims;
+  lw_val_t* flat_idx[LW_MAX_RANK];
 } lw_space_t;
 
 /* A phase: an anchor node and the elementwise nodes fused after it. */
