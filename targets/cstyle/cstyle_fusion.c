@@ -148,3 +148,37 @@ void xc_cse_plan_fusion(em_t* e, const xc_tiled_block_t* b) {
     i = j - 1;
   }
 }
+
+/* In-place carried updates (C): a loop's next carried value computed by an
+ * elementwise op of the body that is the only reader of the carried value,
+ * at its own coordinates (the depthwise conv's `acc + x * w` per tap), is
+ * written straight over the carried array: element f of the op reads
+ * acc[f] and then writes acc[f], and nothing reads acc afterwards in the
+ * iteration. Without this every iteration wrote a second array and copied
+ * it back at the end. */
+void xc_cse_plan_in_place(em_t* e, const xc_tiled_block_t* b) {
+  for (int i = 0; i < b->num_ops; i++) {
+    const xc_tiled_op_t* op = b->ops[i];
+    if (op->opcode != XC_TOP_FOR) continue;
+    const xc_tiled_block_t* body = op->body;
+    xc_cse_plan_in_place(e, body);
+    const xc_tiled_op_t* y = body->num_ops ? body->ops[body->num_ops - 1] : NULL;
+    if (!y || y->opcode != XC_TOP_YIELD) continue;
+    for (int c = 0; c < y->num_operands && c + 1 < body->num_args; c++) {
+      const xc_tiled_value_t* arg = body->args[c + 1], *v = y->operands[c];
+      const xc_tiled_op_t* d = v ? v->def : NULL;
+      if (!d || v == arg || d->parent != body || !is_elementwise(d->opcode) || d->num_results != 1) continue;
+      vinfo_t* xa = V(e, arg), *xv = V(e, v);
+      if (xa->st != ST_ARRAY || xv->st != ST_ARRAY || !same_shape(xa, xv) || xv->in_place ||
+          arg->type.dtype != v->type.dtype)
+        continue;
+      int reads = 0, slots = 0;
+      for (int j = 0; j < d->num_operands; j++) reads += d->operands[j] == arg;
+      for (int j = 0; j < y->num_operands; j++) slots += y->operands[j] == v;
+      /* d is every reader of the carried value, and v is yielded once */
+      if (!reads || reads != e->nuses[arg->id] || slots != 1) continue;
+      memcpy(xv->name, xa->name, sizeof xv->name);
+      xv->in_place = true;
+    }
+  }
+}

@@ -58,6 +58,8 @@ typedef struct vinfo {
   bool invariant_use;   /* read inside a loop it is defined outside of */
   int cost;             /* VIRTUAL: nodes of the inlined expression */
   bool affine;          /* VIRTUAL: affine in the tile coordinates (aranges, uniform terms) */
+  bool in_place;        /* C: a loop's next carried value written over the carried array
+                           (xc_cse_plan_in_place): named after it, no storage of its own */
   bool yielded;         /* a loop yields it: never virtual (it may read carried storage) */
   int uses;             /* operand uses in the kernel */
   bool raw;             /* matrix-instruction operand: shared array of storage elements,
@@ -290,5 +292,6 @@ void xc_cse_declare_staged(em_t* e);
 /* ---- loop fusion, C (cstyle_fusion.c) ---------------------------------------- */
 
 void xc_cse_plan_fusion(em_t* e, const xc_tiled_block_t* b);
+void xc_cse_plan_in_place(em_t* e, const xc_tiled_block_t* b);
 
 #endif
