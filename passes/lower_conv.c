@@ -396,6 +396,70 @@ xc_status_t lw_emit_conv(lw_ctx_t* c, const xc_node_t* n) {
   return NULL;
 }
 
+/* A channels-last MaxPool or AveragePool as a loop over the window's taps:
+ * programs over a flat tile of BLOCK outputs (consecutive channels of a
+ * pixel are consecutive lanes); each tap loads the input at the tap's
+ * position for every lane (masked outside the input) and takes the max or
+ * adds into the accumulator (and the count, for the average), lane by
+ * lane. The generic form puts the window across a [BLOCK, BLOCK_R] tile
+ * and reduces along it: a 2x2 or 3x3 window used 4 or 9 of the 16 lanes
+ * of BLOCK_R, and the reduction ran across lanes. */
+static xc_status_t emit_pool_taps(lw_ctx_t* c, const xc_value_t* X, const xc_value_t* Y, const win_t* w, bool is_max,
+                                  bool include_pad, xc_dtype_t at, int64_t R) {
+  xc_tiled_kernel_t* k = c->k;
+  int kb = lw_knob(c, "BLOCK", 4, blk_c, 128);
+  lw_val_t* start = lw_iter_begin(c, 0, lw_dim(c, lw_numel(c, Y->rank, Y->dims)), kb, 0);
+  lw_space_t sp;
+  lw_flat_space(c, Y->rank, Y->dims, start, kb, &sp, NULL);
+  xc_tiled_dim_t d1[1] = {xc_tiled_dim_knob(kb)};
+  lw_val_t* init[2] = {xc_tiled_const_f(k, at, is_max ? -INFINITY : 0.0, 1, d1), xc_tiled_const_f(k, at, 0.0, 1, d1)};
+  int carried = is_max ? 1 : 2;
+  xc_tiled_op_t* loop = xc_tiled_for_begin(k, lw_i64(c, 0), lw_i64(c, R), lw_i64(c, 1), carried, init);
+  {
+    xc_dim_t kd[LW_MAX_RANK];
+    for (int i = 0; i < w->nsp; i++) kd[i] = xc_dim_const(w->k[i]);
+    lw_val_t* kidx[LW_MAX_RANK];
+    lw_decompose(c, xc_tiled_for_iv(loop), w->nsp, kd, kidx);
+    lw_val_t* ok = NULL, *in_sp[LW_MAX_RANK], *inside_pad = NULL;
+    for (int i = 0; i < w->nsp; i++) {
+      lw_val_t* p = lw_mul(c, sp.idx[w->sp0 + i], lw_i64(c, w->s[i]));
+      if (w->pb[i]) p = lw_sub(c, p, lw_i64(c, w->pb[i]));
+      if (w->k[i] != 1) p = lw_add(c, p, lw_mul(c, kidx[i], lw_i64(c, w->d[i])));
+      in_sp[i] = p;
+      lw_dimv_t extent = lw_dim(c, X->dims[w->sp0 + i]);
+      ok = lw_and(c, ok, lw_and(c, xc_tiled_cmp(k, XC_CMP_GE, p, lw_i64(c, 0)), lw_lt(c, p, extent.v)));
+      if (include_pad) /* positions inside the padded input count */
+        inside_pad = lw_and(c, inside_pad,
+                            lw_and(c, xc_tiled_cmp(k, XC_CMP_GE, p, lw_i64(c, -w->pb[i])),
+                                   lw_lt(c, p, lw_add(c, extent.v, lw_i64(c, w->pe[i])))));
+    }
+    lw_val_t* m = lw_and(c, sp.mask, ok);
+    lw_space_t sx;
+    memset(&sx, 0, sizeof sx);
+    sx.rank = X->rank;
+    sx.idx[0] = sp.idx[0];
+    sx.idx[X->rank - 1] = sp.idx[X->rank - 1];
+    for (int i = 0; i < w->nsp; i++) sx.idx[w->sp0 + i] = in_sp[i];
+    lw_val_t* x = lw_cast_to(c, xc_tiled_load(k, lw_buf(c, X), lw_offset(c, &sx, X), m, NULL), at);
+    lw_val_t* next[2];
+    if (is_max) {
+      next[0] = xc_tiled_binary(k, XC_TOP_MAX, xc_tiled_for_arg(loop, 0),
+                                xc_tiled_select(k, m, x, lw_fconst(c, at, -INFINITY)));
+    } else {
+      lw_val_t* one = lw_fconst(c, at, 1), *zero = lw_fconst(c, at, 0);
+      lw_val_t* counted = include_pad ? lw_and(c, sp.mask, inside_pad) : m;
+      next[0] = lw_add(c, xc_tiled_for_arg(loop, 0), xc_tiled_select(k, m, x, zero));
+      next[1] = lw_add(c, xc_tiled_for_arg(loop, 1), xc_tiled_select(k, counted, one, zero));
+    }
+    xc_tiled_for_end(k, loop, carried, next);
+  }
+  lw_val_t* y = xc_tiled_for_result(loop, 0);
+  if (!is_max) y = lw_div(c, y, xc_tiled_for_result(loop, 1));
+  XC_RETURN_IF_ERROR(lw_epilogue(c, &sp, y));
+  lw_iter_end(c, start);
+  return NULL;
+}
+
 xc_status_t lw_emit_pool(lw_ctx_t* c, const xc_node_t* n) {
   xc_tiled_kernel_t* k = c->k;
   const xc_value_t *X = n->inputs[0], *Y = n->outputs[0];
@@ -424,6 +488,7 @@ xc_status_t lw_emit_pool(lw_ctx_t* c, const xc_node_t* n) {
     rd[i] = xc_dim_const(w.k[i]);
     if (w.k[i] < 1 || !xc_mul_i64(R, w.k[i], &R)) return lw_unsupported(c, n, "kernel size");
   }
+  if (nhwc && !is_lp) return emit_pool_taps(c, X, Y, &w, is_max, include_pad, at, R);
   int kb = lw_knob(c, "BLOCK", 4, blk_c, 128);
   int kr = lw_knob(c, "BLOCK_R", 4, br_c, 16);
   lw_val_t* start = lw_iter_begin(c, 0, lw_dim(c, lw_numel(c, Y->rank, Y->dims)), kb, 0);
