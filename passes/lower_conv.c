@@ -258,7 +258,7 @@ static xc_status_t emit_conv_depthwise(lw_ctx_t* c, const conv_gemm_t* g) {
     for (int i = 0; i < ncands; i++)
       if (cands[i] <= 64) dbc = cands[i];
   }
-  int64_t dbm = 1024 / dbc;
+  int64_t dbm = 1024 / dbc > 64 ? 64 : 1024 / dbc; /* the largest BLOCK_M candidate: 64 */
   while (dbm > 4 && dbm / 2 >= pixels) dbm /= 2;
   int kBM = lw_knob(c, "BLOCK_M", 5, dw_m_c, dbm);
   int kBC = lw_knob(c, "BLOCK_C", ncands, cands, dbc);

@@ -84,11 +84,14 @@ static xc_status_t layout_infer(xc_graph_t* g, xc_node_t* n) {
   xc_value_t tmp_in[2], tmp_out;
   xc_dim_t dims_in[2][XC_MAX_RANK];
   xc_value_t* saved_in[2] = {NULL, NULL};
+  /* checked before any input is swapped for its channels-first copy below */
   for (int k = 0; k < num_perm && k < n->num_inputs; k++) {
     XC_RETURN_IF_ERROR(xc_infer_check_input(n, k, XC_DT_ALL));
-    const xc_value_t* v = n->inputs[k];
-    if (v->rank < 3)
+    if (n->inputs[k]->rank < 3)
       return xc_node_error(n, XC_INVALID_ARGUMENT, "input %d needs rank >= 3 (N, spatial..., C)", k);
+  }
+  for (int k = 0; k < num_perm && k < n->num_inputs; k++) {
+    const xc_value_t* v = n->inputs[k];
     int perm[XC_MAX_RANK];
     input_perm(n, k, v->rank, perm); /* checked above */
     for (int i = 0; i < v->rank; i++) dims_in[k][i] = v->dims[perm[i]];
