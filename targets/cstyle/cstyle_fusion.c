@@ -45,7 +45,8 @@ static bool reads_group(em_t* e, const xc_tiled_value_t* v, int g) {
 
 /* Role of op in a fused loop over `shape` (group g): 2 member (writes an
  * element of that shape: an elementwise op or a load with array storage),
- * 1 passive (a scalar definition emitted before the loop, a virtual value
+ * 1 passive (a scalar definition emitted before the loop — a scalar
+ * load of a read-only buffer too —, a virtual value
  * that emits nothing, or a load or elementwise op with an array of another
  * shape that reads no member — a row of LayerNorm's gamma inside a loop
  * over [rows, cols] — emitted before the loop as its own loop), 0 ends the
@@ -71,6 +72,9 @@ static int fusion_role(em_t* e, const xc_tiled_op_t* op, const vinfo_t* shape, i
   }
   switch (op->opcode) {
     case XC_TOP_LOAD:
+      /* a scalar read of a read-only buffer (a Clip's bounds after a conv's
+       * bias add) is a scalar definition: no store of the launch changes it */
+      if (shape && r->st == ST_SCALAR && op->operands[0]->type.role == XC_ROLE_IN) return 1;
       return r->st == ST_ARRAY && (!shape || same_shape(r, shape)) ? 2 : 0;
     case XC_TOP_CONST:
     case XC_TOP_ARANGE:
