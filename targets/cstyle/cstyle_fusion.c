@@ -155,7 +155,8 @@ void xc_cse_plan_fusion(em_t* e, const xc_tiled_block_t* b) {
 
 /* In-place carried updates (C): a loop's next carried value computed by an
  * elementwise op of the body that is the only reader of the carried value,
- * at its own coordinates (the depthwise conv's `acc + x * w` per tap), is
+ * at its own coordinates (the depthwise conv's `acc + x * w` per tap), or
+ * by a dot into that accumulator (a GEMM's K step), is
  * written straight over the carried array: element f of the op reads
  * acc[f] and then writes acc[f], and nothing reads acc afterwards in the
  * iteration. Without this every iteration wrote a second array and copied
@@ -171,7 +172,12 @@ void xc_cse_plan_in_place(em_t* e, const xc_tiled_block_t* b) {
     for (int c = 0; c < y->num_operands && c + 1 < body->num_args; c++) {
       const xc_tiled_value_t* arg = body->args[c + 1], *v = y->operands[c];
       const xc_tiled_op_t* d = v ? v->def : NULL;
-      if (!d || v == arg || d->parent != body || !is_elementwise(d->opcode) || d->num_results != 1) continue;
+      /* elementwise, or a dot accumulating into the carried value (its
+       * register blocks read their part of the accumulator, then write it) */
+      bool dot = d && d->opcode == XC_TOP_DOT && d->num_operands == 3 && d->operands[2] == arg &&
+                 d->operands[0] != arg && d->operands[1] != arg;
+      if (!d || v == arg || d->parent != body || (!is_elementwise(d->opcode) && !dot) || d->num_results != 1)
+        continue;
       vinfo_t* xa = V(e, arg), *xv = V(e, v);
       if (xa->st != ST_ARRAY || xv->st != ST_ARRAY || !same_shape(xa, xv) || xv->in_place ||
           arg->type.dtype != v->type.dtype)
