@@ -120,6 +120,12 @@ static range_t op_range(const walk_t* w, const xc_tiled_op_t* op) {
     case XC_TOP_MUL:
       if (a.known && b.known) out = mul(a, b);
       break;
+    case XC_TOP_DIV: /* non-negative by positive: truncation is floor, monotone in both */
+      if (a.known && b.known && a.lo >= 0 && b.lo > 0) out = span(a.lo / b.hi, a.hi / b.lo);
+      break;
+    case XC_TOP_REM:
+      if (a.known && b.known && a.lo >= 0 && b.lo > 0) out = span(0, a.hi < b.hi - 1 ? a.hi : b.hi - 1);
+      break;
     case XC_TOP_MIN:
       if (a.known && b.known) out = span(a.lo < b.lo ? a.lo : b.lo, a.hi < b.hi ? a.hi : b.hi);
       break;

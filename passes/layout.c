@@ -3,7 +3,8 @@
  *
  *   1. Conv/MaxPool/AveragePool with constant weights become xcomp.ConvNHWC /
  *      MaxPoolNHWC / AveragePoolNHWC between a Transpose to channels-last and
- *      one back (weights pre-transposed as constants); GlobalAveragePool and
+ *      one back (weights pre-transposed as constants, to HWIO: [k..., C/group,
+ *      M]); GlobalAveragePool and
  *      GlobalMaxPool become ReduceMean/ReduceMax over the spatial axes;
  *      inference BatchNormalization becomes Mul + Add by per-channel
  *      constants on the last axis.
@@ -129,17 +130,24 @@ static xc_status_t convert_node(xc_graph_t* g, xc_node_t* n, bool* changed) {
     xc_value_t* ins[3] = {xt, NULL, NULL};
     int nin = 1;
     if (conv) {
+      /* OIHW -> HWIO: [k..., C/group, M], output channels last, so that the
+       * weights of a tile of consecutive output channels (a GEMM's B row, a
+       * depthwise tap) are consecutive in memory: the layout the kernels
+       * read, made once here instead of gathered at every launch */
       int64_t perm[XC_MAX_RANK];
-      perm_to_last(r, perm); /* OIHW -> OHWI */
+      for (int i = 0; i + 2 < r; i++) perm[i] = i + 2;
+      perm[r - 2] = 1;
+      perm[r - 1] = 0;
       xc_tensor_t* wt;
       XC_RETURN_IF_ERROR(permute_tensor(n->inputs[1]->constant, perm, &wt));
-      XC_RETURN_IF_ERROR(add_constant(g, n->inputs[1]->name, "_ohwi", wt, &ins[1]));
+      XC_RETURN_IF_ERROR(add_constant(g, n->inputs[1]->name, "_hwio", wt, &ins[1]));
       nin = 2;
       if (n->num_inputs > 2 && n->inputs[2]) ins[nin++] = n->inputs[2];
     }
     const char* op = conv ? "ConvNHWC" : maxp ? "MaxPoolNHWC" : "AveragePoolNHWC";
     XC_RETURN_IF_ERROR(xc_graph_add_node(g, op, "xcomp", n->name, nin, ins, 1, &yt, &m));
     copy_attrs(m, n);
+    if (conv) XC_RETURN_IF_ERROR(xc_node_set_string(g, m, "weight_layout", "HWIO"));
   } else if (gap || gmp) {
     int64_t axes_dims[1] = {r - 2};
     xc_tensor_t* axes;

@@ -156,6 +156,12 @@ int64_t lw_pow2_at_least(int64_t v) {
   return p;
 }
 
+bool lw_cpu_limits(const lw_ctx_t* c) {
+  const xc_tiled_limits_t* l = c->limits;
+  return l && l->value[XC_TILED_LIMIT_SIMD_WIDTH] <= 16 && l->value[XC_TILED_LIMIT_SHARED_BYTES] >= 128 * 1024 &&
+         l->value[XC_TILED_LIMIT_SHARED_BYTES] != INT64_MAX;
+}
+
 bool lw_has_mma(const lw_ctx_t* c, xc_dtype_t dt) {
   return c->limits && (c->limits->value[XC_TILED_LIMIT_MMA] & ((int64_t)1 << dt));
 }
@@ -221,6 +227,10 @@ void lw_flat_space(lw_ctx_t* c, int rank, const xc_dim_t* dims, lw_val_t* start,
   lw_dimv_t n = lw_dim(c, lw_numel(c, rank, dims));
   sp->mask = lw_lt(c, offs, n.v);
   lw_decompose(c, offs, rank, dims, sp->idx);
+  sp->flat = offs;
+  sp->flat_rank = rank;
+  sp->flat_dims = dims;
+  memcpy(sp->flat_idx, sp->idx, sizeof sp->idx);
   if (flat) *flat = offs;
 }
 
@@ -240,7 +250,18 @@ lw_val_t* lw_offset(lw_ctx_t* c, const lw_space_t* sp, const xc_value_t* v) {
   return lw_offset_dims(c, sp, v->rank, v->dims);
 }
 
+/* Whether sp is a flat space over exactly dims, read at the coordinates it
+ * was split into: the offset is then its flat index (a Transpose's store,
+ * an elementwise op's operands of the output's shape), with no division. */
+static bool flat_offset(const lw_space_t* sp, int r, const xc_dim_t* dims) {
+  if (!sp->flat || r != sp->flat_rank || r != sp->rank || !sp->flat_dims) return false;
+  for (int d = 0; d < r; d++)
+    if (sp->idx[d] != sp->flat_idx[d] || !xc_dim_equal(dims[d], sp->flat_dims[d])) return false;
+  return true;
+}
+
 lw_val_t* lw_offset_dims(lw_ctx_t* c, const lw_space_t* sp, int r, const xc_dim_t* dims) {
+  if (flat_offset(sp, r, dims)) return sp->flat;
   lw_val_t* off = NULL;
   for (int i = 0; i < r; i++) {
     int d = sp->rank - r + i;

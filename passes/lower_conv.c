@@ -81,11 +81,21 @@ typedef struct conv_gemm {
   int cdim;
   int64_t group, cg, ocg, R;
   int kpos, cpos;
+  bool hwio; /* ConvNHWC weight [k..., Cg, M]: (r, oc) at r * M + oc; else oc * R + r */
   xc_dtype_t at;
   xc_dim_t rd[LW_MAX_RANK];
 } conv_gemm_t;
 
 static const int64_t gm_c[] = {16, 32, 64, 128}, gn_c[] = {16, 32, 64, 128}, gk_c[] = {8, 16, 32, 64, 128};
+
+/* The offset of weight (reduction index r, output channel oc) in the
+ * weight's layout: oc * R + r ([M, Cg, k...] and [M, k..., Cg]), or r * M +
+ * oc for an HWIO weight [k..., Cg, M], whose tiles of consecutive output
+ * channels are consecutive in memory. */
+static lw_val_t* weight_offset(lw_ctx_t* c, bool hwio, int64_t R, int64_t M, lw_val_t* r, lw_val_t* oc) {
+  if (hwio) return lw_add(c, lw_mul(c, r, lw_i64(c, M)), oc);
+  return lw_add(c, lw_mul(c, oc, lw_i64(c, R)), r);
+}
 
 /* The power of two >= v, within [lo, hi]. */
 static int64_t pow2_clamp(int64_t v, int64_t lo, int64_t hi) {
@@ -135,9 +145,30 @@ static xc_status_t emit_conv_gemm(lw_ctx_t* c, const conv_gemm_t* g) {
   int64_t dbn = pow2_clamp(g->ocg, 16, 128), dbk = pow2_clamp(g->R, 8, 64);
   int64_t dbm = 64;
   while (dbm > 16 && dbm / 2 >= pixels) dbm /= 2;
+  /* On a CPU, a reduction of at most 128 that no power of two covers
+   * exactly (a 1x1 conv over 24, 40, 112 channels) is one more BLOCK_K
+   * candidate and the default: one K step, no masked tail, so the weight
+   * tile is a plain copy and the accumulator makes one trip through the dot. */
+  int64_t kcand[6];
+  int nk = 5;
+  memcpy(kcand, gk_c, sizeof gk_c);
+  if (lw_cpu_limits(c) && g->R <= 128 && g->R > 8 && lw_pow2_at_least(g->R) != g->R) {
+    kcand[nk++] = g->R;
+    dbk = g->R;
+  }
+  /* Likewise a channel count of at most 128 that is a multiple of the SIMD
+   * width but not a power of two (48, 96): one channel tile, no masked lanes. */
+  int64_t ncand[5];
+  int nn = 4;
+  memcpy(ncand, gn_c, sizeof gn_c);
+  int64_t simd = c->limits ? c->limits->value[XC_TILED_LIMIT_SIMD_WIDTH] : 0;
+  if (lw_cpu_limits(c) && simd > 0 && g->ocg <= 128 && g->ocg % simd == 0 && lw_pow2_at_least(g->ocg) != g->ocg) {
+    ncand[nn++] = g->ocg;
+    dbn = g->ocg;
+  }
   int kBM = lw_knob(c, "BLOCK_M", 4, gm_c, dbm);
-  int kBN = lw_knob(c, "BLOCK_N", 4, gn_c, dbn);
-  int kBK = lw_knob(c, "BLOCK_K", 5, gk_c, dbk);
+  int kBN = lw_knob(c, "BLOCK_N", nn, ncand, dbn);
+  int kBK = lw_knob(c, "BLOCK_K", nk, kcand, dbk);
   xc_tiled_dim_t dm = xc_tiled_dim_knob(kBM), dn = xc_tiled_dim_knob(kBN), dk = xc_tiled_dim_knob(kBK);
   lw_val_t* m0 = lw_iter_begin(c, 0, lw_dim(c, P), kBM, 0);
   lw_val_t* n0 = lw_iter_begin(c, 1, lw_dim(c, xc_dim_const(g->ocg)), kBN, 0);
@@ -172,9 +203,10 @@ static xc_status_t emit_conv_gemm(lw_ctx_t* c, const conv_gemm_t* g) {
     for (int i = 0; i < w->nsp; i++) sx.idx[w->sp0 + i] = in_sp[i];
     lw_val_t* a = xc_tiled_load(k, lw_buf(c, X), lw_offset(c, &sx, X), am, NULL);
     a = lw_cast_to(c, a, g->at);
-    /* weight tile [BK,BN]: W[oc, r] at oc * R + r */
+    /* weight tile [BK,BN] */
     lw_val_t* bm = lw_and(c, lw_lt(c, kc, lw_i64(c, g->R)), mn);
-    lw_val_t* b = xc_tiled_load(k, lw_buf(c, g->W), lw_add(c, lw_mul(c, oc, lw_i64(c, g->R)), kc), bm, NULL);
+    lw_val_t* woff = weight_offset(c, g->hwio, g->R, g->group * g->ocg, kc, oc);
+    lw_val_t* b = xc_tiled_load(k, lw_buf(c, g->W), woff, bm, NULL);
     b = lw_cast_to(c, b, g->at);
     lw_val_t* next = xc_tiled_dot(k, a, b, xc_tiled_for_arg(loop, 0));
     xc_tiled_for_end(k, loop, 1, &next);
@@ -226,7 +258,7 @@ static xc_status_t emit_conv_depthwise(lw_ctx_t* c, const conv_gemm_t* g) {
     for (int i = 0; i < ncands; i++)
       if (cands[i] <= 64) dbc = cands[i];
   }
-  int64_t dbm = 1024 / dbc;
+  int64_t dbm = 1024 / dbc > 64 ? 64 : 1024 / dbc; /* the largest BLOCK_M candidate: 64 */
   while (dbm > 4 && dbm / 2 >= pixels) dbm /= 2;
   int kBM = lw_knob(c, "BLOCK_M", 5, dw_m_c, dbm);
   int kBC = lw_knob(c, "BLOCK_C", ncands, cands, dbc);
@@ -261,8 +293,8 @@ static xc_status_t emit_conv_depthwise(lw_ctx_t* c, const conv_gemm_t* g) {
     for (int i = 0; i < w->nsp; i++) sx.idx[w->sp0 + i] = in_sp[i];
     lw_val_t* am = lw_and(c, lw_and(c, mm, ok), mc);
     lw_val_t* a = lw_cast_to(c, xc_tiled_load(k, lw_buf(c, X), lw_offset(c, &sx, X), am, NULL), g->at);
-    /* weights [C, k..., 1]: channel ch, tap t at ch * R + t */
-    lw_val_t* b = xc_tiled_load(k, lw_buf(c, g->W), lw_add(c, lw_mul(c, ch, lw_i64(c, g->R)), tap), mc, NULL);
+    /* weights [C, k..., 1] or [k..., 1, C]: channel ch, tap t */
+    lw_val_t* b = xc_tiled_load(k, lw_buf(c, g->W), weight_offset(c, g->hwio, g->R, g->group, tap, ch), mc, NULL);
     b = lw_cast_to(c, b, g->at);
     lw_val_t* next = lw_add(c, xc_tiled_for_arg(loop, 0), lw_mul(c, a, b));
     xc_tiled_for_end(k, loop, 1, &next);
@@ -279,14 +311,17 @@ xc_status_t lw_emit_conv(lw_ctx_t* c, const xc_node_t* n) {
   xc_tiled_kernel_t* k = c->k;
   const xc_value_t *X = n->inputs[0], *W = n->inputs[1], *Y = n->outputs[0];
   const xc_value_t* B = n->num_inputs > 2 ? n->inputs[2] : NULL;
-  /* ConvNHWC: X [N, sp..., C], W [M, k..., C/group] */
+  /* ConvNHWC: X [N, sp..., C], W [M, k..., C/group] or (HWIO) [k..., C/group, M] */
   bool nhwc = !strcmp(n->op_type, "ConvNHWC");
+  const char* wl = nhwc ? xc_node_attr_string(n, "weight_layout") : NULL;
+  bool hwio = wl && !strcmp(wl, "HWIO");
+  if (wl && !hwio && strcmp(wl, "OHWI")) return lw_unsupported(c, n, "weight_layout %s", wl);
   if (!xc_dtype_is_float(X->dtype)) return lw_unsupported(c, n, "dtype %s", xc_dtype_name(X->dtype));
   if (W->rank != X->rank || W->rank < 3 || W->rank - 2 >= LW_MAX_RANK) return lw_unsupported(c, n, "weight rank");
   for (int i = 0; i < W->rank; i++)
     if (!xc_dim_is_static(W->dims[i])) return lw_unsupported(c, n, "symbolic weight shape");
   int64_t ks[LW_MAX_RANK];
-  int ksp0 = nhwc ? 1 : 2;
+  int ksp0 = hwio ? 0 : nhwc ? 1 : 2;
   for (int i = 0; i < W->rank - 2; i++) ks[i] = W->dims[ksp0 + i].value;
   win_t w;
   XC_RETURN_IF_ERROR(window(c, n, X, ks, nhwc, &w));
@@ -301,7 +336,8 @@ xc_status_t lw_emit_conv(lw_ctx_t* c, const xc_node_t* n) {
   int64_t group = xc_node_attr_int(n, "group");
   if (group < 1) group = 1;
   int cdim = nhwc ? X->rank - 1 : 1;
-  int64_t cg = W->dims[nhwc ? W->rank - 1 : 1].value, ocg = W->dims[0].value / group;
+  int64_t cg = W->dims[hwio ? W->rank - 2 : nhwc ? W->rank - 1 : 1].value;
+  int64_t M = W->dims[hwio ? W->rank - 1 : 0].value, ocg = M / group;
   if (ocg < 1) return lw_unsupported(c, n, "bad group");
   xc_dtype_t at = X->dtype == XC_F64 ? XC_F64 : XC_F32;
   /* reduction dims in the weight's order: [Cg, k...] or [k..., Cg] */
@@ -318,7 +354,7 @@ xc_status_t lw_emit_conv(lw_ctx_t* c, const xc_node_t* n) {
     conv_gemm_t g;
     memset(&g, 0, sizeof g);
     g.X = X, g.W = W, g.B = B, g.Y = Y, g.w = &w, g.cdim = cdim, g.at = at;
-    g.group = group, g.cg = cg, g.ocg = ocg, g.R = R, g.kpos = kpos, g.cpos = cpos;
+    g.group = group, g.cg = cg, g.ocg = ocg, g.R = R, g.kpos = kpos, g.cpos = cpos, g.hwio = hwio;
     memcpy(g.rd, rd, sizeof rd);
     if (nhwc && cg == 1 && ocg == 1) return emit_conv_depthwise(c, &g);
     return emit_conv_gemm(c, &g);
@@ -347,7 +383,7 @@ xc_status_t lw_emit_conv(lw_ctx_t* c, const xc_node_t* n) {
     sx.idx[cdim] = lw_add(c, lw_col(c, lw_mul(c, gidx, lw_i64(c, cg))), ridx[cpos]);
     for (int i = 0; i < w.nsp; i++) sx.idx[w.sp0 + i] = in_sp[i];
     lw_val_t* x = lw_cast_to(c, xc_tiled_load(k, lw_buf(c, X), lw_offset(c, &sx, X), m, NULL), at);
-    lw_val_t* woff = lw_add(c, lw_mul(c, lw_col(c, oc), lw_i64(c, R)), r);
+    lw_val_t* woff = weight_offset(c, hwio, R, M, r, lw_col(c, oc));
     lw_val_t* wm = lw_and(c, lw_col(c, sp.mask), lw_lt(c, r, lw_i64(c, R)));
     lw_val_t* wv = lw_cast_to(c, xc_tiled_load(k, lw_buf(c, W), woff, wm, NULL), at);
     lw_val_t* next = lw_add(c, xc_tiled_for_arg(loop, 0), xc_tiled_reduce(k, XC_REDUCE_SUM, lw_mul(c, x, wv), 1));
@@ -355,6 +391,70 @@ xc_status_t lw_emit_conv(lw_ctx_t* c, const xc_node_t* n) {
   }
   lw_val_t* y = xc_tiled_for_result(loop, 0);
   if (B) y = lw_add(c, y, lw_cast_to(c, xc_tiled_load(k, lw_buf(c, B), oc, sp.mask, NULL), at));
+  XC_RETURN_IF_ERROR(lw_epilogue(c, &sp, y));
+  lw_iter_end(c, start);
+  return NULL;
+}
+
+/* A channels-last MaxPool or AveragePool as a loop over the window's taps:
+ * programs over a flat tile of BLOCK outputs (consecutive channels of a
+ * pixel are consecutive lanes); each tap loads the input at the tap's
+ * position for every lane (masked outside the input) and takes the max or
+ * adds into the accumulator (and the count, for the average), lane by
+ * lane. The generic form puts the window across a [BLOCK, BLOCK_R] tile
+ * and reduces along it: a 2x2 or 3x3 window used 4 or 9 of the 16 lanes
+ * of BLOCK_R, and the reduction ran across lanes. */
+static xc_status_t emit_pool_taps(lw_ctx_t* c, const xc_value_t* X, const xc_value_t* Y, const win_t* w, bool is_max,
+                                  bool include_pad, xc_dtype_t at, int64_t R) {
+  xc_tiled_kernel_t* k = c->k;
+  int kb = lw_knob(c, "BLOCK", 4, blk_c, 128);
+  lw_val_t* start = lw_iter_begin(c, 0, lw_dim(c, lw_numel(c, Y->rank, Y->dims)), kb, 0);
+  lw_space_t sp;
+  lw_flat_space(c, Y->rank, Y->dims, start, kb, &sp, NULL);
+  xc_tiled_dim_t d1[1] = {xc_tiled_dim_knob(kb)};
+  lw_val_t* init[2] = {xc_tiled_const_f(k, at, is_max ? -INFINITY : 0.0, 1, d1), xc_tiled_const_f(k, at, 0.0, 1, d1)};
+  int carried = is_max ? 1 : 2;
+  xc_tiled_op_t* loop = xc_tiled_for_begin(k, lw_i64(c, 0), lw_i64(c, R), lw_i64(c, 1), carried, init);
+  {
+    xc_dim_t kd[LW_MAX_RANK];
+    for (int i = 0; i < w->nsp; i++) kd[i] = xc_dim_const(w->k[i]);
+    lw_val_t* kidx[LW_MAX_RANK];
+    lw_decompose(c, xc_tiled_for_iv(loop), w->nsp, kd, kidx);
+    lw_val_t* ok = NULL, *in_sp[LW_MAX_RANK], *inside_pad = NULL;
+    for (int i = 0; i < w->nsp; i++) {
+      lw_val_t* p = lw_mul(c, sp.idx[w->sp0 + i], lw_i64(c, w->s[i]));
+      if (w->pb[i]) p = lw_sub(c, p, lw_i64(c, w->pb[i]));
+      if (w->k[i] != 1) p = lw_add(c, p, lw_mul(c, kidx[i], lw_i64(c, w->d[i])));
+      in_sp[i] = p;
+      lw_dimv_t extent = lw_dim(c, X->dims[w->sp0 + i]);
+      ok = lw_and(c, ok, lw_and(c, xc_tiled_cmp(k, XC_CMP_GE, p, lw_i64(c, 0)), lw_lt(c, p, extent.v)));
+      if (include_pad) /* positions inside the padded input count */
+        inside_pad = lw_and(c, inside_pad,
+                            lw_and(c, xc_tiled_cmp(k, XC_CMP_GE, p, lw_i64(c, -w->pb[i])),
+                                   lw_lt(c, p, lw_add(c, extent.v, lw_i64(c, w->pe[i])))));
+    }
+    lw_val_t* m = lw_and(c, sp.mask, ok);
+    lw_space_t sx;
+    memset(&sx, 0, sizeof sx);
+    sx.rank = X->rank;
+    sx.idx[0] = sp.idx[0];
+    sx.idx[X->rank - 1] = sp.idx[X->rank - 1];
+    for (int i = 0; i < w->nsp; i++) sx.idx[w->sp0 + i] = in_sp[i];
+    lw_val_t* x = lw_cast_to(c, xc_tiled_load(k, lw_buf(c, X), lw_offset(c, &sx, X), m, NULL), at);
+    lw_val_t* next[2];
+    if (is_max) {
+      next[0] = xc_tiled_binary(k, XC_TOP_MAX, xc_tiled_for_arg(loop, 0),
+                                xc_tiled_select(k, m, x, lw_fconst(c, at, -INFINITY)));
+    } else {
+      lw_val_t* one = lw_fconst(c, at, 1), *zero = lw_fconst(c, at, 0);
+      lw_val_t* counted = include_pad ? lw_and(c, sp.mask, inside_pad) : m;
+      next[0] = lw_add(c, xc_tiled_for_arg(loop, 0), xc_tiled_select(k, m, x, zero));
+      next[1] = lw_add(c, xc_tiled_for_arg(loop, 1), xc_tiled_select(k, counted, one, zero));
+    }
+    xc_tiled_for_end(k, loop, carried, next);
+  }
+  lw_val_t* y = xc_tiled_for_result(loop, 0);
+  if (!is_max) y = lw_div(c, y, xc_tiled_for_result(loop, 1));
   XC_RETURN_IF_ERROR(lw_epilogue(c, &sp, y));
   lw_iter_end(c, start);
   return NULL;
@@ -388,6 +488,7 @@ xc_status_t lw_emit_pool(lw_ctx_t* c, const xc_node_t* n) {
     rd[i] = xc_dim_const(w.k[i]);
     if (w.k[i] < 1 || !xc_mul_i64(R, w.k[i], &R)) return lw_unsupported(c, n, "kernel size");
   }
+  if (nhwc && !is_lp) return emit_pool_taps(c, X, Y, &w, is_max, include_pad, at, R);
   int kb = lw_knob(c, "BLOCK", 4, blk_c, 128);
   int kr = lw_knob(c, "BLOCK_R", 4, br_c, 16);
   lw_val_t* start = lw_iter_begin(c, 0, lw_dim(c, lw_numel(c, Y->rank, Y->dims)), kb, 0);

@@ -29,9 +29,7 @@ static lw_val_t* qparam(lw_ctx_t* c, const xc_value_t* v, lw_val_t* idx, lw_val_
 static void cpu_tile_defaults(const lw_ctx_t* c, xc_dim_t M, xc_dim_t N, xc_dim_t K, const xc_dim_t* ydims, int nb,
                               int64_t* bm, int64_t* bn, int64_t* bk) {
   const xc_tiled_limits_t* l = c->limits;
-  if (!l || l->value[XC_TILED_LIMIT_SIMD_WIDTH] > 16 || l->value[XC_TILED_LIMIT_SHARED_BYTES] < 128 * 1024 ||
-      l->value[XC_TILED_LIMIT_SHARED_BYTES] == INT64_MAX)
-    return;
+  if (!lw_cpu_limits(c)) return;
   int64_t m = xc_dim_is_static(M) ? M.value : 4096, n = xc_dim_is_static(N) ? N.value : 4096;
   int64_t k = xc_dim_is_static(K) ? K.value : 4096, batch = 1;
   for (int i = 0; i < nb; i++) batch *= xc_dim_is_static(ydims[i]) ? ydims[i].value : 1;

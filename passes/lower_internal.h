@@ -26,6 +26,13 @@ typedef struct lw_space {
   const xc_dim_t* dims;
   lw_val_t* idx[LW_MAX_RANK];
   lw_val_t* mask;
+  /* a flat space (lw_flat_space): the flat index its idx were split from,
+   * and those idx, so that lw_offset of a tensor of the space's own dims,
+   * read at the unchanged idx, is the flat index itself */
+  lw_val_t* flat;
+  int flat_rank;
+  const xc_dim_t* flat_dims;
+  lw_val_t* flat_idx[LW_MAX_RANK];
 } lw_space_t;
 
 /* A phase: an anchor node and the elementwise nodes fused after it. */
@@ -92,6 +99,9 @@ int64_t lw_pow2_at_least(int64_t v);
 /* Whether the device has matrix instructions for a dot of dtype dt (the
  * limits' mma bits; f32 only when the compile allows tf32). */
 bool lw_has_mma(const lw_ctx_t* c, xc_dtype_t dt);
+/* Whether the limits are a CPU core's (xc_tiled_limits_init_cpu: a program is
+ * one thread, tiles live on its stack, SIMD lanes <= 16). */
+bool lw_cpu_limits(const lw_ctx_t* c);
 lw_val_t* lw_i64(lw_ctx_t* c, int64_t v);
 lw_val_t* lw_fconst(lw_ctx_t* c, xc_dtype_t dt, double v);
 lw_val_t* lw_add(lw_ctx_t* c, lw_val_t* a, lw_val_t* b);

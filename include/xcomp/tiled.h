@@ -482,7 +482,7 @@ typedef struct xc_tiled_range {
 /* The ranges of every value of k, indexed by value id (k->num_values
  * entries; the caller frees the array), or NULL when out of memory. They
  * come from constants, knobs, program ids (grid axes without scalar
- * parameters), aranges, loop counters, integer add/sub/mul/min/max, casts
+ * parameters), aranges, loop counters, integer add/sub/mul/min/max (div/rem of a non-negative value by a positive one), casts
  * that keep the value, comparisons, and/or/not of bools and selects; every
  * other value is unknown. A mask whose range is [1, 1] is true for every
  * element of every program: an emitter may drop it. */

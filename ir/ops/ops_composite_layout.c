@@ -3,10 +3,13 @@
  *
  * Each takes X as [N, spatial..., C] and produces [N, spatial'..., M]; the
  * convolution weight is [M, k..., C/group] (output channels first, input
- * channels last). Attributes and semantics are those of the ONNX op of the
- * same name without the suffix. Inference and kernels permute to channels
- * first, use the ONNX op's inference/kernel, and permute the result back, so
- * they agree with the ONNX ops by construction. */
+ * channels last; weight_layout "OHWI", the default) or [k..., C/group, M]
+ * (output channels last: weight_layout "HWIO", what the layout pass makes, so
+ * that a kernel reads the weights of consecutive output channels from
+ * consecutive addresses). Other attributes and the semantics are those of the
+ * ONNX op of the same name without the suffix. Inference and kernels permute
+ * to channels first, use the ONNX op's inference/kernel, and permute the
+ * result back, so they agree with the ONNX ops by construction. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,6 +22,7 @@ static const xc_attr_def_t conv_nhwc_attrs[] = {
     XC_ATTR_OPT("kernel_shape", XC_ATTR_INTS),
     XC_ATTR_OPT("pads", XC_ATTR_INTS),
     XC_ATTR_OPT("strides", XC_ATTR_INTS),
+    XC_ATTR_S("weight_layout", "OHWI"),
     XC_ATTR_END,
 };
 
@@ -53,20 +57,43 @@ static void to_first_perm(int rank, int* perm) {
   for (int i = 2; i < rank; i++) perm[i] = i - 1;
 }
 
+/* The perm taking input k of node n to channels-first (out.dims[i] =
+ * in.dims[perm[i]]); for an HWIO weight [k..., C, M] -> [M, C, k...].
+ * False for an unknown weight_layout. */
+static bool input_perm(const xc_node_t* n, int k, int rank, int* perm) {
+  const char* wl = k == 1 ? xc_node_attr_string(n, "weight_layout") : NULL;
+  if (!wl || !strcmp(wl, "OHWI")) {
+    to_first_perm(rank, perm);
+    return true;
+  }
+  if (strcmp(wl, "HWIO") || rank < 3) return false;
+  perm[0] = rank - 1;
+  perm[1] = rank - 2;
+  for (int i = 2; i < rank; i++) perm[i] = i - 2;
+  return true;
+}
+
 static xc_status_t layout_infer(xc_graph_t* g, xc_node_t* n) {
   const xc_op_def_t* base = base_op(n);
   if (!base) return xc_node_error(n, XC_INTERNAL, "no channels-first op for %s", n->op_type);
   int num_perm = strcmp(n->op_type, "ConvNHWC") == 0 ? 2 : 1;
+  int check[XC_MAX_RANK];
+  if (num_perm == 2 && !input_perm(n, 1, 3, check))
+    return xc_node_error(n, XC_INVALID_ARGUMENT, "weight_layout '%s' is neither OHWI nor HWIO",
+                         xc_node_attr_string(n, "weight_layout"));
   xc_value_t tmp_in[2], tmp_out;
   xc_dim_t dims_in[2][XC_MAX_RANK];
   xc_value_t* saved_in[2] = {NULL, NULL};
+  /* checked before any input is swapped for its channels-first copy below */
   for (int k = 0; k < num_perm && k < n->num_inputs; k++) {
     XC_RETURN_IF_ERROR(xc_infer_check_input(n, k, XC_DT_ALL));
-    const xc_value_t* v = n->inputs[k];
-    if (v->rank < 3)
+    if (n->inputs[k]->rank < 3)
       return xc_node_error(n, XC_INVALID_ARGUMENT, "input %d needs rank >= 3 (N, spatial..., C)", k);
+  }
+  for (int k = 0; k < num_perm && k < n->num_inputs; k++) {
+    const xc_value_t* v = n->inputs[k];
     int perm[XC_MAX_RANK];
-    to_first_perm(v->rank, perm);
+    input_perm(n, k, v->rank, perm); /* checked above */
     for (int i = 0; i < v->rank; i++) dims_in[k][i] = v->dims[perm[i]];
     tmp_in[k] = *v;
     tmp_in[k].dims = dims_in[k];
@@ -125,7 +152,11 @@ static xc_status_t layout_eval(xc_eval_ctx_t* ctx) {
       break;
     }
     int perm[XC_MAX_RANK];
-    to_first_perm(ins[k]->rank, perm);
+    if (!input_perm(n, k, ins[k]->rank, perm)) {
+      s = xc_node_error(n, XC_INVALID_ARGUMENT, "weight_layout '%s' is neither OHWI nor HWIO",
+                        xc_node_attr_string(n, "weight_layout"));
+      break;
+    }
     s = permute(ins[k], perm, &owned[k]);
     ins[k] = owned[k];
   }
@@ -152,7 +183,8 @@ static xc_status_t layout_eval(xc_eval_ctx_t* ctx) {
 
 const xc_op_def_t xc_ops_composite_layout[] = {
     {"ConvNHWC", "xcomp", 2, 3, 1, 1, conv_nhwc_attrs, XC_DT_FLOAT, layout_infer, layout_eval,
-     "Conv on channels-last data: X [N, spatial..., C], W [M, k..., C/group], Y [N, spatial..., M]"},
+     "Conv on channels-last data: X [N, spatial..., C], W [M, k..., C/group] (weight_layout OHWI) or "
+     "[k..., C/group, M] (HWIO), Y [N, spatial..., M]"},
     {"MaxPoolNHWC", "xcomp", 1, 1, 1, 1, maxpool_nhwc_attrs, XC_DT_FLOAT | XC_DT(XC_I8) | XC_DT(XC_U8),
      layout_infer, layout_eval, "MaxPool on channels-last data [N, spatial..., C] (no Indices)"},
     {"AveragePoolNHWC", "xcomp", 1, 1, 1, 1, avgpool_nhwc_attrs, XC_DT_FLOAT, layout_infer,

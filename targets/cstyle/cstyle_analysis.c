@@ -44,11 +44,13 @@ void xc_cse_mark_use(em_t* e, const xc_tiled_value_t* v, const vinfo_t* loop_sha
   if (!v) return;
   vinfo_t* x = V(e, v);
   if (!loop_shape || !same_shape(x, loop_shape)) x->not_private = true;
-  /* read along the inner dim of a larger tile while constant along it (a
-   * row's [BM,1] offset in a [BM,BC] loop): worth computing once per row */
-  if (loop_shape && x->rank > 0 && x->rank == loop_shape->rank && x->dims[x->rank - 1] == 1 &&
-      loop_shape->dims[x->rank - 1] > 1)
-    x->broadcast_use = true;
+  /* read broadcast into a larger tile, constant along one of its dims (a
+   * row's [BM,1] offset in a [BM,BC] loop, a column's [1,BK] tap
+   * coordinates in the [BM,BK] gather of a convolution): worth computing
+   * once, not again for every row or column of the larger loop */
+  if (loop_shape && x->rank > 0 && x->rank == loop_shape->rank)
+    for (int d = 0; d < x->rank; d++)
+      if (x->dims[d] == 1 && loop_shape->dims[d] > 1) x->broadcast_use = true;
 }
 
 /* Whether block b is `body` or nested in it. */
@@ -153,12 +155,13 @@ void xc_cse_classify_value(em_t* e, const xc_tiled_value_t* v) {
     const xc_tiled_op_t* op = v->def;
     switch (op->opcode) {
       case XC_TOP_CONST:
-      case XC_TOP_ARANGE: x->st = ST_VIRTUAL, x->cost = 1; return;
+      case XC_TOP_ARANGE: x->st = ST_VIRTUAL, x->cost = 1, x->affine = true; return;
       case XC_TOP_EXPAND_DIMS:
       case XC_TOP_BROADCAST:
       case XC_TOP_TRANS:
         if (x->yielded) break;
         x->st = ST_VIRTUAL, x->cost = V(e, op->operands[0])->cost;
+        x->affine = V(e, op->operands[0])->st == ST_VIRTUAL && V(e, op->operands[0])->affine;
         return;
       default: break;
     }
@@ -170,11 +173,30 @@ void xc_cse_classify_value(em_t* e, const xc_tiled_value_t* v) {
         ok = o->st == ST_SCALAR || o->st == ST_VIRTUAL;
         cost += o->st == ST_SCALAR ? 1 : o->cost;
       }
+      /* affine in the tile coordinates: sums of aranges and uniform terms,
+       * times uniform factors (a tile's `n0 + arange` column index) */
+      bool affine = false;
+      if (ok && (op->opcode == XC_TOP_ADD || op->opcode == XC_TOP_SUB || op->opcode == XC_TOP_MUL) &&
+          op->num_operands == 2) {
+        const vinfo_t* o0 = V(e, op->operands[0]), *o1 = V(e, op->operands[1]);
+        bool u0 = o0->st == ST_SCALAR, u1 = o1->st == ST_SCALAR;
+        bool a0 = u0 || o0->affine, a1 = u1 || o1->affine;
+        affine = op->opcode == XC_TOP_MUL ? (u0 && a1) || (u1 && a0) : a0 && a1;
+      }
+      /* a remainder that is its dividend, a quotient that is 0 (the ranges
+       * decide them: trivial_divide) */
+      int triv = ok ? trivial_divide(e, op) : 0;
+      if (triv == 1) affine = V(e, op->operands[0])->st == ST_SCALAR || V(e, op->operands[0])->affine;
+      if (triv == 2) affine = true;
+      /* An affine value stays inline whatever its readers: computing it is
+       * an add or two, and inline it leaves addresses the compiler sees as
+       * contiguous (held in an array, `w[row[i0] + col[i1]]` is a gather). */
       int max_cost = e->d->work_groups ? MAX_INLINE_COST
-                     : (x->broadcast_use || x->invariant_use) && v->type.dtype != XC_BOOL ? MAX_INLINE_COST_C_BROADCAST
-                                             : MAX_INLINE_COST_C;
+                     : (x->broadcast_use || x->invariant_use) && v->type.dtype != XC_BOOL && !affine
+                         ? MAX_INLINE_COST_C_BROADCAST
+                         : MAX_INLINE_COST_C;
       if (ok && cost <= max_cost) {
-        x->st = ST_VIRTUAL, x->cost = cost;
+        x->st = ST_VIRTUAL, x->cost = cost, x->affine = affine;
         return;
       }
     }
@@ -245,6 +267,7 @@ static void declare_value(em_t* e, const xc_tiled_value_t* v) {
     return;
   }
   if (e->mma && v == e->mma->results[0]) return; /* shares the accumulator's array */
+  if (x->in_place) return;                         /* writes the carried value's array */
   if (x->st != ST_ARRAY && x->st != ST_PRIVATE) return;
   bool priv = x->st == ST_PRIVATE;
   int64_t n = priv ? (x->n + e->T - 1) / e->T : x->n;

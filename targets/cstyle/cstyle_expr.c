@@ -331,6 +331,20 @@ static bool only_plus_one(em_t* e, const xc_tiled_value_t* v) {
   return d && d->f == 1.0;
 }
 
+/* C: an i64 division or remainder whose operands the ranges place in
+ * [0, 2^31) (index math: a flat index split into coordinates) computed in
+ * uint32_t. GCC vectorizes 32-bit division by a constant (a multiply-high
+ * and shifts) but not the 64-bit one, which stayed a scalar multiply per
+ * element and kept the whole loop around it scalar. Same values. */
+static bool narrow_divide(em_t* e, xc_cstyle_writer_t* w, const xc_tiled_op_t* op, const char* const* a,
+                          const char* bin) {
+  if (e->d->work_groups || !e->ranges || op->results[0]->type.dtype != XC_I64) return false;
+  const xc_tiled_range_t* x = &e->ranges[op->operands[0]->id], *y = &e->ranges[op->operands[1]->id];
+  if (!x->known || !y->known || x->lo < 0 || x->hi > INT32_MAX || y->lo <= 0 || y->hi > INT32_MAX) return false;
+  P(w, "(int64_t)((uint32_t)(%s) %s (uint32_t)(%s))", a[0], bin, a[1]);
+  return true;
+}
+
 /* Expression of an elementwise op (unary, binary, cmp, select, cast) given
  * its operands' expressions. */
 void xc_cse_elementwise_expr(em_t* e, xc_cstyle_writer_t* w, const xc_tiled_op_t* op, const char* const* a) {
@@ -383,7 +397,14 @@ void xc_cse_elementwise_expr(em_t* e, xc_cstyle_writer_t* w, const xc_tiled_op_t
     case XC_TOP_ADD: bin = "+"; break;
     case XC_TOP_SUB: bin = "-"; break;
     case XC_TOP_MUL: bin = "*"; break;
-    case XC_TOP_DIV: bin = "/"; break;
+    case XC_TOP_DIV:
+      if (trivial_divide(e, op) == 2) {
+        P(w, "((%s)0)", vtype(e, op->results[0]->type.dtype));
+        return;
+      }
+      if (narrow_divide(e, w, op, a, "/")) return;
+      bin = "/";
+      break;
     case XC_TOP_AND: bin = "&"; break;
     case XC_TOP_OR: bin = "|"; break;
     case XC_TOP_XOR: bin = "^"; break;
@@ -394,6 +415,11 @@ void xc_cse_elementwise_expr(em_t* e, xc_cstyle_writer_t* w, const xc_tiled_op_t
         mathfn(e, fn, sizeof fn, "fmod", t);
         P(w, "%s(%s, %s)", fn, a[0], a[1]);
       } else {
+        if (trivial_divide(e, op) == 1) {
+          P(w, "(%s)", a[0]);
+          return;
+        }
+        if (narrow_divide(e, w, op, a, "%")) return;
         bin = "%";
         break;
       }

@@ -45,7 +45,8 @@ static bool reads_group(em_t* e, const xc_tiled_value_t* v, int g) {
 
 /* Role of op in a fused loop over `shape` (group g): 2 member (writes an
  * element of that shape: an elementwise op or a load with array storage),
- * 1 passive (a scalar definition emitted before the loop, a virtual value
+ * 1 passive (a scalar definition emitted before the loop — a scalar
+ * load of a read-only buffer too —, a virtual value
  * that emits nothing, or a load or elementwise op with an array of another
  * shape that reads no member — a row of LayerNorm's gamma inside a loop
  * over [rows, cols] — emitted before the loop as its own loop), 0 ends the
@@ -71,6 +72,9 @@ static int fusion_role(em_t* e, const xc_tiled_op_t* op, const vinfo_t* shape, i
   }
   switch (op->opcode) {
     case XC_TOP_LOAD:
+      /* a scalar read of a read-only buffer (a Clip's bounds after a conv's
+       * bias add) is a scalar definition: no store of the launch changes it */
+      if (shape && r->st == ST_SCALAR && op->operands[0]->type.role == XC_ROLE_IN) return 1;
       return r->st == ST_ARRAY && (!shape || same_shape(r, shape)) ? 2 : 0;
     case XC_TOP_CONST:
     case XC_TOP_ARANGE:
@@ -146,5 +150,45 @@ void xc_cse_plan_fusion(em_t* e, const xc_tiled_block_t* b) {
       if (in_group == e->nuses[v->id] && !V(e, v)->yielded) V(e, v)->st = ST_LOCAL;
     }
     i = j - 1;
+  }
+}
+
+/* In-place carried updates (C): a loop's next carried value computed by an
+ * elementwise op of the body that is the only reader of the carried value,
+ * at its own coordinates (the depthwise conv's `acc + x * w` per tap), or
+ * by a dot into that accumulator (a GEMM's K step), is
+ * written straight over the carried array: element f of the op reads
+ * acc[f] and then writes acc[f], and nothing reads acc afterwards in the
+ * iteration. Without this every iteration wrote a second array and copied
+ * it back at the end. */
+void xc_cse_plan_in_place(em_t* e, const xc_tiled_block_t* b) {
+  for (int i = 0; i < b->num_ops; i++) {
+    const xc_tiled_op_t* op = b->ops[i];
+    if (op->opcode != XC_TOP_FOR) continue;
+    const xc_tiled_block_t* body = op->body;
+    xc_cse_plan_in_place(e, body);
+    const xc_tiled_op_t* y = body->num_ops ? body->ops[body->num_ops - 1] : NULL;
+    if (!y || y->opcode != XC_TOP_YIELD) continue;
+    for (int c = 0; c < y->num_operands && c + 1 < body->num_args; c++) {
+      const xc_tiled_value_t* arg = body->args[c + 1], *v = y->operands[c];
+      const xc_tiled_op_t* d = v ? v->def : NULL;
+      /* elementwise, or a dot accumulating into the carried value (its
+       * register blocks read their part of the accumulator, then write it) */
+      bool dot = d && d->opcode == XC_TOP_DOT && d->num_operands == 3 && d->operands[2] == arg &&
+                 d->operands[0] != arg && d->operands[1] != arg;
+      if (!d || v == arg || d->parent != body || (!is_elementwise(d->opcode) && !dot) || d->num_results != 1)
+        continue;
+      vinfo_t* xa = V(e, arg), *xv = V(e, v);
+      if (xa->st != ST_ARRAY || xv->st != ST_ARRAY || !same_shape(xa, xv) || xv->in_place ||
+          arg->type.dtype != v->type.dtype)
+        continue;
+      int reads = 0, slots = 0;
+      for (int j = 0; j < d->num_operands; j++) reads += d->operands[j] == arg;
+      for (int j = 0; j < y->num_operands; j++) slots += y->operands[j] == v;
+      /* d is every reader of the carried value, and v is yielded once */
+      if (!reads || reads != e->nuses[arg->id] || slots != 1) continue;
+      memcpy(xv->name, xa->name, sizeof xv->name);
+      xv->in_place = true;
+    }
   }
 }

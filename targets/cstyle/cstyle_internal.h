@@ -54,9 +54,12 @@ typedef struct vinfo {
   int64_t dims[XC_TILED_MAX_RANK];
   int64_t n;            /* elements */
   bool not_private;     /* some use reads it at another shape */
-  bool broadcast_use;   /* some use reads it broadcast along the inner dim of a larger tile */
+  bool broadcast_use;   /* some use reads it broadcast along a dim of a larger tile */
   bool invariant_use;   /* read inside a loop it is defined outside of */
   int cost;             /* VIRTUAL: nodes of the inlined expression */
+  bool affine;          /* VIRTUAL: affine in the tile coordinates (aranges, uniform terms) */
+  bool in_place;        /* C: a loop's next carried value written over the carried array
+                           (xc_cse_plan_in_place): named after it, no storage of its own */
   bool yielded;         /* a loop yields it: never virtual (it may read carried storage) */
   int uses;             /* operand uses in the kernel */
   bool raw;             /* matrix-instruction operand: shared array of storage elements,
@@ -179,6 +182,19 @@ static inline int min_max_side(em_t* e, const xc_tiled_op_t* op) {
   return b_small ? 0 : a_small ? 1 : -1;
 }
 
+/* C: an integer division or remainder that the ranges decide, x / y with
+ * 0 <= x < y for every element of every program (a coordinate split off a
+ * reduction index that one tile covers: the 1x1 conv's `k % C`): 1 when the
+ * remainder is x itself, 2 when the quotient is 0, else 0. */
+static inline int trivial_divide(em_t* e, const xc_tiled_op_t* op) {
+  if (e->d->work_groups || !e->ranges || (op->opcode != XC_TOP_DIV && op->opcode != XC_TOP_REM) ||
+      op->num_operands != 2 || !xc_dtype_is_int(op->results[0]->type.dtype))
+    return 0;
+  const xc_tiled_range_t* x = &e->ranges[op->operands[0]->id], *y = &e->ranges[op->operands[1]->id];
+  if (!x->known || !y->known || x->lo < 0 || x->hi >= y->lo) return 0;
+  return op->opcode == XC_TOP_REM ? 1 : 2;
+}
+
 /* A load or store mask that is true for every element of every program
  * (index math against static bounds that the tiles divide): dropped. */
 static inline const xc_tiled_value_t* live_mask(em_t* e, const xc_tiled_value_t* mask) {
@@ -287,5 +303,6 @@ void xc_cse_declare_staged(em_t* e);
 /* ---- loop fusion, C (cstyle_fusion.c) ---------------------------------------- */
 
 void xc_cse_plan_fusion(em_t* e, const xc_tiled_block_t* b);
+void xc_cse_plan_in_place(em_t* e, const xc_tiled_block_t* b);
 
 #endif

@@ -87,6 +87,47 @@ static void test_conv_nhwc_by_hand(void) {
   xc_graph_destroy(g);
 }
 
+static void test_conv_nhwc_hwio(void) {
+  /* The weights of test_conv_nhwc_by_hand as HWIO [1,1,2,3]: input channel 0
+   * gives (1, 0, 1), input channel 1 (0, 1, 1). Same output. */
+  const char* text =
+      "xir 1\ngraph g opset 23 {\n"
+      "  input x: f32[1, 1, 1, 2]\n"
+      "  const w: f32[1, 1, 2, 3] = [1.0, 0.0, 1.0, 0.0, 1.0, 1.0]\n"
+      "  const b: f32[3] = [0.0, 10.0, 100.0]\n"
+      "  y = xcomp::ConvNHWC(x, w, b) {kernel_shape: [1, 1], weight_layout: \"HWIO\"}\n"
+      "  output y\n}\n";
+  xc_graph_t* g = parse(text);
+  CHECK(g != NULL);
+  if (!g) return;
+  CHECK_EQ_INT(g->outputs[0]->dims[3].value, 3);
+  int64_t d[4] = {1, 1, 1, 2};
+  xc_tensor_t* x;
+  CHECK_OK(xc_tensor_create(XC_F32, 4, d, &x));
+  xc_tensor_set_f64(x, 0, 1);
+  xc_tensor_set_f64(x, 1, 2);
+  xc_tensor_t* y = run1(g, x);
+  CHECK(y != NULL);
+  if (y) {
+    CHECK_NEAR(xc_tensor_get_f64(y, 0), 1.0, 0);
+    CHECK_NEAR(xc_tensor_get_f64(y, 1), 12.0, 0);
+    CHECK_NEAR(xc_tensor_get_f64(y, 2), 103.0, 0);
+  }
+  xc_tensor_destroy(x);
+  xc_tensor_destroy(y);
+  xc_graph_destroy(g);
+  /* an unknown layout is refused by shape inference */
+  const char* bad =
+      "xir 1\ngraph g opset 23 {\n"
+      "  input x: f32[1, 1, 1, 2]\n"
+      "  const w: f32[1, 1, 2, 3] = [1.0, 0.0, 1.0, 0.0, 1.0, 1.0]\n"
+      "  y = xcomp::ConvNHWC(x, w) {kernel_shape: [1, 1], weight_layout: \"IOHW\"}\n"
+      "  output y\n}\n";
+  g = parse(bad);
+  CHECK(g == NULL);
+  xc_graph_destroy(g);
+}
+
 static void test_conv_nhwc_spatial(void) {
   /* 3x3 image 1..9 (one channel), 2x2 kernel of ones, stride 1, pad 0:
    * sums of 2x2 windows = 12, 16, 24, 28. Two output channels: ones and
@@ -282,6 +323,7 @@ static void test_shared_cnn(void) {
 
 int main(void) {
   test_conv_nhwc_by_hand();
+  test_conv_nhwc_hwio();
   test_conv_nhwc_spatial();
   test_small_cnn_to_nhwc();
   test_symbolic_batch();

@@ -251,6 +251,36 @@ static void test_conv(void) {
   const int64_t sh1[2][4] = {{3, 5, 7, 6}, {20, 5, 3, 3}};
   const int rk1[2] = {4, 4};
   check_graph("conv-gemm-tail", one, 2, sh1, rk1);
+  /* The channels-last composites: ConvNHWC with [M, k..., C/group] (OHWI)
+   * and [k..., C/group, M] (HWIO) weights, grouped and depthwise, and the
+   * pools' tap loops, without limits and with a CPU's (whose conv tiles
+   * take the reduction, 24, and the channel count, 48, whole). */
+  const char* nhwc = HDR
+      "  input x: f32[2, 9, 11, 4]\n  input w: f32[6, 3, 2, 2]\n  input v: f32[3, 2, 2, 6]\n  input b: f32[6]\n"
+      "  input dw: f32[4, 3, 3, 1]\n  input dv: f32[3, 3, 1, 4]\n  input p: f32[48, 1, 1, 4]\n"
+      "  c = xcomp::ConvNHWC(x, w, b) {group: 2, pads: [1, 0, 2, 1], strides: [2, 1], dilations: [1, 2]}\n"
+      "  d = xcomp::ConvNHWC(x, v, b) {group: 2, pads: [1, 0, 2, 1], strides: [2, 1], dilations: [1, 2], "
+      "weight_layout: \"HWIO\"}\n"
+      "  e = xcomp::ConvNHWC(x, dw) {group: 4, pads: [1, 1, 1, 1]}\n"
+      "  f = xcomp::ConvNHWC(x, dv) {group: 4, pads: [1, 1, 1, 1], strides: [2, 2], weight_layout: \"HWIO\"}\n"
+      "  h = xcomp::ConvNHWC(x, p)\n"
+      "  m = xcomp::MaxPoolNHWC(x) {kernel_shape: [2, 3], strides: [2, 2], pads: [0, 1, 1, 1]}\n"
+      "  a = xcomp::AveragePoolNHWC(x) {kernel_shape: [3, 3], pads: [1, 1, 1, 1], count_include_pad: 1}\n"
+      "  q = xcomp::AveragePoolNHWC(x) {kernel_shape: [3, 3], pads: [1, 1, 1, 1]}\n"
+      "  output c\n  output d\n  output e\n  output f\n  output h\n  output m\n  output a\n  output q\n}\n";
+  const int64_t shn[7][4] = {{2, 9, 11, 4}, {6, 3, 2, 2}, {3, 2, 2, 6}, {6}, {4, 3, 3, 1}, {3, 3, 1, 4},
+                             {48, 1, 1, 4}};
+  const int rkn[7] = {4, 4, 4, 1, 4, 4, 4};
+  check_graph("conv-nhwc", nhwc, 7, shn, rkn);
+  xc_tiled_limits_t cpu;
+  xc_tiled_limits_init_cpu(&cpu);
+  check_graph_for("conv-nhwc-cpu", nhwc, 7, shn, rkn, &cpu);
+  const char* wide = HDR
+      "  input x: f32[1, 6, 5, 24]\n  input w: f32[48, 1, 1, 24]\n"
+      "  y = xcomp::ConvNHWC(x, w)\n  output y\n}\n";
+  const int64_t shw[2][4] = {{1, 6, 5, 24}, {48, 1, 1, 24}};
+  const int rkw[2] = {4, 4};
+  check_graph_for("conv-nhwc-cpu-whole", wide, 2, shw, rkw, &cpu);
   for (int form = 0; form < 2; form++) {
     xc_graph_t* g;
     xc_fusion_plan_t* plan;
