@@ -125,6 +125,15 @@ static void dirty_out(pc_t* p, const xc_node_t* n, const char* fmt, const char* 
   }
 }
 
+/* A dirty input makes every output dirty (with the input's reason). */
+static void propagate_dirty(pc_t* p, const xc_node_t* n) {
+  for (int i = 0; i < n->num_inputs; i++)
+    if (n->inputs[i] && AV(p, n->inputs[i])->dirty) {
+      dirty_out(p, n, "%s", "");
+      return;
+    }
+}
+
 /* The input's axis aligned (numpy broadcasting) with output axis a of an
  * output of rank out_rank, or -1 when the input has no such axis or size 1. */
 static int aligned_axis(const xc_value_t* in, int out_rank, int a) {
@@ -345,7 +354,7 @@ static unsigned axes_mask_of(const xc_node_t* n, int rank) {
 }
 
 static void do_matmul(pc_t* p, const xc_node_t* n) {
-  const xc_value_t* A = n->inputs[0], *B = n->inputs[1], *o = n->outputs[0];
+  const xc_value_t* A = n->inputs[0], *B = n->inputs[1];
   if (A->rank < 2 || B->rank < 2) {
     if (has_padded_axis(A, p->sym) || has_padded_axis(B, p->sym)) dirty_out(p, n, "a 1-D MatMul over the padded dim%s", NULL);
     return;
@@ -361,8 +370,7 @@ static void do_matmul(pc_t* p, const xc_node_t* n) {
       return;
     }
   }
-  for (int a = 0; a < o->rank; a++)
-    if (is_padded(o, a, p->sym)) AV(p, o)->pad[a] = PV_ANY_V;
+  /* o's padded axes hold anything finite: visit's default */
 }
 
 static void do_attention(pc_t* p, const xc_node_t* n) {
@@ -397,8 +405,6 @@ static void do_attention(pc_t* p, const xc_node_t* n) {
       dirty_out(p, n, "attention's extra outputs over the padded dim%s", NULL);
       return;
     }
-    for (int a = 0; a < o->rank; a++)
-      if (is_padded(o, a, p->sym)) AV(p, o)->pad[a] = PV_ANY_V;
   }
 }
 
@@ -610,11 +616,7 @@ static void visit(pc_t* p, xc_graph_t* g, const xc_node_t* n) {
     }
     for (int k = 0; k < n->num_outputs; k++)
       if (n->outputs[k]) AV(p, n->outputs[k])->symval = true;
-    for (int i = 0; i < n->num_inputs; i++)
-      if (n->inputs[i] && AV(p, n->inputs[i])->dirty) {
-        dirty_out(p, n, "%s", "");
-        break;
-      }
+    propagate_dirty(p, n);
     return;
   }
   if (!any_padded && !any_complex) {
@@ -625,11 +627,7 @@ static void visit(pc_t* p, xc_graph_t* g, const xc_node_t* n) {
       AV(p, n->outputs[0])->all_const = true;
       AV(p, n->outputs[0])->c = t && t->numel == 1 ? xc_tensor_get_f64(t, 0) : 0.0;
     }
-    for (int i = 0; i < n->num_inputs; i++)
-      if (n->inputs[i] && AV(p, n->inputs[i])->dirty) {
-        dirty_out(p, n, "%s", "");
-        break;
-      }
+    propagate_dirty(p, n);
     return;
   }
   if (any_complex && !op_is(n, "Reshape") && !op_is(n, "Flatten") && !op_is(n, "Squeeze") && !op_is(n, "Unsqueeze")) {
@@ -682,12 +680,7 @@ static void visit(pc_t* p, xc_graph_t* g, const xc_node_t* n) {
     dirty_out(p, n, "the op is not known to keep padded positions apart%s", NULL);
     return;
   }
-  if (!p->failed)
-    for (int i = 0; i < n->num_inputs; i++)
-      if (n->inputs[i] && AV(p, n->inputs[i])->dirty) {
-        dirty_out(p, n, "%s", "");
-        break;
-      }
+  propagate_dirty(p, n);
 }
 
 /* The node, and the source nodes it was made from when a pass fused it. */
