@@ -213,6 +213,19 @@ static bool readable_at(em_t* e, const xc_tiled_value_t* v) {
   return true;
 }
 
+/* `xd`: where element (row, col) of r lives in its work-group array (pitch,
+ * and the XOR swizzle of 16-byte chunks when r has one). */
+static void staged_index(em_t* e, const vinfo_t* r, int64_t ch, const char* buf_off, const char* row,
+                         const char* col) {
+  const char* it = itype(e);
+  if (r->swz_mask)
+    L("const %s xd = %s + %s * %" PRId64 " + (((%s / %" PRId64 ") ^ ((%s >> %" PRId64 ") & %" PRId64 ")) * %" PRId64
+      ") + %s %% %" PRId64 ";\n",
+      it, buf_off, row, r->pitch, col, ch, row, r->swz_shift, r->swz_mask, ch, col, ch);
+  else
+    L("const %s xd = %s + %s * %" PRId64 " + %s;\n", it, buf_off, row, r->pitch, col);
+}
+
 /* Copies the elements of a raw load (mask, offset and the tile at buf_off
  * as in raw_load_loop) in the slot layout of the load's shape, whose slot j
  * is where a private tile of that shape holds the element: the loop for a
@@ -223,14 +236,8 @@ static void raw_load_slots(em_t* e, const xc_tiled_op_t* op, const char* buf_off
   vinfo_t* r = V(e, res);
   xc_dtype_t t = res->type.dtype;
   int64_t ch = 16 / (int64_t)xc_dtype_size(t);
-  const char* it = itype(e);
   int close = xc_cse_loop_open(e, r, false);
-  if (r->swz_mask)
-    L("const %s xd = %s + i0 * %" PRId64 " + (((i1 / %" PRId64 ") ^ ((i0 >> %" PRId64 ") & %" PRId64 ")) * %" PRId64
-      ") + i1 %% %" PRId64 ";\n",
-      it, buf_off, r->pitch, ch, r->swz_shift, r->swz_mask, ch, ch);
-  else
-    L("const %s xd = %s + i0 * %" PRId64 " + i1;\n", it, buf_off, r->pitch);
+  staged_index(e, r, ch, buf_off, "i0", "i1");
   L("%s[xd] = (%s) ? %s[%s] : (%s)0;\n", r->name, m, xc_cse_mem_name(e, mem), off, stype(e, t));
   xc_cse_loop_close(e, close);
 }
@@ -258,12 +265,7 @@ static void raw_load_loop(em_t* e, const xc_tiled_op_t* op, const char* buf_off,
   L(units % e->T ? "if (u < %" PRId64 ") {\n" : "{ /* %" PRId64 " units */\n", units);
   e->depth++;
   L("const %s r0 = u / %" PRId64 ", c0 = (u %% %" PRId64 ") * %" PRId64 ";\n", it, upr, upr, per);
-  if (r->swz_mask)
-    L("const %s xd = %s + r0 * %" PRId64 " + (((c0 / %" PRId64 ") ^ ((r0 >> %" PRId64 ") & %" PRId64 ")) * %" PRId64
-      ") + c0 %% %" PRId64 ";\n",
-      it, buf_off, r->pitch, ch, r->swz_shift, r->swz_mask, ch, ch);
-  else
-    L("const %s xd = %s + r0 * %" PRId64 " + c0;\n", it, buf_off, r->pitch);
+  staged_index(e, r, ch, buf_off, "r0", "c0");
   if (mode == 2) {
     snprintf(srcb, sizeof srcb, "(%s + xt0 + r0 * xrs + c0)", xc_cse_mem_name(e, mem));
     indent(e);
