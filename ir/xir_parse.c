@@ -475,8 +475,11 @@ static xc_status_t check_side_path(parser_t* p, const char* path, int line, int 
   return NULL;
 }
 
-/* file '(' STRING [',' 'offset' '=' INT] ')' : raw little-endian elements. */
-static xc_status_t parse_side_file(parser_t* p, xc_tensor_t* t) {
+/* file '(' STRING [',' 'offset' '=' INT] ')' : raw little-endian elements.
+ * The tensor (dtype, rank, dims) is made only once the file is known to
+ * hold its bytes, so a huge declared shape costs nothing. */
+static xc_status_t parse_side_file(parser_t* p, xc_dtype_t dtype, int rank, const int64_t* dims, int64_t numel,
+                                   xc_tensor_t** out) {
   int line = p->tok.line, col = p->tok.col;
   next(p); /* file */
   XC_RETURN_IF_ERROR(expect(p, '(', "'('"));
@@ -504,8 +507,10 @@ static xc_status_t parse_side_file(parser_t* p, xc_tensor_t* t) {
   if (!f)
     return err_at(p, line, col, "cannot open side file '%s': %s", full, strerror(errno));
   struct stat st;
-  int64_t need = (int64_t)xc_tensor_nbytes(t), end;
+  int64_t need = 0, end;
   xc_status_t s = NULL;
+  if (!xc_mul_i64(numel, (int64_t)xc_dtype_size(dtype), &need)) need = INT64_MAX;
+  xc_tensor_t* t = NULL;
   if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
     s = err_at(p, line, col, "side file '%s' is not a regular file", full);
   } else if (!xc_add_i64(offset, need, &end)) {
@@ -514,12 +519,17 @@ static xc_status_t parse_side_file(parser_t* p, xc_tensor_t* t) {
     s = err_at(p, line, col,
                "side file '%s' is too short: %lld bytes needed at offset %lld, file has %lld",
                full, (long long)need, (long long)offset, (long long)st.st_size);
-  } else if (need > 0 && (fseeko(f, (off_t)offset, SEEK_SET) != 0 ||
-                          fread(t->data, 1, (size_t)need, f) != (size_t)need)) {
+  } else if (!(s = xc_tensor_create(dtype, rank, dims, &t)) && need > 0 &&
+             (fseeko(f, (off_t)offset, SEEK_SET) != 0 || fread(t->data, 1, (size_t)need, f) != (size_t)need)) {
     s = err_at(p, line, col, "cannot read side file '%s'", full);
   }
   fclose(f);
-  if (!s && t->dtype == XC_BOOL)
+  if (s) {
+    xc_tensor_destroy(t);
+    return s;
+  }
+  *out = t;
+  if (t->dtype == XC_BOOL)
     for (int64_t i = 0; i < t->numel; i++)
       ((unsigned char*)t->data)[i] = ((unsigned char*)t->data)[i] != 0;
   return s;
@@ -564,13 +574,7 @@ static xc_status_t parse_tensor_data(parser_t* p, const vtype_t* type, int line,
   if (is_word(p, "file")) {
     xir_token_t n = peek_next(p);
     if (n.kind == XIR_TOK_PUNCT && n.punct == '(') {
-      XC_RETURN_IF_ERROR(xc_tensor_create(type->dtype, type->rank, dims, out));
-      xc_status_t s = parse_side_file(p, *out);
-      if (s) {
-        xc_tensor_destroy(*out);
-        *out = NULL;
-      }
-      return s;
+      return parse_side_file(p, type->dtype, type->rank, dims, numel, out);
     }
   }
   size_t size = xc_dtype_size(type->dtype);
