@@ -2,7 +2,8 @@
 # xcomp compile --target rocm:gfxNNN works without an AMD GPU (hiprtc, or
 # hipcc where hiprtc predates the architecture): every shared model compiles
 # for gfx90a (CDNA2, wave 64) and the small ones for gfx1030 (RDNA2, wave 32)
-# and, when hipcc is installed, mlp for gfx940 (CDNA3, through hipcc); the module
+# and, when hipcc is installed, mlp for gfx940 (CDNA3, through hipcc, with its
+# precompiled HIP header, and without when that cannot be built or used); the module
 # holds an AMDGPU code object (ELF) per kernel and is marked as compiled for
 # an architecture; running it here is refused with the target's
 # "unavailable" reason. Architectures the installed toolchain cannot build
@@ -47,6 +48,38 @@ compile mlp gfx1030
 # Wave 32 vs 64 shapes the schedule: both must at least compile the same graph.
 if command -v hipcc >/dev/null 2>&1; then
   compile mlp gfx940
+  # The precompiled HIP header: built once with the kernels' own options, then
+  # passed to every kernel's compile. A hipcc that cannot build it (and one
+  # whose compiles fail with it) still yields the same module, without it.
+  cat >"$TMP/hipcc-log.sh" <<EOF
+#!/bin/sh
+echo "\$*" >>"$TMP/hipcc.args"
+case " \$* " in *" -emit-pch "*) [ -n "\$PCH_FAIL" ] && exit 1;; *" -include-pch "*) [ -n "\$USE_FAIL" ] && exit 1;; esac
+exec hipcc "\$@"
+EOF
+  chmod +x "$TMP/hipcc-log.sh"
+  for mode in ok PCH_FAIL USE_FAIL off; do
+    rm -f "$TMP/hipcc.args"
+    case $mode in
+      ok) env=(XCOMP_HIP_PCH=1);;
+      off) env=(XCOMP_HIP_PCH=0);;
+      *) env=("$mode=1");;
+    esac
+    env "${env[@]}" XCOMP_HIPCC="$TMP/hipcc-log.sh" XCOMP_HIP_FLAGS=-O1 "$XCOMP" compile "$MODELS/mlp/model.onnx" \
+      --target rocm:gfx940 -o "$TMP/pch-$mode.xcm" --no-cache >"$TMP/out" 2>"$TMP/err" ||
+      { fail "gfx940 with the PCH $mode: $(head -c 2000 "$TMP/err")"; continue; }
+    builds="$(grep -c -- "-emit-pch" "$TMP/hipcc.args")"
+    uses="$(grep -c -- "-include-pch" "$TMP/hipcc.args")"
+    plain="$(grep -- "--genco" "$TMP/hipcc.args" | grep -vc -- "-include-pch")"
+    echo "gfx940 PCH $mode: $builds build(s), $uses compile(s) with it, $plain without"
+    case $mode in
+      ok) [ "$builds" -eq 1 ] && [ "$uses" -eq 2 ] && [ "$plain" -eq 0 ] || fail "PCH: expected 1 build, 2 uses";;
+      PCH_FAIL) [ "$builds" -eq 1 ] && [ "$uses" -eq 0 ] && [ "$plain" -eq 2 ] || fail "PCH_FAIL: expected plain compiles";;
+      USE_FAIL) [ "$uses" -eq 2 ] && [ "$plain" -eq 2 ] || fail "USE_FAIL: expected each kernel again without it";;
+      off) [ "$builds" -eq 0 ] && [ "$uses" -eq 0 ] && [ "$plain" -eq 2 ] || fail "XCOMP_HIP_PCH=0 still used it";;
+    esac
+    [ "$(grep -ao "XCROCM01gfx940" "$TMP/pch-$mode.xcm" | wc -l)" -eq 2 ] || fail "PCH $mode: expected 2 code objects"
+  done
 else
   echo "note: hipcc not installed, gfx940 not checked"
 fi
