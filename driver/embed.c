@@ -194,17 +194,27 @@ static xc_status_t open_executor(xc_model_t* m) {
   return xc_executor_create(m->module, m->device, &o, &m->executor);
 }
 
-xc_status_t xc_model_run(xc_model_t* m, int num_inputs, const xc_tensor_t* const* inputs, xc_tensor_t** outputs,
-                         xc_run_stats_t* stats) {
-  if (!m) return xc_error(XC_INVALID_ARGUMENT, "xc_model_run: no model");
+static xc_status_t check_run_inputs(xc_model_t* m, const char* fn, int num_inputs, const xc_tensor_t* const* inputs) {
+  if (!m) return xc_error(XC_INVALID_ARGUMENT, "%s: no model", fn);
   const xc_graph_t* g = m->module->graph;
   if (num_inputs != g->num_inputs)
     return xc_error(XC_INVALID_ARGUMENT, "the model takes %d input%s, %d given", g->num_inputs,
                     g->num_inputs == 1 ? "" : "s", num_inputs);
   for (int i = 0; i < num_inputs; i++)
     if (!inputs[i]) return xc_error(XC_INVALID_ARGUMENT, "input %d ('%s') is missing", i, g->inputs[i]->name);
-  XC_RETURN_IF_ERROR(open_executor(m));
+  return open_executor(m);
+}
+
+xc_status_t xc_model_run(xc_model_t* m, int num_inputs, const xc_tensor_t* const* inputs, xc_tensor_t** outputs,
+                         xc_run_stats_t* stats) {
+  XC_RETURN_IF_ERROR(check_run_inputs(m, "xc_model_run", num_inputs, inputs));
   return xc_executor_run(m->executor, num_inputs, inputs, outputs, stats);
+}
+
+xc_status_t xc_model_run_into(xc_model_t* m, int num_inputs, const xc_tensor_t* const* inputs, int num_outputs,
+                              xc_tensor_t* const* outputs, xc_run_stats_t* stats) {
+  XC_RETURN_IF_ERROR(check_run_inputs(m, "xc_model_run_into", num_inputs, inputs));
+  return xc_executor_run_into(m->executor, num_inputs, inputs, num_outputs, outputs, stats);
 }
 
 xc_status_t xc_model_device(xc_model_t* m, int* device_type, int* device_index) {

@@ -589,11 +589,28 @@ xc_status_t xc_executor_read_value(xc_executor_t* e, int value, xc_tensor_t** ou
   return NULL;
 }
 
+/* An output tensor the caller gave (xc_executor_run_into) must be what the
+ * run makes. */
+static xc_status_t check_into(const xc_tensor_t* t, xc_dtype_t dtype, int rank, const int64_t* dims) {
+  bool same = t && t->dtype == dtype && t->rank == rank && (t->data || t->numel == 0);
+  for (int d = 0; same && d < rank; d++) same = t->dims[d] == dims[d];
+  if (same) return NULL;
+  xc_tensor_t want = {.dtype = dtype, .rank = rank};
+  memcpy(want.dims, dims, sizeof *dims * (size_t)rank);
+  char w[160], h[160];
+  xc_tensor_describe(&want, w, sizeof w);
+  if (!t) return xc_error(XC_INVALID_ARGUMENT, "no tensor given for it (the run makes %s)", w);
+  if (!t->data && t->numel) return xc_error(XC_INVALID_ARGUMENT, "the tensor given has no data");
+  return xc_error(XC_INVALID_ARGUMENT, "the tensor given is %s, the run makes %s", xc_tensor_describe(t, h, sizeof h),
+                  w);
+}
+
 /* Where a run's inputs come from and its outputs go: host tensors (upload
  * and download by copies) or device tensors (device-side copies). */
 typedef struct run_io {
   const xc_device_tensor_t* dev_in; /* NULL: host inputs */
   xc_tensor_t** host_out;
+  bool host_into; /* host_out holds the caller's tensors, written in place */
   xc_device_tensor_t* dev_out;
 } run_io_t;
 
@@ -702,6 +719,10 @@ static xc_status_t run_impl(xc_executor_t* e, int num_inputs, const xc_tensor_t*
     if (!s && !b) s = xc_error(XC_INTERNAL, "output '%s' has no buffer", val->name);
     if (!s && io->dev_out) {
       s = device_output(e, val, dims, b, &io->dev_out[i]);
+    } else if (!s && io->host_into) {
+      s = check_into(outputs[i], val->dtype, val->rank, dims);
+      size_t n = s ? 0 : xc_tensor_nbytes(outputs[i]);
+      if (n) s = xc_buffer_read(b, 0, outputs[i]->data, n);
     } else if (!s) {
       s = xc_tensor_create(val->dtype, val->rank, dims, &outputs[i]);
       size_t n = outputs[i] ? xc_tensor_nbytes(outputs[i]) : 0;
@@ -718,6 +739,7 @@ static xc_status_t run_impl(xc_executor_t* e, int num_inputs, const xc_tensor_t*
         io->dev_out[i].buffer = NULL;
         continue;
       }
+      if (io->host_into) continue; /* the caller's */
       xc_tensor_destroy(outputs[i]);
       outputs[i] = NULL;
     }
@@ -842,7 +864,8 @@ static void copy_shared_box(const xc_tensor_t* src, xc_tensor_t* dst) {
 /* Runs size n on bucket i: inputs padded with zeros along the symbol's dims
  * to the bucket's size, outputs sliced back to n along theirs. */
 static xc_status_t run_padded(xc_executor_t* e, xc_executor_t* be, int64_t size, int num_inputs,
-                              const xc_tensor_t* const* inputs, xc_tensor_t** outputs, xc_run_stats_t* stats) {
+                              const xc_tensor_t* const* inputs, xc_tensor_t** outputs, bool into,
+                              xc_run_stats_t* stats) {
   const xc_compiled_module_t* m = e->m;
   const char* sym = m->buckets->symbol;
   double t0 = now_ms();
@@ -874,7 +897,9 @@ static xc_status_t run_padded(xc_executor_t* e, xc_executor_t* be, int64_t size,
     }
     for (int d = 0; d < full[i]->rank; d++)
       if (dims[d] < 0) dims[d] = n;
-    s = xc_tensor_create(full[i]->dtype, full[i]->rank, dims, &outputs[i]);
+    s = into ? check_into(outputs[i], full[i]->dtype, full[i]->rank, dims)
+             : xc_tensor_create(full[i]->dtype, full[i]->rank, dims, &outputs[i]);
+    if (s) s = xc_status_annotate(s, "output %d '%s'", i, val->name);
     if (!s) copy_shared_box(full[i], outputs[i]);
   }
   if (stats && !s) {
@@ -887,7 +912,7 @@ static xc_status_t run_padded(xc_executor_t* e, xc_executor_t* be, int64_t size,
   for (int i = 0; full && i < m->num_outputs; i++) xc_tensor_destroy(full[i]);
   free(padded);
   free(full);
-  if (s)
+  if (s && !into)
     for (int i = 0; i < m->num_outputs; i++) {
       xc_tensor_destroy(outputs[i]);
       outputs[i] = NULL;
@@ -895,9 +920,11 @@ static xc_status_t run_padded(xc_executor_t* e, xc_executor_t* be, int64_t size,
   return s;
 }
 
-xc_status_t xc_executor_run(xc_executor_t* e, int num_inputs, const xc_tensor_t* const* inputs,
-                            xc_tensor_t** outputs, xc_run_stats_t* stats) {
-  for (int i = 0; i < e->m->num_outputs; i++) outputs[i] = NULL;
+/* Host runs: new output tensors, or (into) the caller's written in place. */
+static xc_status_t run_host(xc_executor_t* e, int num_inputs, const xc_tensor_t* const* inputs,
+                            xc_tensor_t** outputs, bool into, xc_run_stats_t* stats) {
+  if (!into)
+    for (int i = 0; i < e->m->num_outputs; i++) outputs[i] = NULL;
   if (num_inputs != e->m->num_inputs)
     return xc_error(XC_INVALID_ARGUMENT, "the module takes %d inputs, %d given", e->m->num_inputs, num_inputs);
   if (e->m->buckets) {
@@ -916,8 +943,8 @@ xc_status_t xc_executor_run(xc_executor_t* e, int num_inputs, const xc_tensor_t*
       xc_executor_t* be = NULL;
       XC_RETURN_IF_ERROR(bucket_executor(e, b, &be));
       int64_t size = e->m->buckets->items[b].size;
-      xc_status_t s = size == n ? xc_executor_run(be, num_inputs, inputs, outputs, stats)
-                                : run_padded(e, be, size, num_inputs, inputs, outputs, stats);
+      xc_status_t s = size == n ? run_host(be, num_inputs, inputs, outputs, into, stats)
+                                : run_padded(e, be, size, num_inputs, inputs, outputs, into, stats);
       if (!s && stats) {
         stats->bucket = size;
         stats->module = be->m;
@@ -925,13 +952,25 @@ xc_status_t xc_executor_run(xc_executor_t* e, int num_inputs, const xc_tensor_t*
       return s;
     }
   }
-  run_io_t io = {.host_out = outputs};
+  run_io_t io = {.host_out = outputs, .host_into = into};
   xc_status_t s = run_impl(e, num_inputs, inputs, &io, stats);
   if (!s && stats) {
     stats->bucket = 0;
     stats->module = e->m;
   }
   return s;
+}
+
+xc_status_t xc_executor_run(xc_executor_t* e, int num_inputs, const xc_tensor_t* const* inputs,
+                            xc_tensor_t** outputs, xc_run_stats_t* stats) {
+  return run_host(e, num_inputs, inputs, outputs, false, stats);
+}
+
+xc_status_t xc_executor_run_into(xc_executor_t* e, int num_inputs, const xc_tensor_t* const* inputs,
+                                 int num_outputs, xc_tensor_t* const* outputs, xc_run_stats_t* stats) {
+  if (num_outputs != e->m->num_outputs)
+    return xc_error(XC_INVALID_ARGUMENT, "the module has %d outputs, %d given", e->m->num_outputs, num_outputs);
+  return run_host(e, num_inputs, inputs, (xc_tensor_t**)outputs, true, stats);
 }
 
 xc_status_t xc_executor_run_device(xc_executor_t* e, int num_inputs, const xc_device_tensor_t* inputs,

@@ -204,6 +204,7 @@ static xc_status_t bench_run(const bench_args_t* a, const xc_compiled_module_t* 
   free(lat);
   free(ker);
   free(iss);
+  for (int i = 0; outputs && i < m->num_outputs; i++) xc_tensor_destroy(outputs[i]);
   free(outputs);
   xc_cli_resident_free(&res);
   xc_executor_destroy(e);

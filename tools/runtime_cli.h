@@ -64,8 +64,10 @@ typedef struct xc_cli_run_options {
 /* Device-resident runs (tools/cli_resident.c). init uploads the inputs
  * into buffers of the executor's device (XC_UNSUPPORTED on a target without
  * device addresses); run_once runs with host tensors when r is not set up
- * (r->in NULL; the outputs are dropped), else on the device buffers (the
- * first run allocates the outputs, later runs write them again);
+ * (r->in NULL; the first run makes the output tensors, later runs write
+ * them again with xc_executor_run_into; the caller destroys them), else on
+ * the device buffers (the first run allocates the outputs, later runs write
+ * them again);
  * download reads the outputs into new host tensors. */
 typedef struct xc_cli_resident {
   int n_in, n_out;

@@ -112,6 +112,11 @@ int64_t xc_model_io_dim(const xc_model_t* m, bool is_output, int index, int d, c
  * NULL. The first run opens the device and uploads the weights. */
 xc_status_t xc_model_run(xc_model_t* m, int num_inputs, const xc_tensor_t* const* inputs, xc_tensor_t** outputs,
                          xc_run_stats_t* stats);
+/* Runs once into the caller's host tensors (xc_executor_run_into):
+ * outputs[i] must have output i's dtype and shape for these inputs and is
+ * written in place; repeated runs then reuse the same host memory. */
+xc_status_t xc_model_run_into(xc_model_t* m, int num_inputs, const xc_tensor_t* const* inputs, int num_outputs,
+                              xc_tensor_t* const* outputs, xc_run_stats_t* stats);
 
 /* Device-resident runs (xc_executor_run_device; include/xcomp/runtime.h):
  * tensors that live in the device's memory, given by device address, with

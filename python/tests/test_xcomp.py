@@ -44,6 +44,24 @@ def test_inputs_and_outputs_describe_the_model(gpt2):
     assert m.outputs == [xcomp.TensorInfo("logits", "float32", (1, 16, 512))]
 
 
+def test_run_into_the_callers_arrays(gpt2):
+    m, inputs, ref = gpt2
+    out = np.full((1, 16, 512), np.nan, dtype=np.float32)
+    for _ in range(2):
+        got = m.run(*inputs, out=[out])
+        assert got[0] is out
+        assert_close(out, ref)
+        out[...] = np.nan
+    with pytest.raises(xcomp.Error, match="the tensor given is f32\\[1,16,500\\]"):
+        m.run(*inputs, out=[np.zeros((1, 16, 500), np.float32)])
+    with pytest.raises(xcomp.Error, match="a float64 array, the output is float32"):
+        m.run(*inputs, out=[np.zeros((1, 16, 512))])
+    with pytest.raises(xcomp.Error, match="C-contiguous"):
+        m.run(*inputs, out=[np.zeros((1, 512, 16), np.float32).transpose(0, 2, 1)])
+    with pytest.raises(xcomp.Error, match="out= has 2 arrays"):
+        m.run(*inputs, out=[out, out])
+
+
 def test_named_inputs_and_lists(gpt2):
     m, inputs, ref = gpt2
     assert_close(m.run(input_ids=inputs[0])[0], ref)

@@ -192,17 +192,33 @@ class Module:
             raise Error(f"input '{info.name}': a {a.dtype} array, the module expects {info.dtype}")
         return np.ascontiguousarray(a)
 
-    def run(self, *arrays, **named):
+    def run(self, *arrays, out=None, **named):
         """Runs the module once. Inputs are numpy arrays, objects with
         __dlpack__ (torch tensors on CPU or CUDA, ...), or anything
         numpy.asarray takes; positional ones bind the inputs in order,
         keyword ones by name (xcomp.Module.inputs lists them). Returns the
-        outputs as a list of numpy arrays. Statistics of the run (times,
-        peak memory) are left in self.last_run_stats."""
+        outputs as a list of numpy arrays. With out= (a list of writeable,
+        C-contiguous numpy arrays, one per output, of the output's dtype and
+        shape; uint16 holding the bits for a bfloat16 output) the outputs
+        are written into those arrays, which are returned: repeated runs
+        then reuse the same memory instead of new arrays (whose page faults
+        cost more than the copy for large outputs). Statistics of the run
+        (times, peak memory) are left in self.last_run_stats."""
         h = self._live()
         host, keepalive = self._bind(arrays, named)
         ct = _native.ctypes
         n_in, n_out = len(host), len(self.outputs)
+        if out is not None:
+            out = list(out)
+            if len(out) != n_out:
+                raise Error(f"out= has {len(out)} arrays, the module has {n_out} outputs")
+            for k, (info, a) in enumerate(zip(self.outputs, out)):
+                want = "uint16" if info.dtype == "bfloat16" else info.dtype
+                if not isinstance(a, np.ndarray) or not a.flags.c_contiguous or not a.flags.writeable:
+                    raise Error(f"out[{k}] ('{info.name}'): a writeable, C-contiguous numpy array is needed")
+                if a.dtype != np.dtype(want):
+                    raise Error(f"out[{k}] ('{info.name}'): a {a.dtype} array, the output is {info.dtype}"
+                                + (" (give uint16 for its bits)" if info.dtype == "bfloat16" else ""))
         tensors = (ct.POINTER(_native.Tensor) * max(n_in, 1))()
         outputs = (ct.POINTER(_native.Tensor) * max(n_out, 1))()
         stats = _native.RunStats()
@@ -214,8 +230,19 @@ class Module:
                 data = ct.c_void_p(a.ctypes.data) if a.size else None
                 _check(_lib.xc_tensor_wrap(code, a.ndim, dims, data, ct.byref(wrapped)))
                 tensors[k] = wrapped
-            _check(_lib.xc_model_run(h, n_in, tensors, outputs, ct.byref(stats)))
-            results = [_to_numpy(outputs[k].contents) for k in range(n_out)]
+            if out is None:
+                _check(_lib.xc_model_run(h, n_in, tensors, outputs, ct.byref(stats)))
+                results = [_to_numpy(outputs[k].contents) for k in range(n_out)]
+            else:
+                for k, (info, a) in enumerate(zip(self.outputs, out)):
+                    code = _dtype_code("bf16") if info.dtype == "bfloat16" else _dtype_code(_xc_name(a.dtype))
+                    dims = (ct.c_int64 * _native.MAX_RANK)(*a.shape)
+                    wrapped = ct.POINTER(_native.Tensor)()
+                    data = ct.c_void_p(a.ctypes.data) if a.size else None
+                    _check(_lib.xc_tensor_wrap(code, a.ndim, dims, data, ct.byref(wrapped)))
+                    outputs[k] = wrapped
+                _check(_lib.xc_model_run_into(h, n_in, tensors, n_out, outputs, ct.byref(stats)))
+                results = out
         finally:
             for k in range(n_in):
                 if tensors[k]:

@@ -226,6 +226,8 @@ _FUNCTIONS = {
                                          ctypes.c_size_t]),
     "xc_model_run": (_status, [_model, ctypes.c_int, ctypes.POINTER(_tensor_p), ctypes.POINTER(_tensor_p),
                                ctypes.POINTER(RunStats)]),
+    "xc_model_run_into": (_status, [_model, ctypes.c_int, ctypes.POINTER(_tensor_p), ctypes.c_int,
+                                    ctypes.POINTER(_tensor_p), ctypes.POINTER(RunStats)]),
     "xc_model_device": (_status, [_model, ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_int)]),
     "xc_model_run_device": (_status, [_model, ctypes.c_int, ctypes.POINTER(DeviceTensor), ctypes.c_int,
                                       ctypes.POINTER(DeviceTensor), ctypes.POINTER(RunStats)]),

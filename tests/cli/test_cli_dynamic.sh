@@ -62,6 +62,9 @@ else
   agree "$DYN/gpt2-dyn/model.onnx" "$TMP/gpt2.xcm" 5 "seq=5 ran shape bucket 8 (inputs padded" --input "input_ids=@$TMP/ids5.npy"
   agree "$DYN/gpt2-dyn/model.onnx" "$TMP/gpt2.xcm" 8 "seq=8 ran shape bucket 8" --input "input_ids=@$TMP/ids8.npy"
   agree "$DYN/gpt2-dyn/model.onnx" "$TMP/gpt2.xcm" 20 "seq=20 ran shape bucket 32 (inputs padded" --input "input_ids=@$TMP/ids20.npy"
+  # repeated runs write the first run's outputs again (padded and exact)
+  agree "$DYN/gpt2-dyn/model.onnx" "$TMP/gpt2.xcm" 20 "seq=20 ran shape bucket 32 (inputs padded" --input "input_ids=@$TMP/ids20.npy" --repeat 3
+  agree "$DYN/gpt2-dyn/model.onnx" "$TMP/gpt2.xcm" 8 "seq=8 ran shape bucket 8" --input "input_ids=@$TMP/ids8.npy" --repeat 3
   expect_error 1 "compiled for seq in 1..32" run "$TMP/gpt2.xcm" --input "input_ids=@$TMP/ids33.npy"
   # The profile times the bucket's kernels.
   run_xcomp run "$TMP/gpt2.xcm" --input "input_ids=@$TMP/ids5.npy" --profile --output-dir "$TMP/x"

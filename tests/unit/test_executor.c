@@ -3,8 +3,9 @@
  * bindings of the symbolic length (ragged against the block sizes, empty),
  * poisoned intermediates, the memory plan's reuse (peak below the sum of
  * the intermediates; which values share a buffer), knob values reaching the
- * grid, a module read back from bytes, input errors, and device-resident
- * runs (inputs and outputs by device address). */
+ * grid, a module read back from bytes, input errors, runs into the caller's
+ * output tensors, and device-resident runs (inputs and outputs by device
+ * address). */
 #include "test_module_fixture.h"
 
 static int value_index(const xc_compiled_module_t* m, const char* name) {
@@ -102,6 +103,57 @@ static void check_executor(const xc_compiled_module_t* m) {
   /* Devices of another target, or with other capabilities, are refused. */
   CHECK_ERR(xc_executor_create(m, "no_such_target", NULL, &e), "no_such_target");
   CHECK(e == NULL);
+}
+
+/* Runs into the caller's tensors: the same memory written again with the
+ * right values; a tensor of another shape or dtype, a missing one or a wrong
+ * count is refused naming the output, and the caller's tensor is kept. */
+static void check_run_into(const xc_compiled_module_t* m) {
+  xc_executor_options_t o;
+  xc_executor_options_init(&o);
+  o.poison = true;
+  xc_executor_t* e = NULL;
+  CHECK_OK(xc_executor_create(m, NULL, &o, &e));
+  if (!e) return;
+  xc_tensor_t* in = fixture_input(100);
+  xc_tensor_t* out[1] = {NULL};
+  CHECK_OK(xc_executor_run(e, 1, (const xc_tensor_t* const*)&in, out, NULL));
+  CHECK(out[0] != NULL);
+  if (!out[0]) {
+    xc_tensor_destroy(in);
+    xc_executor_destroy(e);
+    return;
+  }
+  void* data = out[0]->data;
+  for (int r = 0; r < 3; r++) {
+    memset(out[0]->data, 0xff, xc_tensor_nbytes(out[0])); /* NaN: must be overwritten */
+    xc_run_stats_t st;
+    CHECK_OK(xc_executor_run_into(e, 1, (const xc_tensor_t* const*)&in, 1, out, &st));
+    CHECK(out[0]->data == data);
+    CHECK_EQ_INT(fixture_wrong(in, out[0]), 0);
+    CHECK_EQ_INT(st.launches, 5);
+  }
+  /* another input size: the tensor of 100 no longer fits */
+  xc_tensor_t* in37 = fixture_input(37);
+  CHECK_ERR(xc_executor_run_into(e, 1, (const xc_tensor_t* const*)&in37, 1, out, NULL), "f32[100]");
+  CHECK_ERR(xc_executor_run_into(e, 1, (const xc_tensor_t* const*)&in37, 1, out, NULL), "run makes f32[37]");
+  CHECK(out[0]->data == data); /* still the caller's */
+  xc_tensor_t* other = NULL;
+  int64_t d37 = 37;
+  CHECK_OK(xc_tensor_create(XC_I32, 1, &d37, &other));
+  CHECK_ERR(xc_executor_run_into(e, 1, (const xc_tensor_t* const*)&in37, 1, &other, NULL), "output 0");
+  xc_tensor_destroy(other);
+  CHECK_OK(xc_tensor_create(XC_F32, 1, &d37, &other));
+  CHECK_OK(xc_executor_run_into(e, 1, (const xc_tensor_t* const*)&in37, 1, &other, NULL));
+  CHECK_EQ_INT(fixture_wrong(in37, other), 0);
+  xc_tensor_destroy(other);
+  xc_tensor_t* none[1] = {NULL};
+  CHECK_ERR(xc_executor_run_into(e, 1, (const xc_tensor_t* const*)&in37, 1, none, NULL), "no tensor given");
+  CHECK_ERR(xc_executor_run_into(e, 1, (const xc_tensor_t* const*)&in37, 2, out, NULL), "has 1 outputs, 2 given");
+  xc_tensor_destroy(in37);
+  xc_tensor_destroy(in);
+  xc_tensor_destroy(out[0]);
+  xc_executor_destroy(e);
 }
 
 /* The knob values stored in a step decide the grid: with BLOCK forced to 64
@@ -281,6 +333,7 @@ int main(void) {
   CHECK_EQ_INT(compiled, FIXTURE_KERNELS);
   check_memplan(m);
   check_executor(m);
+  check_run_into(m);
   check_knobs_reach_grid(m);
   check_graphs(m);
   check_device_runs(m);
