@@ -1,5 +1,7 @@
 /* Vendor GEMMs: a GEMM fusion group (MatMul or Gemm, optionally + a bias row
- * and ReLU, static 2-D shapes, f32/f16/bf16) may run through the target's
+ * and ReLU or tanh-form GELU, reshapes that keep rows of n; static shapes, a
+ * 2-D B, A 2-D or with leading dims that are rows; f32/f16/bf16) may run
+ * through the target's
  * vendor library (cuBLASLt on cuda) instead of the generated kernel. Where a
  * device of the target reports has_vendor_blas, both are run on it on random
  * inputs: the outputs must agree at the dtype's tolerance, and the faster one
@@ -46,17 +48,35 @@ static int buffer_position(const xc_lowered_kernel_t* lk, const xc_value_t* v) {
 static bool candidate(const xc_fusion_group_t* grp, const xc_lowered_kernel_t* lk, bool allow_tf32,
                       xc_vendor_gemm_t* out) {
   memset(out, 0, sizeof *out);
-  if (grp->num_nodes < 1 || grp->num_nodes > 3 || grp->num_outputs != 1) return false;
-  const xc_node_t* g = grp->nodes[0];
+  if (grp->num_nodes < 1 || grp->num_nodes > 6 || grp->num_outputs != 1) return false;
+  /* Reshapes before the product are views of its operands' bytes (GPT-2's
+   * Conv1D export: a 2-D view of the activations into Gemm). */
+  int gi = 0;
+  while (gi < grp->num_nodes && strcmp(grp->nodes[gi]->op_type, "Reshape") == 0) gi++;
+  if (gi == grp->num_nodes) return false;
+  const xc_node_t* g = grp->nodes[gi];
   bool gemm = strcmp(g->op_type, "Gemm") == 0;
   if (!gemm && strcmp(g->op_type, "MatMul") != 0) return false;
   const xc_value_t *A = g->inputs[0], *B = g->inputs[1], *Y = g->outputs[0], *bias = NULL;
   int64_t da[XC_MAX_RANK], db[XC_MAX_RANK];
-  if (!A || !B || A->rank != 2 || B->rank != 2 || !static_dims(A, da) || !static_dims(B, db)) return false;
+  /* A MatMul's A may have leading dims ([batch, seq, k] against a 2-D
+   * weight): its rows are those of one [m, k] matrix, m their product. */
+  if (!A || !B || A->rank < 2 || (gemm && A->rank != 2) || B->rank != 2 || !static_dims(A, da) ||
+      !static_dims(B, db))
+    return false;
   xc_dtype_t dt = A->dtype;
   if (!(dt == XC_F32 || dt == XC_F16 || dt == XC_BF16) || B->dtype != dt || Y->dtype != dt) return false;
   bool ta = gemm && xc_node_attr_int(g, "transA"), tb = gemm && xc_node_attr_int(g, "transB");
-  int64_t m = ta ? da[1] : da[0], k = ta ? da[0] : da[1], kb = tb ? db[1] : db[0], n = tb ? db[0] : db[1];
+  const xc_value_t *a_src = A, *b_src = B;
+  for (int i = gi - 1; i >= 0; i--) {
+    const xc_node_t* nd = grp->nodes[i];
+    if (nd->outputs[0] == a_src) a_src = nd->inputs[0];
+    else if (nd->outputs[0] == b_src) b_src = nd->inputs[0];
+    else return false;
+  }
+  int64_t rows = 1;
+  for (int d = 0; d + 1 < A->rank; d++) rows *= da[d];
+  int64_t m = ta ? da[1] : rows, k = ta ? da[0] : da[A->rank - 1], kb = tb ? db[1] : db[0], n = tb ? db[0] : db[1];
   if (k != kb || m < 1 || n < 1 || k < 1) return false;
   if (gemm) {
     if (xc_node_attr_float(g, "alpha") != 1.0) return false;
@@ -66,20 +86,34 @@ static bool candidate(const xc_fusion_group_t* grp, const xc_lowered_kernel_t* l
       bias = C;
     }
   }
-  bool relu = false;
-  const xc_value_t* cur = Y;
-  for (int i = 1; i < grp->num_nodes; i++) {
+  bool relu = false, gelu = false;
+  const xc_value_t *cur = Y, *computed = Y; /* computed: the last output that is not a view */
+  for (int i = gi + 1; i < grp->num_nodes; i++) {
     const xc_node_t* nd = grp->nodes[i];
-    if (strcmp(nd->op_type, "Add") == 0 && !bias && !relu && nd->num_inputs == 2) {
+    if (strcmp(nd->op_type, "Add") == 0 && !bias && !relu && !gelu && nd->num_inputs == 2) {
       const xc_value_t* other = nd->inputs[0] == cur ? nd->inputs[1] : nd->inputs[1] == cur ? nd->inputs[0] : NULL;
       if (!other || !is_bias(other, n) || other->dtype != dt) return false;
+      /* the sum keeps the product's shape (the bias row broadcasts) */
+      if (nd->outputs[0]->rank != cur->rank) return false;
       bias = other;
-    } else if (strcmp(nd->op_type, "Relu") == 0 && !relu && nd->inputs[0] == cur) {
+    } else if (strcmp(nd->op_type, "Relu") == 0 && !relu && !gelu && nd->inputs[0] == cur) {
       relu = true;
+    } else if (strcmp(nd->op_type, "Gelu") == 0 && !relu && !gelu && nd->inputs[0] == cur) {
+      /* the libraries' GELU epilogue is the tanh form */
+      const char* ap = xc_node_attr_string(nd, "approximate");
+      if (!ap || strcmp(ap, "tanh") != 0) return false;
+      gelu = true;
+    } else if (strcmp(nd->op_type, "Reshape") == 0 && nd->inputs[0] == cur) {
+      /* a view of the same row-major bytes; a bias after it must still
+       * broadcast along rows of n */
+      const xc_value_t* o = nd->outputs[0];
+      int64_t d[XC_MAX_RANK];
+      if (!static_dims(o, d) || o->rank < 1 || d[o->rank - 1] != n) return false;
     } else {
       return false;
     }
     cur = nd->outputs[0];
+    if (strcmp(nd->op_type, "Reshape") != 0) computed = cur;
   }
   if (cur != grp->outputs[0]) return false;
   out->dtype = dt;
@@ -88,11 +122,13 @@ static bool candidate(const xc_fusion_group_t* grp, const xc_lowered_kernel_t* l
   out->m = m;
   out->n = n;
   out->k = k;
-  out->epilogue = bias ? (relu ? XC_VENDOR_EPILOGUE_BIAS_RELU : XC_VENDOR_EPILOGUE_BIAS)
-                       : (relu ? XC_VENDOR_EPILOGUE_RELU : XC_VENDOR_EPILOGUE_NONE);
-  out->a = buffer_position(lk, A);
-  out->b = buffer_position(lk, B);
-  out->y = buffer_position(lk, cur);
+  out->epilogue = bias ? (relu ? XC_VENDOR_EPILOGUE_BIAS_RELU : gelu ? XC_VENDOR_EPILOGUE_BIAS_GELU : XC_VENDOR_EPILOGUE_BIAS)
+                       : (relu ? XC_VENDOR_EPILOGUE_RELU : gelu ? XC_VENDOR_EPILOGUE_GELU : XC_VENDOR_EPILOGUE_NONE);
+  /* The lowering may leave the views to alias steps around the kernel:
+   * then its buffers are the viewed values (same bytes). */
+  out->a = buffer_position(lk, A) >= 0 ? buffer_position(lk, A) : buffer_position(lk, a_src);
+  out->b = buffer_position(lk, B) >= 0 ? buffer_position(lk, B) : buffer_position(lk, b_src);
+  out->y = buffer_position(lk, cur) >= 0 ? buffer_position(lk, cur) : buffer_position(lk, computed);
   out->bias = bias ? buffer_position(lk, bias) : -1;
   out->allow_tf32 = allow_tf32;
   return out->a >= 0 && out->b >= 0 && out->y >= 0 && (!bias || out->bias >= 0);

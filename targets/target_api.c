@@ -115,8 +115,8 @@ xc_status_t xc_vendor_gemm_unpack(const uint8_t* b, size_t size, xc_vendor_gemm_
   g->m = get_i64(b + 40);
   g->n = get_i64(b + 48);
   g->k = get_i64(b + 56);
-  bool has_bias = ep == XC_VENDOR_EPILOGUE_BIAS || ep == XC_VENDOR_EPILOGUE_BIAS_RELU;
-  if (!(dt == XC_F32 || dt == XC_F16 || dt == XC_BF16) || flags > 7u || ep > XC_VENDOR_EPILOGUE_BIAS_RELU ||
+  bool has_bias = ep == XC_VENDOR_EPILOGUE_BIAS || ep == XC_VENDOR_EPILOGUE_BIAS_RELU || ep == XC_VENDOR_EPILOGUE_BIAS_GELU;
+  if (!(dt == XC_F32 || dt == XC_F16 || dt == XC_BF16) || flags > 7u || ep > XC_VENDOR_EPILOGUE_BIAS_GELU ||
       g->m < 1 || g->n < 1 || g->k < 1 || g->a < 0 || g->a >= XC_TARGET_MAX_ARGS || g->b < 0 ||
       g->b >= XC_TARGET_MAX_ARGS || g->y < 0 || g->y >= XC_TARGET_MAX_ARGS || g->bias >= XC_TARGET_MAX_ARGS ||
       (g->bias >= 0) != has_bias)

@@ -143,7 +143,7 @@ typedef struct xc_blob {
 
 /* A GEMM a vendor library computes instead of a generated kernel (blob
  * format XC_VENDOR_GEMM_FORMAT, made by the runtime where a target's device
- * reports has_vendor_blas): Y[m,n] = op(A) op(B) (+ bias[n]) (then ReLU),
+ * reports has_vendor_blas): Y[m,n] = op(A) op(B) (+ bias[n]) (then ReLU or GELU),
  * row-major, all of one dtype (f32, f16 or bf16), f32 accumulation. A
  * launch passes the same buffers as the generated kernel it replaces; a, b,
  * bias and y are positions in that buffer list (bias -1: none). */
@@ -153,6 +153,8 @@ typedef enum xc_vendor_epilogue {
   XC_VENDOR_EPILOGUE_BIAS = 1,
   XC_VENDOR_EPILOGUE_RELU = 2,
   XC_VENDOR_EPILOGUE_BIAS_RELU = 3,
+  XC_VENDOR_EPILOGUE_GELU = 4,      /* GELU, tanh form (ONNX approximate "tanh") */
+  XC_VENDOR_EPILOGUE_BIAS_GELU = 5, /* + bias, then GELU */
 } xc_vendor_epilogue_t;
 
 typedef struct xc_vendor_gemm {

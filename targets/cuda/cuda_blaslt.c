@@ -43,6 +43,8 @@ enum {
   LT_EPILOGUE_RELU = 2,
   LT_EPILOGUE_BIAS = 4,
   LT_EPILOGUE_RELU_BIAS = 6,
+  LT_EPILOGUE_GELU = 32,
+  LT_EPILOGUE_GELU_BIAS = 36,
   LT_PREF_MAX_WORKSPACE_BYTES = 1,
   LT_OP_N = 0,
   LT_OP_T = 1,
@@ -185,6 +187,8 @@ static xc_status_t prepare(cu_blaslt_gemm_t* g) {
   if (v->epilogue == XC_VENDOR_EPILOGUE_BIAS) ep = LT_EPILOGUE_BIAS;
   else if (v->epilogue == XC_VENDOR_EPILOGUE_RELU) ep = LT_EPILOGUE_RELU;
   else if (v->epilogue == XC_VENDOR_EPILOGUE_BIAS_RELU) ep = LT_EPILOGUE_RELU_BIAS;
+  else if (v->epilogue == XC_VENDOR_EPILOGUE_GELU) ep = LT_EPILOGUE_GELU;
+  else if (v->epilogue == XC_VENDOR_EPILOGUE_BIAS_GELU) ep = LT_EPILOGUE_GELU_BIAS;
   LT_CHECK(lt.cublasLtMatmulDescSetAttribute(g->op, LT_DESC_EPILOGUE, &ep, sizeof ep), "set EPILOGUE");
   uint64_t m = (uint64_t)v->m, n = (uint64_t)v->n, k = (uint64_t)v->k;
   /* cuBLASLt A = our B as stored: [k,n] row-major is column-major n x k. */

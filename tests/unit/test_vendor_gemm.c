@@ -111,11 +111,60 @@ static void test_gemm_transposed_with_c(void) {
   release(&a);
 }
 
+/* A transformer's linear layer: [batch, seq, k] activations against a 2-D
+ * weight (rows = batch * seq), a bias row, tanh-form GELU, reshapes that
+ * keep rows of n. */
+static void test_rows_bias_gelu(void) {
+  analysed_t a;
+  analyse("  input x: bf16[2, 12, 32]\n  input w: bf16[32, 48]\n  input b: bf16[48]\n"
+          "  h = MatMul(x, w)\n  s = Add(h, b)\n  y = Gelu(s) {approximate: \"tanh\"}\n  output y\n",
+          &a);
+  if (a.lm) {
+    CHECK_EQ_INT(a.lm->num_kernels, 1);
+    CHECK(a.has[0]);
+    CHECK_EQ_INT(a.c[0].m, 24);
+    CHECK_EQ_INT(a.c[0].n, 48);
+    CHECK_EQ_INT(a.c[0].k, 32);
+    CHECK_EQ_INT(a.c[0].epilogue, XC_VENDOR_EPILOGUE_BIAS_GELU);
+    CHECK_EQ_INT(a.c[0].bias, position(&a, 0, "b"));
+    CHECK_EQ_INT(a.c[0].y, position(&a, 0, "y"));
+  }
+  release(&a);
+  analyse("  input x: f16[64, 32]\n  input w: f16[32, 48]\n"
+          "  h = MatMul(x, w)\n  y = Gelu(h) {approximate: \"tanh\"}\n  output y\n",
+          &a);
+  if (a.lm) {
+    CHECK(a.has[0]);
+    CHECK_EQ_INT(a.c[0].epilogue, XC_VENDOR_EPILOGUE_GELU);
+  }
+  release(&a);
+  /* Gemm on 2-D views of the activations, viewed back (GPT-2's Conv1D export) */
+  analyse("  input x: f32[1, 16, 32]\n  input w: f32[32, 96]\n  input b: f32[96]\n"
+          "  const s2: i64[2] = [16, 32]\n  const s3: i64[3] = [1, 16, 96]\n"
+          "  x2 = Reshape(x, s2)\n  h = Gemm(x2, w, b)\n  y = Reshape(h, s3)\n  output y\n",
+          &a);
+  if (a.lm) {
+    bool any = false;
+    for (int k = 0; k < a.lm->num_kernels; k++)
+      if (a.has[k]) {
+        any = true;
+        CHECK_EQ_INT(a.c[k].m, 16);
+        CHECK_EQ_INT(a.c[k].n, 96);
+        CHECK_EQ_INT(a.c[k].epilogue, XC_VENDOR_EPILOGUE_BIAS);
+      }
+    CHECK(any);
+  }
+  release(&a);
+}
+
 /* Groups a vendor library cannot compute exactly are never offered. */
 static void test_refused(void) {
   const char* bodies[] = {
       /* exact (erf) GELU epilogue */
       "  input x: f32[16, 16]\n  input w: f32[16, 16]\n  h = MatMul(x, w)\n  y = Gelu(h)\n  output y\n",
+      /* a reshape that changes the rows' length */
+      "  input x: f32[16, 16]\n  input w: f32[16, 16]\n  const s: i64[2] = [32, 8]\n  h = MatMul(x, w)\n"
+      "  y = Reshape(h, s)\n  output y\n",
       /* batched */
       "  input x: f32[2, 16, 16]\n  input w: f32[2, 16, 16]\n  y = MatMul(x, w)\n  output y\n",
       /* symbolic rows */
@@ -142,7 +191,7 @@ static void test_refused(void) {
 }
 
 static void test_descriptor(void) {
-  xc_vendor_gemm_t g = {XC_BF16, true, false, 4096, 1024, 333, XC_VENDOR_EPILOGUE_BIAS_RELU, 1, 0, 2, 3, true};
+  xc_vendor_gemm_t g = {XC_BF16, true, false, 4096, 1024, 333, XC_VENDOR_EPILOGUE_BIAS_GELU, 1, 0, 2, 3, true};
   uint8_t bytes[XC_VENDOR_GEMM_BYTES];
   xc_vendor_gemm_pack(&g, bytes);
   xc_vendor_gemm_t back;
@@ -152,7 +201,7 @@ static void test_descriptor(void) {
   CHECK_EQ_INT(back.m, 4096);
   CHECK_EQ_INT(back.n, 1024);
   CHECK_EQ_INT(back.k, 333);
-  CHECK_EQ_INT(back.epilogue, XC_VENDOR_EPILOGUE_BIAS_RELU);
+  CHECK_EQ_INT(back.epilogue, XC_VENDOR_EPILOGUE_BIAS_GELU);
   CHECK_EQ_INT(back.a, 1);
   CHECK_EQ_INT(back.b, 0);
   CHECK_EQ_INT(back.bias, 2);
@@ -177,6 +226,7 @@ int main(void) {
   test_plain_matmul();
   test_bias_relu();
   test_gemm_transposed_with_c();
+  test_rows_bias_gelu();
   test_refused();
   test_descriptor();
   return xc_test_summary("test_vendor_gemm");
