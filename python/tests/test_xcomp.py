@@ -62,6 +62,17 @@ def test_run_into_the_callers_arrays(gpt2):
         m.run(*inputs, out=[out, out])
 
 
+def test_outputs_are_not_copied_and_outlive_their_views(gpt2):
+    import gc
+    m, inputs, ref = gpt2
+    (a,) = m.run(*inputs)
+    row = a[0, 3]  # a view: keeps the run's output memory alive
+    del a
+    gc.collect()
+    m.run(*inputs)  # new outputs elsewhere
+    assert_close(row, ref[0, 3])
+
+
 def test_named_inputs_and_lists(gpt2):
     m, inputs, ref = gpt2
     assert_close(m.run(input_ids=inputs[0])[0], ref)

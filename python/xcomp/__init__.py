@@ -224,23 +224,19 @@ class Module:
         stats = _native.RunStats()
         try:
             for k, (info, a) in enumerate(zip(self.inputs, host)):
-                code = _dtype_code("bf16") if info.dtype == "bfloat16" else _dtype_code(_xc_name(a.dtype))
-                dims = (ct.c_int64 * _native.MAX_RANK)(*a.shape)
-                wrapped = ct.POINTER(_native.Tensor)()
-                data = ct.c_void_p(a.ctypes.data) if a.size else None
-                _check(_lib.xc_tensor_wrap(code, a.ndim, dims, data, ct.byref(wrapped)))
-                tensors[k] = wrapped
+                tensors[k] = _wrap_array(info, a)
             if out is None:
                 _check(_lib.xc_model_run(h, n_in, tensors, outputs, ct.byref(stats)))
-                results = [_to_numpy(outputs[k].contents) for k in range(n_out)]
+                results = []
+                for k in range(n_out):
+                    # a copy of the pointer (indexing shares the array's slot), then
+                    # the slot cleared: the array owns the tensor now (or it is freed)
+                    ptr = ct.cast(outputs[k], ct.POINTER(_native.Tensor))
+                    outputs[k] = None
+                    results.append(_take_numpy(ptr))
             else:
                 for k, (info, a) in enumerate(zip(self.outputs, out)):
-                    code = _dtype_code("bf16") if info.dtype == "bfloat16" else _dtype_code(_xc_name(a.dtype))
-                    dims = (ct.c_int64 * _native.MAX_RANK)(*a.shape)
-                    wrapped = ct.POINTER(_native.Tensor)()
-                    data = ct.c_void_p(a.ctypes.data) if a.size else None
-                    _check(_lib.xc_tensor_wrap(code, a.ndim, dims, data, ct.byref(wrapped)))
-                    outputs[k] = wrapped
+                    outputs[k] = _wrap_array(info, a)
                 _check(_lib.xc_model_run_into(h, n_in, tensors, n_out, outputs, ct.byref(stats)))
                 results = out
         finally:
@@ -461,6 +457,50 @@ def _xc_name(np_dtype):
         if npn == name:
             return xc
     raise Error(f"numpy dtype {name} has no xcomp dtype")
+
+
+def _wrap_array(info, a):
+    """An xc_tensor_t header over numpy array a's memory (a TensorInfo's dtype
+    decides bf16; the caller destroys the header, a keeps the data)."""
+    ct = _native.ctypes
+    code = _dtype_code("bf16") if info.dtype == "bfloat16" else _dtype_code(_xc_name(a.dtype))
+    dims = (ct.c_int64 * _native.MAX_RANK)(*a.shape)
+    wrapped = ct.POINTER(_native.Tensor)()
+    data = ct.c_void_p(a.ctypes.data) if a.size else None
+    _check(_lib.xc_tensor_wrap(code, a.ndim, dims, data, ct.byref(wrapped)))
+    return wrapped
+
+
+class _OwnedTensor:
+    """Keeps an xc_tensor_t alive while a numpy array views its data (the
+    array's base); destroys it with the last view."""
+
+    def __init__(self, ptr, dtype, shape):
+        self._ptr = ptr
+        t = ptr.contents
+        self.__array_interface__ = {"shape": shape, "typestr": np.dtype(dtype).str,
+                                    "data": (_native.ctypes.cast(t.data, _native.ctypes.c_void_p).value, False),
+                                    "version": 3}
+
+    def __del__(self):
+        if self._ptr and _lib is not None:
+            _lib.xc_tensor_destroy(self._ptr)
+            self._ptr = None
+
+
+def _take_numpy(ptr):
+    """An output tensor as a numpy array without a copy: the array takes the
+    tensor over (bf16, converted to float32, and empty tensors are copied,
+    and the tensor freed)."""
+    t = ptr.contents
+    name = _dtype_name(t.dtype)
+    shape = tuple(t.dims[i] for i in range(t.rank))
+    if name == "bf16" or name not in _NUMPY or not t.data or 0 in shape:
+        try:
+            return _to_numpy(t)
+        finally:
+            _lib.xc_tensor_destroy(ptr)
+    return np.asarray(_OwnedTensor(ptr, _NUMPY[name], shape))
 
 
 def _to_numpy(t):
