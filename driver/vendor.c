@@ -12,8 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <xxhash.h>
-
 #include "driver_internal.h"
 #include "xcomp/fusion.h"
 #include "xcomp/lower.h"
@@ -322,11 +320,11 @@ static xc_status_t measure(xc_device_t* dev, const xc_compiled_module_t* m, int 
   return s;
 }
 
+/* The same GEMM for the race: shape, dtype, transposes, epilogue (where its
+ * buffers sit among the kernel's parameters does not change the timing). */
 static bool same_gemm(const xc_vendor_gemm_t* a, const xc_vendor_gemm_t* b) {
-  uint8_t pa[XC_VENDOR_GEMM_BYTES], pb[XC_VENDOR_GEMM_BYTES];
-  xc_vendor_gemm_pack(a, pa);
-  xc_vendor_gemm_pack(b, pb);
-  return memcmp(pa, pb, sizeof pa) == 0;
+  return a->dtype == b->dtype && a->trans_a == b->trans_a && a->trans_b == b->trans_b && a->m == b->m &&
+         a->n == b->n && a->k == b->k && a->epilogue == b->epilogue && a->allow_tf32 == b->allow_tf32;
 }
 
 xc_status_t xc_drv_vendor_choose(xc_compiled_module_t* m, xc_target_t* target, const xc_device_caps_t* caps,
@@ -350,20 +348,17 @@ xc_status_t xc_drv_vendor_choose(xc_compiled_module_t* m, xc_target_t* target, c
   if (index < 0) return NULL; /* compiling for a device that is not here: nothing to measure on */
   xc_device_t* dev = NULL;
   XC_RETURN_IF_ERROR(xc_target_open_device(target, index, &dev));
-  /* Each distinct race once: a kernel with the same generated code (the
-   * same layer repeated) and the same GEMM takes the earlier decision. */
-  uint64_t* code = calloc((size_t)m->num_kernels + 1, sizeof *code);
+  /* Each distinct race once: a kernel computing the same GEMM (shape, dtype,
+   * epilogue: the same layer repeated, or another layer of that shape)
+   * takes the earlier decision. */
   signed char* decided = calloc((size_t)m->num_kernels + 1, 1); /* -1 none, 0 kept, 1 vendor */
-  xc_status_t s = code && decided ? NULL : xc_error_oom();
-  for (int k = 0; !s && k < m->num_kernels; k++) {
-    decided[k] = -1;
-    code[k] = XXH3_64bits(m->kernels[k].blob.bytes, m->kernels[k].blob.size);
-  }
+  xc_status_t s = decided ? NULL : xc_error_oom();
+  for (int k = 0; !s && k < m->num_kernels; k++) decided[k] = -1;
   for (int k = 0; !s && k < m->num_kernels; k++) {
     if (!has[k]) continue;
     int same = -1;
     for (int j = 0; j < k && same < 0; j++)
-      if (decided[j] >= 0 && code[j] == code[k] && same_gemm(&cands[j], &cands[k])) same = j;
+      if (decided[j] >= 0 && same_gemm(&cands[j], &cands[k])) same = j;
     if (same >= 0) {
       decided[k] = decided[same];
       if (decided[k]) {
@@ -413,7 +408,6 @@ xc_status_t xc_drv_vendor_choose(xc_compiled_module_t* m, xc_target_t* target, c
       xc_blob_release(&blob);
     }
   }
-  free(code);
   free(decided);
   xc_device_close(dev);
   return s;
