@@ -406,6 +406,19 @@ static xc_status_t spawn_logged(const char* const* argv, const char* out_path, c
   return NULL;
 }
 
+/* hipcc MODE --offload-arch=ARCH and the flags (but an --offload-arch of
+ * their own) into argv, at most max entries; returns the count. */
+static int hipcc_head(const char** argv, const char* hipcc, const char* mode, const char* arch_flag,
+                      const char* const* flags, int nflags, int max) {
+  int argc = 0;
+  argv[argc++] = hipcc;
+  argv[argc++] = mode;
+  argv[argc++] = arch_flag;
+  for (int i = 0; i < nflags && argc < max; i++)
+    if (strncmp(flags[i], "--offload-arch=", 15) != 0) argv[argc++] = flags[i];
+  return argc;
+}
+
 /* Precompiled HIP headers for hipcc. A kernel's own work is small next to
  * parsing <hip/hip_runtime.h>, which each hipcc process does again (about
  * 0.45 s of 0.75 s for a small kernel with Debian's clang 15). The first
@@ -444,12 +457,7 @@ static bool pch_build(const char* hipcc, const char* arch_flag, const char* cons
     return false;
   }
   const char* argv[96];
-  int argc = 0;
-  argv[argc++] = hipcc;
-  argv[argc++] = "--cuda-device-only";
-  argv[argc++] = arch_flag;
-  for (int i = 0; i < nflags && argc < 86; i++)
-    if (strncmp(flags[i], "--offload-arch=", 15) != 0) argv[argc++] = flags[i];
+  int argc = hipcc_head(argv, hipcc, "--cuda-device-only", arch_flag, flags, nflags, 86);
   /* clang writes the PCH of a syntax-only run to standard output */
   const char* tail[] = {"-x", "hip", "-Xclang", "-emit-pch", "-fsyntax-only", header, NULL};
   for (int i = 0; tail[i]; i++) argv[argc++] = tail[i];
@@ -526,12 +534,7 @@ static xc_status_t compile_hipcc(const char* hipcc, const char* arch, const xc_k
   xc_status_t st = xc_targets_write_file(src, source->text, strlen(source->text));
   const char* pch = st ? NULL : pch_get(hipcc, arch_flag, flags, nflags);
   const char* argv[84];
-  int argc = 0;
-  argv[argc++] = hipcc;
-  argv[argc++] = "--genco";
-  argv[argc++] = arch_flag;
-  for (int i = 0; i < nflags && argc < 74; i++)
-    if (strncmp(flags[i], "--offload-arch=", 15) != 0) argv[argc++] = flags[i];
+  int argc = hipcc_head(argv, hipcc, "--genco", arch_flag, flags, nflags, 74);
   int pch_at = argc;
   if (pch) {
     argv[argc++] = "-include-pch";
