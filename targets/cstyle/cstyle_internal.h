@@ -61,6 +61,10 @@ typedef struct vinfo {
   bool in_place;        /* C: a loop's next carried value written over the carried array
                            (xc_cse_plan_in_place): named after it, no storage of its own */
   bool yielded;         /* a loop yields it: never virtual (it may read carried storage) */
+  bool zero_entry;      /* C: a carried tile whose zero init the dot's first step makes
+                           (xc_cse_plan_zero_entry): the loop does not fill it */
+  const struct xc_tiled_op* zero_when[2]; /* C, a dot's result: its accumulator is the
+                           zero init while these loops are at their first iteration */
   int uses;             /* operand uses in the kernel */
   bool raw;             /* matrix-instruction operand: shared array of storage elements,
                            row pitch `pitch`, `bufs` buffers (pipeline stages) */
@@ -304,5 +308,7 @@ void xc_cse_declare_staged(em_t* e);
 
 void xc_cse_plan_fusion(em_t* e, const xc_tiled_block_t* b);
 void xc_cse_plan_in_place(em_t* e, const xc_tiled_block_t* b);
+void xc_cse_plan_zero_entry(em_t* e, const xc_tiled_block_t* b);
+bool xc_cse_dot_blocked_fits(em_t* e, const xc_tiled_op_t* op);
 
 #endif

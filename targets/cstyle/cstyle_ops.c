@@ -677,6 +677,10 @@ static void emit_for(em_t* e, const xc_tiled_op_t* op) {
   int nc = op->num_operands - 3;
   bool any_array = false;
   for (int i = 0; i < nc; i++) {
+    /* a carried value that shares its init's array (share_nested) is there
+     * already; a zero init the dot makes (xc_cse_plan_zero_entry) is not filled */
+    vinfo_t* arg = V(e, body->args[i + 1]);
+    if ((arg->in_place && !strcmp(arg->name, V(e, op->operands[3 + i])->name)) || arg->zero_entry) continue;
     xc_cse_emit_copy(e, body->args[i + 1], op->operands[3 + i], true);
     any_array |= V(e, body->args[i + 1])->st == ST_ARRAY;
   }
