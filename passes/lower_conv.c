@@ -605,6 +605,105 @@ static xc_status_t emit_pool_taps(lw_ctx_t* c, const xc_value_t* X, const xc_val
   return NULL;
 }
 
+/* emit_pool_taps on a CPU with a static channel count: the same tap loop
+ * over a [BLOCK_M pixels, BLOCK_C channels] tile (the depthwise conv's
+ * tiles), so each tap reads a run of consecutive channels per pixel, a
+ * (masked) vector load at the pixel's offset, where the flat tile decomposed
+ * every lane's index into batch, position and channel and gathered. */
+static xc_status_t emit_pool_tiles(lw_ctx_t* c, const xc_value_t* X, const xc_value_t* Y, const win_t* w,
+                                   bool is_max, bool include_pad, xc_dtype_t at, int64_t R) {
+  xc_tiled_kernel_t* k = c->k;
+  int cdim = Y->rank - 1;
+  int64_t C = Y->dims[cdim].value;
+  xc_dim_t pd[LW_MAX_RANK];
+  int np = 0;
+  pd[np++] = Y->dims[0];
+  for (int i = 0; i < w->nsp; i++) pd[np++] = Y->dims[w->sp0 + i];
+  xc_dim_t P = lw_numel(c, np, pd);
+  int64_t pixels = xc_dim_is_static(P) ? P.value : 4096;
+  int64_t cands[5];
+  int ncands = 0;
+  for (int i = 0; i < 5; i++)
+    if (C % dw_c_c[i] == 0) cands[ncands++] = dw_c_c[i];
+  bool exact = ncands > 0;
+  if (!exact) {
+    memcpy(cands, dw_c_c, sizeof cands);
+    ncands = 5;
+  }
+  int64_t dbc = pow2_clamp(C, 8, 64);
+  if (exact) {
+    dbc = cands[0];
+    for (int i = 0; i < ncands; i++)
+      if (cands[i] <= 64) dbc = cands[i];
+  }
+  int64_t dbm = 1024 / dbc > 64 ? 64 : 1024 / dbc;
+  while (dbm > 4 && dbm / 2 >= pixels) dbm /= 2;
+  int kBM = lw_knob(c, "BLOCK_M", 5, dw_m_c, dbm);
+  int kBC = lw_knob(c, "BLOCK_C", ncands, cands, dbc);
+  xc_tiled_dim_t dm = xc_tiled_dim_knob(kBM), dc = xc_tiled_dim_knob(kBC);
+  lw_val_t* m0 = lw_iter_begin(c, 0, lw_dim(c, P), kBM, 0);
+  lw_val_t* c0 = lw_iter_begin(c, 1, lw_dim(c, xc_dim_const(C)), kBC, 0);
+  lw_val_t* rm1 = lw_add(c, m0, xc_tiled_arange(k, dm)); /* [BM] pixels */
+  lw_val_t* ch = lw_row(c, lw_add(c, c0, xc_tiled_arange(k, dc))); /* [1,BC] channels */
+  lw_val_t* mm = lw_lt(c, lw_col(c, rm1), lw_dim(c, P).v), *mc = exact ? NULL : lw_lt(c, ch, lw_i64(c, C));
+  lw_val_t* pidx[LW_MAX_RANK];
+  lw_decompose(c, rm1, np, pd, pidx);
+  conv_gemm_t g;
+  memset(&g, 0, sizeof g);
+  g.X = X, g.Y = Y, g.w = w, g.cdim = cdim;
+  lw_space_t spix, sy;
+  pixel_spaces(c, &g, pidx, ch, &spix, &sy);
+  sy.mask = lw_and(c, mm, mc);
+  xc_tiled_dim_t d2[2] = {dm, dc};
+  lw_val_t* init[2] = {xc_tiled_const_f(k, at, is_max ? -INFINITY : 0.0, 2, d2), xc_tiled_const_f(k, at, 0.0, 2, d2)};
+  int carried = is_max ? 1 : 2;
+  xc_tiled_op_t* loop = xc_tiled_for_begin(k, lw_i64(c, 0), lw_i64(c, R), lw_i64(c, 1), carried, init);
+  {
+    xc_dim_t kd[LW_MAX_RANK];
+    for (int i = 0; i < w->nsp; i++) kd[i] = xc_dim_const(w->k[i]);
+    lw_val_t* kidx[LW_MAX_RANK];
+    lw_decompose(c, xc_tiled_for_iv(loop), w->nsp, kd, kidx);
+    lw_val_t* ok = NULL, *in_sp[LW_MAX_RANK], *inside_pad = NULL;
+    for (int i = 0; i < w->nsp; i++) {
+      lw_val_t* p = lw_mul(c, lw_col(c, pidx[1 + i]), lw_i64(c, w->s[i]));
+      if (w->pb[i]) p = lw_sub(c, p, lw_i64(c, w->pb[i]));
+      if (w->k[i] != 1) p = lw_add(c, p, lw_mul(c, kidx[i], lw_i64(c, w->d[i])));
+      in_sp[i] = p;
+      lw_dimv_t extent = lw_dim(c, X->dims[w->sp0 + i]);
+      ok = lw_and(c, ok, lw_and(c, xc_tiled_cmp(k, XC_CMP_GE, p, lw_i64(c, 0)), lw_lt(c, p, extent.v)));
+      if (include_pad)
+        inside_pad = lw_and(c, inside_pad,
+                            lw_and(c, xc_tiled_cmp(k, XC_CMP_GE, p, lw_i64(c, -w->pb[i])),
+                                   lw_lt(c, p, lw_add(c, extent.v, lw_i64(c, w->pe[i])))));
+    }
+    lw_val_t* m = lw_and(c, lw_and(c, mm, ok), mc);
+    lw_space_t sx;
+    memset(&sx, 0, sizeof sx);
+    sx.rank = X->rank;
+    sx.idx[0] = sy.idx[0];
+    sx.idx[cdim] = ch;
+    for (int i = 0; i < w->nsp; i++) sx.idx[w->sp0 + i] = in_sp[i];
+    lw_val_t* x = lw_cast_to(c, xc_tiled_load(k, lw_buf(c, X), lw_offset(c, &sx, X), m, NULL), at);
+    lw_val_t* next[2];
+    if (is_max) {
+      next[0] = xc_tiled_binary(k, XC_TOP_MAX, xc_tiled_for_arg(loop, 0),
+                                xc_tiled_select(k, m, x, lw_fconst(c, at, -INFINITY)));
+    } else {
+      lw_val_t* one = lw_fconst(c, at, 1), *zero = lw_fconst(c, at, 0);
+      lw_val_t* counted = include_pad ? lw_and(c, lw_and(c, mm, inside_pad), mc) : m;
+      next[0] = lw_add(c, xc_tiled_for_arg(loop, 0), xc_tiled_select(k, m, x, zero));
+      next[1] = lw_add(c, xc_tiled_for_arg(loop, 1), xc_tiled_select(k, counted, one, zero));
+    }
+    xc_tiled_for_end(k, loop, carried, next);
+  }
+  lw_val_t* y = xc_tiled_for_result(loop, 0);
+  if (!is_max) y = lw_div(c, y, xc_tiled_for_result(loop, 1));
+  XC_RETURN_IF_ERROR(lw_epilogue(c, &sy, y));
+  lw_iter_end(c, c0);
+  lw_iter_end(c, m0);
+  return NULL;
+}
+
 xc_status_t lw_emit_pool(lw_ctx_t* c, const xc_node_t* n) {
   xc_tiled_kernel_t* k = c->k;
   const xc_value_t *X = n->inputs[0], *Y = n->outputs[0];
@@ -633,6 +732,8 @@ xc_status_t lw_emit_pool(lw_ctx_t* c, const xc_node_t* n) {
     rd[i] = xc_dim_const(w.k[i]);
     if (w.k[i] < 1 || !xc_mul_i64(R, w.k[i], &R)) return lw_unsupported(c, n, "kernel size");
   }
+  if (nhwc && !is_lp && lw_cpu_limits(c) && xc_dim_is_static(Y->dims[cdim]))
+    return emit_pool_tiles(c, X, Y, &w, is_max, include_pad, at, R);
   if (nhwc && !is_lp) return emit_pool_taps(c, X, Y, &w, is_max, include_pad, at, R);
   int kb = lw_knob(c, "BLOCK", 4, blk_c, 128);
   int kr = lw_knob(c, "BLOCK_R", 4, br_c, 16);
