@@ -227,6 +227,20 @@ static void test_reduce(void) {
   const int64_t sh2[1][4] = {{3, 7, 5, 2}};
   const int rk2[1] = {4};
   check_graph("reduce", t2, 1, sh2, rk2);
+  /* On a CPU a sum or mean over a block of dims followed by kept dims is a
+   * column reduction ([O, R, I]: tiles of rows of I, summed down the rows):
+   * inner extents that some BLOCK_C divides (24) and that none does (20,
+   * masked), keepdims on and off, an epilogue after it; every knob choice. */
+  const char* t3 = HDR
+      "  input x: f32[2, 5, 3, 24]\n  input z: f32[3, 37, 20]\n"
+      "  const a12: i64[2] = [1, 2]\n  const a1: i64[1] = [1]\n"
+      "  m = ReduceMean(x, a12) {keepdims: 1}\n  r = Relu(m)\n"
+      "  s = ReduceSum(z, a1) {keepdims: 0}\n  output r\n  output s\n}\n";
+  const int64_t sh3[2][4] = {{2, 5, 3, 24}, {3, 37, 20}};
+  const int rk3[2] = {4, 3};
+  xc_tiled_limits_t cpu;
+  xc_tiled_limits_init_cpu(&cpu);
+  check_graph_for("reduce-columns-cpu", t3, 2, sh3, rk3, &cpu);
 }
 
 typedef struct {
