@@ -103,6 +103,22 @@ static int64_t pow2_clamp(int64_t v, int64_t lo, int64_t hi) {
   return p < lo ? lo : p > hi ? hi : p;
 }
 
+/* BLOCK_M candidates over `pixels` output pixels: base (n of them), and on
+ * a CPU a static count of at most 64 that no candidate equals (36 pixels of
+ * a 6x6 map, 9 of a 3x3) as one more, made the default: one tile without
+ * masked rows, where a 64-row tile computed 28 rows of nothing. */
+static int pixel_tile_knob(lw_ctx_t* c, const int64_t* base, int n, xc_dim_t P, int64_t def) {
+  int64_t cands[8];
+  memcpy(cands, base, (size_t)n * sizeof *cands);
+  bool listed = false;
+  for (int i = 0; i < n; i++) listed |= base[i] == P.value;
+  if (lw_cpu_limits(c) && xc_dim_is_static(P) && P.value > 1 && P.value <= 64 && !listed && n < 8) {
+    cands[n++] = P.value;
+    def = P.value;
+  }
+  return lw_knob(c, "BLOCK_M", n, cands, def);
+}
+
 /* The two index spaces of a conv tile over pixels (pidx: the pixels'
  * batch and spatial coordinates, [BM]) and channels `chan` ([1,BN]): the
  * pixels' own coordinates, which place the window (spix), and Y at (pixel
@@ -166,7 +182,7 @@ static xc_status_t emit_conv_gemm(lw_ctx_t* c, const conv_gemm_t* g) {
     ncand[nn++] = g->ocg;
     dbn = g->ocg;
   }
-  int kBM = lw_knob(c, "BLOCK_M", 4, gm_c, dbm);
+  int kBM = pixel_tile_knob(c, gm_c, 4, P, dbm);
   int kBN = lw_knob(c, "BLOCK_N", nn, ncand, dbn);
   int kBK = lw_knob(c, "BLOCK_K", nk, kcand, dbk);
   xc_tiled_dim_t dm = xc_tiled_dim_knob(kBM), dn = xc_tiled_dim_knob(kBN), dk = xc_tiled_dim_knob(kBK);
@@ -285,7 +301,7 @@ static xc_status_t emit_conv_rows(lw_ctx_t* c, const conv_gemm_t* g) {
     ncand[nn++] = g->ocg;
     dbn = g->ocg;
   }
-  int kBM = lw_knob(c, "BLOCK_M", 4, gm_c, dbm);
+  int kBM = pixel_tile_knob(c, gm_c, 4, P, dbm);
   int kBN = lw_knob(c, "BLOCK_N", nn, ncand, dbn);
   int kBK = lw_knob(c, "BLOCK_K", nk, kcand, dbk);
   xc_tiled_dim_t dm = xc_tiled_dim_knob(kBM), dn = xc_tiled_dim_knob(kBN), dk = xc_tiled_dim_knob(kBK);
@@ -404,7 +420,7 @@ static xc_status_t emit_conv_depthwise(lw_ctx_t* c, const conv_gemm_t* g) {
   }
   int64_t dbm = 1024 / dbc > 64 ? 64 : 1024 / dbc; /* the largest BLOCK_M candidate: 64 */
   while (dbm > 4 && dbm / 2 >= pixels) dbm /= 2;
-  int kBM = lw_knob(c, "BLOCK_M", 5, dw_m_c, dbm);
+  int kBM = pixel_tile_knob(c, dw_m_c, 5, P, dbm);
   int kBC = lw_knob(c, "BLOCK_C", ncands, cands, dbc);
   xc_tiled_dim_t dm = xc_tiled_dim_knob(kBM), dc = xc_tiled_dim_knob(kBC);
   lw_val_t* m0 = lw_iter_begin(c, 0, lw_dim(c, P), kBM, 0);
@@ -638,7 +654,7 @@ static xc_status_t emit_pool_tiles(lw_ctx_t* c, const xc_value_t* X, const xc_va
   }
   int64_t dbm = 1024 / dbc > 64 ? 64 : 1024 / dbc;
   while (dbm > 4 && dbm / 2 >= pixels) dbm /= 2;
-  int kBM = lw_knob(c, "BLOCK_M", 5, dw_m_c, dbm);
+  int kBM = pixel_tile_knob(c, dw_m_c, 5, P, dbm);
   int kBC = lw_knob(c, "BLOCK_C", ncands, cands, dbc);
   xc_tiled_dim_t dm = xc_tiled_dim_knob(kBM), dc = xc_tiled_dim_knob(kBC);
   lw_val_t* m0 = lw_iter_begin(c, 0, lw_dim(c, P), kBM, 0);

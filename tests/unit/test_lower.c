@@ -210,6 +210,16 @@ static void test_gemm(void) {
   const int64_t sh3[2][4] = {{7}, {3, 7, 5}};
   const int rk3[2] = {1, 3};
   check_graph("matmul-1d", t3, 2, sh3, rk3);
+  /* CPU limits: 1 and 3 rows take a BLOCK_M of their own (the default),
+   * every knob choice against the interpreter */
+  const char* t4 = HDR
+      "  input a: f32[1, 40]\n  input b: f32[40, 20]\n  input c: f32[3, 40]\n"
+      "  y = MatMul(a, b)\n  z = MatMul(c, b)\n  output y\n  output z\n}\n";
+  const int64_t sh4[3][4] = {{1, 40}, {40, 20}, {3, 40}};
+  const int rk4[3] = {2, 2, 2};
+  xc_tiled_limits_t cpu;
+  xc_tiled_limits_init_cpu(&cpu);
+  check_graph_for("matmul-few-rows-cpu", t4, 3, sh4, rk4, &cpu);
 }
 
 static void test_reduce(void) {
