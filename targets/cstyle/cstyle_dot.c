@@ -86,11 +86,21 @@ static void emit_dot_block(em_t* e, const xc_tiled_op_t* op, int mr, int nv, int
     free(ra.data);
   }
   xc_cse_loop_close(e, 1);
-  /* result out */
+  /* result out; on the last step of a K loop whose element loop after it
+   * was planned here (xc_cse_plan_epilogue), that loop's body on the
+   * registers instead */
+  if (op == e->epi_dot) {
+    xc_cse_emit_epilogue_open(e);
+    for (int m = 0; m < mr; m++) xc_cse_emit_epilogue_row(e, e->epi_loop->results[0], m, nv, lanes, N);
+    e->depth--;
+    L("} else {\n");
+    e->depth++;
+  }
   for (int m = 0; m < mr; m++)
     for (int v = 0; v < nv; v++)
       L("memcpy(&%s[(i0 + %d) * %" PRId64 " + i1 + %" PRId64 "], &c%d_%d, sizeof(xc_vec));\n", r->name, m, N,
         v * lanes, m, v);
+  if (op == e->epi_dot) xc_cse_loop_close(e, 1);
 }
 
 /* C dialect, f32/f64 accumulators: a register-blocked micro-kernel. The
