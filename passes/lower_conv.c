@@ -103,6 +103,22 @@ static int64_t pow2_clamp(int64_t v, int64_t lo, int64_t hi) {
   return p < lo ? lo : p > hi ? hi : p;
 }
 
+/* BLOCK_M candidates over `pixels` output pixels: base (n of them), and on
+ * a CPU a static count of at most 64 that no candidate equals (36 pixels of
+ * a 6x6 map, 9 of a 3x3) as one more, made the default: one tile without
+ * masked rows, where a 64-row tile computed 28 rows of nothing. */
+static int pixel_tile_knob(lw_ctx_t* c, const int64_t* base, int n, xc_dim_t P, int64_t def) {
+  int64_t cands[8];
+  memcpy(cands, base, (size_t)n * sizeof *cands);
+  bool listed = false;
+  for (int i = 0; i < n; i++) listed |= base[i] == P.value;
+  if (lw_cpu_limits(c) && xc_dim_is_static(P) && P.value > 1 && P.value <= 64 && !listed && n < 8) {
+    cands[n++] = P.value;
+    def = P.value;
+  }
+  return lw_knob(c, "BLOCK_M", n, cands, def);
+}
+
 /* The two index spaces of a conv tile over pixels (pidx: the pixels'
  * batch and spatial coordinates, [BM]) and channels `chan` ([1,BN]): the
  * pixels' own coordinates, which place the window (spix), and Y at (pixel
@@ -166,7 +182,7 @@ static xc_status_t emit_conv_gemm(lw_ctx_t* c, const conv_gemm_t* g) {
     ncand[nn++] = g->ocg;
     dbn = g->ocg;
   }
-  int kBM = lw_knob(c, "BLOCK_M", 4, gm_c, dbm);
+  int kBM = pixel_tile_knob(c, gm_c, 4, P, dbm);
   int kBN = lw_knob(c, "BLOCK_N", nn, ncand, dbn);
   int kBK = lw_knob(c, "BLOCK_K", nk, kcand, dbk);
   xc_tiled_dim_t dm = xc_tiled_dim_knob(kBM), dn = xc_tiled_dim_knob(kBN), dk = xc_tiled_dim_knob(kBK);
@@ -220,6 +236,150 @@ static xc_status_t emit_conv_gemm(lw_ctx_t* c, const conv_gemm_t* g) {
   return NULL;
 }
 
+/* Whether emit_conv_rows takes this conv: the cpu, channels last with an
+ * HWIO weight, one group, the window's last dim undilated, the input's last
+ * spatial extent and channel count static, and more than one tap. */
+static bool rows_form(lw_ctx_t* c, const conv_gemm_t* g) {
+  const win_t* w = g->w;
+  const xc_value_t* X = g->X;
+  if (!lw_cpu_limits(c) || !g->hwio || g->group != 1 || g->cdim != X->rank - 1 || g->kpos != 0) return false;
+  int L = w->nsp - 1;
+  if (w->d[L] != 1 || !xc_dim_is_static(X->dims[w->sp0 + L]) || !xc_dim_is_static(X->dims[g->cdim])) return false;
+  int64_t wc;
+  return g->R > g->cg && xc_mul_i64(X->dims[w->sp0 + L].value, X->dims[g->cdim].value, &wc);
+}
+
+/* Conv as an implicit GEMM whose reduction walks the window row by row
+ * (channels last, HWIO weight, one group): for a fixed position in the
+ * window's leading dims (kh of a 2-D window), the taps of the last dim and
+ * their channels, j = kw * C + c, lie at consecutive input offsets
+ * (iw * C + c = (ow * s - pad) * C + j). An outer loop runs over the leading
+ * window positions t, an inner K loop over j in steps of BLOCK_K; the input
+ * tile's offset is a row base plus j, so each row of it is a contiguous
+ * (masked) load instead of a gather with the window's division and
+ * remainder per element. The last dim's bounds test is on x = iw * C + c
+ * itself (0 <= x < W * C holds exactly when 0 <= iw < W), which keeps the
+ * offset boundable from the mask. The weight tile is rows t * KW * C + j of
+ * the HWIO weight, consecutive in memory. */
+static xc_status_t emit_conv_rows(lw_ctx_t* c, const conv_gemm_t* g) {
+  xc_tiled_kernel_t* k = c->k;
+  const win_t* w = g->w;
+  const xc_value_t *X = g->X, *Y = g->Y;
+  int L = w->nsp - 1;
+  int64_t C = X->dims[g->cdim].value, WC = X->dims[w->sp0 + L].value * C, KWC = w->k[L] * C, T = g->R / KWC;
+  xc_dim_t pd[LW_MAX_RANK];
+  int np = 0;
+  pd[np++] = Y->dims[0];
+  for (int i = 0; i < w->nsp; i++) pd[np++] = Y->dims[w->sp0 + i];
+  xc_dim_t P = lw_numel(c, np, pd);
+  int64_t pixels = xc_dim_is_static(P) ? P.value : 4096;
+  /* defaults as emit_conv_gemm's; the K step covers a window row's taps
+   * (KW * C) in one step where it is at most 128, else the largest
+   * candidate that divides it */
+  int64_t dbn = pow2_clamp(g->ocg, 16, 128), dbk = 64, dbm = 64;
+  while (dbm > 16 && dbm / 2 >= pixels) dbm /= 2;
+  int64_t kcand[6];
+  int nk = 5;
+  memcpy(kcand, gk_c, sizeof gk_c);
+  bool listed = false;
+  for (int i = 0; i < nk; i++) listed |= kcand[i] == KWC;
+  if (KWC <= 128) {
+    if (!listed) kcand[nk++] = KWC;
+    dbk = KWC;
+  } else {
+    for (int i = nk - 1; i >= 2; i--)
+      if (KWC % kcand[i] == 0) {
+        dbk = kcand[i];
+        break;
+      }
+  }
+  int64_t ncand[5];
+  int nn = 4;
+  memcpy(ncand, gn_c, sizeof gn_c);
+  int64_t simd = c->limits ? c->limits->value[XC_TILED_LIMIT_SIMD_WIDTH] : 0;
+  if (simd > 0 && g->ocg <= 128 && g->ocg % simd == 0 && lw_pow2_at_least(g->ocg) != g->ocg) {
+    ncand[nn++] = g->ocg;
+    dbn = g->ocg;
+  }
+  int kBM = pixel_tile_knob(c, gm_c, 4, P, dbm);
+  int kBN = lw_knob(c, "BLOCK_N", nn, ncand, dbn);
+  int kBK = lw_knob(c, "BLOCK_K", nk, kcand, dbk);
+  xc_tiled_dim_t dm = xc_tiled_dim_knob(kBM), dn = xc_tiled_dim_knob(kBN), dk = xc_tiled_dim_knob(kBK);
+  lw_val_t* m0 = lw_iter_begin(c, 0, lw_dim(c, P), kBM, 0);
+  lw_val_t* n0 = lw_iter_begin(c, 1, lw_dim(c, xc_dim_const(g->ocg)), kBN, 0);
+  lw_val_t* g0 = lw_iter_begin(c, 2, lw_dim(c, xc_dim_const(1)), -1, 1);
+  lw_val_t* rm1 = lw_add(c, m0, xc_tiled_arange(k, dm)); /* [BM] pixels */
+  lw_val_t* rm = lw_col(c, rm1);
+  lw_val_t* oc = lw_row(c, lw_add(c, n0, xc_tiled_arange(k, dn))); /* [1,BN] output channels */
+  lw_val_t* mm = lw_lt(c, rm, lw_dim(c, P).v), *mn = lw_lt(c, oc, lw_i64(c, g->ocg));
+  lw_val_t* pidx[LW_MAX_RANK];
+  lw_decompose(c, rm1, np, pd, pidx);
+  lw_space_t spix, sy;
+  pixel_spaces(c, g, pidx, oc, &spix, &sy);
+  sy.mask = lw_and(c, mm, mn);
+  /* the last dim's row base (ow * s - pad) * C, [BM,1] */
+  lw_val_t* xb = lw_mul(c, lw_col(c, pidx[1 + L]), lw_i64(c, w->s[L]));
+  if (w->pb[L]) xb = lw_sub(c, xb, lw_i64(c, w->pb[L]));
+  xb = lw_mul(c, xb, lw_i64(c, C));
+  xc_tiled_dim_t acc_shape[2] = {dm, dn};
+  lw_val_t* acc0 = xc_tiled_const_f(k, g->at, 0.0, 2, acc_shape);
+  lw_val_t* ak = xc_tiled_arange(k, dk);
+  xc_tiled_op_t* outer = T > 1 ? xc_tiled_for_begin(k, lw_i64(c, 0), lw_i64(c, T), lw_i64(c, 1), 1, &acc0) : NULL;
+  {
+    lw_val_t* t = outer ? xc_tiled_for_iv(outer) : lw_i64(c, 0);
+    lw_val_t* acc_in = outer ? xc_tiled_for_arg(outer, 0) : acc0;
+    /* the window position in the leading dims, and their input coordinates */
+    xc_dim_t lead[LW_MAX_RANK];
+    for (int i = 0; i < L; i++) lead[i] = xc_dim_const(w->k[i]);
+    lw_val_t* kidx[LW_MAX_RANK] = {0};
+    if (L > 0) lw_decompose(c, t, L, lead, kidx);
+    lw_space_t sx;
+    memset(&sx, 0, sizeof sx);
+    sx.rank = X->rank;
+    sx.idx[0] = sy.idx[0];
+    lw_val_t* rows_ok = mm;
+    for (int i = 0; i < L; i++) {
+      lw_val_t* p = lw_mul(c, lw_col(c, pidx[1 + i]), lw_i64(c, w->s[i]));
+      if (w->pb[i]) p = lw_sub(c, p, lw_i64(c, w->pb[i]));
+      if (w->k[i] != 1) p = lw_add(c, p, lw_mul(c, kidx[i], lw_i64(c, w->d[i])));
+      sx.idx[w->sp0 + i] = p;
+      if (!w->in_bounds[i])
+        rows_ok = lw_and(c, rows_ok, lw_and(c, xc_tiled_cmp(k, XC_CMP_GE, p, lw_i64(c, 0)),
+                                            lw_lt(c, p, lw_dim(c, X->dims[w->sp0 + i]).v)));
+    }
+    lw_val_t* wrow = lw_mul(c, t, lw_i64(c, KWC));
+    xc_tiled_op_t* loop = xc_tiled_for_begin(k, lw_i64(c, 0), lw_i64(c, KWC), xc_tiled_knob_value(k, kBK), 1, &acc_in);
+    {
+      lw_val_t* k0 = xc_tiled_for_iv(loop);
+      lw_val_t* jr = lw_row(c, lw_add(c, k0, ak)), *jc = lw_col(c, lw_add(c, k0, ak));
+      lw_val_t* x = lw_add(c, xb, jr); /* [BM,BK]: iw * C + c */
+      lw_val_t* xok = lw_and(c, xc_tiled_cmp(k, XC_CMP_GE, x, lw_i64(c, 0)), lw_lt(c, x, lw_i64(c, WC)));
+      lw_val_t* am = lw_and(c, lw_and(c, rows_ok, lw_lt(c, jr, lw_i64(c, KWC))), xok);
+      sx.idx[g->cdim] = x;
+      lw_val_t* a = xc_tiled_load(k, lw_buf(c, X), lw_offset(c, &sx, X), am, NULL);
+      a = lw_cast_to(c, a, g->at);
+      lw_val_t* bm = lw_and(c, lw_lt(c, jc, lw_i64(c, KWC)), mn);
+      lw_val_t* woff = weight_offset(c, true, g->R, g->ocg, lw_add(c, wrow, jc), oc);
+      lw_val_t* b = lw_cast_to(c, xc_tiled_load(k, lw_buf(c, g->W), woff, bm, NULL), g->at);
+      lw_val_t* next = xc_tiled_dot(k, a, b, xc_tiled_for_arg(loop, 0));
+      xc_tiled_for_end(k, loop, 1, &next);
+    }
+    if (outer) {
+      lw_val_t* next = xc_tiled_for_result(loop, 0);
+      xc_tiled_for_end(k, outer, 1, &next);
+    } else {
+      outer = loop;
+    }
+  }
+  lw_val_t* y = xc_tiled_for_result(outer, 0);
+  if (g->B) y = lw_add(c, y, lw_cast_to(c, xc_tiled_load(k, lw_buf(c, g->B), oc, mn, NULL), g->at));
+  XC_RETURN_IF_ERROR(lw_epilogue(c, &sy, y));
+  lw_iter_end(c, g0);
+  lw_iter_end(c, n0);
+  lw_iter_end(c, m0);
+  return NULL;
+}
+
 static const int64_t dw_m_c[] = {4, 8, 16, 32, 64}, dw_c_c[] = {8, 16, 32, 64, 128};
 
 /* Depthwise Conv, channels last (one input channel per group, one output
@@ -260,7 +420,7 @@ static xc_status_t emit_conv_depthwise(lw_ctx_t* c, const conv_gemm_t* g) {
   }
   int64_t dbm = 1024 / dbc > 64 ? 64 : 1024 / dbc; /* the largest BLOCK_M candidate: 64 */
   while (dbm > 4 && dbm / 2 >= pixels) dbm /= 2;
-  int kBM = lw_knob(c, "BLOCK_M", 5, dw_m_c, dbm);
+  int kBM = pixel_tile_knob(c, dw_m_c, 5, P, dbm);
   int kBC = lw_knob(c, "BLOCK_C", ncands, cands, dbc);
   xc_tiled_dim_t dm = xc_tiled_dim_knob(kBM), dc = xc_tiled_dim_knob(kBC);
   lw_val_t* m0 = lw_iter_begin(c, 0, lw_dim(c, P), kBM, 0);
@@ -320,7 +480,7 @@ xc_status_t lw_emit_conv(lw_ctx_t* c, const xc_node_t* n) {
   if (W->rank != X->rank || W->rank < 3 || W->rank - 2 >= LW_MAX_RANK) return lw_unsupported(c, n, "weight rank");
   for (int i = 0; i < W->rank; i++)
     if (!xc_dim_is_static(W->dims[i])) return lw_unsupported(c, n, "symbolic weight shape");
-  int64_t ks[LW_MAX_RANK];
+  int64_t ks[LW_MAX_RANK] = {0};
   int ksp0 = hwio ? 0 : nhwc ? 1 : 2;
   for (int i = 0; i < W->rank - 2; i++) ks[i] = W->dims[ksp0 + i].value;
   win_t w;
@@ -357,6 +517,7 @@ xc_status_t lw_emit_conv(lw_ctx_t* c, const xc_node_t* n) {
     g.group = group, g.cg = cg, g.ocg = ocg, g.R = R, g.kpos = kpos, g.cpos = cpos, g.hwio = hwio;
     memcpy(g.rd, rd, sizeof rd);
     if (nhwc && cg == 1 && ocg == 1) return emit_conv_depthwise(c, &g);
+    if (rows_form(c, &g)) return emit_conv_rows(c, &g);
     return emit_conv_gemm(c, &g);
   }
   int kb = lw_knob(c, "BLOCK", 4, blk_c, 128);
@@ -460,6 +621,105 @@ static xc_status_t emit_pool_taps(lw_ctx_t* c, const xc_value_t* X, const xc_val
   return NULL;
 }
 
+/* emit_pool_taps on a CPU with a static channel count: the same tap loop
+ * over a [BLOCK_M pixels, BLOCK_C channels] tile (the depthwise conv's
+ * tiles), so each tap reads a run of consecutive channels per pixel, a
+ * (masked) vector load at the pixel's offset, where the flat tile decomposed
+ * every lane's index into batch, position and channel and gathered. */
+static xc_status_t emit_pool_tiles(lw_ctx_t* c, const xc_value_t* X, const xc_value_t* Y, const win_t* w,
+                                   bool is_max, bool include_pad, xc_dtype_t at, int64_t R) {
+  xc_tiled_kernel_t* k = c->k;
+  int cdim = Y->rank - 1;
+  int64_t C = Y->dims[cdim].value;
+  xc_dim_t pd[LW_MAX_RANK];
+  int np = 0;
+  pd[np++] = Y->dims[0];
+  for (int i = 0; i < w->nsp; i++) pd[np++] = Y->dims[w->sp0 + i];
+  xc_dim_t P = lw_numel(c, np, pd);
+  int64_t pixels = xc_dim_is_static(P) ? P.value : 4096;
+  int64_t cands[5];
+  int ncands = 0;
+  for (int i = 0; i < 5; i++)
+    if (C % dw_c_c[i] == 0) cands[ncands++] = dw_c_c[i];
+  bool exact = ncands > 0;
+  if (!exact) {
+    memcpy(cands, dw_c_c, sizeof cands);
+    ncands = 5;
+  }
+  int64_t dbc = pow2_clamp(C, 8, 64);
+  if (exact) {
+    dbc = cands[0];
+    for (int i = 0; i < ncands; i++)
+      if (cands[i] <= 64) dbc = cands[i];
+  }
+  int64_t dbm = 1024 / dbc > 64 ? 64 : 1024 / dbc;
+  while (dbm > 4 && dbm / 2 >= pixels) dbm /= 2;
+  int kBM = pixel_tile_knob(c, dw_m_c, 5, P, dbm);
+  int kBC = lw_knob(c, "BLOCK_C", ncands, cands, dbc);
+  xc_tiled_dim_t dm = xc_tiled_dim_knob(kBM), dc = xc_tiled_dim_knob(kBC);
+  lw_val_t* m0 = lw_iter_begin(c, 0, lw_dim(c, P), kBM, 0);
+  lw_val_t* c0 = lw_iter_begin(c, 1, lw_dim(c, xc_dim_const(C)), kBC, 0);
+  lw_val_t* rm1 = lw_add(c, m0, xc_tiled_arange(k, dm)); /* [BM] pixels */
+  lw_val_t* ch = lw_row(c, lw_add(c, c0, xc_tiled_arange(k, dc))); /* [1,BC] channels */
+  lw_val_t* mm = lw_lt(c, lw_col(c, rm1), lw_dim(c, P).v), *mc = exact ? NULL : lw_lt(c, ch, lw_i64(c, C));
+  lw_val_t* pidx[LW_MAX_RANK];
+  lw_decompose(c, rm1, np, pd, pidx);
+  conv_gemm_t g;
+  memset(&g, 0, sizeof g);
+  g.X = X, g.Y = Y, g.w = w, g.cdim = cdim;
+  lw_space_t spix, sy;
+  pixel_spaces(c, &g, pidx, ch, &spix, &sy);
+  sy.mask = lw_and(c, mm, mc);
+  xc_tiled_dim_t d2[2] = {dm, dc};
+  lw_val_t* init[2] = {xc_tiled_const_f(k, at, is_max ? -INFINITY : 0.0, 2, d2), xc_tiled_const_f(k, at, 0.0, 2, d2)};
+  int carried = is_max ? 1 : 2;
+  xc_tiled_op_t* loop = xc_tiled_for_begin(k, lw_i64(c, 0), lw_i64(c, R), lw_i64(c, 1), carried, init);
+  {
+    xc_dim_t kd[LW_MAX_RANK];
+    for (int i = 0; i < w->nsp; i++) kd[i] = xc_dim_const(w->k[i]);
+    lw_val_t* kidx[LW_MAX_RANK];
+    lw_decompose(c, xc_tiled_for_iv(loop), w->nsp, kd, kidx);
+    lw_val_t* ok = NULL, *in_sp[LW_MAX_RANK], *inside_pad = NULL;
+    for (int i = 0; i < w->nsp; i++) {
+      lw_val_t* p = lw_mul(c, lw_col(c, pidx[1 + i]), lw_i64(c, w->s[i]));
+      if (w->pb[i]) p = lw_sub(c, p, lw_i64(c, w->pb[i]));
+      if (w->k[i] != 1) p = lw_add(c, p, lw_mul(c, kidx[i], lw_i64(c, w->d[i])));
+      in_sp[i] = p;
+      lw_dimv_t extent = lw_dim(c, X->dims[w->sp0 + i]);
+      ok = lw_and(c, ok, lw_and(c, xc_tiled_cmp(k, XC_CMP_GE, p, lw_i64(c, 0)), lw_lt(c, p, extent.v)));
+      if (include_pad)
+        inside_pad = lw_and(c, inside_pad,
+                            lw_and(c, xc_tiled_cmp(k, XC_CMP_GE, p, lw_i64(c, -w->pb[i])),
+                                   lw_lt(c, p, lw_add(c, extent.v, lw_i64(c, w->pe[i])))));
+    }
+    lw_val_t* m = lw_and(c, lw_and(c, mm, ok), mc);
+    lw_space_t sx;
+    memset(&sx, 0, sizeof sx);
+    sx.rank = X->rank;
+    sx.idx[0] = sy.idx[0];
+    sx.idx[cdim] = ch;
+    for (int i = 0; i < w->nsp; i++) sx.idx[w->sp0 + i] = in_sp[i];
+    lw_val_t* x = lw_cast_to(c, xc_tiled_load(k, lw_buf(c, X), lw_offset(c, &sx, X), m, NULL), at);
+    lw_val_t* next[2];
+    if (is_max) {
+      next[0] = xc_tiled_binary(k, XC_TOP_MAX, xc_tiled_for_arg(loop, 0),
+                                xc_tiled_select(k, m, x, lw_fconst(c, at, -INFINITY)));
+    } else {
+      lw_val_t* one = lw_fconst(c, at, 1), *zero = lw_fconst(c, at, 0);
+      lw_val_t* counted = include_pad ? lw_and(c, lw_and(c, mm, inside_pad), mc) : m;
+      next[0] = lw_add(c, xc_tiled_for_arg(loop, 0), xc_tiled_select(k, m, x, zero));
+      next[1] = lw_add(c, xc_tiled_for_arg(loop, 1), xc_tiled_select(k, counted, one, zero));
+    }
+    xc_tiled_for_end(k, loop, carried, next);
+  }
+  lw_val_t* y = xc_tiled_for_result(loop, 0);
+  if (!is_max) y = lw_div(c, y, xc_tiled_for_result(loop, 1));
+  XC_RETURN_IF_ERROR(lw_epilogue(c, &sy, y));
+  lw_iter_end(c, c0);
+  lw_iter_end(c, m0);
+  return NULL;
+}
+
 xc_status_t lw_emit_pool(lw_ctx_t* c, const xc_node_t* n) {
   xc_tiled_kernel_t* k = c->k;
   const xc_value_t *X = n->inputs[0], *Y = n->outputs[0];
@@ -488,6 +748,8 @@ xc_status_t lw_emit_pool(lw_ctx_t* c, const xc_node_t* n) {
     rd[i] = xc_dim_const(w.k[i]);
     if (w.k[i] < 1 || !xc_mul_i64(R, w.k[i], &R)) return lw_unsupported(c, n, "kernel size");
   }
+  if (nhwc && !is_lp && lw_cpu_limits(c) && xc_dim_is_static(Y->dims[cdim]))
+    return emit_pool_tiles(c, X, Y, &w, is_max, include_pad, at, R);
   if (nhwc && !is_lp) return emit_pool_taps(c, X, Y, &w, is_max, include_pad, at, R);
   int kb = lw_knob(c, "BLOCK", 4, blk_c, 128);
   int kr = lw_knob(c, "BLOCK_R", 4, br_c, 16);
@@ -586,7 +848,7 @@ xc_status_t lw_emit_convtranspose(lw_ctx_t* c, const xc_node_t* n) {
   const xc_value_t *X = n->inputs[0], *W = n->inputs[1], *Y = n->outputs[0];
   const xc_value_t* B = n->num_inputs > 2 ? n->inputs[2] : NULL;
   if (!xc_dtype_is_float(X->dtype)) return lw_unsupported(c, n, "dtype %s", xc_dtype_name(X->dtype));
-  int64_t ks[LW_MAX_RANK];
+  int64_t ks[LW_MAX_RANK] = {0};
   for (int i = 0; i < W->rank; i++)
     if (!xc_dim_is_static(W->dims[i]) || i - 2 >= LW_MAX_RANK) return lw_unsupported(c, n, "symbolic weight shape");
   for (int i = 2; i < W->rank; i++) ks[i - 2] = W->dims[i].value;

@@ -97,7 +97,17 @@ xc_status_t lw_emit_gemm(lw_ctx_t* c, const xc_node_t* n) {
       K.value >= 128)
     dbk = 64, dst = 2;
   /* 256-wide tiles only on matrix instructions (eight warps of 64x64 on CUDA) */
-  int kBM = lw_knob(c, "BLOCK_M", mma ? 5 : 4, bm_c, dbm);
+  /* On a CPU, fewer rows than the smallest tile (a batch-1 classifier's one
+   * row) are a candidate of their own and the default: a 16-row tile
+   * multiplied 15 rows of nothing. */
+  int64_t mcands[6];
+  int nm = mma ? 5 : 4;
+  memcpy(mcands, bm_c, (size_t)nm * sizeof *mcands);
+  if (!mma && lw_cpu_limits(c) && xc_dim_is_static(M) && M.value >= 1 && M.value < bm_c[0]) {
+    mcands[nm++] = M.value;
+    dbm = M.value;
+  }
+  int kBM = lw_knob(c, "BLOCK_M", nm, mcands, dbm);
   int kBN = lw_knob(c, "BLOCK_N", mma ? 5 : 4, bn_c, dbn);
   int kBK = lw_knob(c, "BLOCK_K", 5, bk_c, dbk);
   if (mma) {

@@ -263,6 +263,114 @@ static lw_val_t* row_init(lw_ctx_t* c, rows_t* w, xc_dtype_t at, double v) {
   return xc_tiled_const_i(c->k, at, (int64_t)v, 1, &d);
 }
 
+static const int64_t col_r_c[] = {4, 8, 16, 32}, col_c_c[] = {8, 16, 32, 64, 128};
+
+/* A float sum or mean on a CPU whose reduced dims are one block followed by
+ * kept dims (a channels-last GlobalAveragePool: [N, H, W, C] over H and W),
+ * as X viewed [O, R, I] (static dims, I >= 8): programs over (BLOCK_C
+ * consecutive inner elements, outer index), a loop over R in BLOCK_R rows
+ * adding [BLOCK_R, BLOCK_C] tiles whose rows are contiguous runs into a
+ * carried tile, one reduction along its rows at the end. The row form
+ * (rows_begin) reads such a reduction as rows of R elements I apart: a
+ * gather per element. Sums each column in an order of its own (R / BLOCK_R
+ * partial sums per lane, then across them), like any chunked sum. */
+static bool column_form(const lw_ctx_t* c, const xc_value_t* X, const bool* is_red, int kind, int64_t* O,
+                        int64_t* R, int64_t* I) {
+  if (!lw_cpu_limits(c) || (kind != RK_SUM && kind != RK_MEAN) || !xc_dtype_is_float(X->dtype)) return false;
+  int a = -1, b = -1;
+  for (int d = 0; d < X->rank; d++) {
+    if (!xc_dim_is_static(X->dims[d])) return false;
+    if (is_red[d]) {
+      if (a < 0) a = d;
+      else if (b != d - 1) return false; /* not one block */
+      b = d;
+    }
+  }
+  if (a < 0 || b == X->rank - 1) return false;
+  *O = *R = *I = 1;
+  for (int d = 0; d < X->rank; d++) {
+    int64_t* p = d < a ? O : d <= b ? R : I;
+    if (!xc_mul_i64(*p, X->dims[d].value, p)) return false;
+  }
+  return *I >= 8 && *R >= 2;
+}
+
+static xc_status_t emit_reduce_columns(lw_ctx_t* c, const xc_node_t* n, const bool* is_red, int kind, int64_t O,
+                                       int64_t R, int64_t I) {
+  xc_tiled_kernel_t* k = c->k;
+  const xc_value_t *X = n->inputs[0], *Y = n->outputs[0];
+  xc_dtype_t at = acc_type(X->dtype);
+  /* BLOCK_C: the tiles that divide I (no column mask), else all, the
+   * default covering I up to 64 */
+  int64_t cands[5];
+  int ncands = 0;
+  for (int i = 0; i < 5; i++)
+    if (I % col_c_c[i] == 0) cands[ncands++] = col_c_c[i];
+  int64_t dbc = cands[0];
+  for (int i = 0; i < ncands; i++)
+    if (cands[i] <= 64) dbc = cands[i];
+  if (!ncands) {
+    memcpy(cands, col_c_c, sizeof cands);
+    ncands = 5;
+    dbc = lw_pow2_at_least(I) > 64 ? 64 : lw_pow2_at_least(I);
+  }
+  int kBR = lw_knob(c, "BLOCK_R", 4, col_r_c, R >= 16 ? 16 : 4);
+  int kBC = lw_knob(c, "BLOCK_C", ncands, cands, dbc);
+  xc_tiled_dim_t dr = xc_tiled_dim_knob(kBR), dc = xc_tiled_dim_knob(kBC);
+  lw_val_t* c0 = lw_iter_begin(c, 0, lw_dim(c, xc_dim_const(I)), kBC, 0);
+  lw_val_t* o = lw_iter_begin(c, 1, lw_dim(c, xc_dim_const(O)), -1, 1);
+  lw_val_t* ch1 = lw_add(c, c0, xc_tiled_arange(k, dc)); /* [BC] inner index */
+  lw_val_t* ch = lw_row(c, ch1);
+  lw_val_t* mc = lw_lt(c, ch, lw_i64(c, I));
+  xc_tiled_dim_t d2[2] = {dr, dc};
+  lw_val_t* acc0 = xc_tiled_const_f(k, at, 0.0, 2, d2);
+  lw_val_t* base = lw_mul(c, o, lw_i64(c, R * I));
+  xc_tiled_op_t* loop = xc_tiled_for_begin(k, lw_i64(c, 0), lw_i64(c, R), xc_tiled_knob_value(k, kBR), 1, &acc0);
+  {
+    lw_val_t* rr = lw_col(c, lw_add(c, xc_tiled_for_iv(loop), xc_tiled_arange(k, dr))); /* [BR,1] */
+    lw_val_t* m = lw_and(c, lw_lt(c, rr, lw_i64(c, R)), mc);
+    lw_val_t* off = lw_add(c, lw_add(c, base, lw_mul(c, rr, lw_i64(c, I))), ch);
+    lw_val_t* x = lw_cast_to(c, xc_tiled_load(k, lw_buf(c, X), off, m, NULL), at);
+    lw_val_t* next = lw_add(c, xc_tiled_for_arg(loop, 0), x);
+    xc_tiled_for_end(k, loop, 1, &next);
+  }
+  lw_val_t* y = xc_tiled_reduce(k, XC_REDUCE_SUM, xc_tiled_for_result(loop, 0), 0); /* [BC] */
+  if (kind == RK_MEAN) y = lw_div(c, y, lw_fconst(c, at, (double)R));
+  y = lw_row(c, y); /* [1,BC] */
+  /* Y's coordinates: the outer kept dims from o, the inner ones from the
+   * [1,BC] index, reduced dims (kept as 1) none */
+  lw_space_t sy;
+  memset(&sy, 0, sizeof sy);
+  sy.rank = Y->rank;
+  sy.dims = Y->dims;
+  sy.mask = mc;
+  xc_dim_t od[LW_MAX_RANK], id[LW_MAX_RANK];
+  int no = 0, ni = 0, first_red = -1;
+  for (int d = 0; d < X->rank; d++) {
+    if (is_red[d] && first_red < 0) first_red = d;
+    if (!is_red[d]) {
+      if (first_red < 0) od[no++] = X->dims[d];
+      else id[ni++] = X->dims[d];
+    }
+  }
+  lw_val_t* oidx[LW_MAX_RANK] = {0}, *iidx[LW_MAX_RANK] = {0};
+  if (no) lw_decompose(c, o, no, od, oidx);
+  lw_decompose(c, ch, ni, id, iidx);
+  bool keep = Y->rank == X->rank;
+  if (!keep && Y->rank != no + ni) return lw_unsupported(c, n, "unexpected output rank");
+  for (int d = 0, yo = 0, ko = 0, ki = 0; d < X->rank; d++) {
+    if (is_red[d]) {
+      if (keep) yo++;
+      continue;
+    }
+    sy.idx[yo++] = ko < no ? oidx[ko++] : iidx[ki++];
+  }
+  XC_RETURN_IF_ERROR(lw_epilogue(c, &sy, y));
+  lw_iter_end(c, o);
+  lw_iter_end(c, c0);
+  return NULL;
+}
+
 xc_status_t lw_emit_reduce(lw_ctx_t* c, const xc_node_t* n) {
   xc_tiled_kernel_t* k = c->k;
   int kind = reduce_kind(n);
@@ -294,6 +402,8 @@ xc_status_t lw_emit_reduce(lw_ctx_t* c, const xc_node_t* n) {
   xc_dtype_t at = acc_type(X->dtype);
   if (!xc_dtype_is_float(at) && (kind == RK_MEAN || kind == RK_L2 || kind == RK_LOGSUM || kind == RK_LOGSUMEXP))
     return lw_unsupported(c, n, "integer %s", n->op_type);
+  int64_t O, R, I;
+  if (column_form(c, X, is_red, kind, &O, &R, &I)) return emit_reduce_columns(c, n, is_red, kind, O, R, I);
   rows_t w;
   rows_begin(c, X, is_red, &w);
   double init = 0;

@@ -26,8 +26,23 @@ static void emit_dot_block(em_t* e, const xc_tiled_op_t* op, int mr, int nv, int
     for (int v = 0; v < nv; v++) P(&e->body, "%s c%d_%d", v ? "," : "", m, v);
     P(&e->body, ";\n");
   }
-  /* accumulator in */
+  /* accumulator in: 0 on the first step of a zero-initialized K loop
+   * (xc_cse_plan_zero_entry), else loaded */
   bool acc_direct = ci->st == ST_ARRAY && same_shape(ci, r) && !strcmp(vtype(e, acc->type.dtype), t);
+  if (r->zero_when[0]) {
+    indent(e);
+    P(&e->body, "if (");
+    for (int z = 0; z < 2 && r->zero_when[z]; z++)
+      P(&e->body, "%s%s == %" PRId64, z ? " && " : "", V(e, r->zero_when[z]->body->args[0])->name,
+        r->zero_when[z]->operands[0]->def->i);
+    P(&e->body, ") {\n");
+    e->depth++;
+    for (int m = 0; m < mr; m++)
+      for (int v = 0; v < nv; v++) L("c%d_%d = (xc_vec){0};\n", m, v);
+    e->depth--;
+    L("} else {\n");
+    e->depth++;
+  }
   if (!acc_direct) L("%s xc_ct[%" PRId64 "];\n", t, nr);
   for (int m = 0; m < mr; m++) {
     if (acc_direct) {
@@ -47,6 +62,7 @@ static void emit_dot_block(em_t* e, const xc_tiled_op_t* op, int mr, int nv, int
     if (rc.oom) fail(e, xc_error_oom());
     free(rc.data);
   }
+  if (r->zero_when[0]) xc_cse_loop_close(e, 1);
   /* the K loop */
   L("for (%s q = 0; q < %" PRId64 "; q++) {\n", it, K);
   e->depth++;
@@ -70,11 +86,21 @@ static void emit_dot_block(em_t* e, const xc_tiled_op_t* op, int mr, int nv, int
     free(ra.data);
   }
   xc_cse_loop_close(e, 1);
-  /* result out */
+  /* result out; on the last step of a K loop whose element loop after it
+   * was planned here (xc_cse_plan_epilogue), that loop's body on the
+   * registers instead */
+  if (op == e->epi_dot) {
+    xc_cse_emit_epilogue_open(e);
+    for (int m = 0; m < mr; m++) xc_cse_emit_epilogue_row(e, e->epi_loop->results[0], m, nv, lanes, N);
+    e->depth--;
+    L("} else {\n");
+    e->depth++;
+  }
   for (int m = 0; m < mr; m++)
     for (int v = 0; v < nv; v++)
       L("memcpy(&%s[(i0 + %d) * %" PRId64 " + i1 + %" PRId64 "], &c%d_%d, sizeof(xc_vec));\n", r->name, m, N,
         v * lanes, m, v);
+  if (op == e->epi_dot) xc_cse_loop_close(e, 1);
 }
 
 /* C dialect, f32/f64 accumulators: a register-blocked micro-kernel. The
@@ -85,17 +111,25 @@ static void emit_dot_block(em_t* e, const xc_tiled_op_t* op, int mr, int nv, int
  * a[m,1]*b[1,n] + ... in that order, like the generic loop. b is read in
  * place when it is a stack array of the compute type, else packed first.
  * False (nothing written) when the shapes do not fit: the generic loop runs. */
+bool xc_cse_dot_blocked_fits(em_t* e, const xc_tiled_op_t* op) {
+  const xc_tiled_value_t* res = op->results[0];
+  vinfo_t* r = V(e, res);
+  xc_dtype_t ct = res->type.dtype;
+  if (e->d->work_groups || (ct != XC_F32 && ct != XC_F64) || r->st != ST_ARRAY || r->rank != 2 || e->simd < 4)
+    return false;
+  int64_t lanes = (int64_t)e->simd * 4 / (ct == XC_F64 ? 8 : 4);
+  return lanes >= 2 && V(e, op->operands[0])->dims[1] >= 1 && r->dims[1] % lanes == 0;
+}
+
 static bool emit_dot_blocked(em_t* e, const xc_tiled_op_t* op) {
   const xc_tiled_value_t* a = op->operands[0], *b = op->operands[1];
   const xc_tiled_value_t* res = op->results[0];
   vinfo_t* r = V(e, res), *bi = V(e, b);
   xc_dtype_t ct = res->type.dtype;
-  if ((ct != XC_F32 && ct != XC_F64) || r->st != ST_ARRAY || r->rank != 2 || e->simd < 4) return false;
+  if (!xc_cse_dot_blocked_fits(e, op)) return false;
   int64_t M = r->dims[0], N = r->dims[1], K = V(e, a)->dims[1];
   int64_t esize = ct == XC_F64 ? 8 : 4, vbytes = (int64_t)e->simd * 4, lanes = vbytes / esize;
-  if (lanes < 2 || K < 1) return false;
-  int nv = N % (2 * lanes) == 0 ? 2 : N % lanes == 0 ? 1 : 0;
-  if (!nv) return false;
+  int nv = N % (2 * lanes) == 0 ? 2 : 1;
   /* accumulators + b vectors + one broadcast must fit the vector registers */
   int regs = e->simd >= 16 ? 32 : 16, mr_max = (regs - nv - 1) / nv;
   if (mr_max > 8) mr_max = 8;

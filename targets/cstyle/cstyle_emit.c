@@ -224,6 +224,8 @@ static xc_status_t run(const xc_cstyle_dialect_t* d, const xc_device_caps_t* cap
         xc_cse_count_uses(&e, k->body);
         xc_cse_plan_fusion(&e, k->body);
         xc_cse_plan_in_place(&e, k->body);
+        xc_cse_plan_zero_entry(&e, k->body);
+        xc_cse_plan_epilogue(&e, k->body);
       }
     }
     if (!e.err) {

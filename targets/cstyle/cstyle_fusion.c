@@ -1,7 +1,8 @@
-/* Fusion of element loops on the C dialect: consecutive element loops over
- * one shape whose ops read each other only at the loop's own coordinates
- * become one loop (op_group / op_member); elements used only inside it are
- * loop variables (ST_LOCAL), not arrays. */
+/* Storage plans of the C dialect: fusion of element loops (consecutive
+ * element loops over one shape whose ops read each other only at the loop's
+ * own coordinates become one loop, op_group / op_member; elements used only
+ * inside it are loop variables, ST_LOCAL, not arrays), carried tiles updated
+ * in place, and accumulators whose zero init the dot makes itself. */
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
@@ -161,13 +162,42 @@ void xc_cse_plan_fusion(em_t* e, const xc_tiled_block_t* b) {
  * acc[f] and then writes acc[f], and nothing reads acc afterwards in the
  * iteration. Without this every iteration wrote a second array and copied
  * it back at the end. */
+/* A loop nested in a loop's body that carries the outer loop's value
+ * through (its init is the outer body argument, read by nothing else, and
+ * its result is what the outer body yields in that slot: a convolution's K
+ * loop inside its loop over window rows) works on the outer array itself:
+ * without this, every outer iteration copied the tile into the inner
+ * loop's array and back. Runs before the inner loop's own in-place plan,
+ * which then names the inner result after the shared array. */
+static void share_nested(em_t* e, const xc_tiled_block_t* body, const xc_tiled_op_t* y) {
+  for (int i = 0; i < body->num_ops; i++) {
+    const xc_tiled_op_t* in = body->ops[i];
+    if (in->opcode != XC_TOP_FOR) continue;
+    for (int c = 0; 3 + c < in->num_operands && c + 1 < in->body->num_args && c < in->num_results; c++) {
+      const xc_tiled_value_t* init = in->operands[3 + c], *iarg = in->body->args[c + 1], *ires = in->results[c];
+      int slot = -1, yields = 0;
+      for (int j = 0; j < y->num_operands; j++)
+        if (y->operands[j] == ires) slot = j, yields++;
+      if (yields != 1 || slot + 1 >= body->num_args || init != body->args[slot + 1]) continue;
+      vinfo_t* xo = V(e, init), *xa = V(e, iarg), *xr = V(e, ires);
+      if (e->nuses[init->id] != 1 || e->nuses[ires->id] != 1 || xo->st != ST_ARRAY || xa->st != ST_ARRAY ||
+          !same_shape(xo, xa) || init->type.dtype != iarg->type.dtype || xa->in_place)
+        continue;
+      memcpy(xa->name, xo->name, sizeof xa->name);
+      memcpy(xr->name, xo->name, sizeof xr->name);
+      xa->in_place = xr->in_place = true;
+    }
+  }
+}
+
 void xc_cse_plan_in_place(em_t* e, const xc_tiled_block_t* b) {
   for (int i = 0; i < b->num_ops; i++) {
     const xc_tiled_op_t* op = b->ops[i];
     if (op->opcode != XC_TOP_FOR) continue;
     const xc_tiled_block_t* body = op->body;
-    xc_cse_plan_in_place(e, body);
     const xc_tiled_op_t* y = body->num_ops ? body->ops[body->num_ops - 1] : NULL;
+    if (y && y->opcode == XC_TOP_YIELD) share_nested(e, body, y);
+    xc_cse_plan_in_place(e, body);
     if (!y || y->opcode != XC_TOP_YIELD) continue;
     for (int c = 0; c < y->num_operands && c + 1 < body->num_args; c++) {
       const xc_tiled_value_t* arg = body->args[c + 1], *v = y->operands[c];
@@ -189,6 +219,70 @@ void xc_cse_plan_in_place(em_t* e, const xc_tiled_block_t* b) {
       if (!reads || reads != e->nuses[arg->id] || slots != 1) continue;
       memcpy(xv->name, xa->name, sizeof xv->name);
       xv->in_place = true;
+    }
+  }
+}
+
+/* A loop bound that is a constant, or -1. */
+static int64_t const_bound(const xc_tiled_value_t* v) {
+  const xc_tiled_op_t* d = v ? v->def : NULL;
+  return d && d->opcode == XC_TOP_CONST && v->type.rank == 0 ? d->i : -1;
+}
+
+/* Whether loop runs at least once and starts at a constant. */
+static bool runs(const xc_tiled_op_t* loop) {
+  int64_t lb = const_bound(loop->operands[0]), ub = const_bound(loop->operands[1]);
+  return lb >= 0 && ub > lb;
+}
+
+/* The blocked dot in block b that is the single reader of carried value
+ * arg and accumulates into it in place, else NULL. */
+static const xc_tiled_op_t* in_place_dot(em_t* e, const xc_tiled_block_t* b, const xc_tiled_value_t* arg) {
+  if (e->nuses[arg->id] != 1) return NULL;
+  for (int i = 0; i < b->num_ops; i++) {
+    const xc_tiled_op_t* d = b->ops[i];
+    if (d->opcode != XC_TOP_DOT || d->operands[2] != arg) continue;
+    vinfo_t* r = V(e, d->results[0]);
+    bool ok = r->in_place && !strcmp(r->name, V(e, arg)->name) && xc_cse_dot_blocked_fits(e, d);
+    return ok ? d : NULL;
+  }
+  return NULL;
+}
+
+/* Zero-initialized accumulators (C): a loop whose carried tile starts as
+ * constant 0 and is read only by a blocked dot accumulating into it in
+ * place (a GEMM's or convolution's K loop; or through a nested loop that
+ * shares the tile, share_nested) need not fill it: the dot starts its
+ * register blocks at 0 on the first iteration instead of loading them, and
+ * writes every element. Only loops that run at least once (constant bounds). */
+void xc_cse_plan_zero_entry(em_t* e, const xc_tiled_block_t* b) {
+  for (int i = 0; i < b->num_ops; i++) {
+    const xc_tiled_op_t* op = b->ops[i];
+    if (op->opcode != XC_TOP_FOR) continue;
+    xc_cse_plan_zero_entry(e, op->body);
+    if (!runs(op)) continue;
+    for (int c = 0; 3 + c < op->num_operands && c + 1 < op->body->num_args; c++) {
+      const xc_tiled_value_t* init = op->operands[3 + c], *arg = op->body->args[c + 1];
+      const xc_tiled_op_t* z = init->def;
+      if (!z || z->opcode != XC_TOP_CONST || z->f != 0 || signbit(z->f) || V(e, arg)->st != ST_ARRAY) continue;
+      const xc_tiled_op_t* dot = in_place_dot(e, op->body, arg);
+      const xc_tiled_op_t* inner = NULL;
+      for (int j = 0; !dot && j < op->body->num_ops; j++) {
+        const xc_tiled_op_t* in = op->body->ops[j];
+        if (in->opcode != XC_TOP_FOR || !runs(in) || e->nuses[arg->id] != 1) continue;
+        for (int c2 = 0; 3 + c2 < in->num_operands && c2 + 1 < in->body->num_args; c2++) {
+          const xc_tiled_value_t* iarg = in->body->args[c2 + 1];
+          if (in->operands[3 + c2] != arg || !V(e, iarg)->in_place || strcmp(V(e, iarg)->name, V(e, arg)->name))
+            continue;
+          dot = in_place_dot(e, in->body, iarg);
+          inner = dot ? in : NULL;
+        }
+      }
+      if (!dot) continue;
+      vinfo_t* r = V(e, dot->results[0]);
+      r->zero_when[0] = op;
+      r->zero_when[1] = inner;
+      V(e, arg)->zero_entry = true;
     }
   }
 }

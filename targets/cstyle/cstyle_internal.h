@@ -61,6 +61,10 @@ typedef struct vinfo {
   bool in_place;        /* C: a loop's next carried value written over the carried array
                            (xc_cse_plan_in_place): named after it, no storage of its own */
   bool yielded;         /* a loop yields it: never virtual (it may read carried storage) */
+  bool zero_entry;      /* C: a carried tile whose zero init the dot's first step makes
+                           (xc_cse_plan_zero_entry): the loop does not fill it */
+  const struct xc_tiled_op* zero_when[2]; /* C, a dot's result: its accumulator is the
+                           zero init while these loops are at their first iteration */
   int uses;             /* operand uses in the kernel */
   bool raw;             /* matrix-instruction operand: shared array of storage elements,
                            row pitch `pitch`, `bufs` buffers (pipeline stages) */
@@ -132,6 +136,15 @@ typedef struct em {
   /* the dot taken by the dialect's matrix instructions (dialect.dot_plan) */
   const xc_tiled_op_t* mma;       /* NULL: none */
   const xc_tiled_op_t* mma_loop;  /* the for whose only carried value it accumulates */
+  /* C: the element loop after a K loop that the loop's blocked dot applies
+   * to its registers on its last step (xc_cse_plan_epilogue): the loop, its
+   * dot, the fused group's ops [epi_begin, epi_end) of block epi_block, the
+   * K loops and their last iteration's counters */
+  const xc_tiled_op_t* epi_loop, *epi_dot, *epi_loops[2];
+  const xc_tiled_block_t* epi_block;
+  int epi_begin, epi_end;
+  int64_t epi_last[2];
+  bool epi_simd;
   xc_cstyle_dot_t dot;
   int stages;                     /* > 1: the mma loop is software-pipelined */
   bool dyn;                       /* its operand buffers live in dynamic work-group memory */
@@ -304,5 +317,10 @@ void xc_cse_declare_staged(em_t* e);
 
 void xc_cse_plan_fusion(em_t* e, const xc_tiled_block_t* b);
 void xc_cse_plan_in_place(em_t* e, const xc_tiled_block_t* b);
+void xc_cse_plan_zero_entry(em_t* e, const xc_tiled_block_t* b);
+void xc_cse_plan_epilogue(em_t* e, const xc_tiled_block_t* b);
+void xc_cse_emit_epilogue_open(em_t* e);
+void xc_cse_emit_epilogue_row(em_t* e, const xc_tiled_value_t* acc, int m, int nv, int64_t lanes, int64_t N);
+bool xc_cse_dot_blocked_fits(em_t* e, const xc_tiled_op_t* op);
 
 #endif

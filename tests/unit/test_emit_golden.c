@@ -24,6 +24,7 @@ static const char* const expected_c =
     "    const int64_t v4 = pid0;\n"
     "    const int64_t v5 = (int64_t)((v4) * (v3));\n"
     "    const float v10 = 2.0f;\n"
+    "    #pragma omp simd\n"
     "    for (int64_t i0 = 0; i0 < 4; i0++) {\n"
     "      const int64_t f = i0;\n"
     "      const float v9 = ((int32_t)(((int64_t)((v5) + ((i0)))) < (p_n))) ? p_x[(int64_t)((v5) + ((i0)))] : (0.0f);\n"

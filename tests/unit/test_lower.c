@@ -210,6 +210,16 @@ static void test_gemm(void) {
   const int64_t sh3[2][4] = {{7}, {3, 7, 5}};
   const int rk3[2] = {1, 3};
   check_graph("matmul-1d", t3, 2, sh3, rk3);
+  /* CPU limits: 1 and 3 rows take a BLOCK_M of their own (the default),
+   * every knob choice against the interpreter */
+  const char* t4 = HDR
+      "  input a: f32[1, 40]\n  input b: f32[40, 20]\n  input c: f32[3, 40]\n"
+      "  y = MatMul(a, b)\n  z = MatMul(c, b)\n  output y\n  output z\n}\n";
+  const int64_t sh4[3][4] = {{1, 40}, {40, 20}, {3, 40}};
+  const int rk4[3] = {2, 2, 2};
+  xc_tiled_limits_t cpu;
+  xc_tiled_limits_init_cpu(&cpu);
+  check_graph_for("matmul-few-rows-cpu", t4, 3, sh4, rk4, &cpu);
 }
 
 static void test_reduce(void) {
@@ -227,6 +237,30 @@ static void test_reduce(void) {
   const int64_t sh2[1][4] = {{3, 7, 5, 2}};
   const int rk2[1] = {4};
   check_graph("reduce", t2, 1, sh2, rk2);
+  /* On a CPU a sum or mean over a block of dims followed by kept dims is a
+   * column reduction ([O, R, I]: tiles of rows of I, summed down the rows):
+   * inner extents that some BLOCK_C divides (24) and that none does (20,
+   * masked), keepdims on and off, an epilogue after it; every knob choice. */
+  const char* t3 = HDR
+      "  input x: f32[2, 5, 3, 24]\n  input z: f32[3, 37, 20]\n"
+      "  const a12: i64[2] = [1, 2]\n  const a1: i64[1] = [1]\n"
+      "  m = ReduceMean(x, a12) {keepdims: 1}\n  r = Relu(m)\n"
+      "  s = ReduceSum(z, a1) {keepdims: 0}\n  output r\n  output s\n}\n";
+  const int64_t sh3[2][4] = {{2, 5, 3, 24}, {3, 37, 20}};
+  const int rk3[2] = {4, 3};
+  xc_tiled_limits_t cpu;
+  xc_tiled_limits_init_cpu(&cpu);
+  check_graph_for("reduce-columns-cpu", t3, 2, sh3, rk3, &cpu);
+}
+
+typedef struct {
+  int accesses, unbounded;
+} bounds_seen_t;
+
+static void count_unbounded(void* ctx, const xc_tiled_access_t* a) {
+  bounds_seen_t* s = ctx;
+  s->accesses++;
+  s->unbounded += !a->never && !a->bounded;
 }
 
 static void test_conv(void) {
@@ -281,6 +315,42 @@ static void test_conv(void) {
   const int64_t shw[2][4] = {{1, 6, 5, 24}, {48, 1, 1, 24}};
   const int rkw[2] = {4, 4};
   check_graph_for("conv-nhwc-cpu-whole", wide, 2, shw, rkw, &cpu);
+  /* One group, HWIO, on the cpu: the reduction walks the window row by row
+   * (a loop over the leading window dims around the K loop over the last
+   * dim's taps and channels, KW * C = 10, a contiguous run of the input);
+   * dilated leading dim, asymmetric pads, strides, and a 1-D conv. Every
+   * knob choice against the interpreter, the input tile's offset bounded by
+   * its mask, and BLOCK_K offering the row's 10. */
+  const char* rows = HDR
+      "  input x: f32[2, 9, 11, 5]\n  input u: f32[3, 2, 5, 6]\n  input b: f32[6]\n"
+      "  input z: f32[2, 13, 3]\n  input v: f32[4, 3, 7]\n"
+      "  c = xcomp::ConvNHWC(x, u, b) {pads: [1, 0, 2, 1], strides: [2, 3], dilations: [2, 1], "
+      "weight_layout: \"HWIO\"}\n"
+      "  d = xcomp::ConvNHWC(z, v) {pads: [2, 1], strides: [2], weight_layout: \"HWIO\"}\n"
+      "  output c\n  output d\n}\n";
+  const int64_t shr[5][4] = {{2, 9, 11, 5}, {3, 2, 5, 6}, {6}, {2, 13, 3}, {4, 3, 7}};
+  const int rkr[5] = {4, 4, 1, 3, 3};
+  check_graph_for("conv-nhwc-cpu-rows", rows, 5, shr, rkr, &cpu);
+  {
+    xc_graph_t* g;
+    xc_fusion_plan_t* plan;
+    xc_lowered_module_t* m = lower_text("conv-rows", rows, &cpu, &g, &plan);
+    for (int i = 0; m && i < m->num_kernels; i++) {
+      const xc_tiled_kernel_t* kk = m->kernels[i].kernel;
+      bool row_k = false;
+      for (int j = 0; j < kk->num_knobs; j++)
+        if (!strncmp(kk->knobs[j].name, "BLOCK_K", 7))
+          for (int q = 0; q < kk->knobs[j].num_candidates; q++) row_k |= kk->knobs[j].candidates[q] == 10;
+      if (i == 0) CHECK(row_k); /* the 2-D conv's row: KW * C = 2 * 5 */
+      int64_t grid[3] = {1, 1, 1};
+      for (int a = 0; a < kk->grid_rank; a++) CHECK_OK(xc_texpr_eval(kk->grid[a], m->kernels[i].knobs, NULL, &cpu, &grid[a]));
+      bounds_seen_t seen = {0, 0};
+      CHECK_OK(xc_tiled_accesses(kk, m->kernels[i].knobs, NULL, grid, count_unbounded, &seen));
+      CHECK(seen.accesses >= 3);
+      CHECK_EQ_INT(seen.unbounded, 0);
+    }
+    lowered_free(g, plan, m);
+  }
   for (int form = 0; form < 2; form++) {
     xc_graph_t* g;
     xc_fusion_plan_t* plan;
