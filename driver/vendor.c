@@ -43,6 +43,12 @@ static int buffer_position(const xc_lowered_kernel_t* lk, const xc_value_t* v) {
   return -1;
 }
 
+/* The buffer position of v, or else of `bytes_of`, the value it views. */
+static int view_position(const xc_lowered_kernel_t* lk, const xc_value_t* v, const xc_value_t* bytes_of) {
+  int p = buffer_position(lk, v);
+  return p >= 0 ? p : buffer_position(lk, bytes_of);
+}
+
 static bool candidate(const xc_fusion_group_t* grp, const xc_lowered_kernel_t* lk, bool allow_tf32,
                       xc_vendor_gemm_t* out) {
   memset(out, 0, sizeof *out);
@@ -124,9 +130,9 @@ static bool candidate(const xc_fusion_group_t* grp, const xc_lowered_kernel_t* l
                        : (relu ? XC_VENDOR_EPILOGUE_RELU : gelu ? XC_VENDOR_EPILOGUE_GELU : XC_VENDOR_EPILOGUE_NONE);
   /* The lowering may leave the views to alias steps around the kernel:
    * then its buffers are the viewed values (same bytes). */
-  out->a = buffer_position(lk, A) >= 0 ? buffer_position(lk, A) : buffer_position(lk, a_src);
-  out->b = buffer_position(lk, B) >= 0 ? buffer_position(lk, B) : buffer_position(lk, b_src);
-  out->y = buffer_position(lk, cur) >= 0 ? buffer_position(lk, cur) : buffer_position(lk, computed);
+  out->a = view_position(lk, A, a_src);
+  out->b = view_position(lk, B, b_src);
+  out->y = view_position(lk, cur, computed);
   out->bias = bias ? buffer_position(lk, bias) : -1;
   out->allow_tf32 = allow_tf32;
   return out->a >= 0 && out->b >= 0 && out->y >= 0 && (!bias || out->bias >= 0);

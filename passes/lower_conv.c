@@ -557,6 +557,43 @@ xc_status_t lw_emit_conv(lw_ctx_t* c, const xc_node_t* n) {
   return NULL;
 }
 
+/* The window tap `kidx` (per spatial dim) of the outputs at spatial
+ * positions pos[i]: the input positions in_sp[i], *ok where all are inside
+ * the input, and (include_pad) *inside_pad where all are inside the padded
+ * input (what an AveragePool with count_include_pad counts). */
+static void pool_tap(lw_ctx_t* c, const xc_value_t* X, const win_t* w, lw_val_t* const* pos, lw_val_t* const* kidx,
+                     bool include_pad, lw_val_t** in_sp, lw_val_t** ok, lw_val_t** inside_pad) {
+  xc_tiled_kernel_t* k = c->k;
+  *ok = NULL, *inside_pad = NULL;
+  for (int i = 0; i < w->nsp; i++) {
+    lw_val_t* p = lw_mul(c, pos[i], lw_i64(c, w->s[i]));
+    if (w->pb[i]) p = lw_sub(c, p, lw_i64(c, w->pb[i]));
+    if (w->k[i] != 1) p = lw_add(c, p, lw_mul(c, kidx[i], lw_i64(c, w->d[i])));
+    in_sp[i] = p;
+    lw_dimv_t extent = lw_dim(c, X->dims[w->sp0 + i]);
+    *ok = lw_and(c, *ok, lw_and(c, xc_tiled_cmp(k, XC_CMP_GE, p, lw_i64(c, 0)), lw_lt(c, p, extent.v)));
+    if (include_pad) /* positions inside the padded input count */
+      *inside_pad = lw_and(c, *inside_pad,
+                           lw_and(c, xc_tiled_cmp(k, XC_CMP_GE, p, lw_i64(c, -w->pb[i])),
+                                  lw_lt(c, p, lw_add(c, extent.v, lw_i64(c, w->pe[i])))));
+  }
+}
+
+/* One tap into the pool loop's carried values: the max of x where m holds,
+ * or the sum of x where m holds and the count where `counted` holds. */
+static void pool_accumulate(lw_ctx_t* c, xc_tiled_op_t* loop, bool is_max, xc_dtype_t at, lw_val_t* m,
+                            lw_val_t* counted, lw_val_t* x, lw_val_t** next) {
+  xc_tiled_kernel_t* k = c->k;
+  if (is_max) {
+    next[0] = xc_tiled_binary(k, XC_TOP_MAX, xc_tiled_for_arg(loop, 0),
+                              xc_tiled_select(k, m, x, lw_fconst(c, at, -INFINITY)));
+    return;
+  }
+  lw_val_t* one = lw_fconst(c, at, 1), *zero = lw_fconst(c, at, 0);
+  next[0] = lw_add(c, xc_tiled_for_arg(loop, 0), xc_tiled_select(k, m, x, zero));
+  next[1] = lw_add(c, xc_tiled_for_arg(loop, 1), xc_tiled_select(k, counted, one, zero));
+}
+
 /* A channels-last MaxPool or AveragePool as a loop over the window's taps:
  * programs over a flat tile of BLOCK outputs (consecutive channels of a
  * pixel are consecutive lanes); each tap loads the input at the tap's
@@ -581,19 +618,8 @@ static xc_status_t emit_pool_taps(lw_ctx_t* c, const xc_value_t* X, const xc_val
     for (int i = 0; i < w->nsp; i++) kd[i] = xc_dim_const(w->k[i]);
     lw_val_t* kidx[LW_MAX_RANK];
     lw_decompose(c, xc_tiled_for_iv(loop), w->nsp, kd, kidx);
-    lw_val_t* ok = NULL, *in_sp[LW_MAX_RANK], *inside_pad = NULL;
-    for (int i = 0; i < w->nsp; i++) {
-      lw_val_t* p = lw_mul(c, sp.idx[w->sp0 + i], lw_i64(c, w->s[i]));
-      if (w->pb[i]) p = lw_sub(c, p, lw_i64(c, w->pb[i]));
-      if (w->k[i] != 1) p = lw_add(c, p, lw_mul(c, kidx[i], lw_i64(c, w->d[i])));
-      in_sp[i] = p;
-      lw_dimv_t extent = lw_dim(c, X->dims[w->sp0 + i]);
-      ok = lw_and(c, ok, lw_and(c, xc_tiled_cmp(k, XC_CMP_GE, p, lw_i64(c, 0)), lw_lt(c, p, extent.v)));
-      if (include_pad) /* positions inside the padded input count */
-        inside_pad = lw_and(c, inside_pad,
-                            lw_and(c, xc_tiled_cmp(k, XC_CMP_GE, p, lw_i64(c, -w->pb[i])),
-                                   lw_lt(c, p, lw_add(c, extent.v, lw_i64(c, w->pe[i])))));
-    }
+    lw_val_t *ok, *in_sp[LW_MAX_RANK], *inside_pad;
+    pool_tap(c, X, w, sp.idx + w->sp0, kidx, include_pad, in_sp, &ok, &inside_pad);
     lw_val_t* m = lw_and(c, sp.mask, ok);
     lw_space_t sx;
     memset(&sx, 0, sizeof sx);
@@ -603,15 +629,7 @@ static xc_status_t emit_pool_taps(lw_ctx_t* c, const xc_value_t* X, const xc_val
     for (int i = 0; i < w->nsp; i++) sx.idx[w->sp0 + i] = in_sp[i];
     lw_val_t* x = lw_cast_to(c, xc_tiled_load(k, lw_buf(c, X), lw_offset(c, &sx, X), m, NULL), at);
     lw_val_t* next[2];
-    if (is_max) {
-      next[0] = xc_tiled_binary(k, XC_TOP_MAX, xc_tiled_for_arg(loop, 0),
-                                xc_tiled_select(k, m, x, lw_fconst(c, at, -INFINITY)));
-    } else {
-      lw_val_t* one = lw_fconst(c, at, 1), *zero = lw_fconst(c, at, 0);
-      lw_val_t* counted = include_pad ? lw_and(c, sp.mask, inside_pad) : m;
-      next[0] = lw_add(c, xc_tiled_for_arg(loop, 0), xc_tiled_select(k, m, x, zero));
-      next[1] = lw_add(c, xc_tiled_for_arg(loop, 1), xc_tiled_select(k, counted, one, zero));
-    }
+    pool_accumulate(c, loop, is_max, at, m, !is_max && include_pad ? lw_and(c, sp.mask, inside_pad) : m, x, next);
     xc_tiled_for_end(k, loop, carried, next);
   }
   lw_val_t* y = xc_tiled_for_result(loop, 0);
@@ -679,19 +697,9 @@ static xc_status_t emit_pool_tiles(lw_ctx_t* c, const xc_value_t* X, const xc_va
     for (int i = 0; i < w->nsp; i++) kd[i] = xc_dim_const(w->k[i]);
     lw_val_t* kidx[LW_MAX_RANK];
     lw_decompose(c, xc_tiled_for_iv(loop), w->nsp, kd, kidx);
-    lw_val_t* ok = NULL, *in_sp[LW_MAX_RANK], *inside_pad = NULL;
-    for (int i = 0; i < w->nsp; i++) {
-      lw_val_t* p = lw_mul(c, lw_col(c, pidx[1 + i]), lw_i64(c, w->s[i]));
-      if (w->pb[i]) p = lw_sub(c, p, lw_i64(c, w->pb[i]));
-      if (w->k[i] != 1) p = lw_add(c, p, lw_mul(c, kidx[i], lw_i64(c, w->d[i])));
-      in_sp[i] = p;
-      lw_dimv_t extent = lw_dim(c, X->dims[w->sp0 + i]);
-      ok = lw_and(c, ok, lw_and(c, xc_tiled_cmp(k, XC_CMP_GE, p, lw_i64(c, 0)), lw_lt(c, p, extent.v)));
-      if (include_pad)
-        inside_pad = lw_and(c, inside_pad,
-                            lw_and(c, xc_tiled_cmp(k, XC_CMP_GE, p, lw_i64(c, -w->pb[i])),
-                                   lw_lt(c, p, lw_add(c, extent.v, lw_i64(c, w->pe[i])))));
-    }
+    lw_val_t *ok, *in_sp[LW_MAX_RANK], *inside_pad, *pos[LW_MAX_RANK];
+    for (int i = 0; i < w->nsp; i++) pos[i] = lw_col(c, pidx[1 + i]);
+    pool_tap(c, X, w, pos, kidx, include_pad, in_sp, &ok, &inside_pad);
     lw_val_t* m = lw_and(c, lw_and(c, mm, ok), mc);
     lw_space_t sx;
     memset(&sx, 0, sizeof sx);
@@ -701,15 +709,8 @@ static xc_status_t emit_pool_tiles(lw_ctx_t* c, const xc_value_t* X, const xc_va
     for (int i = 0; i < w->nsp; i++) sx.idx[w->sp0 + i] = in_sp[i];
     lw_val_t* x = lw_cast_to(c, xc_tiled_load(k, lw_buf(c, X), lw_offset(c, &sx, X), m, NULL), at);
     lw_val_t* next[2];
-    if (is_max) {
-      next[0] = xc_tiled_binary(k, XC_TOP_MAX, xc_tiled_for_arg(loop, 0),
-                                xc_tiled_select(k, m, x, lw_fconst(c, at, -INFINITY)));
-    } else {
-      lw_val_t* one = lw_fconst(c, at, 1), *zero = lw_fconst(c, at, 0);
-      lw_val_t* counted = include_pad ? lw_and(c, lw_and(c, mm, inside_pad), mc) : m;
-      next[0] = lw_add(c, xc_tiled_for_arg(loop, 0), xc_tiled_select(k, m, x, zero));
-      next[1] = lw_add(c, xc_tiled_for_arg(loop, 1), xc_tiled_select(k, counted, one, zero));
-    }
+    pool_accumulate(c, loop, is_max, at, m,
+                    !is_max && include_pad ? lw_and(c, lw_and(c, mm, inside_pad), mc) : m, x, next);
     xc_tiled_for_end(k, loop, carried, next);
   }
   lw_val_t* y = xc_tiled_for_result(loop, 0);
