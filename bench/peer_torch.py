@@ -5,7 +5,7 @@ the Add + LayerNorm + GELU block (eager), a device-to-device copy, and an
 empty-kernel launch with and without CUDA Graph replay. CUDA events, warm-up,
 medians. Prints Markdown tables.
 
-Usage: peer_torch.py [--quick]
+Usage: peer_torch.py [--quick] [--only attention]
 """
 import statistics
 import sys
@@ -38,11 +38,12 @@ def main():
         print("peer_torch: no CUDA device", file=sys.stderr)
         return 1
     quick = "--quick" in sys.argv
+    only_attention = "--only" in sys.argv and sys.argv[sys.argv.index("--only") + 1:][:1] == ["attention"]
     dev = torch.device("cuda")
     print(f"PyTorch {torch.__version__}, {torch.cuda.get_device_name(0)}")
 
     print("\n| GEMM (torch.matmul, cuBLAS) | n | TFLOP/s |\n| --- | --- | --- |")
-    for name, dt, tf32 in (("bf16", torch.bfloat16, False), ("f16", torch.float16, False),
+    for name, dt, tf32 in () if only_attention else (("bf16", torch.bfloat16, False), ("f16", torch.float16, False),
                            ("f32", torch.float32, False), ("tf32", torch.float32, True)):
         torch.backends.cuda.matmul.allow_tf32 = tf32
         for n in ((1024,) if quick else (4096, 8192)):
@@ -60,6 +61,8 @@ def main():
             flops = 4 * 4 * 32 * s * s * 128 * (0.5 if causal else 1.0)
             print(f"| | {s} | {'causal' if causal else 'full'} | {flops / t / 1e12:.1f} |")
 
+    if only_attention:
+        return 0
     rows, cols = (1024, 1024) if quick else (16384, 4096)
     x = torch.randn(rows, cols, device=dev, dtype=torch.bfloat16)
     r = torch.randn(rows, cols, device=dev, dtype=torch.bfloat16)

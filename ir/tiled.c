@@ -157,6 +157,10 @@ void xc_tiled_set_origin(xc_tiled_kernel_t* k, const char* origin) {
   k->origin = origin ? xc_arena_strdup(k->arena, origin) : NULL;
 }
 
+void xc_tiled_set_pattern(xc_tiled_kernel_t* k, const char* pattern) {
+  k->pattern = pattern ? xc_arena_strdup(k->arena, pattern) : NULL;
+}
+
 void xc_tiled_kernel_destroy(xc_tiled_kernel_t* k) {
   if (!k) return;
   xc_status_free(k->pending_error);

@@ -829,11 +829,12 @@ static void parse_kernel(parser_t* ps) {
   parse_block(ps, NULL);
 }
 
-/* The "# origin: ..." comment xc_tiled_print writes after the header: the
- * first such line sets k->origin (other comments are skipped by advance). */
-static void read_origin(xc_tiled_kernel_t* k, const char* text, size_t len) {
-  static const char tag[] = "# origin: ";
-  const size_t tag_len = sizeof tag - 1;
+/* The "# origin: ..." and "# pattern: ..." comments xc_tiled_print writes
+ * after the header: the first line with the tag gives its text (other
+ * comments are skipped by advance). *found: false when there is none. */
+static char* read_tagged(const char* text, size_t len, const char* tag, bool* found) {
+  const size_t tag_len = strlen(tag);
+  *found = false;
   for (const char* line = text; line < text + len;) {
     const char* end = memchr(line, '\n', (size_t)(text + len - line));
     if (!end) end = text + len;
@@ -842,16 +843,30 @@ static void read_origin(xc_tiled_kernel_t* k, const char* text, size_t len) {
     if ((size_t)(end - t) >= tag_len && memcmp(t, tag, tag_len) == 0) {
       size_t n = (size_t)(end - t) - tag_len;
       while (n && (t[tag_len + n - 1] == '\r' || t[tag_len + n - 1] == ' ')) n--;
+      *found = true;
       char* copy = malloc(n + 1);
-      if (!copy) return; /* the origin is for messages only */
+      if (!copy) return NULL;
       memcpy(copy, t + tag_len, n);
       copy[n] = 0;
-      xc_tiled_set_origin(k, copy);
-      free(copy);
-      return;
+      return copy;
     }
     line = end + 1;
   }
+  return NULL;
+}
+
+/* The origin is for messages only (lost on OOM); a pattern that cannot be
+ * kept is an error, since a target would then emit the body instead. */
+static xc_status_t read_comments(xc_tiled_kernel_t* k, const char* text, size_t len) {
+  bool found;
+  char* origin = read_tagged(text, len, "# origin: ", &found);
+  if (origin) xc_tiled_set_origin(k, origin);
+  free(origin);
+  char* pattern = read_tagged(text, len, "# pattern: ", &found);
+  if (found && !pattern) return xc_error_oom();
+  if (pattern) xc_tiled_set_pattern(k, pattern);
+  free(pattern);
+  return NULL;
 }
 
 xc_status_t xc_tiled_parse(const char* text, size_t len, const char* filename,
@@ -878,7 +893,7 @@ xc_status_t xc_tiled_parse(const char* text, size_t len, const char* filename,
   XC_RETURN_IF_ERROR(xc_tiled_kernel_create(name, &ps.k));
   if (expect(&ps, "{")) parse_kernel(&ps);
   if (!ps.err && ps.tok.kind != T_EOF) perr(&ps, "text after the kernel");
-  if (!ps.err) read_origin(ps.k, text, len);
+  if (!ps.err) ps.err = read_comments(ps.k, text, len);
   if (!ps.err) ps.err = xc_tiled_verify(ps.k);
   if (!ps.err && ps.have_schedule)
     ps.err = xc_status_annotate(xc_tiled_set_schedule(ps.k, &ps.schedule), "%s: the schedule", ps.file);

@@ -203,6 +203,11 @@ void xc_tiled_print(const xc_tiled_kernel_t* k, FILE* f) {
     for (const char* c = k->origin; *c; c++) fputc(*c == '\n' || *c == '\r' ? ' ' : *c, f);
     fputc('\n', f);
   }
+  if (k->pattern && *k->pattern) {
+    fputs("  # pattern: ", f);
+    for (const char* c = k->pattern; *c; c++) fputc(*c == '\n' || *c == '\r' ? ' ' : *c, f);
+    fputc('\n', f);
+  }
   for (int i = 0; i < k->num_knobs; i++) {
     const xc_tiled_knob_t* kn = &k->knobs[i];
     fprintf(f, "  knob %s: %s in {", kn->name, knob_kind_name(kn->kind));

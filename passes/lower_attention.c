@@ -96,6 +96,177 @@ static lw_val_t* scores(att_t* A, lw_val_t* rn_row, lw_val_t** valid_out) {
   return s;
 }
 
+
+/* ---- the attention pattern (docs/tiled-ir.md, "Patterns") ----
+ * An operand's element offset as an affine function of the attention
+ * coordinates x = (batch, head, position, channel): sum coef[a]*x[a] + cst,
+ * proved through the absorbed head views without sampling. */
+typedef struct aff {
+  int64_t coef[4], cst;
+} aff_t;
+
+/* flat index over dims of the affine indices idx (static dims) */
+static aff_t aff_flat(int rank, const xc_dim_t* dims, const aff_t* idx) {
+  aff_t f;
+  memset(&f, 0, sizeof f);
+  int64_t pitch = 1;
+  for (int d = rank - 1; d >= 0; d--) {
+    for (int a = 0; a < 4; a++) f.coef[a] += idx[d].coef[a] * pitch;
+    f.cst += idx[d].cst * pitch;
+    pitch *= dims[d].value;
+  }
+  return f;
+}
+
+/* Splits flat (coordinates a over 0..n[a]-1) into indices over dims when
+ * every term lands in one index without a carry: coefficient c_a = m * P_j
+ * with P_j <= c_a < P_j * U_j (P_j the pitch of index j, U_j its extent),
+ * and per index the constant's digit plus the largest sum of its terms
+ * stays below U_j. Then index j is that digit plus sum m_a x_a, exactly. */
+static bool aff_split(aff_t flat, const int64_t* n, int rank, const xc_dim_t* dims, aff_t* out) {
+  int64_t pitch[LW_MAX_RANK], hi[LW_MAX_RANK];
+  int64_t p = 1;
+  for (int j = rank - 1; j >= 0; j--) pitch[j] = p, p *= dims[j].value;
+  if (flat.cst < 0 || flat.cst >= p) return false;
+  memset(out, 0, (size_t)rank * sizeof *out);
+  for (int j = 0; j < rank; j++) {
+    out[j].cst = (flat.cst / pitch[j]) % dims[j].value;
+    hi[j] = out[j].cst;
+  }
+  for (int a = 0; a < 4; a++) {
+    int64_t ca = flat.coef[a];
+    if (n[a] <= 1 || ca == 0) continue;
+    if (ca < 0) return false;
+    int j = 0;
+    while (j < rank && !(ca >= pitch[j] && ca < pitch[j] * dims[j].value)) j++;
+    if (j == rank || ca % pitch[j]) return false;
+    out[j].coef[a] = ca / pitch[j];
+    hi[j] += out[j].coef[a] * (n[a] - 1);
+    if (hi[j] >= dims[j].value) return false;
+  }
+  return true;
+}
+
+static bool static_dims(const xc_value_t* v) {
+  for (int d = 0; d < v->rank; d++)
+    if (!xc_dim_is_static(v->dims[d])) return false;
+  return v->rank <= LW_MAX_RANK;
+}
+
+/* The buffer and the affine offset of X[b, h, s, d] (4-D) or X[b, s, h*hd
+ * + d] (3-D), through the group's absorbed views, transposes and splits (as
+ * lw_virtual_offset walks them). False: not provably affine. */
+static bool aff_operand(lw_ctx_t* c, const xc_value_t* v, bool is3d, int64_t hd, const int64_t* n,
+                        const xc_value_t** buf, aff_t* off) {
+  aff_t idx[LW_MAX_RANK];
+  memset(idx, 0, sizeof idx);
+  if (!static_dims(v) || v->rank != (is3d ? 3 : 4)) return false;
+  if (is3d) {
+    idx[0].coef[0] = 1, idx[1].coef[2] = 1, idx[2].coef[1] = hd, idx[2].coef[3] = 1;
+  } else {
+    for (int d = 0; d < 4; d++) idx[d].coef[d] = 1;
+  }
+  while (v->producer && c->absorbed && v->producer->id < c->plan->num_nodes && c->absorbed[v->producer->id] &&
+         v->producer != c->remap_out) {
+    const xc_node_t* nd = v->producer;
+    const xc_value_t* u = nd->inputs[0];
+    aff_t nidx[LW_MAX_RANK];
+    memset(nidx, 0, sizeof nidx);
+    if (!static_dims(u)) return false;
+    if (lw_is_view(nd)) {
+      if (!aff_split(aff_flat(v->rank, v->dims, idx), n, u->rank, u->dims, nidx)) return false;
+    } else if (!strcmp(nd->op_type, "Transpose")) {
+      int64_t cnt = 0;
+      const int64_t* perm = xc_node_attr_ints(nd, "perm", &cnt);
+      for (int d = 0; d < v->rank; d++) nidx[perm && cnt == v->rank ? perm[d] : v->rank - 1 - d] = idx[d];
+    } else { /* Split */
+      int64_t axis = xc_node_attr_int(nd, "axis");
+      if (axis < 0) axis += u->rank;
+      if (axis < 0 || axis >= u->rank || u->rank != v->rank) return false;
+      int64_t o = 0;
+      for (int j = 0; j < nd->num_outputs && nd->outputs[j] != v; j++) {
+        if (!xc_dim_is_static(nd->outputs[j]->dims[axis])) return false;
+        o += nd->outputs[j]->dims[axis].value;
+      }
+      for (int d = 0; d < v->rank; d++) nidx[d] = idx[d];
+      nidx[axis].cst += o;
+    }
+    memcpy(idx, nidx, sizeof idx);
+    v = u;
+  }
+  *buf = v;
+  *off = aff_flat(v->rank, v->dims, idx);
+  return true;
+}
+
+static int param_index(lw_ctx_t* c, const xc_value_t* buf) {
+  lw_val_t* p = lw_buf(c, buf);
+  for (int i = 0; p && i < c->k->num_params; i++)
+    if (c->k->params[i] == p) return i;
+  return -1;
+}
+
+/* One operand of the pattern: " name=param,base,sb,sh,ss" (channel stride 1). */
+static bool pattern_operand(lw_ctx_t* c, char* out, size_t size, const char* name, const xc_value_t* buf,
+                            aff_t off) {
+  int pi = param_index(c, buf);
+  if (pi < 0 || off.coef[3] != 1) return false;
+  size_t len = strlen(out);
+  snprintf(out + len, size - len, " %s=%d,%lld,%lld,%lld,%lld", name, pi, (long long)off.cst,
+           (long long)off.coef[0], (long long)off.coef[1], (long long)off.coef[2]);
+  return true;
+}
+
+/* Sets the kernel's "attention" pattern when the group is that computation
+ * alone: 16-bit Q, K, V of one head size (a multiple of 16, at most 256),
+ * static shapes, no mask tensor, past, softcap or extra outputs, read
+ * through views whose offsets are affine with contiguous channels, and the
+ * output stored as is or through a Transpose that keeps channels last. */
+static void set_pattern(lw_ctx_t* c, const xc_node_t* n, bool is3d, int64_t Hq, int64_t Hk, int64_t D, int64_t Dv,
+                        bool causal, double scale) {
+  const xc_value_t *Q = n->inputs[0], *K = n->inputs[1], *V = n->inputs[2], *Y = n->outputs[0];
+  int seq = is3d ? 1 : 2;
+  if (c->multi_phase || c->phase->num_nodes != 1 || c->phase->num_pro || c->index_error) return;
+  if (D != Dv || D % 16 || D > 256 || !static_dims(Q) || !static_dims(K)) return;
+  int64_t B = Q->dims[0].value, S = Q->dims[seq].value, L = K->dims[seq].value;
+  if (B < 1 || S < 1 || L < 1) return;
+  const int64_t nq[4] = {B, Hq, S, D}, nk[4] = {B, Hk, L, D};
+  const xc_value_t *bq, *bk, *bv;
+  aff_t oq, ok, ov, oo;
+  if (!aff_operand(c, Q, is3d, D, nq, &bq, &oq) || !aff_operand(c, K, is3d, D, nk, &bk, &ok) ||
+      !aff_operand(c, V, is3d, D, nk, &bv, &ov))
+    return;
+  /* the output: Y[b,h,s,d] or Y[b,s,h*D+d], or T = Transpose(Y) */
+  const xc_value_t* out = Y;
+  aff_t yidx[4];
+  memset(yidx, 0, sizeof yidx);
+  if (is3d) {
+    yidx[0].coef[0] = 1, yidx[1].coef[2] = 1, yidx[2].coef[1] = D, yidx[2].coef[3] = 1;
+  } else {
+    for (int d = 0; d < 4; d++) yidx[d].coef[d] = 1;
+  }
+  if (c->remap_out) {
+    const xc_node_t* t = c->remap_out;
+    out = t->outputs[0];
+    if (c->phase->num_nodes != 1) return;
+    int64_t cnt = 0;
+    const int64_t* perm = xc_node_attr_ints(t, "perm", &cnt);
+    if (out->rank != Y->rank) return;
+    aff_t tidx[4];
+    for (int d = 0; d < out->rank; d++) tidx[d] = yidx[perm && cnt == out->rank ? perm[d] : out->rank - 1 - d];
+    memcpy(yidx, tidx, sizeof yidx);
+  }
+  if (!static_dims(out) || (!c->remap_out && !c->must_store[out->id])) return;
+  oo = aff_flat(out->rank, out->dims, yidx);
+  char pat[512];
+  snprintf(pat, sizeof pat, "attention dtype=%s b=%lld hq=%lld hk=%lld s=%lld l=%lld d=%lld causal=%d scale=%.17g",
+           xc_dtype_name(Q->dtype), (long long)B, (long long)Hq, (long long)Hk, (long long)S, (long long)L,
+           (long long)D, causal ? 1 : 0, scale);
+  if (pattern_operand(c, pat, sizeof pat, "q", bq, oq) && pattern_operand(c, pat, sizeof pat, "k", bk, ok) &&
+      pattern_operand(c, pat, sizeof pat, "v", bv, ov) && pattern_operand(c, pat, sizeof pat, "o", out, oo))
+    xc_tiled_set_pattern(c->k, pat);
+}
+
 xc_status_t lw_emit_attention(lw_ctx_t* c, const xc_node_t* n) {
   xc_tiled_kernel_t* k = c->k;
   const xc_value_t *Q = n->inputs[0], *K = n->inputs[1], *V = n->inputs[2], *Y = n->outputs[0];
@@ -286,5 +457,6 @@ xc_status_t lw_emit_attention(lw_ctx_t* c, const xc_node_t* n) {
   }
   lw_iter_end(c, bh);
   lw_iter_end(c, m0);
+  if (half && !mask && !PK && !QK && !PRK && !PRV && !(softcap > 0)) set_pattern(c, n, is3d, Hq, Hk, D, Dv, causal, scale);
   return NULL;
 }

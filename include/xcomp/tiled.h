@@ -288,6 +288,12 @@ typedef struct xc_tiled_kernel {
   const char* name;
   const char* origin;  /* what it computes ("name:Op, ..." of graph nodes) for
                           source comments and messages; NULL when unknown */
+  /* What the whole kernel computes, in a form a target may implement
+   * directly instead of emitting the body (docs/tiled-ir.md, "Patterns"):
+   * e.g. "attention dtype=bf16 ... q=P,base,sb,sh,ss ...". NULL: none. The
+   * body stays the definition; a target that takes the pattern must compute
+   * the same values. */
+  const char* pattern;
   int num_params, cap_params;
   xc_tiled_value_t** params;  /* buffers (MEMREF, global) and i64 scalars */
   int num_knobs, cap_knobs;
@@ -311,6 +317,9 @@ xc_status_t xc_tiled_kernel_create(const char* name, xc_tiled_kernel_t** out);
 /* Sets k->origin (a copy; NULL clears it). Printed as a "# origin: ..."
  * comment line after the header, which xc_tiled_parse reads back. */
 void xc_tiled_set_origin(xc_tiled_kernel_t* k, const char* origin);
+/* Sets k->pattern (a copy; NULL clears it). Printed as "# pattern: ..." and
+ * read back by xc_tiled_parse like the origin. */
+void xc_tiled_set_pattern(xc_tiled_kernel_t* k, const char* pattern);
 void xc_tiled_kernel_destroy(xc_tiled_kernel_t* k);
 /* Returns (and clears) the first error recorded by the builder functions. */
 xc_status_t xc_tiled_kernel_take_error(xc_tiled_kernel_t* k);

@@ -21,6 +21,7 @@
 #include "../targets_internal.h"
 #include "cuda_api.h"
 #include "cuda_blaslt.h"
+#include "cuda_attention.h"
 #include "cuda_target.h"
 
 typedef struct cu_target {
@@ -1115,12 +1116,16 @@ static bool cu_supports(void* target, const xc_device_caps_t* caps, const struct
 static xc_status_t cu_schedule(void* target, const xc_device_caps_t* caps, const struct xc_tiled_kernel* kernel,
                                 const struct xc_tiled_limits* limits, unsigned flags, struct xc_tiled_schedule* inout) {
   (void)target;
+  if (xc_cuda_fa_schedule(caps, kernel, limits, flags, inout)) return NULL;
   return xc_cstyle_schedule(&xc_cstyle_dialect_cuda, caps, kernel, limits, flags, NULL, inout);
 }
 
 static xc_status_t cu_emit(void* target, const xc_device_caps_t* caps, const struct xc_tiled_kernel* kernel,
                            const xc_knob_t* knobs, int num_knobs, xc_kernel_source_t* out_source) {
   (void)target;
+  bool taken = false;
+  XC_RETURN_IF_ERROR(xc_cuda_fa_emit(caps, kernel, knobs, num_knobs, &taken, out_source));
+  if (taken) return NULL;
   return xc_cstyle_emit(&xc_cstyle_dialect_cuda, caps, kernel, knobs, num_knobs, NULL, out_source);
 }
 

@@ -1,0 +1,403 @@
+/* The cuda target's FlashAttention kernel for the tiled IR's "attention"
+ * pattern (docs/tiled-ir.md, "Patterns"; docs/targets/cuda.md,
+ * "Attention"). A kernel whose pattern this file takes is emitted as one
+ * FlashAttention-2-style program per (query tile, batch x head) instead of
+ * the C-family emission of its body; the body stays the definition (the
+ * interpreter runs it, conformance compares against it).
+ *
+ * The program: 4 warps, 16 query rows each (BLOCK_M 64), key tiles of
+ * BLOCK_N 64. Q, K and V tiles move by 16-byte cp.async into dynamic shared
+ * memory (rows padded by 16 bytes, so the 8 rows an ldmatrix reads fall in
+ * distinct banks); K/V are double-buffered: tile j+1 loads while tile j is
+ * computed, one barrier per tile. Q's fragments are read once into
+ * registers. S = Q K^T and O += P V run on mma.sync m16n8k16 (f32
+ * accumulation); the scores stay in their accumulator fragments, where the
+ * online softmax runs in registers (row max and sum over the 4 lanes of a
+ * row by shuffles, exp2 with log2(e) folded into the scale) and the
+ * probabilities, rounded to the input type, are the A fragments of P V
+ * without a trip through memory. Causal programs stop at the diagonal and
+ * mask only the tiles that cross it; they run heaviest first. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../cstyle/cstyle_internal.h"
+#include "cuda_attention.h"
+#include "cuda_dialect.h"
+#include "cuda_target.h"
+
+enum { FA_BM = 64, FA_BN = 64, FA_WARPS = 4, FA_THREADS = 128 };
+
+static bool parse_operand(const char* p, const char* name, xc_cuda_fa_operand_t* o) {
+  char tag[8];
+  snprintf(tag, sizeof tag, " %s=", name);
+  const char* s = strstr(p, tag);
+  return s && sscanf(s + strlen(tag), "%d,%lld,%lld,%lld,%lld", &o->param, &o->base, &o->sb, &o->sh, &o->ss) == 5;
+}
+
+bool xc_cuda_fa_parse(const xc_tiled_kernel_t* k, xc_cuda_fa_t* fa) {
+  memset(fa, 0, sizeof *fa);
+  if (!k->pattern || strncmp(k->pattern, "attention ", 10)) return false;
+  char dt[16];
+  if (sscanf(k->pattern, "attention dtype=%15s b=%lld hq=%lld hk=%lld s=%lld l=%lld d=%lld causal=%d scale=%lg", dt,
+             &fa->B, &fa->Hq, &fa->Hk, &fa->S, &fa->L, &fa->D, &fa->causal, &fa->scale) != 9)
+    return false;
+  if (!strcmp(dt, "bf16")) fa->dtype = XC_BF16;
+  else if (!strcmp(dt, "f16")) fa->dtype = XC_F16;
+  else return false;
+  if (!parse_operand(k->pattern, "q", &fa->q) || !parse_operand(k->pattern, "k", &fa->k) ||
+      !parse_operand(k->pattern, "v", &fa->v) || !parse_operand(k->pattern, "o", &fa->o))
+    return false;
+  const xc_cuda_fa_operand_t* ops[4] = {&fa->q, &fa->k, &fa->v, &fa->o};
+  for (int i = 0; i < 4; i++) {
+    if (ops[i]->param < 0 || ops[i]->param >= k->num_params) return false;
+    const xc_tiled_value_t* p = k->params[ops[i]->param];
+    if (p->type.kind != XC_TILED_MEMREF || p->type.dtype != fa->dtype) return false;
+  }
+  return fa->B > 0 && fa->Hq > 0 && fa->Hk > 0 && fa->Hq % fa->Hk == 0 && fa->S > 0 && fa->L > 0 && fa->D > 0;
+}
+
+static bool aligned(const xc_cuda_fa_operand_t* o, long long n) {
+  return o->base % n == 0 && o->sb % n == 0 && o->sh % n == 0 && o->ss % n == 0;
+}
+
+bool xc_cuda_fa_take(const xc_device_caps_t* caps, const xc_tiled_kernel_t* k, xc_cuda_fa_t* fa, char* why,
+                     size_t why_size) {
+  if (!xc_cuda_fa_parse(k, fa)) {
+    snprintf(why, why_size, "no attention pattern");
+    return false;
+  }
+  if (!xc_cuda_caps_have_mma(caps, 16, 8, 16, fa->dtype)) {
+    snprintf(why, why_size, "the device has no mma.m16n8k16 for %s", xc_dtype_name(fa->dtype));
+    return false;
+  }
+  if (fa->D % 16 || fa->D > 128) {
+    snprintf(why, why_size, "head size %lld (multiples of 16 up to 128)", fa->D);
+    return false;
+  }
+  /* 16-byte copies of q, k, v rows; 4-byte stores of o */
+  if (!aligned(&fa->q, 8) || !aligned(&fa->k, 8) || !aligned(&fa->v, 8) || !aligned(&fa->o, 2)) {
+    snprintf(why, why_size, "operand rows not 16-byte aligned");
+    return false;
+  }
+  fa->bm = FA_BM, fa->bn = FA_BN, fa->threads = FA_THREADS;
+  fa->pitch = fa->D + 8;
+  fa->smem = (fa->bm + 4LL * fa->bn) * fa->pitch * 2;
+  if (caps && caps->local_memory_optin_bytes > 0 && fa->smem > caps->local_memory_optin_bytes) {
+    snprintf(why, why_size, "%lld bytes of shared memory, the device allows %lld", fa->smem,
+             (long long)caps->local_memory_optin_bytes);
+    return false;
+  }
+  return true;
+}
+
+/* The record of the program above; knobs from `start` (the caller's
+ * values) with the tile and thread knobs set. False: the kernel has no such
+ * knobs (not a lowering's attention kernel). */
+static bool fa_record(const xc_tiled_kernel_t* k, const xc_cuda_fa_t* fa, const int64_t* start,
+                      xc_tiled_schedule_t* s) {
+  int bm = xc_tiled_find_knob(k, "BLOCK_M_p0"), bn = xc_tiled_find_knob(k, "BLOCK_N_p0");
+  int th = xc_tiled_knob_of_kind(k, XC_KNOB_THREADS);
+  if (bm < 0 || bn < 0 || th < 0 || k->num_knobs > XC_TILED_MAX_SCHED_KNOBS || xc_tiled_dot_count(k) != 2)
+    return false;
+  memset(s, 0, sizeof *s);
+  snprintf(s->scheduler, sizeof s->scheduler, "cuda");
+  s->num_knobs = k->num_knobs;
+  for (int i = 0; i < k->num_knobs; i++) s->knobs[i] = start ? start[i] : k->knobs[i].default_value;
+  s->knobs[bm] = fa->bm, s->knobs[bn] = fa->bn, s->knobs[th] = fa->threads;
+  s->threads = fa->threads;
+  s->vector = 8;
+  s->unroll = 0;
+  s->num_dots = 2;
+  for (int i = 0; i < 2; i++) {
+    s->dots[i].mma = (xc_tiled_mma_t){16, 8, 16, fa->dtype, XC_F32};
+    s->dots[i].stages = 2;
+    s->dots[i].operands = XC_SPACE_DYNAMIC;
+  }
+  s->local_bytes = 0;
+  s->dynamic_bytes = fa->smem;
+  return true;
+}
+
+static bool same_record(const xc_tiled_schedule_t* a, const xc_tiled_schedule_t* b) {
+  if (a->num_knobs != b->num_knobs || a->threads != b->threads || a->num_dots != b->num_dots ||
+      a->dynamic_bytes != b->dynamic_bytes || a->local_bytes != b->local_bytes)
+    return false;
+  for (int i = 0; i < a->num_knobs; i++)
+    if (a->knobs[i] != b->knobs[i]) return false;
+  for (int i = 0; i < a->num_dots; i++)
+    if (memcmp(&a->dots[i].mma, &b->dots[i].mma, sizeof a->dots[i].mma) || a->dots[i].stages != b->dots[i].stages ||
+        a->dots[i].operands != b->dots[i].operands)
+      return false;
+  return true;
+}
+
+bool xc_cuda_fa_schedule(const xc_device_caps_t* caps, const xc_tiled_kernel_t* k, const xc_tiled_limits_t* limits,
+                         unsigned flags, xc_tiled_schedule_t* inout) {
+  xc_cuda_fa_t fa;
+  char why[128];
+  xc_tiled_schedule_t s;
+  if (!xc_cuda_fa_take(caps, k, &fa, why, sizeof why) || !fa_record(k, &fa, inout->knobs, &s)) return false;
+  if ((flags & XC_SCHEDULE_KEEP_KNOBS) && memcmp(s.knobs, inout->knobs, sizeof s.knobs[0] * (size_t)s.num_knobs))
+    return false;
+  if ((flags & XC_SCHEDULE_FOLLOW) && !same_record(&s, inout)) return false;
+  xc_status_t st = xc_tiled_schedule_check(k, &s, limits);
+  if (st) {
+    xc_status_free(st);
+    return false;
+  }
+  *inout = s;
+  return true;
+}
+
+/* Whether emission should take the pattern: it is taken, the knob values
+ * (the defaults, overridden by knobs[]) are the program's tiles, and the
+ * kernel's schedule, where it has one, is the program's record. */
+static bool fa_selected(const xc_device_caps_t* caps, const xc_tiled_kernel_t* k, const xc_knob_t* knobs,
+                        int num_knobs, xc_cuda_fa_t* fa) {
+  char why[128];
+  int64_t start[XC_TILED_MAX_SCHED_KNOBS];
+  xc_tiled_schedule_t s;
+  if (k->num_knobs > XC_TILED_MAX_SCHED_KNOBS) return false;
+  for (int i = 0; i < k->num_knobs; i++) start[i] = k->knobs[i].default_value;
+  for (int i = 0; i < num_knobs; i++) {
+    int idx = knobs[i].name ? xc_tiled_find_knob(k, knobs[i].name) : -1;
+    if (idx < 0) return false;
+    start[idx] = knobs[i].value;
+  }
+  if (!xc_cuda_fa_take(caps, k, fa, why, sizeof why) || !fa_record(k, fa, start, &s)) return false;
+  if (memcmp(s.knobs, start, sizeof start[0] * (size_t)k->num_knobs)) return false;
+  return !k->schedule || same_record(&s, k->schedule);
+}
+
+/* The program; FA_* are the #defines written before it. */
+static const char fa_body[] =
+    "#define FA_KT (FA_D / 16)  /* k-steps of S = Q K^T */\n"
+    "#define FA_NT (FA_BN / 8)  /* 8-column tiles of S */\n"
+    "#define FA_DT (FA_D / 8)   /* 8-column tiles of O */\n"
+    "#define FA_CH (FA_D / 8)   /* 16-byte chunks of a row */\n"
+    "static __device__ __forceinline__ unsigned fa_smem(const void* p) {\n"
+    "  unsigned long long a; asm(\"cvta.to.shared.u64 %0, %1;\" : \"=l\"(a) : \"l\"(p)); return (unsigned)a;\n"
+    "}\n"
+    "static __device__ __forceinline__ void fa_cp16(unsigned dst, const void* src, bool full) {\n"
+    "  asm volatile(\"cp.async.cg.shared.global [%0], [%1], 16, %2;\\n\" :: \"r\"(dst), \"l\"(src), \"r\"(full ? 16 : 0)"
+    " : \"memory\");\n"
+    "}\n"
+    "static __device__ __forceinline__ unsigned fa_pack(float lo, float hi) {\n"
+    "  unsigned r; asm(\"cvt.rn.\" FA_TY \"x2.f32 %0, %1, %2;\" : \"=r\"(r) : \"f\"(hi), \"f\"(lo)); return r;\n"
+    "}\n"
+    "static __device__ __forceinline__ float fa_exp2(float x) {\n"
+    "  float y; asm(\"ex2.approx.ftz.f32 %0, %1;\" : \"=f\"(y) : \"f\"(x)); return y;\n"
+    "}\n"
+    "static __device__ __forceinline__ void fa_ldm4(unsigned* r, unsigned a) {\n"
+    "  asm volatile(\"ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\\n\"\n"
+    "               : \"=r\"(r[0]), \"=r\"(r[1]), \"=r\"(r[2]), \"=r\"(r[3]) : \"r\"(a) : \"memory\");\n"
+    "}\n"
+    "static __device__ __forceinline__ void fa_ldm4t(unsigned* r, unsigned a) {\n"
+    "  asm volatile(\"ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\\n\"\n"
+    "               : \"=r\"(r[0]), \"=r\"(r[1]), \"=r\"(r[2]), \"=r\"(r[3]) : \"r\"(a) : \"memory\");\n"
+    "}\n"
+    "static __device__ __forceinline__ void fa_mma(float* c, const unsigned* a, unsigned b0, unsigned b1) {\n"
+    "  asm volatile(\"mma.sync.aligned.m16n8k16.row.col.f32.\" FA_TY \".\" FA_TY \".f32 {%0, %1, %2, %3}, \"\n"
+    "               \"{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\\n\"\n"
+    "               : \"+f\"(c[0]), \"+f\"(c[1]), \"+f\"(c[2]), \"+f\"(c[3])\n"
+    "               : \"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]), \"r\"(a[3]), \"r\"(b0), \"r\"(b1));\n"
+    "}\n"
+    "/* rows [r0, r0 + n) of a tile (global row stride `ss`, `lim` valid rows)\n"
+    " * into shared rows of FA_PITCH elements, zero-filled past lim */\n"
+    "static __device__ __forceinline__ void fa_load(unsigned short* dst, const unsigned short* src, long long ss,\n"
+    "                                               long long r0, int n, long long lim, int tid) {\n"
+    "  for (int i = tid; i < n * FA_CH; i += FA_THREADS) {\n"
+    "    const int r = i / FA_CH, c = i % FA_CH;\n"
+    "    const bool full = r0 + r < lim;\n"
+    "    fa_cp16(fa_smem(dst + r * FA_PITCH + c * 8), full ? src + (r0 + r) * ss + c * 8 : src, full);\n"
+    "  }\n"
+    "}\n"
+    "FA_ENTRY {\n"
+    "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800\n"
+    "  extern __shared__ __align__(128) unsigned char fa_dsm[];\n"
+    "  unsigned short* const sq = (unsigned short*)fa_dsm;\n"
+    "  unsigned short* const sk = sq + FA_BM * FA_PITCH; /* [2][FA_BN][FA_PITCH] */\n"
+    "  unsigned short* const sv = sk + 2 * FA_BN * FA_PITCH;\n"
+    "  const int tid = (int)threadIdx.x, warp = tid >> 5, lane = tid & 31;\n"
+    "  const long long mt = FA_CAUSAL ? (long long)(gridDim.x - 1 - blockIdx.x) : (long long)blockIdx.x;\n"
+    "  const long long m0 = mt * FA_BM, bh = blockIdx.y, b = bh / FA_HQ, h = bh % FA_HQ, hk = h / (FA_HQ / FA_HK);\n"
+    "  const unsigned short* const qp = (const unsigned short*)FA_QP + FA_QBASE + b * FA_QSB + h * FA_QSH;\n"
+    "  const unsigned short* const kp = (const unsigned short*)FA_KP + FA_KBASE + b * FA_KSB + hk * FA_KSH;\n"
+    "  const unsigned short* const vp = (const unsigned short*)FA_VP + FA_VBASE + b * FA_VSB + hk * FA_VSH;\n"
+    "  unsigned short* const op = (unsigned short*)FA_OP + FA_OBASE + b * FA_OSB + h * FA_OSH;\n"
+    "  /* keys this query tile sees: all, or up to its last row (causal) */\n"
+    "  const long long kend = FA_CAUSAL ? (m0 + FA_BM < FA_L ? m0 + FA_BM : FA_L) : FA_L;\n"
+    "  const int ntiles = (int)((kend + FA_BN - 1) / FA_BN);\n"
+    "  fa_load(sq, qp, FA_QSS, m0, FA_BM, FA_S, tid);\n"
+    "  fa_load(sk, kp, FA_KSS, 0, FA_BN, FA_L, tid);\n"
+    "  fa_load(sv, vp, FA_VSS, 0, FA_BN, FA_L, tid);\n"
+    "  asm volatile(\"cp.async.commit_group;\\n\" ::: \"memory\");\n"
+    "  float o[FA_DT][4];\n"
+    "  #pragma unroll\n"
+    "  for (int i = 0; i < FA_DT; i++) o[i][0] = o[i][1] = o[i][2] = o[i][3] = 0.0f;\n"
+    "  float mrow[2] = {-INFINITY, -INFINITY}, lrow[2] = {0.0f, 0.0f};\n"
+    "  unsigned qf[FA_KT][4];\n"
+    "  const long long row0 = m0 + warp * 16 + (lane >> 2);\n"
+    "  for (int j = 0; j < ntiles; j++) {\n"
+    "    const int st = j & 1;\n"
+    "    asm volatile(\"cp.async.wait_group 0;\\n\" ::: \"memory\");\n"
+    "    __syncthreads(); /* tile j is in; every warp is done with tile j - 1 */\n"
+    "    if (j == 0) {\n"
+    "      #pragma unroll\n"
+    "      for (int kk = 0; kk < FA_KT; kk++)\n"
+    "        fa_ldm4(qf[kk], fa_smem(sq + (warp * 16 + ((lane >> 3) & 1) * 8 + (lane & 7)) * FA_PITCH + kk * 16 +\n"
+    "                                (lane >> 4) * 8));\n"
+    "    }\n"
+    "    if (j + 1 < ntiles) {\n"
+    "      fa_load(sk + (st ^ 1) * FA_BN * FA_PITCH, kp, FA_KSS, (long long)(j + 1) * FA_BN, FA_BN, FA_L, tid);\n"
+    "      fa_load(sv + (st ^ 1) * FA_BN * FA_PITCH, vp, FA_VSS, (long long)(j + 1) * FA_BN, FA_BN, FA_L, tid);\n"
+    "      asm volatile(\"cp.async.commit_group;\\n\" ::: \"memory\");\n"
+    "    }\n"
+    "    const unsigned short* const kt = sk + st * FA_BN * FA_PITCH;\n"
+    "    const unsigned short* const vt = sv + st * FA_BN * FA_PITCH;\n"
+    "    float s[FA_NT][4];\n"
+    "    #pragma unroll\n"
+    "    for (int i = 0; i < FA_NT; i++) s[i][0] = s[i][1] = s[i][2] = s[i][3] = 0.0f;\n"
+    "    #pragma unroll\n"
+    "    for (int kk = 0; kk < FA_KT; kk++) {\n"
+    "      #pragma unroll\n"
+    "      for (int nt = 0; nt < FA_NT; nt += 2) {\n"
+    "        unsigned kb[4];\n"
+    "        fa_ldm4(kb, fa_smem(kt + ((nt + (lane >> 4)) * 8 + (lane & 7)) * FA_PITCH + kk * 16 +\n"
+    "                            ((lane >> 3) & 1) * 8));\n"
+    "        fa_mma(s[nt], qf[kk], kb[0], kb[1]);\n"
+    "        fa_mma(s[nt + 1], qf[kk], kb[2], kb[3]);\n"
+    "      }\n"
+    "    }\n"
+    "    /* scale (log2 domain) and mask: keys past L, and past the row (causal) */\n"
+    "    const long long n0 = (long long)j * FA_BN;\n"
+    "    const bool edge = n0 + FA_BN > FA_L || (FA_CAUSAL && n0 + FA_BN - 1 > m0 + warp * 16);\n"
+    "    #pragma unroll\n"
+    "    for (int nt = 0; nt < FA_NT; nt++)\n"
+    "      #pragma unroll\n"
+    "      for (int e = 0; e < 4; e++) {\n"
+    "        float x = s[nt][e] * FA_SCALE_LOG2;\n"
+    "        if (edge) {\n"
+    "          const long long col = n0 + nt * 8 + 2 * (lane & 3) + (e & 1), row = row0 + (e >> 1) * 8;\n"
+    "          if (col >= FA_L || (FA_CAUSAL && col > row)) x = -INFINITY;\n"
+    "        }\n"
+    "        s[nt][e] = x;\n"
+    "      }\n"
+    "    /* online softmax, rows row0 (e = 0, 1) and row0 + 8 (e = 2, 3) */\n"
+    "    #pragma unroll\n"
+    "    for (int r = 0; r < 2; r++) {\n"
+    "      float mx = -INFINITY;\n"
+    "      #pragma unroll\n"
+    "      for (int nt = 0; nt < FA_NT; nt++) mx = fmaxf(mx, fmaxf(s[nt][2 * r], s[nt][2 * r + 1]));\n"
+    "      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));\n"
+    "      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));\n"
+    "      const float mnew = fmaxf(mrow[r], mx), msafe = mnew == -INFINITY ? 0.0f : mnew;\n"
+    "      const float alpha = fa_exp2(mrow[r] - msafe);\n"
+    "      float sum = 0.0f;\n"
+    "      #pragma unroll\n"
+    "      for (int nt = 0; nt < FA_NT; nt++) {\n"
+    "        s[nt][2 * r] = fa_exp2(s[nt][2 * r] - msafe);\n"
+    "        s[nt][2 * r + 1] = fa_exp2(s[nt][2 * r + 1] - msafe);\n"
+    "        sum += s[nt][2 * r] + s[nt][2 * r + 1];\n"
+    "      }\n"
+    "      lrow[r] = lrow[r] * alpha + sum;\n"
+    "      mrow[r] = mnew;\n"
+    "      #pragma unroll\n"
+    "      for (int dt = 0; dt < FA_DT; dt++) o[dt][2 * r] *= alpha, o[dt][2 * r + 1] *= alpha;\n"
+    "    }\n"
+    "    /* O += P V: the probabilities of two 8-key tiles are one A fragment */\n"
+    "    #pragma unroll\n"
+    "    for (int kk = 0; kk < FA_BN / 16; kk++) {\n"
+    "      unsigned pa[4];\n"
+    "      pa[0] = fa_pack(s[2 * kk][0], s[2 * kk][1]);\n"
+    "      pa[1] = fa_pack(s[2 * kk][2], s[2 * kk][3]);\n"
+    "      pa[2] = fa_pack(s[2 * kk + 1][0], s[2 * kk + 1][1]);\n"
+    "      pa[3] = fa_pack(s[2 * kk + 1][2], s[2 * kk + 1][3]);\n"
+    "      #pragma unroll\n"
+    "      for (int dt = 0; dt < FA_DT; dt += 2) {\n"
+    "        unsigned vb[4];\n"
+    "        fa_ldm4t(vb, fa_smem(vt + (kk * 16 + ((lane >> 3) & 1) * 8 + (lane & 7)) * FA_PITCH +\n"
+    "                             (dt + (lane >> 4)) * 8));\n"
+    "        fa_mma(o[dt], pa, vb[0], vb[1]);\n"
+    "        fa_mma(o[dt + 1], pa, vb[2], vb[3]);\n"
+    "      }\n"
+    "    }\n"
+    "  }\n"
+    "  /* O / l; a row without a visible key is 0 */\n"
+    "  #pragma unroll\n"
+    "  for (int r = 0; r < 2; r++) {\n"
+    "    float l = lrow[r];\n"
+    "    l += __shfl_xor_sync(0xffffffffu, l, 1);\n"
+    "    l += __shfl_xor_sync(0xffffffffu, l, 2);\n"
+    "    const float inv = l > 0.0f ? 1.0f / l : 0.0f;\n"
+    "    const long long row = row0 + r * 8;\n"
+    "    if (row < FA_S) {\n"
+    "      #pragma unroll\n"
+    "      for (int dt = 0; dt < FA_DT; dt++)\n"
+    "        *(unsigned*)(op + row * FA_OSS + dt * 8 + 2 * (lane & 3)) =\n"
+    "            fa_pack(o[dt][2 * r] * inv, o[dt][2 * r + 1] * inv);\n"
+    "    }\n"
+    "  }\n"
+    "#endif\n"
+    "}\n";
+
+static void operand_defines(xc_cstyle_writer_t* b, const char* n, const xc_cuda_fa_operand_t* o) {
+  P(b, "#define FA_%sP p%d\n#define FA_%sBASE %lldLL\n#define FA_%sSB %lldLL\n#define FA_%sSH %lldLL\n"
+       "#define FA_%sSS %lldLL\n",
+    n, o->param, n, o->base, n, o->sb, n, o->sh, n, o->ss);
+}
+
+xc_status_t xc_cuda_fa_emit(const xc_device_caps_t* caps, const xc_tiled_kernel_t* k, const xc_knob_t* knobs,
+                            int num_knobs, bool* taken, xc_kernel_source_t* out) {
+  *taken = false;
+  xc_cuda_fa_t fa;
+  if (!fa_selected(caps, k, knobs, num_knobs, &fa)) return NULL;
+  *taken = true;
+  memset(out, 0, sizeof *out);
+  char entry[128], kname[100];
+  xc_cse_sanitize(k->name, kname, sizeof kname, 90);
+  snprintf(entry, sizeof entry, "xk_%s", kname);
+  xc_cstyle_writer_t b = {0};
+  P(&b, "/* xcomp kernel %s: %s, emitted for cuda", k->name, entry);
+  if (caps && caps->name[0]) P(&b, " (%s)", caps->name);
+  P(&b, "\n * FlashAttention program for the kernel's attention pattern: %lld query rows x %lld keys per\n"
+        " * tile, %d warps, K/V double-buffered by cp.async, mma.m16n8k16 %s, softmax in registers\n",
+    (long long)fa.bm, (long long)fa.bn, FA_WARPS, xc_dtype_name(fa.dtype));
+  P(&b, " * pattern: ");
+  for (const char* c = k->pattern; *c; c++) P(&b, "%c", (c[0] == '*' && c[1] == '/') ? '+' : *c);
+  P(&b, "\n */\n");
+  P(&b, "#ifndef INFINITY\n#define INFINITY __int_as_float(0x7f800000)\n#endif\n");
+  P(&b, "#define FA_TY \"%s\"\n", fa.dtype == XC_BF16 ? "bf16" : "f16");
+  P(&b, "#define FA_BM %d\n#define FA_BN %d\n#define FA_THREADS %d\n#define FA_D %lld\n#define FA_PITCH %lld\n", fa.bm,
+    fa.bn, fa.threads, fa.D, fa.pitch);
+  P(&b, "#define FA_S %lldLL\n#define FA_L %lldLL\n#define FA_HQ %lldLL\n#define FA_HK %lldLL\n#define FA_CAUSAL %d\n",
+    fa.S, fa.L, fa.Hq, fa.Hk, fa.causal ? 1 : 0);
+  P(&b, "#define FA_SCALE_LOG2 %.9ef\n", fa.scale * 1.4426950408889634);
+  operand_defines(&b, "Q", &fa.q);
+  operand_defines(&b, "K", &fa.k);
+  operand_defines(&b, "V", &fa.v);
+  operand_defines(&b, "O", &fa.o);
+  /* buffers first, then scalars, in parameter order (the launch's order) */
+  P(&b, "#define FA_ENTRY extern \"C\" __global__ void __launch_bounds__(%d) %s(", fa.threads, entry);
+  bool first = true;
+  for (int pass = 0; pass < 2; pass++)
+    for (int i = 0; i < k->num_params; i++) {
+      bool buffer = k->params[i]->type.kind == XC_TILED_MEMREF;
+      if (buffer != (pass == 0)) continue;
+      P(&b, "%s%s p%d", first ? "" : ", ", buffer ? "void*" : "const long long", i);
+      first = false;
+    }
+  P(&b, ")\n");
+  P(&b, "extern \"C\" __device__ unsigned int %s%s = %lldu;\n", XC_CUDA_DSM_PREFIX, entry, fa.smem);
+  P(&b, "%s", fa_body);
+  if (b.oom) {
+    free(b.data);
+    return xc_error_oom();
+  }
+  out->language = "cuda";
+  out->text = b.data;
+  snprintf(out->entry, sizeof out->entry, "%s", entry);
+  return NULL;
+}
