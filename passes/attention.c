@@ -84,12 +84,66 @@ static bool dims_equal(const xc_value_t* a, int ia, const xc_value_t* b, int ib)
   return xc_dim_equal(a->dims[ia], b->dims[ib]);
 }
 
+/* e [B, Hkv, rep, S, D] = Expand|Tile(Unsqueeze|Reshape(K)) of a [B, Hkv, S,
+ * D] tensor K, the heads repeated for grouped-query attention: returns K
+ * (NULL: not that) and notes the two nodes. */
+static xc_value_t* peel_repeat5(match_t* mt, xc_value_t* e) {
+  xc_node_t* ep = xc_attn_producer(e, "Expand");
+  if (!ep) ep = xc_attn_producer(e, "Tile");
+  xc_value_t* u = ep ? ep->inputs[0] : NULL;
+  if (!u || e->rank != 5 || u->rank != 5 || xc_attn_static_dim(u->dims[2]) != 1) return NULL;
+  int64_t rep = xc_attn_static_dim(e->dims[2]);
+  if (rep < 1 || !dims_equal(e, 0, u, 0) || !dims_equal(e, 1, u, 1) || !dims_equal(e, 3, u, 3) ||
+      !dims_equal(e, 4, u, 4))
+    return NULL;
+  xc_node_t* up = xc_attn_producer(u, "Unsqueeze");
+  if (!up) up = xc_attn_producer(u, "Reshape");
+  xc_value_t* k = up ? up->inputs[0] : NULL;
+  if (!k || k->rank != 4 || !dims_equal(k, 0, u, 0) || !dims_equal(k, 1, u, 1) || !dims_equal(k, 2, u, 3) ||
+      !dims_equal(k, 3, u, 4))
+    return NULL;
+  note(mt, ep);
+  note(mt, up);
+  return k;
+}
+
+/* x [B, H, S, D] built by repeating the heads of a [B, Hkv, S, D] tensor
+ * for grouped-query attention: returns that tensor (or x itself). */
+static xc_value_t* peel_repeat(match_t* mt, xc_value_t* x) {
+  if (x->rank != 4) return x;
+  xc_node_t* r = xc_attn_producer(x, "Reshape");
+  if (r && r->inputs[0]->rank == 5) {
+    xc_value_t* e = r->inputs[0];
+    if (!dims_equal(x, 0, e, 0) || !xc_dim_equal(x->dims[1], xc_dim_mul(mt->g, e->dims[1], e->dims[2])) ||
+        !dims_equal(x, 2, e, 3) || !dims_equal(x, 3, e, 4))
+      return x;
+    match_t trial = *mt;
+    xc_value_t* k = peel_repeat5(&trial, e);
+    if (!k) return x;
+    *mt = trial;
+    note(mt, r);
+    return k;
+  }
+  /* One shared head broadcast to all: Expand or Tile of [B, 1, S, D]. */
+  xc_node_t* ep = xc_attn_producer(x, "Expand");
+  if (!ep) ep = xc_attn_producer(x, "Tile");
+  xc_value_t* k = ep ? ep->inputs[0] : NULL;
+  if (k && k->rank == 4 && xc_attn_static_dim(k->dims[1]) == 1 && dims_equal(k, 0, x, 0) &&
+      dims_equal(k, 2, x, 2) && dims_equal(k, 3, x, 3)) {
+    note(mt, ep);
+    return k;
+  }
+  return x;
+}
+
 /* The key K ([B, H, S, D], or [N, S, D] for rank 3) whose last-two-dims
  * transpose is kt. When K exists only as another layout, *src and perm say
- * which Transpose makes it. */
+ * which Transpose makes it. *repeated: the transpose merged K's heads
+ * repeated for grouped-query attention, and *src is the un-repeated K. */
 static bool match_key(match_t* mt, xc_value_t* kt, xc_value_t** src, int64_t perm[4],
-                      bool* need_transpose) {
+                      bool* need_transpose, bool* repeated) {
   *need_transpose = false;
+  *repeated = false;
   int r = kt->rank;
   kt = peel_scale(mt, kt, false);
   xc_node_t* t = xc_attn_producer(kt, "Transpose");
@@ -117,8 +171,22 @@ static bool match_key(match_t* mt, xc_value_t* kt, xc_value_t** src, int64_t per
   xc_value_t *k = r1->inputs[0], *a = r1->outputs[0], *b = t3->outputs[0];
   int64_t c;
   const int64_t* p = xc_node_attr_ints(t3, "perm", &c);
-  if (k->rank != 4 || a->rank != 3 || b->rank != 3 || kt->rank != 4) return false;
+  if (a->rank != 3 || b->rank != 3 || kt->rank != 4) return false;
   if (c != 3 || p[0] != 0 || p[1] != 2 || p[2] != 1) return false;
+  if (k->rank == 5) { /* the merge reads K's repeated heads [B, Hkv, rep, S, D] directly */
+    xc_value_t* k4 = peel_repeat5(mt, k);
+    if (!k4 || !dims_equal(a, 1, k, 3) || !dims_equal(a, 2, k, 4) || !dims_equal(kt, 0, k, 0) ||
+        !xc_dim_equal(kt->dims[1], xc_dim_mul(mt->g, k->dims[1], k->dims[2])) || !dims_equal(kt, 2, k, 4) ||
+        !dims_equal(kt, 3, k, 3))
+      return false;
+    note(mt, r2);
+    note(mt, t3);
+    note(mt, r1);
+    *src = peel_scale(mt, k4, false);
+    *repeated = true;
+    return true;
+  }
+  if (k->rank != 4) return false;
   /* The first reshape keeps K's last two dims (merging the leading ones),
    * the second splits the leading dim back into K's leading dims. */
   if (!dims_equal(a, 1, k, 2) || !dims_equal(a, 2, k, 3)) return false;
@@ -130,48 +198,6 @@ static bool match_key(match_t* mt, xc_value_t* kt, xc_value_t** src, int64_t per
   note(mt, r1);
   *src = peel_scale(mt, k, false);
   return true;
-}
-
-/* x [B, H, S, D] built by repeating the heads of a [B, Hkv, S, D] tensor
- * for grouped-query attention: returns that tensor (or x itself). */
-static xc_value_t* peel_repeat(match_t* mt, xc_value_t* x) {
-  if (x->rank != 4) return x;
-  xc_node_t* r = xc_attn_producer(x, "Reshape");
-  if (r && r->inputs[0]->rank == 5) {
-    xc_value_t* e = r->inputs[0];
-    xc_node_t* ep = xc_attn_producer(e, "Expand");
-    if (!ep) ep = xc_attn_producer(e, "Tile");
-    xc_value_t* u = ep ? ep->inputs[0] : NULL;
-    if (!u || u->rank != 5 || xc_attn_static_dim(u->dims[2]) != 1) return x;
-    int64_t rep = xc_attn_static_dim(e->dims[2]);
-    if (rep < 1 || !dims_equal(e, 0, u, 0) || !dims_equal(e, 1, u, 1) || !dims_equal(e, 3, u, 3) ||
-        !dims_equal(e, 4, u, 4))
-      return x;
-    xc_dim_t heads = xc_dim_mul(mt->g, e->dims[1], xc_dim_const(rep));
-    if (!dims_equal(x, 0, e, 0) || !xc_dim_equal(x->dims[1], heads) || !dims_equal(x, 2, e, 3) ||
-        !dims_equal(x, 3, e, 4))
-      return x;
-    xc_node_t* up = xc_attn_producer(u, "Unsqueeze");
-    if (!up) up = xc_attn_producer(u, "Reshape");
-    xc_value_t* k = up ? up->inputs[0] : NULL;
-    if (!k || k->rank != 4 || !dims_equal(k, 0, u, 0) || !dims_equal(k, 1, u, 1) ||
-        !dims_equal(k, 2, u, 3) || !dims_equal(k, 3, u, 4))
-      return x;
-    note(mt, r);
-    note(mt, ep);
-    note(mt, up);
-    return k;
-  }
-  /* One shared head broadcast to all: Expand or Tile of [B, 1, S, D]. */
-  xc_node_t* ep = xc_attn_producer(x, "Expand");
-  if (!ep) ep = xc_attn_producer(x, "Tile");
-  xc_value_t* k = ep ? ep->inputs[0] : NULL;
-  if (k && k->rank == 4 && xc_attn_static_dim(k->dims[1]) == 1 && dims_equal(k, 0, x, 0) &&
-      dims_equal(k, 2, x, 2) && dims_equal(k, 3, x, 3)) {
-    note(mt, ep);
-    return k;
-  }
-  return x;
 }
 
 /* A mask (or condition) of shape broadcastable to the scores (rank r:
@@ -323,12 +349,14 @@ static xc_status_t rewrite(xc_graph_t* g, xc_node_t* out_mm, bool* changed) {
   xc_value_t* q = peel_scale(&mt, qk->inputs[0], false);
   xc_value_t* k_src;
   int64_t k_perm[4];
-  bool k_transpose;
-  if (!match_key(&mt, qk->inputs[1], &k_src, k_perm, &k_transpose)) return NULL;
+  bool k_transpose, k_repeated;
+  if (!match_key(&mt, qk->inputs[1], &k_src, k_perm, &k_transpose, &k_repeated)) return NULL;
   if (!q || !k_src || q->rank != r || k_src->rank != r) return NULL;
   xc_value_t* v = peel_repeat(&mt, v_rep);
   xc_value_t* k_unrep = k_transpose ? k_src : peel_repeat(&mt, k_src);
-  if (k_unrep != k_src || v != v_rep) {
+  if (k_repeated) { /* K only exists un-repeated: V must be repeated the same way */
+    if (v == v_rep || !xc_dim_equal(k_src->dims[1], v->dims[1])) return NULL;
+  } else if (k_unrep != k_src || v != v_rep) {
     /* Both repeated or neither: else keep the repeated tensors. */
     if (k_unrep == k_src || v == v_rep || !xc_dim_equal(k_unrep->dims[1], v->dims[1])) {
       k_unrep = k_src;

@@ -450,6 +450,45 @@ static void test_gqa_expand(void) {
   xc_graph_destroy(g);
 }
 
+static void test_gqa_merged_key_transpose(void) {
+  /* The decomposed SDPA with grouped heads that torch.onnx writes for
+   * Qwen2/Llama: K's repeated heads [B, 2, 2, S, D] merged straight into
+   * [B*4, S, D], transposed, split back to [B, 4, D, S]; sqrt(scale) on Q
+   * and on K^T; V repeated through a 4-D Reshape. Attention takes the
+   * 2-head K and V. */
+  const char* text = HEADER
+      "  input q: f32[1, 4, 3, 4]\n"
+      "  input k: f32[1, 2, 3, 4]\n"
+      "  input v: f32[1, 2, 3, 4]\n"
+      "  const ax: i64[1] = [2]\n"
+      "  const big: i64[5] = [1, 2, 2, 3, 4]\n"
+      "  const flat: i64[4] = [1, 4, 3, 4]\n"
+      "  const m3: i64[3] = [4, 3, 4]\n"
+      "  const kts: i64[4] = [1, 4, 4, 3]\n"
+      "  const c: f32[] = 0.7071067811865476\n"
+      "  ku = Unsqueeze(k, ax)\n"
+      "  ke = Expand(ku, big)\n"
+      "  k3 = Reshape(ke, m3)\n"
+      "  k3t = Transpose(k3) {perm: [0, 2, 1]}\n"
+      "  kt = Reshape(k3t, kts)\n"
+      "  vu = Unsqueeze(v, ax)\n"
+      "  ve = Expand(vu, big)\n"
+      "  vr = Reshape(ve, flat)\n"
+      "  qs = Mul(q, c)\n"
+      "  kts2 = Mul(kt, c)\n"
+      "  s = MatMul(qs, kts2)\n"
+      "  p = Softmax(s) {axis: -1}\n"
+      "  y = MatMul(p, vr)\n"
+      "  output y\n"
+      "}\n";
+  xc_graph_t* g = optimize_and_check(text);
+  if (!g) return;
+  check_attention(g, 0.5, 0, "q", "k", "v", false);
+  CHECK_EQ_INT(count_op(g, "Expand"), 0);
+  CHECK_EQ_INT(g->num_nodes, 1);
+  xc_graph_destroy(g);
+}
+
 static void test_mqa_broadcast(void) {
   /* One K/V head shared by all query heads through MatMul broadcasting. */
   const char* text = HEADER
@@ -1049,6 +1088,7 @@ int main(void) {
   test_fully_masked_finite_row_is_kept();
   test_f16_causal_finite_min();
   test_gqa_expand();
+  test_gqa_merged_key_transpose();
   test_mqa_broadcast();
   test_symbolic_dims();
   test_three_d_batched();
