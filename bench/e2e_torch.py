@@ -18,7 +18,7 @@ numbers as JSON lines to --out.
 
 Usage: e2e_torch.py --xcomp XCOMP [--models gpt2,llama] [--batch 1] [--seq 512]
                     [--precision bf16] [--runs 20] [--out DIR] [--skip-cold]
-       e2e_torch.py --xcomp - --export-only DIR [--models ...] [--batch 1] [--seq 512]
+       e2e_torch.py --export-only DIR [--models ...] [--batch 1] [--seq 512]
                     (export only, on the CPU: no GPU, no xcomp run)
 """
 import argparse
@@ -185,7 +185,7 @@ def read_output(path):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--xcomp", required=True)
+    ap.add_argument("--xcomp")
     ap.add_argument("--models", default="gpt2,llama")
     ap.add_argument("--batch", type=int, default=1)
     ap.add_argument("--seq", type=int, default=512)
@@ -196,6 +196,8 @@ def main():
     ap.add_argument("--export-only", metavar="DIR",
                     help="export each model to DIR/NAME-bB-sS.onnx on the CPU and stop (no GPU, no xcomp run)")
     a = ap.parse_args()
+    if not a.xcomp and not a.export_only:
+        ap.error("--xcomp is required (except with --export-only)")
     import torch
     if a.export_only:
         os.makedirs(a.export_only, exist_ok=True)
