@@ -18,6 +18,8 @@ numbers as JSON lines to --out.
 
 Usage: e2e_torch.py --xcomp XCOMP [--models gpt2,llama] [--batch 1] [--seq 512]
                     [--precision bf16] [--runs 20] [--out DIR] [--skip-cold]
+       e2e_torch.py --export-only DIR [--models ...] [--batch 1] [--seq 512]
+                    (export only, on the CPU: no GPU, no xcomp run)
 """
 import argparse
 import json
@@ -183,7 +185,7 @@ def read_output(path):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--xcomp", required=True)
+    ap.add_argument("--xcomp")
     ap.add_argument("--models", default="gpt2,llama")
     ap.add_argument("--batch", type=int, default=1)
     ap.add_argument("--seq", type=int, default=512)
@@ -191,9 +193,24 @@ def main():
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--out", default="/tmp/e2e")
     ap.add_argument("--skip-cold", action="store_true")
+    ap.add_argument("--export-only", metavar="DIR",
+                    help="export each model to DIR/NAME-bB-sS.onnx on the CPU and stop (no GPU, no xcomp run)")
     a = ap.parse_args()
-    import numpy as np
+    if not a.xcomp and not a.export_only:
+        ap.error("--xcomp is required (except with --export-only)")
     import torch
+    if a.export_only:
+        os.makedirs(a.export_only, exist_ok=True)
+        for name in a.models.split(","):
+            torch.manual_seed(0)
+            model = build(name, torch).eval()
+            ids = torch.randint(0, model.cfg["vocab"], (a.batch, a.seq))
+            onnx = os.path.join(a.export_only, f"{name}-b{a.batch}-s{a.seq}.onnx")
+            with torch.no_grad():
+                how = export(torch, model, ids, onnx)
+            print(f"{onnx}: {how}")
+        return
+    import numpy as np
     os.makedirs(a.out, exist_ok=True)
     dt = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16}[a.precision]
     print(f"PyTorch {torch.__version__}, {torch.cuda.get_device_name(0)}, b{a.batch} s{a.seq} {a.precision}")

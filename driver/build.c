@@ -111,9 +111,21 @@ typedef struct pending_kernel {
 
 /* What decides a kernel's code, as text: src's language and text with the
  * comments left out (they name the kernel and its graph nodes), its entry
- * name written '@' (also where it begins a longer symbol) and its parameters (the emitter's "p_" names, from graph
- * values; the code reaches buffers by position) numbered by first use.
- * Kernels with equal keys compile to the same code. */
+ * name written ENTRY_MARK wherever it occurs inside an identifier (the entry
+ * itself and the symbols named after it: cpu's xk_NAME_runtime_threads,
+ * cuda's xc_dsm_bytes_xk_NAME) and its parameters (the emitter's "p_" names,
+ * from graph values; the code reaches buffers by position) numbered by first
+ * use. Kernels with equal keys compile to the same code up to those names,
+ * and a kernel sharing another's code takes its entry name too, so every
+ * symbol the runtime looks up by entry name is in the shared binary. */
+#define ENTRY_MARK '\x01' /* a byte no emitted source contains, unlike '@' (PTX predicates) */
+/* The first occurrence of needle (nlen > 0 bytes) in s[0, n), else NULL. */
+static const char* find_in(const char* s, size_t n, const char* needle, size_t nlen) {
+  for (size_t i = 0; i + nlen <= n; i++)
+    if (memcmp(s + i, needle, nlen) == 0) return s + i;
+  return NULL;
+}
+
 static char* code_key(const xc_kernel_source_t* src) {
   const char* t = src->text ? src->text : "";
   const char* lang = src->language ? src->language : "";
@@ -139,11 +151,18 @@ static char* code_key(const xc_kernel_source_t* src) {
       size_t len = j - i;
       int id = -1;
       size_t elen = strlen(src->entry);
-      if (elen && len >= elen && strncmp(t + i, src->entry, elen) == 0) {
-        /* the entry, or a symbol named after it (xk_NAME_runtime_threads) */
-        out[k++] = '@';
-        memcpy(out + k, t + i + elen, len - elen);
-        k += len - elen;
+      const char* at = elen && len >= elen ? find_in(t + i, len, src->entry, elen) : NULL;
+      if (at) {
+        /* the entry, or a symbol named after it: each occurrence marked */
+        for (size_t q = i; q < j;) {
+          if (at && t + q == at) {
+            out[k++] = ENTRY_MARK;
+            q += elen;
+            at = q < j ? find_in(t + q, j - q, src->entry, elen) : NULL;
+          } else {
+            out[k++] = t[q++];
+          }
+        }
       } else if (len > 2 && t[i] == 'p' && t[i + 1] == '_') {
         for (int q = 0; q < num && id < 0; q++)
           if (lens[q] == len && strncmp(names[q], t + i, len) == 0) id = q;

@@ -85,6 +85,32 @@ static int node_position(const xc_graph_t* g, const xc_node_t* n) {
   return -1;
 }
 
+/* A scalar parameter of the kernel bound to the constant `value` at launch
+ * (NULL after recording an error). */
+static lw_val_t* constant_param(lw_ctx_t* c, const char* name, int64_t value) {
+  lw_val_t* p = xc_tiled_param_scalar(c->k, name);
+  if (p && add_param(c, NULL, xc_dim_const(value), p) < 0) return NULL;
+  return p;
+}
+
+/* The checked node's position in the graph + 1, the record's first word: a
+ * scalar parameter per node (the same layer repeated then checks in the same
+ * code), a constant past the first few nodes of one kernel. */
+static lw_val_t* checked_node_word(lw_ctx_t* c, const xc_node_t* n) {
+  int64_t word = node_position(c->g, n) + 1;
+  int max = (int)(sizeof c->checked_node / sizeof *c->checked_node);
+  for (int i = 0; i < c->num_checked_nodes; i++)
+    if (c->checked_node[i] == n) return c->checked_node_param[i];
+  if (c->num_checked_nodes == max) return lw_i64(c, word);
+  char name[48];
+  snprintf(name, sizeof name, "%s_node%d", XC_INDEX_ERROR_PARAM, c->num_checked_nodes);
+  lw_val_t* p = constant_param(c, name, word);
+  if (!p) return lw_i64(c, word); /* the builder holds the error */
+  c->checked_node[c->num_checked_nodes] = n;
+  c->checked_node_param[c->num_checked_nodes++] = p;
+  return p;
+}
+
 lw_val_t* lw_check_index(lw_ctx_t* c, const xc_node_t* n, xc_index_check_kind_t kind, int axis, bool negative,
                          lw_val_t* ix, lw_val_t* dim, lw_val_t** mask) {
   xc_tiled_kernel_t* k = c->k;
@@ -102,15 +128,23 @@ lw_val_t* lw_check_index(lw_ctx_t* c, const xc_node_t* n, xc_index_check_kind_t 
   }
   c->num_index_checks++;
   /* The kernel's own slot of the record: no load, so no program waits on
-   * another, and the executor reports the first slot (in step order) set. */
-  int64_t base = (int64_t)c->index_error_slot * XC_INDEX_ERROR_WORDS;
-  lw_val_t* words[XC_INDEX_ERROR_WORDS] = {lw_i64(c, node_position(c->g, n) + 1), ix, dim,
+   * another, and the executor reports the first slot (in step order) set.
+   * Its first word and the node's position are launch arguments (a kernel
+   * parameter each, bound to constants in the plan), not constants of the
+   * code: the same layer repeated compiles once (driver/build.c). */
+  if (!c->index_error_base)
+    c->index_error_base = constant_param(c, XC_INDEX_ERROR_PARAM "_base",
+                                         (int64_t)c->index_error_slot * XC_INDEX_ERROR_WORDS);
+  lw_val_t* base = c->index_error_base;
+  if (!base) return xc_tiled_select(k, ok, j, zero); /* the builder holds the error */
+  lw_val_t* words[XC_INDEX_ERROR_WORDS] = {checked_node_word(c, n), ix, dim,
                                             lw_i64(c, (int64_t)kind | (int64_t)axis << 8)};
   /* Four stores of the lanes' own shape, each lane storing for itself
    * (predicated; no barrier, no work-group memory; in C they join the
    * kernel's fused element loop). */
   for (int i = 0; i < XC_INDEX_ERROR_WORDS; i++) {
-    lw_val_t* off = xc_tiled_select(k, bad, lw_i64(c, base + i), lw_i64(c, base + i)); /* bad's shape */
+    lw_val_t* at = i ? lw_add(c, base, lw_i64(c, i)) : base;
+    lw_val_t* off = xc_tiled_select(k, bad, at, at); /* bad's shape */
     xc_tiled_store(k, c->index_error, off, words[i], bad);
   }
   return xc_tiled_select(k, ok, j, zero);

@@ -81,6 +81,14 @@ typedef struct lw_ctx {
   int index_error_param;
   int index_error_slot; /* the kernel's slot of the record (kernels with checks before it) */
   int num_index_checks;
+  /* What a check writes that names its place in the graph (the slot's first
+   * word, the failing node's position) comes in as scalar parameters, so
+   * that the code of a kernel does not depend on where its layer sits
+   * (lw_check_index). */
+  lw_val_t* index_error_base;
+  const xc_node_t* checked_node[8];
+  lw_val_t* checked_node_param[8];
+  int num_checked_nodes;
   xc_status_t err;
 } lw_ctx_t;
 
