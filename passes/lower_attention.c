@@ -10,7 +10,7 @@
 
 #include "lower_internal.h"
 
-static const int64_t bm_c[] = {8, 16, 32, 64}, bn_c[] = {8, 16, 32, 64};
+static const int64_t bm_c[] = {8, 16, 32, 64, 128}, bn_c[] = {8, 16, 32, 64};
 
 /* Loads (batch b, head h, position s, channel d) of a 4-D [B, H, seq, hd]
  * operand or a 3-D [B, seq, H*hd] one, through the group's absorbed head
@@ -328,7 +328,9 @@ xc_status_t lw_emit_attention(lw_ctx_t* c, const xc_node_t* n) {
    * warps of 16x16 scores and 16x64 parts of the accumulator on CUDA's
    * mma.m16n8k16). */
   bool big = half && !wave64;
-  int kBM = lw_knob(c, "BLOCK_M", 4, bm_c, big ? 64 : wave64 ? 32 : 16);
+  /* (128 only for 16-bit matrix instructions: targets may implement the
+   * kernel's pattern with 128-row tiles) */
+  int kBM = lw_knob(c, "BLOCK_M", big ? 5 : 4, bm_c, big ? 64 : wave64 ? 32 : 16);
   int kBN = lw_knob(c, "BLOCK_N", 4, bn_c, big ? 64 : 16);
   xc_tiled_dim_t dm = xc_tiled_dim_knob(kBM), dn = xc_tiled_dim_knob(kBN);
   xc_tiled_dim_t dd = xc_tiled_dim_const(BD), ddv = xc_tiled_dim_const(BDv);

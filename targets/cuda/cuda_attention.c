@@ -5,12 +5,13 @@
  * the C-family emission of its body; the body stays the definition (the
  * interpreter runs it, conformance compares against it).
  *
- * The program: 4 warps, 16 query rows each (BLOCK_M 64), key tiles of
- * BLOCK_N 64. Q, K and V tiles move by 16-byte cp.async into dynamic shared
+ * The program: 4 warps of 16 or 32 query rows (BLOCK_M 64 or 128), key
+ * tiles of BLOCK_N 64 (32 for 32-row warps at head sizes above 64). Q, K and V tiles move by 16-byte cp.async into dynamic shared
  * memory (rows padded by 16 bytes, so the 8 rows an ldmatrix reads fall in
  * distinct banks); K/V are double-buffered: tile j+1 loads while tile j is
  * computed, one barrier per tile. Q's fragments are read once into
- * registers. S = Q K^T and O += P V run on mma.sync m16n8k16 (f32
+ * registers (or per key tile where two m-tiles of head size 128 would not
+ * fit the registers). S = Q K^T and O += P V run on mma.sync m16n8k16 (f32
  * accumulation); the scores stay in their accumulator fragments, where the
  * online softmax runs in registers (row max and sum over the 4 lanes of a
  * row by shuffles, exp2 with log2(e) folded into the scale) and the
@@ -27,7 +28,7 @@
 #include "cuda_dialect.h"
 #include "cuda_target.h"
 
-enum { FA_BM = 64, FA_BN = 64, FA_WARPS = 4, FA_THREADS = 128 };
+enum { FA_WARPS = 4, FA_THREADS = 32 * FA_WARPS };
 
 static bool parse_operand(const char* p, const char* name, xc_cuda_fa_operand_t* o) {
   char tag[8];
@@ -72,6 +73,10 @@ bool xc_cuda_fa_take(const xc_device_caps_t* caps, const xc_tiled_kernel_t* k, x
     snprintf(why, why_size, "the device has no mma.m16n8k16 for %s", xc_dtype_name(fa->dtype));
     return false;
   }
+  if (fa->S >= (1LL << 30) || fa->L >= (1LL << 30)) { /* positions in int */
+    snprintf(why, why_size, "sequence lengths of 2^30 or more");
+    return false;
+  }
   if (fa->D % 16 || fa->D > 128) {
     snprintf(why, why_size, "head size %lld (multiples of 16 up to 128)", fa->D);
     return false;
@@ -81,7 +86,15 @@ bool xc_cuda_fa_take(const xc_device_caps_t* caps, const xc_tiled_kernel_t* k, x
     snprintf(why, why_size, "operand rows not 16-byte aligned");
     return false;
   }
-  fa->bm = FA_BM, fa->bn = FA_BN, fa->threads = FA_THREADS;
+  /* Two 16-row m-tiles per warp (BLOCK_M 128) reuse each K/V fragment read
+   * from shared memory twice, where the grid still fills the device twice
+   * over; else one (BLOCK_M 64, twice the programs). Q's fragments stay in
+   * registers unless two m-tiles of head size > 64 would spill. */
+  int sms = caps && caps->compute_units > 0 ? caps->compute_units : 132;
+  fa->mt = ((fa->S + 127) / 128) * fa->B * fa->Hq >= 2LL * sms ? 2 : 1;
+  fa->qreg = fa->mt == 1 || fa->D <= 64;
+  fa->bm = 16 * FA_WARPS * fa->mt, fa->threads = FA_THREADS;
+  fa->bn = fa->mt == 2 && fa->D > 64 ? 32 : 64; /* (the scores of 32 x 64 would spill next to O) */
   fa->pitch = fa->D + 8;
   fa->smem = (fa->bm + 4LL * fa->bn) * fa->pitch * 2;
   if (caps && caps->local_memory_optin_bytes > 0 && fa->smem > caps->local_memory_optin_bytes) {
@@ -221,8 +234,8 @@ static const char fa_body[] =
     "  unsigned short* const sk = sq + FA_BM * FA_PITCH; /* [2][FA_BN][FA_PITCH] */\n"
     "  unsigned short* const sv = sk + 2 * FA_BN * FA_PITCH;\n"
     "  const int tid = (int)threadIdx.x, warp = tid >> 5, lane = tid & 31;\n"
-    "  const long long mt = FA_CAUSAL ? (long long)(gridDim.x - 1 - blockIdx.x) : (long long)blockIdx.x;\n"
-    "  const long long m0 = mt * FA_BM, bh = blockIdx.y, b = bh / FA_HQ, h = bh % FA_HQ, hk = h / (FA_HQ / FA_HK);\n"
+    "  const long long mtile = FA_CAUSAL ? (long long)(gridDim.x - 1 - blockIdx.x) : (long long)blockIdx.x;\n"
+    "  const long long m0 = mtile * FA_BM, bh = blockIdx.y, b = bh / FA_HQ, h = bh % FA_HQ, hk = h / (FA_HQ / FA_HK);\n"
     "  const unsigned short* const qp = (const unsigned short*)FA_QP + FA_QBASE + b * FA_QSB + h * FA_QSH;\n"
     "  const unsigned short* const kp = (const unsigned short*)FA_KP + FA_KBASE + b * FA_KSB + hk * FA_KSH;\n"
     "  const unsigned short* const vp = (const unsigned short*)FA_VP + FA_VBASE + b * FA_VSB + hk * FA_VSH;\n"
@@ -234,112 +247,149 @@ static const char fa_body[] =
     "  fa_load(sk, kp, FA_KSS, 0, FA_BN, FA_L, tid);\n"
     "  fa_load(sv, vp, FA_VSS, 0, FA_BN, FA_L, tid);\n"
     "  asm volatile(\"cp.async.commit_group;\\n\" ::: \"memory\");\n"
-    "  float o[FA_DT][4];\n"
+    "  float o[FA_MT][FA_DT][4];\n"
+    "  float mrow[FA_MT][2], lrow[FA_MT][2];\n"
     "  #pragma unroll\n"
-    "  for (int i = 0; i < FA_DT; i++) o[i][0] = o[i][1] = o[i][2] = o[i][3] = 0.0f;\n"
-    "  float mrow[2] = {-INFINITY, -INFINITY}, lrow[2] = {0.0f, 0.0f};\n"
-    "  unsigned qf[FA_KT][4];\n"
-    "  const long long row0 = m0 + warp * 16 + (lane >> 2);\n"
+    "  for (int mt = 0; mt < FA_MT; mt++) {\n"
+    "    #pragma unroll\n"
+    "    for (int i = 0; i < FA_DT; i++) o[mt][i][0] = o[mt][i][1] = o[mt][i][2] = o[mt][i][3] = 0.0f;\n"
+    "    mrow[mt][0] = mrow[mt][1] = -INFINITY;\n"
+    "    lrow[mt][0] = lrow[mt][1] = 0.0f;\n"
+    "  }\n"
+    "  /* this warp's rows: w0 + mt * 16 + (lane >> 2) (+ 8) */\n"
+    "  const int w0 = warp * 16 * FA_MT;\n"
+    "  const unsigned qa0 = fa_smem(sq + (w0 + ((lane >> 3) & 1) * 8 + (lane & 7)) * FA_PITCH + (lane >> 4) * 8);\n"
+    "#if FA_QREG\n"
+    "  unsigned qf[FA_MT][FA_KT][4];\n"
+    "#endif\n"
     "  for (int j = 0; j < ntiles; j++) {\n"
     "    const int st = j & 1;\n"
     "    asm volatile(\"cp.async.wait_group 0;\\n\" ::: \"memory\");\n"
     "    __syncthreads(); /* tile j is in; every warp is done with tile j - 1 */\n"
+    "#if FA_QREG\n"
     "    if (j == 0) {\n"
     "      #pragma unroll\n"
-    "      for (int kk = 0; kk < FA_KT; kk++)\n"
-    "        fa_ldm4(qf[kk], fa_smem(sq + (warp * 16 + ((lane >> 3) & 1) * 8 + (lane & 7)) * FA_PITCH + kk * 16 +\n"
-    "                                (lane >> 4) * 8));\n"
+    "      for (int mt = 0; mt < FA_MT; mt++)\n"
+    "        #pragma unroll\n"
+    "        for (int kk = 0; kk < FA_KT; kk++) fa_ldm4(qf[mt][kk], qa0 + (mt * 16 * FA_PITCH + kk * 16) * 2);\n"
     "    }\n"
+    "#endif\n"
     "    if (j + 1 < ntiles) {\n"
     "      fa_load(sk + (st ^ 1) * FA_BN * FA_PITCH, kp, FA_KSS, (long long)(j + 1) * FA_BN, FA_BN, FA_L, tid);\n"
     "      fa_load(sv + (st ^ 1) * FA_BN * FA_PITCH, vp, FA_VSS, (long long)(j + 1) * FA_BN, FA_BN, FA_L, tid);\n"
     "      asm volatile(\"cp.async.commit_group;\\n\" ::: \"memory\");\n"
     "    }\n"
-    "    const unsigned short* const kt = sk + st * FA_BN * FA_PITCH;\n"
-    "    const unsigned short* const vt = sv + st * FA_BN * FA_PITCH;\n"
-    "    float s[FA_NT][4];\n"
+    "    const unsigned ka = fa_smem(sk + st * FA_BN * FA_PITCH + ((lane >> 4) * 8 + (lane & 7)) * FA_PITCH +\n"
+    "                                ((lane >> 3) & 1) * 8);\n"
+    "    const unsigned va = fa_smem(sv + st * FA_BN * FA_PITCH + (((lane >> 3) & 1) * 8 + (lane & 7)) * FA_PITCH +\n"
+    "                                (lane >> 4) * 8);\n"
+    "    float s[FA_MT][FA_NT][4];\n"
     "    #pragma unroll\n"
-    "    for (int i = 0; i < FA_NT; i++) s[i][0] = s[i][1] = s[i][2] = s[i][3] = 0.0f;\n"
+    "    for (int mt = 0; mt < FA_MT; mt++)\n"
+    "      #pragma unroll\n"
+    "      for (int i = 0; i < FA_NT; i++) s[mt][i][0] = s[mt][i][1] = s[mt][i][2] = s[mt][i][3] = 0.0f;\n"
     "    #pragma unroll\n"
     "    for (int kk = 0; kk < FA_KT; kk++) {\n"
+    "#if FA_QREG\n"
+    "#define FA_QF(mt) qf[mt][kk]\n"
+    "#else\n"
+    "      unsigned qt[FA_MT][4];\n"
+    "      #pragma unroll\n"
+    "      for (int mt = 0; mt < FA_MT; mt++) fa_ldm4(qt[mt], qa0 + (mt * 16 * FA_PITCH + kk * 16) * 2);\n"
+    "#define FA_QF(mt) qt[mt]\n"
+    "#endif\n"
     "      #pragma unroll\n"
     "      for (int nt = 0; nt < FA_NT; nt += 2) {\n"
     "        unsigned kb[4];\n"
-    "        fa_ldm4(kb, fa_smem(kt + ((nt + (lane >> 4)) * 8 + (lane & 7)) * FA_PITCH + kk * 16 +\n"
-    "                            ((lane >> 3) & 1) * 8));\n"
-    "        fa_mma(s[nt], qf[kk], kb[0], kb[1]);\n"
-    "        fa_mma(s[nt + 1], qf[kk], kb[2], kb[3]);\n"
+    "        fa_ldm4(kb, ka + (nt * 8 * FA_PITCH + kk * 16) * 2);\n"
+    "        #pragma unroll\n"
+    "        for (int mt = 0; mt < FA_MT; mt++) {\n"
+    "          fa_mma(s[mt][nt], FA_QF(mt), kb[0], kb[1]);\n"
+    "          fa_mma(s[mt][nt + 1], FA_QF(mt), kb[2], kb[3]);\n"
+    "        }\n"
     "      }\n"
+    "#undef FA_QF\n"
     "    }\n"
     "    /* scale (log2 domain) and mask: keys past L, and past the row (causal) */\n"
-    "    const long long n0 = (long long)j * FA_BN;\n"
-    "    const bool edge = n0 + FA_BN > FA_L || (FA_CAUSAL && n0 + FA_BN - 1 > m0 + warp * 16);\n"
+    "    const int n0 = j * FA_BN;\n"
+    "    const bool edge = n0 + FA_BN > FA_L || (FA_CAUSAL && n0 + FA_BN - 1 > m0 + w0);\n"
     "    #pragma unroll\n"
-    "    for (int nt = 0; nt < FA_NT; nt++)\n"
+    "    for (int mt = 0; mt < FA_MT; mt++) {\n"
+    "      const int row0 = (int)m0 + w0 + mt * 16 + (lane >> 2);\n"
     "      #pragma unroll\n"
-    "      for (int e = 0; e < 4; e++) {\n"
-    "        float x = s[nt][e] * FA_SCALE_LOG2;\n"
-    "        if (edge) {\n"
-    "          const long long col = n0 + nt * 8 + 2 * (lane & 3) + (e & 1), row = row0 + (e >> 1) * 8;\n"
-    "          if (col >= FA_L || (FA_CAUSAL && col > row)) x = -INFINITY;\n"
+    "      for (int nt = 0; nt < FA_NT; nt++)\n"
+    "        #pragma unroll\n"
+    "        for (int e = 0; e < 4; e++) {\n"
+    "          float x = s[mt][nt][e] * FA_SCALE_LOG2;\n"
+    "          if (edge) {\n"
+    "            const int col = n0 + nt * 8 + 2 * (lane & 3) + (e & 1), row = row0 + (e >> 1) * 8;\n"
+    "            if (col >= FA_L || (FA_CAUSAL && col > row)) x = -INFINITY;\n"
+    "          }\n"
+    "          s[mt][nt][e] = x;\n"
     "        }\n"
-    "        s[nt][e] = x;\n"
+    "      /* online softmax, rows row0 (e = 0, 1) and row0 + 8 (e = 2, 3) */\n"
+    "      #pragma unroll\n"
+    "      for (int r = 0; r < 2; r++) {\n"
+    "        float mx = -INFINITY;\n"
+    "        #pragma unroll\n"
+    "        for (int nt = 0; nt < FA_NT; nt++) mx = fmaxf(mx, fmaxf(s[mt][nt][2 * r], s[mt][nt][2 * r + 1]));\n"
+    "        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));\n"
+    "        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));\n"
+    "        const float mnew = fmaxf(mrow[mt][r], mx), msafe = mnew == -INFINITY ? 0.0f : mnew;\n"
+    "        const float alpha = fa_exp2(mrow[mt][r] - msafe);\n"
+    "        float sum = 0.0f;\n"
+    "        #pragma unroll\n"
+    "        for (int nt = 0; nt < FA_NT; nt++) {\n"
+    "          s[mt][nt][2 * r] = fa_exp2(s[mt][nt][2 * r] - msafe);\n"
+    "          s[mt][nt][2 * r + 1] = fa_exp2(s[mt][nt][2 * r + 1] - msafe);\n"
+    "          sum += s[mt][nt][2 * r] + s[mt][nt][2 * r + 1];\n"
+    "        }\n"
+    "        lrow[mt][r] = lrow[mt][r] * alpha + sum;\n"
+    "        mrow[mt][r] = mnew;\n"
+    "        #pragma unroll\n"
+    "        for (int dt = 0; dt < FA_DT; dt++) o[mt][dt][2 * r] *= alpha, o[mt][dt][2 * r + 1] *= alpha;\n"
     "      }\n"
-    "    /* online softmax, rows row0 (e = 0, 1) and row0 + 8 (e = 2, 3) */\n"
-    "    #pragma unroll\n"
-    "    for (int r = 0; r < 2; r++) {\n"
-    "      float mx = -INFINITY;\n"
-    "      #pragma unroll\n"
-    "      for (int nt = 0; nt < FA_NT; nt++) mx = fmaxf(mx, fmaxf(s[nt][2 * r], s[nt][2 * r + 1]));\n"
-    "      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));\n"
-    "      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));\n"
-    "      const float mnew = fmaxf(mrow[r], mx), msafe = mnew == -INFINITY ? 0.0f : mnew;\n"
-    "      const float alpha = fa_exp2(mrow[r] - msafe);\n"
-    "      float sum = 0.0f;\n"
-    "      #pragma unroll\n"
-    "      for (int nt = 0; nt < FA_NT; nt++) {\n"
-    "        s[nt][2 * r] = fa_exp2(s[nt][2 * r] - msafe);\n"
-    "        s[nt][2 * r + 1] = fa_exp2(s[nt][2 * r + 1] - msafe);\n"
-    "        sum += s[nt][2 * r] + s[nt][2 * r + 1];\n"
-    "      }\n"
-    "      lrow[r] = lrow[r] * alpha + sum;\n"
-    "      mrow[r] = mnew;\n"
-    "      #pragma unroll\n"
-    "      for (int dt = 0; dt < FA_DT; dt++) o[dt][2 * r] *= alpha, o[dt][2 * r + 1] *= alpha;\n"
     "    }\n"
     "    /* O += P V: the probabilities of two 8-key tiles are one A fragment */\n"
     "    #pragma unroll\n"
     "    for (int kk = 0; kk < FA_BN / 16; kk++) {\n"
-    "      unsigned pa[4];\n"
-    "      pa[0] = fa_pack(s[2 * kk][0], s[2 * kk][1]);\n"
-    "      pa[1] = fa_pack(s[2 * kk][2], s[2 * kk][3]);\n"
-    "      pa[2] = fa_pack(s[2 * kk + 1][0], s[2 * kk + 1][1]);\n"
-    "      pa[3] = fa_pack(s[2 * kk + 1][2], s[2 * kk + 1][3]);\n"
+    "      unsigned pa[FA_MT][4];\n"
+    "      #pragma unroll\n"
+    "      for (int mt = 0; mt < FA_MT; mt++) {\n"
+    "        pa[mt][0] = fa_pack(s[mt][2 * kk][0], s[mt][2 * kk][1]);\n"
+    "        pa[mt][1] = fa_pack(s[mt][2 * kk][2], s[mt][2 * kk][3]);\n"
+    "        pa[mt][2] = fa_pack(s[mt][2 * kk + 1][0], s[mt][2 * kk + 1][1]);\n"
+    "        pa[mt][3] = fa_pack(s[mt][2 * kk + 1][2], s[mt][2 * kk + 1][3]);\n"
+    "      }\n"
     "      #pragma unroll\n"
     "      for (int dt = 0; dt < FA_DT; dt += 2) {\n"
     "        unsigned vb[4];\n"
-    "        fa_ldm4t(vb, fa_smem(vt + (kk * 16 + ((lane >> 3) & 1) * 8 + (lane & 7)) * FA_PITCH +\n"
-    "                             (dt + (lane >> 4)) * 8));\n"
-    "        fa_mma(o[dt], pa, vb[0], vb[1]);\n"
-    "        fa_mma(o[dt + 1], pa, vb[2], vb[3]);\n"
+    "        fa_ldm4t(vb, va + (kk * 16 * FA_PITCH + dt * 8) * 2);\n"
+    "        #pragma unroll\n"
+    "        for (int mt = 0; mt < FA_MT; mt++) {\n"
+    "          fa_mma(o[mt][dt], pa[mt], vb[0], vb[1]);\n"
+    "          fa_mma(o[mt][dt + 1], pa[mt], vb[2], vb[3]);\n"
+    "        }\n"
     "      }\n"
     "    }\n"
     "  }\n"
     "  /* O / l; a row without a visible key is 0 */\n"
     "  #pragma unroll\n"
-    "  for (int r = 0; r < 2; r++) {\n"
-    "    float l = lrow[r];\n"
-    "    l += __shfl_xor_sync(0xffffffffu, l, 1);\n"
-    "    l += __shfl_xor_sync(0xffffffffu, l, 2);\n"
-    "    const float inv = l > 0.0f ? 1.0f / l : 0.0f;\n"
-    "    const long long row = row0 + r * 8;\n"
-    "    if (row < FA_S) {\n"
-    "      #pragma unroll\n"
-    "      for (int dt = 0; dt < FA_DT; dt++)\n"
-    "        *(unsigned*)(op + row * FA_OSS + dt * 8 + 2 * (lane & 3)) =\n"
-    "            fa_pack(o[dt][2 * r] * inv, o[dt][2 * r + 1] * inv);\n"
+    "  for (int mt = 0; mt < FA_MT; mt++)\n"
+    "    #pragma unroll\n"
+    "    for (int r = 0; r < 2; r++) {\n"
+    "      float l = lrow[mt][r];\n"
+    "      l += __shfl_xor_sync(0xffffffffu, l, 1);\n"
+    "      l += __shfl_xor_sync(0xffffffffu, l, 2);\n"
+    "      const float inv = l > 0.0f ? 1.0f / l : 0.0f;\n"
+    "      const long long row = m0 + w0 + mt * 16 + (lane >> 2) + r * 8;\n"
+    "      if (row < FA_S) {\n"
+    "        #pragma unroll\n"
+    "        for (int dt = 0; dt < FA_DT; dt++)\n"
+    "          *(unsigned*)(op + row * FA_OSS + dt * 8 + 2 * (lane & 3)) =\n"
+    "              fa_pack(o[mt][dt][2 * r] * inv, o[mt][dt][2 * r + 1] * inv);\n"
+    "      }\n"
     "    }\n"
-    "  }\n"
     "#endif\n"
     "}\n";
 
@@ -363,15 +413,18 @@ xc_status_t xc_cuda_fa_emit(const xc_device_caps_t* caps, const xc_tiled_kernel_
   P(&b, "/* xcomp kernel %s: %s, emitted for cuda", k->name, entry);
   if (caps && caps->name[0]) P(&b, " (%s)", caps->name);
   P(&b, "\n * FlashAttention program for the kernel's attention pattern: %lld query rows x %lld keys per\n"
-        " * tile, %d warps, K/V double-buffered by cp.async, mma.m16n8k16 %s, softmax in registers\n",
-    (long long)fa.bm, (long long)fa.bn, FA_WARPS, xc_dtype_name(fa.dtype));
+        " * tile, %d warps of %d rows, K/V double-buffered by cp.async, mma.m16n8k16 %s, softmax in\n"
+        " * registers, Q's fragments %s\n",
+    (long long)fa.bm, (long long)fa.bn, FA_WARPS, 16 * fa.mt, xc_dtype_name(fa.dtype),
+    fa.qreg ? "in registers" : "read from shared memory per key tile");
   P(&b, " * pattern: ");
   for (const char* c = k->pattern; *c; c++) P(&b, "%c", (c[0] == '*' && c[1] == '/') ? '+' : *c);
   P(&b, "\n */\n");
   P(&b, "#ifndef INFINITY\n#define INFINITY __int_as_float(0x7f800000)\n#endif\n");
   P(&b, "#define FA_TY \"%s\"\n", fa.dtype == XC_BF16 ? "bf16" : "f16");
-  P(&b, "#define FA_BM %d\n#define FA_BN %d\n#define FA_THREADS %d\n#define FA_D %lld\n#define FA_PITCH %lld\n", fa.bm,
-    fa.bn, fa.threads, fa.D, fa.pitch);
+  P(&b, "#define FA_BM %d\n#define FA_MT %d\n#define FA_QREG %d\n#define FA_BN %d\n#define FA_THREADS %d\n", fa.bm,
+    fa.mt, fa.qreg ? 1 : 0, fa.bn, fa.threads);
+  P(&b, "#define FA_D %lld\n#define FA_PITCH %lld\n", fa.D, fa.pitch);
   P(&b, "#define FA_S %lldLL\n#define FA_L %lldLL\n#define FA_HQ %lldLL\n#define FA_HK %lldLL\n#define FA_CAUSAL %d\n",
     fa.S, fa.L, fa.Hq, fa.Hk, fa.causal ? 1 : 0);
   P(&b, "#define FA_SCALE_LOG2 %.9ef\n", fa.scale * 1.4426950408889634);

@@ -24,6 +24,8 @@ typedef struct xc_cuda_fa {
   xc_cuda_fa_operand_t q, k, v, o;
   /* the program (xc_cuda_fa_take) */
   int bm, bn, threads;
+  int mt;    /* 16-row m-tiles per warp */
+  bool qreg; /* Q's fragments kept in registers */
   long long pitch, smem;
 } xc_cuda_fa_t;
 

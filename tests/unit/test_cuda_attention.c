@@ -52,6 +52,9 @@ static const acase_t cases[] = {
     {"f16 causal S 130 L 77 D 128", ATT("f16", "1, 4, 130, 128", "1, 4, 77, 128", "is_causal: 1"), "l=77 d=128"},
     {"bf16 full S 130 L 77 D 128", ATT("bf16", "1, 4, 130, 128", "1, 4, 77, 128", "is_causal: 0"), "s=130"},
     {"bf16 grouped heads 8/2", ATT("bf16", "1, 8, 100, 64", "1, 2, 100, 64", "is_causal: 1"), "hq=8 hk=2"},
+    /* grids of >= 2 programs per SM: 32-row warps (BLOCK_M 128) */
+    {"bf16 causal 4x32 heads S 300 D 128", ATT("bf16", "4, 32, 300, 128", "4, 32, 300, 128", "is_causal: 1"), "s=300"},
+    {"f16 full 4x32 heads S 257 D 64", ATT("f16", "4, 32, 257, 64", "4, 32, 257, 64", "is_causal: 0"), "s=257"},
     {"bf16 D 80 S 37", ATT("bf16", "1, 3, 37, 80", "1, 3, 37, 80", "is_causal: 0"), "d=80"},
     {"f16 D 32 S 5", ATT("f16", "2, 2, 5, 32", "2, 2, 5, 32", "is_causal: 1"), "d=32"},
     {"bf16 scale, keys 300", ATT("bf16", "1, 2, 64, 64", "1, 2, 300, 64", "is_causal: 0, scale: 0.3"), "scale=0.29999"},
@@ -236,8 +239,11 @@ static void check_device(void) {
       xc_compare_result_t r;
       CHECK_OK(xc_compare_tensors(got[0], want[0], &tol, &r));
       const xc_cm_kernel_t* k = attention_kernel(m);
-      printf("%s (%s): rel-L2 %.3g, max-abs %.3g %s\n", c->name,
-             k && k->tiled->pattern ? "FlashAttention program" : "generic", r.rel_l2, r.max_abs,
+      xc_cuda_fa_t fa;
+      char why[128];
+      bool prog = k && xc_cuda_fa_take(&caps, k->tiled, &fa, why, sizeof why);
+      printf("%s (%s, BLOCK_M %d): rel-L2 %.3g, max-abs %.3g %s\n", c->name,
+             prog ? "FlashAttention program" : "generic", prog ? fa.bm : 0, r.rel_l2, r.max_abs,
              r.ok ? "ok" : r.reason);
       CHECK(r.ok);
     }
