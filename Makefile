@@ -12,7 +12,7 @@ FUZZ_BUILD   ?= build-fuzz
 BENCH_BUILD  ?= build-bench
 JOBS         ?= 2
 SHARED       ?= ../shared
-FUZZ_SECONDS ?= 60
+FUZZ_SECONDS ?= 45
 
 BUILD_DEPS = cmake make gcc libc6-dev pkg-config libprotobuf-c-dev protobuf-c-compiler libxxhash-dev libjansson-dev libsqlite3-dev
 # The spirv target plugin: SPIRV-Tools (linked statically), the SPIR-V and
