@@ -73,10 +73,6 @@ bool xc_cuda_fa_take(const xc_device_caps_t* caps, const xc_tiled_kernel_t* k, x
     snprintf(why, why_size, "the device has no mma.m16n8k16 for %s", xc_dtype_name(fa->dtype));
     return false;
   }
-  if (!(fa->scale > 0) || !isfinite(fa->scale)) { /* the row max is taken before scaling */
-    snprintf(why, why_size, "scale %g (positive and finite only)", fa->scale);
-    return false;
-  }
   if (fa->S >= (1LL << 30) || fa->L >= (1LL << 30)) { /* positions in int */
     snprintf(why, why_size, "sequence lengths of 2^30 or more");
     return false;
@@ -283,9 +279,6 @@ static const char fa_body[] =
     "      fa_load(sv + (st ^ 1) * FA_BN * FA_PITCH, vp, FA_VSS, (long long)(j + 1) * FA_BN, FA_BN, FA_L, tid);\n"
     "      asm volatile(\"cp.async.commit_group;\\n\" ::: \"memory\");\n"
     "    }\n"
-    "    /* causal: a key tile wholly past this warp's last row adds nothing to it */\n"
-    "    const int n0 = j * FA_BN;\n"
-    "    if (FA_CAUSAL && n0 > (int)m0 + w0 + 16 * FA_MT - 1) continue;\n"
     "    const unsigned ka = fa_smem(sk + st * FA_BN * FA_PITCH + ((lane >> 4) * 8 + (lane & 7)) * FA_PITCH +\n"
     "                                ((lane >> 3) & 1) * 8);\n"
     "    const unsigned va = fa_smem(sv + st * FA_BN * FA_PITCH + (((lane >> 3) & 1) * 8 + (lane & 7)) * FA_PITCH +\n"
@@ -317,7 +310,8 @@ static const char fa_body[] =
     "      }\n"
     "#undef FA_QF\n"
     "    }\n"
-    "    /* mask: keys past L, and past the row (causal) */\n"
+    "    /* scale (log2 domain) and mask: keys past L, and past the row (causal) */\n"
+    "    const int n0 = j * FA_BN;\n"
     "    const bool edge = n0 + FA_BN > FA_L || (FA_CAUSAL && n0 + FA_BN - 1 > m0 + w0);\n"
     "    #pragma unroll\n"
     "    for (int mt = 0; mt < FA_MT; mt++) {\n"
@@ -326,14 +320,14 @@ static const char fa_body[] =
     "      for (int nt = 0; nt < FA_NT; nt++)\n"
     "        #pragma unroll\n"
     "        for (int e = 0; e < 4; e++) {\n"
+    "          float x = s[mt][nt][e] * FA_SCALE_LOG2;\n"
     "          if (edge) {\n"
     "            const int col = n0 + nt * 8 + 2 * (lane & 3) + (e & 1), row = row0 + (e >> 1) * 8;\n"
-    "            if (col >= FA_L || (FA_CAUSAL && col > row)) s[mt][nt][e] = -INFINITY;\n"
+    "            if (col >= FA_L || (FA_CAUSAL && col > row)) x = -INFINITY;\n"
     "          }\n"
+    "          s[mt][nt][e] = x;\n"
     "        }\n"
-    "      /* online softmax, rows row0 (e = 0, 1) and row0 + 8 (e = 2, 3): the max\n"
-    "       * of the raw scores (the scale is positive), then exp2 of the score\n"
-    "       * times scale * log2(e) less the scaled max, in one fma */\n"
+    "      /* online softmax, rows row0 (e = 0, 1) and row0 + 8 (e = 2, 3) */\n"
     "      #pragma unroll\n"
     "      for (int r = 0; r < 2; r++) {\n"
     "        float mx = -INFINITY;\n"
@@ -341,13 +335,13 @@ static const char fa_body[] =
     "        for (int nt = 0; nt < FA_NT; nt++) mx = fmaxf(mx, fmaxf(s[mt][nt][2 * r], s[mt][nt][2 * r + 1]));\n"
     "        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));\n"
     "        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));\n"
-    "        const float mnew = fmaxf(mrow[mt][r], mx), msafe = mnew == -INFINITY ? 0.0f : mnew * FA_SCALE_LOG2;\n"
-    "        const float alpha = fa_exp2(mrow[mt][r] * FA_SCALE_LOG2 - msafe);\n"
+    "        const float mnew = fmaxf(mrow[mt][r], mx), msafe = mnew == -INFINITY ? 0.0f : mnew;\n"
+    "        const float alpha = fa_exp2(mrow[mt][r] - msafe);\n"
     "        float sum = 0.0f;\n"
     "        #pragma unroll\n"
     "        for (int nt = 0; nt < FA_NT; nt++) {\n"
-    "          s[mt][nt][2 * r] = fa_exp2(fmaf(s[mt][nt][2 * r], FA_SCALE_LOG2, -msafe));\n"
-    "          s[mt][nt][2 * r + 1] = fa_exp2(fmaf(s[mt][nt][2 * r + 1], FA_SCALE_LOG2, -msafe));\n"
+    "          s[mt][nt][2 * r] = fa_exp2(s[mt][nt][2 * r] - msafe);\n"
+    "          s[mt][nt][2 * r + 1] = fa_exp2(s[mt][nt][2 * r + 1] - msafe);\n"
     "          sum += s[mt][nt][2 * r] + s[mt][nt][2 * r + 1];\n"
     "        }\n"
     "        lrow[mt][r] = lrow[mt][r] * alpha + sum;\n"
