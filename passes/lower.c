@@ -309,12 +309,16 @@ lw_val_t* lw_offset_dims(lw_ctx_t* c, const lw_space_t* sp, int r, const xc_dim_
   return off;
 }
 
+const xc_node_t* lw_absorbed_producer(const lw_ctx_t* c, const xc_value_t* v) {
+  const xc_node_t* n = v->producer;
+  if (!n || !c->absorbed || n->id >= c->plan->num_nodes || !c->absorbed[n->id] || n == c->remap_out) return NULL;
+  return n;
+}
+
 lw_val_t* lw_virtual_offset(lw_ctx_t* c, const xc_value_t* v, lw_val_t* const* idx_in, const xc_value_t** buf) {
   lw_val_t* idx[LW_MAX_RANK] = {0};
   for (int d = 0; d < v->rank && d < LW_MAX_RANK; d++) idx[d] = idx_in[d];
-  while (v->producer && c->absorbed && v->producer->id < c->plan->num_nodes && c->absorbed[v->producer->id] &&
-         v->producer != c->remap_out) {
-    const xc_node_t* n = v->producer;
+  for (const xc_node_t* n; (n = lw_absorbed_producer(c, v));) {
     const xc_value_t* u = n->inputs[0];
     lw_val_t* nidx[LW_MAX_RANK] = {0};
     if (u->rank > LW_MAX_RANK) break;

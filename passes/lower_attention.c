@@ -166,9 +166,7 @@ static bool aff_operand(lw_ctx_t* c, const xc_value_t* v, bool is3d, int64_t hd,
   } else {
     for (int d = 0; d < 4; d++) idx[d].coef[d] = 1;
   }
-  while (v->producer && c->absorbed && v->producer->id < c->plan->num_nodes && c->absorbed[v->producer->id] &&
-         v->producer != c->remap_out) {
-    const xc_node_t* nd = v->producer;
+  for (const xc_node_t* nd; (nd = lw_absorbed_producer(c, v));) {
     const xc_value_t* u = nd->inputs[0];
     aff_t nidx[LW_MAX_RANK];
     memset(nidx, 0, sizeof nidx);

@@ -134,6 +134,10 @@ lw_val_t* lw_offset(lw_ctx_t* c, const lw_space_t* sp, const xc_value_t* v);
 /* Offset into a contiguous buffer of shape dims (aligned to the trailing
  * dims of the space; size-1 dims broadcast). */
 lw_val_t* lw_offset_dims(lw_ctx_t* c, const lw_space_t* sp, int rank, const xc_dim_t* dims);
+/* v's producer when the group absorbed it into its index math (a head
+ * view, Transpose or Split of attention; not the output's remap), else NULL:
+ * the step lw_virtual_offset and the attention pattern walk. */
+const xc_node_t* lw_absorbed_producer(const lw_ctx_t* c, const xc_value_t* v);
 /* Offset of element idx (v's own dims) traced through absorbed nodes to the
  * buffer that holds it (*buf). */
 lw_val_t* lw_virtual_offset(lw_ctx_t* c, const xc_value_t* v, lw_val_t* const* idx, const xc_value_t** buf);
