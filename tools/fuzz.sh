@@ -31,27 +31,36 @@ targets=()
 for src in "$SRC"/tests/fuzz/fuzz_*.c; do targets+=(--target "$(basename "$src" .c)"); done
 cmake --build "$BUILD" -j"$JOBS" "${targets[@]}"
 
-status=0
-for src in "$SRC"/tests/fuzz/fuzz_*.c; do
-  name="$(basename "$src" .c)"
-  bin="$BUILD/$name"
-  corpus="$BUILD/corpus/$name"
+# JOBS harnesses at a time (each libFuzzer process is single-threaded).
+run_one() {
+  local name="$1" bin="$BUILD/$1" corpus="$BUILD/corpus/$1" short="${1#fuzz_}" d
+  local seeds=()
   mkdir -p "$corpus"
   # Seeds: tests/fuzz/corpus/<name or name without fuzz_>, tests/bad-input/<same>.
-  seeds=()
-  short="${name#fuzz_}"
   for d in "$SRC/tests/fuzz/corpus/$name" "$SRC/tests/fuzz/corpus/$short" "$SRC/tests/bad-input/$short"; do
     [ -d "$d" ] && seeds+=("$d")
   done
-  echo "fuzz: $name for ${SECONDS_EACH}s"
   if ! ASAN_OPTIONS="detect_leaks=1" "$bin" -max_total_time="$SECONDS_EACH" -timeout=10 \
       -rss_limit_mb=2048 -print_final_stats=0 "$corpus" "${seeds[@]}" \
       >"$BUILD/$name.log" 2>&1; then
     echo "fuzz: $name FAILED; last lines of $BUILD/$name.log:"
     tail -40 "$BUILD/$name.log"
-    status=1
-  else
-    echo "fuzz: $name ok ($(ls "$corpus" | wc -l) corpus entries)"
+    return 1
   fi
+  echo "fuzz: $name ok ($(ls "$corpus" | wc -l) corpus entries)"
+}
+
+status=0
+names=()
+for src in "$SRC"/tests/fuzz/fuzz_*.c; do names+=("$(basename "$src" .c)"); done
+echo "fuzz: ${#names[@]} harnesses for ${SECONDS_EACH}s each, $JOBS at a time"
+i=0
+while [ "$i" -lt "${#names[@]}" ]; do
+  pids=()
+  for ((j = 0; j < JOBS && i < ${#names[@]}; j++, i++)); do
+    run_one "${names[$i]}" &
+    pids+=($!)
+  done
+  for pid in "${pids[@]}"; do wait "$pid" || status=1; done
 done
 exit "$status"
