@@ -5,7 +5,7 @@ the Add + LayerNorm + GELU block (eager), a device-to-device copy, and an
 empty-kernel launch with and without CUDA Graph replay. CUDA events, warm-up,
 medians. Prints Markdown tables.
 
-Usage: peer_torch.py [--quick] [--only attention]
+Usage: peer_torch.py [--quick] [--only attention|gemm]
 """
 import statistics
 import sys
@@ -38,13 +38,14 @@ def main():
         print("peer_torch: no CUDA device", file=sys.stderr)
         return 1
     quick = "--quick" in sys.argv
-    only_attention = "--only" in sys.argv and sys.argv[sys.argv.index("--only") + 1:][:1] == ["attention"]
+    only = sys.argv[sys.argv.index("--only") + 1:][:1] if "--only" in sys.argv else []
+    only_attention, only_gemm = only == ["attention"], only == ["gemm"]
     dev = torch.device("cuda")
     print(f"PyTorch {torch.__version__}, {torch.cuda.get_device_name(0)}")
 
     print("\n| GEMM (torch.matmul, cuBLAS) | n | TFLOP/s |\n| --- | --- | --- |")
     for name, dt, tf32 in () if only_attention else (("bf16", torch.bfloat16, False), ("f16", torch.float16, False),
-                           ("f32", torch.float32, False), ("tf32", torch.float32, True)):
+                           ("f32", torch.float32, False), ("tf32", torch.float32, True))[:2 if only_gemm else 4]:
         torch.backends.cuda.matmul.allow_tf32 = tf32
         for n in ((1024,) if quick else (4096, 8192)):
             a = torch.randn(n, n, device=dev, dtype=dt)
@@ -53,6 +54,8 @@ def main():
             print(f"| {name} | {n} | {2 * n ** 3 / t / 1e12:.1f} |")
     torch.backends.cuda.matmul.allow_tf32 = False
 
+    if only_gemm:
+        return 0
     print("\n| attention (SDPA, bf16, B4 H32 D128) | S | mask | TFLOP/s |\n| --- | --- | --- | --- |")
     for s in ((256,) if quick else (1024, 4096)):
         q, k, v = (torch.randn(4, 32, s, 128, device=dev, dtype=torch.bfloat16) for _ in range(3))

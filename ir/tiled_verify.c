@@ -387,6 +387,11 @@ xc_status_t xc_tiled_knobs_check(const xc_tiled_kernel_t* k, const int64_t* valu
                     "shared_bytes %lld", (long long)u.shared_bytes,
                     (long long)limits->value[XC_TILED_LIMIT_SHARED_BYTES]);
   int64_t cap = limits->value[XC_TILED_LIMIT_MAX_TILE_ELEMS];
+  /* on GPUs the budget is registers: a program of more than 256
+   * work-items (a warp-specialized pattern program) holds a tile per 128 */
+  int th = xc_tiled_knob_of_kind(k, XC_KNOB_THREADS);
+  if (th >= 0 && values[th] > 256 && limits->value[XC_TILED_LIMIT_SIMD_WIDTH] >= 32 && cap <= XC_TILED_MAX_TILE_ELEMS)
+    cap = cap / 128 * values[th];
   if (cap > XC_TILED_MAX_TILE_ELEMS) cap = XC_TILED_MAX_TILE_ELEMS;
   if (u.max_elems > cap)
     return xc_error(XC_INVALID_ARGUMENT, "tile %%%d has %lld elements, more than max_tile_elems "

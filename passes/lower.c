@@ -776,8 +776,8 @@ static xc_status_t lower_group(xc_lowered_module_t* m, xc_graph_t* g, const xc_f
   }
   if (!s) {
     /* a work-group size hint for emitters (every tile shape is valid with it) */
-    const int64_t threads[] = {32, 64, 128, 256};
-    xc_tiled_add_knob(c.k, "num_threads", XC_KNOB_THREADS, 4, threads,
+    const int64_t threads[] = {32, 64, 128, 256, c.threads_extra};
+    xc_tiled_add_knob(c.k, "num_threads", XC_KNOB_THREADS, c.threads_extra > 256 ? 5 : 4, threads,
                       c.threads_default ? c.threads_default : 128);
     if (c.grid_rank == 0) {
       c.grid[0] = xc_texpr_const(c.k, 1);

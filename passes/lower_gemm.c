@@ -46,6 +46,63 @@ static void cpu_tile_defaults(const lw_ctx_t* c, xc_dim_t M, xc_dim_t N, xc_dim_
   }
 }
 
+/* ---- the gemm pattern (docs/tiled-ir.md, "Patterns") ----
+ * Element [batch, i, j] of an operand stored as is (no absorbed view) in
+ * kernel parameter `param`: " name=param,base,sbatch,si,sj". The batch
+ * stride is 0 for a 2-D operand broadcast over the batch, the dims' product
+ * for one of the output's batch dims; other broadcasts: no pattern. */
+static bool gemm_operand(lw_ctx_t* c, char* out, size_t size, const char* name, const xc_value_t* v, int nb,
+                         const xc_value_t* Y, bool trans) {
+  if (lw_absorbed_producer(c, v) || v->rank < 2) return false;
+  int r = v->rank;
+  for (int d = 0; d < r; d++)
+    if (!xc_dim_is_static(v->dims[d])) return false;
+  int64_t rows = v->dims[r - 2].value, cols = v->dims[r - 1].value, sb = 0;
+  if (r > 2) {
+    if (r - 2 != nb) return false;
+    for (int d = 0; d < nb; d++)
+      if (!xc_dim_is_static(Y->dims[d]) || v->dims[d].value != Y->dims[d].value) return false;
+    sb = rows * cols;
+  }
+  lw_val_t* p = lw_buf(c, v);
+  int pi = -1;
+  for (int i = 0; p && i < c->k->num_params; i++)
+    if (c->k->params[i] == p) pi = i;
+  if (pi < 0) return false;
+  size_t len = strlen(out);
+  snprintf(out + len, size - len, " %s=%d,0,%lld,%lld,%lld", name, pi, (long long)sb,
+           (long long)(trans ? 1 : cols), (long long)(trans ? cols : 1));
+  return true;
+}
+
+/* Sets the kernel's "gemm" pattern when the group is the product alone:
+ * 16-bit operands on a device with matrix instructions for them, f32
+ * accumulation, static shapes, no epilogue (Gemm: alpha 1, no C), operands
+ * read from their buffers directly and the output stored as is. */
+static void set_gemm_pattern(lw_ctx_t* c, const xc_node_t* n, bool ta, bool tb, int nb) {
+  const xc_value_t *A = n->inputs[0], *B = n->inputs[1], *Y = n->outputs[0];
+  if (c->multi_phase || c->phase->num_nodes != 1 || c->phase->num_pro || c->index_error || c->remap_out) return;
+  if (!(A->dtype == XC_F16 || A->dtype == XC_BF16) || Y->dtype != A->dtype || !lw_has_mma(c, A->dtype)) return;
+  if (!strcmp(n->op_type, "Gemm") &&
+      (xc_node_attr_float(n, "alpha") != 1.0 || (n->num_inputs > 2 && n->inputs[2] && xc_node_attr_float(n, "beta") != 0.0)))
+    return;
+  if (Y->rank != nb + 2 || !c->must_store[Y->id]) return;
+  for (int d = 0; d < Y->rank; d++)
+    if (!xc_dim_is_static(Y->dims[d])) return;
+  int64_t batch = 1;
+  for (int d = 0; d < nb; d++) batch *= Y->dims[d].value;
+  int64_t M = Y->dims[nb].value, N = Y->dims[nb + 1].value;
+  int64_t K = ta ? A->dims[A->rank - 2].value : A->dims[A->rank - 1].value;
+  char pat[256];
+  snprintf(pat, sizeof pat, "gemm dtype=%s batch=%lld m=%lld n=%lld k=%lld", xc_dtype_name(A->dtype),
+           (long long)batch, (long long)M, (long long)N, (long long)K);
+  if (gemm_operand(c, pat, sizeof pat, "a", A, nb, Y, ta) && gemm_operand(c, pat, sizeof pat, "b", B, nb, Y, tb) &&
+      gemm_operand(c, pat, sizeof pat, "y", Y, nb, Y, false)) {
+    xc_tiled_set_pattern(c->k, pat);
+    c->threads_extra = 384; /* three warpgroups: the cuda target's sm_90 program */
+  }
+}
+
 xc_status_t lw_emit_gemm(lw_ctx_t* c, const xc_node_t* n) {
   xc_tiled_kernel_t* k = c->k;
   bool gemm = !strcmp(n->op_type, "Gemm");
@@ -209,6 +266,7 @@ xc_status_t lw_emit_gemm(lw_ctx_t* c, const xc_node_t* n) {
   lw_iter_end(c, b0);
   lw_iter_end(c, n0);
   lw_iter_end(c, m0);
+  if (mma && !qlin && !a1 && !b1) set_gemm_pattern(c, n, ta, tb, nb);
   return NULL;
 }
 

@@ -463,7 +463,8 @@ xc_status_t xc_tiled_verify(const xc_tiled_kernel_t* k);
 
 /* Checks one knob assignment (values[i] for knob i): each value is one of its
  * candidates, every constraint holds, the THREADS knob fits max_threads,
- * shared allocations fit shared_bytes and every tile fits max_tile_elems.
+ * shared allocations fit shared_bytes and every tile fits max_tile_elems (on
+ * GPUs, per 128 work-items for programs of more than 256).
  * limits may be NULL (unlimited). The message names the violated rule. */
 xc_status_t xc_tiled_knobs_check(const xc_tiled_kernel_t* k, const int64_t* values,
                                  const xc_tiled_limits_t* limits);

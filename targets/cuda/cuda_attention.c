@@ -133,19 +133,6 @@ static bool fa_record(const xc_tiled_kernel_t* k, const xc_cuda_fa_t* fa, const 
   return true;
 }
 
-static bool same_record(const xc_tiled_schedule_t* a, const xc_tiled_schedule_t* b) {
-  if (a->num_knobs != b->num_knobs || a->threads != b->threads || a->num_dots != b->num_dots ||
-      a->dynamic_bytes != b->dynamic_bytes || a->local_bytes != b->local_bytes)
-    return false;
-  for (int i = 0; i < a->num_knobs; i++)
-    if (a->knobs[i] != b->knobs[i]) return false;
-  for (int i = 0; i < a->num_dots; i++)
-    if (memcmp(&a->dots[i].mma, &b->dots[i].mma, sizeof a->dots[i].mma) || a->dots[i].stages != b->dots[i].stages ||
-        a->dots[i].operands != b->dots[i].operands)
-      return false;
-  return true;
-}
-
 bool xc_cuda_fa_schedule(const xc_device_caps_t* caps, const xc_tiled_kernel_t* k, const xc_tiled_limits_t* limits,
                          unsigned flags, xc_tiled_schedule_t* inout) {
   xc_cuda_fa_t fa;
@@ -154,7 +141,7 @@ bool xc_cuda_fa_schedule(const xc_device_caps_t* caps, const xc_tiled_kernel_t* 
   if (!xc_cuda_fa_take(caps, k, &fa, why, sizeof why) || !fa_record(k, &fa, inout->knobs, &s)) return false;
   if ((flags & XC_SCHEDULE_KEEP_KNOBS) && memcmp(s.knobs, inout->knobs, sizeof s.knobs[0] * (size_t)s.num_knobs))
     return false;
-  if ((flags & XC_SCHEDULE_FOLLOW) && !same_record(&s, inout)) return false;
+  if ((flags & XC_SCHEDULE_FOLLOW) && !xc_cuda_same_record(&s, inout)) return false;
   xc_status_t st = xc_tiled_schedule_check(k, &s, limits);
   if (st) {
     xc_status_free(st);
@@ -172,16 +159,10 @@ static bool fa_selected(const xc_device_caps_t* caps, const xc_tiled_kernel_t* k
   char why[128];
   int64_t start[XC_TILED_MAX_SCHED_KNOBS];
   xc_tiled_schedule_t s;
-  if (k->num_knobs > XC_TILED_MAX_SCHED_KNOBS) return false;
-  for (int i = 0; i < k->num_knobs; i++) start[i] = k->knobs[i].default_value;
-  for (int i = 0; i < num_knobs; i++) {
-    int idx = knobs[i].name ? xc_tiled_find_knob(k, knobs[i].name) : -1;
-    if (idx < 0) return false;
-    start[idx] = knobs[i].value;
-  }
+  if (!xc_cuda_knob_values(k, knobs, num_knobs, start)) return false;
   if (!xc_cuda_fa_take(caps, k, fa, why, sizeof why) || !fa_record(k, fa, start, &s)) return false;
   if (memcmp(s.knobs, start, sizeof start[0] * (size_t)k->num_knobs)) return false;
-  return !k->schedule || same_record(&s, k->schedule);
+  return !k->schedule || xc_cuda_same_record(&s, k->schedule);
 }
 
 /* The program; FA_* are the #defines written before it. */

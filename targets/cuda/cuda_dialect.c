@@ -330,3 +330,29 @@ const xc_cstyle_dialect_t xc_cstyle_dialect_cuda = {
     .erf_half_plus_one = "xc_erf_h1",
     .dyn_local_array = "extern __shared__ __align__(128) unsigned char xc_dsm[];",
 };
+
+/* ---- pattern programs (cuda_attention.c, cuda_gemm.c) ---- */
+
+bool xc_cuda_same_record(const xc_tiled_schedule_t* a, const xc_tiled_schedule_t* b) {
+  if (a->num_knobs != b->num_knobs || a->threads != b->threads || a->num_dots != b->num_dots ||
+      a->dynamic_bytes != b->dynamic_bytes || a->local_bytes != b->local_bytes)
+    return false;
+  for (int i = 0; i < a->num_knobs; i++)
+    if (a->knobs[i] != b->knobs[i]) return false;
+  for (int i = 0; i < a->num_dots; i++)
+    if (memcmp(&a->dots[i].mma, &b->dots[i].mma, sizeof a->dots[i].mma) || a->dots[i].stages != b->dots[i].stages ||
+        a->dots[i].operands != b->dots[i].operands)
+      return false;
+  return true;
+}
+
+bool xc_cuda_knob_values(const xc_tiled_kernel_t* k, const xc_knob_t* knobs, int num_knobs, int64_t* values) {
+  if (k->num_knobs > XC_TILED_MAX_SCHED_KNOBS) return false;
+  for (int i = 0; i < k->num_knobs; i++) values[i] = k->knobs[i].default_value;
+  for (int i = 0; i < num_knobs; i++) {
+    int idx = knobs[i].name ? xc_tiled_find_knob(k, knobs[i].name) : -1;
+    if (idx < 0) return false;
+    values[idx] = knobs[i].value;
+  }
+  return true;
+}

@@ -61,4 +61,10 @@ bool xc_cuda_caps_have_mma(const xc_device_caps_t* caps, int m, int n, int k, xc
 void xc_cuda_write_kernel(xc_cstyle_writer_t* w, const xc_cstyle_dialect_t* d, const xc_cstyle_entry_t* e,
                           bool lid_bound);
 
+/* Pattern programs: whether two schedule records are the same program; the
+ * knob values of an emission (defaults, overridden by knobs[]; false: a knob
+ * the kernel has not, or more knobs than a record holds). */
+bool xc_cuda_same_record(const xc_tiled_schedule_t* a, const xc_tiled_schedule_t* b);
+bool xc_cuda_knob_values(const xc_tiled_kernel_t* k, const xc_knob_t* knobs, int num_knobs, int64_t* values);
+
 #endif

@@ -21,6 +21,7 @@
 #include "../targets_internal.h"
 #include "cuda_api.h"
 #include "cuda_blaslt.h"
+#include "cuda_gemm.h"
 #include "cuda_attention.h"
 #include "cuda_target.h"
 
@@ -449,7 +450,10 @@ xc_status_t xc_cuda_compile_nvrtc(void* target, const xc_device_caps_t* caps, co
                     caps->name);
   XC_RETURN_IF_ERROR(cu_nvrtc(t));
   char arch_flag[48];
-  snprintf(arch_flag, sizeof arch_flag, "--gpu-architecture=%s", tok);
+  /* sm_90's own instructions (wgmma: the GEMM program, cuda_gemm.c) need
+   * the architecture-specific target sm_90a */
+  bool arch_specific = !strcmp(tok, "sm_90") && source->text && strstr(source->text, "wgmma.");
+  snprintf(arch_flag, sizeof arch_flag, "--gpu-architecture=%s%s", tok, arch_specific ? "a" : "");
   /* $XCOMP_CUDA_FLAGS replaces the default as options->flags does, e.g.
    * "--Ofast-compile=max" for compile-only checks (CI's model compiles). */
   const char* flags = options->flags ? options->flags : getenv("XCOMP_CUDA_FLAGS");
@@ -1117,6 +1121,7 @@ static xc_status_t cu_schedule(void* target, const xc_device_caps_t* caps, const
                                 const struct xc_tiled_limits* limits, unsigned flags, struct xc_tiled_schedule* inout) {
   (void)target;
   if (xc_cuda_fa_schedule(caps, kernel, limits, flags, inout)) return NULL;
+  if (xc_cuda_gemm_schedule(caps, kernel, limits, flags, inout)) return NULL;
   return xc_cstyle_schedule(&xc_cstyle_dialect_cuda, caps, kernel, limits, flags, NULL, inout);
 }
 
@@ -1125,6 +1130,8 @@ static xc_status_t cu_emit(void* target, const xc_device_caps_t* caps, const str
   (void)target;
   bool taken = false;
   XC_RETURN_IF_ERROR(xc_cuda_fa_emit(caps, kernel, knobs, num_knobs, &taken, out_source));
+  if (taken) return NULL;
+  XC_RETURN_IF_ERROR(xc_cuda_gemm_emit(caps, kernel, knobs, num_knobs, &taken, out_source));
   if (taken) return NULL;
   return xc_cstyle_emit(&xc_cstyle_dialect_cuda, caps, kernel, knobs, num_knobs, NULL, out_source);
 }

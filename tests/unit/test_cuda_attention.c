@@ -21,15 +21,9 @@
 #include <string.h>
 
 #include "test.h"
-#include "xcomp/conformance.h"
-#include "xcomp/driver.h"
+#include "device_run.h"
 #include "xcomp/fusion.h"
-#include "xcomp/interp.h"
 #include "xcomp/lower.h"
-#include "xcomp/module.h"
-#include "xcomp/runtime.h"
-#include "xcomp/tensor.h"
-#include "xcomp/xir.h"
 
 #include "../../targets/cuda/cuda_attention.h"
 #include "../../targets/cuda/cuda_target.h"
@@ -79,15 +73,8 @@ static const acase_t cases[] = {
     {"bf16 D 24", ATT("bf16", "1, 2, 40, 24", "1, 2, 40, 24", "is_causal: 1"), NULL},
 };
 
-static xc_graph_t* parse(const acase_t* c) {
-  xc_graph_t* g = NULL;
-  CHECK_OK(xc_xir_parse(c->text, strlen(c->text), "attention.xir", NULL, &g));
-  if (g) CHECK_OK(xc_graph_infer(g));
-  return g;
-}
-
 static xc_status_t compile(const acase_t* c, const char* selector, bool small, xc_compiled_module_t** out) {
-  xc_graph_t* g = parse(c);
+  xc_graph_t* g = xc_test_parse(c->text);
   if (!g) return xc_error(XC_INTERNAL, "parse failed");
   xc_session_options_t o;
   xc_session_options_init(&o);
@@ -187,12 +174,6 @@ static bool check_compile(void) {
   return true;
 }
 
-static uint64_t rng = 0x9e3779b97f4a7c15ull;
-static double rnd(void) {
-  rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
-  return (double)(rng >> 11) / 9007199254740992.0 * 2.0 - 1.0;
-}
-
 static void check_device(void) {
   xc_target_t* t = NULL;
   int index = 0;
@@ -207,50 +188,20 @@ static void check_device(void) {
   printf("device: %s (%s)\n", caps.name, caps.vendor);
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     const acase_t* c = &cases[i];
-    xc_graph_t* g = parse(c);
-    if (!g) continue;
-    int ni = g->num_inputs;
-    xc_tensor_t* in[4] = {NULL, NULL, NULL, NULL};
-    xc_dtype_t dt = g->inputs[0]->dtype;
-    for (int j = 0; j < ni && j < 4; j++) {
-      const xc_value_t* v = g->inputs[j];
-      int64_t dims[4];
-      for (int d = 0; d < v->rank; d++) dims[d] = v->dims[d].value;
-      CHECK_OK(xc_tensor_create(v->dtype, v->rank, dims, &in[j]));
-      for (int64_t e = 0; in[j] && e < in[j]->numel; e++) xc_tensor_set_f64(in[j], e, 2.0 * rnd());
-    }
-    xc_tensor_t* want[1] = {NULL};
-    xc_interp_options_t io;
-    xc_interp_options_init(&io);
-    CHECK_OK(xc_interp_run(g, &io, ni, (const xc_tensor_t* const*)in, want));
-    xc_graph_destroy(g);
+    xc_session_options_t o;
+    xc_session_options_init(&o);
+    o.target = "cuda";
+    o.use_cache = false;
     xc_compiled_module_t* m = NULL;
-    CHECK_OK(compile(c, "cuda", false, &m));
-    xc_executor_t* ex = NULL;
-    xc_executor_options_t eo;
-    xc_executor_options_init(&eo);
-    eo.poison = true;
-    if (m) CHECK_OK(xc_executor_create(m, "cuda", &eo, &ex));
-    xc_tensor_t* got[1] = {NULL};
-    if (ex) CHECK_OK(xc_executor_run(ex, ni, (const xc_tensor_t* const*)in, got, NULL));
-    if (got[0] && want[0]) {
-      xc_tolerance_t tol;
-      xc_tolerance_for_dtype(dt, &tol);
-      xc_compare_result_t r;
-      CHECK_OK(xc_compare_tensors(got[0], want[0], &tol, &r));
-      const xc_cm_kernel_t* k = attention_kernel(m);
-      xc_cuda_fa_t fa;
-      char why[128];
-      bool prog = k && xc_cuda_fa_take(&caps, k->tiled, &fa, why, sizeof why);
-      printf("%s (%s, BLOCK_M %d): rel-L2 %.3g, max-abs %.3g %s\n", c->name,
-             prog ? "FlashAttention program" : "generic", prog ? fa.bm : 0, r.rel_l2, r.max_abs,
-             r.ok ? "ok" : r.reason);
-      CHECK(r.ok);
-    }
-    xc_tensor_destroy(got[0]);
-    xc_tensor_destroy(want[0]);
-    for (int j = 0; j < ni && j < 4; j++) xc_tensor_destroy(in[j]);
-    xc_executor_destroy(ex);
+    xc_compare_result_t r;
+    xc_test_device_run(c->text, &o, &m, &r);
+    const xc_cm_kernel_t* k = m ? attention_kernel(m) : NULL;
+    xc_cuda_fa_t fa;
+    char why[128];
+    bool prog = k && xc_cuda_fa_take(&caps, k->tiled, &fa, why, sizeof why);
+    printf("%s (%s, BLOCK_M %d): rel-L2 %.3g, max-abs %.3g %s\n", c->name, prog ? "FlashAttention program" : "generic",
+           prog ? fa.bm : 0, r.rel_l2, r.max_abs, r.ok ? "ok" : r.reason);
+    CHECK(r.ok);
     xc_compiled_module_destroy(m);
   }
 }

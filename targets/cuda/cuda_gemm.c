@@ -1,0 +1,368 @@
+/* The cuda target's sm_90 GEMM program for the tiled IR's "gemm" pattern
+ * (docs/tiled-ir.md, "Patterns"; docs/targets/cuda.md, "GEMM on sm_90").
+ * A kernel whose pattern this file takes is emitted as one program per
+ * 128 x 256 output tile instead of the C-family emission of its body; the
+ * body stays the definition (the interpreter runs it, conformance compares
+ * against it).
+ *
+ * The program: three warpgroups (384 threads), warp-specialized. The
+ * first is the producer: it moves the K steps' A (128 x 64) and B
+ * (64 x 256) tiles by 16-byte cp.async into a ring of four stages of
+ * dynamic shared memory, laid out as wgmma reads them with the 128-byte
+ * swizzle (16-byte chunk c of 128-byte row r at chunk c ^ (r % 8)): A and
+ * a B stored [n, k] as k-major rows, a B stored [k, n] as n-major atoms of
+ * 64 columns x 8 rows. When a stage's copies have landed (cp.async groups,
+ * two stages behind the newest) it fences them for the async proxy and
+ * arrives on the stage's "full" mbarrier. The other two are consumers of 64
+ * rows each: per K step, four wgmma.mma_async m64n256k16 (f32 accumulators
+ * in registers, operands read from shared memory through descriptors), one
+ * wgmma group kept in flight; when a step's group is complete, each
+ * consumer warp arrives on the stage's "empty" mbarrier, which the producer
+ * waits on before refilling it. The epilogue rounds the accumulators to the
+ * output type in registers and stores them. Out-of-range rows, columns and
+ * K columns are zero-filled by the copies and masked at the store. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../cstyle/cstyle_internal.h"
+#include "cuda_dialect.h"
+#include "cuda_gemm.h"
+#include "cuda_target.h"
+
+enum { GM_BM = 128, GM_BN = 256, GM_BK = 64, GM_STAGES = 4, GM_THREADS = 384 };
+
+static bool parse_operand(const char* p, const char* name, xc_cuda_gemm_operand_t* o) {
+  char tag[8];
+  snprintf(tag, sizeof tag, " %s=", name);
+  const char* s = strstr(p, tag);
+  return s && sscanf(s + strlen(tag), "%d,%lld,%lld,%lld,%lld", &o->param, &o->base, &o->sb, &o->si, &o->sj) == 5;
+}
+
+bool xc_cuda_gemm_parse(const xc_tiled_kernel_t* k, xc_cuda_gemm_t* g) {
+  memset(g, 0, sizeof *g);
+  if (!k->pattern || strncmp(k->pattern, "gemm ", 5)) return false;
+  char dt[16];
+  if (sscanf(k->pattern, "gemm dtype=%15s batch=%lld m=%lld n=%lld k=%lld", dt, &g->batch, &g->M, &g->N, &g->K) != 5)
+    return false;
+  if (!strcmp(dt, "bf16")) g->dtype = XC_BF16;
+  else if (!strcmp(dt, "f16")) g->dtype = XC_F16;
+  else return false;
+  if (!parse_operand(k->pattern, "a", &g->a) || !parse_operand(k->pattern, "b", &g->b) ||
+      !parse_operand(k->pattern, "y", &g->y))
+    return false;
+  const xc_cuda_gemm_operand_t* ops[3] = {&g->a, &g->b, &g->y};
+  for (int i = 0; i < 3; i++) {
+    if (ops[i]->param < 0 || ops[i]->param >= k->num_params) return false;
+    const xc_tiled_value_t* p = k->params[ops[i]->param];
+    if (p->type.kind != XC_TILED_MEMREF || p->type.dtype != g->dtype) return false;
+  }
+  return g->batch > 0 && g->M > 0 && g->N > 0 && g->K > 0;
+}
+
+static bool multiple(const xc_cuda_gemm_operand_t* o, long long n) {
+  return o->base % n == 0 && o->sb % n == 0 && o->si % n == 0 && o->sj % n == 0;
+}
+
+bool xc_cuda_gemm_take(const xc_device_caps_t* caps, const xc_tiled_kernel_t* k, xc_cuda_gemm_t* g, char* why,
+                       size_t why_size) {
+  if (!xc_cuda_gemm_parse(k, g)) {
+    snprintf(why, why_size, "no gemm pattern");
+    return false;
+  }
+  /* wgmma is sm_90's own (compiled for sm_90a), not in later architectures */
+  if (xc_cuda_caps_arch(caps) != 90 || !xc_cuda_caps_have_mma(caps, 64, 256, 16, g->dtype)) {
+    snprintf(why, why_size, "the device has no wgmma (sm_90) for %s", xc_dtype_name(g->dtype));
+    return false;
+  }
+  g->b_kmajor = g->b.si == 1 && g->b.sj != 1;
+  if (g->a.sj != 1 || g->y.sj != 1 || (g->b.sj != 1 && !g->b_kmajor)) {
+    snprintf(why, why_size, "A or Y not row-major, or B neither [k, n] nor [n, k]");
+    return false;
+  }
+  /* 16-byte copies of A and B rows (every stride but the unit one a multiple
+   * of 8 elements), 4-byte stores of Y pairs */
+  xc_cuda_gemm_operand_t a = g->a, b = g->b, y = g->y;
+  a.sj = 8, y.sj = 2;
+  if (g->b_kmajor) b.si = 8;
+  else b.sj = 8;
+  if (!multiple(&a, 8) || !multiple(&b, 8) || !multiple(&y, 2)) {
+    snprintf(why, why_size, "operand rows not 16-byte aligned");
+    return false;
+  }
+  if (g->M < GM_BM / 2 || g->N < GM_BN / 2 || g->K < GM_BK) {
+    snprintf(why, why_size, "%lld x %lld x %lld is below one tile", g->M, g->N, g->K);
+    return false;
+  }
+  g->bm = GM_BM, g->bn = GM_BN, g->bk = GM_BK, g->stages = GM_STAGES, g->threads = GM_THREADS;
+  /* the stages, 1024 bytes to align the ring for the swizzle, the barriers */
+  g->smem = (long long)g->stages * (g->bm + g->bn) * g->bk * 2 + 1024 + 16LL * g->stages;
+  if (caps && caps->local_memory_optin_bytes > 0 && g->smem > caps->local_memory_optin_bytes) {
+    snprintf(why, why_size, "%lld bytes of shared memory, the device allows %lld", g->smem,
+             (long long)caps->local_memory_optin_bytes);
+    return false;
+  }
+  return true;
+}
+
+/* The record of the program; knobs from `start` with the tile, stage and
+ * thread knobs set. False: the kernel has not those knobs or candidates. */
+static bool gemm_record(const xc_tiled_kernel_t* k, const xc_cuda_gemm_t* g, const int64_t* start,
+                        xc_tiled_schedule_t* s) {
+  int bm = xc_tiled_find_knob(k, "BLOCK_M_p0"), bn = xc_tiled_find_knob(k, "BLOCK_N_p0");
+  int bk = xc_tiled_find_knob(k, "BLOCK_K_p0"), st = xc_tiled_knob_of_kind(k, XC_KNOB_STAGES);
+  int th = xc_tiled_knob_of_kind(k, XC_KNOB_THREADS);
+  if (bm < 0 || bn < 0 || bk < 0 || st < 0 || th < 0 || k->num_knobs > XC_TILED_MAX_SCHED_KNOBS ||
+      xc_tiled_dot_count(k) != 1)
+    return false;
+  memset(s, 0, sizeof *s);
+  snprintf(s->scheduler, sizeof s->scheduler, "cuda");
+  s->num_knobs = k->num_knobs;
+  for (int i = 0; i < k->num_knobs; i++) s->knobs[i] = start ? start[i] : k->knobs[i].default_value;
+  s->knobs[bm] = g->bm, s->knobs[bn] = g->bn, s->knobs[bk] = g->bk, s->knobs[st] = g->stages;
+  s->knobs[th] = g->threads;
+  s->threads = g->threads;
+  s->vector = 8;
+  s->unroll = 0;
+  s->num_dots = 1;
+  s->dots[0].mma = (xc_tiled_mma_t){64, 256, 16, g->dtype, XC_F32};
+  s->dots[0].stages = g->stages;
+  s->dots[0].operands = XC_SPACE_DYNAMIC;
+  s->dynamic_bytes = g->smem;
+  return true;
+}
+
+bool xc_cuda_gemm_schedule(const xc_device_caps_t* caps, const xc_tiled_kernel_t* k, const xc_tiled_limits_t* limits,
+                           unsigned flags, xc_tiled_schedule_t* inout) {
+  xc_cuda_gemm_t g;
+  char why[128];
+  xc_tiled_schedule_t s;
+  if (!xc_cuda_gemm_take(caps, k, &g, why, sizeof why) || !gemm_record(k, &g, inout->knobs, &s)) return false;
+  if ((flags & XC_SCHEDULE_KEEP_KNOBS) && memcmp(s.knobs, inout->knobs, sizeof s.knobs[0] * (size_t)s.num_knobs))
+    return false;
+  if ((flags & XC_SCHEDULE_FOLLOW) && !xc_cuda_same_record(&s, inout)) return false;
+  xc_status_t st = xc_tiled_schedule_check(k, &s, limits);
+  if (st) {
+    xc_status_free(st);
+    return false;
+  }
+  *inout = s;
+  return true;
+}
+
+static bool gemm_selected(const xc_device_caps_t* caps, const xc_tiled_kernel_t* k, const xc_knob_t* knobs,
+                          int num_knobs, xc_cuda_gemm_t* g) {
+  char why[128];
+  int64_t start[XC_TILED_MAX_SCHED_KNOBS];
+  xc_tiled_schedule_t s;
+  if (!xc_cuda_knob_values(k, knobs, num_knobs, start)) return false;
+  if (!xc_cuda_gemm_take(caps, k, g, why, sizeof why) || !gemm_record(k, g, start, &s)) return false;
+  if (memcmp(s.knobs, start, sizeof start[0] * (size_t)k->num_knobs)) return false;
+  return !k->schedule || xc_cuda_same_record(&s, k->schedule);
+}
+
+/* Helpers of the program (after the GM_* defines; gm_mma is written by
+ * write_mma). */
+static const char gm_head[] =
+    "typedef unsigned short gm_t;\n"
+    "#define GM_ASTAGE (GM_BM * GM_BK * 2)\n"
+    "#define GM_STAGE (GM_ASTAGE + GM_BN * GM_BK * 2)\n"
+    "#define GM_LAG 2 /* stages in flight behind the newest before one is signalled */\n"
+    "static __device__ __forceinline__ unsigned gm_smem(const void* p) {\n"
+    "  return (unsigned)__cvta_generic_to_shared(p);\n"
+    "}\n"
+    "static __device__ __forceinline__ void gm_cp16(unsigned dst, const void* src, bool full) {\n"
+    "  asm volatile(\"cp.async.cg.shared.global [%0], [%1], 16, %2;\\n\" :: \"r\"(dst), \"l\"(src), \"r\"(full ? 16 : 0)\n"
+    "               : \"memory\");\n"
+    "}\n"
+    "static __device__ __forceinline__ void gm_bar_init(unsigned bar, unsigned count) {\n"
+    "  asm volatile(\"mbarrier.init.shared::cta.b64 [%0], %1;\\n\" :: \"r\"(bar), \"r\"(count) : \"memory\");\n"
+    "}\n"
+    "static __device__ __forceinline__ void gm_bar_arrive(unsigned bar) {\n"
+    "  asm volatile(\"{\\n .reg .b64 st;\\n mbarrier.arrive.shared::cta.b64 st, [%0];\\n}\\n\" :: \"r\"(bar) : \"memory\");\n"
+    "}\n"
+    "static __device__ __forceinline__ void gm_bar_wait(unsigned bar, unsigned parity) {\n"
+    "  unsigned done;\n"
+    "  do {\n"
+    "    asm volatile(\"{\\n .reg .pred p;\\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\\n\"\n"
+    "                 \" selp.u32 %0, 1, 0, p;\\n}\\n\" : \"=r\"(done) : \"r\"(bar), \"r\"(parity) : \"memory\");\n"
+    "  } while (!done);\n"
+    "}\n"
+    "/* wgmma's shared-memory matrix descriptor, 128-byte swizzle */\n"
+    "static __device__ __forceinline__ unsigned long long gm_desc(unsigned addr, unsigned lbo, unsigned sbo) {\n"
+    "  return (unsigned long long)((addr & 0x3FFFFu) >> 4) | ((unsigned long long)(lbo >> 4) << 16) |\n"
+    "         ((unsigned long long)(sbo >> 4) << 32) | (1ull << 62);\n"
+    "}\n"
+    "static __device__ __forceinline__ unsigned gm_pack(float lo, float hi) {\n"
+    "  unsigned r;\n"
+    "  asm(\"cvt.rn.\" GM_TY \"x2.f32 %0, %2, %1;\\n\" : \"=r\"(r) : \"f\"(lo), \"f\"(hi));\n"
+    "  return r;\n"
+    "}\n";
+
+static const char gm_body[] =
+    "GM_ENTRY {\n"
+    "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900\n"
+    "  extern __shared__ __align__(1024) unsigned char gm_dsm[];\n"
+    "  const unsigned ring = (gm_smem(gm_dsm) + 1023u) & ~1023u;\n"
+    "  const unsigned full = ring + GM_ST * GM_STAGE, empty = full + 8 * GM_ST;\n"
+    "  const int tid = (int)threadIdx.x, wg = tid >> 7;\n"
+    "  const long long m0 = (long long)blockIdx.x * GM_BM, n0 = (long long)blockIdx.y * GM_BN, z = blockIdx.z;\n"
+    "  const int kt_n = (int)((GM_K + GM_BK - 1) / GM_BK);\n"
+    "  if (tid == 0) {\n"
+    "    for (int s = 0; s < GM_ST; s++) {\n"
+    "      gm_bar_init(full + 8 * s, 128);  /* every producer thread */\n"
+    "      gm_bar_init(empty + 8 * s, 8);   /* every consumer warp */\n"
+    "    }\n"
+    "  }\n"
+    "  __syncthreads();\n"
+    "  if (wg == 0) {\n"
+    "    /* the producer */\n"
+    "    const gm_t* const A = (const gm_t*)GM_AP + GM_ABASE + z * GM_ASB;\n"
+    "    const gm_t* const B = (const gm_t*)GM_BP + GM_BBASE + z * GM_BSB;\n"
+    "    for (int kt = 0; kt < kt_n; kt++) {\n"
+    "      const int s = kt % GM_ST;\n"
+    "      gm_bar_wait(empty + 8 * s, ((kt / GM_ST) & 1) ^ 1);\n"
+    "      const unsigned sa = ring + s * GM_STAGE, sb = sa + GM_ASTAGE;\n"
+    "      const long long k0 = (long long)kt * GM_BK;\n"
+    "      #pragma unroll\n"
+    "      for (int j = 0; j < GM_BM * GM_BK / 8 / 128; j++) {\n"
+    "        const int i = tid + 128 * j, r = i >> 3, c = i & 7;\n"
+    "        const long long gr = m0 + r, gk = k0 + 8 * c;\n"
+    "        const bool ok = gr < GM_M && gk < GM_K;\n"
+    "        gm_cp16(sa + r * 128 + ((c ^ (r & 7)) << 4), ok ? A + gr * GM_ASI + gk : A, ok);\n"
+    "      }\n"
+    "      #pragma unroll\n"
+    "      for (int j = 0; j < GM_BN * GM_BK / 8 / 128; j++) {\n"
+    "        const int i = tid + 128 * j;\n"
+    "#if GM_BKMAJOR\n"
+    "        const int r = i >> 3, c = i & 7;\n"
+    "        const long long gn = n0 + r, gk = k0 + 8 * c;\n"
+    "        const bool ok = gn < GM_N && gk < GM_K;\n"
+    "        gm_cp16(sb + r * 128 + ((c ^ (r & 7)) << 4), ok ? B + gn * GM_BSJ + gk : B, ok);\n"
+    "#else\n"
+    "        const int kr = i / (GM_BN / 8), nc = i % (GM_BN / 8);\n"
+    "        const long long gk = k0 + kr, gn = n0 + 8 * nc;\n"
+    "        const bool ok = gk < GM_K && gn < GM_N;\n"
+    "        gm_cp16(sb + ((nc >> 3) * (GM_BK / 8) + (kr >> 3)) * 1024 + (kr & 7) * 128 + (((nc & 7) ^ (kr & 7)) << 4),\n"
+    "                ok ? B + gk * GM_BSI + gn : B, ok);\n"
+    "#endif\n"
+    "      }\n"
+    "      asm volatile(\"cp.async.commit_group;\\n\" ::: \"memory\");\n"
+    "      if (kt >= GM_LAG) {\n"
+    "        asm volatile(\"cp.async.wait_group %0;\\n\" :: \"n\"(GM_LAG) : \"memory\");\n"
+    "        asm volatile(\"fence.proxy.async.shared::cta;\\n\" ::: \"memory\");\n"
+    "        gm_bar_arrive(full + 8 * ((kt - GM_LAG) % GM_ST));\n"
+    "      }\n"
+    "    }\n"
+    "    asm volatile(\"cp.async.wait_group 0;\\n\" ::: \"memory\");\n"
+    "    asm volatile(\"fence.proxy.async.shared::cta;\\n\" ::: \"memory\");\n"
+    "    for (int kt = kt_n > GM_LAG ? kt_n - GM_LAG : 0; kt < kt_n; kt++) gm_bar_arrive(full + 8 * (kt % GM_ST));\n"
+    "  } else {\n"
+    "    /* a consumer: rows [64 * (wg - 1), 64 * wg) of the tile */\n"
+    "    const int c = wg - 1, lane = tid & 31, w = (tid >> 5) & 3;\n"
+    "    float acc[GM_BN / 2];\n"
+    "    #pragma unroll\n"
+    "    for (int i = 0; i < GM_BN / 2; i++) acc[i] = 0.0f;\n"
+    "    for (int kt = 0; kt < kt_n; kt++) {\n"
+    "      const int s = kt % GM_ST;\n"
+    "      gm_bar_wait(full + 8 * s, (kt / GM_ST) & 1);\n"
+    "      const unsigned sa = ring + s * GM_STAGE + c * 64 * 128, sb = ring + s * GM_STAGE + GM_ASTAGE;\n"
+    "      asm volatile(\"wgmma.fence.sync.aligned;\\n\" ::: \"memory\");\n"
+    "      #pragma unroll\n"
+    "      for (int kk = 0; kk < GM_BK / 16; kk++) {\n"
+    "#if GM_BKMAJOR\n"
+    "        gm_mma(acc, gm_desc(sa + 32 * kk, 16, 1024), gm_desc(sb + 32 * kk, 16, 1024));\n"
+    "#else\n"
+    "        gm_mma(acc, gm_desc(sa + 32 * kk, 16, 1024), gm_desc(sb + 2048 * kk, (GM_BK / 8) * 1024, 1024));\n"
+    "#endif\n"
+    "      }\n"
+    "      asm volatile(\"wgmma.commit_group.sync.aligned;\\n\" ::: \"memory\");\n"
+    "      asm volatile(\"wgmma.wait_group.sync.aligned 1;\\n\" ::: \"memory\");\n"
+    "      if (kt > 0 && lane == 0) gm_bar_arrive(empty + 8 * ((kt - 1) % GM_ST));\n"
+    "    }\n"
+    "    asm volatile(\"wgmma.wait_group.sync.aligned 0;\\n\" ::: \"memory\");\n"
+    "    gm_t* const Y = (gm_t*)GM_YP + GM_YBASE + z * GM_YSB;\n"
+    "    const long long r0 = m0 + 64 * c + 16 * w + (lane >> 2);\n"
+    "    #pragma unroll\n"
+    "    for (int j = 0; j < GM_BN / 8; j++) {\n"
+    "      const long long col = n0 + 8 * j + 2 * (lane & 3);\n"
+    "      if (col < GM_N) {\n"
+    "        if (r0 < GM_M) *(unsigned*)(Y + r0 * GM_YSI + col) = gm_pack(acc[4 * j], acc[4 * j + 1]);\n"
+    "        if (r0 + 8 < GM_M) *(unsigned*)(Y + (r0 + 8) * GM_YSI + col) = gm_pack(acc[4 * j + 2], acc[4 * j + 3]);\n"
+    "      }\n"
+    "    }\n"
+    "  }\n"
+    "#endif\n"
+    "}\n";
+
+/* gm_mma: one wgmma.mma_async m64n<bn>k16 accumulating into d[bn / 2]. */
+static void write_mma(xc_cstyle_writer_t* b, const xc_cuda_gemm_t* g) {
+  int n = g->bn / 2;
+  const char* ty = g->dtype == XC_BF16 ? "bf16" : "f16";
+  P(b, "static __device__ __forceinline__ void gm_mma(float* d, unsigned long long da, unsigned long long db) {\n");
+  P(b, "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900\n");
+  P(b, "  asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, %%%d, 0;\\n\"\n", n + 2);
+  P(b, "    \"wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {", g->bn, ty, ty);
+  for (int i = 0; i < n; i++) P(b, "%s%%%d", i ? ", " : "", i);
+  P(b, "}, %%%d, %%%d, p, 1, 1, 0, %d;\\n}\\n\"\n    : ", n, n + 1, g->b_kmajor ? 0 : 1);
+  for (int i = 0; i < n; i++) P(b, "%s\"+f\"(d[%d])", i ? (i % 8 ? ", " : ",\n      ") : "", i);
+  P(b, "\n    : \"l\"(da), \"l\"(db), \"r\"(1) : \"memory\");\n#endif\n}\n");
+}
+
+static void operand_defines(xc_cstyle_writer_t* b, const char* n, const xc_cuda_gemm_operand_t* o) {
+  P(b, "#define GM_%sP p%d\n#define GM_%sBASE %lldLL\n#define GM_%sSB %lldLL\n#define GM_%sSI %lldLL\n"
+       "#define GM_%sSJ %lldLL\n",
+    n, o->param, n, o->base, n, o->sb, n, o->si, n, o->sj);
+}
+
+xc_status_t xc_cuda_gemm_emit(const xc_device_caps_t* caps, const xc_tiled_kernel_t* k, const xc_knob_t* knobs,
+                              int num_knobs, bool* taken, xc_kernel_source_t* out) {
+  *taken = false;
+  xc_cuda_gemm_t g;
+  if (!gemm_selected(caps, k, knobs, num_knobs, &g)) return NULL;
+  *taken = true;
+  memset(out, 0, sizeof *out);
+  char entry[128], kname[100];
+  xc_cse_sanitize(k->name, kname, sizeof kname, 90);
+  snprintf(entry, sizeof entry, "xk_%s", kname);
+  xc_cstyle_writer_t b = {0};
+  P(&b, "/* xcomp kernel %s: %s, emitted for cuda", k->name, entry);
+  if (caps && caps->name[0]) P(&b, " (%s)", caps->name);
+  P(&b, "\n * sm_90 GEMM program for the kernel's gemm pattern: %d x %d tiles, K steps of %d in %d stages\n"
+        " * of shared memory filled by a producer warpgroup (cp.async, 128-byte swizzle), two consumer\n"
+        " * warpgroups on wgmma.mma_async m64n%dk16 %s (B %s-major)\n",
+    g.bm, g.bn, g.bk, g.stages, g.bn, xc_dtype_name(g.dtype), g.b_kmajor ? "k" : "n");
+  P(&b, " * pattern: ");
+  for (const char* c = k->pattern; *c; c++) P(&b, "%c", (c[0] == '*' && c[1] == '/') ? '+' : *c);
+  P(&b, "\n */\n");
+  P(&b, "#define GM_TY \"%s\"\n", g.dtype == XC_BF16 ? "bf16" : "f16");
+  P(&b, "#define GM_BM %d\n#define GM_BN %d\n#define GM_BK %d\n#define GM_ST %d\n#define GM_BKMAJOR %d\n", g.bm, g.bn,
+    g.bk, g.stages, g.b_kmajor ? 1 : 0);
+  P(&b, "#define GM_M %lldLL\n#define GM_N %lldLL\n#define GM_K %lldLL\n", g.M, g.N, g.K);
+  operand_defines(&b, "A", &g.a);
+  operand_defines(&b, "B", &g.b);
+  operand_defines(&b, "Y", &g.y);
+  /* buffers first, then scalars, in parameter order (the launch's order) */
+  P(&b, "#define GM_ENTRY extern \"C\" __global__ void __launch_bounds__(%d, 1) %s(", g.threads, entry);
+  bool first = true;
+  for (int pass = 0; pass < 2; pass++)
+    for (int i = 0; i < k->num_params; i++) {
+      bool buffer = k->params[i]->type.kind == XC_TILED_MEMREF;
+      if (buffer != (pass == 0)) continue;
+      P(&b, "%s%s p%d", first ? "" : ", ", buffer ? "void*" : "const long long", i);
+      first = false;
+    }
+  P(&b, ")\n");
+  P(&b, "extern \"C\" __device__ unsigned int %s%s = %lldu;\n", XC_CUDA_DSM_PREFIX, entry, g.smem);
+  P(&b, "%s", gm_head);
+  write_mma(&b, &g);
+  P(&b, "%s", gm_body);
+  if (b.oom) {
+    free(b.data);
+    return xc_error_oom();
+  }
+  out->language = "cuda";
+  out->text = b.data;
+  snprintf(out->entry, sizeof out->entry, "%s", entry);
+  return NULL;
+}

@@ -1,0 +1,195 @@
+/* The cuda target's sm_90 GEMM program for the tiled IR's gemm pattern
+ * (targets/cuda/cuda_gemm.c, docs/targets/cuda.md, "GEMM on sm_90").
+ * Graphs with MatMul and Gemm go through the whole pipeline.
+ *
+ * Without a GPU (SKIP without NVRTC): the lowering's pattern names the
+ * operands' buffers and strides exactly (row-major B, B stored [n, k] by
+ * Gemm's transB, a batch, B broadcast over the batch); it is absent where
+ * the program does not apply (f32, an epilogue) and the program refuses
+ * what it cannot read (A stored [k, m], rows not 16-byte aligned); the
+ * cuda scheduler gives pattern kernels the program's record (384 threads,
+ * wgmma m64n256k16, four stages in dynamic shared memory) and the emitter
+ * the program, compiled for sm_90a (PTX with wgmma.mma_async of the input
+ * type, mbarriers, cp.async); sm_80 and kernels whose tile knobs are forced
+ * get the C-family emission. With an sm_90 GPU: every case against the
+ * reference interpreter at the dtype tolerance of ARCHITECTURE.md (f16
+ * rel-L2 <= 2e-3, bf16 1.6e-2), with the vendor-library race off, including
+ * ragged M, N and K. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "test.h"
+#include "device_run.h"
+#include "xcomp/lower.h"
+
+#include "../../targets/cuda/cuda_gemm.h"
+#include "../../targets/cuda/cuda_target.h"
+
+typedef struct gcase {
+  const char* name;
+  const char* text;    /* the graph */
+  const char* pattern; /* the expected pattern (a substring), NULL: none */
+  bool taken;          /* the sm_90 program takes it */
+} gcase_t;
+
+#define MM(dt, a, b) \
+  "xir 1\ngraph g opset 18 {\n  input a: " dt "[" a "]\n  input b: " dt "[" b "]\n  y = MatMul(a, b)\n  output y\n}\n"
+#define GEMM(dt, a, b, attrs)                                                                        \
+  "xir 1\ngraph g opset 18 {\n  input a: " dt "[" a "]\n  input b: " dt "[" b "]\n  y = Gemm(a, b) {" attrs \
+  "}\n  output y\n}\n"
+
+static const gcase_t cases[] = {
+    {"bf16 256x512x256", MM("bf16", "256, 256", "256, 512"),
+     "gemm dtype=bf16 batch=1 m=256 n=512 k=256 a=0,0,0,256,1 b=1,0,0,512,1 y=2,0,0,512,1", true},
+    {"bf16 ragged 200x264x136", MM("bf16", "200, 136", "136, 264"), "m=200 n=264 k=136", true},
+    {"f16 B stored [n, k] 300x520x192", GEMM("f16", "300, 192", "520, 192", "transB: 1"),
+     "gemm dtype=f16 batch=1 m=300 n=520 k=192 a=0,0,0,192,1 b=1,0,0,1,192 y=2,0,0,520,1", true},
+    {"bf16 batch 3 130x256x128", MM("bf16", "3, 130, 128", "3, 128, 256"),
+     "batch=3 m=130 n=256 k=128 a=0,0,16640,128,1 b=1,0,32768,256,1 y=2,0,33280,256,1", true},
+    {"f16 B broadcast 2x128x384x64", MM("f16", "2, 128, 64", "64, 384"), "batch=2 m=128 n=384 k=64 a=0,0,8192,64,1 b=1,0,0,384,1",
+     true},
+    {"bf16 K 1000", MM("bf16", "192, 1000", "1000, 256"), "k=1000", true},
+    /* patterns the program refuses: A stored [k, m]; rows of 250 elements */
+    {"bf16 A stored [k, m]", GEMM("bf16", "128, 256", "128, 256", "transA: 1"), "a=0,0,0,1,256", false},
+    {"bf16 N 250", MM("bf16", "256, 128", "128, 250"), "n=250", false},
+    /* no pattern: f32; an epilogue */
+    {"f32", MM("f32", "256, 128", "128, 256"), NULL, false},
+    {"bf16 + Relu",
+     "xir 1\ngraph g opset 18 {\n  input a: bf16[256, 128]\n  input b: bf16[128, 256]\n  t = MatMul(a, b)\n"
+     "  y = Relu(t)\n  output y\n}\n",
+     NULL, false},
+};
+
+static xc_status_t compile(const gcase_t* c, const char* selector, const char* knobs, xc_compiled_module_t** out) {
+  xc_graph_t* g = xc_test_parse(c->text);
+  if (!g) return xc_error(XC_INTERNAL, "parse failed");
+  xc_session_options_t o;
+  xc_session_options_init(&o);
+  o.target = selector;
+  o.use_cache = false;
+  o.knobs = knobs; /* as $XCOMP_KNOBS: kept by the scheduler */
+  xc_session_t* session = NULL;
+  xc_status_t s = xc_session_create(&o, &session);
+  if (!s) s = xc_session_compile_graph(session, g, out);
+  xc_session_destroy(session);
+  xc_graph_destroy(g);
+  return s;
+}
+
+static const xc_cm_kernel_t* gemm_kernel(const xc_compiled_module_t* m) {
+  for (int i = 0; i < m->num_kernels; i++)
+    if (m->kernels[i].tiled && xc_tiled_dot_count(m->kernels[i].tiled) == 1) return &m->kernels[i];
+  return NULL;
+}
+
+static bool ptx_has(const xc_cm_kernel_t* k, const char* what) {
+  const char* ptx = NULL;
+  return xc_cuda_blob_parts(&k->blob, NULL, NULL, NULL, &ptx, NULL) && ptx && strstr(ptx, what);
+}
+
+/* Compile-only checks (false: NVRTC or the target is missing). */
+static bool check_compile(void) {
+  xc_target_t* t = NULL;
+  xc_device_caps_t caps;
+  int index = -1;
+  xc_status_t s = xc_cuda_select("cuda:sm_90", &t, &caps, &index);
+  if (s) {
+    printf("SKIP cuda:sm_90: %s\n", xc_status_message(s));
+    xc_status_free(s);
+    return false;
+  }
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    const gcase_t* c = &cases[i];
+    xc_compiled_module_t* m = NULL;
+    s = compile(c, "cuda:sm_90", NULL, &m);
+    if (s && strstr(xc_status_message(s), "NVRTC") && strstr(xc_status_message(s), "not found")) {
+      printf("SKIP compile (%s)\n", xc_status_message(s));
+      xc_status_free(s);
+      return false;
+    }
+    CHECK_OK(s);
+    const xc_cm_kernel_t* k = m ? gemm_kernel(m) : NULL;
+    CHECK(k != NULL);
+    if (!k) {
+      xc_compiled_module_destroy(m);
+      continue;
+    }
+    const char* pat = k->tiled->pattern;
+    printf("%s: %s\n", c->name, pat ? pat : "(no pattern)");
+    CHECK(c->pattern ? pat && strstr(pat, c->pattern) : pat == NULL);
+    xc_cuda_gemm_t g;
+    char why[128] = "";
+    bool taken = xc_cuda_gemm_take(&caps, k->tiled, &g, why, sizeof why);
+    CHECK(taken == c->taken);
+    const xc_tiled_schedule_t* sc = k->tiled->schedule;
+    bool program = sc && sc->threads == 384 && sc->num_dots == 1 && sc->dots[0].mma.m == 64 &&
+                   sc->dots[0].mma.n == 256 && sc->dots[0].stages == 4 && sc->dots[0].operands == XC_SPACE_DYNAMIC;
+    CHECK(program == c->taken);
+    bool wgmma = ptx_has(k, "wgmma.mma_async.sync.aligned.m64n256k16.f32");
+    CHECK(wgmma == c->taken);
+    if (taken) {
+      CHECK(sc && sc->dynamic_bytes == g.smem);
+      bool bf = strstr(pat, "dtype=bf16") != NULL;
+      CHECK(ptx_has(k, bf ? "m64n256k16.f32.bf16.bf16" : "m64n256k16.f32.f16.f16"));
+      CHECK(ptx_has(k, ".target sm_90a") && ptx_has(k, "mbarrier.try_wait.parity.shared::cta.b64") &&
+            ptx_has(k, "cp.async.cg.shared.global") && ptx_has(k, "fence.proxy.async") &&
+            ptx_has(k, XC_CUDA_DSM_PREFIX));
+      /* forced 64 x 64 tiles: the C-family emission of the body */
+      xc_compiled_module_t* m2 = NULL;
+      CHECK_OK(compile(c, "cuda:sm_90", "BLOCK_M_p0=64,BLOCK_N_p0=64", &m2));
+      const xc_cm_kernel_t* k2 = m2 ? gemm_kernel(m2) : NULL;
+      CHECK(k2 && k2->tiled->pattern && !ptx_has(k2, "wgmma") && ptx_has(k2, "mma.sync.aligned.m16n8k16"));
+      xc_compiled_module_destroy(m2);
+      /* sm_80: no wgmma */
+      CHECK_OK(compile(c, "cuda:sm_80", NULL, &m2));
+      k2 = m2 ? gemm_kernel(m2) : NULL;
+      CHECK(k2 && !ptx_has(k2, "wgmma") && !ptx_has(k2, "sm_90a"));
+      xc_compiled_module_destroy(m2);
+    } else if (pat) {
+      printf("  not taken: %s\n", why);
+    }
+    xc_compiled_module_destroy(m);
+  }
+  return true;
+}
+
+static void check_device(void) {
+  xc_target_t* t = NULL;
+  int index = 0;
+  xc_device_caps_t caps;
+  xc_status_t s = xc_target_find("cuda", &t, &index);
+  if (!s) s = xc_target_device_caps(t, index, &caps);
+  if (s) {
+    printf("SKIP device runs: %s\n", xc_status_message(s));
+    xc_status_free(s);
+    return;
+  }
+  printf("device: %s (%s)\n", caps.name, caps.vendor);
+  if (xc_cuda_caps_arch(&caps) != 90) printf("note: not sm_90: the cases run the C-family emission\n");
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    const gcase_t* c = &cases[i];
+    xc_session_options_t o;
+    xc_session_options_init(&o);
+    o.target = "cuda";
+    o.use_cache = false;
+    o.no_vendor_blas = true; /* the generated kernel, not cuBLASLt */
+    xc_compiled_module_t* m = NULL;
+    xc_compare_result_t r;
+    xc_test_device_run(c->text, &o, &m, &r);
+    const xc_cm_kernel_t* k = m ? gemm_kernel(m) : NULL;
+    bool prog = k && ptx_has(k, "wgmma.mma_async");
+    printf("%s (%s): rel-L2 %.3g, max-abs %.3g %s\n", c->name, prog ? "sm_90 GEMM program" : "generic", r.rel_l2,
+           r.max_abs, r.ok ? "ok" : r.reason);
+    CHECK(r.ok);
+    if (xc_cuda_caps_arch(&caps) == 90) CHECK(prog == c->taken);
+    xc_compiled_module_destroy(m);
+  }
+}
+
+int main(void) {
+  CHECK_OK(xc_targets_init());
+  if (check_compile()) check_device();
+  return xc_test_summary("test_cuda_gemm");
+}
