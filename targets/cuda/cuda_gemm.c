@@ -90,8 +90,13 @@ bool xc_cuda_gemm_take(const xc_device_caps_t* caps, const xc_tiled_kernel_t* k,
     snprintf(why, why_size, "operand rows not 16-byte aligned");
     return false;
   }
-  if (g->M < GM_BM / 2 || g->N < GM_BN / 2 || g->K < GM_BK) {
-    snprintf(why, why_size, "%lld x %lld x %lld is below one tile", g->M, g->N, g->K);
+  /* one program per SM at least: smaller products run the body's more,
+   * smaller tiles (or cuBLASLt, where the race prefers it) */
+  int sms = caps && caps->compute_units > 0 ? caps->compute_units : 132;
+  long long tiles = (g->M + GM_BM - 1) / GM_BM * ((g->N + GM_BN - 1) / GM_BN) * g->batch;
+  if (tiles < sms || g->K < GM_BK) {
+    snprintf(why, why_size, "%lld x %lld x %lld (batch %lld): %lld tiles of %d x %d for %d SMs", g->M, g->N, g->K,
+             g->batch, tiles, GM_BM, GM_BN, sms);
     return false;
   }
   g->bm = GM_BM, g->bn = GM_BN, g->bk = GM_BK, g->stages = GM_STAGES, g->threads = GM_THREADS;
@@ -167,7 +172,10 @@ static const char gm_head[] =
     "typedef unsigned short gm_t;\n"
     "#define GM_ASTAGE (GM_BM * GM_BK * 2)\n"
     "#define GM_STAGE (GM_ASTAGE + GM_BN * GM_BK * 2)\n"
-    "#define GM_LAG 2 /* stages in flight behind the newest before one is signalled */\n"
+    "/* steps in flight behind the newest before one is signalled; at most\n"
+    " * GM_ST - 2, or the producer would wait for a stage whose release needs\n"
+    " * the step it has not yet signalled */\n"
+    "#define GM_LAG 2\n"
     "static __device__ __forceinline__ unsigned gm_smem(const void* p) {\n"
     "  return (unsigned)__cvta_generic_to_shared(p);\n"
     "}\n"
