@@ -133,36 +133,16 @@ static bool fa_record(const xc_tiled_kernel_t* k, const xc_cuda_fa_t* fa, const 
   return true;
 }
 
+static bool fa_program(const xc_device_caps_t* caps, const xc_tiled_kernel_t* k, const int64_t* start, void* prog,
+                       xc_tiled_schedule_t* s) {
+  char why[128];
+  return xc_cuda_fa_take(caps, k, prog, why, sizeof why) && fa_record(k, prog, start, s);
+}
+
 bool xc_cuda_fa_schedule(const xc_device_caps_t* caps, const xc_tiled_kernel_t* k, const xc_tiled_limits_t* limits,
                          unsigned flags, xc_tiled_schedule_t* inout) {
   xc_cuda_fa_t fa;
-  char why[128];
-  xc_tiled_schedule_t s;
-  if (!xc_cuda_fa_take(caps, k, &fa, why, sizeof why) || !fa_record(k, &fa, inout->knobs, &s)) return false;
-  if ((flags & XC_SCHEDULE_KEEP_KNOBS) && memcmp(s.knobs, inout->knobs, sizeof s.knobs[0] * (size_t)s.num_knobs))
-    return false;
-  if ((flags & XC_SCHEDULE_FOLLOW) && !xc_cuda_same_record(&s, inout)) return false;
-  xc_status_t st = xc_tiled_schedule_check(k, &s, limits);
-  if (st) {
-    xc_status_free(st);
-    return false;
-  }
-  *inout = s;
-  return true;
-}
-
-/* Whether emission should take the pattern: it is taken, the knob values
- * (the defaults, overridden by knobs[]) are the program's tiles, and the
- * kernel's schedule, where it has one, is the program's record. */
-static bool fa_selected(const xc_device_caps_t* caps, const xc_tiled_kernel_t* k, const xc_knob_t* knobs,
-                        int num_knobs, xc_cuda_fa_t* fa) {
-  char why[128];
-  int64_t start[XC_TILED_MAX_SCHED_KNOBS];
-  xc_tiled_schedule_t s;
-  if (!xc_cuda_knob_values(k, knobs, num_knobs, start)) return false;
-  if (!xc_cuda_fa_take(caps, k, fa, why, sizeof why) || !fa_record(k, fa, start, &s)) return false;
-  if (memcmp(s.knobs, start, sizeof start[0] * (size_t)k->num_knobs)) return false;
-  return !k->schedule || xc_cuda_same_record(&s, k->schedule);
+  return xc_cuda_program_schedule(caps, k, limits, flags, inout, fa_program, &fa);
 }
 
 /* The program; FA_* are the #defines written before it. */
@@ -382,25 +362,18 @@ static void operand_defines(xc_cstyle_writer_t* b, const char* n, const xc_cuda_
 
 xc_status_t xc_cuda_fa_emit(const xc_device_caps_t* caps, const xc_tiled_kernel_t* k, const xc_knob_t* knobs,
                             int num_knobs, bool* taken, xc_kernel_source_t* out) {
-  *taken = false;
   xc_cuda_fa_t fa;
-  if (!fa_selected(caps, k, knobs, num_knobs, &fa)) return NULL;
-  *taken = true;
-  memset(out, 0, sizeof *out);
-  char entry[128], kname[100];
-  xc_cse_sanitize(k->name, kname, sizeof kname, 90);
-  snprintf(entry, sizeof entry, "xk_%s", kname);
+  *taken = xc_cuda_program_selected(caps, k, knobs, num_knobs, fa_program, &fa);
+  if (!*taken) return NULL;
+  char entry[128];
   xc_cstyle_writer_t b = {0};
-  P(&b, "/* xcomp kernel %s: %s, emitted for cuda", k->name, entry);
-  if (caps && caps->name[0]) P(&b, " (%s)", caps->name);
-  P(&b, "\n * FlashAttention program for the kernel's attention pattern: %lld query rows x %lld keys per\n"
+  xc_cuda_program_begin(&b, caps, k, entry, sizeof entry);
+  P(&b, " * FlashAttention program for the kernel's attention pattern: %lld query rows x %lld keys per\n"
         " * tile, %d warps of %d rows, K/V double-buffered by cp.async, mma.m16n8k16 %s, softmax in\n"
         " * registers, Q's fragments %s\n",
     (long long)fa.bm, (long long)fa.bn, FA_WARPS, 16 * fa.mt, xc_dtype_name(fa.dtype),
     fa.qreg ? "in registers" : "read from shared memory per key tile");
-  P(&b, " * pattern: ");
-  for (const char* c = k->pattern; *c; c++) P(&b, "%c", (c[0] == '*' && c[1] == '/') ? '+' : *c);
-  P(&b, "\n */\n");
+  xc_cuda_program_pattern(&b, k);
   P(&b, "#ifndef INFINITY\n#define INFINITY __int_as_float(0x7f800000)\n#endif\n");
   P(&b, "#define FA_TY \"%s\"\n", fa.dtype == XC_BF16 ? "bf16" : "f16");
   P(&b, "#define FA_BM %d\n#define FA_MT %d\n#define FA_QREG %d\n#define FA_BN %d\n#define FA_THREADS %d\n", fa.bm,
@@ -413,25 +386,9 @@ xc_status_t xc_cuda_fa_emit(const xc_device_caps_t* caps, const xc_tiled_kernel_
   operand_defines(&b, "K", &fa.k);
   operand_defines(&b, "V", &fa.v);
   operand_defines(&b, "O", &fa.o);
-  /* buffers first, then scalars, in parameter order (the launch's order) */
-  P(&b, "#define FA_ENTRY extern \"C\" __global__ void __launch_bounds__(%d) %s(", fa.threads, entry);
-  bool first = true;
-  for (int pass = 0; pass < 2; pass++)
-    for (int i = 0; i < k->num_params; i++) {
-      bool buffer = k->params[i]->type.kind == XC_TILED_MEMREF;
-      if (buffer != (pass == 0)) continue;
-      P(&b, "%s%s p%d", first ? "" : ", ", buffer ? "void*" : "const long long", i);
-      first = false;
-    }
-  P(&b, ")\n");
-  P(&b, "extern \"C\" __device__ unsigned int %s%s = %lldu;\n", XC_CUDA_DSM_PREFIX, entry, fa.smem);
+  char bounds[16];
+  snprintf(bounds, sizeof bounds, "%d", fa.threads);
+  xc_cuda_program_entry(&b, k, "FA_ENTRY", bounds, entry, fa.smem);
   P(&b, "%s", fa_body);
-  if (b.oom) {
-    free(b.data);
-    return xc_error_oom();
-  }
-  out->language = "cuda";
-  out->text = b.data;
-  snprintf(out->entry, sizeof out->entry, "%s", entry);
-  return NULL;
+  return xc_cuda_program_end(&b, entry, out);
 }

@@ -7,8 +7,11 @@
  * helpers, and the source is compiled with -default-device so the prelude's
  * helper functions are device functions. The entries HIP shares with it
  * (cuda_dialect.h) are those the HIP dialect starts from. */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "../cstyle/cstyle_internal.h"
 #include "cuda_dialect.h"
 #include "cuda_target.h"
 
@@ -355,4 +358,72 @@ bool xc_cuda_knob_values(const xc_tiled_kernel_t* k, const xc_knob_t* knobs, int
     values[idx] = knobs[i].value;
   }
   return true;
+}
+
+bool xc_cuda_program_schedule(const xc_device_caps_t* caps, const xc_tiled_kernel_t* k, const xc_tiled_limits_t* limits,
+                              unsigned flags, xc_tiled_schedule_t* inout, xc_cuda_program_fn fn, void* prog) {
+  xc_tiled_schedule_t s;
+  if (!fn(caps, k, inout->knobs, prog, &s)) return false;
+  if ((flags & XC_SCHEDULE_KEEP_KNOBS) && memcmp(s.knobs, inout->knobs, sizeof s.knobs[0] * (size_t)s.num_knobs))
+    return false;
+  if ((flags & XC_SCHEDULE_FOLLOW) && !xc_cuda_same_record(&s, inout)) return false;
+  xc_status_t st = xc_tiled_schedule_check(k, &s, limits);
+  if (st) {
+    xc_status_free(st);
+    return false;
+  }
+  *inout = s;
+  return true;
+}
+
+bool xc_cuda_program_selected(const xc_device_caps_t* caps, const xc_tiled_kernel_t* k, const xc_knob_t* knobs,
+                              int num_knobs, xc_cuda_program_fn fn, void* prog) {
+  int64_t start[XC_TILED_MAX_SCHED_KNOBS];
+  xc_tiled_schedule_t s;
+  if (!xc_cuda_knob_values(k, knobs, num_knobs, start) || !fn(caps, k, start, prog, &s)) return false;
+  if (memcmp(s.knobs, start, sizeof start[0] * (size_t)k->num_knobs)) return false;
+  return !k->schedule || xc_cuda_same_record(&s, k->schedule);
+}
+
+void xc_cuda_program_begin(xc_cstyle_writer_t* b, const xc_device_caps_t* caps, const xc_tiled_kernel_t* k,
+                           char* entry, size_t entry_size) {
+  char kname[100];
+  xc_cse_sanitize(k->name, kname, sizeof kname, 90);
+  snprintf(entry, entry_size, "xk_%s", kname);
+  P(b, "/* xcomp kernel %s: %s, emitted for cuda", k->name, entry);
+  if (caps && caps->name[0]) P(b, " (%s)", caps->name);
+  P(b, "\n");
+}
+
+void xc_cuda_program_pattern(xc_cstyle_writer_t* b, const xc_tiled_kernel_t* k) {
+  P(b, " * pattern: ");
+  for (const char* c = k->pattern; *c; c++) P(b, "%c", (c[0] == '*' && c[1] == '/') ? '+' : *c);
+  P(b, "\n */\n");
+}
+
+void xc_cuda_program_entry(xc_cstyle_writer_t* b, const xc_tiled_kernel_t* k, const char* macro, const char* bounds,
+                           const char* entry, long long dynamic_bytes) {
+  P(b, "#define %s extern \"C\" __global__ void __launch_bounds__(%s) %s(", macro, bounds, entry);
+  bool first = true;
+  for (int pass = 0; pass < 2; pass++)
+    for (int i = 0; i < k->num_params; i++) {
+      bool buffer = k->params[i]->type.kind == XC_TILED_MEMREF;
+      if (buffer != (pass == 0)) continue;
+      P(b, "%s%s p%d", first ? "" : ", ", buffer ? "void*" : "const long long", i);
+      first = false;
+    }
+  P(b, ")\n");
+  P(b, "extern \"C\" __device__ unsigned int %s%s = %lldu;\n", XC_CUDA_DSM_PREFIX, entry, dynamic_bytes);
+}
+
+xc_status_t xc_cuda_program_end(xc_cstyle_writer_t* b, const char* entry, xc_kernel_source_t* out) {
+  if (b->oom) {
+    free(b->data);
+    return xc_error_oom();
+  }
+  memset(out, 0, sizeof *out);
+  out->language = "cuda";
+  out->text = b->data;
+  snprintf(out->entry, sizeof out->entry, "%s", entry);
+  return NULL;
 }

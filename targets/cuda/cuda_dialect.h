@@ -66,5 +66,33 @@ void xc_cuda_write_kernel(xc_cstyle_writer_t* w, const xc_cstyle_dialect_t* d, c
  * the kernel has not, or more knobs than a record holds). */
 bool xc_cuda_same_record(const xc_tiled_schedule_t* a, const xc_tiled_schedule_t* b);
 bool xc_cuda_knob_values(const xc_tiled_kernel_t* k, const xc_knob_t* knobs, int num_knobs, int64_t* values);
+/* A pattern program's step: whether it takes k on caps (filling *prog) and
+ * its record with the other knobs from start (NULL: the defaults). */
+typedef bool (*xc_cuda_program_fn)(const xc_device_caps_t* caps, const xc_tiled_kernel_t* k, const int64_t* start,
+                                   void* prog, xc_tiled_schedule_t* s);
+/* The scheduler's step for a pattern program: true with *inout its record
+ * when taken (with KEEP_KNOBS only where the given knob values are its
+ * tiles; with FOLLOW only where the request is its record); false: the
+ * C-family scheduler decides. */
+bool xc_cuda_program_schedule(const xc_device_caps_t* caps, const xc_tiled_kernel_t* k, const xc_tiled_limits_t* limits,
+                              unsigned flags, xc_tiled_schedule_t* inout, xc_cuda_program_fn fn, void* prog);
+/* Whether emission takes the program: it is taken, the knob values (the
+ * defaults, overridden by knobs[]) are its tiles, and the kernel's
+ * schedule, where it has one, is its record. */
+bool xc_cuda_program_selected(const xc_device_caps_t* caps, const xc_tiled_kernel_t* k, const xc_knob_t* knobs,
+                              int num_knobs, xc_cuda_program_fn fn, void* prog);
+/* The start of a program's source: its entry name into entry, the header
+ * comment's first line (its description follows, then
+ * xc_cuda_program_pattern closes the comment). */
+void xc_cuda_program_begin(xc_cstyle_writer_t* b, const xc_device_caps_t* caps, const xc_tiled_kernel_t* k,
+                           char* entry, size_t entry_size);
+void xc_cuda_program_pattern(xc_cstyle_writer_t* b, const xc_tiled_kernel_t* k);
+/* "#define <macro> extern "C" __global__ void __launch_bounds__(...) entry(
+ * buffers..., scalars...)" in the launch's parameter order, and the
+ * dynamic shared-memory size symbol of the entry. */
+void xc_cuda_program_entry(xc_cstyle_writer_t* b, const xc_tiled_kernel_t* k, const char* macro, const char* bounds,
+                           const char* entry, long long dynamic_bytes);
+/* Hands the written source to out (language cuda). */
+xc_status_t xc_cuda_program_end(xc_cstyle_writer_t* b, const char* entry, xc_kernel_source_t* out);
 
 #endif

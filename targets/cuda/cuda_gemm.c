@@ -137,33 +137,16 @@ static bool gemm_record(const xc_tiled_kernel_t* k, const xc_cuda_gemm_t* g, con
   return true;
 }
 
+static bool gemm_program(const xc_device_caps_t* caps, const xc_tiled_kernel_t* k, const int64_t* start, void* prog,
+                         xc_tiled_schedule_t* s) {
+  char why[128];
+  return xc_cuda_gemm_take(caps, k, prog, why, sizeof why) && gemm_record(k, prog, start, s);
+}
+
 bool xc_cuda_gemm_schedule(const xc_device_caps_t* caps, const xc_tiled_kernel_t* k, const xc_tiled_limits_t* limits,
                            unsigned flags, xc_tiled_schedule_t* inout) {
   xc_cuda_gemm_t g;
-  char why[128];
-  xc_tiled_schedule_t s;
-  if (!xc_cuda_gemm_take(caps, k, &g, why, sizeof why) || !gemm_record(k, &g, inout->knobs, &s)) return false;
-  if ((flags & XC_SCHEDULE_KEEP_KNOBS) && memcmp(s.knobs, inout->knobs, sizeof s.knobs[0] * (size_t)s.num_knobs))
-    return false;
-  if ((flags & XC_SCHEDULE_FOLLOW) && !xc_cuda_same_record(&s, inout)) return false;
-  xc_status_t st = xc_tiled_schedule_check(k, &s, limits);
-  if (st) {
-    xc_status_free(st);
-    return false;
-  }
-  *inout = s;
-  return true;
-}
-
-static bool gemm_selected(const xc_device_caps_t* caps, const xc_tiled_kernel_t* k, const xc_knob_t* knobs,
-                          int num_knobs, xc_cuda_gemm_t* g) {
-  char why[128];
-  int64_t start[XC_TILED_MAX_SCHED_KNOBS];
-  xc_tiled_schedule_t s;
-  if (!xc_cuda_knob_values(k, knobs, num_knobs, start)) return false;
-  if (!xc_cuda_gemm_take(caps, k, g, why, sizeof why) || !gemm_record(k, g, start, &s)) return false;
-  if (memcmp(s.knobs, start, sizeof start[0] * (size_t)k->num_knobs)) return false;
-  return !k->schedule || xc_cuda_same_record(&s, k->schedule);
+  return xc_cuda_program_schedule(caps, k, limits, flags, inout, gemm_program, &g);
 }
 
 /* Helpers of the program (after the GM_* defines; gm_mma is written by
@@ -325,24 +308,17 @@ static void operand_defines(xc_cstyle_writer_t* b, const char* n, const xc_cuda_
 
 xc_status_t xc_cuda_gemm_emit(const xc_device_caps_t* caps, const xc_tiled_kernel_t* k, const xc_knob_t* knobs,
                               int num_knobs, bool* taken, xc_kernel_source_t* out) {
-  *taken = false;
   xc_cuda_gemm_t g;
-  if (!gemm_selected(caps, k, knobs, num_knobs, &g)) return NULL;
-  *taken = true;
-  memset(out, 0, sizeof *out);
-  char entry[128], kname[100];
-  xc_cse_sanitize(k->name, kname, sizeof kname, 90);
-  snprintf(entry, sizeof entry, "xk_%s", kname);
+  *taken = xc_cuda_program_selected(caps, k, knobs, num_knobs, gemm_program, &g);
+  if (!*taken) return NULL;
+  char entry[128];
   xc_cstyle_writer_t b = {0};
-  P(&b, "/* xcomp kernel %s: %s, emitted for cuda", k->name, entry);
-  if (caps && caps->name[0]) P(&b, " (%s)", caps->name);
-  P(&b, "\n * sm_90 GEMM program for the kernel's gemm pattern: %d x %d tiles, K steps of %d in %d stages\n"
+  xc_cuda_program_begin(&b, caps, k, entry, sizeof entry);
+  P(&b, " * sm_90 GEMM program for the kernel's gemm pattern: %d x %d tiles, K steps of %d in %d stages\n"
         " * of shared memory filled by a producer warpgroup (cp.async, 128-byte swizzle), two consumer\n"
         " * warpgroups on wgmma.mma_async m64n%dk16 %s (B %s-major)\n",
     g.bm, g.bn, g.bk, g.stages, g.bn, xc_dtype_name(g.dtype), g.b_kmajor ? "k" : "n");
-  P(&b, " * pattern: ");
-  for (const char* c = k->pattern; *c; c++) P(&b, "%c", (c[0] == '*' && c[1] == '/') ? '+' : *c);
-  P(&b, "\n */\n");
+  xc_cuda_program_pattern(&b, k);
   P(&b, "#define GM_TY \"%s\"\n", g.dtype == XC_BF16 ? "bf16" : "f16");
   P(&b, "#define GM_BM %d\n#define GM_BN %d\n#define GM_BK %d\n#define GM_ST %d\n#define GM_BKMAJOR %d\n", g.bm, g.bn,
     g.bk, g.stages, g.b_kmajor ? 1 : 0);
@@ -350,27 +326,11 @@ xc_status_t xc_cuda_gemm_emit(const xc_device_caps_t* caps, const xc_tiled_kerne
   operand_defines(&b, "A", &g.a);
   operand_defines(&b, "B", &g.b);
   operand_defines(&b, "Y", &g.y);
-  /* buffers first, then scalars, in parameter order (the launch's order) */
-  P(&b, "#define GM_ENTRY extern \"C\" __global__ void __launch_bounds__(%d, 1) %s(", g.threads, entry);
-  bool first = true;
-  for (int pass = 0; pass < 2; pass++)
-    for (int i = 0; i < k->num_params; i++) {
-      bool buffer = k->params[i]->type.kind == XC_TILED_MEMREF;
-      if (buffer != (pass == 0)) continue;
-      P(&b, "%s%s p%d", first ? "" : ", ", buffer ? "void*" : "const long long", i);
-      first = false;
-    }
-  P(&b, ")\n");
-  P(&b, "extern \"C\" __device__ unsigned int %s%s = %lldu;\n", XC_CUDA_DSM_PREFIX, entry, g.smem);
+  char bounds[16];
+  snprintf(bounds, sizeof bounds, "%d, 1", g.threads);
+  xc_cuda_program_entry(&b, k, "GM_ENTRY", bounds, entry, g.smem);
   P(&b, "%s", gm_head);
   write_mma(&b, &g);
   P(&b, "%s", gm_body);
-  if (b.oom) {
-    free(b.data);
-    return xc_error_oom();
-  }
-  out->language = "cuda";
-  out->text = b.data;
-  snprintf(out->entry, sizeof out->entry, "%s", entry);
-  return NULL;
+  return xc_cuda_program_end(&b, entry, out);
 }
