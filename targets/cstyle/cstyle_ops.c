@@ -767,6 +767,7 @@ void xc_cse_emit_op(em_t* e, const xc_tiled_op_t* op) {
     case XC_TOP_YIELD: return;
     case XC_TOP_BARRIER: xc_cse_barrier(e); return;
     case XC_TOP_LOAD:
+      if (V(e, res)->packed && xc_cse_emit_packed_ref(e, op)) return;
       if (V(e, res)->raw) xc_cse_emit_raw_load_sync(e, op);
       else emit_load(e, op, false);
       return;
