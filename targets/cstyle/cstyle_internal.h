@@ -128,6 +128,12 @@ typedef struct packed {
   int64_t lb, step, steps;        /* the K loop: counter lb, lb + step, ... (steps of them) */
   int64_t tile_bytes;             /* one tile, rounded up to 64 bytes */
   int64_t offset;                 /* byte offset of its tiles in the packed buffer */
+  /* the layout of a tile, for the blocked dot reading it (else row-major):
+   * b in strips of nr columns, each [K, nr] row-major (strip); a in panels
+   * of mr rows (the last one of M % mr), each [K, rows] row-major (panel) */
+  bool strip, panel;
+  int64_t nr;
+  int mr;
 } packed_t;
 
 typedef struct em {
@@ -345,11 +351,13 @@ void xc_cse_plan_epilogue(em_t* e, const xc_tiled_block_t* b);
 void xc_cse_emit_epilogue_open(em_t* e);
 void xc_cse_emit_epilogue_row(em_t* e, const xc_tiled_value_t* acc, int m, int nv, int64_t lanes, int64_t N);
 bool xc_cse_dot_blocked_fits(em_t* e, const xc_tiled_op_t* op);
+void xc_cse_dot_blocking(em_t* e, const xc_tiled_op_t* op, int* out_mr, int* out_nv, int64_t* out_lanes);
 
 /* ---- packed dot operands, C (cstyle_pack.c) ---------------------------------- */
 
 void xc_cse_plan_pack(em_t* e, const xc_tiled_block_t* b);
 bool xc_cse_emit_packed_ref(em_t* e, const xc_tiled_op_t* load);
+const packed_t* xc_cse_find_pack(em_t* e, const xc_tiled_op_t* load);
 void xc_cse_emit_pack_body(em_t* e, xc_cstyle_writer_t* out);
 
 #endif

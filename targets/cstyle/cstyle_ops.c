@@ -1014,6 +1014,10 @@ void xc_cse_emit_block(em_t* e, const xc_tiled_block_t* b) {
         xc_cse_emit_op(e, b->ops[j]);
       }
     }
+    if (!shape) { /* every member left the loop (packed loads: cstyle_pack.c) */
+      i = j - 1;
+      continue;
+    }
     const xc_tiled_op_t* red = b->ops[j - 1]->opcode == XC_TOP_REDUCE ? b->ops[j - 1] : NULL;
     bool simd = !stores || store_loop_simd(e, b, i, j, shape);
     int close = red ? fused_reduce_open(e, shape, red, simd) : xc_cse_loop_open(e, shape, simd);

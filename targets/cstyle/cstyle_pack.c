@@ -132,7 +132,17 @@ void xc_cse_plan_pack(em_t* e, const xc_tiled_block_t* b) {
         int64_t bytes = programs * steps * tile;
         if (bytes < PACK_MIN_BYTES || e->pack_bytes + bytes > PACK_MAX_BYTES) continue;
         packed_t* p = &e->packs[e->num_packs++];
-        *p = (packed_t){load, loop, axes, programs, e->pack_programs, lb, step, steps, tile, e->pack_bytes};
+        *p = (packed_t){load, loop, axes, programs, e->pack_programs, lb, step, steps, tile, e->pack_bytes, false, false, 0, 0};
+        /* the blocked dot's order: its strips of b and panels of a rows are
+         * then contiguous (streamed, not 64 rows apart) */
+        if (xc_cse_dot_blocked_fits(e, dot)) {
+          int mr, nv;
+          int64_t lanes;
+          xc_cse_dot_blocking(e, dot, &mr, &nv, &lanes);
+          const char* ct = vtype(e, dot->results[0]->type.dtype);
+          if (o == 1 && !strcmp(vtype(e, v->type.dtype), ct)) p->strip = true, p->nr = nv * lanes;
+          if (o == 0) p->panel = true, p->mr = mr;
+        }
         e->pack_programs += programs;
         e->pack_bytes += bytes;
         x->packed = true;
@@ -146,8 +156,8 @@ void xc_cse_plan_pack(em_t* e, const xc_tiled_block_t* b) {
   free(where);
 }
 
-static const packed_t* find_pack(em_t* e, const xc_tiled_op_t* load) {
-  for (int i = 0; i < e->num_packs; i++)
+const packed_t* xc_cse_find_pack(em_t* e, const xc_tiled_op_t* load) {
+  for (int i = 0; load && i < e->num_packs; i++)
     if (e->packs[i].load == load) return &e->packs[i];
   return NULL;
 }
@@ -180,10 +190,71 @@ static void tile_pointer(em_t* e, const packed_t* p, bool writable) {
 
 /* In a program: the packed tile of this K step instead of the load. */
 bool xc_cse_emit_packed_ref(em_t* e, const xc_tiled_op_t* load) {
-  const packed_t* p = e->packing ? NULL : find_pack(e, load);
+  const packed_t* p = e->packing ? NULL : xc_cse_find_pack(e, load);
   if (!p) return false;
   tile_pointer(e, p, false);
   return true;
+}
+
+/* The load into a tile of the pack buffer in the layout the dot reads:
+ * the load's own loop when row-major; else loops in the order of the
+ * destination's strips (contiguous stores) or over the rows of the panels,
+ * with the load's offset and mask at each element's coordinates. */
+static void emit_pack_load(em_t* e, const packed_t* p) {
+  const xc_tiled_op_t* op = p->load;
+  if (!p->strip && !p->panel) {
+    xc_cse_emit_op(e, op);
+    return;
+  }
+  const xc_tiled_value_t* res = op->results[0];
+  const xc_tiled_value_t* mask = live_mask(e, op->num_operands > 2 ? op->operands[2] : NULL);
+  const xc_tiled_value_t* other = op->num_operands > 3 ? op->operands[3] : NULL;
+  vinfo_t* r = V(e, res);
+  xc_dtype_t t = res->type.dtype;
+  int64_t rows = r->dims[0], cols = r->dims[1];
+  expr_t eo, em, eth;
+  xc_cstyle_writer_t x = {0}, ld = {0}, acc = {0};
+  P(&acc, "%s[%s]", xc_cse_mem_name(e, op->operands[0]), xc_cse_opnd(e, &eo, op->operands[1], r));
+  xc_cse_load_conv(&ld, t, wstr(&acc));
+  if (mask) {
+    char lit[96];
+    const char* m = xc_cse_opnd(e, &em, mask, r);
+    const char* o = lit;
+    if (other) o = xc_cse_opnd(e, &eth, other, r);
+    else xc_cse_literal(e, lit, sizeof lit, t, 0, 0);
+    P(&x, "(%s) ? %s : (%s)", m, wstr(&ld), o);
+    xc_cse_expr_free(&em);
+    if (other) xc_cse_expr_free(&eth);
+  } else {
+    P(&x, "%s", wstr(&ld));
+  }
+  const char* simd = e->d->simd_pragma;
+  if (p->strip) {
+    L("for (int64_t xs = 0; xs < %" PRId64 "; xs += %" PRId64 ") {\n", cols, p->nr);
+    e->depth++;
+    L("for (int64_t i0 = 0; i0 < %" PRId64 "; i0++) {\n", rows);
+    e->depth++;
+    if (simd) L("%s\n", simd);
+    L("for (int64_t xc = 0; xc < %" PRId64 "; xc++) {\n", p->nr);
+    e->depth++;
+    L("const int64_t i1 = xs + xc;\n");
+    L("%s[xs * %" PRId64 " + i0 * %" PRId64 " + xc] = %s;\n", r->name, rows, p->nr, wstr(&x));
+    xc_cse_loop_close(e, 3);
+  } else {
+    int64_t full = rows - rows % p->mr;
+    L("for (int64_t i0 = 0; i0 < %" PRId64 "; i0++) {\n", rows);
+    e->depth++;
+    L("const int64_t xb = i0 < %" PRId64 " ? i0 - i0 %% %d : %" PRId64 ", xh = i0 < %" PRId64 " ? %d : %" PRId64
+      ";\n",
+      full, p->mr, full, full, p->mr, rows - full);
+    if (simd) L("%s\n", simd);
+    L("for (int64_t i1 = 0; i1 < %" PRId64 "; i1++) %s[xb * %" PRId64 " + i1 * xh + (i0 - xb)] = %s;\n", cols,
+      r->name, cols, wstr(&x));
+    xc_cse_loop_close(e, 1);
+  }
+  if (x.oom || ld.oom || acc.oom) fail(e, xc_error_oom());
+  free(x.data), free(ld.data), free(acc.data);
+  xc_cse_expr_free(&eo);
 }
 
 /* The body of the pack entry, run for pack program `p`: each packed
@@ -243,7 +314,7 @@ void xc_cse_emit_pack_body(em_t* e, xc_cstyle_writer_t* out) {
     for (int j = 0; j < body->num_ops; j++)
       if (mark[body->ops[j]->id]) xc_cse_emit_op(e, body->ops[j]);
     tile_pointer(e, p, true);
-    xc_cse_emit_op(e, p->load);
+    emit_pack_load(e, p);
     xc_cse_loop_close(e, 2);
   }
   *out = e->body;

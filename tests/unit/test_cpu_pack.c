@@ -3,10 +3,12 @@
  * packed once per launch by the kernel's pack entry and read in place.
  * Each graph below goes through the whole pipeline for cpu, and
  *   - the emitted source must have a pack entry packing the operands the
- *     case names (the path is taken),
+ *     case names, in the strips and panels the blocked dot reads (the path
+ *     is taken),
  *   - the outputs (poisoned before the run) must match the reference
  *     interpreter at f32 tolerance.
- * The shapes are ragged in M, N and K, with several N panels and K blocks,
+ * The shapes are ragged in M, N and K (tile rows that the dot's register
+ * blocks do not divide), with several N panels and K blocks,
  * batched, with a B shared by the batch, a transposed B and a fused
  * epilogue: a tile packed at the wrong place, a K step or batch read from
  * another's tiles, a ragged edge not zero-filled, or a pack entry that
@@ -50,6 +52,10 @@ static const pcase_t cases[] = {
      "xir 1\ngraph g opset 23 {\n  input a: f32[200, 300]\n  input b: f32[260, 300]\n  input c: f32[260]\n"
      "  y: f32[200, 260] = Gemm(a, b, c) {transB: 1, alpha: 0.5, beta: 2.0}\n  output y\n}\n",
      "BLOCK_M_p0=64,BLOCK_N_p0=32,BLOCK_K_p0=32", 2},
+    {"MatMul [200,192] x [192,180], tiles 64 x 64 x 64 (A and B tiles of one shape, one fused loop)",
+     "xir 1\ngraph g opset 23 {\n  input a: f32[200, 192]\n  input b: f32[192, 180]\n"
+     "  y: f32[200, 180] = MatMul(a, b)\n  output y\n}\n",
+     "BLOCK_M_p0=64,BLOCK_N_p0=64,BLOCK_K_p0=64", 2},
     {"MatMul [16,64] x [64,48]: too small to pack",
      "xir 1\ngraph g opset 23 {\n  input a: f32[16, 64]\n  input b: f32[64, 48]\n"
      "  y: f32[16, 48] = MatMul(a, b)\n  output y\n}\n",
@@ -143,9 +149,12 @@ static void check_case(const pcase_t* c) {
   const char* src = dumped_source(dir);
   int packed = packed_operands(src);
   bool entry = strstr(src, "_pack_programs") != NULL;
+  /* the blocked dot's layouts: strips of b, panels of a rows */
+  bool layouts = strstr(src, "for (int64_t xs = 0; xs < ") && strstr(src, "const int64_t xb = i0 < ");
   remove_dir(dir);
   CHECK_EQ_INT(packed, c->packed);
   CHECK_EQ_INT(entry, c->packed > 0);
+  CHECK_EQ_INT(layouts, c->packed > 0);
   xc_executor_t* ex = NULL;
   xc_executor_options_t eo;
   xc_executor_options_init(&eo);
