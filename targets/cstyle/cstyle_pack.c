@@ -132,7 +132,16 @@ void xc_cse_plan_pack(em_t* e, const xc_tiled_block_t* b) {
         int64_t bytes = programs * steps * tile;
         if (bytes < PACK_MIN_BYTES || e->pack_bytes + bytes > PACK_MAX_BYTES) continue;
         packed_t* p = &e->packs[e->num_packs++];
-        *p = (packed_t){load, loop, axes, programs, e->pack_programs, lb, step, steps, tile, e->pack_bytes, false, false, 0, 0};
+        *p = (packed_t){.load = load,
+                        .loop = loop,
+                        .axes = axes,
+                        .programs = programs,
+                        .first = e->pack_programs,
+                        .lb = lb,
+                        .step = step,
+                        .steps = steps,
+                        .tile_bytes = tile,
+                        .offset = e->pack_bytes};
         /* the blocked dot's order: its strips of b and panels of a rows are
          * then contiguous (streamed, not 64 rows apart) */
         if (xc_cse_dot_blocked_fits(e, dot)) {
