@@ -46,8 +46,8 @@ static void write_indented(xc_cstyle_writer_t* w, const char* indent, const char
 /* The pack entry (packed dot operands, docs/targets.md): same arguments as
  * the kernel, pack programs [program_begin, program_end) of
  * <entry>_pack_programs, each filling its part of the buffer of
- * <entry>_pack_bytes bytes that the runtime passes after the kernel's
- * buffers (and passes the kernel too). */
+ * <entry>_pack_bytes bytes that the runtime passes, after the kernel's
+ * buffers, to this entry and then to the kernel. */
 static void write_pack_entry(xc_cstyle_writer_t* w, const xc_cstyle_dialect_t* d, const xc_cstyle_entry_t* e) {
   xc_cstyle_printf(w,
                    "extern const int64_t %s_pack_programs, %s_pack_bytes;\n"
