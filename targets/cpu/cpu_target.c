@@ -9,7 +9,14 @@
  * thread calls the kernel for the programs it claims. Kernels of older
  * modules, without the `<name>_runtime_threads` marker, run an OpenMP loop
  * themselves and are called once with [0, programs). Buffers are host
- * memory. */
+ * memory.
+ *
+ * A kernel with packed dot operands (docs/targets.md) also exports
+ * `<name>_pack` (same signature) with `<name>_pack_programs` and
+ * `<name>_pack_bytes`: each launch first runs its pack programs over the
+ * pool, which fill a buffer of the device (grown to the largest kernel's
+ * need, kept for the next launch), then the programs, which read it; the
+ * buffer is passed after the launch's own buffers. */
 #include <ctype.h>
 #include <dlfcn.h>
 #include <elf.h>
@@ -46,6 +53,8 @@ typedef void (*cpu_kernel_fn)(void* const* buffers, const int64_t* scalars, cons
 typedef struct cpu_kernel {
   cpu_kernel_fn fn;
   bool runtime_threads; /* the module's marker: the runtime parallelizes */
+  cpu_kernel_fn pack;   /* packed dot operands: their pack entry, or NULL */
+  int64_t pack_programs, pack_bytes;
   struct cpu_kernel* next;
 } cpu_kernel_t;
 
@@ -287,9 +296,13 @@ static xc_status_t cpu_compile(void* target, const xc_device_caps_t* caps, const
 
 /* ---- runtime ---- */
 
+struct cpu_device;
+
 /* A launch as the kernel function takes it. */
 typedef struct cpu_call {
   cpu_kernel_t* kernel;
+  struct cpu_device* dev; /* its packed-operand buffer (kernel->pack) */
+  int num_buffers;
   /* a recorded call's choice between the pool and the calling thread alone:
    * running averages of the two launch times (ns) and the launch count */
   double pool_ns, alone_ns;
@@ -310,6 +323,10 @@ typedef struct cpu_graph {
 
 typedef struct cpu_device {
   cpu_graph_t* recording; /* non-NULL between capture_begin and capture_end */
+  /* where kernels pack dot operands (their pack entries), shared by every
+   * launch of the device: launches run one at a time */
+  void* pack;
+  int64_t pack_size;
 } cpu_device_t;
 
 static xc_status_t cpu_device_open(void* target, int index, void** out_device) {
@@ -330,6 +347,7 @@ static void cpu_graph_free(void* device, void* graph) {
 static void cpu_device_close(void* device) {
   cpu_device_t* dev = device;
   cpu_graph_free(dev, dev->recording);
+  free(dev->pack);
   free(dev);
 }
 
@@ -489,6 +507,19 @@ static xc_status_t cpu_kernel_get(void* device, void* module, const char* name, 
     const int* flag = dlsym(m->handle, marker);
     k->runtime_threads = flag && *flag == 1;
   }
+  if (k->runtime_threads && snprintf(marker, sizeof marker, "%s_pack", name) < (int)sizeof marker) {
+    void* pack = dlsym(m->handle, marker);
+    char count[540], bytes[540];
+    bool fits = snprintf(count, sizeof count, "%s_programs", marker) < (int)sizeof count &&
+                snprintf(bytes, sizeof bytes, "%s_bytes", marker) < (int)sizeof bytes;
+    const int64_t* programs = pack && fits ? dlsym(m->handle, count) : NULL;
+    const int64_t* size = programs ? dlsym(m->handle, bytes) : NULL;
+    if (size && *programs > 0 && *size > 0) {
+      *(void**)&k->pack = pack;
+      k->pack_programs = *programs;
+      k->pack_bytes = *size;
+    }
+  }
   (void)dlerror();
   k->next = m->kernels;
   m->kernels = k;
@@ -496,15 +527,37 @@ static xc_status_t cpu_kernel_get(void* device, void* module, const char* name, 
   return NULL;
 }
 
-static void cpu_call_range(void* arg, int64_t begin, int64_t end);
-static void cpu_call_run(const cpu_call_t* c) {
-  if (c->kernel->runtime_threads) xc_cpu_pool_run(cpu_call_range, (void*)c, c->programs);
-  else c->kernel->fn(c->buffers, c->scalars, c->grid, 0, c->programs);
-}
-
 static void cpu_call_range(void* arg, int64_t begin, int64_t end) {
   const cpu_call_t* c = arg;
   c->kernel->fn(c->buffers, c->scalars, c->grid, begin, end);
+}
+
+static void cpu_pack_range(void* arg, int64_t begin, int64_t end) {
+  const cpu_call_t* c = arg;
+  c->kernel->pack(c->buffers, c->scalars, c->grid, begin, end);
+}
+
+/* The device's pack buffer of at least the kernel's size (launch time, so
+ * that replays never allocate). */
+static xc_status_t ensure_pack(struct cpu_device* dev, const cpu_kernel_t* k);
+
+/* A launch of a kernel with a pack entry: the pack programs, then the
+ * programs, on the pool or (alone) on the calling thread. */
+static void cpu_call_packed(cpu_call_t* c, bool alone) {
+  c->buffers[c->num_buffers] = c->dev->pack;
+  if (alone) {
+    c->kernel->pack(c->buffers, c->scalars, c->grid, 0, c->kernel->pack_programs);
+    c->kernel->fn(c->buffers, c->scalars, c->grid, 0, c->programs);
+  } else {
+    xc_cpu_pool_run(cpu_pack_range, c, c->kernel->pack_programs);
+    xc_cpu_pool_run(cpu_call_range, c, c->programs);
+  }
+}
+
+static void cpu_call_run(cpu_call_t* c) {
+  if (c->kernel->pack) cpu_call_packed(c, false);
+  else if (c->kernel->runtime_threads) xc_cpu_pool_run(cpu_call_range, (void*)c, c->programs);
+  else c->kernel->fn(c->buffers, c->scalars, c->grid, 0, c->programs);
 }
 
 static double now_ns(void) {
@@ -534,7 +587,8 @@ static void cpu_call_run_adaptive(cpu_call_t* c) {
   uint32_t every = ratio > 2 ? 256 : 32;
   bool alone = n < 8 ? (n & 1) : (n % every == 0) ? !best_alone : best_alone;
   double t0 = now_ns();
-  if (alone) c->kernel->fn(c->buffers, c->scalars, c->grid, 0, c->programs);
+  if (c->kernel->pack) cpu_call_packed(c, alone);
+  else if (alone) c->kernel->fn(c->buffers, c->scalars, c->grid, 0, c->programs);
   else xc_cpu_pool_run(cpu_call_range, c, c->programs);
   double dt = now_ns() - t0;
   double* avg = alone ? &c->alone_ns : &c->pool_ns;
@@ -549,6 +603,7 @@ static void cpu_call_run_adaptive(cpu_call_t* c) {
 static xc_status_t cpu_launch(void* device, void* kernel, const xc_launch_args_t* args) {
   cpu_device_t* dev = device;
   cpu_call_t one, *c = &one;
+  XC_RETURN_IF_ERROR(ensure_pack(dev, kernel));
   if (dev->recording) {
     cpu_graph_t* g = dev->recording;
     if (g->count == g->cap) {
@@ -561,6 +616,8 @@ static xc_status_t cpu_launch(void* device, void* kernel, const xc_launch_args_t
     c = &g->calls[g->count++];
   }
   c->kernel = kernel;
+  c->dev = dev;
+  c->num_buffers = args->num_buffers;
   c->pool_ns = c->alone_ns = 0;
   c->launches = 0;
   for (int i = 0; i < 3; i++) c->grid[i] = args->grid[i];
@@ -570,6 +627,18 @@ static xc_status_t cpu_launch(void* device, void* kernel, const xc_launch_args_t
   for (int i = 0; i < args->num_scalars; i++) c->scalars[i] = args->scalars[i];
   c->scalars[args->num_scalars] = 0;
   if (!dev->recording) cpu_call_run(c);
+  return NULL;
+}
+
+static xc_status_t ensure_pack(cpu_device_t* dev, const cpu_kernel_t* k) {
+  if (!k->pack || k->pack_bytes <= dev->pack_size) return NULL;
+  size_t size = ((size_t)k->pack_bytes + 63) & ~(size_t)63;
+  void* p = aligned_alloc(64, size);
+  if (!p) return xc_error(XC_RESOURCE_EXHAUSTED, "cpu: cannot allocate %lld bytes for packed operands",
+                          (long long)k->pack_bytes);
+  free(dev->pack);
+  dev->pack = p;
+  dev->pack_size = k->pack_bytes;
   return NULL;
 }
 
@@ -609,7 +678,9 @@ static xc_status_t cpu_schedule(void* target, const xc_device_caps_t* caps, cons
 static xc_status_t cpu_emit(void* target, const xc_device_caps_t* caps, const struct xc_tiled_kernel* kernel,
                              const xc_knob_t* knobs, int num_knobs, xc_kernel_source_t* out_source) {
   (void)target;
-  return xc_cstyle_emit(&xc_cstyle_dialect_c, caps, kernel, knobs, num_knobs, NULL, out_source);
+  /* this runtime runs pack entries: dot operands may be packed */
+  xc_cstyle_options_t options = {.pack_operands = true};
+  return xc_cstyle_emit(&xc_cstyle_dialect_c, caps, kernel, knobs, num_knobs, &options, out_source);
 }
 
 static const xc_target_iface_t cpu_iface = {

@@ -28,6 +28,12 @@ typedef struct xc_cstyle_entry {
   const char* body;         /* the program body */
   const struct xc_cstyle_dot* dot; /* the dot on matrix instructions, or NULL */
   int64_t dyn_local_bytes;  /* bytes of the dynamic work-group array (dyn_local_array), 0: none */
+  /* Packed dot operands (options.pack_operands; docs/emitter.md): the body
+   * of the pack entry for pack program `p` (NULL: none), how many pack
+   * programs it has and the bytes of the buffer they fill, which the
+   * programs read as `xc_pack` (the buffer after the kernel's own). */
+  const char* pack_body;
+  int64_t pack_programs, pack_bytes;
 } xc_cstyle_entry_t;
 
 /* A `dot` the dialect may map to matrix instructions (docs/emitter.md,
@@ -174,6 +180,10 @@ typedef struct xc_cstyle_options {
   /* The schedule to follow (NULL: the kernel's own, k->schedule; neither:
    * the emitter's defaults). Its knob values must be the ones passed. */
   const xc_tiled_schedule_t* schedule;
+  /* The target runs a kernel's pack entry before its programs (the cpu
+   * target: docs/targets.md, "C ABI of CPU kernels"): dot operands that
+   * programs share may be packed once per launch (C dialect only). */
+  bool pack_operands;
 } xc_cstyle_options_t;
 
 /* Knob values (one per kernel knob) from name/value pairs: unnamed knobs take

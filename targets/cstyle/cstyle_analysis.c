@@ -268,6 +268,7 @@ static void declare_value(em_t* e, const xc_tiled_value_t* v) {
   }
   if (e->mma && v == e->mma->results[0]) return; /* shares the accumulator's array */
   if (x->in_place) return;                         /* writes the carried value's array */
+  if (x->packed) return;                           /* a pointer into the packed operands */
   if (x->st != ST_ARRAY && x->st != ST_PRIVATE) return;
   bool priv = x->st == ST_PRIVATE;
   int64_t n = priv ? (x->n + e->T - 1) / e->T : x->n;

@@ -70,14 +70,25 @@ static void emit_dot_block(em_t* e, const xc_tiled_op_t* op, int mr, int nv, int
   P(&e->body, "xc_vec");
   for (int v = 0; v < nv; v++) P(&e->body, "%s b%d", v ? "," : "", v);
   P(&e->body, ";\n");
-  for (int v = 0; v < nv; v++)
-    L("memcpy(&b%d, &%s[q * %" PRId64 " + i1 + %" PRId64 "], sizeof(xc_vec));\n", v, bname, N, v * lanes);
+  /* packed operands (cstyle_pack.c): b in strips of nr columns, a in
+   * panels of the block's rows */
+  const packed_t* pa = xc_cse_find_pack(e, a->def), *pb = xc_cse_find_pack(e, op->operands[1]->def);
+  for (int v = 0; v < nv; v++) {
+    if (pb && pb->strip)
+      L("memcpy(&b%d, &%s[i1 * %" PRId64 " + q * %" PRId64 " + %" PRId64 "], sizeof(xc_vec));\n", v, bname, K, nr,
+        v * lanes);
+    else
+      L("memcpy(&b%d, &%s[q * %" PRId64 " + i1 + %" PRId64 "], sizeof(xc_vec));\n", v, bname, N, v * lanes);
+  }
   for (int m = 0; m < mr; m++) {
     char c0[32];
     snprintf(c0, sizeof c0, "(i0 + %d)", m);
     const char* ca[2] = {c0, "q"};
     xc_cstyle_writer_t ra = {0};
-    xc_cse_read_at(e, &ra, a, ca, false);
+    if (pa && pa->panel)
+      P(&ra, "%s[i0 * %" PRId64 " + q * %d + %d]", V(e, a)->name, K, mr, m);
+    else
+      xc_cse_read_at(e, &ra, a, ca, false);
     indent(e);
     P(&e->body, "{ const %s am = (%s)(%s);", t, t, wstr(&ra));
     for (int v = 0; v < nv; v++) P(&e->body, " c%d_%d += am * b%d;", m, v, v);
@@ -121,6 +132,22 @@ bool xc_cse_dot_blocked_fits(em_t* e, const xc_tiled_op_t* op) {
   return lanes >= 2 && V(e, op->operands[0])->dims[1] >= 1 && r->dims[1] % lanes == 0;
 }
 
+/* The blocking of a blocked dot: rows per register block (the last block
+ * holds M % mr rows), vectors per row and lanes per vector. */
+void xc_cse_dot_blocking(em_t* e, const xc_tiled_op_t* op, int* out_mr, int* out_nv, int64_t* out_lanes) {
+  const xc_tiled_value_t* res = op->results[0];
+  vinfo_t* r = V(e, res);
+  int64_t M = r->dims[0], N = r->dims[1];
+  int64_t esize = res->type.dtype == XC_F64 ? 8 : 4, lanes = (int64_t)e->simd * 4 / esize;
+  int nv = N % (2 * lanes) == 0 ? 2 : 1;
+  /* accumulators + b vectors + one broadcast must fit the vector registers */
+  int regs = e->simd >= 16 ? 32 : 16, mr_max = (regs - nv - 1) / nv;
+  if (mr_max > 8) mr_max = 8;
+  *out_mr = M < mr_max ? (int)M : mr_max;
+  *out_nv = nv;
+  *out_lanes = lanes;
+}
+
 static bool emit_dot_blocked(em_t* e, const xc_tiled_op_t* op) {
   const xc_tiled_value_t* a = op->operands[0], *b = op->operands[1];
   const xc_tiled_value_t* res = op->results[0];
@@ -128,12 +155,9 @@ static bool emit_dot_blocked(em_t* e, const xc_tiled_op_t* op) {
   xc_dtype_t ct = res->type.dtype;
   if (!xc_cse_dot_blocked_fits(e, op)) return false;
   int64_t M = r->dims[0], N = r->dims[1], K = V(e, a)->dims[1];
-  int64_t esize = ct == XC_F64 ? 8 : 4, vbytes = (int64_t)e->simd * 4, lanes = vbytes / esize;
-  int nv = N % (2 * lanes) == 0 ? 2 : 1;
-  /* accumulators + b vectors + one broadcast must fit the vector registers */
-  int regs = e->simd >= 16 ? 32 : 16, mr_max = (regs - nv - 1) / nv;
-  if (mr_max > 8) mr_max = 8;
-  int mr = M < mr_max ? (int)M : mr_max;
+  int64_t esize = ct == XC_F64 ? 8 : 4, vbytes = (int64_t)e->simd * 4, lanes;
+  int nv, mr;
+  xc_cse_dot_blocking(e, op, &mr, &nv, &lanes);
   const char* t = vtype(e, ct);
   const char* it = itype(e);
   int64_t nr = nv * lanes;

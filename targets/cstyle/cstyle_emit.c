@@ -125,6 +125,7 @@ static xc_status_t run(const xc_cstyle_dialect_t* d, const xc_device_caps_t* cap
   int64_t* values = calloc((size_t)(k->num_knobs ? k->num_knobs : 1), sizeof *values);
   em_t e;
   memset(&e, 0, sizeof e);
+  xc_cstyle_writer_t pack = {0}; /* the pack entry's body (cstyle_pack.c) */
   e.vi = calloc((size_t)(k->num_values > 0 ? k->num_values : 1), sizeof *e.vi);
   if (!values || !e.vi) {
     free(values), free(e.vi);
@@ -136,6 +137,7 @@ static xc_status_t run(const xc_cstyle_dialect_t* d, const xc_device_caps_t* cap
   e.caps = caps;
   e.sched = sched;
   e.allow_tf32 = options && options->allow_tf32;
+  e.pack_allowed = options && options->pack_operands;
   int tf32_knob = xc_tiled_find_knob(k, "tf32");
   if (knob_values) memcpy(values, knob_values, (size_t)k->num_knobs * sizeof *values);
   else e.err = xc_cstyle_resolve_knobs(k, knobs, num_knobs, values);
@@ -226,6 +228,7 @@ static xc_status_t run(const xc_cstyle_dialect_t* d, const xc_device_caps_t* cap
         xc_cse_plan_in_place(&e, k->body);
         xc_cse_plan_zero_entry(&e, k->body);
         xc_cse_plan_epilogue(&e, k->body);
+        xc_cse_plan_pack(&e, k->body);
       }
     }
     if (!e.err) {
@@ -234,6 +237,7 @@ static xc_status_t run(const xc_cstyle_dialect_t* d, const xc_device_caps_t* cap
       e.depth = 1;
       xc_cse_emit_block(&e, k->body);
     }
+    if (!e.err && e.num_packs) xc_cse_emit_pack_body(&e, &pack);
   }
   if (!e.err && !d->work_groups && e.local_bytes > XC_CSTYLE_MAX_STACK_BYTES)
     e.err = xc_error(XC_RESOURCE_EXHAUSTED,
@@ -267,6 +271,11 @@ static xc_status_t run(const xc_cstyle_dialect_t* d, const xc_device_caps_t* cap
     }
     if (d->work_groups) P(&src, " * work-items per program: %" PRId64 "\n", e.T);
     if (k->origin) provenance_line(&src, "graph nodes: ", k->origin);
+    if (e.num_packs) {
+      P(&src, " * packed operands (%" PRId64 " bytes, %" PRId64 " pack programs):", e.pack_bytes, e.pack_programs);
+      for (int i = 0; i < e.num_packs; i++) P(&src, " %%%d", e.packs[i].load->results[0]->id);
+      P(&src, "\n");
+    }
     if (e.mma)
       P(&src, " * dot %d on matrix instructions, K loop in %d pipeline stages%s\n", e.mma->id,
         e.stages > 1 ? e.stages : 1, e.dyn ? " (operands in dynamic work-group memory)" : "");
@@ -282,11 +291,12 @@ static xc_status_t run(const xc_cstyle_dialect_t* d, const xc_device_caps_t* cap
         if (e.vec_types[t] & (unsigned)b)
           P(&src, "typedef struct __attribute__((aligned(%d))) { %s v[%d]; } xc_v%d_%s;\n", b,
             d->storage_type[t], b / (int)xc_dtype_size((xc_dtype_t)t), b, xc_dtype_name((xc_dtype_t)t));
-    xc_cstyle_entry_t en = {k, entry, e.T, wstr(&e.decls), wstr(&e.body), e.mma ? &e.dot : NULL, e.dyn_bytes};
+    xc_cstyle_entry_t en = {k, entry, e.T, wstr(&e.decls), wstr(&e.body), e.mma ? &e.dot : NULL, e.dyn_bytes,
+                            e.num_packs ? wstr(&pack) : NULL, e.pack_programs, e.pack_bytes};
     d->write_entry(&src, d, &en);
     if (src.oom || e.decls.oom || e.body.oom) e.err = xc_error_oom();
   }
-  free(e.decls.data), free(e.body.data), free(e.vi), free(e.ranges), free(values);
+  free(e.decls.data), free(e.body.data), free(pack.data), free(e.vi), free(e.ranges), free(values);
   free(e.op_group), free(e.op_member), free(e.nuses);
   if (e.err || !out) {
     free(src.data);

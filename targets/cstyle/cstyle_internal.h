@@ -72,6 +72,8 @@ typedef struct vinfo {
   int64_t pitch, bufs;
   int64_t swz_shift, swz_mask; /* chunk swizzle of a raw operand (xc_cstyle_dot_t) */
   bool dyn;             /* raw operand carved from the dynamic work-group array */
+  bool packed;          /* C: a dot operand read from the packed copy (xc_cse_plan_pack):
+                           a pointer into it, no array */
 } vinfo_t;
 
 /* Elementwise ops whose operands are all virtual or scalar are inlined into
@@ -112,6 +114,27 @@ typedef struct mx {
   bool stage[2];
   bool regs;
 } mx_t;
+
+/* C: a dot operand whose tiles are packed once per launch by the kernel's
+ * pack entry and shared by every program that reads them
+ * (xc_cse_plan_pack): the load, its K loop, the grid axes its tiles depend
+ * on, and where they lie in the packed buffer. */
+#define MAX_PACKED 4
+typedef struct packed {
+  const xc_tiled_op_t* load, *loop;
+  unsigned axes;                  /* bit a: the tiles depend on program id a */
+  int64_t programs;               /* pack programs: product of the grid along `axes` */
+  int64_t first;                  /* its first pack program */
+  int64_t lb, step, steps;        /* the K loop: counter lb, lb + step, ... (steps of them) */
+  int64_t tile_bytes;             /* one tile, rounded up to 64 bytes */
+  int64_t offset;                 /* byte offset of its tiles in the packed buffer */
+  /* the layout of a tile, for the blocked dot reading it (else row-major):
+   * b in strips of nr columns, each [K, nr] row-major (strip); a in panels
+   * of mr rows (the last one of M % mr), each [K, rows] row-major (panel) */
+  bool strip, panel;
+  int64_t nr;
+  int mr;
+} packed_t;
 
 typedef struct em {
   const xc_cstyle_dialect_t* d;
@@ -167,6 +190,12 @@ typedef struct em {
    * scheduler proposes first) and its unroll limit of per-thread loops */
   const xc_tiled_schedule_t* sched;
   int64_t unroll;
+  /* C, when the target runs a pack entry (options.pack_operands) */
+  bool pack_allowed;
+  packed_t packs[MAX_PACKED];
+  int num_packs;
+  int64_t pack_programs, pack_bytes;
+  bool packing;                   /* emitting the pack entry's body */
 } em_t;
 
 static inline void fail(em_t* e, xc_status_t s) {
@@ -322,5 +351,13 @@ void xc_cse_plan_epilogue(em_t* e, const xc_tiled_block_t* b);
 void xc_cse_emit_epilogue_open(em_t* e);
 void xc_cse_emit_epilogue_row(em_t* e, const xc_tiled_value_t* acc, int m, int nv, int64_t lanes, int64_t N);
 bool xc_cse_dot_blocked_fits(em_t* e, const xc_tiled_op_t* op);
+void xc_cse_dot_blocking(em_t* e, const xc_tiled_op_t* op, int* out_mr, int* out_nv, int64_t* out_lanes);
+
+/* ---- packed dot operands, C (cstyle_pack.c) ---------------------------------- */
+
+void xc_cse_plan_pack(em_t* e, const xc_tiled_block_t* b);
+bool xc_cse_emit_packed_ref(em_t* e, const xc_tiled_op_t* load);
+const packed_t* xc_cse_find_pack(em_t* e, const xc_tiled_op_t* load);
+void xc_cse_emit_pack_body(em_t* e, xc_cstyle_writer_t* out);
 
 #endif

@@ -767,6 +767,7 @@ void xc_cse_emit_op(em_t* e, const xc_tiled_op_t* op) {
     case XC_TOP_YIELD: return;
     case XC_TOP_BARRIER: xc_cse_barrier(e); return;
     case XC_TOP_LOAD:
+      if (V(e, res)->packed && xc_cse_emit_packed_ref(e, op)) return;
       if (V(e, res)->raw) xc_cse_emit_raw_load_sync(e, op);
       else emit_load(e, op, false);
       return;
@@ -1012,6 +1013,10 @@ void xc_cse_emit_block(em_t* e, const xc_tiled_block_t* b) {
       } else {
         xc_cse_emit_op(e, b->ops[j]);
       }
+    }
+    if (!shape) { /* every member left the loop (packed loads: cstyle_pack.c) */
+      i = j - 1;
+      continue;
     }
     const xc_tiled_op_t* red = b->ops[j - 1]->opcode == XC_TOP_REDUCE ? b->ops[j - 1] : NULL;
     bool simd = !stores || store_loop_simd(e, b, i, j, shape);

@@ -7,15 +7,9 @@
 
 #include "cstyle.h"
 
-static void c_write_entry(xc_cstyle_writer_t* w, const xc_cstyle_dialect_t* d, const xc_cstyle_entry_t* e) {
-  const xc_tiled_kernel_t* k = e->kernel;
-  xc_cstyle_printf(w, "extern const int %s_runtime_threads;\nconst int %s_runtime_threads = 1;\n", e->entry, e->entry);
-  xc_cstyle_printf(w,
-                   "void %s(void* const* buffers, const int64_t* scalars, const int64_t grid[3],\n"
-                   "        int64_t program_begin, int64_t program_end);\n"
-                   "void %s(void* const* buffers, const int64_t* scalars, const int64_t grid[3],\n"
-                   "        int64_t program_begin, int64_t program_end) {\n",
-                   e->entry, e->entry);
+/* The kernel's buffer parameters and scalars as locals; returns the number
+ * of buffers (the packed operands' buffer follows them). */
+static int write_params(xc_cstyle_writer_t* w, const xc_cstyle_dialect_t* d, const xc_tiled_kernel_t* k) {
   int nb = 0, ns = 0;
   char name[80];
   for (int i = 0; i < k->num_params; i++) {
@@ -36,6 +30,57 @@ static void c_write_entry(xc_cstyle_writer_t* w, const xc_cstyle_dialect_t* d, c
       xc_cstyle_printf(w, "  const int64_t %s = scalars[%d];\n", name, ns++);
     }
   }
+  return nb;
+}
+
+/* Writes text line by line, each line after `indent`. */
+static void write_indented(xc_cstyle_writer_t* w, const char* indent, const char* s) {
+  while (*s) {
+    const char* nl = strchr(s, '\n');
+    int len = nl ? (int)(nl - s) : (int)strlen(s);
+    xc_cstyle_printf(w, "%s%.*s\n", indent, len, s);
+    s += len + (nl ? 1 : 0);
+  }
+}
+
+/* The pack entry (packed dot operands, docs/targets.md): same arguments as
+ * the kernel, pack programs [program_begin, program_end) of
+ * <entry>_pack_programs, each filling its part of the buffer of
+ * <entry>_pack_bytes bytes that the runtime passes, after the kernel's
+ * buffers, to this entry and then to the kernel. */
+static void write_pack_entry(xc_cstyle_writer_t* w, const xc_cstyle_dialect_t* d, const xc_cstyle_entry_t* e) {
+  xc_cstyle_printf(w,
+                   "extern const int64_t %s_pack_programs, %s_pack_bytes;\n"
+                   "const int64_t %s_pack_programs = %" PRId64 ", %s_pack_bytes = %" PRId64 ";\n",
+                   e->entry, e->entry, e->entry, e->pack_programs, e->entry, e->pack_bytes);
+  xc_cstyle_printf(w,
+                   "void %s_pack(void* const* buffers, const int64_t* scalars, const int64_t grid[3],\n"
+                   "        int64_t program_begin, int64_t program_end);\n"
+                   "void %s_pack(void* const* buffers, const int64_t* scalars, const int64_t grid[3],\n"
+                   "        int64_t program_begin, int64_t program_end) {\n",
+                   e->entry, e->entry);
+  int nb = write_params(w, d, e->kernel);
+  xc_cstyle_printf(w,
+                   "  char* xc_pack = (char*)buffers[%d];\n"
+                   "  (void)scalars, (void)grid;\n"
+                   "  for (int64_t p = program_begin; p < program_end; p++) {\n",
+                   nb);
+  write_indented(w, "  ", e->pack_body);
+  xc_cstyle_printf(w, "  }\n}\n");
+}
+
+static void c_write_entry(xc_cstyle_writer_t* w, const xc_cstyle_dialect_t* d, const xc_cstyle_entry_t* e) {
+  const xc_tiled_kernel_t* k = e->kernel;
+  if (e->pack_body) write_pack_entry(w, d, e);
+  xc_cstyle_printf(w, "extern const int %s_runtime_threads;\nconst int %s_runtime_threads = 1;\n", e->entry, e->entry);
+  xc_cstyle_printf(w,
+                   "void %s(void* const* buffers, const int64_t* scalars, const int64_t grid[3],\n"
+                   "        int64_t program_begin, int64_t program_end);\n"
+                   "void %s(void* const* buffers, const int64_t* scalars, const int64_t grid[3],\n"
+                   "        int64_t program_begin, int64_t program_end) {\n",
+                   e->entry, e->entry);
+  int nb = write_params(w, d, k);
+  if (e->pack_body) xc_cstyle_printf(w, "  const char* restrict xc_pack = (const char*)buffers[%d];\n", nb);
   /* The runtime spreads the programs over its threads (the cpu target's
    * pool, targets/cpu/cpu_pool.c) and calls this with a range to run on the
    * calling thread; the marker tells it the kernel expects that (kernels
@@ -46,22 +91,10 @@ static void c_write_entry(xc_cstyle_writer_t* w, const xc_cstyle_dialect_t* d, c
                    "    const int64_t pid0 = p %% grid[0], pid1 = (p / grid[0]) %% grid[1];\n"
                    "    const int64_t pid2 = p / (grid[0] * grid[1]);\n"
                    "    (void)pid0, (void)pid1, (void)pid2;\n");
-  /* declarations are one per line: indent them */
-  const char* s = e->decls;
-  while (*s) {
-    const char* nl = strchr(s, '\n');
-    int len = nl ? (int)(nl - s) : (int)strlen(s);
-    xc_cstyle_printf(w, "    %.*s\n", len, s);
-    s += len + (nl ? 1 : 0);
-  }
-  /* the body is indented for depth 1; programs are at depth 2 */
-  s = e->body;
-  while (*s) {
-    const char* nl = strchr(s, '\n');
-    int len = nl ? (int)(nl - s) : (int)strlen(s);
-    xc_cstyle_printf(w, "  %.*s\n", len, s);
-    s += len + (nl ? 1 : 0);
-  }
+  /* declarations are one per line; the body is indented for depth 1,
+   * programs are at depth 2 */
+  write_indented(w, "    ", e->decls);
+  write_indented(w, "  ", e->body);
   xc_cstyle_printf(w, "  }\n}\n");
 }
 
