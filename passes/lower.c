@@ -776,9 +776,18 @@ static xc_status_t lower_group(xc_lowered_module_t* m, xc_graph_t* g, const xc_f
   }
   if (!s) {
     /* a work-group size hint for emitters (every tile shape is valid with it) */
-    const int64_t threads[] = {32, 64, 128, 256, c.threads_extra};
-    xc_tiled_add_knob(c.k, "num_threads", XC_KNOB_THREADS, c.threads_extra > 256 ? 5 : 4, threads,
-                      c.threads_default ? c.threads_default : 128);
+    int64_t threads[6] = {32, 64, 128, 256};
+    int nt = 4;
+    for (int i = 0; i < 2; i++) { /* a pattern program's sizes, in order */
+      int64_t v = c.threads_extra[i];
+      if (v <= 0 || v % 32) continue;
+      int at = nt;
+      while (at > 0 && threads[at - 1] >= v) at--;
+      if (at < nt && threads[at] == v) continue;
+      memmove(threads + at + 1, threads + at, sizeof threads[0] * (size_t)(nt - at));
+      threads[at] = v, nt++;
+    }
+    xc_tiled_add_knob(c.k, "num_threads", XC_KNOB_THREADS, nt, threads, c.threads_default ? c.threads_default : 128);
     if (c.grid_rank == 0) {
       c.grid[0] = xc_texpr_const(c.k, 1);
       c.grid_rank = 1;

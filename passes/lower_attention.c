@@ -10,7 +10,7 @@
 
 #include "lower_internal.h"
 
-static const int64_t bm_c[] = {8, 16, 32, 64, 128}, bn_c[] = {8, 16, 32, 64};
+static const int64_t bm_c[] = {8, 16, 32, 64, 128}, bn_c[] = {8, 16, 32, 64, 128};
 
 /* Loads (batch b, head h, position s, channel d) of a 4-D [B, H, seq, hd]
  * operand or a 3-D [B, seq, H*hd] one, through the group's absorbed head
@@ -261,8 +261,11 @@ static void set_pattern(lw_ctx_t* c, const xc_node_t* n, bool is3d, int64_t Hq, 
            xc_dtype_name(Q->dtype), (long long)B, (long long)Hq, (long long)Hk, (long long)S, (long long)L,
            (long long)D, causal ? 1 : 0, scale);
   if (pattern_operand(c, pat, sizeof pat, "q", bq, oq) && pattern_operand(c, pat, sizeof pat, "k", bk, ok) &&
-      pattern_operand(c, pat, sizeof pat, "v", bv, ov) && pattern_operand(c, pat, sizeof pat, "o", out, oo))
+      pattern_operand(c, pat, sizeof pat, "v", bv, ov) && pattern_operand(c, pat, sizeof pat, "o", out, oo)) {
     xc_tiled_set_pattern(c->k, pat);
+    /* a producer and two consumer warpgroups: the cuda target's sm_90 program */
+    c->threads_extra[0] = 384;
+  }
 }
 
 xc_status_t lw_emit_attention(lw_ctx_t* c, const xc_node_t* n) {
@@ -327,9 +330,9 @@ xc_status_t lw_emit_attention(lw_ctx_t* c, const xc_node_t* n) {
    * mma.m16n8k16). */
   bool big = half && !wave64;
   /* (128 only for 16-bit matrix instructions: targets may implement the
-   * kernel's pattern with 128-row tiles) */
+   * kernel's pattern with 128-row and 128-key tiles) */
   int kBM = lw_knob(c, "BLOCK_M", big ? 5 : 4, bm_c, big ? 64 : wave64 ? 32 : 16);
-  int kBN = lw_knob(c, "BLOCK_N", 4, bn_c, big ? 64 : 16);
+  int kBN = lw_knob(c, "BLOCK_N", big ? 5 : 4, bn_c, big ? 64 : 16);
   xc_tiled_dim_t dm = xc_tiled_dim_knob(kBM), dn = xc_tiled_dim_knob(kBN);
   xc_tiled_dim_t dd = xc_tiled_dim_const(BD), ddv = xc_tiled_dim_const(BDv);
   /* L: the keys seen (past + new); P: the past length */

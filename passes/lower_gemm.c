@@ -99,7 +99,7 @@ static void set_gemm_pattern(lw_ctx_t* c, const xc_node_t* n, bool ta, bool tb, 
   if (gemm_operand(c, pat, sizeof pat, "a", A, nb, Y, ta) && gemm_operand(c, pat, sizeof pat, "b", B, nb, Y, tb) &&
       gemm_operand(c, pat, sizeof pat, "y", Y, nb, Y, false)) {
     xc_tiled_set_pattern(c->k, pat);
-    c->threads_extra = 384; /* three warpgroups: the cuda target's sm_90 program */
+    c->threads_extra[0] = 384; /* three warpgroups: the cuda target's sm_90 program */
   }
 }
 

@@ -75,7 +75,7 @@ typedef struct lw_ctx {
   const xc_node_t* remap_out;
   const xc_tiled_limits_t* limits; /* the target's (NULL: unlimited); knob defaults may use them */
   int64_t threads_default;         /* num_threads default (0: 128), set by a lowering that knows better */
-  int64_t threads_extra;           /* one more num_threads candidate (0: none): a pattern's program size */
+  int64_t threads_extra[2];        /* more num_threads candidates (0: none): a pattern's program sizes */
   bool no_index_checks; /* xc_lower_options_t: lw_check_index only normalizes */
   /* the index-error record parameter (NULL until a check needs it) */
   lw_val_t* index_error;

@@ -51,9 +51,7 @@ xc_status_t xc_target_schedule(xc_target_t* t, const xc_device_caps_t* caps, con
     const xc_tiled_mma_t* m = &s->dots[i].mma;
     bool listed = !m->m;
     for (int j = 0; !listed && j < caps->num_mma_shapes && j < XC_TARGET_MAX_MMA_SHAPES; j++) {
-      const xc_mma_shape_t* c = &caps->mma_shapes[j];
-      listed = c->m == m->m && c->n == m->n && c->k == m->k && c->input_dtype == m->input_dtype &&
-               c->accumulator_dtype == m->accumulator_dtype;
+      listed = xc_mma_shape_matches(&caps->mma_shapes[j], m->m, m->n, m->k, m->input_dtype, m->accumulator_dtype);
     }
     if (!listed) {
       char name[64];

@@ -66,7 +66,10 @@ typedef enum xc_device_kind {
 
 
 /* One matrix-multiply-accumulate shape the hardware does natively
- * (tensor cores, matrix engines): D[m,n] += A[m,k] * B[k,n]. */
+ * (tensor cores, matrix engines): D[m,n] += A[m,k] * B[k,n]. A warpgroup
+ * instruction of m 64 and k 16 whose n may be any multiple of 8 up to 256
+ * (sm_90's wgmma) is listed once, with n 256; a dot's instruction matches
+ * it with any such n (xc_mma_shape_matches). */
 typedef struct xc_mma_shape {
   int m, n, k;
   xc_dtype_t input_dtype;
@@ -74,6 +77,15 @@ typedef struct xc_mma_shape {
 } xc_mma_shape_t;
 
 #define XC_TARGET_MAX_MMA_SHAPES 8
+
+/* Whether the listed shape offers an instruction of m x n x k on in ->
+ * acc (the rule above). */
+static inline bool xc_mma_shape_matches(const xc_mma_shape_t* listed, int m, int n, int k, xc_dtype_t in,
+                                        xc_dtype_t acc) {
+  if (listed->m != m || listed->k != k || listed->input_dtype != in || listed->accumulator_dtype != acc) return false;
+  if (listed->n == n) return true;
+  return m == 64 && k == 16 && listed->n == 256 && n > 0 && n < 256 && n % 8 == 0;
+}
 
 typedef struct xc_device_caps {
   char name[128];        /* "Intel(R) Xeon(R) ...", "NVIDIA H200", "pthread-..." */

@@ -24,7 +24,9 @@ typedef struct xc_cuda_fa {
   xc_cuda_fa_operand_t q, k, v, o;
   /* the program (xc_cuda_fa_take) */
   int bm, bn, threads;
-  int mt;    /* 16-row m-tiles per warp */
+  int wg;     /* sm_90: consumer warpgroups of 64 query rows on wgmma (0: the mma.sync program) */
+  int stages; /* K/V tiles in shared memory */
+  int mt;    /* mma.sync: 16-row m-tiles per warp */
   bool qreg; /* Q's fragments kept in registers */
   long long pitch, smem;
 } xc_cuda_fa_t;

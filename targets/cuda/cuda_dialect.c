@@ -416,6 +416,24 @@ void xc_cuda_program_entry(xc_cstyle_writer_t* b, const xc_tiled_kernel_t* k, co
   P(b, "extern \"C\" __device__ unsigned int %s%s = %lldu;\n", XC_CUDA_DSM_PREFIX, entry, dynamic_bytes);
 }
 
+void xc_cuda_write_wgmma(xc_cstyle_writer_t* b, const char* name, int n, xc_dtype_t dtype, bool a_regs, bool trans_b) {
+  int regs = n / 2, a0 = regs, bd = regs + (a_regs ? 4 : 1), sd = bd + 1;
+  const char* ty = dtype == XC_BF16 ? "bf16" : "f16";
+  P(b, "static __device__ __forceinline__ void %s(float* d, %s, unsigned long long db, int scale_d) {\n", name,
+    a_regs ? "const unsigned* a" : "unsigned long long da");
+  P(b, "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900\n");
+  P(b, "  asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, %%%d, 0;\\n\"\n", sd);
+  P(b, "    \"wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {", n, ty, ty);
+  for (int i = 0; i < regs; i++) P(b, "%s%%%d", i ? ", " : "", i);
+  if (a_regs)
+    P(b, "}, {%%%d, %%%d, %%%d, %%%d}, %%%d, p, 1, 1, %d;\\n}\\n\"\n    : ", a0, a0 + 1, a0 + 2, a0 + 3, bd, trans_b);
+  else P(b, "}, %%%d, %%%d, p, 1, 1, 0, %d;\\n}\\n\"\n    : ", a0, bd, trans_b);
+  for (int i = 0; i < regs; i++) P(b, "%s\"+f\"(d[%d])", i ? (i % 8 ? ", " : ",\n      ") : "", i);
+  if (a_regs) P(b, "\n    : \"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]), \"r\"(a[3]), \"l\"(db), \"r\"(scale_d) : \"memory\");\n");
+  else P(b, "\n    : \"l\"(da), \"l\"(db), \"r\"(scale_d) : \"memory\");\n");
+  P(b, "#endif\n}\n");
+}
+
 xc_status_t xc_cuda_program_end(xc_cstyle_writer_t* b, const char* entry, xc_kernel_source_t* out) {
   if (b->oom) {
     free(b->data);

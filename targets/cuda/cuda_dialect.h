@@ -92,6 +92,13 @@ void xc_cuda_program_pattern(xc_cstyle_writer_t* b, const xc_tiled_kernel_t* k);
  * dynamic shared-memory size symbol of the entry. */
 void xc_cuda_program_entry(xc_cstyle_writer_t* b, const xc_tiled_kernel_t* k, const char* macro, const char* bounds,
                            const char* entry, long long dynamic_bytes);
+/* Writes `static __device__ void <name>(float* d, A, unsigned long long db,
+ * int scale_d)`: one sm_90 wgmma.mma_async m64n<n>k16 of dtype with f32
+ * accumulators d[n / 2] (d = A B + (scale_d ? d : 0)); A is a shared-memory
+ * descriptor (`unsigned long long da`) or, with a_regs, the thread's four
+ * registers of the A fragment (`const unsigned* a`); B is a descriptor,
+ * read transposed (MN-major) with trans_b. */
+void xc_cuda_write_wgmma(xc_cstyle_writer_t* b, const char* name, int n, xc_dtype_t dtype, bool a_regs, bool trans_b);
 /* Hands the written source to out (language cuda). */
 xc_status_t xc_cuda_program_end(xc_cstyle_writer_t* b, const char* entry, xc_kernel_source_t* out);
 

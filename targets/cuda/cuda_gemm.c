@@ -150,7 +150,7 @@ bool xc_cuda_gemm_schedule(const xc_device_caps_t* caps, const xc_tiled_kernel_t
 }
 
 /* Helpers of the program (after the GM_* defines; gm_mma is written by
- * write_mma). */
+ * xc_cuda_write_wgmma). */
 static const char gm_head[] =
     "typedef unsigned short gm_t;\n"
     "#define GM_ASTAGE (GM_BM * GM_BK * 2)\n"
@@ -262,9 +262,9 @@ static const char gm_body[] =
     "      #pragma unroll\n"
     "      for (int kk = 0; kk < GM_BK / 16; kk++) {\n"
     "#if GM_BKMAJOR\n"
-    "        gm_mma(acc, gm_desc(sa + 32 * kk, 16, 1024), gm_desc(sb + 32 * kk, 16, 1024));\n"
+    "        gm_mma(acc, gm_desc(sa + 32 * kk, 16, 1024), gm_desc(sb + 32 * kk, 16, 1024), 1);\n"
     "#else\n"
-    "        gm_mma(acc, gm_desc(sa + 32 * kk, 16, 1024), gm_desc(sb + 2048 * kk, (GM_BK / 8) * 1024, 1024));\n"
+    "        gm_mma(acc, gm_desc(sa + 32 * kk, 16, 1024), gm_desc(sb + 2048 * kk, (GM_BK / 8) * 1024, 1024), 1);\n"
     "#endif\n"
     "      }\n"
     "      asm volatile(\"wgmma.commit_group.sync.aligned;\\n\" ::: \"memory\");\n"
@@ -285,20 +285,6 @@ static const char gm_body[] =
     "  }\n"
     "#endif\n"
     "}\n";
-
-/* gm_mma: one wgmma.mma_async m64n<bn>k16 accumulating into d[bn / 2]. */
-static void write_mma(xc_cstyle_writer_t* b, const xc_cuda_gemm_t* g) {
-  int n = g->bn / 2;
-  const char* ty = g->dtype == XC_BF16 ? "bf16" : "f16";
-  P(b, "static __device__ __forceinline__ void gm_mma(float* d, unsigned long long da, unsigned long long db) {\n");
-  P(b, "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900\n");
-  P(b, "  asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, %%%d, 0;\\n\"\n", n + 2);
-  P(b, "    \"wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {", g->bn, ty, ty);
-  for (int i = 0; i < n; i++) P(b, "%s%%%d", i ? ", " : "", i);
-  P(b, "}, %%%d, %%%d, p, 1, 1, 0, %d;\\n}\\n\"\n    : ", n, n + 1, g->b_kmajor ? 0 : 1);
-  for (int i = 0; i < n; i++) P(b, "%s\"+f\"(d[%d])", i ? (i % 8 ? ", " : ",\n      ") : "", i);
-  P(b, "\n    : \"l\"(da), \"l\"(db), \"r\"(1) : \"memory\");\n#endif\n}\n");
-}
 
 static void operand_defines(xc_cstyle_writer_t* b, const char* n, const xc_cuda_gemm_operand_t* o) {
   P(b, "#define GM_%sP p%d\n#define GM_%sBASE %lldLL\n#define GM_%sSB %lldLL\n#define GM_%sSI %lldLL\n"
@@ -330,7 +316,7 @@ xc_status_t xc_cuda_gemm_emit(const xc_device_caps_t* caps, const xc_tiled_kerne
   snprintf(bounds, sizeof bounds, "%d, 1", g.threads);
   xc_cuda_program_entry(&b, k, "GM_ENTRY", bounds, entry, g.smem);
   P(&b, "%s", gm_head);
-  write_mma(&b, &g);
+  xc_cuda_write_wgmma(&b, "gm_mma", g.bn, g.dtype, false, !g.b_kmajor);
   P(&b, "%s", gm_body);
   return xc_cuda_program_end(&b, entry, out);
 }

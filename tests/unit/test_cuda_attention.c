@@ -97,21 +97,23 @@ static const xc_cm_kernel_t* attention_kernel(const xc_compiled_module_t* m) {
   return best;
 }
 
-/* Compile-only checks on sm_90 (false: NVRTC or the target is missing). */
-static bool check_compile(void) {
+/* Compile-only checks on sm_90 and sm_80 (false: NVRTC or the target is
+ * missing). */
+static bool check_compile(const char* selector) {
   xc_target_t* t = NULL;
   xc_device_caps_t caps;
   int index = -1;
-  xc_status_t s = xc_cuda_select("cuda:sm_90", &t, &caps, &index);
+  bool hopper = !strcmp(selector, "cuda:sm_90");
+  xc_status_t s = xc_cuda_select(selector, &t, &caps, &index);
   if (s) {
-    printf("SKIP cuda:sm_90: %s\n", xc_status_message(s));
+    printf("SKIP %s: %s\n", selector, xc_status_message(s));
     xc_status_free(s);
     return false;
   }
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     const acase_t* c = &cases[i];
     xc_compiled_module_t* m = NULL;
-    s = compile(c, "cuda:sm_90", false, &m);
+    s = compile(c, selector, false, &m);
     if (s && strstr(xc_status_message(s), "NVRTC") && strstr(xc_status_message(s), "not found")) {
       printf("SKIP compile (%s)\n", xc_status_message(s));
       xc_status_free(s);
@@ -125,7 +127,7 @@ static bool check_compile(void) {
       continue;
     }
     const char* pat = k->tiled->pattern;
-    printf("%s: %s\n", c->name, pat ? pat : "(no pattern)");
+    printf("%s, %s: %s\n", selector, c->name, pat ? pat : "(no pattern)");
     if (!c->pattern) {
       CHECK(pat == NULL);
     } else {
@@ -133,18 +135,39 @@ static bool check_compile(void) {
       xc_cuda_fa_t fa;
       char why[128];
       CHECK(xc_cuda_fa_take(&caps, k->tiled, &fa, why, sizeof why));
-      /* the scheduler gave it the program's record */
+      /* the scheduler gave it the program's record: on sm_90 warpgroups on
+       * wgmma at head sizes 64 and 128, else warps on mma.sync */
       const xc_tiled_schedule_t* sc = k->tiled->schedule;
-      CHECK(sc && sc->threads == 128 && sc->dynamic_bytes == fa.smem && sc->num_dots == 2 &&
-            sc->dots[0].mma.m == 16 && sc->dots[1].operands == XC_SPACE_DYNAMIC);
+      bool wg = hopper && (strstr(pat, " d=64 ") || strstr(pat, " d=128 "));
+      if (wg) CHECK(fa.wg >= 1 && fa.threads == 128 * fa.wg + 128 && fa.bm == 64 * fa.wg && fa.bn == 128);
+      else CHECK(fa.wg == 0 && fa.threads == 128);
+      CHECK(sc && sc->threads == fa.threads && sc->dynamic_bytes == fa.smem && sc->num_dots == 2 &&
+            sc->dots[0].mma.m == (wg ? 64 : 16) && sc->dots[1].mma.n == (wg ? fa.D : 8) &&
+            sc->dots[1].operands == XC_SPACE_DYNAMIC);
       const char* ptx = NULL;
       CHECK(xc_cuda_blob_parts(&k->blob, NULL, NULL, NULL, &ptx, NULL));
       if (ptx) {
         bool bf = strstr(pat, "dtype=bf16") != NULL;
-        CHECK(strstr(ptx, bf ? "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"
-                             : "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32") != NULL);
-        CHECK(strstr(ptx, "ldmatrix.sync.aligned.m8n8.x4.shared.b16") != NULL);
-        CHECK(strstr(ptx, "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16") != NULL);
+        char want[96];
+        if (wg) {
+          /* S = Q K^T from shared memory, O += P V with P in registers */
+          snprintf(want, sizeof want, "wgmma.mma_async.sync.aligned.m64n128k16.f32.%s.%s", bf ? "bf16" : "f16",
+                   bf ? "bf16" : "f16");
+          CHECK(strstr(ptx, want) != NULL);
+          snprintf(want, sizeof want, "wgmma.mma_async.sync.aligned.m64n%lldk16.f32.%s.%s {", fa.D,
+                   bf ? "bf16" : "f16", bf ? "bf16" : "f16");
+          CHECK(strstr(ptx, want) != NULL);
+          CHECK(strstr(ptx, "fence.proxy.async.shared::cta") && strstr(ptx, "wgmma.wait_group.sync.aligned"));
+          /* a producer warpgroup, mbarriers; two consumers take turns */
+          CHECK(strstr(ptx, "mbarrier.try_wait.parity") && strstr(ptx, "mbarrier.init"));
+          if (fa.wg == 2) CHECK(strstr(ptx, "bar.arrive") && strstr(ptx, "setmaxnreg.inc.sync.aligned.u32"));
+          CHECK(!strstr(ptx, "ldmatrix"));
+        } else {
+          CHECK(strstr(ptx, bf ? "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"
+                               : "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32") != NULL);
+          CHECK(strstr(ptx, "ldmatrix.sync.aligned.m8n8.x4.shared.b16") != NULL);
+          CHECK(strstr(ptx, "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16") != NULL);
+        }
         CHECK(strstr(ptx, "cp.async.cg.shared.global") != NULL && strstr(ptx, XC_CUDA_DSM_PREFIX) != NULL);
       }
       /* the program's source for this kernel and its own knobs */
@@ -158,7 +181,7 @@ static bool check_compile(void) {
       if (taken) xc_kernel_source_release(&src);
       /* forced 32 x 32 tiles: the C-family emission of the body */
       xc_compiled_module_t* m2 = NULL;
-      CHECK_OK(compile(c, "cuda:sm_90", true, &m2));
+      CHECK_OK(compile(c, selector, true, &m2));
       const xc_cm_kernel_t* k2 = m2 ? attention_kernel(m2) : NULL;
       CHECK(k2 && k2->tiled->pattern && k2->tiled->schedule && k2->tiled->schedule->dynamic_bytes != fa.smem);
       if (k2) {
@@ -208,6 +231,6 @@ static void check_device(void) {
 
 int main(void) {
   CHECK_OK(xc_targets_init());
-  if (check_compile()) check_device();
+  if (check_compile("cuda:sm_90") && check_compile("cuda:sm_80")) check_device();
   return xc_test_summary("test_cuda_attention");
 }
