@@ -416,6 +416,48 @@ void xc_cuda_program_entry(xc_cstyle_writer_t* b, const xc_tiled_kernel_t* k, co
   P(b, "extern \"C\" __device__ unsigned int %s%s = %lldu;\n", XC_CUDA_DSM_PREFIX, entry, dynamic_bytes);
 }
 
+/* Device helpers of the pattern programs (written after their defines;
+ * XC_TY names the 16-bit input type). */
+static const char program_helpers[] =
+    "static __device__ __forceinline__ unsigned xc_smem(const void* p) {\n"
+    "  return (unsigned)__cvta_generic_to_shared(p);\n"
+    "}\n"
+    "/* 16 bytes global -> shared, zero-filled where !full */\n"
+    "static __device__ __forceinline__ void xc_cp16(unsigned dst, const void* src, bool full) {\n"
+    "  asm volatile(\"cp.async.cg.shared.global [%0], [%1], 16, %2;\\n\" :: \"r\"(dst), \"l\"(src), \"r\"(full ? 16 : 0)\n"
+    "               : \"memory\");\n"
+    "}\n"
+    "/* two f32 rounded to XC_TY, lo in the low half */\n"
+    "static __device__ __forceinline__ unsigned xc_pack(float lo, float hi) {\n"
+    "  unsigned r;\n"
+    "  asm(\"cvt.rn.\" XC_TY \"x2.f32 %0, %2, %1;\\n\" : \"=r\"(r) : \"f\"(lo), \"f\"(hi));\n"
+    "  return r;\n"
+    "}\n"
+    "static __device__ __forceinline__ void xc_bar_init(unsigned bar, unsigned count) {\n"
+    "  asm volatile(\"mbarrier.init.shared::cta.b64 [%0], %1;\\n\" :: \"r\"(bar), \"r\"(count) : \"memory\");\n"
+    "}\n"
+    "static __device__ __forceinline__ void xc_bar_arrive(unsigned bar) {\n"
+    "  asm volatile(\"{\\n .reg .b64 st;\\n mbarrier.arrive.shared::cta.b64 st, [%0];\\n}\\n\" :: \"r\"(bar)\n"
+    "               : \"memory\");\n"
+    "}\n"
+    "static __device__ __forceinline__ void xc_bar_wait(unsigned bar, unsigned parity) {\n"
+    "  unsigned done;\n"
+    "  do {\n"
+    "    asm volatile(\"{\\n .reg .pred p;\\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\\n\"\n"
+    "                 \" selp.u32 %0, 1, 0, p;\\n}\\n\" : \"=r\"(done) : \"r\"(bar), \"r\"(parity) : \"memory\");\n"
+    "  } while (!done);\n"
+    "}\n"
+    "/* wgmma's shared-memory matrix descriptor, 128-byte swizzle */\n"
+    "static __device__ __forceinline__ unsigned long long xc_desc(unsigned addr, unsigned lbo, unsigned sbo) {\n"
+    "  return (unsigned long long)((addr & 0x3FFFFu) >> 4) | ((unsigned long long)(lbo >> 4) << 16) |\n"
+    "         ((unsigned long long)(sbo >> 4) << 32) | (1ull << 62);\n"
+    "}\n";
+
+void xc_cuda_program_helpers(xc_cstyle_writer_t* b, xc_dtype_t dtype) {
+  P(b, "#define XC_TY \"%s\"\n", dtype == XC_BF16 ? "bf16" : "f16");
+  P(b, "%s", program_helpers);
+}
+
 void xc_cuda_write_wgmma(xc_cstyle_writer_t* b, const char* name, int n, xc_dtype_t dtype, bool a_regs, bool trans_b) {
   int regs = n / 2, a0 = regs, bd = regs + (a_regs ? 4 : 1), sd = bd + 1;
   const char* ty = dtype == XC_BF16 ? "bf16" : "f16";

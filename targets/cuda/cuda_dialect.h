@@ -92,6 +92,11 @@ void xc_cuda_program_pattern(xc_cstyle_writer_t* b, const xc_tiled_kernel_t* k);
  * dynamic shared-memory size symbol of the entry. */
 void xc_cuda_program_entry(xc_cstyle_writer_t* b, const xc_tiled_kernel_t* k, const char* macro, const char* bounds,
                            const char* entry, long long dynamic_bytes);
+/* Writes the programs' device helpers: xc_smem (a shared-memory address),
+ * xc_cp16 (16-byte cp.async, zero fill), xc_pack (two f32 to dtype),
+ * xc_bar_init/arrive/wait (mbarriers, by phase parity), xc_desc (wgmma's
+ * descriptor, 128-byte swizzle). */
+void xc_cuda_program_helpers(xc_cstyle_writer_t* b, xc_dtype_t dtype);
 /* Writes `static __device__ void <name>(float* d, A, unsigned long long db,
  * int scale_d)`: one sm_90 wgmma.mma_async m64n<n>k16 of dtype with f32
  * accumulators d[n / 2] (d = A B + (scale_d ? d : 0)); A is a shared-memory
