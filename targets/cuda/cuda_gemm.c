@@ -81,15 +81,17 @@ bool xc_cuda_gemm_take(const xc_device_caps_t* caps, const xc_tiled_kernel_t* k,
     return false;
   }
   /* 16-byte copies of A and B rows (every stride but the unit one a multiple
-   * of 8 elements), 4-byte stores of Y pairs */
+   * of 8 elements); 4-byte stores of Y pairs where its strides are even, else
+   * 2-byte ones (a vocabulary of 50257 columns) */
   xc_cuda_gemm_operand_t a = g->a, b = g->b, y = g->y;
   a.sj = 8, y.sj = 2;
   if (g->b_kmajor) b.si = 8;
   else b.sj = 8;
-  if (!multiple(&a, 8) || !multiple(&b, 8) || !multiple(&y, 2)) {
+  if (!multiple(&a, 8) || !multiple(&b, 8)) {
     snprintf(why, why_size, "operand rows not 16-byte aligned");
     return false;
   }
+  g->y_pairs = multiple(&y, 2);
   /* one program per SM at least: smaller products run the body's more,
    * smaller tiles (or cuBLASLt, where the race prefers it) */
   int sms = caps && caps->compute_units > 0 ? caps->compute_units : 132;
@@ -158,7 +160,18 @@ static const char gm_head[] =
     "/* steps in flight behind the newest before one is signalled; at most\n"
     " * GM_ST - 2, or the producer would wait for a stage whose release needs\n"
     " * the step it has not yet signalled */\n"
-    "#define GM_LAG 2\n";
+    "#define GM_LAG 2\n"
+    "/* the pair v at y (one element where !two) */\n"
+    "static __device__ __forceinline__ void gm_store(gm_t* y, unsigned v, bool two) {\n"
+    "#if GM_YPAIRS\n"
+    "  if (two) {\n"
+    "    *(unsigned*)y = v;\n"
+    "    return;\n"
+    "  }\n"
+    "#endif\n"
+    "  y[0] = (gm_t)(v & 0xFFFFu);\n"
+    "  if (two) y[1] = (gm_t)(v >> 16);\n"
+    "}\n";
 
 static const char gm_body[] =
     "GM_ENTRY {\n"
@@ -275,8 +288,9 @@ static const char gm_body[] =
     "    for (int j = 0; j < GM_BN / 8; j++) {\n"
     "      const long long col = n0 + 8 * j + 2 * (lane & 3);\n"
     "      if (col < GM_N) {\n"
-    "        if (r0 < GM_M) *(unsigned*)(Y + r0 * GM_YSI + col) = xc_pack(acc[4 * j], acc[4 * j + 1]);\n"
-    "        if (r0 + 8 < GM_M) *(unsigned*)(Y + (r0 + 8) * GM_YSI + col) = xc_pack(acc[4 * j + 2], acc[4 * j + 3]);\n"
+    "        const bool two = col + 1 < GM_N;\n"
+    "        if (r0 < GM_M) gm_store(Y + r0 * GM_YSI + col, xc_pack(acc[4 * j], acc[4 * j + 1]), two);\n"
+    "        if (r0 + 8 < GM_M) gm_store(Y + (r0 + 8) * GM_YSI + col, xc_pack(acc[4 * j + 2], acc[4 * j + 3]), two);\n"
     "      }\n"
     "    }\n"
     "  }\n"
@@ -304,6 +318,7 @@ xc_status_t xc_cuda_gemm_emit(const xc_device_caps_t* caps, const xc_tiled_kerne
   xc_cuda_program_pattern(&b, k);
   P(&b, "#define GM_BM %d\n#define GM_BN %d\n#define GM_BK %d\n#define GM_ST %d\n#define GM_BKMAJOR %d\n", g.bm, g.bn,
     g.bk, g.stages, g.b_kmajor ? 1 : 0);
+  P(&b, "#define GM_YPAIRS %d\n", g.y_pairs ? 1 : 0);
   P(&b, "#define GM_M %lldLL\n#define GM_N %lldLL\n#define GM_K %lldLL\n", g.M, g.N, g.K);
   operand_defines(&b, "A", &g.a);
   operand_defines(&b, "B", &g.b);

@@ -23,6 +23,7 @@ typedef struct xc_cuda_gemm {
   xc_cuda_gemm_operand_t a, b, y;
   /* the program (xc_cuda_gemm_take) */
   bool b_kmajor; /* B stored with k contiguous ([n, k]) */
+  bool y_pairs;  /* Y's strides even: 4-byte stores of column pairs */
   int bm, bn, bk, stages, threads;
   long long smem;
 } xc_cuda_gemm_t;

@@ -54,6 +54,9 @@ static const gcase_t cases[] = {
     {"f16 B broadcast 12x256x2816x64", MM("f16", "12, 256, 64", "64, 2816"),
      "batch=12 m=256 n=2816 k=64 a=0,0,16384,64,1 b=1,0,0,2816,1", true},
     {"bf16 ragged K 1536x2816x200", MM("bf16", "1536, 200", "200, 2816"), "k=200", true},
+    /* an odd N (a vocabulary): rows of Y stored by element */
+    {"bf16 odd N, B stored [n, k] 1536x2815x128", GEMM("bf16", "1536, 128", "2815, 128", "transB: 1"),
+     "n=2815 k=128 a=0,0,0,128,1 b=1,0,0,1,128 y=2,0,0,2815,1", true},
     /* patterns the program refuses: fewer tiles than SMs; A stored [k, m];
      * rows of 250 elements */
     {"bf16 256x512x256", MM("bf16", "256, 256", "256, 512"), "m=256 n=512 k=256", false},
@@ -135,6 +138,7 @@ static bool check_compile(void) {
     CHECK(program == c->taken);
     bool wgmma = ptx_has(k, "wgmma.mma_async.sync.aligned.m64n256k16.f32");
     CHECK(wgmma == c->taken);
+    if (taken) CHECK(g.y_pairs == ((g.y.si & 1) == 0)); /* 2-byte stores of odd rows */
     if (taken) {
       CHECK(sc && sc->dynamic_bytes == g.smem);
       bool bf = strstr(pat, "dtype=bf16") != NULL;
