@@ -182,7 +182,8 @@ void xc_session_lowered_free(const xc_session_t* s, struct xc_lowered_module* lo
 xc_status_t xc_session_compile_graph(xc_session_t* s, xc_graph_t* g, xc_compiled_module_t** out);
 /* The model whose file holds bytes: a cache hit returns the stored module
  * without calling load; otherwise load() supplies the graph, which is
- * compiled and stored. */
+ * compiled and stored. Without the cache (use_cache false) the bytes are not
+ * looked at and may be NULL. */
 xc_status_t xc_session_compile_bytes(xc_session_t* s, const void* bytes, size_t size, xc_model_loader_fn load,
                                      void* load_ctx, xc_compiled_module_t** out);
 /* A model file (.xir, .onnx), through the cache. */
