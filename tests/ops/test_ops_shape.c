@@ -283,6 +283,23 @@ static void test_transpose(void) {
     CHECK_EQ_INT(bad, 0);
     op_free(&t);
   }
+  { /* element sizes 1, 8 and 8 through the same walk: out[c,a,b] = in[a,b,c] */
+    static const xc_dtype_t types[3] = {XC_I8, XC_I64, XC_F64};
+    for (int k = 0; k < 3; k++) {
+      xc_tensor_t* in[1] = {iota(types[k], 3, I64S(2, 3, 4))};
+      op_t t = op_new("Transpose", 1, in, "r", 1);
+      CHECK_OK(xc_node_set_ints(t.g, t.n, "perm", 3, I64S(2, 0, 1)));
+      CHECK_OK(op_run(&t));
+      CHECK_T(t.outs[0], types[k], 3, I64S(4, 2, 3), NULL);
+      int bad = 0;
+      for (int c = 0; c < 4; c++)
+        for (int a = 0; a < 2; a++)
+          for (int b = 0; b < 3; b++)
+            if (t.outs[0] && xc_tensor_get_f64(t.outs[0], (c * 2 + a) * 3 + b) != a * 12 + b * 4 + c) bad++;
+      CHECK_EQ_INT(bad, 0);
+      op_free(&t);
+    }
+  }
   { /* default perm reverses; f16 bytes are moved untouched */
     xc_tensor_t* x = mk(XC_F16, 2, I64S(2, 3), F64S(1, 2, 3, 4, 5, 6.5));
     xc_tensor_t* in[1] = {x};
