@@ -80,6 +80,7 @@ static bool no_device(const char* target) { return !target || strcmp(target, "re
 
 xc_status_t xc_session_create(const xc_session_options_t* o, xc_session_t** out) {
   *out = NULL;
+  double t0 = xc_drv_now_ms();
   xc_session_t* s = calloc(1, sizeof *s);
   if (!s) return xc_error_oom();
   if (o) s->o = *o;
@@ -110,8 +111,19 @@ xc_status_t xc_session_create(const xc_session_options_t* o, xc_session_t** out)
       return st;
     }
   }
+  s->session_ms = xc_drv_now_ms() - t0;
   *out = s;
   return NULL;
+}
+
+void xc_session_compile_phases(const xc_session_t* s, xc_compile_phases_t* out) {
+  out->session_ms = s->session_ms;
+  out->load_ms = s->load_ms;
+  out->passes_ms = s->passes_ms;
+  out->lower_ms = s->lower_ms;
+  out->kernels_ms = s->kernels_ms;
+  out->vendor_ms = s->vendor_ms;
+  out->cache_ms = s->cache_ms;
 }
 
 void xc_session_destroy(xc_session_t* s) {

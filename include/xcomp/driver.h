@@ -168,6 +168,14 @@ const struct xc_target_traits* xc_session_traits(const xc_session_t* s);
 /* Cache counters over the session's compiles (kernels_compiled counts every
  * target compile, cached or not). */
 const xc_cache_stats_t* xc_session_cache_stats(const xc_session_t* s);
+/* Wall time (ms) of the session's creation (the target resolved and opened:
+ * a device's driver initialized) and of its compiles' phases, summed over
+ * them: what `xcomp: compiled in` reports per compile. Phases a cache hit
+ * skips stay 0. */
+typedef struct xc_compile_phases {
+  double session_ms, load_ms, passes_ms, lower_ms, kernels_ms, vendor_ms, cache_ms;
+} xc_compile_phases_t;
+void xc_session_compile_phases(const xc_session_t* s, xc_compile_phases_t* out);
 
 /* The pass pipeline on g (in place). */
 xc_status_t xc_session_optimize(const xc_session_t* s, xc_graph_t* g);
