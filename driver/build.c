@@ -108,6 +108,7 @@ typedef struct pending_kernel {
   char* key;   /* the source with its entry name replaced: equal keys, equal code */
   int dup_of;  /* an earlier kernel with the same key (compiled once, shared), else -1 */
   double compile_ms; /* wall time of its target compile */
+  size_t length;     /* of its source: what its compile time is estimated by */
 } pending_kernel_t;
 
 /* What decides a kernel's code, as text: src's language and text with the
@@ -303,28 +304,29 @@ static int compile_jobs(xc_target_t* target, int kernels) {
 /* The order the kernels compile in. The first compiles alone (it loads the
  * compiler), so it is the cheapest; the others start longest first, so that
  * the longest compile does not start last on a free thread while the others
- * wait for it (with as many threads as kernels, the phase lasts as long as
- * the longest compile; started last of 8 on 2 threads, it adds its whole
- * time to the others'). A compile's time is estimated by its source's
- * length: a GEMM with an epilogue is the longest source and the longest
- * compile (NVRTC 3.3 s against 0.1 s for a LayerNorm of GPT-2; RESULTS.md
- * section 24). Equal lengths keep the kernels' order. */
-static size_t source_length(const pending_kernel_t* p) { return p->src.text ? strlen(p->src.text) : 0; }
-
-static void order_compiles(const pending_kernel_t* pending, int* order, int n) {
+ * wait for it (with fewer threads than kernels, a long compile started last
+ * adds its whole time to the phase). A compile's time is estimated by its
+ * source's length: GPT-2 124M's GEMMs, the longest sources, take 1.1-2.4 s
+ * of NVRTC each, its LayerNorms 0.1 s (RESULTS.md section 24). Equal lengths
+ * keep the kernels' order. */
+static void order_compiles(pending_kernel_t* pending, int* order, int n) {
+  for (int i = 0; i < n; i++) {
+    pending_kernel_t* p = &pending[order[i]];
+    p->length = p->src.text ? strlen(p->src.text) : 0;
+  }
   if (n < 2) return;
   int cheapest = 0;
   for (int i = 1; i < n; i++)
-    if (source_length(&pending[order[i]]) < source_length(&pending[order[cheapest]])) cheapest = i;
+    if (pending[order[i]].length < pending[order[cheapest]].length) cheapest = i;
   int first = order[cheapest];
   memmove(order + 1, order, sizeof *order * (size_t)cheapest);
   order[0] = first;
   /* insertion sort of the rest, longest first, stable */
   for (int i = 2; i < n; i++) {
     int k = order[i];
-    size_t len = source_length(&pending[k]);
+    size_t len = pending[k].length;
     int j = i;
-    while (j > 1 && source_length(&pending[order[j - 1]]) < len) {
+    while (j > 1 && pending[order[j - 1]].length < len) {
       order[j] = order[j - 1];
       j--;
     }
@@ -551,8 +553,9 @@ xc_status_t xc_compiled_module_build(const xc_lowered_module_t* lowered, xc_targ
   double link0 = xc_drv_now_ms();
   if (!s) s = xc_cm_link(m, "compiled module");
   if (!s && o->progress)
-    fprintf(o->progress, "xcomp: module: graph and %.1f MB of weights %.2f s (beside the compiles), link %.2f s\n",
-            (double)m->weights_size / 1e6, graph_job.ms / 1e3, (xc_drv_now_ms() - link0) / 1e3);
+    fprintf(o->progress, "xcomp: module: graph and %.1f MB of weights %.2f s (%s), link %.2f s\n",
+            (double)m->weights_size / 1e6, graph_job.ms / 1e3,
+            graph_started ? "beside the compiles" : "after the compiles", (xc_drv_now_ms() - link0) / 1e3);
   if (s) {
     xc_compiled_module_destroy(m);
     return s;

@@ -188,8 +188,9 @@ static xc_status_t write_buckets(wbuf_t* w, const xc_cm_buckets_t* b) {
 
 /* A module's file as a list of byte spans in file order: the header with the
  * metadata and the section table, then each section after its padding. The
- * weights span is the module's own buffer (m->weights), so writing a file
- * copies no weight byte; the other sections are built here and owned. */
+ * graph and weights spans are the module's own buffers (m->graph_text,
+ * m->weights), so writing a file copies no weight byte; the other sections
+ * are built here and owned. */
 typedef struct {
   wbuf_t head; /* header (checksum filled in last), metadata, section table */
   wbuf_t sec[MAX_SECTION_ID];
@@ -214,10 +215,13 @@ static xc_status_t image_build(const xc_compiled_module_t* m, image_t* im) {
   wbuf_t* sec = im->sec;
   xc_byte_span_t data[MAX_SECTION_ID];
   uint32_t ids[MAX_SECTION_ID];
+  bool borrowed[MAX_SECTION_ID] = {false}; /* the module's own bytes, not a copy */
   int nsec = 0;
   ids[nsec] = SEC_GRAPH;
-  w_bytes(&sec[nsec++], m->graph_text, m->graph_text_size);
+  borrowed[nsec] = true;
+  data[nsec++] = (xc_byte_span_t){m->graph_text, m->graph_text_size};
   ids[nsec] = SEC_WEIGHTS;
+  borrowed[nsec] = true;
   data[nsec++] = (xc_byte_span_t){m->weights, m->weights_size};
   ids[nsec] = SEC_PLAN;
   write_plan(&sec[nsec++], m);
@@ -240,7 +244,7 @@ static xc_status_t image_build(const xc_compiled_module_t* m, image_t* im) {
   }
   bool oom = false;
   for (int i = 0; i < nsec; i++)
-    if (ids[i] != SEC_WEIGHTS) {
+    if (!borrowed[i]) {
       data[i] = (xc_byte_span_t){sec[i].data, sec[i].len};
       oom |= sec[i].oom;
     }
