@@ -245,9 +245,10 @@ def main():
             r = xcomp_bench(a.xcomp, onnx, a.precision, 3, [])
             cold = r["compile"]["ms"] / 1e3
             row["xcomp_cold_compile_s"] = cold
-            if "compile_phases" in r:
-                row["xcomp_compile_phases"] = r["compile_phases"]
-                print(f"e2e: {name}: {r['compile_phases']}", file=sys.stderr, flush=True)
+            phases = r["compile"].get("phases_ms") or r.get("compile_phases")
+            if phases:
+                row["xcomp_compile_phases"] = phases
+                print(f"e2e: {name}: cold compile {cold:.2f} s, phases (ms): {phases}", file=sys.stderr, flush=True)
         res = xcomp_bench(a.xcomp, onnx, a.precision, a.runs, ["--resident"])
         host = xcomp_bench(a.xcomp, onnx, a.precision, a.runs, [])
         row.update(xcomp_gpu_ms=res["device_ms"]["median"], xcomp_wall_resident_ms=res["latency_ms"]["median"],

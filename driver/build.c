@@ -107,6 +107,8 @@ typedef struct pending_kernel {
   xc_status_t status;
   char* key;   /* the source with its entry name replaced: equal keys, equal code */
   int dup_of;  /* an earlier kernel with the same key (compiled once, shared), else -1 */
+  double compile_ms; /* wall time of its target compile */
+  size_t length;     /* of its source: what its compile time is estimated by */
 } pending_kernel_t;
 
 /* What decides a kernel's code, as text: src's language and text with the
@@ -265,7 +267,9 @@ static void compile_one(compile_pool_t* pool, int nth_kernel) {
             xc_target_name(pool->target));
     pthread_mutex_unlock(&pool->lock);
   }
+  double t0 = xc_drv_now_ms();
   p->status = xc_target_compile(pool->target, pool->caps, &p->src, &p->co, &k->blob);
+  p->compile_ms = xc_drv_now_ms() - t0;
   if (p->status) {
     pthread_mutex_lock(&pool->lock);
     pool->next = pool->count; /* a failed compile fails the module: start no more */
@@ -297,20 +301,73 @@ static int compile_jobs(xc_target_t* target, int kernels) {
   return jobs < kernels ? (int)jobs : kernels;
 }
 
-static void compile_all(compile_pool_t* pool) {
+/* The order the kernels compile in. The first compiles alone (it loads the
+ * compiler), so it is the cheapest; the others start longest first, so that
+ * the longest compile does not start last on a free thread while the others
+ * wait for it (with fewer threads than kernels, a long compile started last
+ * adds its whole time to the phase). A compile's time is estimated by its
+ * source's length: GPT-2 124M's GEMMs, the longest sources, take 1.1-2.4 s
+ * of NVRTC each, its LayerNorms 0.1 s (RESULTS.md section 24). Equal lengths
+ * keep the kernels' order. */
+static void order_compiles(pending_kernel_t* pending, int* order, int n) {
+  for (int i = 0; i < n; i++) {
+    pending_kernel_t* p = &pending[order[i]];
+    p->length = p->src.text ? strlen(p->src.text) : 0;
+  }
+  if (n < 2) return;
+  int cheapest = 0;
+  for (int i = 1; i < n; i++)
+    if (pending[order[i]].length < pending[order[cheapest]].length) cheapest = i;
+  int first = order[cheapest];
+  memmove(order + 1, order, sizeof *order * (size_t)cheapest);
+  order[0] = first;
+  /* insertion sort of the rest, longest first, stable */
+  for (int i = 2; i < n; i++) {
+    int k = order[i];
+    size_t len = pending[k].length;
+    int j = i;
+    while (j > 1 && pending[order[j - 1]].length < len) {
+      order[j] = order[j - 1];
+      j--;
+    }
+    order[j] = k;
+  }
+}
+
+/* Returns the number of threads that compiled. */
+static int compile_all(compile_pool_t* pool) {
   int jobs = compile_jobs(pool->target, pool->count);
-  if (pool->count == 0) return;
+  if (pool->count == 0) return 0;
   /* The first alone: it loads the target's compiler (lazily, not guarded
    * for threads). */
   pool->next = 1;
   compile_one(pool, 0);
-  if (pool->pending[pool->order[0]].status) return;
+  if (pool->pending[pool->order[0]].status) return 1;
   pthread_t threads[64];
   int started = 0;
   for (int t = 1; t < jobs && pool->next < pool->count; t++)
     if (pthread_create(&threads[started], NULL, compile_worker, pool) == 0) started++;
   compile_worker(pool); /* this thread works too */
   for (int t = 0; t < started; t++) pthread_join(threads[t], NULL);
+  return started + 1;
+}
+
+/* The graph section and its weights (xc_cm_graph_to_text), made on a thread
+ * of its own while the kernels compile: it needs nothing of theirs. */
+typedef struct graph_job {
+  const xc_graph_t* g;
+  xc_compiled_module_t* m;
+  xc_status_t status;
+  double ms;
+} graph_job_t;
+
+static void* graph_to_text_worker(void* arg) {
+  graph_job_t* job = arg;
+  double t0 = xc_drv_now_ms();
+  job->status = xc_cm_graph_to_text(job->g, &job->m->graph_text, &job->m->graph_text_size, &job->m->weights,
+                                    &job->m->weights_size);
+  job->ms = xc_drv_now_ms() - t0;
+  return NULL;
 }
 
 xc_status_t xc_compiled_module_build(const xc_lowered_module_t* lowered, xc_target_t* target,
@@ -421,16 +478,37 @@ xc_status_t xc_compiled_module_build(const xc_lowered_module_t* lowered, xc_targ
       if (pending[j].dup_of < 0 && strcmp(pending[j].key, pending[i].key) == 0) pending[i].dup_of = j;
     if (!s && pending[i].dup_of < 0) order[unique++] = i;
   }
+  if (!s) order_compiles(pending, order, unique);
+  graph_job_t graph_job = {g, m, NULL, 0};
+  pthread_t graph_thread;
+  bool graph_started = !s && pthread_create(&graph_thread, NULL, graph_to_text_worker, &graph_job) == 0;
   if (!s) {
     compile_pool_t pool = {.next = 0, .count = unique, .order = order, .pending = pending, .m = m,
                            .target = target, .caps = caps, .o = o};
     pthread_mutex_init(&pool.lock, NULL);
-    compile_all(&pool);
+    double t0 = xc_drv_now_ms();
+    int threads = compile_all(&pool);
+    double wall = xc_drv_now_ms() - t0;
     pthread_mutex_destroy(&pool.lock);
     if (kernels_compiled) *kernels_compiled += unique;
     if (o->progress && unique < nk)
       fprintf(o->progress, "xcomp: %d of %d kernels share the code of an earlier one (compiled once)\n",
               nk - unique, nk);
+    if (o->progress && unique > 0) {
+      int longest = order[0];
+      for (int i = 1; i < unique; i++)
+        if (pending[order[i]].compile_ms > pending[longest].compile_ms) longest = order[i];
+      fprintf(o->progress, "xcomp: %d kernels compiled in %.2f s on %d thread%s (longest: %s, %.2f s)\n", unique,
+              wall / 1e3, threads, threads == 1 ? "" : "s", m->kernels[longest].name, pending[longest].compile_ms / 1e3);
+    }
+  }
+  if (graph_started) {
+    pthread_join(graph_thread, NULL);
+    if (!s) s = graph_job.status;
+    else xc_status_free(graph_job.status);
+  } else if (!s) {
+    graph_to_text_worker(&graph_job); /* no thread: here, after the kernels */
+    s = graph_job.status;
   }
   /* The shared ones take a copy of the first's blob and its entry name. */
   for (int i = 0; !s && i < nk; i++) {
@@ -472,9 +550,12 @@ xc_status_t xc_compiled_module_build(const xc_lowered_module_t* lowered, xc_targ
   free(order);
   free(vt.graph_values);
   free(vt.by_id);
-  if (!s)
-    s = xc_cm_graph_to_text(g, &m->graph_text, &m->graph_text_size, &m->weights, &m->weights_size);
+  double link0 = xc_drv_now_ms();
   if (!s) s = xc_cm_link(m, "compiled module");
+  if (!s && o->progress)
+    fprintf(o->progress, "xcomp: module: graph and %.1f MB of weights %.2f s (%s), link %.2f s\n",
+            (double)m->weights_size / 1e6, graph_job.ms / 1e3,
+            graph_started ? "beside the compiles" : "after the compiles", (xc_drv_now_ms() - link0) / 1e3);
   if (s) {
     xc_compiled_module_destroy(m);
     return s;

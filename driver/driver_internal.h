@@ -19,7 +19,7 @@ struct xc_session {
   /* Wall time of the compile's phases (ms), summed over the session's
    * compiles: the progress line after each model compile says where the
    * time went. */
-  double load_ms, passes_ms, lower_ms, kernels_ms, vendor_ms, cache_ms;
+  double session_ms, load_ms, passes_ms, lower_ms, kernels_ms, vendor_ms, cache_ms;
 };
 
 /* Monotonic milliseconds. */

@@ -21,6 +21,11 @@ typedef struct parser {
   const char* file;
   const char* prov_file; /* `file` in the graph's arena, for provenance */
   const char* base_dir;
+  /* xc_xir_parse_with_side: the one side file, in memory */
+  const char* side_name;
+  const uint8_t* side;
+  size_t side_size;
+  bool side_borrow;
   xc_graph_t* g;
   xc_arena_t* tmp; /* scratch strings, freed with the parser */
   int depth;
@@ -475,6 +480,33 @@ static xc_status_t check_side_path(parser_t* p, const char* path, int line, int 
   return NULL;
 }
 
+/* A side-file tensor of xc_xir_parse_with_side: a view of (or a copy from)
+ * the side bytes in memory, checked to lie inside them. */
+static xc_status_t side_from_memory(parser_t* p, const char* path, int64_t offset, xc_dtype_t dtype, int rank,
+                                    const int64_t* dims, int64_t numel, int line, int col, xc_tensor_t** out) {
+  if (strcmp(path, p->side_name) != 0)
+    return err_at(p, line, col, "side file '%s': only '%s' is available here", path, p->side_name);
+  int64_t need = 0, end;
+  if (!xc_mul_i64(numel, (int64_t)xc_dtype_size(dtype), &need)) need = INT64_MAX;
+  if (!xc_add_i64(offset, need, &end)) return err_at(p, line, col, "side file offset %lld overflows", (long long)offset);
+  if (end > (int64_t)p->side_size)
+    return err_at(p, line, col, "side file '%s' is too short: %lld bytes needed at offset %lld, it has %zu", path,
+                  (long long)need, (long long)offset, p->side_size);
+  xc_tensor_t* t = NULL;
+  xc_status_t s;
+  if (p->side_borrow && dtype != XC_BOOL && need > 0) {
+    s = xc_tensor_wrap(dtype, rank, dims, (void*)(uintptr_t)(p->side + offset), &t);
+  } else {
+    s = xc_tensor_create(dtype, rank, dims, &t);
+    if (!s && need > 0) memcpy(t->data, p->side + offset, (size_t)need);
+    if (!s && t->dtype == XC_BOOL)
+      for (int64_t i = 0; i < t->numel; i++) ((unsigned char*)t->data)[i] = ((unsigned char*)t->data)[i] != 0;
+  }
+  if (s) return s;
+  *out = t;
+  return NULL;
+}
+
 /* file '(' STRING [',' 'offset' '=' INT] ')' : raw little-endian elements.
  * The tensor (dtype, rank, dims) is made only once the file is known to
  * hold its bytes, so a huge declared shape costs nothing. */
@@ -499,6 +531,7 @@ static xc_status_t parse_side_file(parser_t* p, xc_dtype_t dtype, int rank, cons
     if (offset < 0) return err_at(p, oline, ocol, "negative offset");
   }
   XC_RETURN_IF_ERROR(expect(p, ')', "')'"));
+  if (p->side_name) return side_from_memory(p, path, offset, dtype, rank, dims, numel, line, col, out);
   char* full = p->base_dir && *p->base_dir
                    ? xc_arena_printf(p->tmp, "%s/%s", p->base_dir, path)
                    : path;
@@ -1115,8 +1148,9 @@ static xc_status_t parse_graph(parser_t* p) {
   return NULL;
 }
 
-xc_status_t xc_xir_parse(const char* text, size_t len, const char* filename,
-                         const char* base_dir, xc_graph_t** out) {
+static xc_status_t parse_text(const char* text, size_t len, const char* filename, const char* base_dir,
+                              const char* side_name, const uint8_t* side, size_t side_size, bool borrow,
+                              xc_graph_t** out) {
   *out = NULL;
   const char* file = filename && *filename ? filename : "<input>";
   if (!text && len) return xc_error(XC_INVALID_ARGUMENT, "%s: no text", file);
@@ -1126,6 +1160,10 @@ xc_status_t xc_xir_parse(const char* text, size_t len, const char* filename,
   memset(&p, 0, sizeof p);
   p.file = file;
   p.base_dir = base_dir;
+  p.side_name = side_name;
+  p.side = side;
+  p.side_size = side_size;
+  p.side_borrow = borrow;
   p.tmp = xc_arena_create();
   if (!p.tmp) return oom();
   xc_xir_lexer_init(&p.lx, text ? text : "", len);
@@ -1141,6 +1179,19 @@ xc_status_t xc_xir_parse(const char* text, size_t len, const char* filename,
   }
   *out = p.g;
   return NULL;
+}
+
+xc_status_t xc_xir_parse(const char* text, size_t len, const char* filename, const char* base_dir,
+                         xc_graph_t** out) {
+  return parse_text(text, len, filename, base_dir, NULL, NULL, 0, false, out);
+}
+
+xc_status_t xc_xir_parse_with_side(const char* text, size_t len, const char* filename, const char* side_name,
+                                   const uint8_t* side, size_t side_size, bool borrow, xc_graph_t** out) {
+  *out = NULL;
+  if (!side_name || !*side_name || (!side && side_size))
+    return xc_error(XC_INVALID_ARGUMENT, "%s: no side file name or bytes", filename ? filename : "<input>");
+  return parse_text(text, len, filename, NULL, side_name, side, side_size, borrow, out);
 }
 
 xc_status_t xc_xir_parse_file(const char* path, xc_graph_t** out) {

@@ -22,6 +22,10 @@ typedef struct printer {
   FILE* side;           /* opened on the first constant that goes there */
   const char* side_ref; /* the name written in file("...") */
   int64_t side_offset;
+  /* xc_xir_print_with_side: the side file's bytes kept in memory instead */
+  bool side_in_memory;
+  uint8_t* side_bytes;
+  size_t side_cap;
 } printer_t;
 
 static void put_n(printer_t* p, const char* s, size_t n) {
@@ -229,8 +233,27 @@ static const char* base_name(const char* path) {
   return s ? s + 1 : path;
 }
 
+/* Appends t's bytes at the next multiple of 64 of the in-memory side file. */
+static xc_status_t append_side(printer_t* p, const xc_tensor_t* t, int64_t* offset) {
+  size_t at = ((size_t)p->side_offset + 63) & ~(size_t)63, nbytes = xc_tensor_nbytes(t);
+  if (at + nbytes > p->side_cap) {
+    size_t cap = p->side_cap ? p->side_cap : 1 << 16;
+    while (cap < at + nbytes) cap *= 2;
+    uint8_t* nb = realloc(p->side_bytes, cap);
+    if (!nb) return xc_error_oom();
+    p->side_bytes = nb;
+    p->side_cap = cap;
+  }
+  memset(p->side_bytes + p->side_offset, 0, at - (size_t)p->side_offset);
+  if (nbytes) memcpy(p->side_bytes + at, t->data, nbytes);
+  *offset = (int64_t)at;
+  p->side_offset = (int64_t)(at + nbytes);
+  return NULL;
+}
+
 static xc_status_t write_side(printer_t* p, const xc_tensor_t* t, int64_t* offset) {
   const xc_xir_print_options_t* o = p->opt;
+  if (p->side_in_memory) return append_side(p, t, offset);
   if (!p->side) {
     p->side = fopen(o->side_file, "wb");
     if (!p->side)
@@ -255,7 +278,7 @@ static xc_status_t write_side(printer_t* p, const xc_tensor_t* t, int64_t* offse
 /* Tensor data (after its type): file(...), a bare scalar, or [e, e, ...]. */
 static xc_status_t put_data(printer_t* p, const xc_tensor_t* t, size_t indent) {
   const xc_xir_print_options_t* o = p->opt;
-  if (o->side_file && t->numel > o->inline_limit) {
+  if ((o->side_file || p->side_in_memory) && t->numel > o->inline_limit) {
     int64_t off = 0;
     XC_RETURN_IF_ERROR(write_side(p, t, &off));
     put(p, "file(");
@@ -494,6 +517,48 @@ xc_status_t xc_xir_print_string(const xc_graph_t* g, const xc_xir_print_options_
     return s;
   }
   *out = p.buf;
+  return NULL;
+}
+
+/* The side file's size for the initializers printed there, each at a
+ * multiple of 64 bytes: its buffer is allocated once (tensor attributes, rare
+ * and small, grow it). */
+static size_t side_size_of(const xc_graph_t* g, int64_t inline_limit) {
+  size_t size = 0;
+  for (int i = 0; i < g->num_initializers; i++) {
+    const xc_tensor_t* t = g->initializers[i]->constant;
+    if (t && t->numel > inline_limit) size = ((size + 63) & ~(size_t)63) + xc_tensor_nbytes(t);
+  }
+  return size;
+}
+
+xc_status_t xc_xir_print_with_side(const xc_graph_t* g, const xc_xir_print_options_t* o, const char* side_name,
+                                   char** out_text, uint8_t** out_side, size_t* out_side_size) {
+  *out_text = NULL;
+  *out_side = NULL;
+  *out_side_size = 0;
+  xc_xir_print_options_t opt;
+  if (o) opt = *o;
+  else xc_xir_print_options_init(&opt);
+  opt.side_file = NULL;
+  printer_t p;
+  memset(&p, 0, sizeof p);
+  p.opt = &opt;
+  p.side_in_memory = true;
+  p.side_ref = side_name;
+  p.side_cap = side_size_of(g, opt.inline_limit);
+  p.side_bytes = malloc(p.side_cap ? p.side_cap : 1);
+  if (!p.side_bytes) return xc_error_oom();
+  if (!p.side_cap) p.side_cap = 1;
+  xc_status_t s = print_graph(&p, g);
+  if (s) {
+    free(p.buf);
+    free(p.side_bytes);
+    return s;
+  }
+  *out_text = p.buf;
+  *out_side = p.side_bytes;
+  *out_side_size = (size_t)p.side_offset;
   return NULL;
 }
 

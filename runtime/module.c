@@ -10,7 +10,6 @@
 #include <xxhash.h>
 
 #include "runtime_internal.h"
-#include "xcomp/tempdir.h"
 #include "xcomp/xir.h"
 
 /* ---- hashing ------------------------------------------------------------------ */
@@ -42,62 +41,31 @@ xc_hash128_t xc_device_caps_fingerprint(const xc_device_caps_t* caps) {
   return xc_hash128(buf, (size_t)n);
 }
 
-/* ---- temp folders ------------------------------------------------------------- */
-
-static xc_status_t make_temp_dir(char* out, size_t cap) {
-  const char* base = NULL;
-  XC_RETURN_IF_ERROR(xc_temp_dir(&base));
-  snprintf(out, cap, "%s/xcm-XXXXXX", base);
-  if (!mkdtemp(out)) return xc_error(XC_IO, "cannot create a temp folder in %s: %s", base, strerror(errno));
-  return NULL;
-}
+/* The name the graph section gives the weights section in its file("...")
+ * references: the weights are held in memory, never in a file of that name. */
+#define WEIGHTS_NAME "weights.bin"
 
 xc_status_t xc_cm_graph_to_text(const xc_graph_t* g, char** out_text, size_t* out_text_size,
                                 uint8_t** out_weights, size_t* out_weights_size) {
   *out_text = NULL;
-  *out_weights = NULL;
-  *out_text_size = *out_weights_size = 0;
-  char dir[4096], side[4200];
-  XC_RETURN_IF_ERROR(make_temp_dir(dir, sizeof dir));
-  snprintf(side, sizeof side, "%s/weights.bin", dir);
+  *out_text_size = 0;
   xc_xir_print_options_t o;
   xc_xir_print_options_init(&o);
   o.inline_limit = 0;
-  o.side_file = side;
   o.show_provenance = true;
-  xc_status_t s = xc_xir_print_string(g, &o, out_text);
-  if (!s) {
-    *out_text_size = strlen(*out_text);
-    struct stat st;
-    if (stat(side, &st) == 0) {
-      s = xc_read_file_bytes(side, out_weights, out_weights_size);
-    } else {
-      *out_weights = malloc(1);
-      if (!*out_weights) s = xc_error_oom();
-    }
-  }
-  unlink(side);
-  rmdir(dir);
-  if (s) {
-    free(*out_text);
-    free(*out_weights);
-    *out_text = NULL;
-    *out_weights = NULL;
-  }
-  return s;
+  /* The weights' bytes are copied once, into the section's buffer. */
+  XC_RETURN_IF_ERROR(xc_xir_print_with_side(g, &o, WEIGHTS_NAME, out_text, out_weights, out_weights_size));
+  *out_text_size = strlen(*out_text);
+  return NULL;
 }
 
+/* The graph's constants are views of the weights section (m->weights), which
+ * lives as long as the graph (xc_compiled_module_destroy frees it after). */
 static xc_status_t graph_from_text(const char* text, size_t size, const uint8_t* weights, size_t wsize,
                                    const char* what, xc_graph_t** out) {
-  char dir[4096], side[4200], name[4200];
-  XC_RETURN_IF_ERROR(make_temp_dir(dir, sizeof dir));
-  snprintf(side, sizeof side, "%s/weights.bin", dir);
+  char name[4200];
   snprintf(name, sizeof name, "%s (graph section)", what);
-  xc_status_t s = xc_write_file_atomic(side, weights, wsize);
-  if (!s) s = xc_xir_parse(text, size, name, dir, out);
-  unlink(side);
-  rmdir(dir);
-  return s;
+  return xc_xir_parse_with_side(text, size, name, WEIGHTS_NAME, weights, wsize, true, out);
 }
 
 /* ---- linking --------------------------------------------------------------------- */

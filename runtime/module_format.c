@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 #include "runtime_internal.h"
 #include "xcomp/tempdir.h"
@@ -185,24 +186,43 @@ static xc_status_t write_buckets(wbuf_t* w, const xc_cm_buckets_t* b) {
   return NULL;
 }
 
-xc_status_t xc_compiled_module_serialize(const xc_compiled_module_t* m, uint8_t** out_bytes,
-                                         size_t* out_size) {
-  *out_bytes = NULL;
-  *out_size = 0;
+/* A module's file as a list of byte spans in file order: the header with the
+ * metadata and the section table, then each section after its padding. The
+ * graph and weights spans are the module's own buffers (m->graph_text,
+ * m->weights), so writing a file copies no weight byte; the other sections
+ * are built here and owned. */
+typedef struct {
+  wbuf_t head; /* header (checksum filled in last), metadata, section table */
+  wbuf_t sec[MAX_SECTION_ID];
+  xc_byte_span_t parts[1 + 2 * MAX_SECTION_ID];
+  int num_parts;
+  size_t size;
+} image_t;
+
+static void image_free(image_t* im) {
+  free(im->head.data);
+  for (int i = 0; i < MAX_SECTION_ID; i++) free(im->sec[i].data);
+}
+
+static xc_status_t image_build(const xc_compiled_module_t* m, image_t* im) {
+  memset(im, 0, sizeof *im);
   uint8_t* key = NULL;
   size_t key_size = 0;
   XC_RETURN_IF_ERROR(xc_module_key_load(&key, &key_size));
   /* Sections: the four required ones, the cache key when the module has
    * one, the shape buckets when it has them, and the signature last (it
    * covers every byte before it). */
-  wbuf_t sec[MAX_SECTION_ID];
+  wbuf_t* sec = im->sec;
+  xc_byte_span_t data[MAX_SECTION_ID];
   uint32_t ids[MAX_SECTION_ID];
-  memset(sec, 0, sizeof sec);
+  bool borrowed[MAX_SECTION_ID] = {false}; /* the module's own bytes, not a copy */
   int nsec = 0;
   ids[nsec] = SEC_GRAPH;
-  w_bytes(&sec[nsec++], m->graph_text, m->graph_text_size);
+  borrowed[nsec] = true;
+  data[nsec++] = (xc_byte_span_t){m->graph_text, m->graph_text_size};
   ids[nsec] = SEC_WEIGHTS;
-  w_bytes(&sec[nsec++], m->weights, m->weights_size);
+  borrowed[nsec] = true;
+  data[nsec++] = (xc_byte_span_t){m->weights, m->weights_size};
   ids[nsec] = SEC_PLAN;
   write_plan(&sec[nsec++], m);
   ids[nsec] = SEC_KERNELS;
@@ -217,68 +237,110 @@ xc_status_t xc_compiled_module_serialize(const xc_compiled_module_t* m, uint8_t*
     ids[nsec] = SEC_BUCKETS;
     bst = write_buckets(&sec[nsec++], m->buckets);
   }
-  if (bst) {
-    for (int i = 0; i < nsec; i++) free(sec[i].data);
-    free(key);
-    return bst;
-  }
   if (key) {
     static const uint8_t blank[SIGNATURE_SIZE];
     ids[nsec] = SEC_SIGNATURE;
     w_bytes(&sec[nsec++], blank, sizeof blank);
   }
+  bool oom = false;
+  for (int i = 0; i < nsec; i++)
+    if (!borrowed[i]) {
+      data[i] = (xc_byte_span_t){sec[i].data, sec[i].len};
+      oom |= sec[i].oom;
+    }
+  if (bst || oom) {
+    free(key);
+    image_free(im);
+    return bst ? bst : xc_error_oom();
+  }
 
-  wbuf_t w = {0};
+  wbuf_t* w = &im->head;
   uint8_t header[HEADER_SIZE];
   memset(header, 0, sizeof header);
-  w_bytes(&w, header, sizeof header);
-  w_str(&w, m->xcomp_version);
-  w_str(&w, m->target);
-  w_str(&w, m->device_name);
-  w_u64(&w, m->caps_fingerprint.lo);
-  w_u64(&w, m->caps_fingerprint.hi);
-  w_u32(&w, m->flags);
-  w_u32(&w, (uint32_t)nsec);
+  w_bytes(w, header, sizeof header);
+  w_str(w, m->xcomp_version);
+  w_str(w, m->target);
+  w_str(w, m->device_name);
+  w_u64(w, m->caps_fingerprint.lo);
+  w_u64(w, m->caps_fingerprint.hi);
+  w_u32(w, m->flags);
+  w_u32(w, (uint32_t)nsec);
   /* Section table, then the sections, each 64-byte aligned in the payload. */
-  size_t offset = w.len - HEADER_SIZE + (size_t)nsec * 24, sig_offset = 0;
+  size_t offset = w->len - HEADER_SIZE + (size_t)nsec * 24;
+  size_t pads[MAX_SECTION_ID];
   for (int i = 0; i < nsec; i++) {
-    offset = (offset + 63) & ~(size_t)63;
-    w_u32(&w, ids[i]);
-    w_u32(&w, 0);
-    w_u64(&w, (uint64_t)offset);
-    w_u64(&w, (uint64_t)sec[i].len);
-    if (ids[i] == SEC_SIGNATURE) sig_offset = offset;
-    offset += sec[i].len;
+    size_t at = (offset + 63) & ~(size_t)63;
+    pads[i] = at - offset;
+    w_u32(w, ids[i]);
+    w_u32(w, 0);
+    w_u64(w, (uint64_t)at);
+    w_u64(w, (uint64_t)data[i].size);
+    offset = at + data[i].size;
   }
-  static const uint8_t zeros[64];
-  bool oom = false;
-  for (int i = 0; i < nsec; i++) {
-    size_t pos = w.len - HEADER_SIZE;
-    w_bytes(&w, zeros, ((pos + 63) & ~(size_t)63) - pos);
-    w_bytes(&w, sec[i].data, sec[i].len);
-    oom |= sec[i].oom;
-    free(sec[i].data);
-  }
-  if (w.oom || oom) {
-    free(w.data);
+  if (w->oom) {
     free(key);
+    image_free(im);
     return xc_error_oom();
   }
-  memcpy(w.data, XC_CM_MAGIC, 8);
-  uint8_t* h = w.data;
+  static const uint8_t zeros[64];
+  im->parts[im->num_parts++] = (xc_byte_span_t){w->data, w->len};
+  for (int i = 0; i < nsec; i++) {
+    if (pads[i]) im->parts[im->num_parts++] = (xc_byte_span_t){zeros, pads[i]};
+    im->parts[im->num_parts++] = data[i];
+  }
+  size_t payload = offset;
+  im->size = HEADER_SIZE + payload;
+  uint8_t* h = w->data;
+  memcpy(h, XC_CM_MAGIC, 8);
   for (int i = 0; i < 4; i++) h[8 + i] = (uint8_t)(XC_CM_FORMAT_VERSION >> (8 * i));
   for (int i = 0; i < 4; i++) h[12 + i] = (uint8_t)((uint32_t)HEADER_SIZE >> (8 * i));
-  size_t payload = w.len - HEADER_SIZE;
   put_u64_at(h + 16, (uint64_t)payload);
   if (key) {
-    sign_prefix(key, key_size, w.data, sig_offset, w.data + HEADER_SIZE + sig_offset);
+    /* The HMAC covers the header's first 24 bytes and the payload before the
+     * signature, which is the last part (sign_prefix on the whole file). */
+    xc_byte_span_t signed_parts[1 + 2 * MAX_SECTION_ID];
+    int n = 0;
+    signed_parts[n++] = (xc_byte_span_t){h, 24};
+    signed_parts[n++] = (xc_byte_span_t){h + HEADER_SIZE, w->len - HEADER_SIZE};
+    for (int i = 1; i + 1 < im->num_parts; i++) signed_parts[n++] = im->parts[i];
+    xc_hmac_sha256(key, key_size, signed_parts, n, sec[nsec - 1].data);
     free(key);
   }
-  xc_hash128_t sum = xc_hash128(w.data + HEADER_SIZE, payload);
-  put_u64_at(h + 24, sum.lo);
-  put_u64_at(h + 32, sum.hi);
-  *out_bytes = w.data;
-  *out_size = w.len;
+  /* The checksum: XXH3-128 of the payload, streamed over the parts. */
+  XXH3_state_t* st = XXH3_createState();
+  if (!st) {
+    image_free(im);
+    return xc_error_oom();
+  }
+  XXH3_128bits_reset(st);
+  XXH3_128bits_update(st, h + HEADER_SIZE, w->len - HEADER_SIZE);
+  for (int i = 1; i < im->num_parts; i++) XXH3_128bits_update(st, im->parts[i].data, im->parts[i].size);
+  XXH128_hash_t sum = XXH3_128bits_digest(st);
+  XXH3_freeState(st);
+  put_u64_at(h + 24, sum.low64);
+  put_u64_at(h + 32, sum.high64);
+  return NULL;
+}
+
+xc_status_t xc_compiled_module_serialize(const xc_compiled_module_t* m, uint8_t** out_bytes,
+                                         size_t* out_size) {
+  *out_bytes = NULL;
+  *out_size = 0;
+  image_t im;
+  XC_RETURN_IF_ERROR(image_build(m, &im));
+  uint8_t* bytes = malloc(im.size);
+  if (!bytes) {
+    image_free(&im);
+    return xc_error_oom();
+  }
+  size_t at = 0;
+  for (int i = 0; i < im.num_parts; i++) {
+    if (im.parts[i].size) memcpy(bytes + at, im.parts[i].data, im.parts[i].size);
+    at += im.parts[i].size;
+  }
+  image_free(&im);
+  *out_bytes = bytes;
+  *out_size = at;
   return NULL;
 }
 
@@ -815,7 +877,9 @@ xc_status_t xc_write_file_atomic(const char* path, const void* bytes, size_t siz
   return xc_write_file_atomic_mode(path, bytes, size, 0644);
 }
 
-xc_status_t xc_write_file_atomic_mode(const char* path, const void* bytes, size_t size, unsigned mode) {
+/* Writes the concatenation of parts to a temp file next to path, then
+ * renames it over path. */
+static xc_status_t write_parts_atomic(const char* path, const xc_byte_span_t* parts, int num_parts, unsigned mode) {
   size_t n = strlen(path);
   char* tmp = malloc(n + 16);
   if (!tmp) return xc_error_oom();
@@ -827,18 +891,20 @@ xc_status_t xc_write_file_atomic_mode(const char* path, const void* bytes, size_
     free(tmp);
     return s;
   }
-  const uint8_t* p = bytes;
-  size_t left = size;
   bool ok = true;
-  while (left > 0) {
-    ssize_t w = write(fd, p, left);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      ok = false;
-      break;
+  for (int i = 0; ok && i < num_parts; i++) {
+    const uint8_t* p = parts[i].data;
+    size_t left = parts[i].size;
+    while (left > 0) {
+      ssize_t w = write(fd, p, left);
+      if (w < 0) {
+        if (errno == EINTR) continue;
+        ok = false;
+        break;
+      }
+      p += w;
+      left -= (size_t)w;
     }
-    p += w;
-    left -= (size_t)w;
   }
   (void)fchmod(fd, (mode_t)mode);
   if (close(fd) != 0) ok = false;
@@ -854,16 +920,22 @@ xc_status_t xc_write_file_atomic_mode(const char* path, const void* bytes, size_
   return NULL;
 }
 
+xc_status_t xc_write_file_atomic_mode(const char* path, const void* bytes, size_t size, unsigned mode) {
+  xc_byte_span_t part = {bytes, size};
+  return write_parts_atomic(path, &part, 1, mode);
+}
+
 xc_status_t xc_compiled_module_write(const xc_compiled_module_t* m, const char* path) {
   return xc_compiled_module_write_mode(m, path, 0644);
 }
 
+/* Streams the module's parts into the file: the weights go from the module's
+ * buffer to the file with no copy in between. */
 xc_status_t xc_compiled_module_write_mode(const xc_compiled_module_t* m, const char* path, unsigned mode) {
-  uint8_t* bytes;
-  size_t size;
-  XC_RETURN_IF_ERROR(xc_compiled_module_serialize(m, &bytes, &size));
-  xc_status_t s = xc_write_file_atomic_mode(path, bytes, size, mode);
-  free(bytes);
+  image_t im;
+  XC_RETURN_IF_ERROR(image_build(m, &im));
+  xc_status_t s = write_parts_atomic(path, im.parts, im.num_parts, mode);
+  image_free(&im);
   return s;
 }
 

@@ -112,6 +112,7 @@ static void progress_end(progress_t* p) {
 
 typedef struct bench_result {
   double compile_ms;
+  xc_compile_phases_t phases; /* of the compile (zero for a module loaded) */
   const char* compile_how; /* "cache hit", "cache miss", "no cache", "loaded" */
   int kernels_compiled;
   int iterations, warmup;
@@ -244,8 +245,13 @@ static int print_json(const bench_args_t* a, const bench_result_t* r) {
   json_object_set_new(o, "model", json_string(a->model));
   json_object_set_new(o, "target", json_string(r->target));
   json_object_set_new(o, "device", json_string(r->device_name));
-  json_object_set_new(o, "compile", json_pack("{s:f, s:s, s:i, s:i}", "ms", r->compile_ms, "how", r->compile_how,
-                                              "kernels", r->num_kernels, "kernels_compiled", r->kernels_compiled));
+  const xc_compile_phases_t* ph = &r->phases;
+  json_object_set_new(o, "compile",
+                      json_pack("{s:f, s:s, s:i, s:i, s:{s:f, s:f, s:f, s:f, s:f, s:f, s:f}}", "ms", r->compile_ms,
+                                "how", r->compile_how, "kernels", r->num_kernels, "kernels_compiled",
+                                r->kernels_compiled, "phases_ms", "session", ph->session_ms, "load", ph->load_ms,
+                                "passes", ph->passes_ms, "lowering", ph->lower_ms, "kernels", ph->kernels_ms,
+                                "vendor_race", ph->vendor_ms, "cache_store", ph->cache_ms));
   json_object_set_new(o, "warmup", json_integer(r->warmup));
   json_object_set_new(o, "iterations", json_integer(r->iterations));
   json_object_set_new(o, "resident", json_boolean(r->resident));
@@ -400,7 +406,7 @@ static int bench_main(int argc, char** argv) {
     o.input_shapes = shape_spec;
     xc_cache_stats_t cs;
     memset(&cs, 0, sizeof cs);
-    if (!s) s = xc_cli_compile_model(a.model, &o, &cs, &m);
+    if (!s) s = xc_cli_compile_model_timed(a.model, &o, &cs, &r.phases, &m);
     r.compile_how = cs.hits ? "cache hit" : (o.use_cache ? "cache miss" : "no cache");
     r.kernels_compiled = cs.kernels_compiled;
     if (!a.device) a.device = a.target;

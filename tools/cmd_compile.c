@@ -50,12 +50,18 @@ void xc_cli_session_options_init(xc_session_options_t* o) {
  * for an architecture, not a device). */
 xc_status_t xc_cli_compile_model(const char* model, const xc_session_options_t* o, xc_cache_stats_t* stats,
                                  xc_compiled_module_t** out) {
+  return xc_cli_compile_model_timed(model, o, stats, NULL, out);
+}
+
+xc_status_t xc_cli_compile_model_timed(const char* model, const xc_session_options_t* o, xc_cache_stats_t* stats,
+                                       xc_compile_phases_t* phases, xc_compiled_module_t** out) {
   *out = NULL;
   XC_RETURN_IF_ERROR(xc_cli_check_file(model));
   xc_session_t* session = NULL;
   xc_status_t s = xc_session_create(o, &session);
   if (!s) s = xc_session_compile_model_file(session, model, out);
   if (session && stats) *stats = *xc_session_cache_stats(session);
+  if (session && phases) xc_session_compile_phases(session, phases);
   xc_session_destroy(session);
   return s;
 }

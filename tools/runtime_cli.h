@@ -22,6 +22,9 @@ xc_status_t xc_cli_load_compiled(const char* model, const char* target, int opt_
  * session's cache counters go to *stats (may be NULL). */
 xc_status_t xc_cli_compile_model(const char* model, const xc_session_options_t* o, xc_cache_stats_t* stats,
                                  xc_compiled_module_t** out);
+/* The same, with the session's phase times (may be NULL). */
+xc_status_t xc_cli_compile_model_timed(const char* model, const xc_session_options_t* o, xc_cache_stats_t* stats,
+                                       xc_compile_phases_t* phases, xc_compiled_module_t** out);
 /* Session options with the CLI's defaults: progress on stderr, knob
  * overrides from $XCOMP_KNOBS (read here only, never in the libraries). */
 void xc_cli_session_options_init(xc_session_options_t* o);

@@ -168,6 +168,14 @@ const struct xc_target_traits* xc_session_traits(const xc_session_t* s);
 /* Cache counters over the session's compiles (kernels_compiled counts every
  * target compile, cached or not). */
 const xc_cache_stats_t* xc_session_cache_stats(const xc_session_t* s);
+/* Wall time (ms) of the session's creation (the target resolved and opened:
+ * a device's driver initialized) and of its compiles' phases, summed over
+ * them: what `xcomp: compiled in` reports per compile. Phases a cache hit
+ * skips stay 0. */
+typedef struct xc_compile_phases {
+  double session_ms, load_ms, passes_ms, lower_ms, kernels_ms, vendor_ms, cache_ms;
+} xc_compile_phases_t;
+void xc_session_compile_phases(const xc_session_t* s, xc_compile_phases_t* out);
 
 /* The pass pipeline on g (in place). */
 xc_status_t xc_session_optimize(const xc_session_t* s, xc_graph_t* g);
@@ -182,7 +190,8 @@ void xc_session_lowered_free(const xc_session_t* s, struct xc_lowered_module* lo
 xc_status_t xc_session_compile_graph(xc_session_t* s, xc_graph_t* g, xc_compiled_module_t** out);
 /* The model whose file holds bytes: a cache hit returns the stored module
  * without calling load; otherwise load() supplies the graph, which is
- * compiled and stored. */
+ * compiled and stored. Without the cache (use_cache false) the bytes are not
+ * looked at and may be NULL. */
 xc_status_t xc_session_compile_bytes(xc_session_t* s, const void* bytes, size_t size, xc_model_loader_fn load,
                                      void* load_ctx, xc_compiled_module_t** out);
 /* A model file (.xir, .onnx), through the cache. */

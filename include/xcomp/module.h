@@ -153,12 +153,15 @@ typedef struct xc_compiled_module {
 
 /* For module builders (driver/ builds modules from lowered ones): after the
  * sections of m are filled in (by a build or by parsing a file), parses the
- * graph text with its weights, points weight values at the graph's
- * constants, parses every kernel's tiled IR and checks that the plan agrees
- * with the kernels (parameter kinds and counts, knob values, indices). */
+ * graph text with its weights (the graph's constants are views of
+ * m->weights, not copies: m->weights must stay unchanged while m lives),
+ * points weight values at the graph's constants, parses every kernel's
+ * tiled IR and checks that the plan agrees with the kernels (parameter
+ * kinds and counts, knob values, indices). */
 xc_status_t xc_cm_link(xc_compiled_module_t* m, const char* what);
 /* The graph as .xir text with every non-empty constant in a separate weights
- * blob (the xir side-file layout). Both malloc'd. */
+ * blob (the xir side-file layout), the constants' bytes copied once. Both
+ * malloc'd. */
 xc_status_t xc_cm_graph_to_text(const xc_graph_t* g, char** out_text, size_t* out_text_size,
                                 uint8_t** out_weights, size_t* out_weights_size);
 

@@ -19,6 +19,13 @@ extern "C" {
 xc_status_t xc_xir_parse(const char* text, size_t len, const char* filename,
                          const char* base_dir, xc_graph_t** out);
 xc_status_t xc_xir_parse_file(const char* path, xc_graph_t** out);
+/* xc_xir_parse with one side file held in memory: file("side_name") reads
+ * side[0, side_size) (no other side file is opened). With borrow, large
+ * constants point into side instead of being copied (bool ones, which are
+ * normalized, are still copied): side must then stay unchanged and outlive
+ * the graph (the compiled module's weights section and its graph). */
+xc_status_t xc_xir_parse_with_side(const char* text, size_t len, const char* filename, const char* side_name,
+                                   const uint8_t* side, size_t side_size, bool borrow, xc_graph_t** out);
 
 typedef struct xc_xir_print_options {
   /* Constants with more elements than this are written to a side file (when
@@ -34,6 +41,14 @@ xc_status_t xc_xir_print(const xc_graph_t* g, const xc_xir_print_options_t* o,
 /* Prints into a malloc'd NUL-terminated string (caller frees). */
 xc_status_t xc_xir_print_string(const xc_graph_t* g,
                                 const xc_xir_print_options_t* o, char** out);
+/* Prints with the constants larger than o->inline_limit written to a side
+ * file held in memory, named side_name in the text (o->side_file is
+ * ignored): *out_text and *out_side (*out_side_size bytes, each constant at
+ * a multiple of 64) are malloc'd, caller frees both. The constants' bytes
+ * are copied once, into a buffer sized before printing: how a compiled
+ * module's weights section is made. */
+xc_status_t xc_xir_print_with_side(const xc_graph_t* g, const xc_xir_print_options_t* o, const char* side_name,
+                                   char** out_text, uint8_t** out_side, size_t* out_side_size);
 
 #ifdef __cplusplus
 }

@@ -149,6 +149,17 @@ typedef struct xc_cstyle_dialect {
   /* The same for an erf whose only use is 1 + erf (optional; NULL:
    * erf_half): only its absolute error counts there. */
   const char* erf_half_plus_one;
+  /* tanh and the logistic sigmoid 1 / (1 + exp(-x)) of an f32 value (or an
+   * f16/bf16 one computed in float) as calls of these prelude functions
+   * (optional; NULL: the math library's tanh and the expression inline).
+   * The functions compute the same expression; the point is that they are
+   * not inlined: an epilogue over a 128 x 128 accumulator tile holds 128
+   * of them per thread, which a GPU compiler unrolls and compiles 128
+   * times (cuda: NVRTC 3.0 s instead of 1.6 s for GPT-2's MLP
+   * up-projection with its tanh GELU, and fewer spills; RESULTS.md
+   * section 24). */
+  const char* tanh_call;
+  const char* sigmoid_call;
   /* Dynamic work-group memory (optional; NULL: static arrays only): the
    * declaration of an unsized array of bytes named xc_dsm, aligned to 128
    * bytes, whose size the launch supplies. When a mma K loop's pipeline

@@ -370,7 +370,11 @@ void xc_cse_elementwise_expr(em_t* e, xc_cstyle_writer_t* w, const xc_tiled_op_t
       else if (vmath) snprintf(fn, sizeof fn, "xc_verff");
       else mathfn(e, fn, sizeof fn, "erf", t);
       break;
-    case XC_TOP_TANH: vmath ? snprintf(fn, sizeof fn, "xc_vtanhf") : (mathfn(e, fn, sizeof fn, "tanh", t), 0); break;
+    case XC_TOP_TANH:
+      if (fl && t != XC_F64 && e->d->tanh_call) snprintf(fn, sizeof fn, "%s", e->d->tanh_call);
+      else if (vmath) snprintf(fn, sizeof fn, "xc_vtanhf");
+      else mathfn(e, fn, sizeof fn, "tanh", t);
+      break;
     case XC_TOP_FLOOR: mathfn(e, fn, sizeof fn, "floor", t); break;
     case XC_TOP_CEIL: mathfn(e, fn, sizeof fn, "ceil", t); break;
     case XC_TOP_SIN: mathfn(e, fn, sizeof fn, "sin", t); break;
@@ -385,6 +389,10 @@ void xc_cse_elementwise_expr(em_t* e, xc_cstyle_writer_t* w, const xc_tiled_op_t
       }
       return;
     case XC_TOP_SIGMOID:
+      if (fl && t != XC_F64 && e->d->sigmoid_call) {
+        P(w, "%s(%s)", e->d->sigmoid_call, a[0]);
+        return;
+      }
       if (vmath) snprintf(fn, sizeof fn, "xc_vexpf");
       else mathfn(e, fn, sizeof fn, "exp", t);
       P(w, "(%s / (%s + %s(-(%s))))", one, one, fn, a[0]);

@@ -318,7 +318,12 @@ const xc_cstyle_dialect_t xc_cstyle_dialect_cuda = {
                "}\n"
                "static inline unsigned xc_tf32(float x) {\n"
                "  unsigned r; asm(\"cvt.rna.tf32.f32 %0, %1;\" : \"=r\"(r) : \"f\"(x)); return r;\n"
-               "}\n",
+               "}\n"
+               /* tanh and sigmoid out of line (xc_cstyle_dialect_t.tanh_call): the
+                * same operations as inline, compiled once per kernel instead of
+                * once per accumulator element of an unrolled epilogue */
+               "static __noinline__ float xc_tanh_call(float x) { return tanhf(x); }\n"
+               "static __noinline__ float xc_sigmoid_call(float x) { return 1.0f / (1.0f + expf(-x)); }\n",
     .write_entry = cuda_write_entry,
     .dot_plan = cuda_dot_plan,
     .dot_staged = true,
@@ -331,6 +336,8 @@ const xc_cstyle_dialect_t xc_cstyle_dialect_cuda = {
     .shfl_xor_fmt = "__shfl_xor_sync(0xffffffffu, %s, %d)",
     .erf_half = "xc_erf_h",
     .erf_half_plus_one = "xc_erf_h1",
+    .tanh_call = "xc_tanh_call",
+    .sigmoid_call = "xc_sigmoid_call",
     .dyn_local_array = "extern __shared__ __align__(128) unsigned char xc_dsm[];",
 };
 

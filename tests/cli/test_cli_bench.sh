@@ -39,11 +39,21 @@ else
   [ "$(head -c 1 "$TMP/out")" = "{" ] && [ "$(tail -n 1 "$TMP/out")" = "}" ] ||
     fail "bench --json did not print one JSON object: $(cat "$TMP/out")"
   for key in '"target": "cpu"' '"how": "cache hit"' '"iterations": 2' '"latency_ms"' '"median"' '"p99"' \
-             '"device_ms"' '"device_timing"' '"throughput_per_s"' '"peak_memory_bytes"'; do
+             '"device_ms"' '"device_timing"' '"throughput_per_s"' '"peak_memory_bytes"' '"phases_ms"' \
+             '"session"' '"passes"' '"vendor_race"' '"cache_store"'; do
     grep -qF -- "$key" "$TMP/out" || fail "bench --json lacks $key: $(cat "$TMP/out")"
   done
   [ -s "$TMP/err" ] && fail "bench --json wrote to stderr: $(head -c 2000 "$TMP/err")"
 fi
+# A cold compile's phases are in the JSON (stderr stays empty): the kernels
+# phase took time; a cache hit's (above) did not.
+run_xcomp bench "$GPT2/model.onnx" --warmup 0 --iterations 1 --json --no-cache
+[ "$RC" -eq 0 ] || fail "bench --json --no-cache exited $RC: $(head -c 2000 "$TMP/err")"
+phases=$(tr -d '\n ' <"$TMP/out" | grep -o '"phases_ms":{[^}]*}')
+kernels_ms=$(printf '%s' "$phases" | sed -n 's/.*"kernels":\([0-9.e+-]*\).*/\1/p')
+[ -n "$kernels_ms" ] && awk -v k="$kernels_ms" 'BEGIN { exit !(k > 0) }' ||
+  fail "bench --json --no-cache: no kernels phase time: $phases"
+[ -s "$TMP/err" ] && fail "bench --json --no-cache wrote to stderr: $(head -c 2000 "$TMP/err")"
 
 # Given inputs (--input like run), --time, and a compiled module.
 run_xcomp compile "$GPT2/model.onnx" -o "$TMP/gpt2.xcm"

@@ -100,6 +100,25 @@ grep -q 'no cache' "$TMP/out" || fail "--no-cache: $(cat "$TMP/out")"
 [ "$(ls "$XCOMP_CACHE_DIR" | wc -l)" -eq "$before" ] || fail "--no-cache wrote a cache entry"
 ls "$TMP/dump"/*.c >/dev/null 2>&1 || fail "--dump-kernels wrote no C sources"
 ls "$TMP/dump"/*.tiled >/dev/null 2>&1 || fail "--dump-kernels wrote no tiled IR"
+# The compile order: the shortest source first (it compiles alone and loads
+# the compiler), then the longest first (source length estimates the
+# compile's time); the emission order (g0_gemm, g1_gemm) is not it here.
+sizes=""
+for name in $(sed -n 's/^xcomp: compiling kernel [0-9]*\/[0-9]* \([^ ]*\) (cpu)$/\1/p' "$TMP/err"); do
+  sizes="$sizes $(wc -c <"$TMP/dump/$name.c")"
+done
+set -- $sizes
+[ "$#" -ge 2 ] || fail "compile order: fewer than two kernels compiled: $(cat "$TMP/err")"
+first=$1
+for z in "$@"; do [ "$z" -ge "$first" ] || fail "compile order: the first source ($first bytes) is not the shortest:$sizes"; done
+shift
+prev=$1
+for z in "$@"; do
+  [ "$z" -le "$prev" ] || fail "compile order: after the first, not longest first:$sizes"
+  prev=$z
+done
+grep -q "^xcomp: $(($# + 1)) kernels compiled in [0-9.]* s on [0-9]* threads\? (longest: g[0-9]*_gemm, [0-9.]* s)$" "$TMP/err" ||
+  fail "compile: no compile-phase line: $(cat "$TMP/err")"
 expect_ok run "$MLP/model.onnx" --input "@$MLP/test_data_set_0/input_0.pb" --output-dir "$TMP/onnx_ref"
 expect_ok run "$TMP/onnx.xcm" --poison --input "@$MLP/test_data_set_0/input_0.pb" --output-dir "$TMP/onnx_xcm"
 expect_ok compare "$TMP/onnx_xcm/output_0.npy" "$TMP/onnx_ref/output_0.npy" --rtol 1e-5 --atol 1e-6

@@ -283,6 +283,44 @@ static void test_transpose(void) {
     CHECK_EQ_INT(bad, 0);
     op_free(&t);
   }
+  { /* the last two axes swapped (tiles of 32): a batch of 2 matrices 45 x 70, ragged tiles */
+    static const xc_dtype_t types[3] = {XC_U8, XC_F16, XC_F32};
+    for (int k = 0; k < 3; k++) {
+      xc_tensor_t* in[1] = {iota(types[k], 3, I64S(2, 45, 70))};
+      xc_tensor_t* x = NULL;
+      CHECK_OK(xc_tensor_clone(in[0], &x));
+      op_t t = op_new("Transpose", 1, in, "r", 1);
+      CHECK_OK(xc_node_set_ints(t.g, t.n, "perm", 3, I64S(0, 2, 1)));
+      CHECK_OK(op_run(&t));
+      CHECK_T(t.outs[0], types[k], 3, I64S(2, 70, 45), NULL);
+      int bad = 0;
+      for (int b = 0; b < 2 && x && t.outs[0]; b++)
+        for (int c = 0; c < 70; c++)
+          for (int r = 0; r < 45; r++)
+            if (xc_tensor_get_f64(t.outs[0], (b * 70 + c) * 45 + r) != xc_tensor_get_f64(x, (b * 45 + r) * 70 + c))
+              bad++;
+      CHECK_EQ_INT(bad, 0);
+      xc_tensor_destroy(x);
+      op_free(&t);
+    }
+  }
+  { /* element sizes 1, 8 and 8 through the same walk: out[c,a,b] = in[a,b,c] */
+    static const xc_dtype_t types[3] = {XC_I8, XC_I64, XC_F64};
+    for (int k = 0; k < 3; k++) {
+      xc_tensor_t* in[1] = {iota(types[k], 3, I64S(2, 3, 4))};
+      op_t t = op_new("Transpose", 1, in, "r", 1);
+      CHECK_OK(xc_node_set_ints(t.g, t.n, "perm", 3, I64S(2, 0, 1)));
+      CHECK_OK(op_run(&t));
+      CHECK_T(t.outs[0], types[k], 3, I64S(4, 2, 3), NULL);
+      int bad = 0;
+      for (int c = 0; c < 4; c++)
+        for (int a = 0; a < 2; a++)
+          for (int b = 0; b < 3; b++)
+            if (t.outs[0] && xc_tensor_get_f64(t.outs[0], (c * 2 + a) * 3 + b) != a * 12 + b * 4 + c) bad++;
+      CHECK_EQ_INT(bad, 0);
+      op_free(&t);
+    }
+  }
   { /* default perm reverses; f16 bytes are moved untouched */
     xc_tensor_t* x = mk(XC_F16, 2, I64S(2, 3), F64S(1, 2, 3, 4, 5, 6.5));
     xc_tensor_t* in[1] = {x};

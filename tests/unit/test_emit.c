@@ -892,6 +892,18 @@ static void test_vector_math(void) {
   CHECK(src.text && strstr(src.text, "xc_verff(") && strstr(src.text, "xc_vtanhf(") && !strstr(src.text, " erff(") &&
         !strstr(src.text, "(erff("));
   xc_kernel_source_release(&src);
+  /* cuda: tanh and sigmoid are calls of the prelude's out-of-line functions
+   * (compiled once, not once per unrolled element); the body calls neither
+   * tanhf nor expf itself for them */
+  xc_device_caps_t sm;
+  CHECK_OK(xc_cuda_arch_caps("sm_90", &sm));
+  CHECK_OK(xc_cstyle_emit(&xc_cstyle_dialect_cuda, &sm, k, NULL, 0, NULL, &src));
+  const char* body = src.text ? strstr(src.text, "xk_vmath(") : NULL;
+  CHECK(src.text && strstr(src.text, "static __noinline__ float xc_tanh_call(float x) { return tanhf(x); }") &&
+        strstr(src.text, "static __noinline__ float xc_sigmoid_call(float x) { return 1.0f / (1.0f + expf(-x)); }"));
+  CHECK(body && strstr(body, "xc_tanh_call(") && strstr(body, "xc_sigmoid_call(") && !strstr(body, "tanhf(") &&
+        strstr(body, "expf(") && !strstr(body, "1.0f / (1.0f + expf("));
+  xc_kernel_source_release(&src);
   xc_tiled_kernel_destroy(k);
 }
 

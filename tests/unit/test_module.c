@@ -75,6 +75,21 @@ static void check_round_trip(const xc_compiled_module_t* m, const uint8_t* bytes
     CHECK_STR(back->kernels[k].tiled_text, m->kernels[k].tiled_text);
     CHECK(back->kernels[k].tiled && back->kernels[k].tiled->grid_rank == 1);
   }
+  /* The weights are not copied out of the weights section: the linked
+   * graph's constants are views of it, here and in the built module. */
+  int weights_seen = 0;
+  for (int i = 0; i < back->num_values; i++) {
+    if (!(back->values[i].flags & XC_CM_VALUE_WEIGHT)) continue;
+    const xc_tensor_t* t = back->values[i].constant;
+    const uint8_t* at = t ? (const uint8_t*)t->data : NULL;
+    CHECK(at && at >= back->weights && at + xc_tensor_nbytes(t) <= back->weights + back->weights_size);
+    CHECK(t && !t->owns_data);
+    const xc_tensor_t* built = m->values[i].constant;
+    at = built ? (const uint8_t*)built->data : NULL;
+    CHECK(at && at >= m->weights && at + xc_tensor_nbytes(built) <= m->weights + m->weights_size);
+    weights_seen++;
+  }
+  CHECK(weights_seen > 0);
   /* Serializing again gives the same bytes. */
   uint8_t* again = NULL;
   size_t again_size = 0;

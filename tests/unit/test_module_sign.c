@@ -101,6 +101,25 @@ int main(void) {
   setenv("XCOMP_MODULE_KEY", "correct horse battery staple", 1);
   CHECK_OK(xc_compiled_module_serialize(m, &signed_bytes, &signed_size));
   CHECK(signed_size > plain_size);
+  /* Written to a file (streamed from the module's parts): the same bytes. */
+  {
+    char dir[] = "/tmp/xcomp-test-sign-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    char path[256];
+    snprintf(path, sizeof path, "%s/signed.xcm", dir);
+    CHECK_OK(xc_compiled_module_write(m, path));
+    uint8_t* disk = NULL;
+    size_t disk_size = 0;
+    CHECK_OK(xc_read_file_bytes(path, &disk, &disk_size));
+    CHECK(disk && disk_size == signed_size && memcmp(disk, signed_bytes, signed_size) == 0);
+    free(disk);
+    xc_compiled_module_t* read_back = NULL;
+    CHECK_OK(xc_compiled_module_read(path, &read_back));
+    CHECK(read_back && read_back->signature_verified);
+    xc_compiled_module_destroy(read_back);
+    unlink(path);
+    rmdir(dir);
+  }
   xc_compiled_module_t* back = NULL;
   CHECK_OK(xc_compiled_module_deserialize(signed_bytes, signed_size, "signed.xcm", &back));
   CHECK(back && back->signature_verified);

@@ -591,6 +591,46 @@ static void test_side_files(void) {
       CHECK(strstr(buf, "const big: f64[3] = file(\"out.bin\", offset=64)\n") != NULL);
       struct stat st;
       CHECK(stat(side, &st) == 0 && st.st_size == 64 + 24);
+      /* The same side file held in memory: the same text but for its name,
+       * the same bytes; parsed back by copy or as views of those bytes. */
+      char* mem_text = NULL;
+      uint8_t* mem_side = NULL;
+      size_t mem_size = 0;
+      CHECK_OK(xc_xir_print_with_side(g, &o, "mem.bin", &mem_text, &mem_side, &mem_size));
+      CHECK_EQ_INT(mem_size, 64 + 24);
+      CHECK(mem_text && strstr(mem_text, "const w: f32[2, 3] = file(\"mem.bin\", offset=0)\n") != NULL);
+      CHECK(mem_text && strstr(mem_text, "const big: f64[3] = file(\"mem.bin\", offset=64)\n") != NULL);
+      CHECK(mem_text && strstr(mem_text, "const s: i64[2] = [0, 42]\n") != NULL);
+      FILE* sf = fopen(side, "rb");
+      uint8_t disk[88] = {0};
+      CHECK(sf && fread(disk, 1, sizeof disk, sf) == sizeof disk);
+      if (sf) fclose(sf);
+      CHECK(mem_side && memcmp(disk, mem_side, sizeof disk) == 0);
+      for (int borrow = 0; borrow < 2 && mem_text && mem_side; borrow++) {
+        xc_graph_t* g3 = NULL;
+        CHECK_OK(xc_xir_parse_with_side(mem_text, strlen(mem_text), "mem.xir", "mem.bin", mem_side, mem_size,
+                                        borrow != 0, &g3));
+        CHECK(g3 && graph_equal(g, g3));
+        const xc_value_t* bv = g3 ? xc_graph_find_value(g3, "big") : NULL;
+        CHECK(bv && bv->constant);
+        if (bv && bv->constant) {
+          /* borrowed: a view of the side bytes at its offset; else a copy */
+          CHECK_EQ_INT(bv->constant->data == (void*)(mem_side + 64), borrow != 0);
+          CHECK_EQ_INT(bv->constant->owns_data, borrow == 0);
+        }
+        xc_graph_destroy(g3);
+      }
+      /* Another side-file name, or bytes too short for a constant: refused. */
+      xc_graph_t* bad = NULL;
+      CHECK_ERR(xc_xir_parse_with_side(mem_text, strlen(mem_text), "mem.xir", "other.bin", mem_side, mem_size, true,
+                                       &bad),
+                "only 'other.bin' is available here");
+      CHECK_ERR(xc_xir_parse_with_side(mem_text, strlen(mem_text), "mem.xir", "mem.bin", mem_side, 64 + 23, true,
+                                       &bad),
+                "is too short: 24 bytes needed at offset 64");
+      CHECK(bad == NULL);
+      free(mem_text);
+      free(mem_side);
     }
     unlink(side);
     snprintf(path, sizeof path, "%s/out.xir", dir);
