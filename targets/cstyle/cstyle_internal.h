@@ -310,6 +310,7 @@ void xc_cse_store_conv(em_t* e, xc_cstyle_writer_t* w, xc_dtype_t t, const char*
 /* ---- ops (cstyle_ops.c) ------------------------------------------------------ */
 
 const char* xc_cse_mem_name(em_t* e, const xc_tiled_value_t* m);
+void xc_cse_load_expr(em_t* e, xc_cstyle_writer_t* out, const xc_tiled_op_t* op, const vinfo_t* r);
 int64_t xc_cse_widest_global(const xc_tiled_block_t* b);
 bool xc_cse_lanes_shape(em_t* e, const xc_tiled_op_t* op);
 void xc_cse_emit_reduce(em_t* e, const xc_tiled_op_t* op);
