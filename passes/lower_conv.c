@@ -382,32 +382,8 @@ static xc_status_t emit_conv_rows(lw_ctx_t* c, const conv_gemm_t* g) {
 
 static const int64_t dw_m_c[] = {4, 8, 16, 32, 64}, dw_c_c[] = {8, 16, 32, 64, 128};
 
-/* The most taps a CPU depthwise conv or pool unrolls (5x5). */
+/* The most taps a CPU depthwise conv unrolls (5x5). */
 #define DW_UNROLL_TAPS 25
-
-/* The window position of tap t (row-major over the window's dims), as
- * constants. */
-static void tap_index(lw_ctx_t* c, const win_t* w, int64_t t, lw_val_t** kidx) {
-  for (int i = w->nsp - 1; i >= 0; i--) {
-    kidx[i] = lw_i64(c, t % w->k[i]);
-    t /= w->k[i];
-  }
-}
-
-/* Coordinate p clamped into [0, extent - 1]: an unrolled tap's load reads
- * the input's edge where the window leaves it (the tap's select then
- * discards the value), so it needs no mask and its offset stays bounded. */
-static lw_val_t* clamp_coord(lw_ctx_t* c, lw_val_t* p, xc_dim_t extent) {
-  lw_val_t* hi = lw_sub(c, lw_dim(c, extent).v, lw_i64(c, 1));
-  return xc_tiled_binary(c->k, XC_TOP_MAX, lw_i64(c, 0), xc_tiled_binary(c->k, XC_TOP_MIN, p, hi));
-}
-
-/* The pixels rm1 ([BM]) of P, clamped to the last one (rows of a ragged
- * last tile read it; the store's mask drops them), decomposed over pd. */
-static void clamped_pixels(lw_ctx_t* c, lw_val_t* rm1, xc_dim_t P, int np, const xc_dim_t* pd, lw_val_t** out) {
-  lw_val_t* last = lw_sub(c, lw_dim(c, P).v, lw_i64(c, 1));
-  lw_decompose(c, xc_tiled_binary(c->k, XC_TOP_MIN, rm1, last), np, pd, out);
-}
 
 /* Depthwise Conv, channels last (one input channel per group, one output
  * channel per group): programs over (pixel tiles, channel tiles); for each
@@ -473,19 +449,24 @@ static xc_status_t emit_conv_depthwise(lw_ctx_t* c, const conv_gemm_t* g) {
   xc_dim_t kd[LW_MAX_RANK];
   for (int i = 0; i < w->nsp; i++) kd[i] = xc_dim_const(w->k[i]);
   if (lw_cpu_limits(c) && g->R <= DW_UNROLL_TAPS) {
-    /* The loads read clamped coordinates, so they need no mask: the
-     * channels run contiguous and unconditional in every row, and a select
-     * zeroes what the window does not cover. A conditional load per tap
-     * (its condition varies by row) kept GCC 12 from vectorizing the fused
-     * loop at all. */
+    /* The loads read clamped coordinates (the last tile's rows past the
+     * pixels read the last pixel, taps outside the input its edge), so
+     * they need no mask: the channels run contiguous and unconditional in
+     * every row, and a select zeroes what the window does not cover. A
+     * conditional load per tap (its condition varies by row) kept GCC 12
+     * from vectorizing the fused loop at all. */
+    lw_val_t* rmc = xc_tiled_binary(k, XC_TOP_MIN, rm1, lw_sub(c, lw_dim(c, P).v, lw_i64(c, 1)));
     lw_val_t* pclamp[LW_MAX_RANK];
-    clamped_pixels(c, rm1, P, np, pd, pclamp);
+    lw_decompose(c, rmc, np, pd, pclamp);
     lw_space_t spc, syc;
     pixel_spaces(c, g, pclamp, ch, &spc, &syc);
     lw_val_t* acc = acc0;
     for (int64_t t = 0; t < g->R; t++) {
       lw_val_t* kidx[LW_MAX_RANK];
-      tap_index(c, w, t, kidx);
+      for (int i = w->nsp - 1, rest = (int)t; i >= 0; i--) {
+        kidx[i] = lw_i64(c, rest % w->k[i]);
+        rest /= (int)w->k[i];
+      }
       lw_val_t* in_sp[LW_MAX_RANK];
       lw_val_t* ok = window_coords(c, w, &spc, X, kidx, in_sp);
       lw_space_t sx;
@@ -493,8 +474,12 @@ static xc_status_t emit_conv_depthwise(lw_ctx_t* c, const conv_gemm_t* g) {
       sx.rank = X->rank;
       sx.idx[0] = syc.idx[0];
       sx.idx[g->cdim] = ch;
-      for (int i = 0; i < w->nsp; i++)
-        sx.idx[w->sp0 + i] = w->in_bounds[i] ? in_sp[i] : clamp_coord(c, in_sp[i], X->dims[w->sp0 + i]);
+      for (int i = 0; i < w->nsp; i++) {
+        lw_val_t* hi = lw_sub(c, lw_dim(c, X->dims[w->sp0 + i]).v, lw_i64(c, 1));
+        sx.idx[w->sp0 + i] = w->in_bounds[i] ? in_sp[i]
+                                              : xc_tiled_binary(k, XC_TOP_MAX, lw_i64(c, 0),
+                                                                xc_tiled_binary(k, XC_TOP_MIN, in_sp[i], hi));
+      }
       lw_val_t* a = lw_cast_to(c, xc_tiled_load(k, lw_buf(c, X), lw_offset(c, &sx, X), mc, NULL), g->at);
       if (ok) a = xc_tiled_select(k, ok, a, lw_fconst(c, g->at, 0));
       lw_val_t* woff = weight_offset(c, g->hwio, g->R, g->group, lw_i64(c, t), ch);
@@ -713,8 +698,7 @@ static xc_status_t emit_pool_taps(lw_ctx_t* c, const xc_value_t* X, const xc_val
  * over a [BLOCK_M pixels, BLOCK_C channels] tile (the depthwise conv's
  * tiles), so each tap reads a run of consecutive channels per pixel, a
  * (masked) vector load at the pixel's offset, where the flat tile decomposed
- * every lane's index into batch, position and channel and gathered. A window
- * of at most DW_UNROLL_TAPS taps is unrolled as the depthwise conv's. */
+ * every lane's index into batch, position and channel and gathered. */
 static xc_status_t emit_pool_tiles(lw_ctx_t* c, const xc_value_t* X, const xc_value_t* Y, const win_t* w,
                                    bool is_max, bool include_pad, xc_dtype_t at, int64_t R) {
   xc_tiled_kernel_t* k = c->k;
@@ -761,39 +745,6 @@ static xc_status_t emit_pool_tiles(lw_ctx_t* c, const xc_value_t* X, const xc_va
   sy.mask = lw_and(c, mm, mc);
   xc_tiled_dim_t d2[2] = {dm, dc};
   lw_val_t* init[2] = {xc_tiled_const_f(k, at, is_max ? -INFINITY : 0.0, 2, d2), xc_tiled_const_f(k, at, 0.0, 2, d2)};
-  if (R <= DW_UNROLL_TAPS) {
-    /* The taps unrolled, as the depthwise conv's: loads at clamped
-     * coordinates, a select per tap on its window test (and the count's,
-     * padding included or not), in the loop's order; one fused element
-     * loop. */
-    lw_val_t* pclamp[LW_MAX_RANK], *pos[LW_MAX_RANK];
-    clamped_pixels(c, rm1, P, np, pd, pclamp);
-    for (int i = 0; i < w->nsp; i++) pos[i] = lw_col(c, pclamp[1 + i]);
-    lw_val_t* acc = init[0], *cnt = init[1];
-    lw_val_t* one = lw_fconst(c, at, 1), *zero = lw_fconst(c, at, 0);
-    for (int64_t t = 0; t < R; t++) {
-      lw_val_t *kidx[LW_MAX_RANK], *ok, *in_sp[LW_MAX_RANK], *inside_pad;
-      tap_index(c, w, t, kidx);
-      pool_tap(c, X, w, pos, kidx, include_pad, in_sp, &ok, &inside_pad);
-      lw_space_t sx;
-      memset(&sx, 0, sizeof sx);
-      sx.rank = X->rank;
-      sx.idx[0] = lw_col(c, pclamp[0]);
-      sx.idx[cdim] = ch;
-      for (int i = 0; i < w->nsp; i++) sx.idx[w->sp0 + i] = clamp_coord(c, in_sp[i], X->dims[w->sp0 + i]);
-      lw_val_t* x = lw_cast_to(c, xc_tiled_load(k, lw_buf(c, X), lw_offset(c, &sx, X), mc, NULL), at);
-      if (is_max) {
-        acc = xc_tiled_binary(k, XC_TOP_MAX, acc, xc_tiled_select(k, ok, x, lw_fconst(c, at, -INFINITY)));
-      } else {
-        acc = lw_add(c, acc, xc_tiled_select(k, ok, x, zero));
-        cnt = lw_add(c, cnt, xc_tiled_select(k, include_pad ? inside_pad : ok, one, zero));
-      }
-    }
-    XC_RETURN_IF_ERROR(lw_epilogue(c, &sy, is_max ? acc : lw_div(c, acc, cnt)));
-    lw_iter_end(c, c0);
-    lw_iter_end(c, m0);
-    return NULL;
-  }
   int carried = is_max ? 1 : 2;
   xc_tiled_op_t* loop = xc_tiled_for_begin(k, lw_i64(c, 0), lw_i64(c, R), lw_i64(c, 1), carried, init);
   {
