@@ -57,6 +57,7 @@ typedef struct vinfo {
   bool broadcast_use;   /* some use reads it broadcast along a dim of a larger tile */
   bool invariant_use;   /* read inside a loop it is defined outside of */
   bool select_use;      /* some use is the condition of a select */
+  bool mask_use;        /* some use is the mask of a load or store */
   int cost;             /* VIRTUAL: nodes of the inlined expression */
   bool affine;          /* VIRTUAL: affine in the tile coordinates (aranges, uniform terms) */
   bool in_place;        /* C: a loop's next carried value written over the carried array
