@@ -382,13 +382,23 @@ static xc_status_t emit_conv_rows(lw_ctx_t* c, const conv_gemm_t* g) {
 
 static const int64_t dw_m_c[] = {4, 8, 16, 32, 64}, dw_c_c[] = {8, 16, 32, 64, 128};
 
+/* The most taps a CPU depthwise conv unrolls (5x5). */
+#define DW_UNROLL_TAPS 25
+
 /* Depthwise Conv, channels last (one input channel per group, one output
- * channel per group): programs over (pixel tiles, channel tiles); a loop
- * over the window's taps loads the input tile [BLOCK_M pixels, BLOCK_C
- * channels] (a run of contiguous channels per pixel, masked outside the
- * input) and multiplies it by the tap's weights [1, BLOCK_C], accumulating
- * in place. As an implicit GEMM it would be a dot with one column per group
- * and a reduction of the window alone, mostly padding. */
+ * channel per group): programs over (pixel tiles, channel tiles); for each
+ * of the window's taps the input tile [BLOCK_M pixels, BLOCK_C channels] (a
+ * run of contiguous channels per pixel, masked outside the input) times the
+ * tap's weights [1, BLOCK_C], summed over the taps in order. As an implicit
+ * GEMM it would be a dot with one column per group and a reduction of the
+ * window alone, mostly padding.
+ *
+ * On a CPU a window of at most DW_UNROLL_TAPS taps is unrolled: every tap's
+ * load and multiply-add is an elementwise op of one [BLOCK_M, BLOCK_C]
+ * shape, so the C emitter fuses the taps, the bias, the epilogue and the
+ * store into one element loop whose sum stays in a register (the weights,
+ * [1, BLOCK_C] each, load before it). A loop over the taps instead carried
+ * the accumulator tile through memory: a load and a store of it per tap. */
 static xc_status_t emit_conv_depthwise(lw_ctx_t* c, const conv_gemm_t* g) {
   xc_tiled_kernel_t* k = c->k;
   const win_t* w = g->w;
@@ -438,6 +448,51 @@ static xc_status_t emit_conv_depthwise(lw_ctx_t* c, const conv_gemm_t* g) {
   lw_val_t* acc0 = xc_tiled_const_f(k, g->at, 0.0, 2, acc_shape);
   xc_dim_t kd[LW_MAX_RANK];
   for (int i = 0; i < w->nsp; i++) kd[i] = xc_dim_const(w->k[i]);
+  if (lw_cpu_limits(c) && g->R <= DW_UNROLL_TAPS) {
+    /* The loads read clamped coordinates (the last tile's rows past the
+     * pixels read the last pixel, taps outside the input its edge), so
+     * they need no mask: the channels run contiguous and unconditional in
+     * every row, and a select zeroes what the window does not cover. A
+     * conditional load per tap (its condition varies by row) kept GCC 12
+     * from vectorizing the fused loop at all. */
+    lw_val_t* rmc = xc_tiled_binary(k, XC_TOP_MIN, rm1, lw_sub(c, lw_dim(c, P).v, lw_i64(c, 1)));
+    lw_val_t* pclamp[LW_MAX_RANK];
+    lw_decompose(c, rmc, np, pd, pclamp);
+    lw_space_t spc, syc;
+    pixel_spaces(c, g, pclamp, ch, &spc, &syc);
+    lw_val_t* acc = acc0;
+    for (int64_t t = 0; t < g->R; t++) {
+      lw_val_t* kidx[LW_MAX_RANK];
+      for (int i = w->nsp - 1, rest = (int)t; i >= 0; i--) {
+        kidx[i] = lw_i64(c, rest % w->k[i]);
+        rest /= (int)w->k[i];
+      }
+      lw_val_t* in_sp[LW_MAX_RANK];
+      lw_val_t* ok = window_coords(c, w, &spc, X, kidx, in_sp);
+      lw_space_t sx;
+      memset(&sx, 0, sizeof sx);
+      sx.rank = X->rank;
+      sx.idx[0] = syc.idx[0];
+      sx.idx[g->cdim] = ch;
+      for (int i = 0; i < w->nsp; i++) {
+        lw_val_t* hi = lw_sub(c, lw_dim(c, X->dims[w->sp0 + i]).v, lw_i64(c, 1));
+        sx.idx[w->sp0 + i] = w->in_bounds[i] ? in_sp[i]
+                                              : xc_tiled_binary(k, XC_TOP_MAX, lw_i64(c, 0),
+                                                                xc_tiled_binary(k, XC_TOP_MIN, in_sp[i], hi));
+      }
+      lw_val_t* a = lw_cast_to(c, xc_tiled_load(k, lw_buf(c, X), lw_offset(c, &sx, X), mc, NULL), g->at);
+      if (ok) a = xc_tiled_select(k, ok, a, lw_fconst(c, g->at, 0));
+      lw_val_t* woff = weight_offset(c, g->hwio, g->R, g->group, lw_i64(c, t), ch);
+      lw_val_t* b = lw_cast_to(c, xc_tiled_load(k, lw_buf(c, g->W), woff, mc, NULL), g->at);
+      acc = lw_add(c, acc, lw_mul(c, a, b)); /* the taps in the loop's order */
+    }
+    lw_val_t* y = acc;
+    if (g->B) y = lw_add(c, y, lw_cast_to(c, xc_tiled_load(k, lw_buf(c, g->B), ch, mc, NULL), g->at));
+    XC_RETURN_IF_ERROR(lw_epilogue(c, &sy, y));
+    lw_iter_end(c, c0);
+    lw_iter_end(c, m0);
+    return NULL;
+  }
   xc_tiled_op_t* loop = xc_tiled_for_begin(k, lw_i64(c, 0), lw_i64(c, g->R), lw_i64(c, 1), 1, &acc0);
   {
     lw_val_t* tap = xc_tiled_for_iv(loop);

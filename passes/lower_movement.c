@@ -32,6 +32,84 @@ static lw_val_t* load_idx(lw_ctx_t* c, const lw_space_t* sp, const xc_value_t* v
   return xc_tiled_load(c->k, lw_buf(c, v), lw_offset(c, &s2, v), sp->mask, NULL);
 }
 
+static const int64_t tr_a_c[] = {8, 16, 32, 64}, tr_b_c[] = {4, 8, 16, 32, 64};
+
+/* A knob over extent e with candidates base (n of them) plus e itself when
+ * it is at most the largest and no candidate equals it (3 channels: a tile
+ * without masked lanes), the default. */
+static int exact_knob(lw_ctx_t* c, const char* name, const int64_t* base, int n, int64_t e, int64_t def) {
+  int64_t cands[8];
+  memcpy(cands, base, (size_t)n * sizeof *cands);
+  bool listed = false;
+  for (int i = 0; i < n; i++) listed |= base[i] == e;
+  if (!listed && e < base[n - 1]) cands[n++] = e, def = e;
+  else if (listed) def = e;
+  return lw_knob(c, name, n, cands, def);
+}
+
+/* Transpose on a CPU when the output's last dim is not the input's last
+ * (NCHW -> NHWC): programs over tiles [BLOCK_A, BLOCK_B] of the two dims
+ * that are contiguous on either side, A (the input's last dim) and B (the
+ * output's last), and one index of the other output dims. The tile loads
+ * as [BLOCK_B, BLOCK_A] (runs along A, contiguous in the input) and stores
+ * through a 2-D `trans` as [BLOCK_A, BLOCK_B] (runs along B, contiguous in
+ * the output), where the flat form gathered every element with its own
+ * division and remainder per dim (mobilenetv2-tiny's 3x96x96 input: 34 us
+ * alone, bench/RESULTS.md section 23). Returns false when it does not
+ * apply (the flat form then runs). */
+static bool emit_transpose_tiles(lw_ctx_t* c, const xc_node_t* n, const xc_value_t* X, const xc_value_t* Y,
+                                 xc_status_t* out) {
+  xc_tiled_kernel_t* k = c->k;
+  *out = NULL;
+  int r = Y->rank;
+  if (!lw_cpu_limits(c) || !X || X->rank != r || r < 2 || r > LW_MAX_RANK) return false;
+  int64_t cnt = 0;
+  const int64_t* perm = xc_node_attr_ints(n, "perm", &cnt);
+  int pm[LW_MAX_RANK];
+  for (int d = 0; d < r; d++) {
+    pm[d] = perm && cnt == r ? (int)perm[d] : r - 1 - d;
+    if (pm[d] < 0 || pm[d] >= r || !xc_dim_is_static(Y->dims[d])) return false;
+  }
+  int dB = r - 1, dA = -1;
+  for (int d = 0; d < r; d++)
+    if (pm[d] == r - 1) dA = d;
+  if (dA < 0 || dA == dB) return false;
+  int64_t EA = Y->dims[dA].value, EB = Y->dims[dB].value;
+  if (EA < 8 || EB > 64) return false; /* short input rows: the flat form */
+  xc_dim_t od[LW_MAX_RANK];
+  int no = 0, oi[LW_MAX_RANK];
+  for (int d = 0; d < r; d++)
+    if (d != dA && d != dB) oi[no] = d, od[no++] = Y->dims[d];
+  int kA = exact_knob(c, "BLOCK_A", tr_a_c, 4, EA, 32);
+  int kB = exact_knob(c, "BLOCK_B", tr_b_c, 5, EB, 16);
+  xc_tiled_dim_t da = xc_tiled_dim_knob(kA), db = xc_tiled_dim_knob(kB);
+  lw_val_t* a0 = lw_iter_begin(c, 0, lw_dim(c, Y->dims[dA]), kA, 0);
+  lw_val_t* b0 = lw_iter_begin(c, 1, lw_dim(c, Y->dims[dB]), kB, 0);
+  lw_val_t* o0 = lw_iter_begin(c, 2, lw_dim(c, lw_numel(c, no, od)), -1, 1);
+  lw_val_t* oidx[LW_MAX_RANK];
+  if (no) lw_decompose(c, o0, no, od, oidx);
+  lw_val_t* a = lw_add(c, a0, xc_tiled_arange(k, da)), *b = lw_add(c, b0, xc_tiled_arange(k, db));
+  lw_val_t* ma = lw_lt(c, a, lw_i64(c, EA)), *mb = lw_lt(c, b, lw_i64(c, EB));
+  /* the load: [BLOCK_B, BLOCK_A] in the input's order */
+  lw_space_t sx, sy;
+  memset(&sx, 0, sizeof sx);
+  memset(&sy, 0, sizeof sy);
+  sx.rank = sy.rank = r;
+  sx.dims = X->dims, sy.dims = Y->dims;
+  for (int i = 0; i < no; i++) sx.idx[pm[oi[i]]] = sy.idx[oi[i]] = oidx[i];
+  sx.idx[pm[dA]] = lw_row(c, a);
+  sx.idx[pm[dB]] = lw_col(c, b);
+  lw_val_t* tile = xc_tiled_load(k, lw_buf(c, X), lw_offset(c, &sx, X), lw_and(c, lw_col(c, mb), lw_row(c, ma)), NULL);
+  sy.idx[dA] = lw_col(c, a);
+  sy.idx[dB] = lw_row(c, b);
+  sy.mask = lw_and(c, lw_col(c, ma), lw_row(c, mb));
+  *out = lw_epilogue(c, &sy, xc_tiled_trans(k, tile));
+  lw_iter_end(c, o0);
+  lw_iter_end(c, b0);
+  lw_iter_end(c, a0);
+  return true;
+}
+
 xc_status_t lw_emit_movement(lw_ctx_t* c, const xc_node_t* n) {
   xc_tiled_kernel_t* k = c->k;
   const char* op = n->op_type;
@@ -81,6 +159,8 @@ xc_status_t lw_emit_movement(lw_ctx_t* c, const xc_node_t* n) {
   }
   for (int o = 1; o < n->num_outputs; o++)
     if (n->outputs[o]) return lw_unsupported(c, n, "several outputs");
+  xc_status_t tiled;
+  if (!strcmp(op, "Transpose") && emit_transpose_tiles(c, n, X, Y, &tiled)) return tiled;
   int kb = lw_knob(c, "BLOCK", 5, blk_c, 256);
   lw_val_t* start = lw_iter_begin(c, 0, lw_dim(c, lw_numel(c, Y->rank, Y->dims)), kb, 0);
   lw_space_t sp;

@@ -80,9 +80,11 @@ void xc_cse_analyze_block(em_t* e, const xc_tiled_block_t* b) {
     switch (op->opcode) {
       case XC_TOP_LOAD:
         for (int j = 1; j < op->num_operands; j++) xc_cse_mark_use(e, op->operands[j], r);
+        if (op->num_operands > 2 && op->operands[2]) V(e, op->operands[2])->mask_use = true;
         break;
       case XC_TOP_STORE:
         for (int j = 1; j < op->num_operands; j++) xc_cse_mark_use(e, op->operands[j], V(e, op->operands[1]));
+        if (op->num_operands > 3 && op->operands[3]) V(e, op->operands[3])->mask_use = true;
         break;
       case XC_TOP_DOT:
         xc_cse_mark_use(e, op->operands[0], NULL);
@@ -111,6 +113,7 @@ void xc_cse_analyze_block(em_t* e, const xc_tiled_block_t* b) {
         break;
       default:
         for (int j = 0; j < op->num_operands; j++) xc_cse_mark_use(e, op->operands[j], r);
+        if (op->opcode == XC_TOP_SELECT) V(e, op->operands[0])->select_use = true;
         break;
     }
   }
@@ -190,9 +193,15 @@ void xc_cse_classify_value(em_t* e, const xc_tiled_value_t* v) {
       if (triv == 2) affine = true;
       /* An affine value stays inline whatever its readers: computing it is
        * an add or two, and inline it leaves addresses the compiler sees as
-       * contiguous (held in an array, `w[row[i0] + col[i1]]` is a gather). */
+       * contiguous (held in an array, `w[row[i0] + col[i1]]` is a gather).
+       * A bool stays inline too, unless a select reads it and no load or
+       * store takes it as its mask: GCC 12 does not vectorize a float
+       * select on a row's condition built from 64-bit compares, and does
+       * one on an int32_t array's element; a mask inline lets it unswitch
+       * the loop on the row's condition instead (a pool's taps). */
+      bool array_ok = v->type.dtype != XC_BOOL || (x->select_use && !x->mask_use);
       int max_cost = e->d->work_groups ? MAX_INLINE_COST
-                     : (x->broadcast_use || x->invariant_use) && v->type.dtype != XC_BOOL && !affine
+                     : (x->broadcast_use || x->invariant_use) && array_ok && !affine
                          ? MAX_INLINE_COST_C_BROADCAST
                          : MAX_INLINE_COST_C;
       if (ok && cost <= max_cost) {

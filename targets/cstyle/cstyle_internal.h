@@ -56,6 +56,8 @@ typedef struct vinfo {
   bool not_private;     /* some use reads it at another shape */
   bool broadcast_use;   /* some use reads it broadcast along a dim of a larger tile */
   bool invariant_use;   /* read inside a loop it is defined outside of */
+  bool select_use;      /* some use is the condition of a select */
+  bool mask_use;        /* some use is the mask of a load or store */
   int cost;             /* VIRTUAL: nodes of the inlined expression */
   bool affine;          /* VIRTUAL: affine in the tile coordinates (aranges, uniform terms) */
   bool in_place;        /* C: a loop's next carried value written over the carried array
@@ -310,6 +312,7 @@ void xc_cse_store_conv(em_t* e, xc_cstyle_writer_t* w, xc_dtype_t t, const char*
 /* ---- ops (cstyle_ops.c) ------------------------------------------------------ */
 
 const char* xc_cse_mem_name(em_t* e, const xc_tiled_value_t* m);
+void xc_cse_load_expr(em_t* e, xc_cstyle_writer_t* out, const xc_tiled_op_t* op, const vinfo_t* r);
 int64_t xc_cse_widest_global(const xc_tiled_block_t* b);
 bool xc_cse_lanes_shape(em_t* e, const xc_tiled_op_t* op);
 void xc_cse_emit_reduce(em_t* e, const xc_tiled_op_t* op);

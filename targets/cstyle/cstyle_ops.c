@@ -43,39 +43,48 @@ static void emit_elementwise(em_t* e, const xc_tiled_op_t* op, bool in_loop) {
   for (int i = 0; i < n; i++) xc_cse_expr_free(&ops[i]);
 }
 
-/* The element statement of load op: its result's current element (in the
- * scope of an element loop, or scalar). */
-static void load_stmt(em_t* e, const xc_tiled_op_t* op, bool scalar) {
-  const xc_tiled_value_t* res = op->results[0];
-  const xc_tiled_value_t* mem = op->operands[0];
+/* The value expression of load op for the element of r's loop in scope:
+ * `mask ? buf[off] : other` (16-bit floats converted; no mask when it is
+ * decided true). Appended to out; the program and the pack entry both read
+ * their loads through it. */
+void xc_cse_load_expr(em_t* e, xc_cstyle_writer_t* out, const xc_tiled_op_t* op, const vinfo_t* r) {
   const xc_tiled_value_t* mask = live_mask(e, op->num_operands > 2 ? op->operands[2] : NULL);
   const xc_tiled_value_t* other = op->num_operands > 3 ? op->operands[3] : NULL;
-  vinfo_t* r = V(e, res);
-  xc_dtype_t t = res->type.dtype;
+  xc_dtype_t t = op->results[0]->type.dtype;
   expr_t eo, em, eth;
-  const char* off = xc_cse_opnd(e, &eo, op->operands[1], r);
-  xc_cstyle_writer_t x = {0}, ld = {0}, acc = {0};
-  char lit[96];
+  xc_cstyle_writer_t ld = {0}, acc = {0};
   /* Index expressions grow with rank and broadcasting: no fixed buffer. */
-  P(&acc, "%s[%s]", xc_cse_mem_name(e, mem), off);
+  P(&acc, "%s[%s]", xc_cse_mem_name(e, op->operands[0]), xc_cse_opnd(e, &eo, op->operands[1], r));
   xc_cse_load_conv(&ld, t, wstr(&acc));
   if (mask) {
+    char lit[96];
     const char* m = xc_cse_opnd(e, &em, mask, r);
     const char* o = lit;
     if (other) o = xc_cse_opnd(e, &eth, other, r);
     else xc_cse_literal(e, lit, sizeof lit, t, 0, 0);
-    P(&x, "(%s) ? %s : (%s)", m, wstr(&ld), o);
+    P(out, "(%s) ? %s : (%s)", m, wstr(&ld), o);
     xc_cse_expr_free(&em);
     if (other) xc_cse_expr_free(&eth);
   } else {
-    P(&x, "%s", wstr(&ld));
+    P(out, "%s", wstr(&ld));
   }
+  if (ld.oom || acc.oom) fail(e, xc_error_oom());
+  free(ld.data), free(acc.data);
+  xc_cse_expr_free(&eo);
+}
+
+/* The element statement of load op: its result's current element (in the
+ * scope of an element loop, or scalar). */
+static void load_stmt(em_t* e, const xc_tiled_op_t* op, bool scalar) {
+  vinfo_t* r = V(e, op->results[0]);
+  xc_dtype_t t = op->results[0]->type.dtype;
+  xc_cstyle_writer_t x = {0};
+  xc_cse_load_expr(e, &x, op, r);
   char d[96];
   if (scalar || r->st == ST_LOCAL) L("const %s %s = %s;\n", vtype(e, t), r->name, wstr(&x));
   else L("%s = %s;\n", xc_cse_dst(e, r, d, sizeof d), wstr(&x));
-  if (x.oom || ld.oom || acc.oom) fail(e, xc_error_oom());
-  free(x.data), free(ld.data), free(acc.data);
-  xc_cse_expr_free(&eo);
+  if (x.oom) fail(e, xc_error_oom());
+  free(x.data);
 }
 
 static int64_t gcd64(int64_t a, int64_t b) {

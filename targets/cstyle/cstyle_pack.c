@@ -215,28 +215,10 @@ static void emit_pack_load(em_t* e, const packed_t* p) {
     xc_cse_emit_op(e, op);
     return;
   }
-  const xc_tiled_value_t* res = op->results[0];
-  const xc_tiled_value_t* mask = live_mask(e, op->num_operands > 2 ? op->operands[2] : NULL);
-  const xc_tiled_value_t* other = op->num_operands > 3 ? op->operands[3] : NULL;
-  vinfo_t* r = V(e, res);
-  xc_dtype_t t = res->type.dtype;
+  vinfo_t* r = V(e, op->results[0]);
   int64_t rows = r->dims[0], cols = r->dims[1];
-  expr_t eo, em, eth;
-  xc_cstyle_writer_t x = {0}, ld = {0}, acc = {0};
-  P(&acc, "%s[%s]", xc_cse_mem_name(e, op->operands[0]), xc_cse_opnd(e, &eo, op->operands[1], r));
-  xc_cse_load_conv(&ld, t, wstr(&acc));
-  if (mask) {
-    char lit[96];
-    const char* m = xc_cse_opnd(e, &em, mask, r);
-    const char* o = lit;
-    if (other) o = xc_cse_opnd(e, &eth, other, r);
-    else xc_cse_literal(e, lit, sizeof lit, t, 0, 0);
-    P(&x, "(%s) ? %s : (%s)", m, wstr(&ld), o);
-    xc_cse_expr_free(&em);
-    if (other) xc_cse_expr_free(&eth);
-  } else {
-    P(&x, "%s", wstr(&ld));
-  }
+  xc_cstyle_writer_t x = {0};
+  xc_cse_load_expr(e, &x, op, r);
   const char* simd = e->d->simd_pragma;
   if (p->strip) {
     L("for (int64_t xs = 0; xs < %" PRId64 "; xs += %" PRId64 ") {\n", cols, p->nr);
@@ -261,9 +243,8 @@ static void emit_pack_load(em_t* e, const packed_t* p) {
       r->name, cols, wstr(&x));
     xc_cse_loop_close(e, 1);
   }
-  if (x.oom || ld.oom || acc.oom) fail(e, xc_error_oom());
-  free(x.data), free(ld.data), free(acc.data);
-  xc_cse_expr_free(&eo);
+  if (x.oom) fail(e, xc_error_oom());
+  free(x.data);
 }
 
 /* The body of the pack entry, run for pack program `p`: each packed

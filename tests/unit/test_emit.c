@@ -403,6 +403,51 @@ static void test_dot_blocked(void) {
   }
 }
 
+/* Row conditions [M,1] read broadcast in an [M,N] element loop: one only
+ * by a select (a depthwise conv tap's window test), one also as a load's
+ * mask. The C emitter computes the first once into an int32_t array (GCC
+ * 12 vectorized no float select on the inline condition of 64-bit
+ * compares) and keeps the mask inline. Params: X X2 Y. */
+static kern_t* build_row_select(int64_t M, int64_t N) {
+  kern_t* k;
+  if (xc_tiled_kernel_create("row_select", &k)) return NULL;
+  val_t* X = xc_tiled_param_buffer(k, "X", XC_F32, XC_ROLE_IN);
+  val_t* X2 = xc_tiled_param_buffer(k, "X2", XC_F32, XC_ROLE_IN);
+  val_t* Y = xc_tiled_param_buffer(k, "Y", XC_F32, XC_ROLE_OUT);
+  const xc_tiled_expr_t* grid[1] = {xc_texpr_const(k, 1)};
+  xc_tiled_set_grid(k, 1, grid);
+  val_t* rm = col(k, xc_tiled_arange(k, xc_tiled_dim_const(M))), *rn = row(k, xc_tiled_arange(k, xc_tiled_dim_const(N)));
+  val_t* h = xc_tiled_binary(k, XC_TOP_REM, add(k, mul(k, rm, i64c(k, 5)), i64c(k, 3)), i64c(k, 7)); /* [M,1] */
+  val_t* sel = land(k, lt(k, h, i64c(k, 4)), xc_tiled_cmp(k, XC_CMP_GE, rm, i64c(k, 2)));
+  val_t* msk = land(k, lt(k, i64c(k, 1), h), lt(k, rm, i64c(k, M - 1)));
+  val_t* off = add(k, mul(k, rm, i64c(k, N)), rn);
+  val_t* x = xc_tiled_load(k, X, off, NULL, NULL);
+  val_t* x2 = xc_tiled_load(k, X2, off, msk, NULL);
+  val_t* y = add(k, xc_tiled_select(k, sel, x, f32c(k, 0)), xc_tiled_select(k, msk, x2, f32c(k, 1)));
+  xc_tiled_store(k, Y, off, y, NULL);
+  return tk_finish(k);
+}
+
+static void test_row_select(void) {
+  const int64_t M = 12, N = 24;
+  kern_t* k = build_row_select(M, N);
+  CHECK(k != NULL);
+  if (!k) return;
+  xc_kernel_source_t src;
+  CHECK_OK(xc_cstyle_emit(&xc_cstyle_dialect_c, NULL, k, NULL, 0, NULL, &src));
+  int arrays = 0;
+  for (const char* p = src.text; p && (p = strstr(p, "int32_t v")); p++)
+    if (strstr(p, "[12];") && strchr(p, ';') == strstr(p, "[12];") + 4) arrays++;
+  CHECK_EQ_INT(arrays, 1); /* the select's condition, not the mask */
+  xc_kernel_source_release(&src);
+  xc_tiled_arg_t args[3] = {{tensor(XC_F32, M * N, true), 0}, {tensor(XC_F32, M * N, true), 0},
+                            {tensor(XC_F32, M * N, false), 0}};
+  const int64_t none[1] = {0};
+  check_kernel(k, none, args, "row select");
+  free_args(args, 3);
+  xc_tiled_kernel_destroy(k);
+}
+
 /* ---- the HIP dialect's matrix hooks on OpenCL ---------------------------------------- */
 
 /* Y = dot(X * 2, W, bias) for a computed f16 operand (X * 2, staged with a
@@ -995,6 +1040,7 @@ int main(void) {
   test_ops_zoo();
   test_carry_order();
   test_dot_blocked();
+  test_row_select();
   test_vector_math();
   test_gemm_half();
   test_hip_hooks();

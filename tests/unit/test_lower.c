@@ -351,6 +351,45 @@ static void test_conv(void) {
     }
     lowered_free(g, plan, m);
   }
+  /* A depthwise conv on the cpu unrolls its window (3x3, 5x5: no loop over
+   * the taps), so the C emitter fuses the taps into one element loop; a 2-D
+   * window of more than 25 taps keeps the loop. Both against the
+   * interpreter with every knob choice (stride, asymmetric pads, a ragged
+   * last pixel tile, channels no tile divides), and each load's offset
+   * bounded without its mask (the clamped coordinates). */
+  const char* dwise = HDR
+      "  input x: f32[2, 7, 9, 12]\n  input w: f32[3, 3, 1, 12]\n  input b: f32[12]\n  input u: f32[6, 6, 1, 12]\n"
+      "  input z: f32[1, 5, 6, 5]\n  input v: f32[5, 3, 3, 1]\n"
+      "  c = xcomp::ConvNHWC(x, w, b) {group: 12, pads: [0, 1, 1, 1], strides: [2, 1], weight_layout: \"HWIO\"}\n"
+      "  d = xcomp::ConvNHWC(x, u) {group: 12, pads: [2, 3, 3, 2], weight_layout: \"HWIO\"}\n"
+      "  e = xcomp::ConvNHWC(z, v) {group: 5, pads: [1, 1, 1, 1]}\n"
+      "  output c\n  output d\n  output e\n}\n";
+  const int64_t shd[6][4] = {{2, 7, 9, 12}, {3, 3, 1, 12}, {12}, {6, 6, 1, 12}, {1, 5, 6, 5}, {5, 3, 3, 1}};
+  const int rkd[6] = {4, 4, 1, 4, 4, 4};
+  check_graph_for("conv-depthwise-cpu", dwise, 6, shd, rkd, &cpu);
+  {
+    xc_graph_t* g;
+    xc_fusion_plan_t* plan;
+    xc_lowered_module_t* m = lower_text("conv-depthwise", dwise, &cpu, &g, &plan);
+    CHECK(m && m->num_kernels == 3);
+    for (int i = 0; m && i < m->num_kernels; i++) {
+      const xc_tiled_kernel_t* kk = m->kernels[i].kernel;
+      int loops = 0, loads = 0;
+      for (int j = 0; j < kk->body->num_ops; j++) {
+        loops += kk->body->ops[j]->opcode == XC_TOP_FOR;
+        loads += kk->body->ops[j]->opcode == XC_TOP_LOAD;
+      }
+      /* 9 taps of x and w + bias; the 6x6 window (36 taps) keeps its loop */
+      CHECK_EQ_INT(loops, i == 1 ? 1 : 0);
+      if (i == 0) CHECK(loads >= 19);
+      int64_t grid[3] = {1, 1, 1};
+      for (int a = 0; a < kk->grid_rank; a++) CHECK_OK(xc_texpr_eval(kk->grid[a], m->kernels[i].knobs, NULL, &cpu, &grid[a]));
+      bounds_seen_t seen = {0, 0};
+      CHECK_OK(xc_tiled_accesses(kk, m->kernels[i].knobs, NULL, grid, count_unbounded, &seen));
+      CHECK_EQ_INT(seen.unbounded, 0);
+    }
+    lowered_free(g, plan, m);
+  }
   for (int form = 0; form < 2; form++) {
     xc_graph_t* g;
     xc_fusion_plan_t* plan;
@@ -378,6 +417,43 @@ static void test_movement(void) {
   const int64_t sh[3][4] = {{3, 5, 7}, {3, 2, 7}, {4}};
   const int rk[3] = {3, 3, 1};
   check_graph("movement", t, 3, sh, rk);
+  /* On the cpu a Transpose whose output's last dim is not the input's last
+   * runs over [BLOCK_A, BLOCK_B] tiles: loaded along the input's last dim,
+   * stored through a 2-D trans along the output's. NCHW -> NHWC with 3
+   * channels (BLOCK_B takes the 3 whole), a ragged 19-wide row, a 3-D
+   * permutation that moves the last dim first, and one that keeps it last
+   * (the flat form). Every knob choice against the interpreter; the tiled
+   * kernels have the trans and bounded accesses. */
+  const char* tt = HDR
+      "  input x: f32[2, 3, 17, 19]\n  input y: f32[5, 9, 11]\n"
+      "  a = Transpose(x) {perm: [0, 2, 3, 1]}\n  b = Transpose(y) {perm: [2, 0, 1]}\n"
+      "  c = Transpose(y) {perm: [1, 0, 2]}\n"
+      "  output a\n  output b\n  output c\n}\n";
+  const int64_t sht[2][4] = {{2, 3, 17, 19}, {5, 9, 11}};
+  const int rkt[2] = {4, 3};
+  xc_tiled_limits_t cpu;
+  xc_tiled_limits_init_cpu(&cpu);
+  check_graph_for("transpose-cpu", tt, 2, sht, rkt, &cpu);
+  xc_graph_t* g;
+  xc_fusion_plan_t* plan;
+  xc_lowered_module_t* m = lower_text("transpose-tiles", tt, &cpu, &g, &plan);
+  CHECK(m && m->num_kernels == 3);
+  for (int i = 0; m && i < m->num_kernels; i++) {
+    const xc_tiled_kernel_t* kk = m->kernels[i].kernel;
+    int trans = 0;
+    for (int j = 0; j < kk->body->num_ops; j++) trans += kk->body->ops[j]->opcode == XC_TOP_TRANS;
+    CHECK_EQ_INT(trans, i < 2 ? 1 : 0);
+    bool exact_b = false;
+    for (int j = 0; j < kk->num_knobs; j++)
+      if (!strncmp(kk->knobs[j].name, "BLOCK_B", 7)) exact_b = m->kernels[i].knobs[j] == (i == 0 ? 3 : 9);
+    if (i < 2) CHECK(exact_b);
+    int64_t grid[3] = {1, 1, 1};
+    for (int a = 0; a < kk->grid_rank; a++) CHECK_OK(xc_texpr_eval(kk->grid[a], m->kernels[i].knobs, NULL, &cpu, &grid[a]));
+    bounds_seen_t seen = {0, 0};
+    CHECK_OK(xc_tiled_accesses(kk, m->kernels[i].knobs, NULL, grid, count_unbounded, &seen));
+    CHECK_EQ_INT(seen.unbounded, 0);
+  }
+  lowered_free(g, plan, m);
 }
 
 static void test_attention(void) {
