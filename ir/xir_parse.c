@@ -281,7 +281,7 @@ static xc_status_t parse_dim_sum(parser_t* p, xc_dim_t* out) {
 static xc_status_t parse_type(parser_t* p, vtype_t* t) {
   memset(t, 0, sizeof *t);
   if (p->tok.kind != XIR_TOK_IDENT) return expected(p, "a dtype (f32, i64, ...)");
-  char* name;
+  char* name = NULL;
   XC_RETURN_IF_ERROR(token_text(p, &p->tok, &name));
   if (!xc_dtype_from_name(name, &t->dtype))
     return err_at(p, p->tok.line, p->tok.col, "unknown dtype '%s'", name);
@@ -517,7 +517,7 @@ static xc_status_t parse_side_file(parser_t* p, xc_dtype_t dtype, int rank, cons
   XC_RETURN_IF_ERROR(expect(p, '(', "'('"));
   if (p->tok.kind != XIR_TOK_STRING) return expected(p, "a file name string");
   int pline = p->tok.line, pcol = p->tok.col;
-  char* path;
+  char* path = NULL;
   XC_RETURN_IF_ERROR(token_text(p, &p->tok, &path));
   next(p);
   XC_RETURN_IF_ERROR(check_side_path(p, path, pline, pcol));
@@ -1020,7 +1020,7 @@ static xc_status_t parse_node_stmt(parser_t* p, lhs_item_t** lhs, int* lhs_cap,
   /* Op reference. */
   if (p->tok.kind != XIR_TOK_IDENT) return expected(p, "an op name");
   int oline = p->tok.line, ocol = p->tok.col;
-  char *domain = "", *op_type;
+  char *domain = "", *op_type = NULL;
   XC_RETURN_IF_ERROR(token_text(p, &p->tok, &op_type));
   next(p);
   if (accept(p, 'D')) {
