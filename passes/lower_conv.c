@@ -355,7 +355,10 @@ static xc_status_t emit_conv_rows(lw_ctx_t* c, const conv_gemm_t* g) {
       lw_val_t* x = lw_add(c, xb, jr); /* [BM,BK]: iw * C + c */
       lw_val_t* xok = lw_and(c, xc_tiled_cmp(k, XC_CMP_GE, x, lw_i64(c, 0)), lw_lt(c, x, lw_i64(c, WC)));
       lw_val_t* am = lw_and(c, lw_and(c, rows_ok, lw_lt(c, jr, lw_i64(c, KWC))), xok);
-      sx.idx[g->cdim] = x;
+      /* x is the offset within the row (W's stride is C, C's is 1): on the
+       * channel dim, or on W's where one channel would drop it (an offset
+       * skips dims of extent 1) */
+      sx.idx[C == 1 ? w->sp0 + L : g->cdim] = x;
       lw_val_t* a = xc_tiled_load(k, lw_buf(c, X), lw_offset(c, &sx, X), am, NULL);
       a = lw_cast_to(c, a, g->at);
       lw_val_t* bm = lw_and(c, lw_lt(c, jc, lw_i64(c, KWC)), mn);

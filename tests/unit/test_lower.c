@@ -331,6 +331,17 @@ static void test_conv(void) {
   const int64_t shr[5][4] = {{2, 9, 11, 5}, {3, 2, 5, 6}, {6}, {2, 13, 3}, {4, 3, 7}};
   const int rkr[5] = {4, 4, 1, 3, 3};
   check_graph_for("conv-nhwc-cpu-rows", rows, 5, shr, rkr, &cpu);
+  /* One input channel: the row offset iw * C + c is W's index (an offset
+   * skips the channel dim of extent 1, which dropped it: every tap read the
+   * row's first pixel) */
+  const char* rows1 = HDR
+      "  input x: f32[2, 8, 8, 1]\n  input u: f32[3, 3, 1, 4]\n"
+      "  c = xcomp::ConvNHWC(x, u) {pads: [2, 0, 1, 1], strides: [2, 1], dilations: [2, 1], "
+      "weight_layout: \"HWIO\"}\n"
+      "  output c\n}\n";
+  const int64_t shr1[2][4] = {{2, 8, 8, 1}, {3, 3, 1, 4}};
+  const int rkr1[2] = {4, 4};
+  check_graph_for("conv-nhwc-cpu-rows-one-channel", rows1, 2, shr1, rkr1, &cpu);
   {
     xc_graph_t* g;
     xc_fusion_plan_t* plan;
