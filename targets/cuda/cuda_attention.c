@@ -6,9 +6,10 @@
  * interpreter runs it, conformance compares against it).
  *
  * The program: 4 warps of 16 or 32 query rows (BLOCK_M 64 or 128), key
- * tiles of BLOCK_N 64 (32 for 32-row warps at head sizes above 64). Q, K and V tiles move by 16-byte cp.async into dynamic shared
- * memory (rows padded by 16 bytes, so the 8 rows an ldmatrix reads fall in
- * distinct banks); K/V are double-buffered: tile j+1 loads while tile j is
+ * tiles of BLOCK_N 64 (32 for 32-row warps at head sizes above 64). Q, K
+ * and V tiles move by 16-byte cp.async into dynamic shared memory (rows
+ * padded by 16 bytes, so the 8 rows an ldmatrix reads fall in distinct
+ * banks); K/V are double-buffered: tile j+1 loads while tile j is
  * computed, one barrier per tile. Q's fragments are read once into
  * registers (or per key tile where two m-tiles of head size 128 would not
  * fit the registers). S = Q K^T and O += P V run on mma.sync m16n8k16 (f32
@@ -17,7 +18,15 @@
  * row by shuffles, exp2 with log2(e) folded into the scale) and the
  * probabilities, rounded to the input type, are the A fragments of P V
  * without a trip through memory. Causal programs stop at the diagonal and
- * mask only the tiles that cross it; they run heaviest first. */
+ * mask only the tiles that cross it; they run heaviest first.
+ *
+ * On sm_90 at head sizes 64 and 128 (fa_wg_body): one or two consumer
+ * warpgroups of 64 query rows on wgmma (S = Q K^T from shared memory, O +=
+ * P V with P in registers), 128-key tiles in three stages filled by a
+ * producer warpgroup behind full/empty mbarriers; per round a consumer
+ * issues P V of the previous tile with Q K^T of the next, and the two
+ * consumers take turns at the tensor cores (named barriers) so that one's
+ * softmax overlaps the other's products. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

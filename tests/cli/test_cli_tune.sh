@@ -95,17 +95,22 @@ import json, sys
 recs = [json.loads(l) for l in open(sys.argv[1])]
 recs = [r for r in recs if r.get("kind") == "record" and r["valid"]]
 default = {r["task"]: r["schedule"] for r in recs if r["trial"] == 0}
+# (the ranking averages a schedule's times relative to their defaults over
+# its records, and the tuner may already have measured this one as slow:
+# 100 measuring runs of it make it the best)
 for r in recs:
     if r["trial"] > 0 and r["schedule"] != default.get(r["task"]):
-        r["run_id"] = "planted"
         r["time_ms"] = 1e-9
-        open(sys.argv[2], "w").write(json.dumps(r) + "\n")
+        with open(sys.argv[2], "w") as f:
+            for i in range(100):
+                r["run_id"] = "planted-%d" % i
+                f.write(json.dumps(r) + "\n")
         break
 else:
     sys.exit(1)
 EOF
 run_xcomp tune --db "$TMP/cpu.db" --import "$TMP/plant.jsonl"
-grep -q "imported 1 records" "$TMP/err" || fail "import of the planted record: $(cat "$TMP/err")"
+grep -q "imported 100 records" "$TMP/err" || fail "import of the planted records: $(cat "$TMP/err")"
 run_xcomp tune --db "$TMP/cpu.db" --import "$TMP/plant.jsonl"
 grep -q "imported 0 records" "$TMP/err" || fail "importing the same record twice added it again: $(cat "$TMP/err")"
 rm -rf "$TMP/k-plant"
