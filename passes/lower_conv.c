@@ -86,6 +86,16 @@ typedef struct conv_gemm {
   xc_dim_t rd[LW_MAX_RANK];
 } conv_gemm_t;
 
+/* X's coordinates at a window tap: batch n, channel ch, the input
+ * positions in_sp (NULL: left for the caller). */
+static void tap_space(const conv_gemm_t* g, lw_val_t* n, lw_val_t* ch, lw_val_t* const* in_sp, lw_space_t* sx) {
+  memset(sx, 0, sizeof *sx);
+  sx->rank = g->X->rank;
+  sx->idx[0] = n;
+  sx->idx[g->cdim] = ch;
+  for (int i = 0; in_sp && i < g->w->nsp; i++) sx->idx[g->w->sp0 + i] = in_sp[i];
+}
+
 static const int64_t gm_c[] = {16, 32, 64, 128}, gn_c[] = {16, 32, 64, 128}, gk_c[] = {8, 16, 32, 64, 128};
 
 /* The offset of weight (reduction index r, output channel oc) in the
@@ -212,11 +222,7 @@ static xc_status_t emit_conv_gemm(lw_ctx_t* c, const conv_gemm_t* g) {
     lw_val_t* ok = window_coords(c, w, &spix, X, ridx + g->kpos, in_sp);
     lw_val_t* am = lw_and(c, lw_and(c, mm, lw_lt(c, kr, lw_i64(c, g->R))), ok);
     lw_space_t sx;
-    memset(&sx, 0, sizeof sx);
-    sx.rank = X->rank;
-    sx.idx[0] = sy.idx[0];
-    sx.idx[g->cdim] = lw_add(c, lw_mul(c, g0, lw_i64(c, g->cg)), ridx[g->cpos]);
-    for (int i = 0; i < w->nsp; i++) sx.idx[w->sp0 + i] = in_sp[i];
+    tap_space(g, sy.idx[0], lw_add(c, lw_mul(c, g0, lw_i64(c, g->cg)), ridx[g->cpos]), in_sp, &sx);
     lw_val_t* a = xc_tiled_load(k, lw_buf(c, X), lw_offset(c, &sx, X), am, NULL);
     a = lw_cast_to(c, a, g->at);
     /* weight tile [BK,BN] */
@@ -473,10 +479,7 @@ static xc_status_t emit_conv_depthwise(lw_ctx_t* c, const conv_gemm_t* g) {
       lw_val_t* in_sp[LW_MAX_RANK];
       lw_val_t* ok = window_coords(c, w, &spc, X, kidx, in_sp);
       lw_space_t sx;
-      memset(&sx, 0, sizeof sx);
-      sx.rank = X->rank;
-      sx.idx[0] = syc.idx[0];
-      sx.idx[g->cdim] = ch;
+      tap_space(g, syc.idx[0], ch, NULL, &sx);
       for (int i = 0; i < w->nsp; i++) {
         lw_val_t* hi = lw_sub(c, lw_dim(c, X->dims[w->sp0 + i]).v, lw_i64(c, 1));
         sx.idx[w->sp0 + i] = w->in_bounds[i] ? in_sp[i]
@@ -504,11 +507,7 @@ static xc_status_t emit_conv_depthwise(lw_ctx_t* c, const conv_gemm_t* g) {
     lw_val_t* in_sp[LW_MAX_RANK];
     lw_val_t* ok = window_coords(c, w, &spix, X, kidx, in_sp);
     lw_space_t sx;
-    memset(&sx, 0, sizeof sx);
-    sx.rank = X->rank;
-    sx.idx[0] = sy.idx[0];
-    sx.idx[g->cdim] = ch;
-    for (int i = 0; i < w->nsp; i++) sx.idx[w->sp0 + i] = in_sp[i];
+    tap_space(g, sy.idx[0], ch, in_sp, &sx);
     lw_val_t* am = lw_and(c, lw_and(c, mm, ok), mc);
     lw_val_t* a = lw_cast_to(c, xc_tiled_load(k, lw_buf(c, X), lw_offset(c, &sx, X), am, NULL), g->at);
     /* weights [C, k..., 1] or [k..., 1, C]: channel ch, tap t */

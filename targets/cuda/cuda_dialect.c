@@ -74,10 +74,8 @@ enum { P_WM, P_WN, P_WTM, P_WTN, P_MT, P_NT, P_KSTEP, P_KIND };
 enum { KIND_F16, KIND_BF16, KIND_TF32 };
 
 bool xc_cuda_caps_have_mma(const xc_device_caps_t* caps, int m, int n, int k, xc_dtype_t in) {
-  for (int i = 0; caps && i < caps->num_mma_shapes; i++) {
-    const xc_mma_shape_t* s = &caps->mma_shapes[i];
-    if (s->m == m && s->n == n && s->k == k && s->input_dtype == in && s->accumulator_dtype == XC_F32) return true;
-  }
+  for (int i = 0; caps && i < caps->num_mma_shapes && i < XC_TARGET_MAX_MMA_SHAPES; i++)
+    if (xc_mma_shape_matches(&caps->mma_shapes[i], m, n, k, in, XC_F32)) return true;
   return false;
 }
 

@@ -51,7 +51,7 @@
   "static inline float xc_bitsf(xc_u32 u) { return __uint_as_float(u); }\n"
 
 /* Whether caps list the matrix shape m x n x k of input dtype `in` with an
- * f32 accumulator. */
+ * f32 accumulator (xc_mma_shape_matches: wgmma's n up to the listed one). */
 bool xc_cuda_caps_have_mma(const xc_device_caps_t* caps, int m, int n, int k, xc_dtype_t in);
 
 /* Writes the kernel function around decls and body: the extern "C"
