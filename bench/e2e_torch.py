@@ -14,10 +14,15 @@ median) in the precision asked, then runs `xcomp bench --json` on the ONNX file
 (cold compile with --no-cache, then device-resident and host runs through the
 cache) and checks xcomp's logits against PyTorch's (same precision, relative L2).
 Prints one Markdown table row per model and configuration and writes the raw
-numbers as JSON lines to --out.
+numbers as JSON lines to --out. --batch, --seq and --precision take
+comma-separated lists (the benchmark matrix, e.g. --batch 1,8 --seq
+128,512,1024 --precision bf16,f16): each model is exported once per batch x
+seq and run in every precision; torch.compile is reset and compiles again for
+each configuration.
 
-Usage: e2e_torch.py --xcomp XCOMP [--models gpt2,llama] [--batch 1] [--seq 512]
-                    [--precision bf16] [--runs 20] [--out DIR] [--skip-cold]
+Usage: e2e_torch.py --xcomp XCOMP [--models gpt2,llama] [--batch 1[,8]] [--seq 512[,...]]
+                    [--precision bf16[,f16]] [--runs 20] [--out DIR] [--skip-cold]
+                    [--cold-at BxS]
        e2e_torch.py --export-only DIR [--models ...] [--batch 1] [--seq 512]
                     (export only, on the CPU: no GPU, no xcomp run)
 """
@@ -183,13 +188,89 @@ def read_output(path):
         return np.load(path)
 
 
+def run_shape(a, torch, np, copy, dts, name, b, s, precisions, cold_wanted):
+    """One model at one batch x seq: exported once (float32), then timed in
+    each precision against eager and torch.compile; one table row each."""
+    torch.manual_seed(0)
+    model = build(name, torch).eval().cuda()
+    ids = torch.randint(0, model.cfg["vocab"], (b, s), device="cuda")
+    onnx = os.path.join(a.out, f"{name}-b{b}-s{s}.onnx")
+    t0 = time.time()
+    with torch.no_grad():
+        how = export(torch, model, ids, onnx)
+    print(f"e2e: {name} b{b} s{s}: exported in {time.time() - t0:.1f} s ({how})", file=sys.stderr, flush=True)
+    ids_path = os.path.join(a.out, f"{name}-b{b}-s{s}-ids.npy")
+    np.save(ids_path, ids.cpu().numpy())
+    for prec in precisions:
+        with torch.no_grad():
+            m = copy.deepcopy(model).to(dts[prec])
+            eager = cuda_time(torch, lambda: m(ids), a.runs)
+            ref = m(ids).float().cpu().numpy()
+            torch._dynamo.reset()
+            t0 = time.time()
+            cm = torch.compile(m)
+            cm(ids)
+            torch.cuda.synchronize()
+            compile_s = time.time() - t0
+            compiled = cuda_time(torch, lambda: cm(ids), a.runs)
+        del cm, m
+        torch.cuda.empty_cache()
+        row = {"model": name, "export": how, "batch": b, "seq": s, "precision": prec,
+               "eager_ms": eager, "compile_ms": compiled, "torch_compile_s": compile_s}
+        cold = None
+        if cold_wanted:
+            # an empty cache folder of its own: nothing compiled before is reused
+            saved = os.environ.get("XCOMP_CACHE_DIR")
+            os.environ["XCOMP_CACHE_DIR"] = os.path.join(a.out, f"cache-{name}-b{b}-s{s}-{prec}")
+            r = xcomp_bench(a.xcomp, onnx, prec, 3, [])
+            if saved is None:
+                del os.environ["XCOMP_CACHE_DIR"]
+            else:
+                os.environ["XCOMP_CACHE_DIR"] = saved
+            cold = r["compile"]["ms"] / 1e3
+            row["xcomp_cold_compile_s"] = cold
+            phases = r["compile"].get("phases_ms") or r.get("compile_phases")
+            if phases:
+                row["xcomp_compile_phases"] = phases
+                print(f"e2e: {name}: cold compile {cold:.2f} s, phases (ms): {phases}", file=sys.stderr, flush=True)
+        res = xcomp_bench(a.xcomp, onnx, prec, a.runs, ["--resident"])
+        host = xcomp_bench(a.xcomp, onnx, prec, a.runs, [])
+        row.update(xcomp_gpu_ms=res["device_ms"]["median"], xcomp_wall_resident_ms=res["latency_ms"]["median"],
+                   xcomp_wall_host_ms=host["latency_ms"]["median"], xcomp_launches=res["launches"],
+                   xcomp_graph=res["launch_graph"])
+        # Numbers: xcomp's logits on the same ids against PyTorch's (same precision).
+        outdir = os.path.join(a.out, f"{name}-out")
+        cmd = [a.xcomp, "run", onnx, "--target", "cuda", "--input", "@" + ids_path, "--output-dir", outdir]
+        if prec != "f32":
+            cmd += ["--precision", prec]
+        p = subprocess.run(cmd, capture_output=True, text=True)
+        rel = float("nan")
+        if p.returncode == 0:
+            got = read_output(os.path.join(outdir, "output_0.npy")).astype(np.float32)
+            rel = float(np.linalg.norm((got - ref).ravel().astype(np.float64)) / np.linalg.norm(ref.ravel().astype(np.float64)))
+        else:
+            print(f"e2e: xcomp run failed: {p.stderr[-1000:]}", file=sys.stderr)
+        del ref
+        row["rel_l2_vs_torch"] = rel
+        with open(os.path.join(a.out, "e2e.jsonl"), "a") as f:
+            f.write(json.dumps(row) + "\n")
+        gpu, wall_r, wall_h = row["xcomp_gpu_ms"], row["xcomp_wall_resident_ms"], row["xcomp_wall_host_ms"]
+        print(f"| {name} ({how}) | {b} x {s} | {prec} | {eager:.3f} | {compiled:.3f} | {compile_s:.1f} | {gpu:.3f} "
+              f"| {wall_r:.3f} | {wall_h:.3f} | {wall_r / gpu:.2f} | {'-' if cold is None else f'{cold:.1f}'} "
+              f"| {compiled / gpu:.2f}x | {rel:.2e} |", flush=True)
+    del model
+    torch.cuda.empty_cache()
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--xcomp")
     ap.add_argument("--models", default="gpt2,llama")
-    ap.add_argument("--batch", type=int, default=1)
-    ap.add_argument("--seq", type=int, default=512)
-    ap.add_argument("--precision", default="bf16", choices=["f32", "bf16", "f16"])
+    ap.add_argument("--batch", default="1", help="batch sizes, comma-separated (e.g. 1,8)")
+    ap.add_argument("--seq", default="512", help="sequence lengths, comma-separated (e.g. 128,512,1024)")
+    ap.add_argument("--precision", default="bf16", help="precisions, comma-separated: f32, bf16, f16")
+    ap.add_argument("--cold-at", metavar="BxS",
+                    help="measure xcomp's cold compile only at this batch x seq (default: every shape)")
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--out", default="/tmp/e2e")
     ap.add_argument("--skip-cold", action="store_true")
@@ -202,79 +283,39 @@ def main():
     if a.export_only:
         os.makedirs(a.export_only, exist_ok=True)
         for name in a.models.split(","):
-            torch.manual_seed(0)
-            model = build(name, torch).eval()
-            ids = torch.randint(0, model.cfg["vocab"], (a.batch, a.seq))
-            onnx = os.path.join(a.export_only, f"{name}-b{a.batch}-s{a.seq}.onnx")
-            with torch.no_grad():
-                how = export(torch, model, ids, onnx)
-            print(f"{onnx}: {how}")
+            for b in str(a.batch).split(","):
+                for s in str(a.seq).split(","):
+                    torch.manual_seed(0)
+                    model = build(name, torch).eval()
+                    ids = torch.randint(0, model.cfg["vocab"], (int(b), int(s)))
+                    onnx = os.path.join(a.export_only, f"{name}-b{b}-s{s}.onnx")
+                    with torch.no_grad():
+                        how = export(torch, model, ids, onnx)
+                    print(f"{onnx}: {how}")
         return
+    import copy
     import numpy as np
     os.makedirs(a.out, exist_ok=True)
-    dt = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16}[a.precision]
-    print(f"PyTorch {torch.__version__}, {torch.cuda.get_device_name(0)}, b{a.batch} s{a.seq} {a.precision}")
-    print("\n| model | torch eager ms | torch.compile ms | compile s | xcomp GPU ms | xcomp wall ms (resident) "
-          "| xcomp wall ms (host I/O) | wall/GPU (resident) | xcomp cold compile s | GPU vs torch.compile "
-          "| rel-L2 vs torch |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    batches = [int(x) for x in str(a.batch).split(",")]
+    seqs = [int(x) for x in str(a.seq).split(",")]
+    precisions = a.precision.split(",")
+    dts = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16}
+    for p in precisions:
+        if p not in dts:
+            ap.error(f"--precision: unknown precision '{p}' (f32, bf16, f16)")
+    cold_at = None
+    if a.cold_at:
+        cold_at = tuple(int(x) for x in a.cold_at.split("x"))
+    print(f"PyTorch {torch.__version__}, {torch.cuda.get_device_name(0)}", flush=True)
+    print("\n| model | batch x seq | precision | torch eager ms | torch.compile ms | compile s | xcomp GPU ms "
+          "| xcomp wall ms (resident) | xcomp wall ms (host I/O) | wall/GPU (resident) | xcomp cold compile s "
+          "| GPU vs torch.compile | rel-L2 vs torch |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- "
+          "| --- | --- | --- | --- |", flush=True)
     for name in a.models.split(","):
-        torch.manual_seed(0)
-        model = build(name, torch).eval().cuda()
-        ids = torch.randint(0, model.cfg["vocab"], (a.batch, a.seq), device="cuda")
-        onnx = os.path.join(a.out, f"{name}-b{a.batch}-s{a.seq}.onnx")
-        with torch.no_grad():
-            how = export(torch, model, ids, onnx)
-            m = model.to(dt)
-            eager = cuda_time(torch, lambda: m(ids), a.runs)
-            ref = m(ids).float().cpu().numpy()
-            t0 = time.time()
-            cm = torch.compile(m)
-            cm(ids)
-            torch.cuda.synchronize()
-            compile_s = time.time() - t0
-            compiled = cuda_time(torch, lambda: cm(ids), a.runs)
-        del cm, m, model
-        torch.cuda.empty_cache()
-        row = {"model": name, "export": how, "batch": a.batch, "seq": a.seq, "precision": a.precision,
-               "eager_ms": eager, "compile_ms": compiled, "torch_compile_s": compile_s}
-        cold = None
-        if not a.skip_cold:
-            cache = os.path.join(a.out, f"cache-{name}")
-            env_cache = {"XCOMP_CACHE_DIR": cache}
-            os.environ.update(env_cache)
-            r = xcomp_bench(a.xcomp, onnx, a.precision, 3, [])
-            cold = r["compile"]["ms"] / 1e3
-            row["xcomp_cold_compile_s"] = cold
-            phases = r["compile"].get("phases_ms") or r.get("compile_phases")
-            if phases:
-                row["xcomp_compile_phases"] = phases
-                print(f"e2e: {name}: cold compile {cold:.2f} s, phases (ms): {phases}", file=sys.stderr, flush=True)
-        res = xcomp_bench(a.xcomp, onnx, a.precision, a.runs, ["--resident"])
-        host = xcomp_bench(a.xcomp, onnx, a.precision, a.runs, [])
-        row.update(xcomp_gpu_ms=res["device_ms"]["median"], xcomp_wall_resident_ms=res["latency_ms"]["median"],
-                   xcomp_wall_host_ms=host["latency_ms"]["median"], xcomp_launches=res["launches"],
-                   xcomp_graph=res["launch_graph"])
-        # Numbers: xcomp's logits on the same ids against PyTorch's (same precision).
-        ids_path = os.path.join(a.out, f"{name}-ids.npy")
-        np.save(ids_path, ids.cpu().numpy())
-        outdir = os.path.join(a.out, f"{name}-out")
-        cmd = [a.xcomp, "run", onnx, "--target", "cuda", "--input", "@" + ids_path, "--output-dir", outdir]
-        if a.precision != "f32":
-            cmd += ["--precision", a.precision]
-        p = subprocess.run(cmd, capture_output=True, text=True)
-        rel = float("nan")
-        if p.returncode == 0:
-            got = read_output(os.path.join(outdir, "output_0.npy")).astype(np.float64)
-            rel = float(np.linalg.norm(got - ref) / np.linalg.norm(ref))
-        else:
-            print(f"e2e: xcomp run failed: {p.stderr[-1000:]}", file=sys.stderr)
-        row["rel_l2_vs_torch"] = rel
-        with open(os.path.join(a.out, "e2e.jsonl"), "a") as f:
-            f.write(json.dumps(row) + "\n")
-        gpu, wall_r, wall_h = row["xcomp_gpu_ms"], row["xcomp_wall_resident_ms"], row["xcomp_wall_host_ms"]
-        print(f"| {name} ({how}) | {eager:.3f} | {compiled:.3f} | {compile_s:.1f} | {gpu:.3f} | {wall_r:.3f} "
-              f"| {wall_h:.3f} | {wall_r / gpu:.2f} | {'-' if cold is None else f'{cold:.1f}'} "
-              f"| {compiled / gpu:.2f}x | {rel:.2e} |", flush=True)
+        for b in batches:
+            for s in seqs:
+                run_shape(a, torch, np, copy, dts, name, b, s, precisions,
+                          not a.skip_cold and (cold_at is None or cold_at == (b, s)))
     return 0
 
 

@@ -3,7 +3,11 @@
  * result would grow the model (size limit), so folding never bloats it.
  * Layout changes of constants (a weight transposed or cast for the kernel
  * that reads it) fold up to a much larger limit: they would otherwise run
- * at every run. */
+ * at every run. A transposed weight that other nodes also read as it is
+ * (GPT-2's tied embedding: Gather reads rows of [vocab, d], the LM head
+ * MatMul its transpose) is not copied: each MatMul reading the transpose
+ * becomes a Gemm with transB on the weight itself (tied_weight_gemms). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,7 +58,119 @@ static bool is_layout_change(const xc_node_t* n) {
   return false;
 }
 
+/* A fresh value named after base + suffix. */
+static xc_status_t fresh_value(xc_graph_t* g, const char* base, const char* suffix, xc_value_t** out) {
+  for (int k = 0;; k++) {
+    char* name = k ? xc_arena_printf(g->arena, "%s%s_%d", base, suffix, k)
+                   : xc_arena_printf(g->arena, "%s%s", base, suffix);
+    if (!name) return xc_error_oom();
+    if (!xc_graph_find_value(g, name)) return xc_graph_add_value(g, name, XC_DTYPE_UNDEFINED, -1, NULL, out);
+  }
+}
+
+/* Reshape of x to the static dims d (a new i64 shape initializer) into y. */
+static xc_status_t add_reshape(xc_graph_t* g, const xc_node_t* from, xc_value_t* x, int rank, const int64_t* d,
+                               xc_value_t* y) {
+  int64_t len = rank;
+  xc_tensor_t* t;
+  XC_RETURN_IF_ERROR(xc_tensor_create(XC_I64, 1, &len, &t));
+  for (int i = 0; i < rank; i++) xc_tensor_set_i64(t, i, d[i]);
+  xc_value_t* shape = NULL;
+  for (int k = 0; !shape; k++) {
+    char* name = xc_arena_printf(g->arena, "%s_shape%s%d", y->name, k ? "_" : "", k);
+    if (!name) {
+      xc_tensor_destroy(t);
+      return xc_error_oom();
+    }
+    if (!xc_graph_find_value(g, name)) XC_RETURN_IF_ERROR(xc_graph_add_initializer(g, name, t, &shape));
+  }
+  xc_value_t* in[2] = {x, shape};
+  xc_node_t* r;
+  XC_RETURN_IF_ERROR(xc_graph_add_node(g, "Reshape", "", NULL, 2, in, 1, &y, &r));
+  return xc_node_inherit_provenance(g, r, from);
+}
+
+/* Whether every use of v is as the B operand of a MatMul whose A and output
+ * have static dims and rank >= 2 (and v is not a graph output). */
+static bool only_matmul_b(const xc_graph_t* g, const xc_value_t* v) {
+  int uses = 0;
+  for (int i = 0; i < g->num_nodes; i++) {
+    const xc_node_t* n = g->nodes[i];
+    if (n->dead) continue;
+    for (int k = 0; k < n->num_inputs; k++) {
+      if (n->inputs[k] != v) continue;
+      const xc_value_t *a = n->inputs[0], *y = n->outputs[0];
+      if (k != 1 || strcmp(n->op_type, "MatMul") != 0 || n->domain[0] || n->num_inputs != 2 || !a || !y ||
+          a->rank < 2 || y->rank != a->rank)
+        return false;
+      for (int d = 0; d < a->rank; d++)
+        if (!xc_dim_is_static(a->dims[d]) || !xc_dim_is_static(y->dims[d])) return false;
+      uses++;
+    }
+  }
+  return uses > 0 && uses == xc_graph_count_uses(g, v);
+}
+
+/* MatMul(A, Transpose(W)) where W is a 2-D constant that other nodes read
+ * too: folding the Transpose would store a second, transposed copy of W
+ * (77 MB for GPT-2's embedding, with rows of an odd length that GEMM
+ * kernels cannot load in 16-byte pieces). Instead each such MatMul becomes
+ * Reshape(A, [rows, k]) -> Gemm(transB = 1) on W -> Reshape back to the
+ * MatMul's shape (views), and the Transpose is left to dead-code removal. */
+static xc_status_t tied_weight_gemms(xc_graph_t* g, bool* changed) {
+  int count = g->num_nodes;
+  bool any = false;
+  for (int i = 0; i < count; i++) {
+    xc_node_t* t = g->nodes[i];
+    if (t->dead || strcmp(t->op_type, "Transpose") != 0 || t->domain[0] || t->num_inputs != 1 ||
+        t->num_outputs != 1 || !t->outputs[0])
+      continue;
+    xc_value_t *w = t->inputs[0], *wt = t->outputs[0];
+    if (!w || !w->constant || w->rank != 2 || xc_graph_count_uses(g, w) < 2) continue;
+    int64_t np = 0;
+    const int64_t* perm = xc_node_attr_ints(t, "perm", &np);
+    if (np == 2 && !(perm[0] == 1 && perm[1] == 0)) continue;
+    if (!only_matmul_b(g, wt)) continue;
+    for (int j = 0; j < count; j++) {
+      xc_node_t* m = g->nodes[j];
+      if (m->dead || strcmp(m->op_type, "MatMul") != 0 || m->num_inputs != 2 || m->inputs[1] != wt) continue;
+      xc_value_t *a = m->inputs[0], *y = m->outputs[0];
+      int r = a->rank;
+      int64_t rows = 1, k = a->dims[r - 1].value, ad[2], yd[XC_MAX_RANK];
+      for (int d = 0; d + 1 < r; d++) rows *= a->dims[d].value;
+      for (int d = 0; d < r; d++) yd[d] = y->dims[d].value;
+      ad[0] = rows, ad[1] = k;
+      xc_value_t *a2 = a, *y2 = NULL, *ynew = NULL;
+      if (r > 2) {
+        XC_RETURN_IF_ERROR(fresh_value(g, a->name, "_rows", &a2));
+        XC_RETURN_IF_ERROR(add_reshape(g, m, a, 2, ad, a2));
+      }
+      XC_RETURN_IF_ERROR(fresh_value(g, y->name, r > 2 ? "_rows" : "_gemm", &y2));
+      xc_value_t* in[2] = {a2, w};
+      xc_node_t* gm;
+      XC_RETURN_IF_ERROR(xc_graph_add_node(g, "Gemm", "", NULL, 2, in, 1, &y2, &gm));
+      XC_RETURN_IF_ERROR(xc_node_set_int(g, gm, "transB", 1));
+      XC_RETURN_IF_ERROR(xc_node_inherit_provenance(g, gm, m));
+      if (r > 2) {
+        XC_RETURN_IF_ERROR(fresh_value(g, y->name, "_view", &ynew));
+        XC_RETURN_IF_ERROR(add_reshape(g, m, y2, r, yd, ynew));
+      } else {
+        ynew = y2;
+      }
+      XC_RETURN_IF_ERROR(xc_value_set_type(g, ynew, y->dtype, y->rank, y->dims));
+      XC_RETURN_IF_ERROR(xc_graph_replace_uses(g, y, ynew));
+      m->dead = true;
+      *changed = any = true;
+    }
+    t->dead = true; /* nothing reads the transpose any more: never fold it */
+  }
+  if (!any) return NULL;
+  XC_RETURN_IF_ERROR(xc_graph_toposort(g));
+  return xc_graph_resolve_ops(g);
+}
+
 xc_status_t xc_pass_fold_constants(xc_graph_t* g, const xc_pass_options_t* o, bool* changed) {
+  XC_RETURN_IF_ERROR(tied_weight_gemms(g, changed));
   const xc_tensor_t* ins[64];
   xc_tensor_t* outs[16];
   for (int i = 0; i < g->num_nodes; i++) {

@@ -1059,6 +1059,68 @@ static void check_model(const char* name, const char* fused_op, const char* appr
   xc_onnx_testcase_destroy(tc);
 }
 
+/* ---- tied weights: MatMul(A, Transpose(W)) with W read elsewhere too ---- */
+
+static int count_constants_of(const xc_graph_t* g, int64_t numel) {
+  int c = 0;
+  for (int i = 0; i < g->num_values; i++)
+    if (g->values[i]->constant && g->values[i]->constant->numel == numel) c++;
+  return c;
+}
+
+static const char* tied_text(const char* xdims, bool tied) {
+  static char buf[1024];
+  snprintf(buf, sizeof buf,
+           "xir 1\ngraph g opset 17 {\n"
+           "  input x: f32[%s]\n"
+           "  input ids: i64[2, 3]\n"
+           "  const w: f32[5, 4] = [0.5, -1.0, 0.25, 2.0, 1.5, 0.0, -0.5, 1.0, -2.0, 0.75, 1.25, -0.25,"
+           " 0.125, 3.0, -1.5, 0.5, 1.0, 1.0, -1.0, 2.5]\n"
+           "  wt = Transpose(w) {perm: [1, 0]}\n"
+           "  y = MatMul(x, wt)\n"
+           "  %s"
+           "  output y\n%s"
+           "}\n",
+           xdims, tied ? "e = Gather(w, ids)\n" : "", tied ? "  output e\n" : "");
+  return buf;
+}
+
+static void test_tied_weight_gemm(void) {
+  /* GPT-2's tied LM head: activations [2, 3, 4] times the embedding [5, 4]
+   * transposed, the embedding also gathered: a Gemm with transB on the one
+   * copy of w between row views, no transposed copy. */
+  xc_graph_t* g = optimize(tied_text("2, 3, 4", true), NULL);
+  if (g) {
+    CHECK_EQ_INT(count_op(g, "Transpose"), 0);
+    CHECK_EQ_INT(count_op(g, "MatMul"), 0);
+    CHECK_EQ_INT(count_op(g, "Gemm"), 1);
+    CHECK_EQ_INT(count_op(g, "Reshape"), 2);
+    CHECK_EQ_INT(count_constants_of(g, 20), 1);
+    const xc_node_t* gm = find_op(g, "Gemm");
+    CHECK(gm && xc_node_attr_int(gm, "transB") == 1 && gm->inputs[1]->constant);
+    CHECK(g->num_outputs == 2 && strcmp(g->outputs[0]->name, "y") == 0 && g->outputs[0]->rank == 3);
+    xc_graph_destroy(g);
+  }
+  /* 2-D activations: the Gemm alone. */
+  g = optimize(tied_text("6, 4", true), NULL);
+  if (g) {
+    CHECK_EQ_INT(count_op(g, "Gemm"), 1);
+    CHECK_EQ_INT(count_op(g, "Reshape"), 0);
+    CHECK_EQ_INT(count_constants_of(g, 20), 1);
+    xc_graph_destroy(g);
+  }
+  /* w read only through the transpose: folded as before (one transposed
+   * constant, the MatMul kept). */
+  g = optimize(tied_text("2, 3, 4", false), NULL);
+  if (g) {
+    CHECK_EQ_INT(count_op(g, "Transpose"), 0);
+    CHECK_EQ_INT(count_op(g, "MatMul"), 1);
+    CHECK_EQ_INT(count_op(g, "Gemm"), 0);
+    CHECK_EQ_INT(count_constants_of(g, 20), 1);
+    xc_graph_destroy(g);
+  }
+}
+
 static void test_models(void) {
   check_model("mlp", "Gelu", "none", "Erf");
   check_model("gpt2-tiny", "Gelu", "tanh", "Tanh");
@@ -1082,6 +1144,7 @@ int main(void) {
   test_silu_not_rewritten();
   test_bn_fold_conv();
   test_bn_fold_gemm();
+  test_tied_weight_gemm();
   test_models();
   return xc_test_summary("test_patterns_basic");
 }
