@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "runtime_cli.h"
 #include "xcomp/frontend.h"
 #include "xcomp/fusion.h"
 #include "xcomp/lower.h"
@@ -64,7 +65,7 @@ static int dump_args(int argc, char** argv, char** shapes) {
   const xc_cli_command_t* cmd = &xc_cli_dump_command;
   const char* model = NULL;
   const char* target = "ref";
-  bool infer = true, stats = false, stage_given = false;
+  bool infer = true, stats = false, stage_given = false, precision_given = false;
   stage_t stage = STAGE_IMPORTED;
   xc_plan_format_t format = XC_PLAN_TEXT;
   bool format_given = false;
@@ -96,6 +97,10 @@ static int dump_args(int argc, char** argv, char** shapes) {
     } else if ((r = xc_cli_option(argc, argv, &i, "--shape", &v)) != 0) {
       if (r < 0) return xc_cli_usage_error(cmd, "--shape needs NAME=DIMS");
       if (!xc_cli_add_shape(shapes, v)) return xc_cli_fail(xc_error_oom());
+    } else if ((r = xc_cli_option(argc, argv, &i, "--precision", &v)) != 0) {
+      if (r < 0 || !xc_cli_parse_precision(v, &pa.options.precision))
+        return xc_cli_usage_error(cmd, "--precision takes f16, bf16 or f32");
+      precision_given = pa.options.precision != XC_DTYPE_UNDEFINED;
     } else if (strcmp(argv[i], "--stats") == 0) {
       stats = true;
     } else if (strcmp(argv[i], "--no-infer") == 0) {
@@ -110,8 +115,10 @@ static int dump_args(int argc, char** argv, char** shapes) {
   }
   if (!model) return xc_cli_usage_error(cmd, "no MODEL given");
   bool pass_options = pa.level_given || pa.options.print_after || pa.options.print_after_all ||
-                      pa.options.timing || pa.options.num_disabled;
+                      pa.options.timing || pa.options.num_disabled || precision_given;
   if (!stage_given && pass_options) stage = STAGE_OPTIMIZED;
+  if (precision_given && stage == STAGE_IMPORTED && !stats)
+    return xc_cli_usage_error(cmd, "--precision applies from --stage optimized on (the convert-precision pass)");
   if (format_given && stage != STAGE_FUSED && !stats)
     return xc_cli_usage_error(cmd, "--format applies to --stage fused");
   if (!infer && (stage != STAGE_IMPORTED || stats))
@@ -179,7 +186,7 @@ static int dump_main(int argc, char** argv) {
 const xc_cli_command_t xc_cli_dump_command = {
     "dump", dump_main,
     "xcomp dump MODEL [--stage imported|optimized|fused|kernels|source] [--format text|dot] [--stats] "
-    "[--target T] [--shape NAME=DIMS]... [-O<n>] [pass options]",
+    "[--target T] [--shape NAME=DIMS]... [--precision f16|bf16] [-O<n>] [pass options]",
     "Print a model (.xir or .onnx) at a stage of the pipeline, or its statistics.",
     "options:\n"
     "  --stage imported    the graph as loaded, with inferred types (default)\n"
@@ -191,6 +198,8 @@ const xc_cli_command_t xc_cli_dump_command = {
     "  --format text|dot   the fusion plan as text (default) or Graphviz dot\n"
     "  --stats             per stage: node counts by op, kernel groups, bytes moved\n"
     "                      between kernels (instead of the graph)\n"
+    "  --precision f16|bf16 the model's float32 tensors in f16 or bf16 (the convert-precision\n"
+    "                      pass, as 'xcomp compile --precision'; from --stage optimized on)\n"
     "  --target T          whose traits (layout, limits) the passes read (default ref);\n"
     "                      an architecture (cuda:sm_90, rocm:gfx90a) needs no device\n"
     "  --no-infer          print the graph as loaded, without shape inference\n"

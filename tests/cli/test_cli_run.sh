@@ -86,6 +86,16 @@ if expect_ok dump "$TMP/sub.xir"; then
   expect_ok dump "$TMP/redump.xir" && { cmp -s "$TMP/out" "$TMP/redump.xir" || fail "dump of a dump differs"; }
 fi
 expect_ok dump --no-infer "$TMP/relu.xir"
+# --precision: the optimized graph's float32 tensors in bf16 (convert-precision),
+# the imported graph as loaded; the tiled kernels of a compiled target too.
+if expect_ok dump "$TMP/sub.xir" --precision bf16; then
+  grep -Eq "z: bf16\[2, ?3\]" "$TMP/out" || fail "dump --precision bf16 kept f32: $(cat "$TMP/out")"
+fi
+if expect_ok dump "$TMP/sub.xir" --precision f16 --stage kernels --target cpu; then
+  grep -q "memref<global f16" "$TMP/out" || fail "dump --stage kernels --precision f16: no f16 buffer: $(head -c 800 "$TMP/out")"
+fi
+expect_error 2 "--precision applies from --stage optimized" dump "$TMP/sub.xir" --precision bf16 --stage imported
+expect_error 2 "--precision takes f16, bf16 or f32" dump "$TMP/sub.xir" --precision i8
 
 # Errors: one line each, exit 1, naming what and where.
 expect_error 1 "no-such.xir" run "$TMP/no-such.xir" --input "@$TMP/x.npy"
