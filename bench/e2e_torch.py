@@ -22,7 +22,7 @@ each configuration.
 
 Usage: e2e_torch.py --xcomp XCOMP [--models gpt2,llama] [--batch 1[,8]] [--seq 512[,...]]
                     [--precision bf16[,f16]] [--runs 20] [--out DIR] [--skip-cold]
-                    [--cold-at BxS]
+                    [--cold-at BxS] [--profile N]
        e2e_torch.py --export-only DIR [--models ...] [--batch 1] [--seq 512]
                     (export only, on the CPU: no GPU, no xcomp run)
 """
@@ -188,6 +188,38 @@ def read_output(path):
         return np.load(path)
 
 
+def profile(a, onnx, prec, ids_path, outdir):
+    """Where xcomp's device time goes: `xcomp run --profile --repeat N+1` (each
+    launch timed alone, no launch graph; the first run, a warm-up with the
+    one-time costs, is left out of the profile) summed by kernel kind (gemm,
+    attention, reduction, ...) and the five longest kernels, per run."""
+    path = os.path.join(a.out, "profile.json")
+    cmd = [a.xcomp, "run", onnx, "--target", "cuda", "--input", "@" + ids_path, "--output-dir", outdir,
+           "--profile", "--profile-json", path, "--repeat", str(a.profile + 1)]
+    if prec != "f32":
+        cmd += ["--precision", prec]
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode:
+        print(f"e2e: profile failed: {p.stderr[-1000:]}", file=sys.stderr)
+        return None
+    with open(path) as f:
+        d = json.load(f)
+    runs = max(1, d.get("runs", 1))
+    kinds, top = {}, []
+    for k in d["kernels"]:
+        ms = k["total_ms"] / runs
+        kind = k["name"].split("_", 1)[1] if "_" in k["name"] else k["name"]
+        kinds[kind] = kinds.get(kind, 0.0) + ms
+        top.append((ms, k["name"], k.get("origin", "")[:80]))
+    top.sort(reverse=True)
+    summary = {"runs": runs, "by_kind_ms": {k: round(v, 4) for k, v in sorted(kinds.items(), key=lambda x: -x[1])},
+               "top": [{"ms": round(t[0], 4), "kernel": t[1], "origin": t[2]} for t in top[:5]]}
+    print(f"e2e: profile ({runs} runs, ms per run): {summary['by_kind_ms']}; longest: "
+          + ", ".join(f"{t['kernel']} {t['ms']:.3f} ({t['origin']})" for t in summary["top"]),
+          file=sys.stderr, flush=True)
+    return summary
+
+
 def run_shape(a, torch, np, copy, dts, name, b, s, precisions, cold_wanted):
     """One model at one batch x seq: exported once (float32), then timed in
     each precision against eager and torch.compile; one table row each."""
@@ -252,6 +284,8 @@ def run_shape(a, torch, np, copy, dts, name, b, s, precisions, cold_wanted):
             print(f"e2e: xcomp run failed: {p.stderr[-1000:]}", file=sys.stderr)
         del ref
         row["rel_l2_vs_torch"] = rel
+        if a.profile:
+            row["xcomp_profile"] = profile(a, onnx, prec, ids_path, outdir)
         with open(os.path.join(a.out, "e2e.jsonl"), "a") as f:
             f.write(json.dumps(row) + "\n")
         gpu, wall_r, wall_h = row["xcomp_gpu_ms"], row["xcomp_wall_resident_ms"], row["xcomp_wall_host_ms"]
@@ -274,6 +308,8 @@ def main():
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--out", default="/tmp/e2e")
     ap.add_argument("--skip-cold", action="store_true")
+    ap.add_argument("--profile", type=int, default=0, metavar="N",
+                    help="also profile xcomp's kernels over N runs (`xcomp run --profile`): time by kernel kind")
     ap.add_argument("--export-only", metavar="DIR",
                     help="export each model to DIR/NAME-bB-sS.onnx on the CPU and stop (no GPU, no xcomp run)")
     a = ap.parse_args()

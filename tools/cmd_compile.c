@@ -148,7 +148,10 @@ xc_status_t xc_cli_run_compiled(const xc_compiled_module_t* m, const xc_cli_run_
         fprintf(stderr, "xcomp: %s=%lld ran shape bucket %lld (inputs padded, outputs sliced)\n", m->buckets->symbol,
                 (long long)n, (long long)st.bucket);
     }
-    if (ro->profile) {
+    /* With several runs the first is a warm-up the profile leaves out: it
+     * carries one-time costs (a vendor library's first call of each kind,
+     * lazy module loading) that no later run pays. */
+    if (ro->profile && (repeat == 1 || r > 0)) {
       snprintf(ro->profile->device, sizeof ro->profile->device, "%s", xc_device_caps(xc_executor_device(e))->name);
       xc_cli_profile_add(ro->profile, &st);
     }
