@@ -7,13 +7,13 @@
  * (GPT-2's tied embedding: Gather reads rows of [vocab, d], the LM head
  * MatMul its transpose) is not copied: each MatMul reading the transpose
  * becomes a Gemm with transB on the weight itself (tied_weight_gemms). */
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "xcomp/interp.h"
 #include "xcomp/op.h"
 #include "xcomp/passes.h"
+#include "pattern_util.h"
 
 /* Results may exceed their inputs by this much (small shape tensors, ranges). */
 #define FOLD_SLACK_BYTES 4096
@@ -58,14 +58,12 @@ static bool is_layout_change(const xc_node_t* n) {
   return false;
 }
 
-/* A fresh value named after base + suffix. */
-static xc_status_t fresh_value(xc_graph_t* g, const char* base, const char* suffix, xc_value_t** out) {
-  for (int k = 0;; k++) {
-    char* name = k ? xc_arena_printf(g->arena, "%s%s_%d", base, suffix, k)
-                   : xc_arena_printf(g->arena, "%s%s", base, suffix);
-    if (!name) return xc_error_oom();
-    if (!xc_graph_find_value(g, name)) return xc_graph_add_value(g, name, XC_DTYPE_UNDEFINED, -1, NULL, out);
-  }
+/* A new value of unknown type named after base + suffix (xc_pat_fresh_name). */
+static xc_status_t new_value(xc_graph_t* g, const char* base, const char* suffix, xc_value_t** out) {
+  const char* prefix = xc_arena_printf(g->arena, "%s%s", base, suffix);
+  const char* name = prefix ? xc_pat_fresh_name(g, prefix) : NULL;
+  if (!name) return xc_error_oom();
+  return xc_graph_add_value(g, name, XC_DTYPE_UNDEFINED, -1, NULL, out);
 }
 
 /* Reshape of x to the static dims d (a new i64 shape initializer) into y. */
@@ -75,15 +73,14 @@ static xc_status_t add_reshape(xc_graph_t* g, const xc_node_t* from, xc_value_t*
   xc_tensor_t* t;
   XC_RETURN_IF_ERROR(xc_tensor_create(XC_I64, 1, &len, &t));
   for (int i = 0; i < rank; i++) xc_tensor_set_i64(t, i, d[i]);
-  xc_value_t* shape = NULL;
-  for (int k = 0; !shape; k++) {
-    char* name = xc_arena_printf(g->arena, "%s_shape%s%d", y->name, k ? "_" : "", k);
-    if (!name) {
-      xc_tensor_destroy(t);
-      return xc_error_oom();
-    }
-    if (!xc_graph_find_value(g, name)) XC_RETURN_IF_ERROR(xc_graph_add_initializer(g, name, t, &shape));
+  const char* prefix = xc_arena_printf(g->arena, "%s_shape", y->name);
+  const char* name = prefix ? xc_pat_fresh_name(g, prefix) : NULL;
+  if (!name) {
+    xc_tensor_destroy(t);
+    return xc_error_oom();
   }
+  xc_value_t* shape;
+  XC_RETURN_IF_ERROR(xc_graph_add_initializer(g, name, t, &shape));
   xc_value_t* in[2] = {x, shape};
   xc_node_t* r;
   XC_RETURN_IF_ERROR(xc_graph_add_node(g, "Reshape", "", NULL, 2, in, 1, &y, &r));
@@ -142,17 +139,17 @@ static xc_status_t tied_weight_gemms(xc_graph_t* g, bool* changed) {
       ad[0] = rows, ad[1] = k;
       xc_value_t *a2 = a, *y2 = NULL, *ynew = NULL;
       if (r > 2) {
-        XC_RETURN_IF_ERROR(fresh_value(g, a->name, "_rows", &a2));
+        XC_RETURN_IF_ERROR(new_value(g, a->name, "_rows", &a2));
         XC_RETURN_IF_ERROR(add_reshape(g, m, a, 2, ad, a2));
       }
-      XC_RETURN_IF_ERROR(fresh_value(g, y->name, r > 2 ? "_rows" : "_gemm", &y2));
+      XC_RETURN_IF_ERROR(new_value(g, y->name, r > 2 ? "_rows" : "_gemm", &y2));
       xc_value_t* in[2] = {a2, w};
       xc_node_t* gm;
       XC_RETURN_IF_ERROR(xc_graph_add_node(g, "Gemm", "", NULL, 2, in, 1, &y2, &gm));
       XC_RETURN_IF_ERROR(xc_node_set_int(g, gm, "transB", 1));
       XC_RETURN_IF_ERROR(xc_node_inherit_provenance(g, gm, m));
       if (r > 2) {
-        XC_RETURN_IF_ERROR(fresh_value(g, y->name, "_view", &ynew));
+        XC_RETURN_IF_ERROR(new_value(g, y->name, "_view", &ynew));
         XC_RETURN_IF_ERROR(add_reshape(g, m, y2, r, yd, ynew));
       } else {
         ynew = y2;
