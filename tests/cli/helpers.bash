@@ -122,3 +122,27 @@ find_cuda_tool() {
   done
   return 1
 }
+
+# need_zig_hip: the toolchain of tools/zig-hipcc.sh (zig's clang for AMD
+# architectures Debian's ROCm 5.2 cannot build) and LLVM 15's llvm-objdump for
+# the disassembly; sets $objdump and exports XCOMP_ZIG, or skips the test (77)
+# naming what is missing.
+need_zig_hip() {
+  local zig="${XCOMP_ZIG:-$(command -v zig || true)}" o why=""
+  [ -n "$zig" ] || zig="$XCOMP_SRC/.zig/ziglang/zig"
+  objdump=""
+  for o in llvm-objdump-15 /usr/lib/llvm-15/bin/llvm-objdump; do
+    command -v "$o" >/dev/null 2>&1 && { objdump="$o"; break; }
+  done
+  if [ ! -x "$zig" ]; then why="no zig (set XCOMP_ZIG or run tools/install-zig.sh .zig)"
+  elif [ ! -f /usr/include/hip/hip_runtime.h ]; then why="no HIP headers (libamdhip64-dev)"
+  elif ! ls /usr/lib/x86_64-linux-gnu/amdgcn/bitcode/ocml.bc >/dev/null 2>&1; then
+    why="no ROCm device libraries (rocm-device-libs)"
+  elif [ -z "$objdump" ]; then why="no llvm-objdump 15 (llvm-15)"
+  fi
+  if [ -n "$why" ]; then
+    echo "skipped: $why"
+    exit 77
+  fi
+  export XCOMP_ZIG="$zig"
+}

@@ -13,21 +13,7 @@
 set -u
 source "$(dirname "$0")/helpers.bash"
 
-zig="${XCOMP_ZIG:-$(command -v zig || true)}"
-[ -n "$zig" ] || zig="$XCOMP_SRC/.zig/ziglang/zig"
-objdump=""
-for o in llvm-objdump-15 /usr/lib/llvm-15/bin/llvm-objdump; do
-  command -v "$o" >/dev/null 2>&1 && { objdump="$o"; break; }
-done
-skip() {
-  echo "skipped: $*"
-  exit 77
-}
-[ -x "$zig" ] || skip "no zig (set XCOMP_ZIG or run tools/install-zig.sh .zig)"
-[ -f /usr/include/hip/hip_runtime.h ] || skip "no HIP headers (libamdhip64-dev)"
-ls /usr/lib/x86_64-linux-gnu/amdgcn/bitcode/ocml.bc >/dev/null 2>&1 || skip "no ROCm device libraries (rocm-device-libs)"
-[ -n "$objdump" ] || skip "no llvm-objdump 15 (llvm-15)"
-export XCOMP_ZIG="$zig"
+need_zig_hip
 
 for t in bf16 f16; do
   printf 'xir 1\ngraph mm opset 23 {\n  input a: %s[256, 256]\n  input b: %s[256, 256]\n  y: %s[256, 256] = MatMul(a, b)\n  output y\n}\n' \
