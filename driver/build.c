@@ -529,7 +529,9 @@ xc_status_t xc_compiled_module_build(const xc_lowered_module_t* lowered, xc_targ
       break;
     }
     if (from->size) memcpy(to->bytes, from->bytes, from->size);
-    snprintf(pending[i].src.entry, sizeof pending[i].src.entry, "%s", pending[j].src.entry);
+    /* j < i (dup_of names an earlier kernel); memcpy, since GCC 12's
+     * -Wrestrict cannot tell that pending[i] and pending[j] differ */
+    memcpy(pending[i].src.entry, pending[j].src.entry, sizeof pending[i].src.entry);
   }
   for (int i = 0; pending && i < nk; i++) {
     xc_cm_kernel_t* k = &m->kernels[i];

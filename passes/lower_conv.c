@@ -113,20 +113,55 @@ static int64_t pow2_clamp(int64_t v, int64_t lo, int64_t hi) {
   return p < lo ? lo : p > hi ? hi : p;
 }
 
+/* Whether v is one of cands[0..n). */
+static bool listed_in(const int64_t* cands, int n, int64_t v) {
+  for (int i = 0; i < n; i++)
+    if (cands[i] == v) return true;
+  return false;
+}
+
 /* BLOCK_M candidates over `pixels` output pixels: base (n of them), and on
  * a CPU a static count of at most 64 that no candidate equals (36 pixels of
  * a 6x6 map, 9 of a 3x3) as one more, made the default: one tile without
- * masked rows, where a 64-row tile computed 28 rows of nothing. */
+ * masked rows, where a 64-row tile computed 28 rows of nothing. Its half,
+ * when even and at least a register block's 6 rows (18 of 36), is one more
+ * candidate, not the default: the cpu scheduler takes it to split a
+ * one-program kernel over two cores in two equal halves (cpu_target.c,
+ * cpu_spread_programs). */
 static int pixel_tile_knob(lw_ctx_t* c, const int64_t* base, int n, xc_dim_t P, int64_t def) {
   int64_t cands[8];
   memcpy(cands, base, (size_t)n * sizeof *cands);
-  bool listed = false;
-  for (int i = 0; i < n; i++) listed |= base[i] == P.value;
-  if (lw_cpu_limits(c) && xc_dim_is_static(P) && P.value > 1 && P.value <= 64 && !listed && n < 8) {
-    cands[n++] = P.value;
-    def = P.value;
+  if (lw_cpu_limits(c) && xc_dim_is_static(P) && P.value > 1 && P.value <= 64) {
+    if (!listed_in(cands, n, P.value) && n < 8) {
+      cands[n++] = P.value;
+      def = P.value;
+    }
+    int64_t half = P.value / 2;
+    if (P.value % 2 == 0 && half >= 6 && !listed_in(cands, n, half) && n < 8) cands[n++] = half;
   }
   return lw_knob(c, "BLOCK_M", n, cands, def);
+}
+
+/* BLOCK_N candidates over `ocg` output channels on a CPU: gn_c, a count of
+ * at most 128 that is a multiple of the SIMD width but not a power of two
+ * (48, 96) as one more (one channel tile, no masked lanes), and half the
+ * count when that is a multiple of the SIMD width and not listed (56 of
+ * 112), for the cpu scheduler to split a one-program kernel over its
+ * output channels. *def becomes the whole count where it is listed. */
+static int channel_tile_knob(lw_ctx_t* c, int64_t ocg, int64_t* def) {
+  int64_t cands[8];
+  int n = 4;
+  memcpy(cands, gn_c, sizeof gn_c);
+  int64_t simd = c->limits ? c->limits->value[XC_TILED_LIMIT_SIMD_WIDTH] : 0;
+  if (lw_cpu_limits(c) && simd > 0) {
+    if (ocg <= 128 && ocg % simd == 0 && lw_pow2_at_least(ocg) != ocg) {
+      cands[n++] = ocg;
+      *def = ocg;
+    }
+    int64_t half = ocg / 2;
+    if (ocg % 2 == 0 && half % simd == 0 && half <= 128 && !listed_in(cands, n, half)) cands[n++] = half;
+  }
+  return lw_knob(c, "BLOCK_N", n, cands, *def);
 }
 
 /* The two index spaces of a conv tile over pixels (pidx: the pixels'
@@ -184,16 +219,8 @@ static xc_status_t emit_conv_gemm(lw_ctx_t* c, const conv_gemm_t* g) {
   }
   /* Likewise a channel count of at most 128 that is a multiple of the SIMD
    * width but not a power of two (48, 96): one channel tile, no masked lanes. */
-  int64_t ncand[5];
-  int nn = 4;
-  memcpy(ncand, gn_c, sizeof gn_c);
-  int64_t simd = c->limits ? c->limits->value[XC_TILED_LIMIT_SIMD_WIDTH] : 0;
-  if (lw_cpu_limits(c) && simd > 0 && g->ocg <= 128 && g->ocg % simd == 0 && lw_pow2_at_least(g->ocg) != g->ocg) {
-    ncand[nn++] = g->ocg;
-    dbn = g->ocg;
-  }
   int kBM = pixel_tile_knob(c, gm_c, 4, P, dbm);
-  int kBN = lw_knob(c, "BLOCK_N", nn, ncand, dbn);
+  int kBN = channel_tile_knob(c, g->ocg, &dbn);
   int kBK = lw_knob(c, "BLOCK_K", nk, kcand, dbk);
   xc_tiled_dim_t dm = xc_tiled_dim_knob(kBM), dn = xc_tiled_dim_knob(kBN), dk = xc_tiled_dim_knob(kBK);
   lw_val_t* m0 = lw_iter_begin(c, 0, lw_dim(c, P), kBM, 0);
@@ -299,16 +326,8 @@ static xc_status_t emit_conv_rows(lw_ctx_t* c, const conv_gemm_t* g) {
         break;
       }
   }
-  int64_t ncand[5];
-  int nn = 4;
-  memcpy(ncand, gn_c, sizeof gn_c);
-  int64_t simd = c->limits ? c->limits->value[XC_TILED_LIMIT_SIMD_WIDTH] : 0;
-  if (simd > 0 && g->ocg <= 128 && g->ocg % simd == 0 && lw_pow2_at_least(g->ocg) != g->ocg) {
-    ncand[nn++] = g->ocg;
-    dbn = g->ocg;
-  }
   int kBM = pixel_tile_knob(c, gm_c, 4, P, dbm);
-  int kBN = lw_knob(c, "BLOCK_N", nn, ncand, dbn);
+  int kBN = channel_tile_knob(c, g->ocg, &dbn);
   int kBK = lw_knob(c, "BLOCK_K", nk, kcand, dbk);
   xc_tiled_dim_t dm = xc_tiled_dim_knob(kBM), dn = xc_tiled_dim_knob(kBN), dk = xc_tiled_dim_knob(kBK);
   lw_val_t* m0 = lw_iter_begin(c, 0, lw_dim(c, P), kBM, 0);

@@ -627,7 +627,7 @@ static xc_status_t run_worker(tune_measure_t* tm, int batch, tune_cand_t* cands,
     else if (WIFSIGNALED(status))
       snprintf(cands[current].error, sizeof cands[current].error, "crashed (signal %d)", WTERMSIG(status));
     else
-      snprintf(cands[current].error, sizeof cands[current].error, "the measuring process exited: %s", tail);
+      snprintf(cands[current].error, sizeof cands[current].error, "the measuring process exited: %.200s", tail);
     return NULL;
   }
   if (*default_ms <= 0) {

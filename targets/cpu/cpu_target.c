@@ -669,9 +669,80 @@ static bool cpu_supports(void* target, const xc_device_caps_t* caps, const struc
   return xc_cstyle_supports(&xc_cstyle_dialect_c, caps, kernel, why, why_size);
 }
 
+/* Programs of the grid under knob values; 0 when a grid dim depends on a
+ * scalar parameter (a symbolic shape: unknown before the launch). */
+static int64_t cpu_grid_programs(const xc_tiled_kernel_t* k, const int64_t* knobs, const xc_tiled_limits_t* limits) {
+  int64_t programs = 1;
+  for (int i = 0; i < k->grid_rank; i++) {
+    int64_t n = 0;
+    xc_status_t st = xc_texpr_eval(k->grid[i], knobs, NULL, limits, &n);
+    if (st) {
+      xc_status_free(st);
+      return 0;
+    }
+    if (n <= 0 || programs > INT64_MAX / n) return 0;
+    programs *= n;
+  }
+  return programs;
+}
+
+/* A default schedule whose grid has fewer programs than the device has
+ * cores (a 1x1 conv over the 36 pixels of a 6x6 map and 32 channels is one
+ * program) leaves cores idle: the pool has nothing to give them. Smaller
+ * tiles of one knob spread it, where a candidate does: of the single-knob
+ * changes that add programs, the one with the shortest critical path,
+ * ceil(programs / cores) times that knob's tile (the other tiles
+ * unchanged), when it is shorter than the default's; ties go to fewer
+ * programs. So 36 pixels x 32 channels becomes two programs of 18 pixels
+ * (the lowering lists half the pixels as a candidate), 9 pixels x 112
+ * channels two of 56 channels. Kernels of at least `cores` programs (every
+ * large one) keep their defaults; tuned and overridden knobs are never
+ * changed (the caller passes XC_SCHEDULE_KEEP_KNOBS). */
+static void cpu_spread_programs(const xc_device_caps_t* caps, const xc_tiled_kernel_t* k,
+                                const xc_tiled_limits_t* limits, int64_t* knobs) {
+  int64_t cores = caps->compute_units;
+  for (int round = 0; round < 4; round++) {
+    int64_t programs = cpu_grid_programs(k, knobs, limits);
+    if (programs <= 0 || programs >= cores) return;
+    int best = -1;
+    int64_t best_value = 0, best_programs = 0;
+    double best_cost = 0;
+    for (int i = 0; i < k->num_knobs; i++) {
+      const xc_tiled_knob_t* kn = &k->knobs[i];
+      if (kn->kind != XC_KNOB_TILE) continue;
+      int64_t keep = knobs[i];
+      double base = (double)((programs + cores - 1) / cores) * (double)keep;
+      for (int c = 0; c < kn->num_candidates; c++) {
+        int64_t v = kn->candidates[c];
+        if (v >= keep) continue;
+        knobs[i] = v;
+        int64_t p = cpu_grid_programs(k, knobs, limits);
+        xc_status_t bad = p > programs ? xc_tiled_knobs_check(k, knobs, limits) : NULL;
+        knobs[i] = keep;
+        if (p <= programs || bad) {
+          xc_status_free(bad);
+          continue;
+        }
+        double cost = (double)((p + cores - 1) / cores) * (double)v / base;
+        if (cost >= 1.0) continue;
+        if (best < 0 || cost < best_cost || (cost == best_cost && p < best_programs))
+          best = i, best_value = v, best_programs = p, best_cost = cost;
+      }
+    }
+    if (best < 0) return;
+    knobs[best] = best_value;
+  }
+}
+
 static xc_status_t cpu_schedule(void* target, const xc_device_caps_t* caps, const struct xc_tiled_kernel* kernel,
                                 const struct xc_tiled_limits* limits, unsigned flags, struct xc_tiled_schedule* inout) {
   (void)target;
+  if (!(flags & (XC_SCHEDULE_KEEP_KNOBS | XC_SCHEDULE_FOLLOW)) && caps && caps->compute_units > 1 && kernel &&
+      inout && inout->num_knobs == kernel->num_knobs) {
+    xc_status_t bad = xc_tiled_knobs_check(kernel, inout->knobs, limits);
+    if (!bad) cpu_spread_programs(caps, kernel, limits, inout->knobs);
+    xc_status_free(bad);
+  }
   return xc_cstyle_schedule(&xc_cstyle_dialect_c, caps, kernel, limits, flags, NULL, inout);
 }
 

@@ -235,6 +235,108 @@ static int64_t chunk_open(em_t* e, const vinfo_t* r, const xc_tiled_value_t* off
   return v;
 }
 
+/* Whether bool mask v, over a tile whose last axis is x, holds on an
+ * interval of x in every row (the other coordinates fixed): a conjunction
+ * of comparisons (not !=) of integers affine in x (lin_last: a row's
+ * coefficient known, its rest anything, e.g. a pixel's row base computed by
+ * division), and of values uniform along x (last extent 1: a row's own
+ * mask). Then it holds along a whole row when it holds at both ends. */
+static bool convex_last(em_t* e, const xc_tiled_value_t* v) {
+  if (!v) return true;
+  const vinfo_t* x = V(e, v);
+  if (x->rank == 0 || x->dims[x->rank - 1] == 1) return true;
+  const xc_tiled_op_t* op = v->def;
+  if (!op) return false;
+  int64_t coef, rest;
+  switch (op->opcode) {
+    case XC_TOP_CONST: return true;
+    case XC_TOP_EXPAND_DIMS:
+    case XC_TOP_BROADCAST: return convex_last(e, op->operands[0]);
+    case XC_TOP_AND: return v->type.dtype == XC_BOOL && convex_last(e, op->operands[0]) && convex_last(e, op->operands[1]);
+    case XC_TOP_CMP:
+      return op->cmp != XC_CMP_NE && lin_last(e, op->operands[0], &coef, &rest) &&
+             lin_last(e, op->operands[1], &coef, &rest);
+    default: return false;
+  }
+}
+
+/* The unmasked element statement of load op at the current element of
+ * its loop's shape r. */
+static void load_stmt_unmasked(em_t* e, const xc_tiled_op_t* op, const vinfo_t* r) {
+  expr_t eo;
+  xc_cstyle_writer_t ld = {0}, acc = {0};
+  P(&acc, "%s[%s]", xc_cse_mem_name(e, op->operands[0]), xc_cse_opnd(e, &eo, op->operands[1], r));
+  xc_cse_load_conv(&ld, op->results[0]->type.dtype, wstr(&acc));
+  char d[96];
+  L("%s = %s;\n", xc_cse_dst(e, V(e, op->results[0]), d, sizeof d), wstr(&ld));
+  if (ld.oom || acc.oom) fail(e, xc_error_oom());
+  free(ld.data), free(acc.data);
+  xc_cse_expr_free(&eo);
+}
+
+/* Whether masked load op, into an array of 2-D shape r (the loop's), may be
+ * copied row by row (rows_split): C, a mask convex along the rows, an
+ * offset affine along them. */
+static bool rows_split_ok(em_t* e, const xc_tiled_op_t* op, const vinfo_t* r) {
+  const xc_tiled_value_t* mask = live_mask(e, op->num_operands > 2 ? op->operands[2] : NULL);
+  const vinfo_t* x = V(e, op->results[0]);
+  int64_t coef, rest;
+  return !e->d->work_groups && mask && x->st == ST_ARRAY && same_shape(x, r) && r->rank == 2 && r->dims[1] >= 4 &&
+         convex_last(e, mask) && lin_last(e, op->operands[1], &coef, &rest) && coef != 0;
+}
+
+/* C: the loop over 2-D shape r of a masked load ld into an array whose mask
+ * is convex along its rows (rows_split_ok), with the other members of its
+ * fused group (ops[i..j) of b that are members; b NULL: ld alone), which are
+ * elementwise: each row tests the mask at its two ends and, where both hold
+ * (a window row inside the input), runs the row with the load unmasked;
+ * rows at the edges keep the per-element mask. The 3-channel stem conv's
+ * [64, 9] input rows had spent half the kernel on the per-element tests
+ * (docs/emitter.md, "Masked rows"). */
+static void rows_split(em_t* e, const vinfo_t* r, const xc_tiled_block_t* b, int i, int j, const xc_tiled_op_t* ld) {
+  const char* it = itype(e);
+  const xc_tiled_value_t* mask = live_mask(e, ld->operands[2]);
+  int64_t n1 = r->dims[1];
+  if (r->dims[0] == 1) L("{ const %s i0 = 0;\n", it);
+  else L("for (%s i0 = 0; i0 < %" PRId64 "; i0++) {\n", it, r->dims[0]);
+  e->depth++;
+  L("int32_t xrow;\n");
+  for (int pass = 0; pass < 4 && !e->err; pass++) {
+    /* passes 0, 1: the mask at the row's ends; 2: the row unmasked; 3: masked */
+    if (pass == 2) L("if (xrow) {\n");
+    if (pass == 3) L("} else {\n");
+    if (pass >= 2) {
+      e->depth++;
+      if (e->d->simd_pragma) L("%s\n", e->d->simd_pragma);
+      L("for (%s i1 = 0; i1 < %" PRId64 "; i1++) {\n", it, n1);
+    } else {
+      L("{\n");
+      L("  const %s i1 = %" PRId64 ";\n", it, pass ? n1 - 1 : 0);
+    }
+    e->depth++;
+    L("const %s f = i0 * %" PRId64 " + i1;\n", it, n1);
+    if (pass < 2) L("(void)f;\n");
+    for (int m = b ? i : 0; m < (b ? j : 1) && !e->err; m++) {
+      const xc_tiled_op_t* o = b ? b->ops[m] : ld;
+      if (b && !e->op_member[o->id]) continue;
+      if (o != ld) emit_elementwise(e, o, true);
+      else if (pass == 2) load_stmt_unmasked(e, ld, r);
+      else if (pass == 3) load_stmt(e, ld, false);
+    }
+    if (pass < 2) {
+      expr_t em;
+      L(pass ? "xrow &= (int32_t)(%s);\n" : "xrow = (int32_t)(%s);\n", xc_cse_opnd(e, &em, mask, r));
+      xc_cse_expr_free(&em);
+    }
+    e->depth--;
+    L("}\n");
+    if (pass >= 2) e->depth--;
+  }
+  L("}\n");
+  e->depth--;
+  L("}\n");
+}
+
 static void emit_load(em_t* e, const xc_tiled_op_t* op, bool in_loop) {
   const xc_tiled_value_t* res = op->results[0];
   const xc_tiled_value_t* mem = op->operands[0];
@@ -258,6 +360,10 @@ static void emit_load(em_t* e, const xc_tiled_op_t* op, bool in_loop) {
       free(cv.data);
     }
     xc_cse_loop_close(e, 1);
+    return;
+  }
+  if (!scalar && !in_loop && rows_split_ok(e, op, r)) {
+    rows_split(e, r, NULL, 0, 0, op);
     return;
   }
   int close = scalar || in_loop ? 0 : xc_cse_loop_open(e, r, true);
@@ -1028,6 +1134,21 @@ void xc_cse_emit_block(em_t* e, const xc_tiled_block_t* b) {
       continue;
     }
     const xc_tiled_op_t* red = b->ops[j - 1]->opcode == XC_TOP_REDUCE ? b->ops[j - 1] : NULL;
+    /* a masked load whose other members are elementwise (its offsets and
+     * mask): row by row where the mask allows */
+    const xc_tiled_op_t* rows_ld = NULL;
+    bool only_elementwise = !stores && !red;
+    for (int m = i; m < j && only_elementwise; m++) {
+      const xc_tiled_op_t* o = b->ops[m];
+      if (!e->op_member[o->id]) continue;
+      if (o->opcode == XC_TOP_LOAD && !rows_ld) rows_ld = o;
+      else if (!is_elementwise(o->opcode)) only_elementwise = false;
+    }
+    if (only_elementwise && rows_ld && rows_split_ok(e, rows_ld, shape)) {
+      rows_split(e, shape, b, i, j, rows_ld);
+      i = j - 1;
+      continue;
+    }
     bool simd = !stores || store_loop_simd(e, b, i, j, shape);
     int close = red ? fused_reduce_open(e, shape, red, simd) : xc_cse_loop_open(e, shape, simd);
     for (int m = i; m < j && !e->err; m++) {

@@ -362,6 +362,67 @@ static void test_conv(void) {
     }
     lowered_free(g, plan, m);
   }
+  /* Small convs on the cpu offer the tiles the cpu scheduler splits a
+   * one-program kernel with (half the 36 pixels, half the 112 channels,
+   * and the row form's pixels): each candidate of each knob, the others at
+   * their defaults, against the interpreter. */
+  const char* small = HDR
+      "  input x: f32[1, 6, 6, 40]\n  input w: f32[1, 1, 40, 32]\n  input b: f32[32]\n"
+      "  input z: f32[1, 3, 3, 64]\n  input v: f32[1, 1, 64, 112]\n  input u: f32[3, 3, 40, 24]\n"
+      "  c = xcomp::ConvNHWC(x, w, b) {weight_layout: \"HWIO\"}\n  r = Relu(c)\n"
+      "  d = xcomp::ConvNHWC(z, v) {weight_layout: \"HWIO\"}\n"
+      "  e = xcomp::ConvNHWC(x, u) {pads: [1, 1, 1, 1], weight_layout: \"HWIO\"}\n"
+      "  output r\n  output d\n  output e\n}\n";
+  {
+    const int64_t shs[6][4] = {{1, 6, 6, 40}, {1, 1, 40, 32}, {32}, {1, 3, 3, 64}, {1, 1, 64, 112}, {3, 3, 40, 24}};
+    const int rks[6] = {4, 4, 1, 4, 4, 4};
+    xc_graph_t* g;
+    xc_fusion_plan_t* plan;
+    xc_lowered_module_t* m = lower_text("conv-small-cpu", small, &cpu, &g, &plan);
+    xc_tensor_t* ins[6] = {0};
+    xc_tensor_t* ref[3] = {0};
+    for (int i = 0; m && i < 6; i++) {
+      CHECK_OK(xc_tensor_create(XC_F32, rks[i], shs[i], &ins[i]));
+      for (int64_t e = 0; ins[i] && e < ins[i]->numel; e++) xc_tensor_set_f64(ins[i], e, rnd());
+    }
+    if (m) CHECK_OK(xc_interp_run(g, NULL, 6, (const xc_tensor_t* const*)ins, ref));
+    bool half_pixels = false, half_channels = false;
+    int runs = 0;
+    for (int i = 0; m && i < m->num_kernels; i++) {
+      xc_lowered_kernel_t* lk = &m->kernels[i];
+      const xc_tiled_kernel_t* kk = lk->kernel;
+      int64_t defaults[64];
+      for (int j = 0; j < kk->num_knobs && j < 64; j++) defaults[j] = lk->knobs[j];
+      for (int j = 0; j < kk->num_knobs && j < 64; j++) {
+        const xc_tiled_knob_t* kn = &kk->knobs[j];
+        for (int q = 0; q < kn->num_candidates; q++) {
+          if (!strncmp(kn->name, "BLOCK_M", 7)) half_pixels |= kn->candidates[q] == 18;
+          if (!strncmp(kn->name, "BLOCK_N", 7)) half_channels |= kn->candidates[q] == 56;
+          int64_t v[64];
+          memcpy(v, defaults, sizeof v);
+          v[j] = kn->candidates[q];
+          if (!apply_knobs(lk, v, &cpu)) continue;
+          xc_tensor_t* got[3] = {0};
+          CHECK_OK(xc_lowered_run_interp(m, 6, (const xc_tensor_t* const*)ins, got));
+          for (int o = 0; o < 3; o++) {
+            double err = compare(got[o], ref[o]);
+            if (!(err <= 1e-5)) fprintf(stderr, "conv-small-cpu: %s=%lld: output %d error %g\n", kn->name,
+                                        (long long)v[j], o, err);
+            CHECK(err <= 1e-5);
+            xc_tensor_destroy(got[o]);
+          }
+          runs++;
+        }
+        apply_knobs(lk, defaults, &cpu);
+      }
+    }
+    CHECK(half_pixels);
+    CHECK(half_channels);
+    CHECK(runs >= 20);
+    for (int i = 0; i < 6; i++) xc_tensor_destroy(ins[i]);
+    for (int o = 0; o < 3; o++) xc_tensor_destroy(ref[o]);
+    lowered_free(g, plan, m);
+  }
   /* A depthwise conv on the cpu unrolls its window (3x3, 5x5: no loop over
    * the taps), so the C emitter fuses the taps into one element loop; a 2-D
    * window of more than 25 taps keeps the loop. Both against the

@@ -1,0 +1,208 @@
+/* The cpu scheduler spreads one-program kernels over the cores
+ * (targets/cpu/cpu_target.c, cpu_spread_programs; docs/targets.md): small
+ * 1x1 convs of mobilenet-class models (36 pixels x 32 channels, 9 pixels x
+ * 112 channels) are one program with the lowering's default tiles, which
+ * leaves every core but one idle. For each case below:
+ *   - the lowering offers the split (half the pixels, half the channels)
+ *     as a candidate;
+ *   - the cpu scheduler, given caps of 2 cores and no fixed knobs, picks it
+ *     (at least 2 programs, the tile the case names), keeps the defaults
+ *     with 1 core, with XC_SCHEDULE_KEEP_KNOBS, and for a kernel that
+ *     already has programs enough;
+ *   - compiled for the cpu with the split tile (and with the host's own
+ *     default), the outputs (poisoned first) match the interpreter.
+ * A scheduler that ignored the cores, split a large kernel, or an emitter
+ * wrong on the split tiles fails here. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "test.h"
+#include "xcomp/conformance.h"
+#include "xcomp/driver.h"
+#include "xcomp/interp.h"
+#include "xcomp/lower.h"
+#include "xcomp/module.h"
+#include "xcomp/runtime.h"
+#include "xcomp/target.h"
+#include "xcomp/tensor.h"
+#include "xcomp/tiled.h"
+#include "xcomp/xir.h"
+
+typedef struct scase {
+  const char* name;
+  const char* text;
+  const char* knob;   /* the knob the split changes ("BLOCK_M_p0"), or NULL: none */
+  int64_t split;      /* its value with 2 cores */
+  const char* forced; /* XCOMP_KNOBS-style override that forces the split */
+} scase_t;
+
+static const scase_t cases[] = {
+    {"1x1 conv, 36 pixels, 40 -> 32 channels: two programs of 18 pixels",
+     "xir 1\ngraph g opset 23 {\n  input x: f32[1, 6, 6, 40]\n  input w: f32[1, 1, 40, 32]\n  input b: f32[32]\n"
+     "  c = xcomp::ConvNHWC(x, w, b) {weight_layout: \"HWIO\"}\n  y = Relu(c)\n  output y\n}\n",
+     "BLOCK_M_p0", 18, "BLOCK_M_p0=18"},
+    {"1x1 conv, 9 pixels, 64 -> 112 channels: two programs of 56 channels",
+     "xir 1\ngraph g opset 23 {\n  input x: f32[1, 3, 3, 64]\n  input w: f32[1, 1, 64, 112]\n"
+     "  y = xcomp::ConvNHWC(x, w) {weight_layout: \"HWIO\"}\n  output y\n}\n",
+     "BLOCK_N_p0", 56, "BLOCK_N_p0=56"},
+    {"3x3 conv, 36 pixels, 8 -> 24 channels (window rows): two programs of 18 pixels",
+     "xir 1\ngraph g opset 23 {\n  input x: f32[1, 6, 6, 8]\n  input w: f32[3, 3, 8, 24]\n"
+     "  y = xcomp::ConvNHWC(x, w) {pads: [1, 1, 1, 1], weight_layout: \"HWIO\"}\n  output y\n}\n",
+     "BLOCK_M_p0", 18, "BLOCK_M_p0=18"},
+    {"1x1 conv, 576 pixels, 16 -> 48 channels: programs enough, unchanged",
+     "xir 1\ngraph g opset 23 {\n  input x: f32[1, 24, 24, 16]\n  input w: f32[1, 1, 16, 48]\n"
+     "  y = xcomp::ConvNHWC(x, w) {weight_layout: \"HWIO\"}\n  output y\n}\n",
+     NULL, 0, NULL},
+};
+
+static uint64_t rng = 0x2545f4914f6cdd1dull;
+static double rnd(void) {
+  rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+  return (double)(rng >> 11) / 9007199254740992.0 * 2.0 - 1.0;
+}
+
+static int64_t programs(const xc_tiled_kernel_t* k, const int64_t* knobs, const xc_tiled_limits_t* limits) {
+  int64_t n = 1;
+  for (int a = 0; a < k->grid_rank; a++) {
+    int64_t g = 0;
+    CHECK_OK(xc_texpr_eval(k->grid[a], knobs, NULL, limits, &g));
+    n *= g;
+  }
+  return n;
+}
+
+/* The conv kernel's default knobs scheduled for `cores` cores. */
+static void schedule_for(xc_session_t* s, const xc_tiled_kernel_t* k, int cores, unsigned flags,
+                         xc_tiled_schedule_t* out) {
+  xc_device_caps_t caps = *xc_session_caps(s);
+  caps.compute_units = cores;
+  xc_tiled_schedule_init(k, out);
+  for (int j = 0; j < k->num_knobs; j++) out->knobs[j] = k->knobs[j].default_value;
+  CHECK_OK(xc_target_schedule(xc_session_target(s), &caps, k, xc_session_tiled_limits(s), flags, out));
+}
+
+static void check_schedules(const scase_t* c, xc_graph_t* g) {
+  xc_session_options_t o;
+  xc_session_options_init(&o);
+  o.target = "cpu";
+  o.use_cache = false;
+  xc_session_t* s = NULL;
+  CHECK_OK(xc_session_create(&o, &s));
+  xc_lowered_module_t* lm = NULL;
+  if (s) CHECK_OK(xc_session_lower(s, g, &lm));
+  const xc_tiled_limits_t* limits = s ? xc_session_tiled_limits(s) : NULL;
+  int convs = 0;
+  for (int i = 0; lm && i < lm->num_kernels; i++) {
+    const xc_tiled_kernel_t* k = lm->kernels[i].kernel;
+    if (!strstr(k->name, "conv")) continue;
+    convs++;
+    int64_t defaults[XC_TILED_MAX_SCHED_KNOBS];
+    for (int j = 0; j < k->num_knobs; j++) defaults[j] = k->knobs[j].default_value;
+    int64_t before = programs(k, defaults, limits);
+    int at = c->knob ? xc_tiled_find_knob(k, c->knob) : -1;
+    if (c->knob) {
+      CHECK(at >= 0);
+      if (at < 0) continue;
+      CHECK_EQ_INT(before, 1);
+      bool offered = false;
+      for (int q = 0; q < k->knobs[at].num_candidates; q++) offered |= k->knobs[at].candidates[q] == c->split;
+      CHECK(offered);
+    } else {
+      CHECK(before >= 2);
+    }
+    xc_tiled_schedule_t two, one, kept;
+    schedule_for(s, k, 2, 0, &two);
+    schedule_for(s, k, 1, 0, &one);
+    schedule_for(s, k, 2, XC_SCHEDULE_KEEP_KNOBS, &kept);
+    int64_t p2 = programs(k, two.knobs, limits);
+    printf("cpu: %s: %lld program(s) by default, %lld on 2 cores\n", c->name, (long long)before, (long long)p2);
+    CHECK(p2 >= 2);
+    for (int j = 0; j < k->num_knobs; j++) {
+      CHECK_EQ_INT(one.knobs[j], defaults[j]);
+      CHECK_EQ_INT(kept.knobs[j], defaults[j]);
+      int64_t want = j == at ? c->split : defaults[j];
+      if (k->knobs[j].kind == XC_KNOB_TILE) CHECK_EQ_INT(two.knobs[j], want);
+    }
+  }
+  CHECK_EQ_INT(convs, 1);
+  if (lm) xc_session_lowered_free(s, lm);
+  xc_session_destroy(s);
+}
+
+/* Compiles g for the cpu with `knobs` (NULL: the host's default) and
+ * compares its output with want. */
+static void check_run(const scase_t* c, xc_graph_t* g, const char* knobs, int ni, xc_tensor_t* const* in,
+                      const xc_tensor_t* want) {
+  xc_session_options_t o;
+  xc_session_options_init(&o);
+  o.target = "cpu";
+  o.use_cache = false;
+  o.knobs = knobs;
+  xc_compiled_module_t* m = NULL;
+  xc_session_t* s = NULL;
+  CHECK_OK(xc_session_create(&o, &s));
+  if (s) CHECK_OK(xc_session_compile_graph(s, g, &m));
+  xc_session_destroy(s);
+  xc_executor_t* ex = NULL;
+  xc_executor_options_t eo;
+  xc_executor_options_init(&eo);
+  eo.poison = true;
+  if (m) CHECK_OK(xc_executor_create(m, "cpu", &eo, &ex));
+  xc_tensor_t* got[1] = {NULL};
+  if (ex) CHECK_OK(xc_executor_run(ex, ni, (const xc_tensor_t* const*)in, got, NULL));
+  if (got[0] && want) {
+    xc_tolerance_t tol;
+    xc_tolerance_for_dtype(XC_F32, &tol);
+    xc_compare_result_t r;
+    CHECK_OK(xc_compare_tensors(got[0], want, &tol, &r));
+    printf("cpu: %s, knobs %s: rel-L2 %.3g %s\n", c->name, knobs ? knobs : "default", r.rel_l2, r.ok ? "ok" : r.reason);
+    CHECK(r.ok);
+  } else {
+    CHECK(got[0] != NULL);
+  }
+  xc_tensor_destroy(got[0]);
+  xc_executor_destroy(ex);
+  xc_compiled_module_destroy(m);
+}
+
+static void check_case(const scase_t* c) {
+  xc_graph_t* g = NULL;
+  CHECK_OK(xc_xir_parse(c->text, strlen(c->text), "spread.xir", NULL, &g));
+  if (!g) return;
+  CHECK_OK(xc_graph_infer(g));
+  enum { MAX_IN = 4 };
+  xc_tensor_t* in[MAX_IN] = {NULL};
+  int ni = g->num_inputs < MAX_IN ? g->num_inputs : MAX_IN;
+  for (int j = 0; j < ni; j++) {
+    const xc_value_t* v = g->inputs[j];
+    int64_t dims[4];
+    for (int d = 0; d < v->rank; d++) dims[d] = v->dims[d].value;
+    CHECK_OK(xc_tensor_create(v->dtype, v->rank, dims, &in[j]));
+    for (int64_t e = 0; in[j] && e < in[j]->numel; e++) xc_tensor_set_f64(in[j], e, rnd());
+  }
+  xc_tensor_t* want[1] = {NULL};
+  xc_interp_options_t io;
+  xc_interp_options_init(&io);
+  CHECK_OK(xc_interp_run(g, &io, ni, (const xc_tensor_t* const*)in, want));
+  check_schedules(c, g);
+  check_run(c, g, NULL, ni, in, want[0]);
+  if (c->forced) check_run(c, g, c->forced, ni, in, want[0]);
+  xc_tensor_destroy(want[0]);
+  for (int j = 0; j < ni; j++) xc_tensor_destroy(in[j]);
+  xc_graph_destroy(g);
+}
+
+int main(void) {
+  CHECK_OK(xc_targets_init());
+  xc_target_t* t = NULL;
+  int index = 0;
+  xc_status_t s = xc_target_find("cpu", &t, &index);
+  if (s) {
+    printf("SKIP cpu: %s\n", xc_status_message(s));
+    xc_status_free(s);
+    return xc_test_summary("test_cpu_spread");
+  }
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_case(&cases[i]);
+  return xc_test_summary("test_cpu_spread");
+}
