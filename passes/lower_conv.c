@@ -34,7 +34,8 @@ static xc_status_t window(lw_ctx_t* c, const xc_node_t* n, const xc_value_t* X, 
     for (int i = 0; i < w->nsp; i++) w->d[i] = v[i];
   if ((v = xc_node_attr_ints(n, "pads", &cnt)) && cnt == 2 * w->nsp)
     for (int i = 0; i < w->nsp; i++) w->pb[i] = v[i], w->pe[i] = v[w->nsp + i];
-  const char* ap = xc_node_attr_string(n, "auto_pad");
+  /* DeformConv has no auto_pad (absent means NOTSET elsewhere too) */
+  const char* ap = xc_node_has_attr(n, "auto_pad") ? xc_node_attr_string(n, "auto_pad") : NULL;
   if (ap && (!strcmp(ap, "SAME_UPPER") || !strcmp(ap, "SAME_LOWER"))) {
     for (int i = 0; i < w->nsp; i++) {
       xc_dim_t in = X->dims[w->sp0 + i];
@@ -817,7 +818,7 @@ xc_status_t lw_emit_pool(lw_ctx_t* c, const xc_node_t* n) {
   if (nhwc && IDX) return lw_unsupported(c, n, "Indices output");
   win_t w;
   XC_RETURN_IF_ERROR(window(c, n, X, kv, nhwc, &w));
-  bool include_pad = !is_max && xc_node_attr_int(n, "count_include_pad");
+  bool include_pad = !is_max && !is_lp && xc_node_attr_int(n, "count_include_pad"); /* LpPool has none */
   xc_dtype_t at = X->dtype == XC_F64 ? XC_F64 : XC_F32;
   xc_dim_t rd[LW_MAX_RANK];
   int64_t R = 1;

@@ -508,7 +508,7 @@ xc_status_t lw_emit_argreduce(lw_ctx_t* c, const xc_node_t* n) {
   if (X->rank < 1 || X->rank > LW_MAX_RANK) return lw_unsupported(c, n, "rank %d", X->rank);
   bool hard = n->op_type[0] == 'H';
   bool is_max = hard || (n->op_type[3] == 'M' && n->op_type[4] == 'a');
-  bool last = xc_node_attr_int(n, "select_last_index") != 0;
+  bool last = !hard && xc_node_attr_int(n, "select_last_index") != 0; /* Hardmax has no such attribute */
   int64_t axis = xc_node_attr_int(n, "axis");
   if (axis < 0) axis += X->rank;
   if (axis < 0 || axis >= X->rank) return lw_unsupported(c, n, "bad axis");
