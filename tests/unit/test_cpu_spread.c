@@ -13,21 +13,11 @@
  *     default), the outputs (poisoned first) match the interpreter.
  * A scheduler that ignored the cores, split a large kernel, or an emitter
  * wrong on the split tiles fails here. */
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
-#include "test.h"
-#include "xcomp/conformance.h"
-#include "xcomp/driver.h"
-#include "xcomp/interp.h"
+#include "cpu_case.h"
 #include "xcomp/lower.h"
-#include "xcomp/module.h"
-#include "xcomp/runtime.h"
 #include "xcomp/target.h"
-#include "xcomp/tensor.h"
 #include "xcomp/tiled.h"
-#include "xcomp/xir.h"
 
 typedef struct scase {
   const char* name;
@@ -55,12 +45,6 @@ static const scase_t cases[] = {
      "  y = xcomp::ConvNHWC(x, w) {weight_layout: \"HWIO\"}\n  output y\n}\n",
      NULL, 0, NULL},
 };
-
-static uint64_t rng = 0x2545f4914f6cdd1dull;
-static double rnd(void) {
-  rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
-  return (double)(rng >> 11) / 9007199254740992.0 * 2.0 - 1.0;
-}
 
 static int64_t programs(const xc_tiled_kernel_t* k, const int64_t* knobs, const xc_tiled_limits_t* limits) {
   int64_t n = 1;
@@ -134,61 +118,23 @@ static void check_schedules(const scase_t* c, xc_graph_t* g) {
  * compares its output with want. */
 static void check_run(const scase_t* c, xc_graph_t* g, const char* knobs, int ni, xc_tensor_t* const* in,
                       const xc_tensor_t* want) {
-  xc_session_options_t o;
-  xc_session_options_init(&o);
-  o.target = "cpu";
-  o.use_cache = false;
-  o.knobs = knobs;
-  xc_compiled_module_t* m = NULL;
-  xc_session_t* s = NULL;
-  CHECK_OK(xc_session_create(&o, &s));
-  if (s) CHECK_OK(xc_session_compile_graph(s, g, &m));
-  xc_session_destroy(s);
-  xc_executor_t* ex = NULL;
-  xc_executor_options_t eo;
-  xc_executor_options_init(&eo);
-  eo.poison = true;
-  if (m) CHECK_OK(xc_executor_create(m, "cpu", &eo, &ex));
-  xc_tensor_t* got[1] = {NULL};
-  if (ex) CHECK_OK(xc_executor_run(ex, ni, (const xc_tensor_t* const*)in, got, NULL));
-  if (got[0] && want) {
-    xc_tolerance_t tol;
-    xc_tolerance_for_dtype(XC_F32, &tol);
-    xc_compare_result_t r;
-    CHECK_OK(xc_compare_tensors(got[0], want, &tol, &r));
-    printf("cpu: %s, knobs %s: rel-L2 %.3g %s\n", c->name, knobs ? knobs : "default", r.rel_l2, r.ok ? "ok" : r.reason);
-    CHECK(r.ok);
-  } else {
-    CHECK(got[0] != NULL);
-  }
-  xc_tensor_destroy(got[0]);
-  xc_executor_destroy(ex);
+  xc_compiled_module_t* m = cpu_case_compile(g, knobs, NULL);
+  char label[256];
+  snprintf(label, sizeof label, "%s, knobs %s", c->name, knobs ? knobs : "default");
+  cpu_case_run(m, 1, ni, in, want, label);
   xc_compiled_module_destroy(m);
 }
 
 static void check_case(const scase_t* c) {
-  xc_graph_t* g = NULL;
-  CHECK_OK(xc_xir_parse(c->text, strlen(c->text), "spread.xir", NULL, &g));
+  xc_graph_t* g = cpu_case_parse(c->text, "spread.xir");
   if (!g) return;
-  CHECK_OK(xc_graph_infer(g));
-  enum { MAX_IN = 4 };
-  xc_tensor_t* in[MAX_IN] = {NULL};
-  int ni = g->num_inputs < MAX_IN ? g->num_inputs : MAX_IN;
-  for (int j = 0; j < ni; j++) {
-    const xc_value_t* v = g->inputs[j];
-    int64_t dims[4];
-    for (int d = 0; d < v->rank; d++) dims[d] = v->dims[d].value;
-    CHECK_OK(xc_tensor_create(v->dtype, v->rank, dims, &in[j]));
-    for (int64_t e = 0; in[j] && e < in[j]->numel; e++) xc_tensor_set_f64(in[j], e, rnd());
-  }
-  xc_tensor_t* want[1] = {NULL};
-  xc_interp_options_t io;
-  xc_interp_options_init(&io);
-  CHECK_OK(xc_interp_run(g, &io, ni, (const xc_tensor_t* const*)in, want));
+  xc_tensor_t* in[CPU_CASE_MAX_IN];
+  int ni = cpu_case_inputs(g, 0.0, in);
+  xc_tensor_t* want = cpu_case_reference(g, ni, in);
   check_schedules(c, g);
-  check_run(c, g, NULL, ni, in, want[0]);
-  if (c->forced) check_run(c, g, c->forced, ni, in, want[0]);
-  xc_tensor_destroy(want[0]);
+  check_run(c, g, NULL, ni, in, want);
+  if (c->forced) check_run(c, g, c->forced, ni, in, want);
+  xc_tensor_destroy(want);
   for (int j = 0; j < ni; j++) xc_tensor_destroy(in[j]);
   xc_graph_destroy(g);
 }
