@@ -27,6 +27,30 @@ int xc_tiled_dot_count(const xc_tiled_kernel_t* k) {
   return n;
 }
 
+bool xc_tiled_static_grid(const xc_tiled_kernel_t* k, const int64_t* knobs, const xc_tiled_limits_t* limits,
+                          int64_t grid[XC_TILED_MAX_GRID]) {
+  for (int a = 0; a < XC_TILED_MAX_GRID; a++) grid[a] = 1;
+  for (int a = 0; a < k->grid_rank && a < XC_TILED_MAX_GRID; a++) {
+    xc_status_t st = xc_texpr_eval(k->grid[a], knobs, NULL, limits, &grid[a]);
+    if (st || grid[a] < 1) {
+      xc_status_free(st);
+      return false;
+    }
+  }
+  return true;
+}
+
+int64_t xc_tiled_static_programs(const xc_tiled_kernel_t* k, const int64_t* knobs, const xc_tiled_limits_t* limits) {
+  int64_t grid[XC_TILED_MAX_GRID];
+  if (!xc_tiled_static_grid(k, knobs, limits, grid)) return 0;
+  int64_t n = 1;
+  for (int a = 0; a < XC_TILED_MAX_GRID; a++) {
+    if (n > INT64_MAX / grid[a]) return 0;
+    n *= grid[a];
+  }
+  return n;
+}
+
 const xc_tiled_op_t* xc_tiled_dot_at(const xc_tiled_kernel_t* k, int index) {
   int n = 0;
   const xc_tiled_op_t* found = NULL;

@@ -437,6 +437,13 @@ xc_status_t xc_tiled_schedule_check(const xc_tiled_kernel_t* k, const xc_tiled_s
 /* Number of `dot` ops of k and the i-th in text order (NULL out of range). */
 int xc_tiled_dot_count(const xc_tiled_kernel_t* k);
 const xc_tiled_op_t* xc_tiled_dot_at(const xc_tiled_kernel_t* k, int index);
+/* Programs per grid axis under knob values (limits may be NULL; axes past
+ * grid_rank are 1). False when an axis depends on a scalar parameter (a
+ * symbolic shape, known only at launch) or is not positive. */
+bool xc_tiled_static_grid(const xc_tiled_kernel_t* k, const int64_t* knobs, const xc_tiled_limits_t* limits,
+                          int64_t grid[XC_TILED_MAX_GRID]);
+/* Their product; 0 where xc_tiled_static_grid is false or it overflows. */
+int64_t xc_tiled_static_programs(const xc_tiled_kernel_t* k, const int64_t* knobs, const xc_tiled_limits_t* limits);
 /* Index of a dot op in text order, -1 when op is not a dot of k. */
 int xc_tiled_dot_index(const xc_tiled_kernel_t* k, const xc_tiled_op_t* op);
 /* Prints the record as the kernel text holds it ("schedule NAME { ... }",

@@ -669,23 +669,6 @@ static bool cpu_supports(void* target, const xc_device_caps_t* caps, const struc
   return xc_cstyle_supports(&xc_cstyle_dialect_c, caps, kernel, why, why_size);
 }
 
-/* Programs of the grid under knob values; 0 when a grid dim depends on a
- * scalar parameter (a symbolic shape: unknown before the launch). */
-static int64_t cpu_grid_programs(const xc_tiled_kernel_t* k, const int64_t* knobs, const xc_tiled_limits_t* limits) {
-  int64_t programs = 1;
-  for (int i = 0; i < k->grid_rank; i++) {
-    int64_t n = 0;
-    xc_status_t st = xc_texpr_eval(k->grid[i], knobs, NULL, limits, &n);
-    if (st) {
-      xc_status_free(st);
-      return 0;
-    }
-    if (n <= 0 || programs > INT64_MAX / n) return 0;
-    programs *= n;
-  }
-  return programs;
-}
-
 /* A default schedule whose grid has fewer programs than the device has
  * cores (a 1x1 conv over the 36 pixels of a 6x6 map and 32 channels is one
  * program) leaves cores idle: the pool has nothing to give them. Smaller
@@ -702,7 +685,7 @@ static void cpu_spread_programs(const xc_device_caps_t* caps, const xc_tiled_ker
                                 const xc_tiled_limits_t* limits, int64_t* knobs) {
   int64_t cores = caps->compute_units;
   for (int round = 0; round < 4; round++) {
-    int64_t programs = cpu_grid_programs(k, knobs, limits);
+    int64_t programs = xc_tiled_static_programs(k, knobs, limits);
     if (programs <= 0 || programs >= cores) return;
     int best = -1;
     int64_t best_value = 0, best_programs = 0;
@@ -716,7 +699,7 @@ static void cpu_spread_programs(const xc_device_caps_t* caps, const xc_tiled_ker
         int64_t v = kn->candidates[c];
         if (v >= keep) continue;
         knobs[i] = v;
-        int64_t p = cpu_grid_programs(k, knobs, limits);
+        int64_t p = xc_tiled_static_programs(k, knobs, limits);
         xc_status_t bad = p > programs ? xc_tiled_knobs_check(k, knobs, limits) : NULL;
         knobs[i] = keep;
         if (p <= programs || bad) {

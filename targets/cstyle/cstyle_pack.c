@@ -87,14 +87,8 @@ static bool in_block(const xc_tiled_block_t* b, const xc_tiled_op_t* op) {
 void xc_cse_plan_pack(em_t* e, const xc_tiled_block_t* b) {
   const xc_tiled_kernel_t* k = e->k;
   if (!e->pack_allowed || e->d->work_groups || !e->nuses || !e->ranges || !e->op_group || b != k->body) return;
-  int64_t grid[XC_TILED_MAX_GRID] = {1, 1, 1};
-  for (int a = 0; a < k->grid_rank && a < XC_TILED_MAX_GRID; a++) {
-    xc_status_t s = xc_texpr_eval(k->grid[a], e->knobs, NULL, NULL, &grid[a]);
-    if (s || grid[a] < 1) { /* a grid of symbolic size: no constant buffer size */
-      xc_status_free(s);
-      return;
-    }
-  }
+  int64_t grid[XC_TILED_MAX_GRID];
+  if (!xc_tiled_static_grid(k, e->knobs, NULL, grid)) return; /* symbolic size: no constant buffer size */
   char* where = calloc((size_t)k->num_ops + 1, 1);
   if (!where) return;
   for (int i = 0; i < b->num_ops; i++) where[b->ops[i]->id] = 1;
@@ -178,11 +172,8 @@ static void tile_pointer(em_t* e, const packed_t* p, bool writable) {
   const char* iv = V(e, p->loop->body->args[0])->name;
   xc_cstyle_writer_t lin = {0};
   int64_t stride = 1;
-  int64_t grid[XC_TILED_MAX_GRID] = {1, 1, 1};
-  for (int a = 0; a < e->k->grid_rank && a < XC_TILED_MAX_GRID; a++) {
-    xc_status_t s = xc_texpr_eval(e->k->grid[a], e->knobs, NULL, NULL, &grid[a]);
-    xc_status_free(s);
-  }
+  int64_t grid[XC_TILED_MAX_GRID];
+  (void)xc_tiled_static_grid(e->k, e->knobs, NULL, grid); /* static: xc_cse_plan_pack checked */
   P(&lin, "0");
   for (int a = 0; a < XC_TILED_MAX_GRID; a++) {
     if (!(p->axes & (1u << a))) continue;
@@ -265,11 +256,8 @@ void xc_cse_emit_pack_body(em_t* e, xc_cstyle_writer_t* out) {
   memset(&e->body, 0, sizeof e->body);
   e->packing = true;
   e->depth = 1;
-  int64_t grid[XC_TILED_MAX_GRID] = {1, 1, 1};
-  for (int a = 0; a < k->grid_rank && a < XC_TILED_MAX_GRID; a++) {
-    xc_status_t s = xc_texpr_eval(k->grid[a], e->knobs, NULL, NULL, &grid[a]);
-    xc_status_free(s);
-  }
+  int64_t grid[XC_TILED_MAX_GRID];
+  (void)xc_tiled_static_grid(k, e->knobs, NULL, grid); /* static: xc_cse_plan_pack checked */
   for (int i = 0; i < k->body->num_ops; i++) where[k->body->ops[i]->id] = 1;
   for (int n = 0; n < e->num_packs && !e->err; n++) {
     const packed_t* p = &e->packs[n];

@@ -1,5 +1,5 @@
 /* Shared harness of the cpu kernel tests (test_cpu_pack, test_cpu_rows,
- * test_cpu_spread): a graph's inputs from a fixed generator, its reference
+ * test_cpu_spread; test_vec_chunks takes its folder removal): a graph's inputs from a fixed generator, its reference
  * outputs from the interpreter, a compile for the cpu target with knob
  * overrides and an optional kernel-dump folder, runs on an executor with
  * poisoned intermediates, and the f32 comparison. Header-only (static
@@ -108,6 +108,25 @@ static inline void cpu_case_run(const xc_compiled_module_t* m, int runs, int ni,
   }
   CHECK(ex != NULL);
   xc_executor_destroy(ex);
+}
+
+/* Frees what cpu_case_inputs and cpu_case_reference made. */
+static inline void cpu_case_free(int ni, xc_tensor_t** in, xc_tensor_t* want) {
+  xc_tensor_destroy(want);
+  for (int j = 0; j < ni; j++) xc_tensor_destroy(in[j]);
+}
+
+/* Registers the targets; false (printing SKIP and the reason) when this
+ * host has no cpu target (no C compiler). */
+static inline bool cpu_case_have_cpu(void) {
+  CHECK_OK(xc_targets_init());
+  xc_target_t* t = NULL;
+  int index = 0;
+  xc_status_t s = xc_target_find("cpu", &t, &index);
+  if (!s) return true;
+  printf("SKIP cpu: %s\n", xc_status_message(s));
+  xc_status_free(s);
+  return false;
 }
 
 /* The emitted C source in dir (the first .c file), NUL-terminated in a

@@ -55,21 +55,12 @@ static void check_case(const rcase_t* c) {
   char label[256];
   snprintf(label, sizeof label, "%s: rows %s", c->name, rows ? "split" : "not split");
   cpu_case_run(m, 1, ni, in, want, label);
-  xc_tensor_destroy(want);
-  for (int j = 0; j < ni; j++) xc_tensor_destroy(in[j]);
+  cpu_case_free(ni, in, want);
   xc_compiled_module_destroy(m);
 }
 
 int main(void) {
-  CHECK_OK(xc_targets_init());
-  xc_target_t* t = NULL;
-  int index = 0;
-  xc_status_t s = xc_target_find("cpu", &t, &index);
-  if (s) {
-    printf("SKIP cpu: %s\n", xc_status_message(s));
-    xc_status_free(s);
-    return xc_test_summary("test_cpu_rows");
-  }
-  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_case(&cases[i]);
+  if (cpu_case_have_cpu())
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_case(&cases[i]);
   return xc_test_summary("test_cpu_rows");
 }

@@ -46,16 +46,6 @@ static const scase_t cases[] = {
      NULL, 0, NULL},
 };
 
-static int64_t programs(const xc_tiled_kernel_t* k, const int64_t* knobs, const xc_tiled_limits_t* limits) {
-  int64_t n = 1;
-  for (int a = 0; a < k->grid_rank; a++) {
-    int64_t g = 0;
-    CHECK_OK(xc_texpr_eval(k->grid[a], knobs, NULL, limits, &g));
-    n *= g;
-  }
-  return n;
-}
-
 /* The conv kernel's default knobs scheduled for `cores` cores. */
 static void schedule_for(xc_session_t* s, const xc_tiled_kernel_t* k, int cores, unsigned flags,
                          xc_tiled_schedule_t* out) {
@@ -83,7 +73,7 @@ static void check_schedules(const scase_t* c, xc_graph_t* g) {
     convs++;
     int64_t defaults[XC_TILED_MAX_SCHED_KNOBS];
     for (int j = 0; j < k->num_knobs; j++) defaults[j] = k->knobs[j].default_value;
-    int64_t before = programs(k, defaults, limits);
+    int64_t before = xc_tiled_static_programs(k, defaults, limits);
     int at = c->knob ? xc_tiled_find_knob(k, c->knob) : -1;
     if (c->knob) {
       CHECK(at >= 0);
@@ -99,7 +89,7 @@ static void check_schedules(const scase_t* c, xc_graph_t* g) {
     schedule_for(s, k, 2, 0, &two);
     schedule_for(s, k, 1, 0, &one);
     schedule_for(s, k, 2, XC_SCHEDULE_KEEP_KNOBS, &kept);
-    int64_t p2 = programs(k, two.knobs, limits);
+    int64_t p2 = xc_tiled_static_programs(k, two.knobs, limits);
     printf("cpu: %s: %lld program(s) by default, %lld on 2 cores\n", c->name, (long long)before, (long long)p2);
     CHECK(p2 >= 2);
     for (int j = 0; j < k->num_knobs; j++) {
@@ -134,21 +124,12 @@ static void check_case(const scase_t* c) {
   check_schedules(c, g);
   check_run(c, g, NULL, ni, in, want);
   if (c->forced) check_run(c, g, c->forced, ni, in, want);
-  xc_tensor_destroy(want);
-  for (int j = 0; j < ni; j++) xc_tensor_destroy(in[j]);
+  cpu_case_free(ni, in, want);
   xc_graph_destroy(g);
 }
 
 int main(void) {
-  CHECK_OK(xc_targets_init());
-  xc_target_t* t = NULL;
-  int index = 0;
-  xc_status_t s = xc_target_find("cpu", &t, &index);
-  if (s) {
-    printf("SKIP cpu: %s\n", xc_status_message(s));
-    xc_status_free(s);
-    return xc_test_summary("test_cpu_spread");
-  }
-  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_case(&cases[i]);
+  if (cpu_case_have_cpu())
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_case(&cases[i]);
   return xc_test_summary("test_cpu_spread");
 }

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cpu_case.h"
 #include "test.h"
 #include "xcomp/conformance.h"
 #include "xcomp/interp.h"
@@ -80,20 +81,6 @@ static bool dir_has(const char* dir, const char* needle) {
   return found;
 }
 
-static void remove_dir(const char* dir) {
-  DIR* d = opendir(dir);
-  if (!d) return;
-  struct dirent* de;
-  while ((de = readdir(d))) {
-    if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) continue;
-    char path[512];
-    snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
-    unlink(path);
-  }
-  closedir(d);
-  rmdir(dir);
-}
-
 static void check_target(const char* selector) {
   xc_target_t* t = NULL;
   int index = 0;
@@ -139,7 +126,7 @@ static void check_target(const char* selector) {
     xc_dtype_t dt = g->outputs[0]->dtype;
     xc_graph_destroy(g);
     bool chunked = dir_has(dir, "typedef struct __attribute__((aligned(");
-    remove_dir(dir);
+    cpu_case_remove_dir(dir);
     CHECK_EQ_INT(chunked, c->chunked);
     xc_executor_t* ex = NULL;
     xc_executor_options_t eo;
