@@ -75,18 +75,42 @@ static bool gemm_operand(lw_ctx_t* c, char* out, size_t size, const char* name, 
   return true;
 }
 
-/* Sets the kernel's "gemm" pattern when the group is the product alone:
- * 16-bit operands on a device with matrix instructions for them, f32
- * accumulation, static shapes, no epilogue (Gemm: alpha 1, no C), operands
- * read from their buffers directly and the output stored as is. */
+/* The group's epilogue when it is one xcomp.SwiGLU of the product Y and a
+ * tensor U of Y's shape and type, Y used nowhere else: "swiglu_a" when Y is
+ * the gated input (SwiGLU(Y, U) = silu(Y) U), "swiglu_b" when U is; *u, *z
+ * are U and the SwiGLU's output. NULL: another epilogue. */
+static const char* swiglu_epilogue(lw_ctx_t* c, const xc_value_t* Y, const xc_value_t** u, const xc_value_t** z) {
+  const xc_node_t* e = c->phase->nodes[1];
+  if (strcmp(e->op_type, "SwiGLU") || !e->domain || strcmp(e->domain, "xcomp") || e->num_inputs != 2 ||
+      e->num_outputs != 1 || c->must_store[Y->id])
+    return NULL;
+  int yi = e->inputs[0] == Y ? 0 : e->inputs[1] == Y ? 1 : -1;
+  const xc_value_t *U = yi >= 0 ? e->inputs[1 - yi] : NULL, *Z = e->outputs[0];
+  if (!U || U == Y || U->dtype != Y->dtype || Z->dtype != Y->dtype || U->rank != Y->rank || Z->rank != Y->rank)
+    return NULL;
+  for (int d = 0; d < Y->rank; d++)
+    if (!xc_dim_equal(U->dims[d], Y->dims[d]) || !xc_dim_equal(Z->dims[d], Y->dims[d])) return NULL;
+  *u = U, *z = Z;
+  return yi == 0 ? "swiglu_a" : "swiglu_b";
+}
+
+/* Sets the kernel's "gemm" pattern when the group is the product alone or
+ * the product and a SwiGLU epilogue with another tensor of its shape (the
+ * gate and up projections of a transformer's MLP): 16-bit operands on a
+ * device with matrix instructions for them, f32 accumulation, static
+ * shapes, no other epilogue (Gemm: alpha 1, no C), operands read from their
+ * buffers directly and the output stored as is. */
 static void set_gemm_pattern(lw_ctx_t* c, const xc_node_t* n, bool ta, bool tb, int nb) {
   const xc_value_t *A = n->inputs[0], *B = n->inputs[1], *Y = n->outputs[0];
-  if (c->multi_phase || c->phase->num_nodes != 1 || c->phase->num_pro || c->index_error || c->remap_out) return;
+  if (c->multi_phase || c->phase->num_nodes > 2 || c->phase->num_pro || c->index_error || c->remap_out) return;
+  const xc_value_t *U = NULL, *Z = Y;
+  const char* epi = c->phase->num_nodes == 2 ? swiglu_epilogue(c, Y, &U, &Z) : "";
+  if (!epi) return;
   if (!(A->dtype == XC_F16 || A->dtype == XC_BF16) || Y->dtype != A->dtype || !lw_has_mma(c, A->dtype)) return;
   if (!strcmp(n->op_type, "Gemm") &&
       (xc_node_attr_float(n, "alpha") != 1.0 || (n->num_inputs > 2 && n->inputs[2] && xc_node_attr_float(n, "beta") != 0.0)))
     return;
-  if (Y->rank != nb + 2 || !c->must_store[Y->id]) return;
+  if (Y->rank != nb + 2 || !c->must_store[Z->id]) return;
   for (int d = 0; d < Y->rank; d++)
     if (!xc_dim_is_static(Y->dims[d])) return;
   int64_t batch = 1;
@@ -96,8 +120,14 @@ static void set_gemm_pattern(lw_ctx_t* c, const xc_node_t* n, bool ta, bool tb, 
   char pat[256];
   snprintf(pat, sizeof pat, "gemm dtype=%s batch=%lld m=%lld n=%lld k=%lld", xc_dtype_name(A->dtype),
            (long long)batch, (long long)M, (long long)N, (long long)K);
-  if (gemm_operand(c, pat, sizeof pat, "a", A, nb, Y, ta) && gemm_operand(c, pat, sizeof pat, "b", B, nb, Y, tb) &&
-      gemm_operand(c, pat, sizeof pat, "y", Y, nb, Y, false)) {
+  bool ok = gemm_operand(c, pat, sizeof pat, "a", A, nb, Y, ta) && gemm_operand(c, pat, sizeof pat, "b", B, nb, Y, tb) &&
+            gemm_operand(c, pat, sizeof pat, "y", Z, nb, Y, false);
+  if (ok && U) {
+    size_t len = strlen(pat);
+    snprintf(pat + len, sizeof pat - len, " epi=%s", epi);
+    ok = gemm_operand(c, pat, sizeof pat, "u", U, nb, Y, false);
+  }
+  if (ok) {
     xc_tiled_set_pattern(c->k, pat);
     c->threads_extra[0] = 384; /* three warpgroups: the cuda target's sm_90 program */
   }

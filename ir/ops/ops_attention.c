@@ -85,7 +85,7 @@ xc_status_t xc_attention_infer(xc_graph_t* g, xc_node_t* n) {
   XC_RETURN_IF_ERROR(static_eq(n, b, k->dims[0], "batch of Q and K differs"));
   XC_RETURN_IF_ERROR(static_eq(n, b, v->dims[0], "batch of Q and V differs"));
   if (q->rank == 3) {
-    int64_t nq, nkv;
+    int64_t nq = 0, nkv = 0;
     XC_RETURN_IF_ERROR(num_heads_attr(n, "q_num_heads", &nq));
     XC_RETURN_IF_ERROR(num_heads_attr(n, "kv_num_heads", &nkv));
     hq = xc_dim_const(nq);

@@ -130,6 +130,12 @@ typedef struct xc_cuda_api {
   CUresult (*cuMemHostAlloc)(void**, size_t, unsigned int);
   CUresult (*cuMemHostGetDevicePointer)(CUdeviceptr*, void*, unsigned int);
   CUresult (*cuMemFreeHost)(void*);
+  /* Optional (CUDA 12.0+): Hopper tensor maps, for programs that copy by
+   * TMA (the map is 128 bytes, 64-byte aligned; enums passed as ints). */
+  CUresult (*cuTensorMapEncodeTiled)(void* map, int dtype, unsigned rank, void* address, const unsigned long long* dims,
+                                     const unsigned long long* strides, const unsigned* box,
+                                     const unsigned* element_strides, int interleave, int swizzle, int l2_promotion,
+                                     int oob_fill);
 } xc_cuda_api_t;
 
 #endif

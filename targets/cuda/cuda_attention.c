@@ -647,7 +647,7 @@ xc_status_t xc_cuda_fa_emit(const xc_device_caps_t* caps, const xc_tiled_kernel_
   operand_defines(&b, "O", &fa.o);
   char bounds[16];
   snprintf(bounds, sizeof bounds, fa.wg ? "%d, 1" : "%d", fa.threads);
-  xc_cuda_program_entry(&b, k, "FA_ENTRY", bounds, entry, fa.smem);
+  xc_cuda_program_entry(&b, k, "FA_ENTRY", bounds, entry, fa.smem, 0);
   xc_cuda_program_helpers(&b, fa.dtype);
   P(&b, "%s", fa_head);
   if (fa.wg) {

@@ -407,7 +407,7 @@ void xc_cuda_program_pattern(xc_cstyle_writer_t* b, const xc_tiled_kernel_t* k) 
 }
 
 void xc_cuda_program_entry(xc_cstyle_writer_t* b, const xc_tiled_kernel_t* k, const char* macro, const char* bounds,
-                           const char* entry, long long dynamic_bytes) {
+                           const char* entry, long long dynamic_bytes, int num_tmaps) {
   P(b, "#define %s extern \"C\" __global__ void __launch_bounds__(%s) %s(", macro, bounds, entry);
   bool first = true;
   for (int pass = 0; pass < 2; pass++)
@@ -417,6 +417,7 @@ void xc_cuda_program_entry(xc_cstyle_writer_t* b, const xc_tiled_kernel_t* k, co
       P(b, "%s%s p%d", first ? "" : ", ", buffer ? "void*" : "const long long", i);
       first = false;
     }
+  for (int i = 0; i < num_tmaps; i++) P(b, "%sconst __grid_constant__ xc_tmap tm%d", first ? "" : ", ", i), first = false;
   P(b, ")\n");
   P(b, "extern \"C\" __device__ unsigned int %s%s = %lldu;\n", XC_CUDA_DSM_PREFIX, entry, dynamic_bytes);
 }
@@ -451,6 +452,24 @@ static const char program_helpers[] =
     "    asm volatile(\"{\\n .reg .pred p;\\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\\n\"\n"
     "                 \" selp.u32 %0, 1, 0, p;\\n}\\n\" : \"=r\"(done) : \"r\"(bar), \"r\"(parity) : \"memory\");\n"
     "  } while (!done);\n"
+    "}\n"
+    "/* the barrier expects tx more bytes (a TMA copy's) in its current phase; one arrival */\n"
+    "static __device__ __forceinline__ void xc_bar_expect(unsigned bar, unsigned tx) {\n"
+    "  asm volatile(\"mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\\n\" :: \"r\"(bar), \"r\"(tx) : \"memory\");\n"
+    "}\n"
+    "/* a CUtensorMap (a __grid_constant__ kernel parameter) */\n"
+    "struct __align__(64) xc_tmap {\n"
+    "  unsigned long long q[16];\n"
+    "};\n"
+    "/* TMA: the box at coordinates (c0, c1[, c2]) of map m into shared memory at dst, completing\n"
+    " * its bytes on barrier bar */\n"
+    "static __device__ __forceinline__ void xc_tma2(unsigned dst, const xc_tmap* m, int c0, int c1, unsigned bar) {\n"
+    "  asm volatile(\"cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\\n\"\n"
+    "               :: \"r\"(dst), \"l\"(m), \"r\"(c0), \"r\"(c1), \"r\"(bar) : \"memory\");\n"
+    "}\n"
+    "static __device__ __forceinline__ void xc_tma3(unsigned dst, const xc_tmap* m, int c0, int c1, int c2, unsigned bar) {\n"
+    "  asm volatile(\"cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\\n\"\n"
+    "               :: \"r\"(dst), \"l\"(m), \"r\"(c0), \"r\"(c1), \"r\"(c2), \"r\"(bar) : \"memory\");\n"
     "}\n"
     "/* wgmma's shared-memory matrix descriptor, 128-byte swizzle */\n"
     "static __device__ __forceinline__ unsigned long long xc_desc(unsigned addr, unsigned lbo, unsigned sbo) {\n"

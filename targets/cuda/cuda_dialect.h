@@ -88,14 +88,18 @@ void xc_cuda_program_begin(xc_cstyle_writer_t* b, const xc_device_caps_t* caps, 
                            char* entry, size_t entry_size);
 void xc_cuda_program_pattern(xc_cstyle_writer_t* b, const xc_tiled_kernel_t* k);
 /* "#define <macro> extern "C" __global__ void __launch_bounds__(...) entry(
- * buffers..., scalars...)" in the launch's parameter order, and the
+ * buffers..., scalars..., tensor maps tm0...)" in the launch's parameter
+ * order (the maps those of the entry's launch plan, XC_CUDA_LAUNCH_PREFIX
+ * in cuda_target.h; xc_tmap is a helper: write the helpers first), and the
  * dynamic shared-memory size symbol of the entry. */
 void xc_cuda_program_entry(xc_cstyle_writer_t* b, const xc_tiled_kernel_t* k, const char* macro, const char* bounds,
-                           const char* entry, long long dynamic_bytes);
+                           const char* entry, long long dynamic_bytes, int num_tmaps);
 /* Writes the programs' device helpers: xc_smem (a shared-memory address),
  * xc_cp16 (16-byte cp.async, zero fill), xc_pack (two f32 to dtype),
- * xc_bar_init/arrive/wait (mbarriers, by phase parity), xc_desc (wgmma's
- * descriptor, 128-byte swizzle). */
+ * xc_bar_init/arrive/wait (mbarriers, by phase parity), xc_bar_expect (an
+ * arrival expecting TMA bytes), xc_tmap and xc_tma2/xc_tma3 (tensor-map
+ * copies completing on a barrier), xc_desc (wgmma's descriptor, 128-byte
+ * swizzle). */
 void xc_cuda_program_helpers(xc_cstyle_writer_t* b, xc_dtype_t dtype);
 /* Writes `static __device__ void <name>(float* d, A, unsigned long long db,
  * int scale_d)`: one sm_90 wgmma.mma_async m64n<n>k16 of dtype with f32

@@ -31,6 +31,10 @@
 #include "cuda_target.h"
 
 enum { GM_BM = 128, GM_BN = 256, GM_BK = 64, GM_STAGES = 4, GM_THREADS = 384 };
+/* A consumer's staged-epilogue buffer: 64 rows of half a tile's columns
+ * (128 x 2 bytes), rows 264 bytes apart (a warp's pair stores then fall on
+ * at most two words per bank). */
+enum { GM_EROW = 264, GM_EB = 64 * GM_EROW };
 
 static bool parse_operand(const char* p, const char* name, xc_cuda_gemm_operand_t* o) {
   char tag[8];
@@ -51,8 +55,15 @@ bool xc_cuda_gemm_parse(const xc_tiled_kernel_t* k, xc_cuda_gemm_t* g) {
   if (!parse_operand(k->pattern, "a", &g->a) || !parse_operand(k->pattern, "b", &g->b) ||
       !parse_operand(k->pattern, "y", &g->y))
     return false;
-  const xc_cuda_gemm_operand_t* ops[3] = {&g->a, &g->b, &g->y};
-  for (int i = 0; i < 3; i++) {
+  const char* epi = strstr(k->pattern, " epi=");
+  if (epi) {
+    if (!strncmp(epi, " epi=swiglu_a ", 14)) g->epi = 1;
+    else if (!strncmp(epi, " epi=swiglu_b ", 14)) g->epi = 2;
+    else return false; /* an epilogue this program does not compute */
+    if (!parse_operand(k->pattern, "u", &g->u)) return false;
+  }
+  const xc_cuda_gemm_operand_t* ops[4] = {&g->a, &g->b, &g->y, &g->u};
+  for (int i = 0; i < (g->epi ? 4 : 3); i++) {
     if (ops[i]->param < 0 || ops[i]->param >= k->num_params) return false;
     const xc_tiled_value_t* p = k->params[ops[i]->param];
     if (p->type.kind != XC_TILED_MEMREF || p->type.dtype != g->dtype) return false;
@@ -62,6 +73,25 @@ bool xc_cuda_gemm_parse(const xc_tiled_kernel_t* k, xc_cuda_gemm_t* g) {
 
 static bool multiple(const xc_cuda_gemm_operand_t* o, long long n) {
   return o->base % n == 0 && o->sb % n == 0 && o->si % n == 0 && o->sj % n == 0;
+}
+
+/* Whether TMA can move an operand of `rows` rows of `cols` contiguous
+ * elements, rows `row_stride` apart: coordinates in 32 bits, rows and
+ * batches that do not overlap (strides of at least the extent below them),
+ * strides under 2^40 bytes (xc_cuda_gemm_take checked they are 16-byte
+ * multiples). */
+static bool tma_operand(const xc_cuda_gemm_operand_t* o, long long row_stride, long long rows, long long cols,
+                        long long batch) {
+  if (rows > 2147483647LL || cols > 2147483647LL || batch > 2147483647LL) return false;
+  if (row_stride < cols || row_stride >= (1LL << 38)) return false;
+  return batch == 1 || o->sb == 0 || (o->sb >= rows * row_stride && o->sb < (1LL << 38));
+}
+
+static bool tma_fits(const xc_cuda_gemm_t* g) {
+  if (!tma_operand(&g->a, g->a.si, g->M, g->K, g->batch)) return false;
+  /* B [n, k]: n rows of k, sj apart; B [k, n]: k rows of n, si apart */
+  return g->b_kmajor ? tma_operand(&g->b, g->b.sj, g->N, g->K, g->batch)
+                     : tma_operand(&g->b, g->b.si, g->K, g->N, g->batch);
 }
 
 bool xc_cuda_gemm_take(const xc_device_caps_t* caps, const xc_tiled_kernel_t* k, xc_cuda_gemm_t* g, char* why,
@@ -76,8 +106,8 @@ bool xc_cuda_gemm_take(const xc_device_caps_t* caps, const xc_tiled_kernel_t* k,
     return false;
   }
   g->b_kmajor = g->b.si == 1 && g->b.sj != 1;
-  if (g->a.sj != 1 || g->y.sj != 1 || (g->b.sj != 1 && !g->b_kmajor)) {
-    snprintf(why, why_size, "A or Y not row-major, or B neither [k, n] nor [n, k]");
+  if (g->a.sj != 1 || g->y.sj != 1 || (g->b.sj != 1 && !g->b_kmajor) || (g->epi && g->u.sj != 1)) {
+    snprintf(why, why_size, "A, Y or U not row-major, or B neither [k, n] nor [n, k]");
     return false;
   }
   /* 16-byte copies of A and B rows (every stride but the unit one a multiple
@@ -92,18 +122,40 @@ bool xc_cuda_gemm_take(const xc_device_caps_t* caps, const xc_tiled_kernel_t* k,
     return false;
   }
   g->y_pairs = multiple(&y, 2);
+  xc_cuda_gemm_operand_t u = g->u;
+  u.sj = 2;
+  g->u_pairs = g->epi && multiple(&u, 2);
   /* one program per SM at least: smaller products run the body's more,
-   * smaller tiles (or cuBLASLt, where the race prefers it) */
+   * smaller tiles (or cuBLASLt, where the race prefers it); but a product
+   * with an epilogue that cuBLASLt lacks (SwiGLU) takes the program at any
+   * size: on the H200 the body took 57 us for a 512 x 2048 x 768 one (32
+   * tiles) */
   int sms = caps && caps->compute_units > 0 ? caps->compute_units : 132;
   long long tiles = (g->M + GM_BM - 1) / GM_BM * ((g->N + GM_BN - 1) / GM_BN) * g->batch;
-  if (tiles < sms || g->K < GM_BK) {
+  if ((tiles < sms && !g->epi) || g->K < GM_BK) {
     snprintf(why, why_size, "%lld x %lld x %lld (batch %lld): %lld tiles of %d x %d for %d SMs", g->M, g->N, g->K,
              g->batch, tiles, GM_BM, GM_BN, sms);
     return false;
   }
   g->bm = GM_BM, g->bn = GM_BN, g->bk = GM_BK, g->stages = GM_STAGES, g->threads = GM_THREADS;
+  /* TMA copies where the operands allow tensor maps, and persistent
+   * programs (one per SM) where there are more tiles than SMs: the fastest
+   * of the three forms on the H200 (bench/RESULTS.md section 28), which
+   * $XCOMP_SM90_GEMM selects to measure them: "cp.async" (per-thread
+   * copies, one program per tile), "tma" (one program per tile) or
+   * "tma-persistent" */
+  const char* form = getenv("XCOMP_SM90_GEMM");
+  g->tma = (!form || strcmp(form, "cp.async")) && tma_fits(g);
+  g->programs = g->tma && (!form || strcmp(form, "tma")) && tiles > sms ? sms : 0;
   /* the stages, 1024 bytes to align the ring for the swizzle, the barriers */
-  g->smem = (long long)g->stages * (g->bm + g->bn) * g->bk * 2 + 1024 + 16LL * g->stages;
+  /* $XCOMP_SM90_EPILOGUE "staged" / "direct" (measuring): else staged
+   * where Y's pairs are not 4-byte aligned */
+  const char* ep = getenv("XCOMP_SM90_EPILOGUE");
+  g->staged = ep && *ep ? !strcmp(ep, "staged") : !g->y_pairs;
+  /* the stages, 1024 bytes to align the ring for the swizzle, the staged
+   * epilogue's two buffers, the barriers */
+  g->smem = (long long)g->stages * (g->bm + g->bn) * g->bk * 2 + 1024 + (g->staged ? 2LL * GM_EB : 0) +
+            16LL * g->stages;
   if (caps && caps->local_memory_optin_bytes > 0 && g->smem > caps->local_memory_optin_bytes) {
     snprintf(why, why_size, "%lld bytes of shared memory, the device allows %lld", g->smem,
              (long long)caps->local_memory_optin_bytes);
@@ -155,12 +207,34 @@ bool xc_cuda_gemm_schedule(const xc_device_caps_t* caps, const xc_tiled_kernel_t
  * xc_cuda_write_wgmma). */
 static const char gm_head[] =
     "typedef unsigned short gm_t;\n"
+    "/* a pair of the type (lo in the low half) as two f32 */\n"
+    "static __device__ __forceinline__ void gm_unpack(unsigned v, float* lo, float* hi) {\n"
+    "#if GM_BF16\n"
+    "  *lo = __uint_as_float(v << 16);\n"
+    "  *hi = __uint_as_float(v & 0xFFFF0000u);\n"
+    "#else\n"
+    "  asm(\"{\\n .reg .b16 l, h;\\n mov.b32 {l, h}, %2;\\n cvt.f32.f16 %0, l;\\n cvt.f32.f16 %1, h;\\n}\\n\"\n"
+    "      : \"=f\"(*lo), \"=f\"(*hi) : \"r\"(v));\n"
+    "#endif\n"
+    "}\n"
     "#define GM_ASTAGE (GM_BM * GM_BK * 2)\n"
     "#define GM_STAGE (GM_ASTAGE + GM_BN * GM_BK * 2)\n"
     "/* steps in flight behind the newest before one is signalled; at most\n"
     " * GM_ST - 2, or the producer would wait for a stage whose release needs\n"
     " * the step it has not yet signalled */\n"
     "#define GM_LAG 2\n"
+    "/* the tiles of this program: m0, n0 (first row, column), z (batch) */\n"
+    "#if GM_PERSIST\n"
+    "#define GM_TILES_BEGIN \\\n"
+    "  for (int t = (int)blockIdx.x; t < GM_MT * GM_NT * GM_BATCH; t += (int)gridDim.x) { \\\n"
+    "    const long long m0 = (long long)(t % GM_MT) * GM_BM, n0 = (long long)(t / GM_MT % GM_NT) * GM_BN; \\\n"
+    "    const long long z = t / (GM_MT * GM_NT);\n"
+    "#else\n"
+    "#define GM_TILES_BEGIN \\\n"
+    "  { \\\n"
+    "    const long long m0 = (long long)blockIdx.x * GM_BM, n0 = (long long)blockIdx.y * GM_BN, z = blockIdx.z;\n"
+    "#endif\n"
+    "#define GM_TILES_END }\n"
     "/* the pair v at y (one element where !two) */\n"
     "static __device__ __forceinline__ void gm_store(gm_t* y, unsigned v, bool two) {\n"
     "#if GM_YPAIRS\n"
@@ -171,6 +245,28 @@ static const char gm_head[] =
     "#endif\n"
     "  y[0] = (gm_t)(v & 0xFFFFu);\n"
     "  if (two) y[1] = (gm_t)(v >> 16);\n"
+    "}\n"
+    "/* the pair of outputs from accumulators a0, a1: rounded to the type, then the epilogue with\n"
+    " * u's pair (one element where !two) */\n"
+    "static __device__ __forceinline__ unsigned gm_out(float a0, float a1, const gm_t* u, bool two) {\n"
+    "  unsigned v = xc_pack(a0, a1);\n"
+    "#if GM_EPI\n"
+    "  unsigned uv;\n"
+    "#if GM_UPAIRS\n"
+    "  if (two) uv = *(const unsigned*)u;\n"
+    "  else\n"
+    "#endif\n"
+    "    uv = (unsigned)u[0] | (two ? (unsigned)u[1] << 16 : 0u);\n"
+    "  float y0, y1, u0, u1;\n"
+    "  gm_unpack(v, &y0, &y1);\n"
+    "  gm_unpack(uv, &u0, &u1);\n"
+    "#if GM_EPI == 1\n"
+    "  v = xc_pack(y0 / (1.0f + __expf(-y0)) * u0, y1 / (1.0f + __expf(-y1)) * u1);\n"
+    "#else\n"
+    "  v = xc_pack(u0 / (1.0f + __expf(-u0)) * y0, u1 / (1.0f + __expf(-u1)) * y1);\n"
+    "#endif\n"
+    "#endif\n"
+    "  return v;\n"
     "}\n";
 
 static const char gm_body[] =
@@ -178,18 +274,58 @@ static const char gm_body[] =
     "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900\n"
     "  extern __shared__ __align__(1024) unsigned char gm_dsm[];\n"
     "  const unsigned ring = (xc_smem(gm_dsm) + 1023u) & ~1023u;\n"
-    "  const unsigned full = ring + GM_ST * GM_STAGE, empty = full + 8 * GM_ST;\n"
+    "  const unsigned ebuf = ring + GM_ST * GM_STAGE; /* the staged epilogue's buffers */\n"
+    "  const unsigned full = ebuf + (GM_STAGED ? 2 * GM_EB : 0), empty = full + 8 * GM_ST;\n"
     "  const int tid = (int)threadIdx.x, wg = tid >> 7;\n"
-    "  const long long m0 = (long long)blockIdx.x * GM_BM, n0 = (long long)blockIdx.y * GM_BN, z = blockIdx.z;\n"
     "  const int kt_n = (int)((GM_K + GM_BK - 1) / GM_BK);\n"
     "  if (tid == 0) {\n"
     "    for (int s = 0; s < GM_ST; s++) {\n"
-    "      xc_bar_init(full + 8 * s, 128);  /* every producer thread */\n"
-    "      xc_bar_init(empty + 8 * s, 8);   /* every consumer warp */\n"
+    "      xc_bar_init(full + 8 * s, GM_TMA ? 1 : 128); /* the TMA issuer, or every producer thread */\n"
+    "      xc_bar_init(empty + 8 * s, 8);               /* every consumer warp */\n"
     "    }\n"
     "  }\n"
     "  __syncthreads();\n"
+    "#if GM_TMA\n"
     "  if (wg == 0) {\n"
+    "    /* the producer: one thread issues each step's tensor copies (A's 128 x 64 box, B's 256 x 64\n"
+    "     * one or four 64 x 64 boxes of B [k, n]), which land swizzled and complete on the stage's\n"
+    "     * full barrier; out-of-range elements arrive as zeros */\n"
+    "    if (tid == 0) {\n"
+    "      int it = 0;\n"
+    "      GM_TILES_BEGIN\n"
+    "      for (int kt = 0; kt < kt_n; kt++, it++) {\n"
+    "        const int s = it % GM_ST, k0 = kt * GM_BK;\n"
+    "        xc_bar_wait(empty + 8 * s, ((it / GM_ST) & 1) ^ 1);\n"
+    "        const unsigned sa = ring + s * GM_STAGE, sb = sa + GM_ASTAGE, bar = full + 8 * s;\n"
+    "        xc_bar_expect(bar, GM_STAGE);\n"
+    "#if GM_ARANK == 3\n"
+    "        xc_tma3(sa, &tm0, k0, (int)m0, (int)z, bar);\n"
+    "#else\n"
+    "        xc_tma2(sa, &tm0, k0, (int)m0, bar);\n"
+    "#endif\n"
+    "#if GM_BKMAJOR\n"
+    "#if GM_BRANK == 3\n"
+    "        xc_tma3(sb, &tm1, k0, (int)n0, (int)z, bar);\n"
+    "#else\n"
+    "        xc_tma2(sb, &tm1, k0, (int)n0, bar);\n"
+    "#endif\n"
+    "#else\n"
+    "        #pragma unroll\n"
+    "        for (int j = 0; j < GM_BN / 64; j++) {\n"
+    "#if GM_BRANK == 3\n"
+    "          xc_tma3(sb + j * GM_BK * 128, &tm1, (int)n0 + 64 * j, k0, (int)z, bar);\n"
+    "#else\n"
+    "          xc_tma2(sb + j * GM_BK * 128, &tm1, (int)n0 + 64 * j, k0, bar);\n"
+    "#endif\n"
+    "        }\n"
+    "#endif\n"
+    "      }\n"
+    "      GM_TILES_END\n"
+    "    }\n"
+    "  } else {\n"
+    "#else\n"
+    "  if (wg == 0) {\n"
+    "    const long long m0 = (long long)blockIdx.x * GM_BM, n0 = (long long)blockIdx.y * GM_BN, z = blockIdx.z;\n"
     "    /* the producer: thread tid copies 16-byte chunk tid % 8 of A rows tid / 8 + 16 j (and of B's\n"
     "     * rows, or B's chunk column tid % 32 of k rows tid / 32 + 4 j), so that each copy's swizzled\n"
     "     * shared offset and global offset are constants of the step */\n"
@@ -259,14 +395,17 @@ static const char gm_body[] =
     "    asm volatile(\"fence.proxy.async.shared::cta;\\n\" ::: \"memory\");\n"
     "    for (int kt = kt_n > GM_LAG ? kt_n - GM_LAG : 0; kt < kt_n; kt++) xc_bar_arrive(full + 8 * (kt % GM_ST));\n"
     "  } else {\n"
-    "    /* a consumer: rows [64 * (wg - 1), 64 * wg) of the tile */\n"
+    "#endif\n"
+    "    /* a consumer: rows [64 * (wg - 1), 64 * wg) of each tile */\n"
     "    const int c = wg - 1, lane = tid & 31, w = (tid >> 5) & 3;\n"
+    "    int it = 0;\n"
+    "    GM_TILES_BEGIN\n"
     "    float acc[GM_BN / 2];\n"
     "    #pragma unroll\n"
     "    for (int i = 0; i < GM_BN / 2; i++) acc[i] = 0.0f;\n"
-    "    for (int kt = 0; kt < kt_n; kt++) {\n"
-    "      const int s = kt % GM_ST;\n"
-    "      xc_bar_wait(full + 8 * s, (kt / GM_ST) & 1);\n"
+    "    for (int kt = 0; kt < kt_n; kt++, it++) {\n"
+    "      const int s = it % GM_ST;\n"
+    "      xc_bar_wait(full + 8 * s, (it / GM_ST) & 1);\n"
     "      const unsigned sa = ring + s * GM_STAGE + c * 64 * 128, sb = ring + s * GM_STAGE + GM_ASTAGE;\n"
     "      asm volatile(\"wgmma.fence.sync.aligned;\\n\" ::: \"memory\");\n"
     "      #pragma unroll\n"
@@ -279,20 +418,65 @@ static const char gm_body[] =
     "      }\n"
     "      asm volatile(\"wgmma.commit_group.sync.aligned;\\n\" ::: \"memory\");\n"
     "      asm volatile(\"wgmma.wait_group.sync.aligned 1;\\n\" ::: \"memory\");\n"
-    "      if (kt > 0 && lane == 0) xc_bar_arrive(empty + 8 * ((kt - 1) % GM_ST));\n"
+    "      if (kt > 0 && lane == 0) xc_bar_arrive(empty + 8 * ((it - 1) % GM_ST));\n"
     "    }\n"
     "    asm volatile(\"wgmma.wait_group.sync.aligned 0;\\n\" ::: \"memory\");\n"
+    "    /* the tile's last stage is free (the next tile's producer waits for it) */\n"
+    "    if (lane == 0) xc_bar_arrive(empty + 8 * ((it - 1) % GM_ST));\n"
     "    gm_t* const Y = (gm_t*)GM_YP + GM_YBASE + z * GM_YSB;\n"
+    "#if GM_EPI\n"
+    "    const gm_t* const U = (const gm_t*)GM_UP + GM_UBASE + z * GM_USB;\n"
+    "#else\n"
+    "    const gm_t* const U = Y;\n"
+    "#endif\n"
     "    const long long r0 = m0 + 64 * c + 16 * w + (lane >> 2);\n"
+    "#if GM_STAGED\n"
+    "    /* per half of the columns: the pairs into this consumer's buffer, then each warp stores\n"
+    "     * rows w, w + 4, ... element by element, lane l on columns l, l + 32, ... (64 contiguous\n"
+    "     * bytes a store) */\n"
+    "    unsigned char* const eb = gm_dsm + (ebuf - xc_smem(gm_dsm)) + c * GM_EB;\n"
+    "    #pragma unroll\n"
+    "    for (int h = 0; h < 2; h++) {\n"
+    "      #pragma unroll\n"
+    "      for (int jj = 0; jj < GM_BN / 16; jj++) {\n"
+    "        const int j = h * (GM_BN / 16) + jj, lr = 16 * w + (lane >> 2), lc = 8 * jj + 2 * (lane & 3);\n"
+    "        const long long col = n0 + 8 * j + 2 * (lane & 3);\n"
+    "        const bool two = col + 1 < GM_N, in = col < GM_N;\n"
+    "        *(unsigned*)(eb + lr * GM_EROW + 2 * lc) =\n"
+    "            in && r0 < GM_M ? gm_out(acc[4 * j], acc[4 * j + 1], U + r0 * GM_USI + col, two) : 0u;\n"
+    "        *(unsigned*)(eb + (lr + 8) * GM_EROW + 2 * lc) =\n"
+    "            in && r0 + 8 < GM_M ? gm_out(acc[4 * j + 2], acc[4 * j + 3], U + (r0 + 8) * GM_USI + col, two) : 0u;\n"
+    "      }\n"
+    "      asm volatile(\"bar.sync %0, 128;\\n\" :: \"r\"(1 + c) : \"memory\");\n"
+    "      #pragma unroll 4\n"
+    "      for (int r = w; r < 64; r += 4) {\n"
+    "        const long long row = m0 + 64 * c + r;\n"
+    "        if (row < GM_M) {\n"
+    "          #pragma unroll\n"
+    "          for (int e = 0; e < GM_BN / 64; e++) {\n"
+    "            const int lc = 32 * e + lane;\n"
+    "            const long long col = n0 + h * (GM_BN / 2) + lc;\n"
+    "            if (col < GM_N) Y[row * GM_YSI + col] = *(const gm_t*)(eb + r * GM_EROW + 2 * lc);\n"
+    "          }\n"
+    "        }\n"
+    "      }\n"
+    "      asm volatile(\"bar.sync %0, 128;\\n\" :: \"r\"(1 + c) : \"memory\");\n"
+    "    }\n"
+    "#else\n"
     "    #pragma unroll\n"
     "    for (int j = 0; j < GM_BN / 8; j++) {\n"
     "      const long long col = n0 + 8 * j + 2 * (lane & 3);\n"
     "      if (col < GM_N) {\n"
     "        const bool two = col + 1 < GM_N;\n"
-    "        if (r0 < GM_M) gm_store(Y + r0 * GM_YSI + col, xc_pack(acc[4 * j], acc[4 * j + 1]), two);\n"
-    "        if (r0 + 8 < GM_M) gm_store(Y + (r0 + 8) * GM_YSI + col, xc_pack(acc[4 * j + 2], acc[4 * j + 3]), two);\n"
+    "        if (r0 < GM_M)\n"
+    "          gm_store(Y + r0 * GM_YSI + col, gm_out(acc[4 * j], acc[4 * j + 1], U + r0 * GM_USI + col, two), two);\n"
+    "        if (r0 + 8 < GM_M)\n"
+    "          gm_store(Y + (r0 + 8) * GM_YSI + col,\n"
+    "                   gm_out(acc[4 * j + 2], acc[4 * j + 3], U + (r0 + 8) * GM_USI + col, two), two);\n"
     "      }\n"
     "    }\n"
+    "#endif\n"
+    "    GM_TILES_END\n"
     "  }\n"
     "#endif\n"
     "}\n";
@@ -301,6 +485,43 @@ static void operand_defines(xc_cstyle_writer_t* b, const char* n, const xc_cuda_
   P(b, "#define GM_%sP p%d\n#define GM_%sBASE %lldLL\n#define GM_%sSB %lldLL\n#define GM_%sSI %lldLL\n"
        "#define GM_%sSJ %lldLL\n",
     n, o->param, n, o->base, n, o->sb, n, o->si, n, o->sj);
+}
+
+/* The launch's buffer that kernel parameter `param` is (buffers are the
+ * memref parameters in order). */
+static int buffer_index(const xc_tiled_kernel_t* k, int param) {
+  int n = 0;
+  for (int i = 0; i < param; i++) n += k->params[i]->type.kind == XC_TILED_MEMREF;
+  return n;
+}
+
+/* One tensor map of the launch plan: `rows` rows of `cols` elements, rows
+ * row_stride apart, batches o->sb apart (rank 3 where there are several
+ * and o->sb is not 0), boxes of box_cols x box_rows. Returns the rank. */
+static int tmap(xc_cstyle_writer_t* b, const xc_tiled_kernel_t* k, const xc_cuda_gemm_t* g,
+                const xc_cuda_gemm_operand_t* o, long long row_stride, long long rows, long long cols, int box_cols,
+                int box_rows) {
+  int rank = g->batch > 1 && o->sb != 0 ? 3 : 2;
+  /* XC_TMAP_* order: buffer, dtype, rank, base, dims[3], strides[2], box[3] */
+  P(b, ",\n  %d, %d, %d, %lld, %lld, %lld, %lld, %lld, %lld, %d, %d, %d", buffer_index(k, o->param),
+    g->dtype == XC_BF16 ? 9 : 6, rank, o->base, cols, rows, rank == 3 ? g->batch : 1, row_stride * 2,
+    rank == 3 ? o->sb * 2 : 0, box_cols, box_rows, 1);
+  return rank;
+}
+
+/* The launch plan (XC_CUDA_LAUNCH_PREFIX in cuda_target.h): the persistent
+ * programs' count, the maps of A (tm0) and B (tm1), and their ranks. */
+static void launch_plan(xc_cstyle_writer_t* b, const xc_tiled_kernel_t* k, const xc_cuda_gemm_t* g,
+                        const char* entry) {
+  P(b, "extern \"C\" __device__ long long %s%s[] = {%lld, %d", XC_CUDA_LAUNCH_PREFIX, entry, g->programs,
+    g->tma ? 2 : 0);
+  int ar = 0, br = 0;
+  if (g->tma) {
+    ar = tmap(b, k, g, &g->a, g->a.si, g->M, g->K, g->bk, g->bm);
+    if (g->b_kmajor) br = tmap(b, k, g, &g->b, g->b.sj, g->N, g->K, g->bk, g->bn);
+    else br = tmap(b, k, g, &g->b, g->b.si, g->K, g->N, 64, g->bk);
+  }
+  P(b, "};\n#define GM_ARANK %d\n#define GM_BRANK %d\n", ar, br);
 }
 
 xc_status_t xc_cuda_gemm_emit(const xc_device_caps_t* caps, const xc_tiled_kernel_t* k, const xc_knob_t* knobs,
@@ -312,20 +533,29 @@ xc_status_t xc_cuda_gemm_emit(const xc_device_caps_t* caps, const xc_tiled_kerne
   xc_cstyle_writer_t b = {0};
   xc_cuda_program_begin(&b, caps, k, entry, sizeof entry);
   P(&b, " * sm_90 GEMM program for the kernel's gemm pattern: %d x %d tiles, K steps of %d in %d stages\n"
-        " * of shared memory filled by a producer warpgroup (cp.async, 128-byte swizzle), two consumer\n"
-        " * warpgroups on wgmma.mma_async m64n%dk16 %s (B %s-major)\n",
-    g.bm, g.bn, g.bk, g.stages, g.bn, xc_dtype_name(g.dtype), g.b_kmajor ? "k" : "n");
+        " * of shared memory filled by a producer warpgroup (%s, 128-byte swizzle), two consumer\n"
+        " * warpgroups on wgmma.mma_async m64n%dk16 %s (B %s-major)%s%s\n",
+    g.bm, g.bn, g.bk, g.stages, g.tma ? "TMA" : "cp.async", g.bn, xc_dtype_name(g.dtype), g.b_kmajor ? "k" : "n",
+    g.programs ? "; persistent programs" : "", g.epi == 1 ? "; epilogue silu(AB) U" : g.epi == 2 ? "; epilogue silu(U) AB" : "");
   xc_cuda_program_pattern(&b, k);
   P(&b, "#define GM_BM %d\n#define GM_BN %d\n#define GM_BK %d\n#define GM_ST %d\n#define GM_BKMAJOR %d\n", g.bm, g.bn,
     g.bk, g.stages, g.b_kmajor ? 1 : 0);
-  P(&b, "#define GM_YPAIRS %d\n", g.y_pairs ? 1 : 0);
+  P(&b, "#define GM_STAGED %d\n#define GM_EROW %d\n#define GM_EB %d\n", g.staged ? 1 : 0, GM_EROW, GM_EB);
+  P(&b, "#define GM_YPAIRS %d\n#define GM_UPAIRS %d\n#define GM_EPI %d\n#define GM_BF16 %d\n", g.y_pairs ? 1 : 0,
+    g.u_pairs ? 1 : 0, g.epi, g.dtype == XC_BF16 ? 1 : 0);
+  long long mt = (g.M + g.bm - 1) / g.bm, nt = (g.N + g.bn - 1) / g.bn;
+  P(&b, "#define GM_TMA %d\n#define GM_PERSIST %d\n#define GM_MT %lld\n#define GM_NT %lld\n#define GM_BATCH %lld\n",
+    g.tma ? 1 : 0, g.programs ? 1 : 0, mt, nt, g.batch);
   P(&b, "#define GM_M %lldLL\n#define GM_N %lldLL\n#define GM_K %lldLL\n", g.M, g.N, g.K);
   operand_defines(&b, "A", &g.a);
   operand_defines(&b, "B", &g.b);
   operand_defines(&b, "Y", &g.y);
+  if (g.epi) operand_defines(&b, "U", &g.u);
+  else P(&b, "#define GM_USI GM_YSI\n");
   char bounds[16];
   snprintf(bounds, sizeof bounds, "%d, 1", g.threads);
-  xc_cuda_program_entry(&b, k, "GM_ENTRY", bounds, entry, g.smem);
+  xc_cuda_program_entry(&b, k, "GM_ENTRY", bounds, entry, g.smem, g.tma ? 2 : 0);
+  if (g.tma || g.programs) launch_plan(&b, k, &g, entry);
   xc_cuda_program_helpers(&b, g.dtype);
   P(&b, "%s", gm_head);
   xc_cuda_write_wgmma(&b, "gm_mma", g.bn, g.dtype, false, !g.b_kmajor);

@@ -21,11 +21,26 @@ typedef struct xc_cuda_gemm {
   xc_dtype_t dtype;
   long long batch, M, N, K;
   xc_cuda_gemm_operand_t a, b, y;
+  /* the epilogue: 0 none; 1 "swiglu_a", y = silu(AB) u; 2 "swiglu_b",
+   * y = silu(u) AB (u of y's shape, another buffer) */
+  int epi;
+  xc_cuda_gemm_operand_t u;
   /* the program (xc_cuda_gemm_take) */
   bool b_kmajor; /* B stored with k contiguous ([n, k]) */
   bool y_pairs;  /* Y's strides even: 4-byte stores of column pairs */
+  bool u_pairs;  /* likewise, 4-byte loads of U */
   int bm, bn, bk, stages, threads;
   long long smem;
+  /* tiles moved by TMA (tensor maps of A and B; else 16-byte cp.async by
+   * the producer warpgroup's 128 threads) */
+  bool tma;
+  /* the epilogue writes each consumer's rows through shared memory and
+   * stores them row by row, consecutive threads on consecutive columns
+   * (rows of Y not 4-byte aligned: a vocabulary of 50257 columns) */
+  bool staged;
+  /* persistent: at most this many programs, each looping over tiles (0:
+   * one program per tile) */
+  long long programs;
 } xc_cuda_gemm_t;
 
 /* The kernel's gemm pattern (false: none, or malformed). */

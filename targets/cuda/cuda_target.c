@@ -78,6 +78,10 @@ typedef struct cu_kernel {
   int max_threads;
   int num_params;  /* -1 when the driver cannot tell */
   unsigned dyn_smem; /* dynamic shared memory per launch (XC_CUDA_DSM_PREFIX) */
+  /* the launch plan (XC_CUDA_LAUNCH_PREFIX): most blocks (0: the grid), tensor maps */
+  long long max_blocks;
+  int num_tmaps;
+  long long tmaps[XC_CUDA_MAX_TMAPS][XC_TMAP_FIELDS];
   struct cu_kernel* next;
 } cu_kernel_t;
 
@@ -246,6 +250,7 @@ static xc_status_t cu_load_driver(cu_target_t* t) {
   *(void**)&t->api.cuMemHostAlloc = dlsym(t->library, "cuMemHostAlloc");
   *(void**)&t->api.cuMemHostGetDevicePointer = dlsym(t->library, "cuMemHostGetDevicePointer_v2");
   *(void**)&t->api.cuMemFreeHost = dlsym(t->library, "cuMemFreeHost");
+  *(void**)&t->api.cuTensorMapEncodeTiled = dlsym(t->library, "cuTensorMapEncodeTiled");
   t->has_mapped = t->api.cuMemHostAlloc && t->api.cuMemHostGetDevicePointer && t->api.cuMemFreeHost;
   t->has_graphs = t->api.cuStreamBeginCapture && t->api.cuStreamEndCapture && t->api.cuGraphInstantiateWithFlags &&
                   t->api.cuGraphLaunch && t->api.cuGraphExecDestroy && t->api.cuGraphDestroy;
@@ -908,6 +913,33 @@ static void cu_module_unload(void* device, void* module) {
   free(m);
 }
 
+/* The kernel's launch plan (XC_CUDA_LAUNCH_PREFIX in cuda_target.h), when
+ * its PTX defines one. */
+static xc_status_t launch_plan(cu_target_t* t, cu_module_t* m, const char* name, cu_kernel_t* k) {
+  char sym[200];
+  snprintf(sym, sizeof sym, "%s%s", XC_CUDA_LAUNCH_PREFIX, name);
+  if (!m->ptx || !strstr(m->ptx, sym)) return NULL;
+  CUdeviceptr p = 0;
+  size_t size = 0;
+  CUresult e = t->api.cuModuleGetGlobal(&p, &size, m->module, sym);
+  if (e == CUDA_ERROR_NOT_FOUND) return NULL;
+  if (e != CUDA_SUCCESS) return cu_fail(t, e, "cuModuleGetGlobal");
+  long long plan[2 + XC_CUDA_MAX_TMAPS * XC_TMAP_FIELDS] = {0};
+  if (size < 2 * sizeof(long long) || size > sizeof plan)
+    return xc_error(XC_DATA_LOSS, "cuda: kernel '%s': launch plan of %zu bytes", name, size);
+  CU_CHECK(t, t->api.cuMemcpyDtoH(plan, p, size), "cuMemcpyDtoH");
+  int n = (int)plan[1];
+  if (plan[0] < 0 || n < 0 || n > XC_CUDA_MAX_TMAPS || size != (size_t)(2 + n * XC_TMAP_FIELDS) * sizeof(long long))
+    return xc_error(XC_DATA_LOSS, "cuda: kernel '%s': malformed launch plan", name);
+  if (n > 0 && !t->api.cuTensorMapEncodeTiled)
+    return xc_error(XC_UNSUPPORTED, "cuda: kernel '%s' copies by TMA and the driver lacks cuTensorMapEncodeTiled "
+                                    "(CUDA 12.0+ needed)", name);
+  k->max_blocks = plan[0];
+  k->num_tmaps = n;
+  memcpy(k->tmaps, plan + 2, (size_t)n * XC_TMAP_FIELDS * sizeof(long long));
+  return NULL;
+}
+
 static xc_status_t cu_kernel_get(void* device, void* module, const char* name, void** out_kernel) {
   cu_device_t* dev = device;
   cu_target_t* t = dev->target;
@@ -951,6 +983,11 @@ static xc_status_t cu_kernel_get(void* device, void* module, const char* name, v
   if (!k) return xc_error_oom();
   k->function = f;
   k->dyn_smem = dyn;
+  xc_status_t ps = launch_plan(t, m, name, k);
+  if (ps) {
+    free(k);
+    return ps;
+  }
   if (t->api.cuFuncGetAttribute(&k->max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, f) != CUDA_SUCCESS)
     k->max_threads = 0;
   k->num_params = xc_cuda_ptx_param_count(m->ptx, name);
@@ -963,6 +1000,33 @@ static xc_status_t cu_kernel_get(void* device, void* module, const char* name, v
   k->next = m->kernels;
   m->kernels = k;
   *out_kernel = k;
+  return NULL;
+}
+
+/* A CUtensorMap: 128 opaque bytes, 64-byte aligned. */
+typedef struct cu_tmap {
+  _Alignas(64) unsigned long long q[16];
+} cu_tmap_t;
+
+/* Encodes a map of the launch plan on the launch's buffer. */
+static xc_status_t encode_tmap(cu_target_t* t, const long long* f, const xc_launch_args_t* args, cu_tmap_t* map) {
+  if (f[XC_TMAP_BUFFER] < 0 || f[XC_TMAP_BUFFER] >= args->num_buffers)
+    return xc_error(XC_INVALID_ARGUMENT, "cuda: tensor map of buffer %lld, the launch passes %d buffers",
+                    f[XC_TMAP_BUFFER], args->num_buffers);
+  const cu_buffer_t* buf = args->buffers[f[XC_TMAP_BUFFER]];
+  unsigned rank = (unsigned)f[XC_TMAP_RANK];
+  unsigned long long dims[3], strides[2];
+  unsigned box[3], estrides[3] = {1, 1, 1};
+  for (unsigned i = 0; i < rank && i < 3; i++) {
+    dims[i] = (unsigned long long)f[XC_TMAP_DIM0 + i];
+    box[i] = (unsigned)f[XC_TMAP_BOX0 + i];
+    if (i > 0) strides[i - 1] = (unsigned long long)f[XC_TMAP_STRIDE1 + i - 1];
+  }
+  CUdeviceptr address = buf->ptr + (CUdeviceptr)f[XC_TMAP_BASE] * 2;
+  /* interleave none, 128-byte swizzle, L2 promotion of 256 bytes, zero fill */
+  CUresult e = t->api.cuTensorMapEncodeTiled(map, (int)f[XC_TMAP_DTYPE], rank, (void*)(uintptr_t)address, dims,
+                                             strides, box, estrides, 0, 3, 3, 0);
+  if (e != CUDA_SUCCESS) return cu_fail(t, e, "cuTensorMapEncodeTiled");
   return NULL;
 }
 
@@ -981,7 +1045,7 @@ static xc_status_t cu_launch(void* device, void* kernel, const xc_launch_args_t*
                               ((cu_buffer_t*)args->buffers[g->b])->ptr, bias,
                               ((cu_buffer_t*)args->buffers[g->y])->ptr, dev->stream);
   }
-  int nargs = args->num_buffers + args->num_scalars;
+  int nargs = args->num_buffers + args->num_scalars + k->num_tmaps;
   if (k->num_params >= 0 && nargs != k->num_params)
     return xc_error(XC_INVALID_ARGUMENT, "cuda: the kernel takes %d arguments, the launch passes %d buffers and %d scalars",
                     k->num_params, args->num_buffers, args->num_scalars);
@@ -997,7 +1061,8 @@ static xc_status_t cu_launch(void* device, void* kernel, const xc_launch_args_t*
                       (long long)args->threads[0], (long long)args->threads[1], (long long)args->threads[2]);
   CUdeviceptr ptrs[XC_TARGET_MAX_ARGS];
   long long scalars[XC_TARGET_MAX_ARGS];
-  void* params[2 * XC_TARGET_MAX_ARGS];
+  cu_tmap_t maps[XC_CUDA_MAX_TMAPS];
+  void* params[2 * XC_TARGET_MAX_ARGS + XC_CUDA_MAX_TMAPS];
   int n = 0;
   for (int i = 0; i < args->num_buffers; i++) {
     ptrs[i] = ((cu_buffer_t*)args->buffers[i])->ptr;
@@ -1007,11 +1072,20 @@ static xc_status_t cu_launch(void* device, void* kernel, const xc_launch_args_t*
     scalars[i] = (long long)args->scalars[i];
     params[n++] = &scalars[i];
   }
+  for (int i = 0; i < k->num_tmaps; i++) {
+    XC_RETURN_IF_ERROR(encode_tmap(t, k->tmaps[i], args, &maps[i]));
+    params[n++] = &maps[i];
+  }
+  unsigned grid[3] = {(unsigned)args->grid[0], (unsigned)args->grid[1], (unsigned)args->grid[2]};
+  if (k->max_blocks > 0) { /* a persistent program: the grid flattened, capped */
+    long long total = args->grid[0] * args->grid[1] * args->grid[2];
+    grid[0] = (unsigned)(total < k->max_blocks ? total : k->max_blocks), grid[1] = grid[2] = 1;
+  }
   XC_RETURN_IF_ERROR(use(dev));
   CU_CHECK(t,
-           t->api.cuLaunchKernel(k->function, (unsigned)args->grid[0], (unsigned)args->grid[1], (unsigned)args->grid[2],
-                                 (unsigned)args->threads[0], (unsigned)args->threads[1], (unsigned)args->threads[2],
-                                 k->dyn_smem, dev->stream, n ? params : NULL, NULL),
+           t->api.cuLaunchKernel(k->function, grid[0], grid[1], grid[2], (unsigned)args->threads[0],
+                                 (unsigned)args->threads[1], (unsigned)args->threads[2], k->dyn_smem, dev->stream,
+                                 n ? params : NULL, NULL),
            "cuLaunchKernel");
   return NULL;
 }

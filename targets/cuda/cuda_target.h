@@ -22,6 +22,35 @@ extern const xc_cstyle_dialect_t xc_cstyle_dialect_cuda;
  * passes it at every launch. */
 #define XC_CUDA_DSM_PREFIX "xc_dsm_bytes_"
 
+/* A program that needs more from its launch than a grid, buffers and
+ * scalars defines XC_CUDA_LAUNCH_PREFIX<entry>, an array of long long:
+ *   [0] the most blocks to launch, 0 for the kernel's grid; else the grid's
+ *       programs are launched as min(their number, that) blocks along x and
+ *       each block loops over programs (a persistent program);
+ *   [1] the number of tensor maps (at most XC_CUDA_MAX_TMAPS), then
+ *       XC_TMAP_FIELDS values per map.
+ * The runtime encodes each map with cuTensorMapEncodeTiled at every launch
+ * from its buffer's device address (elements: 16-bit; 128-byte swizzle,
+ * zero fill out of bounds) and passes the maps after the buffers and
+ * scalars, as `const __grid_constant__` 128-byte parameters. */
+#define XC_CUDA_LAUNCH_PREFIX "xc_launch_"
+#define XC_CUDA_MAX_TMAPS 4
+enum {
+  XC_TMAP_BUFFER,  /* which of the launch's buffers */
+  XC_TMAP_DTYPE,   /* CUtensorMapDataType: 6 f16, 9 bf16 */
+  XC_TMAP_RANK,    /* 2 or 3 */
+  XC_TMAP_BASE,    /* first element's offset in the buffer, in elements */
+  XC_TMAP_DIM0,    /* extents, innermost (contiguous) first */
+  XC_TMAP_DIM1,
+  XC_TMAP_DIM2,
+  XC_TMAP_STRIDE1, /* byte strides of dimensions 1 and 2 */
+  XC_TMAP_STRIDE2,
+  XC_TMAP_BOX0,    /* the box a copy moves, innermost first */
+  XC_TMAP_BOX1,
+  XC_TMAP_BOX2,
+  XC_TMAP_FIELDS
+};
+
 /* Nominal capabilities of an architecture ("sm_90", "sm_80", "90"), for
  * compiling without a device: the limits every device of that architecture
  * has (48 KiB static shared memory and the architecture's opt-in maximum of

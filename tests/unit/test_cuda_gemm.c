@@ -41,6 +41,11 @@ typedef struct gcase {
   "xir 1\ngraph g opset 18 {\n  input a: " dt "[" a "]\n  input b: " dt "[" b "]\n  y = Gemm(a, b) {" attrs \
   "}\n  output y\n}\n"
 
+/* z = silu(g) h with (g, h) = (y, u) or (u, y), y = the product */
+#define SWIGLU(dt, a, b, u, prod, g, h)                                                                      \
+  "xir 1\ngraph g opset 18 {\n  input a: " dt "[" a "]\n  input b: " dt "[" b "]\n  input u: " dt "[" u \
+  "]\n  y = " prod "\n  s = Sigmoid(" g ")\n  t = Mul(" g ", s)\n  z = Mul(t, " h ")\n  output z\n}\n"
+
 /* The program takes products of at least one 128 x 256 tile per SM (132
  * on sm_90 without a device, and on the H200). */
 static const gcase_t cases[] = {
@@ -54,9 +59,22 @@ static const gcase_t cases[] = {
     {"f16 B broadcast 12x256x2816x64", MM("f16", "12, 256, 64", "64, 2816"),
      "batch=12 m=256 n=2816 k=64 a=0,0,16384,64,1 b=1,0,0,2816,1", true},
     {"bf16 ragged K 1536x2816x200", MM("bf16", "1536, 200", "200, 2816"), "k=200", true},
+    /* 13 x 12 tiles: persistent programs take two tiles each */
+    {"f16 ragged 1600x3000x136", MM("f16", "1600, 136", "136, 3000"), "m=1600 n=3000 k=136", true},
     /* an odd N (a vocabulary): rows of Y stored by element */
     {"bf16 odd N, B stored [n, k] 1536x2815x128", GEMM("bf16", "1536, 128", "2815, 128", "transB: 1"),
      "n=2815 k=128 a=0,0,0,128,1 b=1,0,0,1,128 y=2,0,0,2815,1", true},
+    /* a SwiGLU epilogue with another tensor (an MLP's gate and up
+     * projections): silu(A B) U, then silu(U) A B with B stored [n, k] and an
+     * odd N (U read by element) */
+    {"bf16 SwiGLU(AB, U) 1600x3000x136", SWIGLU("bf16", "1600, 136", "136, 3000", "1600, 3000", "MatMul(a, b)", "y", "u"),
+     "m=1600 n=3000 k=136 a=0,0,0,136,1 b=1,0,0,3000,1 y=3,0,0,3000,1 epi=swiglu_a u=2,0,0,3000,1", true},
+    {"f16 SwiGLU(U, AB) 1536x2815x128",
+     SWIGLU("f16", "1536, 128", "2815, 128", "1536, 2815", "Gemm(a, b) {transB: 1}", "u", "y"),
+     "n=2815 k=128 a=0,0,0,128,1 b=1,0,0,1,128 y=3,0,0,2815,1 epi=swiglu_b u=2,0,0,2815,1", true},
+    /* with an epilogue, fewer tiles than SMs (a short sequence's MLP) */
+    {"bf16 SwiGLU(AB, U) 512x2048x768", SWIGLU("bf16", "512, 768", "768, 2048", "512, 2048", "MatMul(a, b)", "y", "u"),
+     "m=512 n=2048 k=768 a=0,0,0,768,1 b=1,0,0,2048,1 y=3,0,0,2048,1 epi=swiglu_a u=2,0,0,2048,1", true},
     /* patterns the program refuses: fewer tiles than SMs; A stored [k, m];
      * rows of 250 elements */
     {"bf16 256x512x256", MM("bf16", "256, 256", "256, 512"), "m=256 n=512 k=256", false},
@@ -139,13 +157,40 @@ static bool check_compile(void) {
     bool wgmma = ptx_has(k, "wgmma.mma_async.sync.aligned.m64n256k16.f32");
     CHECK(wgmma == c->taken);
     if (taken) CHECK(g.y_pairs == ((g.y.si & 1) == 0)); /* 2-byte stores of odd rows */
+    if (taken) CHECK(g.staged == !g.y_pairs);             /* through shared memory */
     if (taken) {
       CHECK(sc && sc->dynamic_bytes == g.smem);
       bool bf = strstr(pat, "dtype=bf16") != NULL;
       CHECK(ptx_has(k, bf ? "m64n256k16.f32.bf16.bf16" : "m64n256k16.f32.f16.f16"));
       CHECK(ptx_has(k, ".target sm_90a") && ptx_has(k, "mbarrier.try_wait.parity.shared::cta.b64") &&
-            ptx_has(k, "cp.async.cg.shared.global") && ptx_has(k, "fence.proxy.async") &&
             ptx_has(k, XC_CUDA_DSM_PREFIX));
+      /* every case's operands suit TMA: tensor copies completing on the
+       * barriers, the maps in the launch plan, no per-thread copies */
+      CHECK(g.tma);
+      CHECK(ptx_has(k, g.tma ? "cp.async.bulk.tensor" : "cp.async.cg.shared.global") &&
+            ptx_has(k, g.tma ? "mbarrier.arrive.expect_tx" : "fence.proxy.async"));
+      CHECK(ptx_has(k, XC_CUDA_LAUNCH_PREFIX) == g.tma && ptx_has(k, "cp.async.cg.shared.global") == !g.tma);
+      /* persistent programs (a tile loop over gridDim.x, %nctaid.x) where
+       * there are more tiles than the 132 SMs */
+      bool more = (g.M + 127) / 128 * ((g.N + 255) / 256) * g.batch > 132;
+      CHECK((g.programs == 132) == more && (g.programs == 0) == !more && ptx_has(k, "%nctaid.x") == more);
+      /* a batch of A and B both strided over it: 3-D maps */
+      CHECK(ptx_has(k, "cp.async.bulk.tensor.3d") == (g.batch > 1 && (g.a.sb != 0 || g.b.sb != 0)));
+      CHECK(ptx_has(k, "cp.async.bulk.tensor.2d") == (g.batch == 1 || g.a.sb == 0 || g.b.sb == 0));
+      /* the other forms, as $XCOMP_SM90_GEMM asks */
+      const char* forms[2] = {"cp.async", "tma"};
+      for (int f = 0; f < 2; f++) {
+        setenv("XCOMP_SM90_GEMM", forms[f], 1);
+        xc_compiled_module_t* mf = NULL;
+        CHECK_OK(compile(c, "cuda:sm_90", NULL, &mf));
+        const xc_cm_kernel_t* kf = mf ? gemm_kernel(mf) : NULL;
+        CHECK(kf && ptx_has(kf, "wgmma.mma_async"));
+        if (kf && f == 0) CHECK(ptx_has(kf, "cp.async.cg.shared.global") && !ptx_has(kf, "cp.async.bulk.tensor"));
+        /* one program per tile: no tile loop over gridDim.x (%nctaid.x) */
+        if (kf && f == 1) CHECK(ptx_has(kf, "cp.async.bulk.tensor") && !ptx_has(kf, "%nctaid.x"));
+        xc_compiled_module_destroy(mf);
+        unsetenv("XCOMP_SM90_GEMM");
+      }
       /* forced 64 x 64 tiles: the C-family emission of the body */
       xc_compiled_module_t* m2 = NULL;
       CHECK_OK(compile(c, "cuda:sm_90", "BLOCK_M_p0=64,BLOCK_N_p0=64", &m2));
@@ -178,8 +223,20 @@ static void check_device(void) {
   }
   printf("device: %s (%s)\n", caps.name, caps.vendor);
   if (xc_cuda_caps_arch(&caps) != 90) printf("note: not sm_90: the cases run the C-family emission\n");
+  /* $XCOMP_TEST_CASES: run only the cases whose name holds it (a
+   * compute-sanitizer run on a few cases) */
+  const char* only = getenv("XCOMP_TEST_CASES");
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     const gcase_t* c = &cases[i];
+    if (only && *only && !strstr(c->name, only)) continue;
+    /* each form of the program: the default (TMA, persistent where there
+     * are more tiles than SMs), cp.async, TMA with a program per tile, the
+     * epilogue staged through shared memory (the default where Y's rows
+     * are not 4-byte aligned) */
+    for (int f = 0; f < 4; f++) {
+    static const char* const forms[4] = {NULL, "cp.async", "tma", "staged epilogue"};
+    if (f == 1 || f == 2) setenv("XCOMP_SM90_GEMM", forms[f], 1);
+    if (f == 3) setenv("XCOMP_SM90_EPILOGUE", "staged", 1);
     xc_session_options_t o;
     xc_session_options_init(&o);
     o.target = "cuda";
@@ -190,11 +247,15 @@ static void check_device(void) {
     xc_test_device_run(c->text, &o, &m, &r);
     const xc_cm_kernel_t* k = m ? gemm_kernel(m) : NULL;
     bool prog = k && ptx_has(k, "wgmma.mma_async");
-    printf("%s (%s): rel-L2 %.3g, max-abs %.3g %s\n", c->name, prog ? "sm_90 GEMM program" : "generic", r.rel_l2,
-           r.max_abs, r.ok ? "ok" : r.reason);
+    printf("%s (%s, %s): rel-L2 %.3g, max-abs %.3g %s\n", c->name, prog ? "sm_90 GEMM program" : "generic",
+           forms[f] ? forms[f] : "default", r.rel_l2, r.max_abs, r.ok ? "ok" : r.reason);
     CHECK(r.ok);
     if (xc_cuda_caps_arch(&caps) == 90) CHECK(prog == c->taken);
     xc_compiled_module_destroy(m);
+    unsetenv("XCOMP_SM90_GEMM");
+    unsetenv("XCOMP_SM90_EPILOGUE");
+    if (!c->taken) break; /* one run of the body */
+    }
   }
 }
 
