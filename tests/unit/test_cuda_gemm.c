@@ -157,7 +157,7 @@ static bool check_compile(void) {
     bool wgmma = ptx_has(k, "wgmma.mma_async.sync.aligned.m64n256k16.f32");
     CHECK(wgmma == c->taken);
     if (taken) CHECK(g.y_pairs == ((g.y.si & 1) == 0)); /* 2-byte stores of odd rows */
-    if (taken) CHECK(g.staged == !g.y_pairs);             /* through shared memory */
+    if (taken) CHECK(g.staged);                           /* through shared memory */
     if (taken) {
       CHECK(sc && sc->dynamic_bytes == g.smem);
       bool bf = strstr(pat, "dtype=bf16") != NULL;
@@ -230,13 +230,13 @@ static void check_device(void) {
     const gcase_t* c = &cases[i];
     if (only && *only && !strstr(c->name, only)) continue;
     /* each form of the program: the default (TMA, persistent where there
-     * are more tiles than SMs), cp.async, TMA with a program per tile, the
-     * epilogue staged through shared memory (the default where Y's rows
-     * are not 4-byte aligned) */
+     * are more tiles than SMs, the epilogue through shared memory),
+     * cp.async, TMA with a program per tile, the epilogue's stores from
+     * registers */
     for (int f = 0; f < 4; f++) {
-    static const char* const forms[4] = {NULL, "cp.async", "tma", "staged epilogue"};
+    static const char* const forms[4] = {NULL, "cp.async", "tma", "direct epilogue"};
     if (f == 1 || f == 2) setenv("XCOMP_SM90_GEMM", forms[f], 1);
-    if (f == 3) setenv("XCOMP_SM90_EPILOGUE", "staged", 1);
+    if (f == 3) setenv("XCOMP_SM90_EPILOGUE", "direct", 1);
     xc_session_options_t o;
     xc_session_options_init(&o);
     o.target = "cuda";
