@@ -146,8 +146,7 @@ bool xc_cuda_gemm_take(const xc_device_caps_t* caps, const xc_tiled_kernel_t* k,
    * "tma-persistent" */
   const char* form = getenv("XCOMP_SM90_GEMM");
   g->tma = (!form || strcmp(form, "cp.async")) && tma_fits(g);
-  g->programs = g->tma && (!form || strcmp(form, "tma")) && tiles > sms ? sms : 0;
-  /* the stages, 1024 bytes to align the ring for the swizzle, the barriers */
+  g->programs = g->tma && (!form || strcmp(form, "tma")) && tiles > sms && tiles < (1LL << 30) ? sms : 0;
   /* the stages, 1024 bytes to align the ring for the swizzle, the staged
    * epilogue's two buffers, the barriers */
   long long base = (long long)g->stages * (g->bm + g->bn) * g->bk * 2 + 1024 + 16LL * g->stages;
