@@ -929,8 +929,17 @@ static xc_status_t launch_plan(cu_target_t* t, cu_module_t* m, const char* name,
     return xc_error(XC_DATA_LOSS, "cuda: kernel '%s': launch plan of %zu bytes", name, size);
   CU_CHECK(t, t->api.cuMemcpyDtoH(plan, p, size), "cuMemcpyDtoH");
   int n = (int)plan[1];
-  if (plan[0] < 0 || n < 0 || n > XC_CUDA_MAX_TMAPS || size != (size_t)(2 + n * XC_TMAP_FIELDS) * sizeof(long long))
-    return xc_error(XC_DATA_LOSS, "cuda: kernel '%s': malformed launch plan", name);
+  bool ok = plan[0] >= 0 && n >= 0 && n <= XC_CUDA_MAX_TMAPS &&
+            size == (size_t)(2 + n * XC_TMAP_FIELDS) * sizeof(long long);
+  for (int i = 0; ok && i < n; i++) {
+    const long long* f = plan + 2 + i * XC_TMAP_FIELDS;
+    ok = (f[XC_TMAP_DTYPE] == 6 || f[XC_TMAP_DTYPE] == 9) && (f[XC_TMAP_RANK] == 2 || f[XC_TMAP_RANK] == 3) &&
+         f[XC_TMAP_BASE] >= 0;
+    for (int d = 0; ok && d < f[XC_TMAP_RANK]; d++)
+      ok = f[XC_TMAP_DIM0 + d] > 0 && f[XC_TMAP_BOX0 + d] > 0 && f[XC_TMAP_BOX0 + d] <= 256 &&
+           (d == 0 || f[XC_TMAP_STRIDE1 + d - 1] > 0);
+  }
+  if (!ok) return xc_error(XC_DATA_LOSS, "cuda: kernel '%s': malformed launch plan", name);
   if (n > 0 && !t->api.cuTensorMapEncodeTiled)
     return xc_error(XC_UNSUPPORTED, "cuda: kernel '%s' copies by TMA and the driver lacks cuTensorMapEncodeTiled "
                                     "(CUDA 12.0+ needed)", name);
@@ -1015,13 +1024,19 @@ static xc_status_t encode_tmap(cu_target_t* t, const long long* f, const xc_laun
                     f[XC_TMAP_BUFFER], args->num_buffers);
   const cu_buffer_t* buf = args->buffers[f[XC_TMAP_BUFFER]];
   unsigned rank = (unsigned)f[XC_TMAP_RANK];
-  unsigned long long dims[3], strides[2];
+  unsigned long long dims[3] = {1, 1, 1}, strides[2] = {0, 0};
   unsigned box[3], estrides[3] = {1, 1, 1};
   for (unsigned i = 0; i < rank && i < 3; i++) {
     dims[i] = (unsigned long long)f[XC_TMAP_DIM0 + i];
     box[i] = (unsigned)f[XC_TMAP_BOX0 + i];
     if (i > 0) strides[i - 1] = (unsigned long long)f[XC_TMAP_STRIDE1 + i - 1];
   }
+  /* the map's last element must lie in the buffer (a module's plan is not trusted) */
+  unsigned long long last = (unsigned long long)f[XC_TMAP_BASE] * 2 + (dims[0] - 1) * 2;
+  for (unsigned i = 1; i < rank && i < 3; i++) last += (dims[i] - 1) * strides[i - 1];
+  if (last + 2 > buf->size)
+    return xc_error(XC_INVALID_ARGUMENT, "cuda: tensor map reaching byte %llu of a %zu-byte buffer", last + 2,
+                    buf->size);
   CUdeviceptr address = buf->ptr + (CUdeviceptr)f[XC_TMAP_BASE] * 2;
   /* interleave none, 128-byte swizzle, L2 promotion of 256 bytes, zero fill */
   CUresult e = t->api.cuTensorMapEncodeTiled(map, (int)f[XC_TMAP_DTYPE], rank, (void*)(uintptr_t)address, dims,
