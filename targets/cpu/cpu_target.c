@@ -16,12 +16,19 @@
  * `<name>_pack_bytes`: each launch first runs its pack programs over the
  * pool, which fill a buffer of the device (grown to the largest kernel's
  * need, kept for the next launch), then the programs, which read it; the
- * buffer is passed after the launch's own buffers. */
+ * buffer is passed after the launch's own buffers.
+ *
+ * A kernel the scheduler split over the cores (cpu_spread_programs) also
+ * exports `<name>_alone`, the kernel under its default knobs, with
+ * `<name>_alone_grid`: where all programs run on the calling thread (one
+ * pool thread, or a recorded launch that runs alone faster) the runtime
+ * calls it instead of the split programs in turn. */
 #include <ctype.h>
 #include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -55,6 +62,10 @@ typedef struct cpu_kernel {
   bool runtime_threads; /* the module's marker: the runtime parallelizes */
   cpu_kernel_fn pack;   /* packed dot operands: their pack entry, or NULL */
   int64_t pack_programs, pack_bytes;
+  /* a split kernel's one-thread form (`<name>_alone`, its own pack entry
+   * and grid), or NULL */
+  struct cpu_kernel* alone;
+  int64_t grid[3]; /* the alone form's grid */
   struct cpu_kernel* next;
 } cpu_kernel_t;
 
@@ -487,6 +498,7 @@ static void cpu_module_unload(void* device, void* module) {
   cpu_module_t* m = module;
   for (cpu_kernel_t* k = m->kernels; k;) {
     cpu_kernel_t* next = k->next;
+    free(k->alone);
     free(k);
     k = next;
   }
@@ -494,13 +506,16 @@ static void cpu_module_unload(void* device, void* module) {
   free(m);
 }
 
-static xc_status_t cpu_kernel_get(void* device, void* module, const char* name, void** out_kernel) {
-  cpu_module_t* m = module;
-  (void)dlerror();
+/* One entry point of a module with its markers and pack entry; NULL when
+ * the module has no `name` (or out of memory: *oom). */
+static cpu_kernel_t* cpu_entry_load(cpu_module_t* m, const char* name, bool* oom) {
   void* sym = dlsym(m->handle, name);
-  if (!sym) return xc_error(XC_NOT_FOUND, "cpu: the module has no kernel '%s'", name);
+  if (!sym) return NULL;
   cpu_kernel_t* k = calloc(1, sizeof *k);
-  if (!k) return xc_error_oom();
+  if (!k) {
+    *oom = true;
+    return NULL;
+  }
   *(void**)&k->fn = sym;
   char marker[512];
   if (snprintf(marker, sizeof marker, "%s_runtime_threads", name) < (int)sizeof marker) {
@@ -519,6 +534,34 @@ static xc_status_t cpu_kernel_get(void* device, void* module, const char* name, 
       k->pack_programs = *programs;
       k->pack_bytes = *size;
     }
+  }
+  return k;
+}
+
+static xc_status_t cpu_kernel_get(void* device, void* module, const char* name, void** out_kernel) {
+  cpu_module_t* m = module;
+  (void)dlerror();
+  bool oom = false;
+  cpu_kernel_t* k = cpu_entry_load(m, name, &oom);
+  if (!k) {
+    (void)dlerror();
+    return oom ? xc_error_oom() : xc_error(XC_NOT_FOUND, "cpu: the module has no kernel '%s'", name);
+  }
+  char alone[512], grid[540];
+  if (k->runtime_threads && snprintf(alone, sizeof alone, "%s_alone", name) < (int)sizeof alone &&
+      snprintf(grid, sizeof grid, "%s_grid", alone) < (int)sizeof grid) {
+    const int64_t* g = dlsym(m->handle, grid);
+    k->alone = g && g[0] > 0 && g[1] > 0 && g[2] > 0 ? cpu_entry_load(m, alone, &oom) : NULL;
+    if (k->alone && !k->alone->runtime_threads) {
+      free(k->alone);
+      k->alone = NULL;
+    }
+    for (int i = 0; k->alone && i < 3; i++) k->grid[i] = g[i];
+  }
+  if (oom) {
+    free(k);
+    (void)dlerror();
+    return xc_error_oom();
   }
   (void)dlerror();
   k->next = m->kernels;
@@ -554,8 +597,24 @@ static void cpu_call_packed(cpu_call_t* c, bool alone) {
   }
 }
 
+/* All the programs on the calling thread: a split kernel's one-thread form
+ * where it has one, else its programs in turn. */
+static void cpu_call_alone(cpu_call_t* c) {
+  const cpu_kernel_t* k = c->kernel;
+  const cpu_kernel_t* a = k->alone;
+  if (!a) {
+    if (k->pack) cpu_call_packed(c, true);
+    else k->fn(c->buffers, c->scalars, c->grid, 0, c->programs);
+    return;
+  }
+  c->buffers[c->num_buffers] = a->pack ? c->dev->pack : NULL;
+  if (a->pack) a->pack(c->buffers, c->scalars, k->grid, 0, a->pack_programs);
+  a->fn(c->buffers, c->scalars, k->grid, 0, k->grid[0] * k->grid[1] * k->grid[2]);
+}
+
 static void cpu_call_run(cpu_call_t* c) {
-  if (c->kernel->pack) cpu_call_packed(c, false);
+  if (c->kernel->alone && xc_cpu_pool_threads() <= 1) cpu_call_alone(c);
+  else if (c->kernel->pack) cpu_call_packed(c, false);
   else if (c->kernel->runtime_threads) xc_cpu_pool_run(cpu_call_range, (void*)c, c->programs);
   else c->kernel->fn(c->buffers, c->scalars, c->grid, 0, c->programs);
 }
@@ -587,8 +646,8 @@ static void cpu_call_run_adaptive(cpu_call_t* c) {
   uint32_t every = ratio > 2 ? 256 : 32;
   bool alone = n < 8 ? (n & 1) : (n % every == 0) ? !best_alone : best_alone;
   double t0 = now_ns();
-  if (c->kernel->pack) cpu_call_packed(c, alone);
-  else if (alone) c->kernel->fn(c->buffers, c->scalars, c->grid, 0, c->programs);
+  if (alone) cpu_call_alone(c);
+  else if (c->kernel->pack) cpu_call_packed(c, false);
   else xc_cpu_pool_run(cpu_call_range, c, c->programs);
   double dt = now_ns() - t0;
   double* avg = alone ? &c->alone_ns : &c->pool_ns;
@@ -631,6 +690,7 @@ static xc_status_t cpu_launch(void* device, void* kernel, const xc_launch_args_t
 }
 
 static xc_status_t ensure_pack(cpu_device_t* dev, const cpu_kernel_t* k) {
+  if (k->alone) XC_RETURN_IF_ERROR(ensure_pack(dev, k->alone));
   if (!k->pack || k->pack_bytes <= dev->pack_size) return NULL;
   size_t size = ((size_t)k->pack_bytes + 63) & ~(size_t)63;
   void* p = aligned_alloc(64, size);
@@ -729,12 +789,78 @@ static xc_status_t cpu_schedule(void* target, const xc_device_caps_t* caps, cons
   return xc_cstyle_schedule(&xc_cstyle_dialect_c, caps, kernel, limits, flags, NULL, inout);
 }
 
+/* Whether `values` are the split cpu_spread_programs makes of the kernel's
+ * defaults on these caps; then *out_defaults are those defaults and
+ * out_grid their (static) grid. A tuned schedule that happens to equal the
+ * split counts as one: its one-thread form is the default schedule. */
+static bool cpu_split_of_defaults(const xc_device_caps_t* caps, const xc_tiled_kernel_t* k, const int64_t* values,
+                                  int64_t* out_defaults, int64_t out_grid[3]) {
+  if (!caps || caps->compute_units <= 1 || k->num_knobs <= 0 || k->num_knobs > XC_TILED_MAX_SCHED_KNOBS) return false;
+  xc_tiled_limits_t limits; /* as the driver's for a cpu device (driver/session.c) */
+  xc_tiled_limits_init_cpu(&limits);
+  if (caps->simd_width > 0) limits.value[XC_TILED_LIMIT_SIMD_WIDTH] = caps->simd_width;
+  int64_t split[XC_TILED_MAX_SCHED_KNOBS];
+  for (int i = 0; i < k->num_knobs; i++) out_defaults[i] = split[i] = k->knobs[i].default_value;
+  xc_status_t bad = xc_tiled_knobs_check(k, out_defaults, &limits);
+  if (bad) {
+    xc_status_free(bad);
+    return false;
+  }
+  cpu_spread_programs(caps, k, &limits, split);
+  size_t bytes = sizeof *split * (size_t)k->num_knobs;
+  if (memcmp(split, values, bytes) != 0 || memcmp(split, out_defaults, bytes) == 0) return false;
+  int64_t grid[XC_TILED_MAX_GRID];
+  if (!xc_tiled_static_grid(k, out_defaults, &limits, grid)) return false;
+  for (int i = 0; i < 3; i++) out_grid[i] = grid[i]; /* XC_TILED_MAX_GRID is 3 */
+  return true;
+}
+
+/* Appends to a split kernel's source its one-thread form (docs/targets.md,
+ * "C ABI of CPU kernels"): `<entry>_alone`, the kernel under its default
+ * knobs, with `<entry>_alone_grid`. The runtime calls it where all the
+ * programs run on the calling thread (one pool thread, or a launch that
+ * runs alone faster), so the split costs nothing there: its programs in
+ * turn were 10-15% slower than the one program they replace. */
+static xc_status_t cpu_emit_alone(const xc_device_caps_t* caps, const xc_tiled_kernel_t* k, const int64_t* defaults,
+                                  const int64_t grid[3], xc_kernel_source_t* inout) {
+  xc_cstyle_options_t options = {.pack_operands = true, .entry_suffix = "_alone"};
+  xc_tiled_schedule_t plan;
+  XC_RETURN_IF_ERROR(xc_cstyle_plan(&xc_cstyle_dialect_c, caps, k, defaults, NULL, &options, &plan));
+  options.schedule = &plan;
+  xc_knob_t knobs[XC_TILED_MAX_SCHED_KNOBS];
+  for (int i = 0; i < k->num_knobs; i++) knobs[i] = (xc_knob_t){k->knobs[i].name, defaults[i]};
+  xc_kernel_source_t alone;
+  XC_RETURN_IF_ERROR(xc_cstyle_emit(&xc_cstyle_dialect_c, caps, k, knobs, k->num_knobs, &options, &alone));
+  size_t a = strlen(inout->text), b = strlen(alone.text), tail = 2 * sizeof alone.entry + 128;
+  char* text = malloc(a + b + tail);
+  if (!text) {
+    xc_kernel_source_release(&alone);
+    return xc_error_oom();
+  }
+  memcpy(text, inout->text, a);
+  memcpy(text + a, alone.text, b);
+  snprintf(text + a + b, tail,
+           "extern const int64_t %s_grid[3];\nconst int64_t %s_grid[3] = {%" PRId64 ", %" PRId64 ", %" PRId64 "};\n",
+           alone.entry, alone.entry, grid[0], grid[1], grid[2]);
+  xc_kernel_source_release(&alone);
+  free((char*)inout->text);
+  inout->text = text;
+  return NULL;
+}
+
 static xc_status_t cpu_emit(void* target, const xc_device_caps_t* caps, const struct xc_tiled_kernel* kernel,
                              const xc_knob_t* knobs, int num_knobs, xc_kernel_source_t* out_source) {
   (void)target;
   /* this runtime runs pack entries: dot operands may be packed */
   xc_cstyle_options_t options = {.pack_operands = true};
-  return xc_cstyle_emit(&xc_cstyle_dialect_c, caps, kernel, knobs, num_knobs, &options, out_source);
+  XC_RETURN_IF_ERROR(xc_cstyle_emit(&xc_cstyle_dialect_c, caps, kernel, knobs, num_knobs, &options, out_source));
+  int64_t values[XC_TILED_MAX_SCHED_KNOBS], defaults[XC_TILED_MAX_SCHED_KNOBS], grid[3];
+  if (kernel->num_knobs <= 0 || kernel->num_knobs > XC_TILED_MAX_SCHED_KNOBS) return NULL;
+  xc_status_t st = xc_cstyle_resolve_knobs(kernel, knobs, num_knobs, values);
+  if (!st && cpu_split_of_defaults(caps, kernel, values, defaults, grid))
+    st = cpu_emit_alone(caps, kernel, defaults, grid, out_source);
+  if (st) xc_kernel_source_release(out_source);
+  return st;
 }
 
 static const xc_target_iface_t cpu_iface = {

@@ -195,6 +195,12 @@ typedef struct xc_cstyle_options {
    * target: docs/targets.md, "C ABI of CPU kernels"): dot operands that
    * programs share may be packed once per launch (C dialect only). */
   bool pack_operands;
+  /* A further entry point for a source already emitted (the cpu target's
+   * one-thread form of a split kernel, docs/targets.md): named
+   * xk_<kernel><entry_suffix>, without the prelude that source already
+   * has (vector types are declared under guards in every source, so each
+   * is declared once when the texts are joined). NULL: a whole source. */
+  const char* entry_suffix;
 } xc_cstyle_options_t;
 
 /* Knob values (one per kernel knob) from name/value pairs: unnamed knobs take

@@ -257,10 +257,15 @@ static xc_status_t run(const xc_cstyle_dialect_t* d, const xc_device_caps_t* cap
                      d->name, k->name, e.local_bytes, e.dyn_bytes, caps->local_memory_optin_bytes);
   if (!e.err && decided) record_decisions(&e, values, decided);
   char entry[128], kname[100];
+  const char* suffix = options && options->entry_suffix ? options->entry_suffix : NULL;
   xc_cse_sanitize(k->name, kname, sizeof kname, 90);
-  snprintf(entry, sizeof entry, "xk_%s", kname);
+  snprintf(entry, sizeof entry, "xk_%s%.24s", kname, suffix ? suffix : "");
   xc_cstyle_writer_t src = {0};
-  if (!e.err && out) {
+  if (!e.err && out && suffix) {
+    P(&src, "\n/* %s: kernel %s again, knobs:", entry, k->name);
+    for (int i = 0; i < k->num_knobs; i++) P(&src, " %s=%" PRId64, k->knobs[i].name, values[i]);
+    P(&src, " */\n");
+  } else if (!e.err && out) {
     P(&src, "/* xcomp kernel %s: %s, emitted for %s", k->name, entry, d->name);
     if (caps && caps->name[0]) P(&src, " (%s)", caps->name);
     P(&src, "\n");
@@ -286,11 +291,16 @@ static xc_status_t run(const xc_cstyle_dialect_t* d, const xc_device_caps_t* cap
     P(&src, " */\n%s", d->prelude);
     if (e.uses_f64 && d->f64_prelude) P(&src, "%s", d->f64_prelude);
     P(&src, "%s\n", shared_prelude);
+  }
+  if (!e.err && out) {
     for (int t = 0; t < XC_DTYPE_COUNT; t++)
       for (int b = 4; b <= 16; b *= 2)
-        if (e.vec_types[t] & (unsigned)b)
-          P(&src, "typedef struct __attribute__((aligned(%d))) { %s v[%d]; } xc_v%d_%s;\n", b,
-            d->storage_type[t], b / (int)xc_dtype_size((xc_dtype_t)t), b, xc_dtype_name((xc_dtype_t)t));
+        if (e.vec_types[t] & (unsigned)b) {
+          const char* dt = xc_dtype_name((xc_dtype_t)t);
+          P(&src, "#ifndef XC_HAVE_V%d_%s\n#define XC_HAVE_V%d_%s\n", b, dt, b, dt);
+          P(&src, "typedef struct __attribute__((aligned(%d))) { %s v[%d]; } xc_v%d_%s;\n#endif\n", b,
+            d->storage_type[t], b / (int)xc_dtype_size((xc_dtype_t)t), b, dt);
+        }
     xc_cstyle_entry_t en = {k, entry, e.T, wstr(&e.decls), wstr(&e.body), e.mma ? &e.dot : NULL, e.dyn_bytes,
                             e.num_packs ? wstr(&pack) : NULL, e.pack_programs, e.pack_bytes};
     d->write_entry(&src, d, &en);

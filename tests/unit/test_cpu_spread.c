@@ -10,9 +10,19 @@
  *     with 1 core, with XC_SCHEDULE_KEEP_KNOBS, and for a kernel that
  *     already has programs enough;
  *   - compiled for the cpu with the split tile (and with the host's own
- *     default), the outputs (poisoned first) match the interpreter.
- * A scheduler that ignored the cores, split a large kernel, or an emitter
- * wrong on the split tiles fails here. */
+ *     default), the outputs (poisoned first) match the interpreter;
+ *   - on a host of 2 or more cores, the default compile of a split kernel
+ *     carries its one-thread form (`xk_<kernel>_alone` under the default
+ *     knobs, with `_alone_grid` the default's grid), and a kernel that is
+ *     not split carries none.
+ * ctest runs this twice: with the pool's threads (the split programs over
+ * the pool) and as test_cpu_spread_one_thread with XCOMP_NUM_THREADS=1,
+ * where every launch of a split kernel runs its one-thread form.
+ * A scheduler that ignored the cores, split a large kernel, an emitter
+ * wrong on the split tiles, or a one-thread form with other knobs or a
+ * wrong grid fails here. */
+
+#include <unistd.h>
 
 #include "cpu_case.h"
 #include "xcomp/lower.h"
@@ -104,14 +114,47 @@ static void check_schedules(const scase_t* c, xc_graph_t* g) {
   xc_session_destroy(s);
 }
 
+/* The default compile's source (the host's caps: its cores, as the cpu
+ * target reads them): a split kernel's one-thread form under the default
+ * knobs and grid, none for a kernel that is not split or on one core. */
+static void check_alone_form(const scase_t* c, const char* src) {
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  const char* alone = strstr(src, "_alone: kernel ");
+  printf("cpu: %s: %ld core(s), one-thread form %s\n", c->name, cores, alone ? "emitted" : "none");
+  if (!c->knob || cores <= 1) {
+    CHECK(alone == NULL);
+    return;
+  }
+  CHECK(alone != NULL);
+  if (!alone) return;
+  /* the header line of the alone entry names its knobs: the split knob at
+   * its default (the case's split value doubled: 18 of 36 pixels, 56 of 112
+   * channels) */
+  const char* eol = strchr(alone, '\n');
+  char want[64];
+  snprintf(want, sizeof want, " %s=%lld ", c->knob, (long long)(2 * c->split));
+  const char* at = strstr(alone, want);
+  CHECK(at != NULL && eol && at < eol);
+  snprintf(want, sizeof want, " %s=%lld ", c->knob, (long long)c->split);
+  at = strstr(alone, want);
+  CHECK(!at || (eol && at > eol));
+  /* one program by default (checked in check_schedules) */
+  CHECK(strstr(alone, "_alone_grid[3] = {1, 1, 1};") != NULL);
+}
+
 /* Compiles g for the cpu with `knobs` (NULL: the host's default) and
- * compares its output with want. */
+ * compares its output with want (three runs: a replay records the launches
+ * and replays them, choosing the pool or the calling thread). */
 static void check_run(const scase_t* c, xc_graph_t* g, const char* knobs, int ni, xc_tensor_t* const* in,
                       const xc_tensor_t* want) {
-  xc_compiled_module_t* m = cpu_case_compile(g, knobs, NULL);
+  char dir[] = "/tmp/xc-spread-XXXXXX";
+  bool dumped = !knobs && mkdtemp(dir) != NULL;
+  xc_compiled_module_t* m = cpu_case_compile(g, knobs, dumped ? dir : NULL);
+  if (dumped && m) check_alone_form(c, cpu_case_dumped_source(dir));
+  if (dumped) cpu_case_remove_dir(dir);
   char label[256];
   snprintf(label, sizeof label, "%s, knobs %s", c->name, knobs ? knobs : "default");
-  cpu_case_run(m, 1, ni, in, want, label);
+  cpu_case_run(m, 3, ni, in, want, label);
   xc_compiled_module_destroy(m);
 }
 

@@ -80,7 +80,7 @@ static void check_dialect(const xc_cstyle_dialect_t* d, const char* first_lines,
   CHECK(k != NULL);
   if (!k) return;
   const char* prov[2] = {"graph g: node y = Mul(x, two)", "pass fuse */ tricky"};
-  xc_cstyle_options_t options = {prov, 2, false, NULL, false};
+  xc_cstyle_options_t options = {.provenance = prov, .num_provenance = 2};
   xc_kernel_source_t src;
   CHECK_OK(xc_cstyle_emit(d, NULL, k, NULL, 0, &options, &src));
   if (src.text) {
