@@ -126,3 +126,28 @@ xc_status_t xc_target_schedule_space(xc_target_t* t, const xc_device_caps_t* cap
   if (out_count) *out_count = count;
   return NULL;
 }
+
+void xc_target_tiled_limits(const xc_device_caps_t* caps, bool allow_tf32, struct xc_tiled_limits* l) {
+  if (caps->kind == XC_DEVICE_CPU) xc_tiled_limits_init_cpu(l);
+  else xc_tiled_limits_init_gpu(l);
+  if (caps->max_threads_per_group > 1) l->value[XC_TILED_LIMIT_MAX_THREADS] = caps->max_threads_per_group;
+  if (caps->kind != XC_DEVICE_CPU && caps->local_memory_bytes > 0)
+    l->value[XC_TILED_LIMIT_SHARED_BYTES] = caps->local_memory_bytes;
+  /* work-groups on a CPU device (OpenCL on PoCL): their local memory is a
+   * real bound the emitted code must fit, where it is below the stack-array
+   * budget of CPU programs */
+  if (caps->kind == XC_DEVICE_CPU && caps->max_threads_per_group > 1 && caps->local_memory_bytes > 0 &&
+      caps->local_memory_bytes < l->value[XC_TILED_LIMIT_SHARED_BYTES])
+    l->value[XC_TILED_LIMIT_SHARED_BYTES] = caps->local_memory_bytes;
+  l->value[XC_TILED_LIMIT_STAGED_BYTES] = l->value[XC_TILED_LIMIT_SHARED_BYTES];
+  if (caps->kind != XC_DEVICE_CPU && caps->local_memory_optin_bytes > l->value[XC_TILED_LIMIT_SHARED_BYTES])
+    l->value[XC_TILED_LIMIT_STAGED_BYTES] = caps->local_memory_optin_bytes;
+  if (caps->simd_width > 0) l->value[XC_TILED_LIMIT_SIMD_WIDTH] = caps->simd_width;
+  /* float dots with matrix instructions; f32 (tf32) only when allowed */
+  for (int i = 0; caps->kind != XC_DEVICE_CPU && i < caps->num_mma_shapes && i < XC_TARGET_MAX_MMA_SHAPES; i++) {
+    xc_dtype_t in = caps->mma_shapes[i].input_dtype;
+    if (caps->mma_shapes[i].accumulator_dtype == XC_F32 &&
+        (in == XC_F16 || in == XC_BF16 || (in == XC_F32 && allow_tf32)))
+      l->value[XC_TILED_LIMIT_MMA] |= (int64_t)1 << in;
+  }
+}

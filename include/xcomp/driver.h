@@ -63,8 +63,7 @@ xc_status_t xc_compiled_module_build(const struct xc_lowered_module* lowered, xc
 /* ---- what the capabilities decide -------------------------------------------------- */
 
 /* The tiled limits the default knob chooser and the verifier read for a
- * device: threads per group, shared and staged bytes, SIMD width, and the
- * input dtypes of matrix instructions (f32/tf32 only with allow_tf32). */
+ * device (xc_target_tiled_limits in target.h). */
 void xc_driver_tiled_limits(const xc_device_caps_t* caps, bool allow_tf32, xc_tiled_limits_t* out);
 /* The traits the passes and the fusion planner read for a device of target
  * `name` (layout, shared memory, tensor cores). */

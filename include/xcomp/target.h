@@ -575,6 +575,14 @@ xc_status_t xc_schedule_generic(const xc_device_caps_t* caps, const struct xc_ti
                                 const struct xc_tiled_limits* limits, unsigned flags,
                                 struct xc_tiled_schedule* inout);
 
+/* The tiled limits of a device (what the default knob chooser, the
+ * verifier and schedulers read): threads per group, shared and staged
+ * bytes, SIMD width, and the input dtypes of matrix instructions (f32/tf32
+ * only with allow_tf32). A session derives them once
+ * (xc_driver_tiled_limits); a target that needs them where no limits are
+ * passed (an emitter) derives the same from its caps. */
+void xc_target_tiled_limits(const xc_device_caps_t* caps, bool allow_tf32, struct xc_tiled_limits* out);
+
 /* The legal schedule space of kernel on caps, for tuners: every knob
  * combination (its candidates, in order, at most max_combinations of them;
  * <= 0: 4096) the target's scheduler completes with XC_SCHEDULE_KEEP_KNOBS,

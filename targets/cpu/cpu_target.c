@@ -796,9 +796,8 @@ static xc_status_t cpu_schedule(void* target, const xc_device_caps_t* caps, cons
 static bool cpu_split_of_defaults(const xc_device_caps_t* caps, const xc_tiled_kernel_t* k, const int64_t* values,
                                   int64_t* out_defaults, int64_t out_grid[3]) {
   if (!caps || caps->compute_units <= 1 || k->num_knobs <= 0 || k->num_knobs > XC_TILED_MAX_SCHED_KNOBS) return false;
-  xc_tiled_limits_t limits; /* as the driver's for a cpu device (driver/session.c) */
-  xc_tiled_limits_init_cpu(&limits);
-  if (caps->simd_width > 0) limits.value[XC_TILED_LIMIT_SIMD_WIDTH] = caps->simd_width;
+  xc_tiled_limits_t limits; /* the session's for this device */
+  xc_target_tiled_limits(caps, false, &limits);
   int64_t split[XC_TILED_MAX_SCHED_KNOBS];
   for (int i = 0; i < k->num_knobs; i++) out_defaults[i] = split[i] = k->knobs[i].default_value;
   xc_status_t bad = xc_tiled_knobs_check(k, out_defaults, &limits);

@@ -1062,8 +1062,9 @@ static xc_status_t cu_launch(void* device, void* kernel, const xc_launch_args_t*
   }
   int nargs = args->num_buffers + args->num_scalars + k->num_tmaps;
   if (k->num_params >= 0 && nargs != k->num_params)
-    return xc_error(XC_INVALID_ARGUMENT, "cuda: the kernel takes %d arguments, the launch passes %d buffers and %d scalars",
-                    k->num_params, args->num_buffers, args->num_scalars);
+    return xc_error(XC_INVALID_ARGUMENT,
+                    "cuda: the kernel takes %d arguments, the launch passes %d buffers, %d scalars and %d tensor maps",
+                    k->num_params, args->num_buffers, args->num_scalars, k->num_tmaps);
   int64_t threads = args->threads[0] * args->threads[1] * args->threads[2];
   if (k->max_threads > 0 && threads > k->max_threads)
     return xc_error(XC_INVALID_ARGUMENT, "cuda: %lld threads per block exceed the device limit of %d for this kernel",
