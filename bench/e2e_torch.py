@@ -193,7 +193,7 @@ def profile(a, onnx, prec, ids_path, outdir):
     launch timed alone, no launch graph; the first run, a warm-up with the
     one-time costs, is left out of the profile) summed by kernel kind (gemm,
     attention, reduction, ...) and the five longest kernels, per run."""
-    path = os.path.join(a.out, "profile.json")
+    path = os.path.join(a.out, f"profile-{os.path.splitext(os.path.basename(onnx))[0]}-{prec}.json")
     cmd = [a.xcomp, "run", onnx, "--target", "cuda", "--input", "@" + ids_path, "--output-dir", outdir,
            "--profile", "--profile-json", path, "--repeat", str(a.profile + 1)]
     if prec != "f32":

@@ -1,5 +1,6 @@
 /* Vendor GEMMs: a GEMM fusion group (MatMul or Gemm, optionally + a bias row
- * and ReLU or tanh-form GELU, reshapes that keep rows of n; static shapes, a
+ * and ReLU or tanh-form GELU, reshapes of its output (views; a bias only
+ * while rows of n are kept); static shapes, a
  * 2-D B, A 2-D or with leading dims that are rows; f32/f16/bf16) may run
  * through the target's
  * vendor library (cuBLASLt on cuda) instead of the generated kernel. Where a
@@ -97,8 +98,11 @@ static bool candidate(const xc_fusion_group_t* grp, const xc_lowered_kernel_t* l
     if (strcmp(nd->op_type, "Add") == 0 && !bias && !relu && !gelu && nd->num_inputs == 2) {
       const xc_value_t* other = nd->inputs[0] == cur ? nd->inputs[1] : nd->inputs[1] == cur ? nd->inputs[0] : NULL;
       if (!other || !is_bias(other, n) || other->dtype != dt) return false;
-      /* the sum keeps the product's shape (the bias row broadcasts) */
-      if (nd->outputs[0]->rank != cur->rank) return false;
+      /* the sum keeps the product's shape, whose rows are n long (the
+       * bias row broadcasts along them; not after a reshape that split them) */
+      int64_t dc[XC_MAX_RANK];
+      if (nd->outputs[0]->rank != cur->rank || !static_dims(cur, dc) || cur->rank < 1 || dc[cur->rank - 1] != n)
+        return false;
       bias = other;
     } else if (strcmp(nd->op_type, "Relu") == 0 && !relu && !gelu && nd->inputs[0] == cur) {
       relu = true;
@@ -108,11 +112,12 @@ static bool candidate(const xc_fusion_group_t* grp, const xc_lowered_kernel_t* l
       if (!ap || strcmp(ap, "tanh") != 0) return false;
       gelu = true;
     } else if (strcmp(nd->op_type, "Reshape") == 0 && nd->inputs[0] == cur) {
-      /* a view of the same row-major bytes; a bias after it must still
-       * broadcast along rows of n */
+      /* a view of the same row-major bytes, whatever its dims (the heads'
+       * split of a projection, [b, s, h * d] -> [b, s, h, d]); a bias after
+       * it must still broadcast along rows of n (checked at the Add) */
       const xc_value_t* o = nd->outputs[0];
       int64_t d[XC_MAX_RANK];
-      if (!static_dims(o, d) || o->rank < 1 || d[o->rank - 1] != n) return false;
+      if (!static_dims(o, d) || o->rank < 1) return false;
     } else {
       return false;
     }
