@@ -271,6 +271,23 @@ static const char gm_head[] =
     "  return v;\n"
     "}\n";
 
+/* One element of the staged epilogue: y the product already rounded to the
+ * type, u read coalesced with it (a SwiGLU epilogue; the pair form above
+ * reads u at the accumulators' scattered positions) */
+static const char gm_epi_one[] =
+    "#if GM_EPI\n"
+    "static __device__ __forceinline__ gm_t gm_out1(gm_t y, gm_t u) {\n"
+    "  float fy, fu;\n"
+    "  gm_unpack((unsigned)y | ((unsigned)u << 16), &fy, &fu);\n"
+    "#if GM_EPI == 1\n"
+    "  const float r = fy / (1.0f + __expf(-fy)) * fu;\n"
+    "#else\n"
+    "  const float r = fu / (1.0f + __expf(-fu)) * fy;\n"
+    "#endif\n"
+    "  return (gm_t)(xc_pack(r, 0.0f) & 0xFFFFu);\n"
+    "}\n"
+    "#endif\n";
+
 static const char gm_body[] =
     "GM_ENTRY {\n"
     "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900\n"
@@ -431,9 +448,9 @@ static const char gm_body[] =
     "#else\n"
     "    const gm_t* const U = Y;\n"
     "#endif\n"
-    "    const long long r0 = m0 + 64 * c + 16 * w + (lane >> 2);\n"
     "#if GM_STAGED\n"
-    "    /* per half of the columns: the pairs into this consumer's buffer, then each warp stores\n"
+    "    /* per half of the columns: the rounded products into this consumer's buffer, then each warp\n"
+    "     * applies a SwiGLU epilogue (U read in the same coalesced order) and stores\n"
     "     * rows w, w + 4, ... element by element, lane l on columns l, l + 32, ... (64 contiguous\n"
     "     * bytes a store) */\n"
     "    unsigned char* const eb = gm_dsm + (ebuf - xc_smem(gm_dsm)) + c * GM_EB;\n"
@@ -442,12 +459,8 @@ static const char gm_body[] =
     "      #pragma unroll\n"
     "      for (int jj = 0; jj < GM_BN / 16; jj++) {\n"
     "        const int j = h * (GM_BN / 16) + jj, lr = 16 * w + (lane >> 2), lc = 8 * jj + 2 * (lane & 3);\n"
-    "        const long long col = n0 + 8 * j + 2 * (lane & 3);\n"
-    "        const bool two = col + 1 < GM_N, in = col < GM_N;\n"
-    "        *(unsigned*)(eb + lr * GM_EROW + 2 * lc) =\n"
-    "            in && r0 < GM_M ? gm_out(acc[4 * j], acc[4 * j + 1], U + r0 * GM_USI + col, two) : 0u;\n"
-    "        *(unsigned*)(eb + (lr + 8) * GM_EROW + 2 * lc) =\n"
-    "            in && r0 + 8 < GM_M ? gm_out(acc[4 * j + 2], acc[4 * j + 3], U + (r0 + 8) * GM_USI + col, two) : 0u;\n"
+    "        *(unsigned*)(eb + lr * GM_EROW + 2 * lc) = xc_pack(acc[4 * j], acc[4 * j + 1]);\n"
+    "        *(unsigned*)(eb + (lr + 8) * GM_EROW + 2 * lc) = xc_pack(acc[4 * j + 2], acc[4 * j + 3]);\n"
     "      }\n"
     "      asm volatile(\"bar.sync %0, 128;\\n\" :: \"r\"(1 + c) : \"memory\");\n"
     "      #pragma unroll 4\n"
@@ -458,13 +471,18 @@ static const char gm_body[] =
     "          for (int e = 0; e < GM_BN / 64; e++) {\n"
     "            const int lc = 32 * e + lane;\n"
     "            const long long col = n0 + h * (GM_BN / 2) + lc;\n"
+    "#if GM_EPI\n"
+    "            if (col < GM_N) Y[row * GM_YSI + col] = gm_out1(*(const gm_t*)(eb + r * GM_EROW + 2 * lc), U[row * GM_USI + col]);\n"
+    "#else\n"
     "            if (col < GM_N) Y[row * GM_YSI + col] = *(const gm_t*)(eb + r * GM_EROW + 2 * lc);\n"
+    "#endif\n"
     "          }\n"
     "        }\n"
     "      }\n"
     "      asm volatile(\"bar.sync %0, 128;\\n\" :: \"r\"(1 + c) : \"memory\");\n"
     "    }\n"
     "#else\n"
+    "    const long long r0 = m0 + 64 * c + 16 * w + (lane >> 2);\n"
     "    #pragma unroll\n"
     "    for (int j = 0; j < GM_BN / 8; j++) {\n"
     "      const long long col = n0 + 8 * j + 2 * (lane & 3);\n"
@@ -561,6 +579,7 @@ xc_status_t xc_cuda_gemm_emit(const xc_device_caps_t* caps, const xc_tiled_kerne
   xc_cuda_program_helpers(&b, g.dtype);
   P(&b, "%s", gm_head);
   xc_cuda_write_wgmma(&b, "gm_mma", g.bn, g.dtype, false, !g.b_kmajor);
+  P(&b, "%s", gm_epi_one);
   P(&b, "%s", gm_body);
   return xc_cuda_program_end(&b, entry, out);
 }
