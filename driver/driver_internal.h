@@ -48,6 +48,16 @@ void xc_drv_vendor_candidates(const struct xc_fusion_plan* plan, const struct xc
 xc_status_t xc_drv_vendor_choose(xc_compiled_module_t* m, xc_target_t* target, const xc_device_caps_t* caps,
                                  const bool* has, const xc_vendor_gemm_t* cands, FILE* progress);
 
+/* Median device milliseconds of one launch of k over `runs` timings (at
+ * most 16), as a model's replayed run sees it: where the device captures
+ * launch graphs, ten launches are captured once and each replay is timed by
+ * device events (so a launch's host cost, cuBLASLt's set-up per call among
+ * them, is not counted), *replayed set; otherwise (also without
+ * allow_replay), or where capturing fails, each launch is timed alone. Two
+ * untimed launches come first. */
+xc_status_t xc_drv_time_launch(xc_device_t* dev, xc_kernel_t* k, const xc_launch_t* launch, int runs,
+                               bool allow_replay, double* out_ms, bool* replayed);
+
 /* Random values in [-1, 1) for float dtypes (f32, f64, f16, bf16) from a
  * seed, integers left as they are; and element i of a float buffer as a
  * double (0 for other dtypes). What measurements on the device fill their

@@ -9,6 +9,7 @@
 
 #include "../../targets/cpu/cpu_pool.h"
 #include "test.h"
+#include "../../driver/driver_internal.h"
 #include "xcomp/target.h"
 #include "xcomp/tiled.h"
 
@@ -119,6 +120,26 @@ static void test_vector_add(xc_device_t* dev, xc_target_t* t) {
   CHECK_EQ_INT(wrong, 0);
   CHECK_NEAR(c[N - 1], 3.0 * (N - 1) + 1, 0);
   for (int i = N; i < N + PAD; i++) CHECK_NEAR(c[i], -7.0, 0); /* past n: untouched */
+
+  /* The vendor race's timing (driver): replayed through a launch graph on a
+   * device that captures, each launch alone when asked; the replays compute
+   * what the launch does. */
+  CHECK(xc_device_can_capture(dev));
+  bool replayed = false;
+  double t_ms = -1;
+  CHECK_OK(xc_drv_time_launch(dev, kernel, &launch, 5, true, &t_ms, &replayed));
+  CHECK(replayed);
+  CHECK(t_ms >= 0 && t_ms < 1000);
+  CHECK_OK(xc_drv_time_launch(dev, kernel, &launch, 3, false, &t_ms, &replayed));
+  CHECK(!replayed);
+  CHECK(t_ms >= 0 && t_ms < 1000);
+  CHECK_ERR(xc_drv_time_launch(dev, kernel, &launch, 17, true, &t_ms, &replayed), "runs 17 not in 1..16");
+  CHECK_OK(xc_device_synchronize(dev));
+  memset(c, 0, sizeof c);
+  CHECK_OK(xc_buffer_read(bc, 0, c, sizeof c));
+  wrong = 0;
+  for (int i = 0; i < N; i++) wrong += c[i] != (float)(3 * i + 1);
+  CHECK_EQ_INT(wrong, 0);
 
   /* Arguments from another device and too many threads are refused. */
   xc_launch_t bad = launch;
