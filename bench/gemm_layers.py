@@ -157,7 +157,7 @@ def main():
             ws = [(mk(), mk()) if swiglu else mk() for _ in range(copies)]
             for t in [int(v) for v in a.tokens.split(",")]:
                 x = rng.standard_normal((t, k), dtype=np.float32)
-                tag = f"{name}-{layer.split()[0].replace('/', '').replace(',', '')}-{t}"
+                tag = f"{name}-{''.join(c if c.isalnum() else '_' for c in layer)}-{t}"
                 onnx_path = os.path.join(a.out, tag + ".onnx")
                 model(onnx_path, t, n, k, ws, swiglu)
                 for prec in a.precision.split(","):

@@ -274,9 +274,6 @@ const xc_cstyle_dialect_t xc_cstyle_dialect_cuda = {
                "static inline unsigned xc_smem(const void* p) {\n"
                "  unsigned long long a; asm(\"cvta.to.shared.u64 %0, %1;\" : \"=l\"(a) : \"l\"(p)); return (unsigned)a;\n"
                "}\n"
-               /* f32 -> f16 rounding to nearest even in one instruction (the shared
-                * helper is ~20 integer operations); NaN keeps the shared helper's
-                * quiet NaN 0x7e00 with the sign */
                /* f16 -> f32 is exact (subnormals, infinities and NaNs included): one
                 * instruction where the shared helper takes a dozen integer
                 * operations and a branch, on every f16 element read */
@@ -284,6 +281,9 @@ const xc_cstyle_dialect_t xc_cstyle_dialect_cuda = {
                "static inline float xc_h2f(xc_u16 h) {\n"
                "  float f; asm(\"cvt.f32.f16 %0, %1;\" : \"=f\"(f) : \"h\"((unsigned short)h)); return f;\n"
                "}\n"
+               /* f32 -> f16 rounding to nearest even in one instruction (the shared
+                * helper is ~20 integer operations); NaN keeps the shared helper's
+                * quiet NaN 0x7e00 with the sign */
                "#define XC_NATIVE_F2H 1\n"
                "static inline xc_u16 xc_f2h(float f) {\n"
                "  unsigned short h; asm(\"cvt.rn.f16.f32 %0, %1;\" : \"=h\"(h) : \"f\"(f));\n"

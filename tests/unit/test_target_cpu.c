@@ -122,8 +122,8 @@ static void test_vector_add(xc_device_t* dev, xc_target_t* t) {
   for (int i = N; i < N + PAD; i++) CHECK_NEAR(c[i], -7.0, 0); /* past n: untouched */
 
   /* The vendor race's timing (driver): replayed through a launch graph on a
-   * device that captures, each launch alone when asked; the replays compute
-   * what the launch does. */
+   * device that captures, each launch alone when asked; afterwards the device
+   * is out of capture mode (it synchronizes and reads back). */
   CHECK(xc_device_can_capture(dev));
   bool replayed = false;
   double t_ms = -1;

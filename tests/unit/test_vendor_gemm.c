@@ -178,6 +178,20 @@ static void test_head_split_view(void) {
     CHECK(a.c[k].y >= 0);
   }
   release(&a);
+  /* a bias row after a view that changed the rows' length no longer runs
+   * along rows of n: never the library's bias epilogue (the product and its
+   * view alone may still be offered, the Add then being a kernel of its own) */
+  analyse("  input x: f32[16, 16]\n  input w: f32[16, 16]\n  input b: f32[16]\n  const s: i64[2] = [256, 1]\n"
+          "  h = MatMul(x, w)\n  v = Reshape(h, s)\n  y = Add(v, b)\n  output y\n",
+          &a);
+  for (int j = 0; a.lm && j < a.lm->num_kernels; j++)
+    if (a.has[j]) {
+      CHECK_EQ_INT(a.c[j].epilogue, XC_VENDOR_EPILOGUE_NONE);
+      CHECK_EQ_INT(a.c[j].bias, -1);
+      int y = position(&a, j, "y");
+      CHECK(y < 0 || a.c[j].y != y);
+    }
+  release(&a);
 }
 
 /* Groups a vendor library cannot compute exactly are never offered. */
