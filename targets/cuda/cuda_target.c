@@ -1121,9 +1121,14 @@ static xc_status_t cu_capture_begin(void* device) {
 static xc_status_t cu_capture_end(void* device, void** out_graph) {
   cu_device_t* dev = device;
   cu_target_t* t = dev->target;
-  XC_RETURN_IF_ERROR(use(dev));
+  /* the capture ends whatever else fails: the interface promises normal mode after an error */
+  xc_status_t us = use(dev);
   CUgraph graph = NULL;
   CUresult e = t->api.cuStreamEndCapture(dev->stream, &graph);
+  if (us) {
+    if (graph) t->api.cuGraphDestroy(graph);
+    return us;
+  }
   if (e != CUDA_SUCCESS) {
     if (graph) t->api.cuGraphDestroy(graph);
     return cu_fail(t, e, "cuStreamEndCapture");
