@@ -20,8 +20,10 @@
  * selects rather than `a > b || a != a`, which GCC 12 does not vectorize
  * (every Clip/ReLU6 epilogue of a convolution stayed scalar). */
 static const char* const shared_prelude =
+    "#ifndef XC_MAX /* a dialect prelude may order the same selects its own way */\n"
     "#define XC_MAX(a, b) ((b) >= (a) ? (b) : (a) > (b) ? (a) : (a) + (b))\n"
     "#define XC_MIN(a, b) ((b) <= (a) ? (b) : (a) < (b) ? (a) : (a) + (b))\n"
+    "#endif\n"
     "/* f16 / bf16 are stored as 16-bit integers and computed in float. */\n"
     "#ifndef XC_NATIVE_H2F /* a dialect prelude may define xc_h2f with an instruction */\n"
     "static inline float xc_h2f(xc_u16 h) {\n"

@@ -296,6 +296,49 @@ static void test_ops_zoo(void) {
   xc_tiled_kernel_destroy(k);
 }
 
+/* Max and min of a pair that holds NaNs on either side and ties of signed
+ * zeros, both ways round: a NaN of either operand comes out, as in the
+ * interpreter (the dialects order the selects of XC_MAX / XC_MIN their own
+ * way: the C dialect tests the ordered comparison first). */
+static void test_max_min_nan(void) {
+  kern_t* k;
+  if (xc_tiled_kernel_create("max_min_nan", &k)) return;
+  const int64_t bl[] = {16, 64}, th[] = {32, 64};
+  int kb = xc_tiled_add_knob(k, "BLOCK", XC_KNOB_TILE, 2, bl, 64);
+  xc_tiled_add_knob(k, "num_threads", XC_KNOB_THREADS, 2, th, 64);
+  val_t* A = xc_tiled_param_buffer(k, "A", XC_F32, XC_ROLE_IN);
+  val_t* B = xc_tiled_param_buffer(k, "B", XC_F32, XC_ROLE_IN);
+  val_t* Y = xc_tiled_param_buffer(k, "Y", XC_F32, XC_ROLE_OUT);
+  val_t* n = xc_tiled_param_scalar(k, "n");
+  const xc_tiled_expr_t* grid[1] = {ceildiv(k, n, "BLOCK")};
+  xc_tiled_set_grid(k, 1, grid);
+  val_t* offs = add(k, mul(k, xc_tiled_program_id(k, 0), xc_tiled_knob_value(k, kb)),
+                    xc_tiled_arange(k, xc_tiled_dim_knob(kb)));
+  val_t* mask = lt(k, offs, n);
+  val_t* a = xc_tiled_load(k, A, offs, mask, NULL);
+  val_t* b = xc_tiled_load(k, B, offs, mask, NULL);
+  val_t* ys[4] = {xc_tiled_binary(k, XC_TOP_MAX, a, b), xc_tiled_binary(k, XC_TOP_MAX, b, a),
+                  xc_tiled_binary(k, XC_TOP_MIN, a, b), xc_tiled_binary(k, XC_TOP_MIN, b, a)};
+  for (int j = 0; j < 4; j++) xc_tiled_store(k, Y, add(k, offs, mul(k, n, i64c(k, j))), ys[j], mask);
+  CHECK_OK(xc_tiled_verify(k));
+  enum { N = 40 };
+  xc_tiled_arg_t args[4] = {{tensor(XC_F32, N, true), 0}, {tensor(XC_F32, N, true), 0},
+                            {tensor(XC_F32, 4 * N, false), 0}, {NULL, N}};
+  for (int i = 0; i < N; i += 5) { /* NaN in a, NaN in b, both, -0 vs +0, equal values */
+    xc_tensor_set_f64(args[0].buffer, i, NAN);
+    xc_tensor_set_f64(args[1].buffer, i + 1, NAN);
+    xc_tensor_set_f64(args[0].buffer, i + 2, NAN);
+    xc_tensor_set_f64(args[1].buffer, i + 2, NAN);
+    xc_tensor_set_f64(args[0].buffer, i + 3, -0.0);
+    xc_tensor_set_f64(args[1].buffer, i + 3, 0.0);
+    xc_tensor_set_f64(args[1].buffer, i + 4, xc_tensor_get_f64(args[0].buffer, i + 4));
+  }
+  const int64_t choices[][2] = {{64, 64}, {16, 32}};
+  for (int c = 0; c < 2; c++) check_kernel(k, choices[c], args, "max/min with NaNs");
+  free_args(args, 4);
+  xc_tiled_kernel_destroy(k);
+}
+
 /* A loop whose yields read other carried values (the new value of slot 1 is
  * a view of the old value of slot 0): the copies must not see half-updated
  * state. Outputs s (scalar), u [8] and w [1,8] after n iterations. */
@@ -1038,6 +1081,7 @@ int main(void) {
   test_attention();
   test_convert();
   test_ops_zoo();
+  test_max_min_nan();
   test_carry_order();
   test_dot_blocked();
   test_row_select();
