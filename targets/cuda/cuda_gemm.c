@@ -271,10 +271,12 @@ static const char gm_head[] =
     "  return v;\n"
     "}\n";
 
-/* One element of the staged epilogue: y the product already rounded to the
- * type, u read coalesced with it (a SwiGLU epilogue; the pair form above
- * reads u at the accumulators' scattered positions) */
-static const char gm_epi_one[] =
+/* The staged epilogue's row store: one row of a consumer's half tile from
+ * its shared buffer (er) to Y, lane l on columns c0 + l, c0 + l + 32, ...
+ * With a SwiGLU epilogue, u holds the row's U elements in that order
+ * (loaded by the caller before any store: a load of U cannot pass a store
+ * of Y) and gm_out1 applies it to the product already rounded to the type. */
+static const char gm_row_store[] =
     "#if GM_EPI\n"
     "static __device__ __forceinline__ gm_t gm_out1(gm_t y, gm_t u) {\n"
     "  float fy, fu;\n"
@@ -286,7 +288,22 @@ static const char gm_epi_one[] =
     "#endif\n"
     "  return (gm_t)(xc_pack(r, 0.0f) & 0xFFFFu);\n"
     "}\n"
-    "#endif\n";
+    "#endif\n"
+    "static __device__ __forceinline__ void gm_row(gm_t* Y, const unsigned char* er, long long row, long long c0,\n"
+    "                                              int lane, const gm_t* u) {\n"
+    "  if (row >= GM_M) return;\n"
+    "  #pragma unroll\n"
+    "  for (int e = 0; e < GM_BN / 64; e++) {\n"
+    "    const int lc = 32 * e + lane;\n"
+    "    const long long col = c0 + lc;\n"
+    "#if GM_EPI\n"
+    "    if (col < GM_N) Y[row * GM_YSI + col] = gm_out1(*(const gm_t*)(er + 2 * lc), u[e]);\n"
+    "#else\n"
+    "    (void)u;\n"
+    "    if (col < GM_N) Y[row * GM_YSI + col] = *(const gm_t*)(er + 2 * lc);\n"
+    "#endif\n"
+    "  }\n"
+    "}\n";
 
 static const char gm_body[] =
     "GM_ENTRY {\n"
@@ -478,32 +495,12 @@ static const char gm_body[] =
     "          }\n"
     "        }\n"
     "        #pragma unroll\n"
-    "        for (int q = 0; q < 4; q++) {\n"
-    "          const int r = rb + 4 * q;\n"
-    "          const long long row = m0 + 64 * c + r;\n"
-    "          if (row < GM_M) {\n"
-    "            #pragma unroll\n"
-    "            for (int e = 0; e < GM_BN / 64; e++) {\n"
-    "              const int lc = 32 * e + lane;\n"
-    "              const long long col = n0 + h * (GM_BN / 2) + lc;\n"
-    "              if (col < GM_N) Y[row * GM_YSI + col] = gm_out1(*(const gm_t*)(eb + r * GM_EROW + 2 * lc), uv[q][e]);\n"
-    "            }\n"
-    "          }\n"
-    "        }\n"
+    "        for (int q = 0; q < 4; q++)\n"
+    "          gm_row(Y, eb + (rb + 4 * q) * GM_EROW, m0 + 64 * c + rb + 4 * q, n0 + h * (GM_BN / 2), lane, uv[q]);\n"
     "      }\n"
     "#else\n"
     "      #pragma unroll 4\n"
-    "      for (int r = w; r < 64; r += 4) {\n"
-    "        const long long row = m0 + 64 * c + r;\n"
-    "        if (row < GM_M) {\n"
-    "          #pragma unroll\n"
-    "          for (int e = 0; e < GM_BN / 64; e++) {\n"
-    "            const int lc = 32 * e + lane;\n"
-    "            const long long col = n0 + h * (GM_BN / 2) + lc;\n"
-    "            if (col < GM_N) Y[row * GM_YSI + col] = *(const gm_t*)(eb + r * GM_EROW + 2 * lc);\n"
-    "          }\n"
-    "        }\n"
-    "      }\n"
+    "      for (int r = w; r < 64; r += 4) gm_row(Y, eb + r * GM_EROW, m0 + 64 * c + r, n0 + h * (GM_BN / 2), lane, 0);\n"
     "#endif\n"
     "      asm volatile(\"bar.sync %0, 128;\\n\" :: \"r\"(1 + c) : \"memory\");\n"
     "    }\n"
@@ -605,7 +602,7 @@ xc_status_t xc_cuda_gemm_emit(const xc_device_caps_t* caps, const xc_tiled_kerne
   xc_cuda_program_helpers(&b, g.dtype);
   P(&b, "%s", gm_head);
   xc_cuda_write_wgmma(&b, "gm_mma", g.bn, g.dtype, false, !g.b_kmajor);
-  P(&b, "%s", gm_epi_one);
+  P(&b, "%s", gm_row_store);
   P(&b, "%s", gm_body);
   return xc_cuda_program_end(&b, entry, out);
 }

@@ -310,11 +310,8 @@ static void test_max_min_nan(void) {
   val_t* B = xc_tiled_param_buffer(k, "B", XC_F32, XC_ROLE_IN);
   val_t* Y = xc_tiled_param_buffer(k, "Y", XC_F32, XC_ROLE_OUT);
   val_t* n = xc_tiled_param_scalar(k, "n");
-  const xc_tiled_expr_t* grid[1] = {ceildiv(k, n, "BLOCK")};
-  xc_tiled_set_grid(k, 1, grid);
-  val_t* offs = add(k, mul(k, xc_tiled_program_id(k, 0), xc_tiled_knob_value(k, kb)),
-                    xc_tiled_arange(k, xc_tiled_dim_knob(kb)));
-  val_t* mask = lt(k, offs, n);
+  val_t* mask = NULL;
+  val_t* offs = tk_flat_offsets(k, kb, n, &mask);
   val_t* a = xc_tiled_load(k, A, offs, mask, NULL);
   val_t* b = xc_tiled_load(k, B, offs, mask, NULL);
   val_t* ys[4] = {xc_tiled_binary(k, XC_TOP_MAX, a, b), xc_tiled_binary(k, XC_TOP_MAX, b, a),

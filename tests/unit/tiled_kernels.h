@@ -409,6 +409,18 @@ static inline kern_t* build_scale(void) {
 
 /* ---- 16-bit floats -------------------------------------------------------------- */
 
+/* The 1-D frame of a flat kernel over n elements (the scalar parameter):
+ * grid ceildiv(n, BLOCK), this program's BLOCK offsets and their in-range
+ * mask (kb: the BLOCK knob). */
+static inline val_t* tk_flat_offsets(kern_t* k, int kb, val_t* n, val_t** mask) {
+  const xc_tiled_expr_t* grid[1] = {ceildiv(k, n, "BLOCK")};
+  xc_tiled_set_grid(k, 1, grid);
+  val_t* offs = add(k, mul(k, xc_tiled_program_id(k, 0), xc_tiled_knob_value(k, kb)),
+                    xc_tiled_arange(k, xc_tiled_dim_knob(kb)));
+  *mask = lt(k, offs, n);
+  return offs;
+}
+
 /* H[i] = half(A[i]) and F[i] = f32(B[i]) for i < n, with half = f16 or bf16.
  * Params: A H B F n. */
 static inline kern_t* build_convert(xc_dtype_t half) {
@@ -422,11 +434,8 @@ static inline kern_t* build_convert(xc_dtype_t half) {
   val_t* B = xc_tiled_param_buffer(k, "B", half, XC_ROLE_IN);
   val_t* F = xc_tiled_param_buffer(k, "F", XC_F32, XC_ROLE_OUT);
   val_t* n = xc_tiled_param_scalar(k, "n");
-  const xc_tiled_expr_t* grid[1] = {ceildiv(k, n, "BLOCK")};
-  xc_tiled_set_grid(k, 1, grid);
-  val_t* offs = add(k, mul(k, xc_tiled_program_id(k, 0), xc_tiled_knob_value(k, kb)),
-                    xc_tiled_arange(k, xc_tiled_dim_knob(kb)));
-  val_t* mask = lt(k, offs, n);
+  val_t* mask = NULL;
+  val_t* offs = tk_flat_offsets(k, kb, n, &mask);
   xc_tiled_store(k, H, offs, xc_tiled_cast(k, xc_tiled_load(k, A, offs, mask, NULL), half), mask);
   xc_tiled_store(k, F, offs, xc_tiled_cast(k, xc_tiled_load(k, B, offs, mask, NULL), XC_F32), mask);
   return tk_finish(k);
@@ -487,11 +496,8 @@ static inline kern_t* build_ops_zoo(xc_dtype_t ft) {
   val_t* Y = xc_tiled_param_buffer(k, "Y", ft, XC_ROLE_OUT);
   val_t* Z = xc_tiled_param_buffer(k, "Z", XC_I32, XC_ROLE_OUT);
   val_t* n = xc_tiled_param_scalar(k, "n");
-  const xc_tiled_expr_t* grid[1] = {ceildiv(k, n, "BLOCK")};
-  xc_tiled_set_grid(k, 1, grid);
-  val_t* offs = add(k, mul(k, xc_tiled_program_id(k, 0), xc_tiled_knob_value(k, kb)),
-                    xc_tiled_arange(k, xc_tiled_dim_knob(kb)));
-  val_t* mask = lt(k, offs, n);
+  val_t* mask = NULL;
+  val_t* offs = tk_flat_offsets(k, kb, n, &mask);
   val_t* x = xc_tiled_load(k, X, offs, mask, NULL);
   val_t* ax = xc_tiled_unary(k, XC_TOP_ABS, x);
   val_t* half = xc_tiled_const_f(k, ft, 0.5, 0, NULL);
