@@ -13,6 +13,9 @@ the TorchScript one at 17), times eager and torch.compile (CUDA events, warm-up,
 median) in the precision asked, then runs `xcomp bench --json` on the ONNX file
 (cold compile with --no-cache, then device-resident and host runs through the
 cache) and checks xcomp's logits against PyTorch's (same precision, relative L2).
+Where xcomp's cold compile is measured, torch.compile's first call is also
+timed in a fresh process with empty Inductor/Triton caches (in this process,
+earlier configurations have warmed them).
 Prints one Markdown table row per model and configuration and writes the raw
 numbers as JSON lines to --out. --batch, --seq and --precision take
 comma-separated lists (the benchmark matrix, e.g. --batch 1,8 --seq
@@ -174,6 +177,8 @@ def xcomp_bench(xcomp, onnx, precision, runs, extra):
     phases = [line for line in p.stderr.splitlines() if line.startswith("xcomp: compiled in ")]
     if phases:
         r["compile_phases"] = phases[-1][len("xcomp: "):]
+    r["race_lines"] = [line for line in p.stderr.splitlines()
+                       if line.startswith("xcomp: vendor race") or "GEMM):" in line]
     return r
 
 
@@ -251,6 +256,14 @@ def run_shape(a, torch, np, copy, dts, name, b, s, precisions, cold_wanted):
                "eager_ms": eager, "compile_ms": compiled, "torch_compile_s": compile_s}
         cold = None
         if cold_wanted:
+            # torch.compile's first call in a fresh process with empty Inductor
+            # and Triton cache folders: in this process, earlier configurations
+            # have warmed its caches (on disk and in memory)
+            tc = torch_cold(a, name, b, s, prec)
+            if tc is not None:
+                row["torch_compile_fresh_process_s"] = tc
+                print(f"e2e: {name} b{b} s{s} {prec}: torch.compile first call {compile_s:.2f} s in this "
+                      f"process, {tc:.2f} s in a fresh one", file=sys.stderr, flush=True)
             # an empty cache folder of its own: nothing compiled before is reused
             saved = os.environ.get("XCOMP_CACHE_DIR")
             os.environ["XCOMP_CACHE_DIR"] = os.path.join(a.out, f"cache-{name}-b{b}-s{s}-{prec}")
@@ -265,6 +278,8 @@ def run_shape(a, torch, np, copy, dts, name, b, s, precisions, cold_wanted):
             if phases:
                 row["xcomp_compile_phases"] = phases
                 print(f"e2e: {name}: cold compile {cold:.2f} s, phases (ms): {phases}", file=sys.stderr, flush=True)
+            for line in r.get("race_lines", []):
+                print(f"e2e: {name}: {line}", file=sys.stderr, flush=True)
         res = xcomp_bench(a.xcomp, onnx, prec, a.runs, ["--resident"])
         host = xcomp_bench(a.xcomp, onnx, prec, a.runs, [])
         row.update(xcomp_gpu_ms=res["device_ms"]["median"], xcomp_wall_resident_ms=res["latency_ms"]["median"],
@@ -296,6 +311,43 @@ def run_shape(a, torch, np, copy, dts, name, b, s, precisions, cold_wanted):
     torch.cuda.empty_cache()
 
 
+def torch_cold(a, name, b, s, prec):
+    """Seconds of torch.compile's first call (compile + run) in a fresh
+    process whose Inductor and Triton caches are empty; None on failure."""
+    import tempfile
+    with tempfile.TemporaryDirectory(prefix="e2e-torch-cold-") as tmp:
+        env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=os.path.join(tmp, "inductor"),
+                   TRITON_CACHE_DIR=os.path.join(tmp, "triton"))
+        p = subprocess.run([sys.executable, os.path.abspath(__file__), "--torch-cold", f"{name},{b},{s},{prec}"],
+                           capture_output=True, text=True, env=env)
+    for line in p.stdout.splitlines():
+        if line.startswith("torch_cold_s "):
+            return float(line.split()[1])
+    print(f"e2e: torch.compile in a fresh process failed: {p.stderr[-1000:]}", file=sys.stderr)
+    return None
+
+
+def torch_cold_child(spec):
+    """The fresh process of torch_cold: the same model (seed 0), one eager
+    call (CUDA and cuBLAS set up, as in the parent), then the timed first
+    compiled call."""
+    import torch
+    name, b, s, prec = spec.split(",")
+    dts = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16}
+    torch.manual_seed(0)
+    model = build(name, torch).eval().cuda()
+    ids = torch.randint(0, model.cfg["vocab"], (int(b), int(s)), device="cuda")
+    with torch.no_grad():
+        m = model.to(dts[prec])
+        m(ids)
+        torch.cuda.synchronize()
+        t0 = time.time()
+        cm = torch.compile(m)
+        cm(ids)
+        torch.cuda.synchronize()
+        print(f"torch_cold_s {time.time() - t0:.3f}", flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--xcomp")
@@ -312,7 +364,11 @@ def main():
                     help="also profile xcomp's kernels over N runs (`xcomp run --profile`): time by kernel kind")
     ap.add_argument("--export-only", metavar="DIR",
                     help="export each model to DIR/NAME-bB-sS.onnx on the CPU and stop (no GPU, no xcomp run)")
+    ap.add_argument("--torch-cold", metavar="NAME,B,S,PREC", help=argparse.SUPPRESS)
     a = ap.parse_args()
+    if a.torch_cold:
+        torch_cold_child(a.torch_cold)
+        return 0
     if not a.xcomp and not a.export_only:
         ap.error("--xcomp is required (except with --export-only)")
     import torch

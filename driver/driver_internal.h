@@ -2,6 +2,7 @@
 #ifndef XCOMP_DRIVER_INTERNAL_H
 #define XCOMP_DRIVER_INTERNAL_H
 
+#include <pthread.h>
 #include <stdio.h>
 
 #include "xcomp/driver.h"
@@ -43,10 +44,33 @@ void xc_drv_vendor_candidates(const struct xc_fusion_plan* plan, const struct xc
                               bool* has, xc_vendor_gemm_t* cands);
 /* Measures each candidate against the generated kernel on a device of
  * `target` with capabilities caps (outputs compared first) and keeps the
- * faster one in m (blob, entry). Notes go to progress. Does nothing when no
- * device of the target has these capabilities. */
+ * faster one in m (blob, entry). Notes go to progress. dev: such a device
+ * already open (closed here) or NULL. Does nothing when no device of the
+ * target has these capabilities. */
 xc_status_t xc_drv_vendor_choose(xc_compiled_module_t* m, xc_target_t* target, const xc_device_caps_t* caps,
-                                 const bool* has, const xc_vendor_gemm_t* cands, FILE* progress);
+                                 const bool* has, const xc_vendor_gemm_t* cands, xc_device_t* dev, FILE* progress);
+
+/* The race's device, made ready on a thread of its own while the kernels
+ * compile (neither needs the other): opening it (a CUDA context) and the
+ * vendor library's set-up (cuBLASLt) cost a cold compile ~0.3-1 s that
+ * would otherwise follow the kernels' compile. */
+typedef struct xc_drv_race_prep {
+  pthread_t thread;
+  bool started;
+  xc_target_t* target;
+  xc_device_caps_t caps;
+  xc_vendor_gemm_t probe; /* a small GEMM of the candidates' dtype: loading it sets the library up */
+  xc_device_t* dev;
+  xc_status_t status;
+  double ms; /* how long the preparation took */
+} xc_drv_race_prep_t;
+/* Starts the preparation where a kernel is a candidate (has[0..n)) and caps
+ * say the target has a vendor library; otherwise starts nothing. */
+void xc_drv_race_prep_begin(xc_drv_race_prep_t* p, xc_target_t* target, const xc_device_caps_t* caps, const bool* has,
+                            const xc_vendor_gemm_t* cands, int n);
+/* Waits for it (*waited_ms: how long) and hands over the device opened
+ * (the caller closes it; NULL: none was, the race opens its own). */
+xc_device_t* xc_drv_race_prep_end(xc_drv_race_prep_t* p, double* waited_ms);
 
 /* Median device milliseconds of one launch of k over `runs` timings (at
  * most 16), as a model's replayed run sees it: where the device captures

@@ -225,27 +225,48 @@ static xc_status_t check_static_symbols(const xc_graph_t* g) {
 }
 
 /* The vendor-library race: GEMM groups measured against their generated
- * kernels on the device; a failed measurement only costs time. */
-static xc_status_t race_vendor(xc_session_t* s, const xc_fusion_plan_t* plan, const xc_lowered_module_t* lm,
-                               xc_compiled_module_t* m) {
+ * kernels on the device; a failed measurement only costs time. The
+ * candidates are found before the kernels compile, so that the device
+ * (and the vendor library) is made ready meanwhile (race_begin). */
+typedef struct race {
+  bool* has;
+  xc_vendor_gemm_t* cands;
+  xc_drv_race_prep_t prep;
+} race_t;
+
+static xc_status_t race_begin(xc_session_t* s, const xc_fusion_plan_t* plan, const xc_lowered_module_t* lm,
+                              race_t* r) {
+  memset(r, 0, sizeof *r);
   if (!plan || s->o.no_vendor_blas || !s->res.caps.has_vendor_blas) return NULL;
-  bool* has = calloc((size_t)lm->num_kernels + 1, sizeof *has);
-  xc_vendor_gemm_t* cands = calloc((size_t)lm->num_kernels + 1, sizeof *cands);
-  xc_status_t st = NULL;
-  if (!has || !cands) {
-    st = xc_error_oom();
-  } else {
-    xc_drv_vendor_candidates(plan, lm, false, has, cands);
-    xc_status_t v = xc_drv_vendor_choose(m, s->res.target, &s->res.caps, has, cands, s->o.build.progress);
+  r->has = calloc((size_t)lm->num_kernels + 1, sizeof *r->has);
+  r->cands = calloc((size_t)lm->num_kernels + 1, sizeof *r->cands);
+  if (!r->has || !r->cands) return xc_error_oom();
+  xc_drv_vendor_candidates(plan, lm, false, r->has, r->cands);
+  xc_drv_race_prep_begin(&r->prep, s->res.target, &s->res.caps, r->has, r->cands, lm->num_kernels);
+  return NULL;
+}
+
+/* Runs the race on m (NULL: the compile failed, only the preparation is
+ * ended) and frees r. */
+static void race_end(xc_session_t* s, race_t* r, xc_compiled_module_t* m) {
+  double waited = 0;
+  bool prepared = r->prep.started;
+  xc_device_t* dev = xc_drv_race_prep_end(&r->prep, &waited);
+  if (m && r->has) {
+    FILE* progress = s->o.build.progress;
+    if (progress && prepared)
+      fprintf(progress, "xcomp: vendor race: device ready in %.0f ms, %.0f ms of it after the kernels' compile\n",
+              r->prep.ms, waited);
+    xc_status_t v = xc_drv_vendor_choose(m, s->res.target, &s->res.caps, r->has, r->cands, dev, progress);
+    dev = NULL;
     if (v) {
-      if (s->o.build.progress)
-        fprintf(s->o.build.progress, "xcomp: warning: vendor GEMMs not measured: %s\n", xc_status_message(v));
+      if (progress) fprintf(progress, "xcomp: warning: vendor GEMMs not measured: %s\n", xc_status_message(v));
       xc_status_free(v);
     }
   }
-  free(has);
-  free(cands);
-  return st;
+  xc_device_close(dev);
+  free(r->has);
+  free(r->cands);
 }
 
 double xc_drv_now_ms(void) {
@@ -268,10 +289,13 @@ xc_status_t xc_session_compile_graph(xc_session_t* s, xc_graph_t* g, xc_compiled
   xc_status_t st = plan_and_lower(s, g, &plan, &lm);
   double t2 = xc_drv_now_ms();
   s->lower_ms += t2 - t1;
+  race_t race;
+  memset(&race, 0, sizeof race);
+  if (!st) st = race_begin(s, plan, lm, &race);
   if (!st) st = xc_compiled_module_build(lm, s->res.target, &s->res.caps, &s->o.build, &s->stats.kernels_compiled, out);
   double t3 = xc_drv_now_ms();
   s->kernels_ms += t3 - t2;
-  if (!st) st = race_vendor(s, plan, lm, *out);
+  race_end(s, &race, st ? NULL : *out);
   s->vendor_ms += xc_drv_now_ms() - t3;
   if (!st && xc_session_arch_only(s)) (*out)->flags |= XC_CM_ARCH_ONLY;
   if (st && *out) {

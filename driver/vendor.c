@@ -1,5 +1,6 @@
 /* Vendor GEMMs: a GEMM fusion group (MatMul or Gemm, optionally + a bias row
- * and ReLU or tanh-form GELU, reshapes of its output (views; a bias only
+ * and ReLU or tanh-form GELU, or a SwiGLU with a tensor of the product's
+ * shape, reshapes of its output (views; a bias only
  * while rows of n are kept); static shapes, a
  * 2-D B, A 2-D or with leading dims that are rows; f32/f16/bf16) may run
  * through the target's
@@ -10,6 +11,7 @@
  * kernel's blob becomes an XC_VENDOR_GEMM_FORMAT blob when the library wins.
  * The choice is thus recorded in the module and reused from the cache. */
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -91,11 +93,24 @@ static bool candidate(const xc_fusion_group_t* grp, const xc_lowered_kernel_t* l
       bias = C;
     }
   }
-  bool relu = false, gelu = false;
+  bool relu = false, gelu = false, swiglu_a = false;
   const xc_value_t *cur = Y, *computed = Y; /* computed: the last output that is not a view */
+  const xc_value_t* u = NULL;               /* SwiGLU's other tensor */
   for (int i = gi + 1; i < grp->num_nodes; i++) {
     const xc_node_t* nd = grp->nodes[i];
-    if (strcmp(nd->op_type, "Add") == 0 && !bias && !relu && !gelu && nd->num_inputs == 2) {
+    if (u && strcmp(nd->op_type, "Reshape") != 0) return false; /* nothing after the SwiGLU but views */
+    if (strcmp(nd->op_type, "SwiGLU") == 0 && nd->domain && strcmp(nd->domain, "xcomp") == 0 && !bias && !relu &&
+        !gelu && nd->num_inputs == 2 && (nd->inputs[0] == cur || nd->inputs[1] == cur)) {
+      /* SwiGLU(a, b) = silu(a) b with the product as a or b and U of its
+       * shape and dtype: elementwise over the same row-major bytes */
+      const xc_value_t* other = nd->inputs[0] == cur ? nd->inputs[1] : nd->inputs[0];
+      int64_t dc[XC_MAX_RANK], du[XC_MAX_RANK];
+      if (!other || other == cur || other->dtype != dt || other->rank != cur->rank || !static_dims(cur, dc) ||
+          !static_dims(other, du) || memcmp(dc, du, sizeof *dc * (size_t)cur->rank) != 0)
+        return false;
+      u = other;
+      swiglu_a = nd->inputs[0] == cur;
+    } else if (strcmp(nd->op_type, "Add") == 0 && !bias && !relu && !gelu && nd->num_inputs == 2) {
       const xc_value_t* other = nd->inputs[0] == cur ? nd->inputs[1] : nd->inputs[1] == cur ? nd->inputs[0] : NULL;
       if (!other || !is_bias(other, n) || other->dtype != dt) return false;
       /* the sum keeps the product's shape, whose rows are n long (the
@@ -133,6 +148,7 @@ static bool candidate(const xc_fusion_group_t* grp, const xc_lowered_kernel_t* l
   out->k = k;
   out->epilogue = bias ? (relu ? XC_VENDOR_EPILOGUE_BIAS_RELU : gelu ? XC_VENDOR_EPILOGUE_BIAS_GELU : XC_VENDOR_EPILOGUE_BIAS)
                        : (relu ? XC_VENDOR_EPILOGUE_RELU : gelu ? XC_VENDOR_EPILOGUE_GELU : XC_VENDOR_EPILOGUE_NONE);
+  if (u) out->epilogue = swiglu_a ? XC_VENDOR_EPILOGUE_SWIGLU_A : XC_VENDOR_EPILOGUE_SWIGLU_B;
   /* The lowering may leave the views to alias steps around the kernel:
    * then its buffers are the viewed values (same bytes). */
   out->a = view_position(lk, A, a_src);
@@ -140,7 +156,8 @@ static bool candidate(const xc_fusion_group_t* grp, const xc_lowered_kernel_t* l
   out->y = view_position(lk, cur, computed);
   out->bias = bias ? buffer_position(lk, bias) : -1;
   out->allow_tf32 = allow_tf32;
-  return out->a >= 0 && out->b >= 0 && out->y >= 0 && (!bias || out->bias >= 0);
+  out->u = u ? buffer_position(lk, u) : -1;
+  return out->a >= 0 && out->b >= 0 && out->y >= 0 && (!bias || out->bias >= 0) && (!u || out->u >= 0);
 }
 
 void xc_drv_vendor_candidates(const xc_fusion_plan_t* plan, const xc_lowered_module_t* lm, bool allow_tf32,
@@ -178,8 +195,15 @@ double xc_drv_element(const uint8_t* p, xc_dtype_t t, size_t i) {
 }
 
 void xc_drv_fill_random(uint8_t* p, xc_dtype_t t, size_t n, uint32_t seed) {
+  /* The first FILL_PERIOD values from the generator, then copies of them: a
+   * prime period lines up with no power-of-two row length, and a 77 MB
+   * weight (GPT-2's LM head) fills at copying speed, not at 13 ns a value. */
+  enum { FILL_PERIOD = 65521 };
+  bool is_float = t == XC_F32 || t == XC_F64 || t == XC_F16 || t == XC_BF16;
+  if (!is_float) return; /* integers and booleans stay as they are (zero in fresh buffers) */
+  size_t first = n < FILL_PERIOD ? n : FILL_PERIOD, es = xc_dtype_size(t);
   uint32_t x = seed * 2654435761u + 1u;
-  for (size_t i = 0; i < n; i++) {
+  for (size_t i = 0; i < first; i++) {
     x ^= x << 13;
     x ^= x >> 17;
     x ^= x << 5;
@@ -189,12 +213,44 @@ void xc_drv_fill_random(uint8_t* p, xc_dtype_t t, size_t n, uint32_t seed) {
       memcpy(p + 4 * i, &f, 4);
     } else if (t == XC_F64) {
       memcpy(p + 8 * i, &v, 8);
-    } else if (t == XC_F16 || t == XC_BF16) {
+    } else {
       uint16_t h = t == XC_F16 ? xc_f64_to_f16(v) : xc_f64_to_bf16(v);
       memcpy(p + 2 * i, &h, 2);
     }
-    /* integers and booleans stay as they are (zero in fresh buffers) */
   }
+  /* doubling copies keep the period: each copies a multiple of it from 0 */
+  for (size_t done = first; done < n;) {
+    size_t c = done < n - done ? done : n - done;
+    memcpy(p + done * es, p, c * es);
+    done += c;
+  }
+}
+
+/* The relative L2 distance of got from ref (n floats of dtype t); the
+ * absolute one where ref is all zeros. */
+static double rel_l2(const uint8_t* ref, const uint8_t* got, xc_dtype_t t, size_t n) {
+  double num = 0, den = 0;
+  if (t == XC_BF16) { /* the common case, without a call per element */
+    for (size_t i = 0; i < n; i++) {
+      uint16_t hr, hg;
+      memcpy(&hr, ref + 2 * i, 2);
+      memcpy(&hg, got + 2 * i, 2);
+      uint32_t br = (uint32_t)hr << 16, bg = (uint32_t)hg << 16;
+      float r, g;
+      memcpy(&r, &br, 4);
+      memcpy(&g, &bg, 4);
+      double d = (double)g - (double)r;
+      num += d * d;
+      den += (double)r * r;
+    }
+  } else {
+    for (size_t i = 0; i < n; i++) {
+      double r = xc_drv_element(ref, t, i), d = xc_drv_element(got, t, i) - r;
+      num += d * d;
+      den += r * r;
+    }
+  }
+  return den > 0 ? sqrt(num / den) : sqrt(num);
 }
 
 static int cmp_double(const void* a, const void* b) {
@@ -338,14 +394,7 @@ static xc_status_t measure(xc_device_t* dev, const xc_compiled_module_t* m, int 
   if (!s && vk) s = run_once(&t, gk, t.bufs[v->y], ref, ybytes);
   if (!s && vk) s = run_once(&t, vk, t.bufs[v->y], host, ybytes);
   if (!s && vk) {
-    size_t n = ybytes / xc_dtype_size(v->dtype);
-    double num = 0, den = 0;
-    for (size_t i = 0; i < n; i++) {
-      double r = xc_drv_element(ref, v->dtype, i), d = xc_drv_element(host, v->dtype, i) - r;
-      num += d * d;
-      den += r * r;
-    }
-    double err = den > 0 ? sqrt(num / den) : sqrt(num);
+    double err = rel_l2(ref, host, v->dtype, ybytes / xc_dtype_size(v->dtype));
     double tol = v->dtype == XC_BF16 ? 1.6e-2 : v->dtype == XC_F16 ? 2e-3 : v->allow_tf32 ? 5e-3 : 1e-5;
     if (!(err <= tol)) {
       snprintf(note, note_size, "vendor library result differs (rel-L2 %.2g > %.2g): generated kernel kept", err,
@@ -382,15 +431,14 @@ static bool same_gemm(const xc_vendor_gemm_t* a, const xc_vendor_gemm_t* b) {
          a->n == b->n && a->k == b->k && a->epilogue == b->epilogue && a->allow_tf32 == b->allow_tf32;
 }
 
-xc_status_t xc_drv_vendor_choose(xc_compiled_module_t* m, xc_target_t* target, const xc_device_caps_t* caps,
-                                const bool* has, const xc_vendor_gemm_t* cands, FILE* progress) {
-  bool any = false;
-  for (int i = 0; i < m->num_kernels; i++) any = any || has[i];
-  if (!any || !caps->has_vendor_blas) return NULL;
-  int count = 0, index = -1;
+/* The index of a device of target with capabilities caps (the race
+ * measures on it), or -1 where none is here. */
+static xc_status_t race_device_index(xc_target_t* target, const xc_device_caps_t* caps, int* index) {
+  *index = -1;
+  int count = 0;
   XC_RETURN_IF_ERROR(xc_target_device_count(target, &count));
   xc_hash128_t fp = xc_device_caps_fingerprint(caps);
-  for (int d = 0; d < count && index < 0; d++) {
+  for (int d = 0; d < count && *index < 0; d++) {
     xc_device_caps_t c;
     xc_status_t cs = xc_target_device_caps(target, d, &c);
     if (cs) {
@@ -398,11 +446,91 @@ xc_status_t xc_drv_vendor_choose(xc_compiled_module_t* m, xc_target_t* target, c
       continue;
     }
     xc_hash128_t f = xc_device_caps_fingerprint(&c);
-    if (f.lo == fp.lo && f.hi == fp.hi) index = d;
+    if (f.lo == fp.lo && f.hi == fp.hi) *index = d;
   }
-  if (index < 0) return NULL; /* compiling for a device that is not here: nothing to measure on */
-  xc_device_t* dev = NULL;
-  XC_RETURN_IF_ERROR(xc_target_open_device(target, index, &dev));
+  return NULL;
+}
+
+static void* race_prep_main(void* arg) {
+  xc_drv_race_prep_t* p = arg;
+  double t0 = xc_drv_now_ms();
+  int index = -1;
+  p->status = race_device_index(p->target, &p->caps, &index);
+  if (!p->status && index >= 0) p->status = xc_target_open_device(p->target, index, &p->dev);
+  if (!p->status && p->dev) {
+    /* The vendor library's own set-up (cuBLASLt: loading the library, a
+     * handle, its workspace) through a small GEMM's module, kept by the
+     * device; where it fails, the race says so for each GEMM. */
+    xc_blob_t blob;
+    memset(&blob, 0, sizeof blob);
+    snprintf(blob.format, sizeof blob.format, "%s", XC_VENDOR_GEMM_FORMAT);
+    if ((blob.bytes = malloc(XC_VENDOR_GEMM_BYTES))) {
+      blob.size = XC_VENDOR_GEMM_BYTES;
+      xc_vendor_gemm_pack(&p->probe, blob.bytes);
+      xc_module_t* mod = NULL;
+      xc_status_free(xc_module_load(p->dev, &blob, &mod));
+      xc_module_unload(mod);
+      xc_blob_release(&blob);
+    }
+  }
+  p->ms = xc_drv_now_ms() - t0;
+  return NULL;
+}
+
+void xc_drv_race_prep_begin(xc_drv_race_prep_t* p, xc_target_t* target, const xc_device_caps_t* caps, const bool* has,
+                            const xc_vendor_gemm_t* cands, int n) {
+  memset(p, 0, sizeof *p);
+  int first = -1;
+  for (int i = 0; i < n && first < 0; i++)
+    if (has[i]) first = i;
+  if (first < 0 || !caps->has_vendor_blas) return;
+  p->target = target;
+  p->caps = *caps;
+  p->probe.dtype = cands[first].dtype;
+  p->probe.m = p->probe.n = p->probe.k = 128;
+  p->probe.epilogue = XC_VENDOR_EPILOGUE_NONE;
+  p->probe.a = 0;
+  p->probe.b = 1;
+  p->probe.bias = -1;
+  p->probe.y = 2;
+  p->probe.allow_tf32 = cands[first].allow_tf32;
+  p->probe.u = -1;
+  /* a SwiGLU candidate: the target's elementwise step is set up too */
+  for (int i = 0; i < n; i++)
+    if (has[i] && (cands[i].epilogue == XC_VENDOR_EPILOGUE_SWIGLU_A || cands[i].epilogue == XC_VENDOR_EPILOGUE_SWIGLU_B)) {
+      p->probe.epilogue = cands[i].epilogue;
+      p->probe.u = 3;
+      break;
+    }
+  p->started = pthread_create(&p->thread, NULL, race_prep_main, p) == 0;
+}
+
+xc_device_t* xc_drv_race_prep_end(xc_drv_race_prep_t* p, double* waited_ms) {
+  double t0 = xc_drv_now_ms();
+  if (p->started) pthread_join(p->thread, NULL);
+  if (waited_ms) *waited_ms = xc_drv_now_ms() - t0;
+  p->started = false;
+  xc_status_free(p->status); /* the race opens the device itself again and reports why not */
+  p->status = NULL;
+  xc_device_t* dev = p->dev;
+  p->dev = NULL;
+  return dev;
+}
+
+xc_status_t xc_drv_vendor_choose(xc_compiled_module_t* m, xc_target_t* target, const xc_device_caps_t* caps,
+                                const bool* has, const xc_vendor_gemm_t* cands, xc_device_t* dev, FILE* progress) {
+  bool any = false;
+  for (int i = 0; i < m->num_kernels; i++) any = any || has[i];
+  if (!any || !caps->has_vendor_blas) {
+    xc_device_close(dev);
+    return NULL;
+  }
+  if (!dev) {
+    int index = -1;
+    XC_RETURN_IF_ERROR(race_device_index(target, caps, &index));
+    if (index < 0) return NULL; /* compiling for a device that is not here: nothing to measure on */
+    XC_RETURN_IF_ERROR(xc_target_open_device(target, index, &dev));
+  }
   /* Each distinct race once: a kernel computing the same GEMM (shape, dtype,
    * epilogue: the same layer repeated, or another layer of that shape)
    * takes the earlier decision. */
@@ -448,12 +576,13 @@ xc_status_t xc_drv_vendor_choose(xc_compiled_module_t* m, xc_target_t* target, c
     xc_vendor_gemm_pack(&cands[k], blob.bytes);
     bool use = false;
     char note[512] = "";
+    double t0 = xc_drv_now_ms();
     s = measure(dev, m, k, step, &cands[k], &blob, &use, note, sizeof note);
     if (s) s = xc_status_annotate(s, "measuring kernel '%s' against the vendor GEMM", m->kernels[k].name);
     if (!s && progress)
-      fprintf(progress, "xcomp: kernel %s (%lldx%lldx%lld %s GEMM): %s\n", m->kernels[k].name,
+      fprintf(progress, "xcomp: kernel %s (%lldx%lldx%lld %s GEMM): %s [raced in %.0f ms]\n", m->kernels[k].name,
               (long long)cands[k].m, (long long)cands[k].n, (long long)cands[k].k, xc_dtype_name(cands[k].dtype),
-              note);
+              note, xc_drv_now_ms() - t0);
     if (!s) decided[k] = use ? 1 : 0;
     if (!s && use) {
       xc_blob_release(&m->kernels[k].blob);

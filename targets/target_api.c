@@ -93,6 +93,8 @@ void xc_vendor_gemm_pack(const xc_vendor_gemm_t* g, uint8_t out[XC_VENDOR_GEMM_B
   put_u32(out + 24, (uint32_t)g->b);
   put_u32(out + 28, (uint32_t)(g->bias + 1));
   put_u32(out + 32, (uint32_t)g->y);
+  bool swiglu = g->epilogue == XC_VENDOR_EPILOGUE_SWIGLU_A || g->epilogue == XC_VENDOR_EPILOGUE_SWIGLU_B;
+  put_u32(out + 36, swiglu ? (uint32_t)(g->u + 1) : 0u);
   put_i64(out + 40, g->m);
   put_i64(out + 48, g->n);
   put_i64(out + 56, g->k);
@@ -112,11 +114,15 @@ xc_status_t xc_vendor_gemm_unpack(const uint8_t* b, size_t size, xc_vendor_gemm_
   g->b = (int)get_u32(b + 24);
   g->bias = (int)get_u32(b + 28) - 1;
   g->y = (int)get_u32(b + 32);
+  uint32_t u1 = get_u32(b + 36);
+  g->u = (int)u1 - 1;
   g->m = get_i64(b + 40);
   g->n = get_i64(b + 48);
   g->k = get_i64(b + 56);
   bool has_bias = ep == XC_VENDOR_EPILOGUE_BIAS || ep == XC_VENDOR_EPILOGUE_BIAS_RELU || ep == XC_VENDOR_EPILOGUE_BIAS_GELU;
-  if (!(dt == XC_F32 || dt == XC_F16 || dt == XC_BF16) || flags > 7u || ep > XC_VENDOR_EPILOGUE_BIAS_GELU ||
+  bool swiglu = ep == XC_VENDOR_EPILOGUE_SWIGLU_A || ep == XC_VENDOR_EPILOGUE_SWIGLU_B;
+  if (!(dt == XC_F32 || dt == XC_F16 || dt == XC_BF16) || flags > 7u || ep > XC_VENDOR_EPILOGUE_SWIGLU_B ||
+      (swiglu ? (u1 < 1 || u1 > XC_TARGET_MAX_ARGS) : u1 != 0) ||
       g->m < 1 || g->n < 1 || g->k < 1 || g->a < 0 || g->a >= XC_TARGET_MAX_ARGS || g->b < 0 ||
       g->b >= XC_TARGET_MAX_ARGS || g->y < 0 || g->y >= XC_TARGET_MAX_ARGS || g->bias >= XC_TARGET_MAX_ARGS ||
       (g->bias >= 0) != has_bias)

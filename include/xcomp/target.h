@@ -156,9 +156,11 @@ typedef struct xc_blob {
 /* A GEMM a vendor library computes instead of a generated kernel (blob
  * format XC_VENDOR_GEMM_FORMAT, made by the runtime where a target's device
  * reports has_vendor_blas): Y[m,n] = op(A) op(B) (+ bias[n]) (then ReLU or GELU),
- * row-major, all of one dtype (f32, f16 or bf16), f32 accumulation. A
- * launch passes the same buffers as the generated kernel it replaces; a, b,
- * bias and y are positions in that buffer list (bias -1: none). */
+ * or a SwiGLU of the product and a tensor U of Y's shape (the target runs
+ * the library's product, then the elementwise step itself), row-major, all
+ * of one dtype (f32, f16 or bf16), f32 accumulation. A launch passes the
+ * same buffers as the generated kernel it replaces; a, b, bias, y and u are
+ * positions in that buffer list (bias -1: none; u -1 but for SwiGLU). */
 #define XC_VENDOR_GEMM_FORMAT "vendor-gemm"
 typedef enum xc_vendor_epilogue {
   XC_VENDOR_EPILOGUE_NONE = 0,
@@ -167,6 +169,8 @@ typedef enum xc_vendor_epilogue {
   XC_VENDOR_EPILOGUE_BIAS_RELU = 3,
   XC_VENDOR_EPILOGUE_GELU = 4,      /* GELU, tanh form (ONNX approximate "tanh") */
   XC_VENDOR_EPILOGUE_BIAS_GELU = 5, /* + bias, then GELU */
+  XC_VENDOR_EPILOGUE_SWIGLU_A = 6,  /* Y = silu(op(A) op(B)) * U */
+  XC_VENDOR_EPILOGUE_SWIGLU_B = 7,  /* Y = op(A) op(B) * silu(U) */
 } xc_vendor_epilogue_t;
 
 typedef struct xc_vendor_gemm {
@@ -176,6 +180,7 @@ typedef struct xc_vendor_gemm {
   xc_vendor_epilogue_t epilogue;
   int a, b, bias, y;
   bool allow_tf32;        /* f32 inputs may be rounded to tf32 */
+  int u;                  /* SwiGLU's other tensor (position; read for the SWIGLU epilogues only) */
 } xc_vendor_gemm_t;
 
 /* The blob bytes of a descriptor (64 bytes, little-endian, versioned) and

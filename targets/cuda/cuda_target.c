@@ -60,6 +60,8 @@ typedef struct cu_device {
   CUcontext context;
   CUstream stream;
   cu_blaslt_device_t* blaslt; /* cuBLASLt handle and workspace, made on first use */
+  CUmodule swiglu_module;     /* the vendor GEMMs' SwiGLU step, compiled on first use */
+  CUfunction swiglu[3];       /* f32, f16, bf16 */
   cu_staging_t stage;
 } cu_device_t;
 
@@ -652,6 +654,7 @@ static void cu_device_close(void* device) {
     api->cuStreamSynchronize(dev->stream);
     staging_free(dev);
     cu_blaslt_device_free(dev->blaslt, api);
+    if (dev->swiglu_module) api->cuModuleUnload(dev->swiglu_module);
     api->cuStreamDestroy(dev->stream);
   }
   api->cuDevicePrimaryCtxRelease(dev->device);
@@ -810,6 +813,124 @@ static xc_status_t cu_buffer_read(void* device, void* buffer, size_t offset, voi
   return NULL;
 }
 
+/* ---- the vendor GEMMs' SwiGLU step ---- */
+
+/* A vendor GEMM with a SwiGLU epilogue (XC_VENDOR_EPILOGUE_SWIGLU_A / _B):
+ * cuBLASLt writes the product to Y, then this kernel makes Y = silu(Y) U
+ * (gate_y) or Y silu(U) in place: f32 arithmetic, one rounding to the
+ * dtype (nearest even; a NaN stays a NaN). Each thread takes 16 bytes (8
+ * f16/bf16, 4 f32) by vector accesses where both pointers allow them,
+ * element by element otherwise and for the tail. Compiled by NVRTC once
+ * per device, when the first such GEMM is loaded. */
+static const char k_swiglu_source[] =
+    "__device__ __forceinline__ float xs_silu(float g) { return g / (1.0f + __expf(-g)); }\n"
+    "__device__ __forceinline__ float xs_bf2f(unsigned short h) { return __uint_as_float((unsigned)h << 16); }\n"
+    "__device__ __forceinline__ unsigned short xs_f2bf(float f) {\n"
+    "  unsigned x = __float_as_uint(f);\n"
+    "  if ((x & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((x >> 16) | 0x40u);\n"
+    "  return (unsigned short)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);\n"
+    "}\n"
+    "__device__ __forceinline__ float xs_h2f(unsigned short h) {\n"
+    "  float f;\n"
+    "  asm(\"cvt.f32.f16 %0, %1;\" : \"=f\"(f) : \"h\"(h));\n"
+    "  return f;\n"
+    "}\n"
+    "__device__ __forceinline__ unsigned short xs_f2h(float f) {\n"
+    "  unsigned short h;\n"
+    "  asm(\"cvt.rn.f16.f32 %0, %1;\" : \"=h\"(h) : \"f\"(f));\n"
+    "  return h;\n"
+    "}\n"
+    "__device__ __forceinline__ float xs_id(float f) { return f; }\n"
+    "#define XS_KERNEL(NAME, T, LOAD, STORE, VEC)                                                    \\\n"
+    "  extern \"C\" __global__ void NAME(T* y, const T* u, long long n, int gate_y, int vec) {        \\\n"
+    "    long long i = ((long long)blockIdx.x * blockDim.x + threadIdx.x) * VEC;                     \\\n"
+    "    if (i >= n) return;                                                                          \\\n"
+    "    if (vec && i + VEC <= n) {                                                                   \\\n"
+    "      uint4 yv = *(const uint4*)(y + i), uv = *(const uint4*)(u + i);                            \\\n"
+    "      T* ye = (T*)&yv;                                                                           \\\n"
+    "      const T* ue = (const T*)&uv;                                                               \\\n"
+    "      for (int j = 0; j < VEC; j++) {                                                            \\\n"
+    "        float a = LOAD(ye[j]), b = LOAD(ue[j]);                                                  \\\n"
+    "        ye[j] = STORE(gate_y ? xs_silu(a) * b : a * xs_silu(b));                                 \\\n"
+    "      }                                                                                          \\\n"
+    "      *(uint4*)(y + i) = yv;                                                                     \\\n"
+    "    } else {                                                                                     \\\n"
+    "      for (long long j = i; j < n && j < i + VEC; j++) {                                         \\\n"
+    "        float a = LOAD(y[j]), b = LOAD(u[j]);                                                    \\\n"
+    "        y[j] = STORE(gate_y ? xs_silu(a) * b : a * xs_silu(b));                                  \\\n"
+    "      }                                                                                          \\\n"
+    "    }                                                                                            \\\n"
+    "  }\n"
+    "XS_KERNEL(xc_swiglu_f32, float, xs_id, xs_id, 4)\n"
+    "XS_KERNEL(xc_swiglu_f16, unsigned short, xs_h2f, xs_f2h, 8)\n"
+    "XS_KERNEL(xc_swiglu_bf16, unsigned short, xs_bf2f, xs_f2bf, 8)\n";
+
+static xc_status_t swiglu_ready(cu_device_t* dev) {
+  if (dev->swiglu_module) return NULL;
+  cu_target_t* t = dev->target;
+  int major = attr(t, dev->device, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
+  int minor = attr(t, dev->device, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+  char arch[16];
+  snprintf(arch, sizeof arch, "sm_%d%d", major, minor);
+  xc_device_caps_t caps;
+  XC_RETURN_IF_ERROR(xc_cuda_arch_caps(arch, &caps));
+  xc_kernel_source_t src;
+  memset(&src, 0, sizeof src);
+  src.language = "cuda";
+  src.text = k_swiglu_source;
+  snprintf(src.entry, sizeof src.entry, "xc_swiglu");
+  xc_compile_options_t co;
+  memset(&co, 0, sizeof co);
+  co.flags = "-lineinfo"; /* not $XCOMP_CUDA_FLAGS: this kernel is the target's own */
+  xc_blob_t blob;
+  memset(&blob, 0, sizeof blob);
+  xc_status_t st = xc_cuda_compile_nvrtc(t, &caps, &src, &co, NULL, 0, &blob);
+  int arch_n = 0;
+  const uint8_t* cubin = NULL;
+  const char* ptx = NULL;
+  size_t ncubin = 0, nptx = 0;
+  if (!st && !xc_cuda_blob_parts(&blob, &arch_n, &cubin, &ncubin, &ptx, &nptx))
+    st = xc_error(XC_INTERNAL, "cuda: the SwiGLU step's blob is malformed");
+  void* image = st ? NULL : malloc(ncubin);
+  if (!st && !image) st = xc_error_oom();
+  if (!st) st = use(dev);
+  CUmodule mod = NULL;
+  if (!st) {
+    memcpy(image, cubin, ncubin);
+    CUresult e = t->api.cuModuleLoadData(&mod, image);
+    if (e != CUDA_SUCCESS) st = cu_fail(t, e, "cuModuleLoadData (the SwiGLU step)");
+  }
+  free(image);
+  xc_blob_release(&blob);
+  static const char* const names[3] = {"xc_swiglu_f32", "xc_swiglu_f16", "xc_swiglu_bf16"};
+  for (int i = 0; !st && i < 3; i++) {
+    CUresult e = t->api.cuModuleGetFunction(&dev->swiglu[i], mod, names[i]);
+    if (e != CUDA_SUCCESS) st = cu_fail(t, e, "cuModuleGetFunction (the SwiGLU step)");
+  }
+  if (st) {
+    if (mod) t->api.cuModuleUnload(mod);
+    return xc_status_annotate(st, "cuda: setting up the vendor GEMM's SwiGLU step");
+  }
+  dev->swiglu_module = mod;
+  return NULL;
+}
+
+/* Queues the SwiGLU step of vendor GEMM g on Y (in place) and U. */
+static xc_status_t swiglu_launch(cu_device_t* dev, const xc_vendor_gemm_t* g, CUdeviceptr y, CUdeviceptr u) {
+  cu_target_t* t = dev->target;
+  int which = g->dtype == XC_F32 ? 0 : g->dtype == XC_F16 ? 1 : 2;
+  long long n = (long long)(g->m * g->n);
+  int gate_y = g->epilogue == XC_VENDOR_EPILOGUE_SWIGLU_A, vec = ((y | u) & 15) == 0;
+  long long per = which == 0 ? 4 : 8, threads = 256, blocks = (n + per * threads - 1) / (per * threads);
+  if (blocks > 0x7fffffffLL) return xc_error(XC_OUT_OF_RANGE, "cuda: SwiGLU step of %lld elements", n);
+  void* params[5] = {&y, &u, &n, &gate_y, &vec};
+  CU_CHECK(t,
+           t->api.cuLaunchKernel(dev->swiglu[which], (unsigned)blocks, 1, 1, (unsigned)threads, 1, 1, 0, dev->stream,
+                                 params, NULL),
+           "cuLaunchKernel (the SwiGLU step)");
+  return NULL;
+}
+
 /* ---- modules and kernels ---- */
 
 static xc_status_t cu_module_load(void* device, const xc_blob_t* blob, void** out_module) {
@@ -820,6 +941,8 @@ static xc_status_t cu_module_load(void* device, const xc_blob_t* blob, void** ou
     XC_RETURN_IF_ERROR(xc_vendor_gemm_unpack(blob->bytes, blob->size, &g));
     XC_RETURN_IF_ERROR(use(dev));
     XC_RETURN_IF_ERROR(cu_blaslt_device_get(&dev->blaslt, &t->api));
+    if (g.epilogue == XC_VENDOR_EPILOGUE_SWIGLU_A || g.epilogue == XC_VENDOR_EPILOGUE_SWIGLU_B)
+      XC_RETURN_IF_ERROR(swiglu_ready(dev));
     cu_module_t* m = calloc(1, sizeof *m);
     if (!m) return xc_error_oom();
     xc_status_t st = cu_blaslt_gemm_create(dev->blaslt, &g, &m->gemm);
@@ -1051,14 +1174,16 @@ static xc_status_t cu_launch(void* device, void* kernel, const xc_launch_args_t*
   cu_kernel_t* k = kernel;
   if (k->gemm) {
     const xc_vendor_gemm_t* g = cu_blaslt_gemm_desc(k->gemm);
+    bool swiglu = g->epilogue == XC_VENDOR_EPILOGUE_SWIGLU_A || g->epilogue == XC_VENDOR_EPILOGUE_SWIGLU_B;
     if (g->a >= args->num_buffers || g->b >= args->num_buffers || g->y >= args->num_buffers ||
-        g->bias >= args->num_buffers)
+        g->bias >= args->num_buffers || (swiglu && (g->u < 0 || g->u >= args->num_buffers)))
       return xc_error(XC_INVALID_ARGUMENT, "cuda: vendor GEMM launch with %d buffers", args->num_buffers);
     XC_RETURN_IF_ERROR(use(dev));
     CUdeviceptr bias = g->bias >= 0 ? ((cu_buffer_t*)args->buffers[g->bias])->ptr : 0;
-    return cu_blaslt_gemm_run(k->gemm, ((cu_buffer_t*)args->buffers[g->a])->ptr,
-                              ((cu_buffer_t*)args->buffers[g->b])->ptr, bias,
-                              ((cu_buffer_t*)args->buffers[g->y])->ptr, dev->stream);
+    CUdeviceptr y = ((cu_buffer_t*)args->buffers[g->y])->ptr;
+    XC_RETURN_IF_ERROR(cu_blaslt_gemm_run(k->gemm, ((cu_buffer_t*)args->buffers[g->a])->ptr,
+                                          ((cu_buffer_t*)args->buffers[g->b])->ptr, bias, y, dev->stream));
+    return swiglu ? swiglu_launch(dev, g, y, ((cu_buffer_t*)args->buffers[g->u])->ptr) : NULL;
   }
   int nargs = args->num_buffers + args->num_scalars + k->num_tmaps;
   if (k->num_params >= 0 && nargs != k->num_params)

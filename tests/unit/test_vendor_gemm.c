@@ -2,6 +2,7 @@
  * library (runtime/vendor.c), with which transposes, sizes, epilogue and
  * buffer positions; the 64-byte descriptor round trip and its refusals.
  * (The measurement and the cuBLASLt calls run on a GPU: docs/targets/cuda.md.) */
+#include <stdlib.h>
 #include <string.h>
 
 #include "test.h"
@@ -225,7 +226,7 @@ static void test_refused(void) {
 }
 
 static void test_descriptor(void) {
-  xc_vendor_gemm_t g = {XC_BF16, true, false, 4096, 1024, 333, XC_VENDOR_EPILOGUE_BIAS_GELU, 1, 0, 2, 3, true};
+  xc_vendor_gemm_t g = {XC_BF16, true, false, 4096, 1024, 333, XC_VENDOR_EPILOGUE_BIAS_GELU, 1, 0, 2, 3, true, -1};
   uint8_t bytes[XC_VENDOR_GEMM_BYTES];
   xc_vendor_gemm_pack(&g, bytes);
   xc_vendor_gemm_t back;
@@ -254,6 +255,115 @@ static void test_descriptor(void) {
   memcpy(bad, bytes, sizeof bad);
   bad[47] = 0x80; /* m negative */
   CHECK_ERR(xc_vendor_gemm_unpack(bad, sizeof bad, &back), "out of range");
+  memcpy(bad, bytes, sizeof bad);
+  bad[36] = 2; /* a SwiGLU operand without a SwiGLU epilogue */
+  CHECK_ERR(xc_vendor_gemm_unpack(bad, sizeof bad, &back), "out of range");
+  /* SwiGLU: U's position round-trips; without one the blob is refused */
+  xc_vendor_gemm_t w = {XC_F16, false, true, 512, 2048, 768, XC_VENDOR_EPILOGUE_SWIGLU_B, 0, 1, -1, 3, false, 2};
+  xc_vendor_gemm_pack(&w, bytes);
+  CHECK_OK(xc_vendor_gemm_unpack(bytes, sizeof bytes, &back));
+  CHECK_EQ_INT(back.epilogue, XC_VENDOR_EPILOGUE_SWIGLU_B);
+  CHECK_EQ_INT(back.u, 2);
+  CHECK_EQ_INT(back.y, 3);
+  CHECK_EQ_INT(back.bias, -1);
+  CHECK(!back.trans_a && back.trans_b);
+  w.u = -1;
+  xc_vendor_gemm_pack(&w, bytes);
+  CHECK_ERR(xc_vendor_gemm_unpack(bytes, sizeof bytes, &back), "out of range");
+  /* a plain GEMM's U field is written as none whatever the struct holds */
+  g.u = 5;
+  xc_vendor_gemm_pack(&g, bytes);
+  CHECK_OK(xc_vendor_gemm_unpack(bytes, sizeof bytes, &back));
+  CHECK_EQ_INT(back.u, -1);
+}
+
+/* A SwiGLU MLP's gated product: silu(x Wg) * (x Wu) becomes a GEMM with a
+ * SwiGLU epilogue whose U is the other projection (either operand order);
+ * nothing else may follow it. */
+static void test_swiglu(void) {
+  const char* orders[2] = {"  s = Sigmoid(g)\n  t = Mul(g, s)\n  y = Mul(t, up)\n",
+                           "  s = Sigmoid(g)\n  t = Mul(s, g)\n  y = Mul(up, t)\n"};
+  for (int o = 0; o < 2; o++) {
+    char body[1024];
+    snprintf(body, sizeof body,
+             "  input x: bf16[2, 64, 32]\n  input wg: bf16[32, 96]\n  input wu: bf16[32, 96]\n"
+             "  g = MatMul(x, wg)\n  up = MatMul(x, wu)\n%s  output y\n",
+             orders[o]);
+    analysed_t a;
+    analyse(body, &a);
+    int gated = -1;
+    for (int k = 0; a.lm && k < a.lm->num_kernels; k++)
+      if (a.has[k] && (a.c[k].epilogue == XC_VENDOR_EPILOGUE_SWIGLU_A || a.c[k].epilogue == XC_VENDOR_EPILOGUE_SWIGLU_B))
+        gated = k;
+    if (a.lm) {
+      CHECK(gated >= 0);
+      if (gated >= 0) {
+        const xc_vendor_gemm_t* c = &a.c[gated];
+        CHECK_EQ_INT(c->m, 128);
+        CHECK_EQ_INT(c->n, 96);
+        CHECK_EQ_INT(c->k, 32);
+        CHECK_EQ_INT(c->bias, -1);
+        CHECK_EQ_INT(c->y, position(&a, gated, "y"));
+        /* the gated product is g (SWIGLU_A, U = up) or up (SWIGLU_B, U = g) */
+        if (c->epilogue == XC_VENDOR_EPILOGUE_SWIGLU_A) {
+          CHECK_EQ_INT(c->b, position(&a, gated, "wg"));
+          CHECK_EQ_INT(c->u, position(&a, gated, "up"));
+        } else {
+          CHECK_EQ_INT(c->b, position(&a, gated, "wu"));
+          CHECK_EQ_INT(c->u, position(&a, gated, "g"));
+        }
+      }
+    }
+    release(&a);
+  }
+  /* an Add after the SwiGLU: not the library's */
+  analysed_t a;
+  analyse("  input x: bf16[64, 32]\n  input wg: bf16[32, 96]\n  input wu: bf16[32, 96]\n  input r: bf16[96]\n"
+          "  g = MatMul(x, wg)\n  up = MatMul(x, wu)\n  s = Sigmoid(g)\n  t = Mul(g, s)\n  z = Mul(t, up)\n"
+          "  y = Add(z, r)\n  output y\n",
+          &a);
+  for (int k = 0; a.lm && k < a.lm->num_kernels; k++)
+    CHECK(!a.has[k] || (a.c[k].epilogue != XC_VENDOR_EPILOGUE_SWIGLU_A && a.c[k].epilogue != XC_VENDOR_EPILOGUE_SWIGLU_B));
+  release(&a);
+}
+
+/* The race's random inputs: floats in [-1, 1) that repeat with a prime
+ * period (65521), so that large buffers fill at copying speed; integers
+ * untouched. */
+static void test_fill_random(void) {
+  enum { P = 65521 };
+  size_t n = 3 * (size_t)P + 77;
+  uint16_t* h = malloc(n * sizeof *h);
+  float* f = malloc(n * sizeof *f);
+  CHECK(h && f);
+  if (!h || !f) {
+    free(h);
+    free(f);
+    return;
+  }
+  xc_drv_fill_random((uint8_t*)h, XC_BF16, n, 3);
+  xc_drv_fill_random((uint8_t*)f, XC_F32, n, 3);
+  int distinct_pow2 = 0, bad = 0;
+  for (size_t i = 0; i < n; i++) {
+    double v = xc_bf16_to_f32(h[i]);
+    if (!(v >= -1.0 && v <= 1.0) || !(f[i] >= -1.0f && f[i] < 1.0f)) bad++;
+    if (i + P < n && (h[i] != h[i + P] || f[i] != f[i + P])) bad++;
+    if (i + 65536 < n && f[i] != f[i + 65536]) distinct_pow2++;
+  }
+  CHECK(bad == 0);
+  CHECK(distinct_pow2 > (int)(n / 2)); /* no power-of-two period */
+  CHECK(f[n - 1] == f[(n - 1) % P]);
+  CHECK(f[0] != f[1] && h[5] != h[6]);
+  /* the same seed gives the same values; a short buffer is the period's start */
+  float g[100];
+  xc_drv_fill_random((uint8_t*)g, XC_F32, 100, 3);
+  CHECK(memcmp(g, f, sizeof g) == 0);
+  int32_t ints[8];
+  memset(ints, 0xAB, sizeof ints);
+  xc_drv_fill_random((uint8_t*)ints, XC_I32, 8, 3);
+  CHECK(ints[0] == (int32_t)0xABABABAB && ints[7] == (int32_t)0xABABABAB);
+  free(h);
+  free(f);
 }
 
 int main(void) {
@@ -264,5 +374,7 @@ int main(void) {
   test_head_split_view();
   test_refused();
   test_descriptor();
+  test_fill_random();
+  test_swiglu();
   return xc_test_summary("test_vendor_gemm");
 }
