@@ -11,7 +11,8 @@
  * output are checked against a double-precision host computation at the
  * bf16 tolerance (rel-L2 <= 1.6e-2 per row).
  *
- * Usage: bench_gpu_kernels [--target T] [--runs R] [--quick] [--only layernorm|attention]
+ * Usage: bench_gpu_kernels [--target T] [--runs R] [--quick] [--only layernorm|attention] [--head-dim D]
+ *   --head-dim D: the attention's head size (default 128; e.g. 80, 96)
  *   --quick: smaller shapes (a smoke run, e.g. on the cpu target)
  *   --only:  one of the two parts */
 #include <dlfcn.h>
@@ -257,14 +258,17 @@ static void bench_attention(const char* target, int64_t b, int64_t h, int64_t s,
 int main(int argc, char** argv) {
   const char* target = "cuda";
   bool quick = false;
+  int head_dim = 128;
   const char* only = NULL;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--target") == 0 && i + 1 < argc) target = argv[++i];
     else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) only = argv[++i];
     else if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc) g_runs = atoi(argv[++i]);
     else if (strcmp(argv[i], "--quick") == 0) quick = true;
+    else if (strcmp(argv[i], "--head-dim") == 0 && i + 1 < argc) head_dim = atoi(argv[++i]);
     else {
-      fprintf(stderr, "usage: bench_gpu_kernels [--target T] [--runs R] [--quick] [--only layernorm|attention]\n");
+      fprintf(stderr, "usage: bench_gpu_kernels [--target T] [--runs R] [--quick] [--only layernorm|attention] "
+                      "[--head-dim D]\n");
       return 2;
     }
   }
@@ -279,13 +283,18 @@ int main(int argc, char** argv) {
     else bench_layernorm(target, 16384, 4096);
   }
   if (only && strcmp(only, "attention") != 0) return 0;
-  printf("\n2. Attention (ONNX Attention op), bf16, %s on %s\n", quick ? "B1 H2 D32" : "B4 H32 D128", target);
+  if (head_dim < 8 || head_dim > 256 || head_dim % 8) {
+    fprintf(stderr, "bench_gpu_kernels: --head-dim %d is not a multiple of 8 in 8..256\n", head_dim);
+    return 2;
+  }
+  printf("\n2. Attention (ONNX Attention op), bf16, %s D%d on %s\n", quick ? "B1 H2" : "B4 H32", quick ? 32 : head_dim,
+         target);
   printf("| S | mask | ms | TFLOP/s | max row rel-L2 |\n| --- | --- | --- | --- | --- |\n");
   const int64_t seqs[2] = {1024, 4096};
   for (int si = 0; si < 2; si++)
     for (int c = 0; c < 2; c++) {
       if (quick) bench_attention(target, 1, 2, si ? 96 : 64, 32, c);
-      else bench_attention(target, 4, 32, seqs[si], 128, c);
+      else bench_attention(target, 4, 32, seqs[si], head_dim, c);
     }
   return 0;
 }

@@ -5,7 +5,7 @@ the Add + LayerNorm + GELU block (eager), a device-to-device copy, and an
 empty-kernel launch with and without CUDA Graph replay. CUDA events, warm-up,
 medians. Prints Markdown tables.
 
-Usage: peer_torch.py [--quick] [--only attention|gemm]
+Usage: peer_torch.py [--quick] [--only attention|gemm] [--head-dim D]
 """
 import statistics
 import sys
@@ -56,12 +56,13 @@ def main():
 
     if only_gemm:
         return 0
-    print("\n| attention (SDPA, bf16, B4 H32 D128) | S | mask | TFLOP/s |\n| --- | --- | --- | --- |")
+    d = int(sys.argv[sys.argv.index("--head-dim") + 1]) if "--head-dim" in sys.argv else 128
+    print(f"\n| attention (SDPA, bf16, B4 H32 D{d}) | S | mask | TFLOP/s |\n| --- | --- | --- | --- |")
     for s in ((256,) if quick else (1024, 4096)):
-        q, k, v = (torch.randn(4, 32, s, 128, device=dev, dtype=torch.bfloat16) for _ in range(3))
+        q, k, v = (torch.randn(4, 32, s, d, device=dev, dtype=torch.bfloat16) for _ in range(3))
         for causal in (False, True):
             t = timed(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal), runs=10)
-            flops = 4 * 4 * 32 * s * s * 128 * (0.5 if causal else 1.0)
+            flops = 4 * 4 * 32 * s * s * d * (0.5 if causal else 1.0)
             print(f"| | {s} | {'causal' if causal else 'full'} | {flops / t / 1e12:.1f} |")
 
     if only_attention:

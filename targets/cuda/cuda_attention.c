@@ -20,7 +20,7 @@
  * without a trip through memory. Causal programs stop at the diagonal and
  * mask only the tiles that cross it; they run heaviest first.
  *
- * On sm_90 at head sizes 64 and 128 (fa_wg_body): one or two consumer
+ * On sm_90 at head sizes 64 to 128 (fa_wg_body): one or two consumer
  * warpgroups of 64 query rows on wgmma (S = Q K^T from shared memory, O +=
  * P V with P in registers), 128-key tiles in three stages filled by a
  * producer warpgroup behind full/empty mbarriers; per round a consumer
@@ -110,22 +110,25 @@ bool xc_cuda_fa_take(const xc_device_caps_t* caps, const xc_tiled_kernel_t* k, x
     return false;
   }
   int sms = caps && caps->compute_units > 0 ? caps->compute_units : 132;
-  /* sm_90, head sizes of whole 128-byte rows: warpgroups of 64 query rows
-   * on wgmma, 128 keys a tile; two of them (BLOCK_M 128) where the grid
-   * still has a program per SM, else one */
+  /* sm_90, head sizes 64 to 128: warpgroups of 64 query rows on wgmma, 128
+   * keys a tile; two of them (BLOCK_M 128) where the grid still has a
+   * program per SM, else one. Rows sit in shared memory as whole 64-column
+   * panels (pitch: the head size rounded up to 64, e.g. 128 for Llama-7B's
+   * 80-wide or 96-wide heads): S = Q K^T takes the head's own k-steps, O +=
+   * P V is computed pitch columns wide and its first D stored. */
   fa->wg = 0;
-  if (xc_cuda_caps_arch(caps) == 90 && (fa->D == 64 || fa->D == 128) && fa->scale > 0 &&
+  if (xc_cuda_caps_arch(caps) == 90 && fa->D >= 64 && fa->D <= 128 && fa->scale > 0 &&
       xc_cuda_caps_have_mma(caps, 64, 256, 16, fa->dtype)) {
     fa->wg = ((fa->S + 127) / 128) * fa->B * fa->Hq >= sms ? 2 : 1;
     fa->mt = 0, fa->qreg = false;
     fa->bm = 64 * fa->wg, fa->bn = 128, fa->threads = 128 * fa->wg + 128;
-    fa->pitch = fa->D;
+    fa->pitch = (fa->D + 63) / 64 * 64;
     /* Q, the stages of K and V, 1024 bytes to align them for the swizzle,
      * a full and an empty barrier a stage; three stages where they fit */
     long long optin = caps && caps->local_memory_optin_bytes > 0 ? caps->local_memory_optin_bytes : 232448;
     for (fa->stages = 3; fa->stages > 2; fa->stages--)
-      if ((fa->bm + 2LL * fa->stages * fa->bn) * fa->D * 2 + 1024 + 16LL * fa->stages <= optin) break;
-    fa->smem = (fa->bm + 2LL * fa->stages * fa->bn) * fa->D * 2 + 1024 + 16LL * fa->stages;
+      if ((fa->bm + 2LL * fa->stages * fa->bn) * fa->pitch * 2 + 1024 + 16LL * fa->stages <= optin) break;
+    fa->smem = (fa->bm + 2LL * fa->stages * fa->bn) * fa->pitch * 2 + 1024 + 16LL * fa->stages;
   } else {
     fa_mma_tiles(fa, sms);
     fa->stages = 2;
@@ -157,8 +160,8 @@ static bool fa_record(const xc_tiled_kernel_t* k, const xc_cuda_fa_t* fa, const 
   s->unroll = 0;
   s->num_dots = 2;
   for (int i = 0; i < 2; i++) {
-    /* wgmma: S = Q K^T m64n<BLOCK_N>k16, O += P V m64n<D>k16 */
-    s->dots[i].mma = fa->wg ? (xc_tiled_mma_t){64, i ? (int)fa->D : fa->bn, 16, fa->dtype, XC_F32}
+    /* wgmma: S = Q K^T m64n<BLOCK_N>k16, O += P V m64n<pitch>k16 */
+    s->dots[i].mma = fa->wg ? (xc_tiled_mma_t){64, i ? (int)fa->pitch : fa->bn, 16, fa->dtype, XC_F32}
                             : (xc_tiled_mma_t){16, 8, 16, fa->dtype, XC_F32};
     s->dots[i].stages = fa->stages;
     s->dots[i].operands = XC_SPACE_DYNAMIC;
@@ -387,8 +390,10 @@ static const char fa_body[] =
 static const char fa_wg_body[] =
     "#define FA_KT (FA_D / 16)  /* k-steps of S = Q K^T */\n"
     "#define FA_CH (FA_D / 8)   /* 16-byte chunks of a row */\n"
-    "#define FA_QB (FA_BM * FA_D * 2)\n"
-    "#define FA_KB (FA_BN * FA_D * 2)\n"
+    "#define FA_DP FA_PITCH     /* columns a row takes in shared memory: whole 64-column panels */\n"
+    "#define FA_CHP (FA_DP / 8) /* 16-byte chunks of that */\n"
+    "#define FA_QB (FA_BM * FA_DP * 2)\n"
+    "#define FA_KB (FA_BN * FA_DP * 2)\n"
     "#define FA_STAGE (2 * FA_KB) /* K, then V */\n"
     "#define FA_CONSUMERS (128 * FA_WG)\n"
     "/* tiles in flight behind the newest before the producer signals one: at\n"
@@ -397,12 +402,15 @@ static const char fa_wg_body[] =
     "/* rows [r0, r0 + n) of a [rows, FA_D] tile as wgmma's k-major operand:\n"
     " * panels of 64 columns, 128-byte rows, 16-byte chunk c of row r at\n"
     " * c ^ (r % 8); zero-filled past lim. By the producer warpgroup: thread p\n"
-    " * copies chunk p % FA_CH of rows p / FA_CH + FA_RP * i, whose swizzle and\n"
-    " * offsets are the same in every tile. */\n"
-    "#define FA_RP (128 / FA_CH) /* rows a pass of the producer copies (a multiple of 8) */\n"
+    " * copies chunk p % FA_CHP of rows p / FA_CHP + FA_RP * i, whose swizzle and\n"
+    " * offsets are the same in every tile; chunks past the head's (FA_D <\n"
+    " * FA_DP) are not copied: no k-step of S reads them, and the columns of O\n"
+    " * they make are not stored. */\n"
+    "#define FA_RP (128 / FA_CHP) /* rows a pass of the producer copies (a multiple of 8) */\n"
     "static __device__ __forceinline__ void fa_load_kmajor(unsigned dst, const unsigned short* src, long long ss,\n"
     "                                                      long long r0, int n, long long lim, int p) {\n"
-    "  const int cc = p % FA_CH, rb = p / FA_CH;\n"
+    "  const int cc = p % FA_CHP, rb = p / FA_CHP;\n"
+    "  if (FA_CH < FA_CHP && cc >= FA_CH) return;\n"
     "  const unsigned d = dst + (cc >> 3) * n * 128 + rb * 128 + (((cc & 7) ^ (rb & 7)) << 4);\n"
     "  const unsigned short* const s = src + (r0 + rb) * ss + cc * 8;\n"
     "  const long long left = lim - r0 - rb;\n"
@@ -416,7 +424,8 @@ static const char fa_wg_body[] =
     " * columns (1024 bytes), 8-row groups contiguous within a 64-column panel */\n"
     "static __device__ __forceinline__ void fa_load_nmajor(unsigned dst, const unsigned short* src, long long ss,\n"
     "                                                      long long r0, long long lim, int p) {\n"
-    "  const int cc = p % FA_CH, rb = p / FA_CH;\n"
+    "  const int cc = p % FA_CHP, rb = p / FA_CHP;\n"
+    "  if (FA_CH < FA_CHP && cc >= FA_CH) return;\n"
     "  const unsigned d = dst + ((cc >> 3) * (FA_BN / 8) + (rb >> 3)) * 1024 + (rb & 7) * 128 + (((cc & 7) ^ (rb & 7)) << 4);\n"
     "  const unsigned short* const s = src + (r0 + rb) * ss + cc * 8;\n"
     "  const long long left = lim - r0 - rb;\n"
@@ -498,10 +507,10 @@ static const char fa_wg_body[] =
     "  /* the key tiles it computes: causal ones past its last row are skipped */\n"
     "  const int mine = FA_CAUSAL ? min(ntiles, (wrow0 + 63) / FA_BN + 1) : ntiles;\n"
     "  const unsigned qa = sq + wg * 64 * 128;\n"
-    "  float o[FA_D / 2], s[FA_BN / 2];\n"
+    "  float o[FA_DP / 2], s[FA_BN / 2];\n"
     "  unsigned pa[FA_BN / 16][4];\n"
     "  #pragma unroll\n"
-    "  for (int i = 0; i < FA_D / 2; i++) o[i] = 0.0f;\n"
+    "  for (int i = 0; i < FA_DP / 2; i++) o[i] = 0.0f;\n"
     "  float mrow[2] = {-INFINITY, -INFINITY}, lrow[2] = {0.0f, 0.0f};\n"
     "  if (FA_WG > 1 && wg == 1) fa_turn_pass(1); /* warpgroup 0 goes first */\n"
     "  /* round j issues O += P_{j-1} V_{j-1} and S_j = Q K_j^T together, then\n"
@@ -514,7 +523,7 @@ static const char fa_wg_body[] =
     "      #pragma unroll\n"
     "      for (int i = 0; i < FA_BN / 2; i++) s[i] = 0.0f;\n"
     "      FA_PIN(s, FA_BN / 2, \"f\");\n"
-    "      FA_PIN(o, FA_D / 2, \"f\");\n"
+    "      FA_PIN(o, FA_DP / 2, \"f\");\n"
     "      FA_PIN(((unsigned*)pa), FA_BN / 4, \"r\");\n"
     "      asm volatile(\"wgmma.fence.sync.aligned;\\n\" ::: \"memory\");\n"
     "      if (pv) {\n"
@@ -535,7 +544,7 @@ static const char fa_wg_body[] =
     "    fa_turn_pass(wg);\n"
     "    asm volatile(\"wgmma.wait_group.sync.aligned 0;\\n\" ::: \"memory\");\n"
     "    FA_PIN(s, FA_BN / 2, \"f\");\n"
-    "    FA_PIN(o, FA_D / 2, \"f\");\n"
+    "    FA_PIN(o, FA_DP / 2, \"f\");\n"
     "    FA_PIN(((unsigned*)pa), FA_BN / 4, \"r\");\n"
     "    /* tile j - 1 is done with: its stage may be refilled */\n"
     "    if (j > 0 && lane == 0) xc_bar_arrive(empty + 8 * ((j - 1) % FA_ST));\n"
@@ -625,7 +634,7 @@ xc_status_t xc_cuda_fa_emit(const xc_device_caps_t* caps, const xc_tiled_kernel_
           " * tile, %d warpgroup(s) of 64 rows on wgmma.mma_async %s (S = Q K^T m64n%dk16 from shared memory,\n"
           " * O += P V m64n%lldk16 with P in registers), taking turns; a producer warpgroup filling %d stages of\n"
           " * K/V by cp.async; softmax in registers\n",
-      fa.bm, fa.bn, fa.wg, xc_dtype_name(fa.dtype), fa.bn, fa.D, fa.stages);
+      fa.bm, fa.bn, fa.wg, xc_dtype_name(fa.dtype), fa.bn, fa.pitch, fa.stages);
   else
     P(&b, " * FlashAttention program for the kernel's attention pattern: %d query rows x %d keys per\n"
           " * tile, %d warps of %d rows, K/V double-buffered by cp.async, mma.m16n8k16 %s, softmax in\n"
@@ -652,7 +661,7 @@ xc_status_t xc_cuda_fa_emit(const xc_device_caps_t* caps, const xc_tiled_kernel_
   P(&b, "%s", fa_head);
   if (fa.wg) {
     xc_cuda_write_wgmma(&b, "fa_mma_s", fa.bn, fa.dtype, false, false);
-    xc_cuda_write_wgmma(&b, "fa_mma_o", (int)fa.D, fa.dtype, true, true);
+    xc_cuda_write_wgmma(&b, "fa_mma_o", (int)fa.pitch, fa.dtype, true, true);
     P(&b, "%s", fa_wg_body);
   } else {
     P(&b, "%s", fa_body);
