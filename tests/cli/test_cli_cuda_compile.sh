@@ -51,8 +51,8 @@ done
 # ONNX Attention in 16-bit floats: by default the cuda target's
 # FlashAttention program for the kernel's attention pattern (K/V by cp.async,
 # both dots on mma.sync m16n8k16 of the input type, ldmatrix with and without
-# .trans; on sm_90 at head sizes 64 and 128 both dots on wgmma behind a
-# producer's mbarriers); with 32x32 tiles forced through XCOMP_KNOBS the C-family emission
+# .trans; on sm_90 at head sizes 64 to 128 both dots on wgmma behind a
+# producer's mbarriers, P V as wide as the head rounded up to 64 columns); with 32x32 tiles forced through XCOMP_KNOBS the C-family emission
 # of the body (both dots on tensor cores, operands staged in work-group
 # memory; head sizes 80 and 96 padded to 128). Head sizes 64/80/96/128,
 # causal and not, for sm_90 (and 128 for sm_80).
@@ -81,13 +81,15 @@ EOF
           [ "$RC" -eq 0 ] || { fail "$name: $(cat "$TMP/err")"; continue; }
           src="$(ls "$TMP"/ka/*.cuda | head -1)"
           ptx="${src%.cuda}.ptx"
-          if [ -z "$knobs" ] && [ "$sm" = sm_90 ] && { [ "$d" = 64 ] || [ "$d" = 128 ]; }; then
-            # sm_90's form: both dots on wgmma (P from registers), a producer by cp.async
+          if [ -z "$knobs" ] && [ "$sm" = sm_90 ]; then
+            # sm_90's form: both dots on wgmma (P from registers), a producer by cp.async;
+            # P V is m64n<pitch>k16, the head size rounded up to 64 (80, 96 -> 128)
+            pitch=$(( (d + 63) / 64 * 64 ))
             grep -q "FlashAttention program for the kernel's attention pattern (sm_90)" "$src" ||
               fail "$name: not the sm_90 FlashAttention program"
             grep -q "wgmma.mma_async.sync.aligned.m64n128k16.f32.$dt.$dt" "$ptx" &&
-              grep -q "wgmma.mma_async.sync.aligned.m64n${d}k16.f32.$dt.$dt {" "$ptx" ||
-              fail "$name: no wgmma m64n128k16 / m64n${d}k16 for $dt in the PTX"
+              grep -q "wgmma.mma_async.sync.aligned.m64n${pitch}k16.f32.$dt.$dt {" "$ptx" ||
+              fail "$name: no wgmma m64n128k16 / m64n${pitch}k16 for $dt in the PTX"
             grep -q "cp.async.cg.shared.global" "$ptx" && grep -q "mbarrier.try_wait.parity" "$ptx" ||
               fail "$name: no cp.async/mbarrier in the PTX"
             continue
