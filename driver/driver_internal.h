@@ -85,7 +85,11 @@ xc_status_t xc_drv_time_launch(xc_device_t* dev, xc_kernel_t* k, const xc_launch
 /* Random values in [-1, 1) for float dtypes (f32, f64, f16, bf16) from a
  * seed, integers left as they are; and element i of a float buffer as a
  * double (0 for other dtypes). What measurements on the device fill their
- * inputs with and compare (vendor.c; the tuner's measuring process). */
+ * inputs with and compare (vendor.c; the tuner's measuring process). The
+ * values repeat every 65521 elements (a prime: large buffers fill at
+ * copying speed), so a kernel that confused elements exactly a multiple of
+ * that apart would pass such a comparison; the conformance suites, which
+ * use their own inputs, would not let it. */
 void xc_drv_fill_random(uint8_t* p, xc_dtype_t t, size_t n, uint32_t seed);
 double xc_drv_element(const uint8_t* p, xc_dtype_t t, size_t i);
 

@@ -254,7 +254,7 @@ static void race_end(xc_session_t* s, race_t* r, xc_compiled_module_t* m) {
   xc_device_t* dev = xc_drv_race_prep_end(&r->prep, &waited);
   if (m && r->has) {
     FILE* progress = s->o.build.progress;
-    if (progress && prepared)
+    if (progress && prepared && dev)
       fprintf(progress, "xcomp: vendor race: device ready in %.0f ms, %.0f ms of it after the kernels' compile\n",
               r->prep.ms, waited);
     xc_status_t v = xc_drv_vendor_choose(m, s->res.target, &s->res.caps, r->has, r->cands, dev, progress);

@@ -123,7 +123,8 @@ xc_status_t xc_vendor_gemm_unpack(const uint8_t* b, size_t size, xc_vendor_gemm_
   bool swiglu = ep == XC_VENDOR_EPILOGUE_SWIGLU_A || ep == XC_VENDOR_EPILOGUE_SWIGLU_B;
   if (!(dt == XC_F32 || dt == XC_F16 || dt == XC_BF16) || flags > 7u || ep > XC_VENDOR_EPILOGUE_SWIGLU_B ||
       (swiglu ? (u1 < 1 || u1 > XC_TARGET_MAX_ARGS) : u1 != 0) ||
-      g->m < 1 || g->n < 1 || g->k < 1 || g->a < 0 || g->a >= XC_TARGET_MAX_ARGS || g->b < 0 ||
+      g->m < 1 || g->n < 1 || g->k < 1 || g->m > INT32_MAX || g->n > INT32_MAX || g->k > INT32_MAX ||
+      (swiglu && g->u == g->y) || g->a < 0 || g->a >= XC_TARGET_MAX_ARGS || g->b < 0 ||
       g->b >= XC_TARGET_MAX_ARGS || g->y < 0 || g->y >= XC_TARGET_MAX_ARGS || g->bias >= XC_TARGET_MAX_ARGS ||
       (g->bias >= 0) != has_bias)
     return xc_error(XC_INVALID_ARGUMENT, "%s blob: fields out of range", XC_VENDOR_GEMM_FORMAT);

@@ -817,94 +817,94 @@ static xc_status_t cu_buffer_read(void* device, void* buffer, size_t offset, voi
 
 /* A vendor GEMM with a SwiGLU epilogue (XC_VENDOR_EPILOGUE_SWIGLU_A / _B):
  * cuBLASLt writes the product to Y, then this kernel makes Y = silu(Y) U
- * (gate_y) or Y silu(U) in place: f32 arithmetic, one rounding to the
- * dtype (nearest even; a NaN stays a NaN). Each thread takes 16 bytes (8
- * f16/bf16, 4 f32) by vector accesses where both pointers allow them,
- * element by element otherwise and for the tail. Compiled by NVRTC once
- * per device, when the first such GEMM is loaded. */
-static const char k_swiglu_source[] =
-    "__device__ __forceinline__ float xs_silu(float g) { return g / (1.0f + __expf(-g)); }\n"
-    "__device__ __forceinline__ float xs_bf2f(unsigned short h) { return __uint_as_float((unsigned)h << 16); }\n"
-    "__device__ __forceinline__ unsigned short xs_f2bf(float f) {\n"
-    "  unsigned x = __float_as_uint(f);\n"
-    "  if ((x & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((x >> 16) | 0x40u);\n"
-    "  return (unsigned short)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);\n"
-    "}\n"
-    "__device__ __forceinline__ float xs_h2f(unsigned short h) {\n"
-    "  float f;\n"
-    "  asm(\"cvt.f32.f16 %0, %1;\" : \"=f\"(f) : \"h\"(h));\n"
-    "  return f;\n"
-    "}\n"
-    "__device__ __forceinline__ unsigned short xs_f2h(float f) {\n"
-    "  unsigned short h;\n"
-    "  asm(\"cvt.rn.f16.f32 %0, %1;\" : \"=h\"(h) : \"f\"(f));\n"
-    "  return h;\n"
-    "}\n"
-    "__device__ __forceinline__ float xs_id(float f) { return f; }\n"
-    "#define XS_KERNEL(NAME, T, LOAD, STORE, VEC)                                                    \\\n"
-    "  extern \"C\" __global__ void NAME(T* y, const T* u, long long n, int gate_y, int vec) {        \\\n"
-    "    long long i = ((long long)blockIdx.x * blockDim.x + threadIdx.x) * VEC;                     \\\n"
-    "    if (i >= n) return;                                                                          \\\n"
-    "    if (vec && i + VEC <= n) {                                                                   \\\n"
-    "      uint4 yv = *(const uint4*)(y + i), uv = *(const uint4*)(u + i);                            \\\n"
-    "      T* ye = (T*)&yv;                                                                           \\\n"
-    "      const T* ue = (const T*)&uv;                                                               \\\n"
-    "      for (int j = 0; j < VEC; j++) {                                                            \\\n"
-    "        float a = LOAD(ye[j]), b = LOAD(ue[j]);                                                  \\\n"
-    "        ye[j] = STORE(gate_y ? xs_silu(a) * b : a * xs_silu(b));                                 \\\n"
-    "      }                                                                                          \\\n"
-    "      *(uint4*)(y + i) = yv;                                                                     \\\n"
-    "    } else {                                                                                     \\\n"
-    "      for (long long j = i; j < n && j < i + VEC; j++) {                                         \\\n"
-    "        float a = LOAD(y[j]), b = LOAD(u[j]);                                                    \\\n"
-    "        y[j] = STORE(gate_y ? xs_silu(a) * b : a * xs_silu(b));                                  \\\n"
-    "      }                                                                                          \\\n"
-    "    }                                                                                            \\\n"
-    "  }\n"
-    "XS_KERNEL(xc_swiglu_f32, float, xs_id, xs_id, 4)\n"
-    "XS_KERNEL(xc_swiglu_f16, unsigned short, xs_h2f, xs_f2h, 8)\n"
-    "XS_KERNEL(xc_swiglu_bf16, unsigned short, xs_bf2f, xs_f2bf, 8)\n";
+ * (gate_y) or Y silu(U) in place, one element a thread: f32 arithmetic
+ * (silu(g) = g / (1 + 2^(-g log2 e))), one rounding to the dtype (nearest
+ * even; a NaN stays a NaN). Written in PTX, which the driver compiles for
+ * the device when the first such GEMM loads: running a module needs no
+ * NVRTC, as for every other kernel of a compiled module. */
+#define SW_ENTRY(NAME, SHIFT, LOAD, STORE)                                                      \
+  ".visible .entry " NAME "(.param .u64 py, .param .u64 pu, .param .u64 pn, .param .u32 pg)\n" \
+  "{\n"                                                                                        \
+  "  .reg .pred %p<4>;\n"                                                                      \
+  "  .reg .b32 %r<16>;\n"                                                                      \
+  "  .reg .b64 %rd<8>;\n"                                                                      \
+  "  .reg .f32 %f<12>;\n"                                                                      \
+  "  .reg .b16 %h<4>;\n"                                                                       \
+  "  ld.param.u64 %rd1, [py];\n"                                                               \
+  "  ld.param.u64 %rd2, [pu];\n"                                                               \
+  "  ld.param.u64 %rd3, [pn];\n"                                                               \
+  "  ld.param.u32 %r1, [pg];\n"                                                                \
+  "  mov.u32 %r2, %ctaid.x;\n"                                                                 \
+  "  mov.u32 %r3, %ntid.x;\n"                                                                  \
+  "  mov.u32 %r4, %tid.x;\n"                                                                   \
+  "  mul.wide.u32 %rd4, %r2, %r3;\n"                                                           \
+  "  cvt.u64.u32 %rd5, %r4;\n"                                                                 \
+  "  add.s64 %rd4, %rd4, %rd5;\n"                                                              \
+  "  setp.ge.u64 %p1, %rd4, %rd3;\n"                                                           \
+  "  @%p1 bra " NAME "_done;\n"                                                                \
+  "  shl.b64 %rd5, %rd4, " SHIFT ";\n"                                                         \
+  "  add.s64 %rd6, %rd1, %rd5;\n"                                                              \
+  "  add.s64 %rd7, %rd2, %rd5;\n" LOAD                                                         \
+  "  setp.ne.u32 %p2, %r1, 0;\n"                                                               \
+  "  selp.f32 %f3, %f1, %f2, %p2;\n"                                                           \
+  "  selp.f32 %f4, %f2, %f1, %p2;\n"                                                           \
+  "  mul.f32 %f5, %f3, 0fBFB8AA3B;\n"                                                          \
+  "  ex2.approx.ftz.f32 %f6, %f5;\n"                                                           \
+  "  add.f32 %f7, %f6, 0f3F800000;\n"                                                          \
+  "  div.rn.f32 %f8, %f3, %f7;\n"                                                              \
+  "  mul.f32 %f9, %f8, %f4;\n" STORE NAME "_done:\n"                                          \
+  "  ret;\n"                                                                                   \
+  "}\n"
+
+static const char k_swiglu_ptx[] =
+    ".version 7.0\n"
+    ".target sm_52\n"
+    ".address_size 64\n" SW_ENTRY("xc_swiglu_f32", "2",
+                                  "  ld.global.f32 %f1, [%rd6];\n"
+                                  "  ld.global.f32 %f2, [%rd7];\n",
+                                  "  st.global.f32 [%rd6], %f9;\n")
+        SW_ENTRY("xc_swiglu_f16", "1",
+                 "  ld.global.u16 %h1, [%rd6];\n"
+                 "  ld.global.u16 %h2, [%rd7];\n"
+                 "  cvt.f32.f16 %f1, %h1;\n"
+                 "  cvt.f32.f16 %f2, %h2;\n",
+                 "  cvt.rn.f16.f32 %h3, %f9;\n"
+                 "  st.global.u16 [%rd6], %h3;\n")
+        /* bf16: the upper half of an f32; rounding by adding 0x7fff and the
+         * kept lowest bit, a NaN made quiet instead */
+        SW_ENTRY("xc_swiglu_bf16", "1",
+                 "  ld.global.u16 %h1, [%rd6];\n"
+                 "  ld.global.u16 %h2, [%rd7];\n"
+                 "  cvt.u32.u16 %r5, %h1;\n"
+                 "  shl.b32 %r5, %r5, 16;\n"
+                 "  mov.b32 %f1, %r5;\n"
+                 "  cvt.u32.u16 %r6, %h2;\n"
+                 "  shl.b32 %r6, %r6, 16;\n"
+                 "  mov.b32 %f2, %r6;\n",
+                 "  mov.b32 %r7, %f9;\n"
+                 "  and.b32 %r8, %r7, 2147483647;\n"
+                 "  setp.gt.u32 %p3, %r8, 2139095040;\n"
+                 "  shr.u32 %r9, %r7, 16;\n"
+                 "  and.b32 %r10, %r9, 1;\n"
+                 "  add.s32 %r11, %r7, 32767;\n"
+                 "  add.s32 %r11, %r11, %r10;\n"
+                 "  shr.u32 %r11, %r11, 16;\n"
+                 "  or.b32 %r12, %r9, 64;\n"
+                 "  selp.b32 %r13, %r12, %r11, %p3;\n"
+                 "  cvt.u16.u32 %h3, %r13;\n"
+                 "  st.global.u16 [%rd6], %h3;\n");
+#undef SW_ENTRY
 
 static xc_status_t swiglu_ready(cu_device_t* dev) {
   if (dev->swiglu_module) return NULL;
   cu_target_t* t = dev->target;
-  int major = attr(t, dev->device, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
-  int minor = attr(t, dev->device, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
-  char arch[16];
-  snprintf(arch, sizeof arch, "sm_%d%d", major, minor);
-  xc_device_caps_t caps;
-  XC_RETURN_IF_ERROR(xc_cuda_arch_caps(arch, &caps));
-  xc_kernel_source_t src;
-  memset(&src, 0, sizeof src);
-  src.language = "cuda";
-  src.text = k_swiglu_source;
-  snprintf(src.entry, sizeof src.entry, "xc_swiglu");
-  xc_compile_options_t co;
-  memset(&co, 0, sizeof co);
-  co.flags = "-lineinfo"; /* not $XCOMP_CUDA_FLAGS: this kernel is the target's own */
-  xc_blob_t blob;
-  memset(&blob, 0, sizeof blob);
-  xc_status_t st = xc_cuda_compile_nvrtc(t, &caps, &src, &co, NULL, 0, &blob);
-  int arch_n = 0;
-  const uint8_t* cubin = NULL;
-  const char* ptx = NULL;
-  size_t ncubin = 0, nptx = 0;
-  if (!st && !xc_cuda_blob_parts(&blob, &arch_n, &cubin, &ncubin, &ptx, &nptx))
-    st = xc_error(XC_INTERNAL, "cuda: the SwiGLU step's blob is malformed");
-  void* image = st ? NULL : malloc(ncubin);
-  if (!st && !image) st = xc_error_oom();
-  if (!st) st = use(dev);
+  XC_RETURN_IF_ERROR(use(dev));
   CUmodule mod = NULL;
-  if (!st) {
-    memcpy(image, cubin, ncubin);
-    CUresult e = t->api.cuModuleLoadData(&mod, image);
-    if (e != CUDA_SUCCESS) st = cu_fail(t, e, "cuModuleLoadData (the SwiGLU step)");
-  }
-  free(image);
-  xc_blob_release(&blob);
+  CUresult e = t->api.cuModuleLoadData(&mod, k_swiglu_ptx);
+  xc_status_t st = e != CUDA_SUCCESS ? cu_fail(t, e, "cuModuleLoadData (the SwiGLU step's PTX)") : NULL;
   static const char* const names[3] = {"xc_swiglu_f32", "xc_swiglu_f16", "xc_swiglu_bf16"};
   for (int i = 0; !st && i < 3; i++) {
-    CUresult e = t->api.cuModuleGetFunction(&dev->swiglu[i], mod, names[i]);
+    e = t->api.cuModuleGetFunction(&dev->swiglu[i], mod, names[i]);
     if (e != CUDA_SUCCESS) st = cu_fail(t, e, "cuModuleGetFunction (the SwiGLU step)");
   }
   if (st) {
@@ -919,11 +919,11 @@ static xc_status_t swiglu_ready(cu_device_t* dev) {
 static xc_status_t swiglu_launch(cu_device_t* dev, const xc_vendor_gemm_t* g, CUdeviceptr y, CUdeviceptr u) {
   cu_target_t* t = dev->target;
   int which = g->dtype == XC_F32 ? 0 : g->dtype == XC_F16 ? 1 : 2;
-  long long n = (long long)(g->m * g->n);
-  int gate_y = g->epilogue == XC_VENDOR_EPILOGUE_SWIGLU_A, vec = ((y | u) & 15) == 0;
-  long long per = which == 0 ? 4 : 8, threads = 256, blocks = (n + per * threads - 1) / (per * threads);
-  if (blocks > 0x7fffffffLL) return xc_error(XC_OUT_OF_RANGE, "cuda: SwiGLU step of %lld elements", n);
-  void* params[5] = {&y, &u, &n, &gate_y, &vec};
+  unsigned long long n = (unsigned long long)g->m * (unsigned long long)g->n; /* unpack bounds m, n below 2^31 */
+  int gate_y = g->epilogue == XC_VENDOR_EPILOGUE_SWIGLU_A;
+  unsigned long long threads = 256, blocks = (n + threads - 1) / threads;
+  if (blocks > 0x7fffffffULL) return xc_error(XC_OUT_OF_RANGE, "cuda: SwiGLU step of %llu elements", n);
+  void* params[4] = {&y, &u, &n, &gate_y};
   CU_CHECK(t,
            t->api.cuLaunchKernel(dev->swiglu[which], (unsigned)blocks, 1, 1, (unsigned)threads, 1, 1, 0, dev->stream,
                                  params, NULL),

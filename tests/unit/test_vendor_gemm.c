@@ -270,6 +270,16 @@ static void test_descriptor(void) {
   w.u = -1;
   xc_vendor_gemm_pack(&w, bytes);
   CHECK_ERR(xc_vendor_gemm_unpack(bytes, sizeof bytes, &back), "out of range");
+  w.u = 3; /* U where Y is written: the product would overwrite it first */
+  xc_vendor_gemm_pack(&w, bytes);
+  CHECK_ERR(xc_vendor_gemm_unpack(bytes, sizeof bytes, &back), "out of range");
+  w.u = 0; /* U may be an operand (silu(X W) X) */
+  xc_vendor_gemm_pack(&w, bytes);
+  CHECK_OK(xc_vendor_gemm_unpack(bytes, sizeof bytes, &back));
+  w.u = 2;
+  w.m = (int64_t)1 << 31; /* sizes past 2^31 - 1: m x n would not fit the launch's count */
+  xc_vendor_gemm_pack(&w, bytes);
+  CHECK_ERR(xc_vendor_gemm_unpack(bytes, sizeof bytes, &back), "out of range");
   /* a plain GEMM's U field is written as none whatever the struct holds */
   g.u = 5;
   xc_vendor_gemm_pack(&g, bytes);
