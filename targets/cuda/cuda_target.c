@@ -817,83 +817,170 @@ static xc_status_t cu_buffer_read(void* device, void* buffer, size_t offset, voi
 
 /* A vendor GEMM with a SwiGLU epilogue (XC_VENDOR_EPILOGUE_SWIGLU_A / _B):
  * cuBLASLt writes the product to Y, then this kernel makes Y = silu(Y) U
- * (gate_y) or Y silu(U) in place, one element a thread: f32 arithmetic
- * (silu(g) = g / (1 + 2^(-g log2 e))), one rounding to the dtype (nearest
- * even; a NaN stays a NaN). Written in PTX, which the driver compiles for
- * the device when the first such GEMM loads: running a module needs no
- * NVRTC, as for every other kernel of a compiled module. */
-#define SW_ENTRY(NAME, SHIFT, LOAD, STORE)                                                      \
-  ".visible .entry " NAME "(.param .u64 py, .param .u64 pu, .param .u64 pn, .param .u32 pg)\n" \
-  "{\n"                                                                                        \
-  "  .reg .pred %p<4>;\n"                                                                      \
-  "  .reg .b32 %r<16>;\n"                                                                      \
-  "  .reg .b64 %rd<8>;\n"                                                                      \
-  "  .reg .f32 %f<12>;\n"                                                                      \
-  "  .reg .b16 %h<4>;\n"                                                                       \
-  "  ld.param.u64 %rd1, [py];\n"                                                               \
-  "  ld.param.u64 %rd2, [pu];\n"                                                               \
-  "  ld.param.u64 %rd3, [pn];\n"                                                               \
-  "  ld.param.u32 %r1, [pg];\n"                                                                \
-  "  mov.u32 %r2, %ctaid.x;\n"                                                                 \
-  "  mov.u32 %r3, %ntid.x;\n"                                                                  \
-  "  mov.u32 %r4, %tid.x;\n"                                                                   \
-  "  mul.wide.u32 %rd4, %r2, %r3;\n"                                                           \
-  "  cvt.u64.u32 %rd5, %r4;\n"                                                                 \
-  "  add.s64 %rd4, %rd4, %rd5;\n"                                                              \
-  "  setp.ge.u64 %p1, %rd4, %rd3;\n"                                                           \
-  "  @%p1 bra " NAME "_done;\n"                                                                \
-  "  shl.b64 %rd5, %rd4, " SHIFT ";\n"                                                         \
-  "  add.s64 %rd6, %rd1, %rd5;\n"                                                              \
-  "  add.s64 %rd7, %rd2, %rd5;\n" LOAD                                                         \
-  "  setp.ne.u32 %p2, %r1, 0;\n"                                                               \
-  "  selp.f32 %f3, %f1, %f2, %p2;\n"                                                           \
-  "  selp.f32 %f4, %f2, %f1, %p2;\n"                                                           \
-  "  mul.f32 %f5, %f3, 0fBFB8AA3B;\n"                                                          \
-  "  ex2.approx.ftz.f32 %f6, %f5;\n"                                                           \
-  "  add.f32 %f7, %f6, 0f3F800000;\n"                                                          \
-  "  div.rn.f32 %f8, %f3, %f7;\n"                                                              \
-  "  mul.f32 %f9, %f8, %f4;\n" STORE NAME "_done:\n"                                          \
-  "  ret;\n"                                                                                   \
+ * (gate_y) or Y silu(U) in place: f32 arithmetic (silu(g) = g / (1 +
+ * 2^(-g log2 e))), one rounding to the dtype (nearest even; a NaN stays a
+ * NaN). Four elements a thread, by one vector access of Y and one of U
+ * (16 bytes of f32, 8 of f16/bf16) where both pointers are 16-byte aligned
+ * and all four are in range, else one by one. Written in PTX, which the
+ * driver compiles for the device when the first such GEMM loads: running
+ * a module needs no NVRTC, as for every other kernel of a compiled module. */
+
+/* Element OUT = silu(gate) * other of A (from Y) and B (from U) (%p2: Y is
+ * the gate). */
+#define SW_MUL(A, B, OUT)              \
+  "  selp.f32 %fg, " A ", " B ", %p2;\n" \
+  "  selp.f32 %fo, " B ", " A ", %p2;\n" \
+  "  mul.f32 %ft, %fg, 0fBFB8AA3B;\n"    \
+  "  ex2.approx.ftz.f32 %ft, %ft;\n"     \
+  "  add.f32 %ft, %ft, 0f3F800000;\n"    \
+  "  div.rn.f32 %ft, %fg, %ft;\n"        \
+  "  mul.f32 " OUT ", %ft, %fo;\n"
+/* f32 F to bf16 bits in the low half of Q (through %r7..%r11) */
+#define SW_BF16(F, Q)                      \
+  "  mov.b32 %r7, " F ";\n"                \
+  "  and.b32 %r8, %r7, 2147483647;\n"      \
+  "  setp.gt.u32 %p3, %r8, 2139095040;\n"  \
+  "  shr.u32 %r9, %r7, 16;\n"              \
+  "  and.b32 %r10, %r9, 1;\n"              \
+  "  add.s32 %r11, %r7, 32767;\n"          \
+  "  add.s32 %r11, %r11, %r10;\n"          \
+  "  shr.u32 %r11, %r11, 16;\n"            \
+  "  or.b32 %r9, %r9, 64;\n"               \
+  "  selp.b32 " Q ", %r9, %r11, %p3;\n"
+/* The kernel NAME: SHIFT = log2 of the element size; LOAD1 / STORE1 move
+ * one element at %rd6 (Y) / %rd7 (U) through %f1, %f2 / %f9; VEC the four
+ * elements' path at the same addresses. */
+#define SW_ENTRY(NAME, SHIFT, LOAD1, STORE1, VEC)                                                         \
+  ".visible .entry " NAME "(.param .u64 py, .param .u64 pu, .param .u64 pn, .param .u32 pg, .param .u32 pv)\n" \
+  "{\n"                                                                                                   \
+  "  .reg .pred %p<5>;\n"                                                                                 \
+  "  .reg .b32 %r<16>;\n"                                                                                 \
+  "  .reg .b32 %w<2>;\n"                                                                                  \
+  "  .reg .b32 %x<2>;\n"                                                                                  \
+  "  .reg .b32 %q<4>;\n"                                                                                  \
+  "  .reg .b64 %rd<12>;\n"                                                                                \
+  "  .reg .f32 %f<12>;\n"                                                                                 \
+  "  .reg .f32 %a<4>;\n"                                                                                  \
+  "  .reg .f32 %b<4>;\n"                                                                                  \
+  "  .reg .f32 %c<4>;\n"                                                                                  \
+  "  .reg .f32 %fg, %fo, %ft;\n"                                                                          \
+  "  .reg .b16 %h<8>;\n"                                                                                  \
+  "  ld.param.u64 %rd1, [py];\n"                                                                          \
+  "  ld.param.u64 %rd2, [pu];\n"                                                                          \
+  "  ld.param.u64 %rd3, [pn];\n"                                                                          \
+  "  ld.param.u32 %r1, [pg];\n"                                                                           \
+  "  ld.param.u32 %r12, [pv];\n"                                                                          \
+  "  setp.ne.u32 %p2, %r1, 0;\n"                                                                          \
+  "  mov.u32 %r2, %ctaid.x;\n"                                                                            \
+  "  mov.u32 %r3, %ntid.x;\n"                                                                             \
+  "  mov.u32 %r4, %tid.x;\n"                                                                              \
+  "  mul.wide.u32 %rd4, %r2, %r3;\n"                                                                      \
+  "  cvt.u64.u32 %rd5, %r4;\n"                                                                            \
+  "  add.s64 %rd4, %rd4, %rd5;\n"                                                                         \
+  "  shl.b64 %rd4, %rd4, 2;\n" /* the first of this thread's four elements */                            \
+  "  setp.ge.u64 %p1, %rd4, %rd3;\n"                                                                      \
+  "  @%p1 bra " NAME "_done;\n"                                                                           \
+  "  add.s64 %rd8, %rd4, 4;\n"                                                                            \
+  "  min.u64 %rd9, %rd8, %rd3;\n" /* the end of them */                                                   \
+  "  setp.ne.u32 %p4, %r12, 0;\n"                                                                         \
+  "  setp.eq.and.u64 %p4, %rd9, %rd8, %p4;\n"                                                             \
+  "  @!%p4 bra " NAME "_loop;\n"                                                                          \
+  "  shl.b64 %rd5, %rd4, " SHIFT ";\n"                                                                    \
+  "  add.s64 %rd6, %rd1, %rd5;\n"                                                                         \
+  "  add.s64 %rd7, %rd2, %rd5;\n" VEC "  bra " NAME "_done;\n" NAME "_loop:\n"                              \
+  "  setp.ge.u64 %p1, %rd4, %rd9;\n"                                                                      \
+  "  @%p1 bra " NAME "_done;\n"                                                                           \
+  "  shl.b64 %rd5, %rd4, " SHIFT ";\n"                                                                    \
+  "  add.s64 %rd6, %rd1, %rd5;\n"                                                                         \
+  "  add.s64 %rd7, %rd2, %rd5;\n" LOAD1 SW_MUL("%f1", "%f2", "%f9") STORE1                              \
+  "  add.s64 %rd4, %rd4, 1;\n"                                                                            \
+  "  bra " NAME "_loop;\n" NAME "_done:\n"                                                                \
+  "  ret;\n"                                                                                              \
   "}\n"
+
+#define SW_MUL4 SW_MUL("%a0", "%b0", "%c0") SW_MUL("%a1", "%b1", "%c1") SW_MUL("%a2", "%b2", "%c2") SW_MUL("%a3", "%b3", "%c3")
 
 static const char k_swiglu_ptx[] =
     ".version 7.0\n"
     ".target sm_52\n"
-    ".address_size 64\n" SW_ENTRY("xc_swiglu_f32", "2",
-                                  "  ld.global.f32 %f1, [%rd6];\n"
-                                  "  ld.global.f32 %f2, [%rd7];\n",
-                                  "  st.global.f32 [%rd6], %f9;\n")
-        SW_ENTRY("xc_swiglu_f16", "1",
-                 "  ld.global.u16 %h1, [%rd6];\n"
-                 "  ld.global.u16 %h2, [%rd7];\n"
-                 "  cvt.f32.f16 %f1, %h1;\n"
-                 "  cvt.f32.f16 %f2, %h2;\n",
-                 "  cvt.rn.f16.f32 %h3, %f9;\n"
-                 "  st.global.u16 [%rd6], %h3;\n")
-        /* bf16: the upper half of an f32; rounding by adding 0x7fff and the
-         * kept lowest bit, a NaN made quiet instead */
-        SW_ENTRY("xc_swiglu_bf16", "1",
-                 "  ld.global.u16 %h1, [%rd6];\n"
-                 "  ld.global.u16 %h2, [%rd7];\n"
-                 "  cvt.u32.u16 %r5, %h1;\n"
-                 "  shl.b32 %r5, %r5, 16;\n"
-                 "  mov.b32 %f1, %r5;\n"
-                 "  cvt.u32.u16 %r6, %h2;\n"
-                 "  shl.b32 %r6, %r6, 16;\n"
-                 "  mov.b32 %f2, %r6;\n",
-                 "  mov.b32 %r7, %f9;\n"
-                 "  and.b32 %r8, %r7, 2147483647;\n"
-                 "  setp.gt.u32 %p3, %r8, 2139095040;\n"
-                 "  shr.u32 %r9, %r7, 16;\n"
-                 "  and.b32 %r10, %r9, 1;\n"
-                 "  add.s32 %r11, %r7, 32767;\n"
-                 "  add.s32 %r11, %r11, %r10;\n"
-                 "  shr.u32 %r11, %r11, 16;\n"
-                 "  or.b32 %r12, %r9, 64;\n"
-                 "  selp.b32 %r13, %r12, %r11, %p3;\n"
-                 "  cvt.u16.u32 %h3, %r13;\n"
-                 "  st.global.u16 [%rd6], %h3;\n");
+    ".address_size 64\n"
+    SW_ENTRY("xc_swiglu_f32", "2",
+             "  ld.global.f32 %f1, [%rd6];\n"
+             "  ld.global.f32 %f2, [%rd7];\n",
+             "  st.global.f32 [%rd6], %f9;\n",
+             "  ld.global.v4.f32 {%a0, %a1, %a2, %a3}, [%rd6];\n"
+             "  ld.global.v4.f32 {%b0, %b1, %b2, %b3}, [%rd7];\n" SW_MUL4
+             "  st.global.v4.f32 [%rd6], {%c0, %c1, %c2, %c3};\n")
+    SW_ENTRY("xc_swiglu_f16", "1",
+             "  ld.global.u16 %h1, [%rd6];\n"
+             "  ld.global.u16 %h2, [%rd7];\n"
+             "  cvt.f32.f16 %f1, %h1;\n"
+             "  cvt.f32.f16 %f2, %h2;\n",
+             "  cvt.rn.f16.f32 %h3, %f9;\n"
+             "  st.global.u16 [%rd6], %h3;\n",
+             "  ld.global.v2.b32 {%w0, %w1}, [%rd6];\n"
+             "  ld.global.v2.b32 {%x0, %x1}, [%rd7];\n"
+             "  mov.b32 {%h0, %h1}, %w0;\n"
+             "  mov.b32 {%h2, %h3}, %w1;\n"
+             "  cvt.f32.f16 %a0, %h0;\n"
+             "  cvt.f32.f16 %a1, %h1;\n"
+             "  cvt.f32.f16 %a2, %h2;\n"
+             "  cvt.f32.f16 %a3, %h3;\n"
+             "  mov.b32 {%h4, %h5}, %x0;\n"
+             "  mov.b32 {%h6, %h7}, %x1;\n"
+             "  cvt.f32.f16 %b0, %h4;\n"
+             "  cvt.f32.f16 %b1, %h5;\n"
+             "  cvt.f32.f16 %b2, %h6;\n"
+             "  cvt.f32.f16 %b3, %h7;\n" SW_MUL4
+             "  cvt.rn.f16.f32 %h0, %c0;\n"
+             "  cvt.rn.f16.f32 %h1, %c1;\n"
+             "  cvt.rn.f16.f32 %h2, %c2;\n"
+             "  cvt.rn.f16.f32 %h3, %c3;\n"
+             "  mov.b32 %w0, {%h0, %h1};\n"
+             "  mov.b32 %w1, {%h2, %h3};\n"
+             "  st.global.v2.b32 [%rd6], {%w0, %w1};\n")
+    /* bf16: the upper half of an f32; rounding by adding 0x7fff and the
+     * kept lowest bit, a NaN made quiet instead */
+    SW_ENTRY("xc_swiglu_bf16", "1",
+             "  ld.global.u16 %h1, [%rd6];\n"
+             "  ld.global.u16 %h2, [%rd7];\n"
+             "  cvt.u32.u16 %r5, %h1;\n"
+             "  shl.b32 %r5, %r5, 16;\n"
+             "  mov.b32 %f1, %r5;\n"
+             "  cvt.u32.u16 %r6, %h2;\n"
+             "  shl.b32 %r6, %r6, 16;\n"
+             "  mov.b32 %f2, %r6;\n",
+             SW_BF16("%f9", "%r13")
+             "  cvt.u16.u32 %h3, %r13;\n"
+             "  st.global.u16 [%rd6], %h3;\n",
+             "  ld.global.v2.b32 {%w0, %w1}, [%rd6];\n"
+             "  ld.global.v2.b32 {%x0, %x1}, [%rd7];\n"
+             "  shl.b32 %r5, %w0, 16;\n"
+             "  mov.b32 %a0, %r5;\n"
+             "  and.b32 %r5, %w0, -65536;\n"
+             "  mov.b32 %a1, %r5;\n"
+             "  shl.b32 %r5, %w1, 16;\n"
+             "  mov.b32 %a2, %r5;\n"
+             "  and.b32 %r5, %w1, -65536;\n"
+             "  mov.b32 %a3, %r5;\n"
+             "  shl.b32 %r5, %x0, 16;\n"
+             "  mov.b32 %b0, %r5;\n"
+             "  and.b32 %r5, %x0, -65536;\n"
+             "  mov.b32 %b1, %r5;\n"
+             "  shl.b32 %r5, %x1, 16;\n"
+             "  mov.b32 %b2, %r5;\n"
+             "  and.b32 %r5, %x1, -65536;\n"
+             "  mov.b32 %b3, %r5;\n" SW_MUL4
+             SW_BF16("%c0", "%q0") SW_BF16("%c1", "%q1") SW_BF16("%c2", "%q2") SW_BF16("%c3", "%q3")
+             "  shl.b32 %q1, %q1, 16;\n"
+             "  or.b32 %w0, %q0, %q1;\n"
+             "  shl.b32 %q3, %q3, 16;\n"
+             "  or.b32 %w1, %q2, %q3;\n"
+             "  st.global.v2.b32 [%rd6], {%w0, %w1};\n");
+#undef SW_MUL4
 #undef SW_ENTRY
+#undef SW_BF16
+#undef SW_MUL
 
 static xc_status_t swiglu_ready(cu_device_t* dev) {
   if (dev->swiglu_module) return NULL;
@@ -921,9 +1008,10 @@ static xc_status_t swiglu_launch(cu_device_t* dev, const xc_vendor_gemm_t* g, CU
   int which = g->dtype == XC_F32 ? 0 : g->dtype == XC_F16 ? 1 : 2;
   unsigned long long n = (unsigned long long)g->m * (unsigned long long)g->n; /* unpack bounds m, n below 2^31 */
   int gate_y = g->epilogue == XC_VENDOR_EPILOGUE_SWIGLU_A;
-  unsigned long long threads = 256, blocks = (n + threads - 1) / threads;
+  int vec = ((y | u) & 15) == 0; /* four elements by one access of each */
+  unsigned long long threads = 256, per = 4 * threads, blocks = (n + per - 1) / per;
   if (blocks > 0x7fffffffULL) return xc_error(XC_OUT_OF_RANGE, "cuda: SwiGLU step of %llu elements", n);
-  void* params[4] = {&y, &u, &n, &gate_y};
+  void* params[5] = {&y, &u, &n, &gate_y, &vec};
   CU_CHECK(t,
            t->api.cuLaunchKernel(dev->swiglu[which], (unsigned)blocks, 1, 1, (unsigned)threads, 1, 1, 0, dev->stream,
                                  params, NULL),
