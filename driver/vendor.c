@@ -431,6 +431,16 @@ static bool same_gemm(const xc_vendor_gemm_t* a, const xc_vendor_gemm_t* b) {
          a->n == b->n && a->k == b->k && a->epilogue == b->epilogue && a->allow_tf32 == b->allow_tf32;
 }
 
+/* The vendor-gemm blob of g (the library's module in place of a kernel). */
+static xc_status_t vendor_blob(const xc_vendor_gemm_t* g, xc_blob_t* out) {
+  memset(out, 0, sizeof *out);
+  snprintf(out->format, sizeof out->format, "%s", XC_VENDOR_GEMM_FORMAT);
+  if (!(out->bytes = malloc(XC_VENDOR_GEMM_BYTES))) return xc_error_oom();
+  out->size = XC_VENDOR_GEMM_BYTES;
+  xc_vendor_gemm_pack(g, out->bytes);
+  return NULL;
+}
+
 /* The index of a device of target with capabilities caps (the race
  * measures on it), or -1 where none is here. */
 static xc_status_t race_device_index(xc_target_t* target, const xc_device_caps_t* caps, int* index) {
@@ -462,16 +472,12 @@ static void* race_prep_main(void* arg) {
      * handle, its workspace) through a small GEMM's module, kept by the
      * device; where it fails, the race says so for each GEMM. */
     xc_blob_t blob;
-    memset(&blob, 0, sizeof blob);
-    snprintf(blob.format, sizeof blob.format, "%s", XC_VENDOR_GEMM_FORMAT);
-    if ((blob.bytes = malloc(XC_VENDOR_GEMM_BYTES))) {
-      blob.size = XC_VENDOR_GEMM_BYTES;
-      xc_vendor_gemm_pack(&p->probe, blob.bytes);
-      xc_module_t* mod = NULL;
-      xc_status_free(xc_module_load(p->dev, &blob, &mod));
-      xc_module_unload(mod);
-      xc_blob_release(&blob);
-    }
+    xc_status_t bs = vendor_blob(&p->probe, &blob);
+    xc_module_t* mod = NULL;
+    if (!bs) xc_status_free(xc_module_load(p->dev, &blob, &mod));
+    xc_status_free(bs);
+    xc_module_unload(mod);
+    xc_blob_release(&blob);
   }
   p->ms = xc_drv_now_ms() - t0;
   return NULL;
@@ -546,14 +552,7 @@ xc_status_t xc_drv_vendor_choose(xc_compiled_module_t* m, xc_target_t* target, c
       decided[k] = decided[same];
       if (decided[k]) {
         xc_blob_t blob;
-        memset(&blob, 0, sizeof blob);
-        snprintf(blob.format, sizeof blob.format, "%s", XC_VENDOR_GEMM_FORMAT);
-        if (!(blob.bytes = malloc(XC_VENDOR_GEMM_BYTES))) {
-          s = xc_error_oom();
-          break;
-        }
-        blob.size = XC_VENDOR_GEMM_BYTES;
-        xc_vendor_gemm_pack(&cands[k], blob.bytes);
+        if ((s = vendor_blob(&cands[k], &blob))) break;
         xc_blob_release(&m->kernels[k].blob);
         m->kernels[k].blob = blob;
         snprintf(m->kernels[k].entry, sizeof m->kernels[k].entry, "vendor_gemm");
@@ -565,15 +564,7 @@ xc_status_t xc_drv_vendor_choose(xc_compiled_module_t* m, xc_target_t* target, c
       if (m->steps[i].kind == XC_CM_STEP_KERNEL && m->steps[i].kernel == k) step = i;
     if (step < 0) continue;
     xc_blob_t blob;
-    memset(&blob, 0, sizeof blob);
-    snprintf(blob.format, sizeof blob.format, "%s", XC_VENDOR_GEMM_FORMAT);
-    blob.bytes = malloc(XC_VENDOR_GEMM_BYTES);
-    if (!blob.bytes) {
-      s = xc_error_oom();
-      break;
-    }
-    blob.size = XC_VENDOR_GEMM_BYTES;
-    xc_vendor_gemm_pack(&cands[k], blob.bytes);
+    if ((s = vendor_blob(&cands[k], &blob))) break;
     bool use = false;
     char note[512] = "";
     double t0 = xc_drv_now_ms();

@@ -301,11 +301,9 @@ static void test_ops_zoo(void) {
  * interpreter (the dialects order the selects of XC_MAX / XC_MIN their own
  * way: the C dialect tests the ordered comparison first). */
 static void test_max_min_nan(void) {
-  kern_t* k;
-  if (xc_tiled_kernel_create("max_min_nan", &k)) return;
-  const int64_t bl[] = {16, 64}, th[] = {32, 64};
-  int kb = xc_tiled_add_knob(k, "BLOCK", XC_KNOB_TILE, 2, bl, 64);
-  xc_tiled_add_knob(k, "num_threads", XC_KNOB_THREADS, 2, th, 64);
+  int kb;
+  kern_t* k = tk_flat_kernel("max_min_nan", 16, 64, &kb);
+  if (!k) return;
   val_t* A = xc_tiled_param_buffer(k, "A", XC_F32, XC_ROLE_IN);
   val_t* B = xc_tiled_param_buffer(k, "B", XC_F32, XC_ROLE_IN);
   val_t* Y = xc_tiled_param_buffer(k, "Y", XC_F32, XC_ROLE_OUT);

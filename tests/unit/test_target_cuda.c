@@ -429,33 +429,6 @@ static void gpu_kernels(void) {
   }
 }
 
-static void put_elem(uint8_t* p, xc_dtype_t t, size_t i, double v) {
-  if (t == XC_F32) {
-    float f = (float)v;
-    memcpy(p + 4 * i, &f, 4);
-  } else {
-    uint16_t h = t == XC_F16 ? xc_f64_to_f16(v) : xc_f64_to_bf16(v);
-    memcpy(p + 2 * i, &h, 2);
-  }
-}
-
-static double get_elem(const uint8_t* p, xc_dtype_t t, size_t i) {
-  if (t == XC_F32) {
-    float f;
-    memcpy(&f, p + 4 * i, 4);
-    return f;
-  }
-  uint16_t h;
-  memcpy(&h, p + 2 * i, 2);
-  return t == XC_F16 ? xc_f16_to_f32(h) : xc_bf16_to_f32(h);
-}
-
-static double round_to(xc_dtype_t t, double v) {
-  uint8_t b[4];
-  put_elem(b, t, 0, v);
-  return get_elem(b, t, 0);
-}
-
 /* Vendor GEMM blobs through cuBLASLt: the plain product and both SwiGLU
  * epilogues (the library's product, then the target's elementwise step in
  * place) in each dtype, against the host: the product (exact: small
@@ -474,21 +447,24 @@ static void gpu_vendor_gemm(void) {
   for (int d = 0; d < 3; d++)
     for (int e = 0; e < 3; e++) {
       xc_dtype_t dt = dts[d];
-      size_t es = xc_dtype_size(dt);
       xc_vendor_gemm_t g = {dt, false, false, M, N, K, epis[e], 0, 1, -1, 3, false, e ? 2 : -1};
-      uint8_t *a = calloc(M * K, es), *b = calloc(K * N, es), *u = calloc(M * N, es), *y = calloc(M * N, es);
-      for (size_t i = 0; i < (size_t)M * K; i++) put_elem(a, dt, i, (double)((int)(i * 7 % 9) - 4) / 8);
-      for (size_t i = 0; i < (size_t)K * N; i++) put_elem(b, dt, i, (double)((int)(i * 5 % 7) - 3) / 8);
-      for (size_t i = 0; i < (size_t)M * N; i++) put_elem(u, dt, i, (double)((int)(i * 3 % 11) - 5) / 4);
-      xc_buffer_t* bufs[4] = {NULL, NULL, NULL, NULL};
-      const uint8_t* host[3] = {a, b, u};
-      size_t sizes[4] = {M * K * es, K * N * es, M * N * es, M * N * es};
-      for (int i = 0; i < 4; i++) {
-        CHECK_OK(xc_buffer_alloc(dev, sizes[i], &bufs[i]));
-        if (i < 3 && bufs[i]) CHECK_OK(xc_buffer_write(bufs[i], 0, host[i], sizes[i]));
+      xc_tensor_t *a = tensor(dt, M * K, false), *b = tensor(dt, K * N, false), *u = tensor(dt, M * N, false),
+                  *y = tensor(dt, M * N, false);
+      if (!a || !b || !u || !y) {
+        CHECK(false);
+        xc_tensor_destroy(a), xc_tensor_destroy(b), xc_tensor_destroy(u), xc_tensor_destroy(y);
+        continue;
       }
-      memset(y, 0xff, M * N * es); /* NaN in every dtype */
-      if (bufs[3]) CHECK_OK(xc_buffer_write(bufs[3], 0, y, sizes[3]));
+      for (int64_t i = 0; i < M * K; i++) xc_tensor_set_f64(a, i, (double)((int)(i * 7 % 9) - 4) / 8);
+      for (int64_t i = 0; i < K * N; i++) xc_tensor_set_f64(b, i, (double)((int)(i * 5 % 7) - 3) / 8);
+      for (int64_t i = 0; i < M * N; i++) xc_tensor_set_f64(u, i, (double)((int)(i * 3 % 11) - 5) / 4);
+      memset(y->data, 0xff, xc_tensor_nbytes(y)); /* NaN in every dtype */
+      xc_tensor_t* host[4] = {a, b, u, y};
+      xc_buffer_t* bufs[4] = {NULL, NULL, NULL, NULL};
+      for (int i = 0; i < 4; i++) {
+        CHECK_OK(xc_buffer_alloc(dev, xc_tensor_nbytes(host[i]), &bufs[i]));
+        if (bufs[i]) CHECK_OK(xc_buffer_write(bufs[i], 0, host[i]->data, xc_tensor_nbytes(host[i])));
+      }
       xc_blob_t blob;
       memset(&blob, 0, sizeof blob);
       snprintf(blob.format, sizeof blob.format, "%s", XC_VENDOR_GEMM_FORMAT);
@@ -503,18 +479,18 @@ static void gpu_vendor_gemm(void) {
         xc_launch_t launch = {{1, 1, 1}, {1, 1, 1}, bufs, 4, NULL, 0};
         CHECK_OK(xc_kernel_launch(k, &launch));
         CHECK_OK(xc_device_synchronize(dev));
-        CHECK_OK(xc_buffer_read(bufs[3], 0, y, sizes[3]));
+        CHECK_OK(xc_buffer_read(bufs[3], 0, y->data, xc_tensor_nbytes(y)));
         double tol = dt == XC_F32 ? 1e-5 : dt == XC_F16 ? 2e-3 : 1.6e-2;
         int bad = 0;
         for (int i = 0; i < M; i++)
           for (int j = 0; j < N; j++) {
             double p = 0;
-            for (int q = 0; q < K; q++) p += get_elem(a, dt, (size_t)i * K + q) * get_elem(b, dt, (size_t)q * N + j);
-            p = round_to(dt, p);
-            double w = get_elem(u, dt, (size_t)i * N + j), want = p;
+            for (int q = 0; q < K; q++) p += xc_tensor_get_f64(a, i * K + q) * xc_tensor_get_f64(b, q * N + j);
+            p = xc_round_to_dtype(dt, p);
+            double w = xc_tensor_get_f64(u, i * N + j), want = p;
             if (epis[e] == XC_VENDOR_EPILOGUE_SWIGLU_A) want = p / (1 + exp(-p)) * w;
             if (epis[e] == XC_VENDOR_EPILOGUE_SWIGLU_B) want = p * (w / (1 + exp(-w)));
-            double got = get_elem(y, dt, (size_t)i * N + j);
+            double got = xc_tensor_get_f64(y, i * N + j);
             if (!(fabs(got - want) <= tol * (1 + fabs(want)))) {
               if (bad++ < 3)
                 printf("vendor GEMM %s epilogue %d [%d,%d]: got %g, want %g\n", xc_dtype_name(dt), (int)epis[e], i,
@@ -526,11 +502,10 @@ static void gpu_vendor_gemm(void) {
       }
       xc_module_unload(mod);
       xc_blob_release(&blob);
-      for (int i = 0; i < 4; i++) xc_buffer_free(bufs[i]);
-      free(a);
-      free(b);
-      free(u);
-      free(y);
+      for (int i = 0; i < 4; i++) {
+        xc_buffer_free(bufs[i]);
+        xc_tensor_destroy(host[i]);
+      }
     }
 }
 

@@ -409,6 +409,18 @@ static inline kern_t* build_scale(void) {
 
 /* ---- 16-bit floats -------------------------------------------------------------- */
 
+/* A kernel named `name` over a flat range: knobs BLOCK (small or large,
+ * default large; *kb its index) and num_threads (32 or 64, default 64).
+ * NULL when it cannot be made. */
+static inline kern_t* tk_flat_kernel(const char* name, int64_t small, int64_t large, int* kb) {
+  kern_t* k;
+  if (xc_tiled_kernel_create(name, &k)) return NULL;
+  const int64_t bl[] = {small, large}, th[] = {32, 64};
+  *kb = xc_tiled_add_knob(k, "BLOCK", XC_KNOB_TILE, 2, bl, large);
+  xc_tiled_add_knob(k, "num_threads", XC_KNOB_THREADS, 2, th, 64);
+  return k;
+}
+
 /* The 1-D frame of a flat kernel over n elements (the scalar parameter):
  * grid ceildiv(n, BLOCK), this program's BLOCK offsets and their in-range
  * mask (kb: the BLOCK knob). */
@@ -424,11 +436,9 @@ static inline val_t* tk_flat_offsets(kern_t* k, int kb, val_t* n, val_t** mask) 
 /* H[i] = half(A[i]) and F[i] = f32(B[i]) for i < n, with half = f16 or bf16.
  * Params: A H B F n. */
 static inline kern_t* build_convert(xc_dtype_t half) {
-  kern_t* k;
-  if (xc_tiled_kernel_create(half == XC_F16 ? "convert_f16" : "convert_bf16", &k)) return NULL;
-  const int64_t bl[] = {64, 256}, th[] = {32, 64};
-  int kb = xc_tiled_add_knob(k, "BLOCK", XC_KNOB_TILE, 2, bl, 256);
-  xc_tiled_add_knob(k, "num_threads", XC_KNOB_THREADS, 2, th, 64);
+  int kb;
+  kern_t* k = tk_flat_kernel(half == XC_F16 ? "convert_f16" : "convert_bf16", 64, 256, &kb);
+  if (!k) return NULL;
   val_t* A = xc_tiled_param_buffer(k, "A", XC_F32, XC_ROLE_IN);
   val_t* H = xc_tiled_param_buffer(k, "H", half, XC_ROLE_OUT);
   val_t* B = xc_tiled_param_buffer(k, "B", half, XC_ROLE_IN);
@@ -487,11 +497,9 @@ static inline kern_t* build_gemm_half(xc_dtype_t half) {
  * Y[j*n + i] = float op j, Z[j*n + i] = integer op j (on i32 values derived
  * from x). Params: X Y Z n. */
 static inline kern_t* build_ops_zoo(xc_dtype_t ft) {
-  kern_t* k;
-  if (xc_tiled_kernel_create(ft == XC_F64 ? "ops_zoo_f64" : "ops_zoo", &k)) return NULL;
-  const int64_t bl[] = {16, 128}, th[] = {32, 64};
-  int kb = xc_tiled_add_knob(k, "BLOCK", XC_KNOB_TILE, 2, bl, 128);
-  xc_tiled_add_knob(k, "num_threads", XC_KNOB_THREADS, 2, th, 64);
+  int kb;
+  kern_t* k = tk_flat_kernel(ft == XC_F64 ? "ops_zoo_f64" : "ops_zoo", 16, 128, &kb);
+  if (!k) return NULL;
   val_t* X = xc_tiled_param_buffer(k, "X", ft, XC_ROLE_IN);
   val_t* Y = xc_tiled_param_buffer(k, "Y", ft, XC_ROLE_OUT);
   val_t* Z = xc_tiled_param_buffer(k, "Z", XC_I32, XC_ROLE_OUT);
