@@ -82,8 +82,7 @@ static void if_end(spv_emitter_t* e, uint32_t merge) {
 }
 
 /* for (iv = lb; iv < ub; iv += step): returns iv; signed comparison. */
-static uint32_t loop_begin(spv_emitter_t* e, uint32_t type, uint32_t lb, uint32_t ub, uint32_t control,
-                           spv_loop_t* l) {
+uint32_t spv_loop_begin(spv_emitter_t* e, uint32_t type, uint32_t lb, uint32_t ub, uint32_t control, spv_loop_t* l) {
   spv_builder_t* b = &e->b;
   l->type = type;
   l->var = spv_fvar(e, type);
@@ -104,7 +103,7 @@ static uint32_t loop_begin(spv_emitter_t* e, uint32_t type, uint32_t lb, uint32_
   return l->iv;
 }
 
-static void loop_end(spv_emitter_t* e, spv_loop_t* l, uint32_t step) {
+void spv_loop_end(spv_emitter_t* e, spv_loop_t* l, uint32_t step) {
   branch(e, l->cont);
   label(e, l->cont);
   spv_store(e, l->var, spv_val(&e->b, SpvOpIAdd, l->type, 2, l->iv, step));
@@ -141,8 +140,8 @@ static void eloop_begin_chunks(spv_emitter_t* e, int rank, const int64_t* dims, 
   uint32_t s = spv_ci32(e, 0);
   el->looped = slots > 1;
   if (el->looped)
-    s = loop_begin(e, e->t_i32, s, spv_ci32(e, slots),
-                   slots <= 16 ? (uint32_t)SpvLoopControlUnrollMask : (uint32_t)SpvLoopControlMaskNone, &el->l);
+    s = spv_loop_begin(e, e->t_i32, s, spv_ci32(e, slots),
+                       slots <= 16 ? (uint32_t)SpvLoopControlUnrollMask : (uint32_t)SpvLoopControlMaskNone, &el->l);
   uint32_t elem = el->looped ? spv_val(b, SpvOpIAdd, e->t_i32, 2, e->lid,
                                        spv_val(b, SpvOpIMul, e->t_i32, 2, s, spv_ci32(e, t)))
                              : e->lid;
@@ -171,7 +170,7 @@ void spv_eloop_begin(spv_emitter_t* e, int rank, const int64_t* dims, spv_eloop_
 
 void spv_eloop_end(spv_emitter_t* e, spv_eloop_t* el) {
   if (el->guard) if_end(e, el->guard);
-  if (el->looped) loop_end(e, &el->l, spv_ci32(e, 1));
+  if (el->looped) spv_loop_end(e, &el->l, spv_ci32(e, 1));
 }
 
 /* ---- storage -------------------------------------------------------------- */
@@ -194,6 +193,7 @@ void spv_make_storage(spv_emitter_t* e, const xc_tiled_value_t* v) {
   int64_t n = spv_numel(spv_value_dims(e, v, dims), dims);
   uint32_t ct = spv_ctype(e, v->type.dtype);
   i->kind = i->want_shared || i->half ? SPV_V_SHARED : SPV_V_PRIVATE;
+  i->vec4 = i->kind == SPV_V_SHARED && i->want_vec4 && !i->half && ct == e->t_f32 && n % 4 == 0;
   if (i->half) {
     /* Rows padded by 16 bytes, so that the rows a fragment load reads start
      * in different banks. */
@@ -208,7 +208,10 @@ void spv_make_storage(spv_emitter_t* e, const xc_tiled_value_t* v) {
     int64_t slots = (n + e->threads - 1) / e->threads;
     i->id = spv_fvar(e, spv_type(&e->b, SpvOpTypeArray, 2, ct, spv_cu32(e, (uint32_t)slots)));
   } else {
-    uint32_t arr = spv_type(&e->b, SpvOpTypeArray, 2, ct, spv_cu32(e, (uint32_t)n));
+    /* As 4-element vectors where a blocked dot reads rows of it four at a
+     * time (spirv_emit_dot.c); elements are then components. */
+    uint32_t elem = i->vec4 ? spv_type(&e->b, SpvOpTypeVector, 2, ct, 4u) : ct;
+    uint32_t arr = spv_type(&e->b, SpvOpTypeArray, 2, elem, spv_cu32(e, (uint32_t)(i->vec4 ? n / 4 : n)));
     i->id = spv_id(&e->b);
     spv_op(&e->b, SPV_SEC_GLOBALS, SpvOpVariable, 3, spv_ptr(e, SpvStorageClassWorkgroup, arr), i->id,
            (uint32_t)SpvStorageClassWorkgroup);
@@ -241,10 +244,14 @@ static uint32_t storage_ptr(spv_emitter_t* e, const xc_tiled_value_t* v, const s
   uint32_t at = i->half ? spv_val(&e->b, SpvOpIAdd, e->t_i32, 2,
                                   spv_val(&e->b, SpvOpIMul, e->t_i32, 2, c->idx[0], spv_ci32(e, i->pitch)), c->idx[1])
                         : lin_of(e, c);
+  if (i->vec4)
+    return spv_val(&e->b, SpvOpAccessChain, spv_ptr(e, SpvStorageClassWorkgroup, ct), 3, i->id,
+                   spv_val(&e->b, SpvOpShiftRightArithmetic, e->t_i32, 2, at, spv_ci32(e, 2)),
+                   spv_val(&e->b, SpvOpBitwiseAnd, e->t_i32, 2, at, spv_ci32(e, 3)));
   return spv_val(&e->b, SpvOpAccessChain, spv_ptr(e, SpvStorageClassWorkgroup, ct), 2, i->id, at);
 }
 
-static void write_elem(spv_emitter_t* e, const xc_tiled_value_t* v, const spv_ctx_t* c, uint32_t val) {
+void spv_write_elem(spv_emitter_t* e, const xc_tiled_value_t* v, const spv_ctx_t* c, uint32_t val) {
   spv_make_storage(e, v);
   if (spv_info(e, v)->half) val = spv_val(&e->b, SpvOpFConvert, spv_f16_type(e), 1, val);
   spv_store(e, storage_ptr(e, v, c), val);
@@ -254,7 +261,7 @@ static void write_elem(spv_emitter_t* e, const xc_tiled_value_t* v, const spv_ct
 
 static uint32_t eval_at(spv_emitter_t* e, const xc_tiled_op_t* op, const spv_ctx_t* c);
 
-static uint32_t read_value(spv_emitter_t* e, const xc_tiled_value_t* v, const spv_ctx_t* c) {
+uint32_t spv_read_value(spv_emitter_t* e, const xc_tiled_value_t* v, const spv_ctx_t* c) {
   if (v->type.rank == 0) {
     uint32_t id = e->vi[v->id].id;
     if (!id) spv_fail(e, XC_INTERNAL, "scalar value %d read before it was computed", v->id);
@@ -301,7 +308,7 @@ static void operand_ctx(spv_emitter_t* e, const spv_ctx_t* c, const xc_tiled_val
 uint32_t spv_read_operand(spv_emitter_t* e, const xc_tiled_value_t* x, const spv_ctx_t* c) {
   spv_ctx_t xc;
   operand_ctx(e, c, x, &xc);
-  return read_value(e, x, &xc);
+  return spv_read_value(e, x, &xc);
 }
 
 static bool mask_always_true(spv_emitter_t* e, const xc_tiled_value_t* m) {
@@ -366,17 +373,17 @@ static uint32_t reduce_at(spv_emitter_t* e, const xc_tiled_op_t* op, const spv_c
   xc.slot = c->slot;
   xc.idx[axis] = spv_ci32(e, 0);
   xc_dtype_t t = x->type.dtype;
-  uint32_t first = read_value(e, x, &xc);
+  uint32_t first = spv_read_value(e, x, &xc);
   if (len == 1) return first;
   uint32_t ct = spv_ctype(e, t);
   uint32_t acc = spv_fvar(e, ct);
   spv_store(e, acc, first);
   spv_loop_t l;
-  xc.idx[axis] = loop_begin(e, e->t_i32, spv_ci32(e, 1), spv_ci32(e, len), SpvLoopControlMaskNone, &l);
+  xc.idx[axis] = spv_loop_begin(e, e->t_i32, spv_ci32(e, 1), spv_ci32(e, len), SpvLoopControlMaskNone, &l);
   xc.aligned = false;
-  uint32_t v = read_value(e, x, &xc);
+  uint32_t v = spv_read_value(e, x, &xc);
   spv_store(e, acc, spv_reduce_combine(e, (xc_tiled_reduce_kind_t)op->reduce, t, spv_load(e, ct, acc), v));
-  loop_end(e, &l, spv_ci32(e, 1));
+  spv_loop_end(e, &l, spv_ci32(e, 1));
   return spv_load(e, ct, acc);
 }
 
@@ -394,16 +401,16 @@ static uint32_t dot_at(spv_emitter_t* e, const xc_tiled_op_t* op, const spv_ctx_
   uint32_t sum = spv_fvar(e, ct);
   spv_store(e, sum, spv_read_operand(e, acc, c));
   spv_loop_t l;
-  uint32_t k = loop_begin(e, e->t_i32, spv_ci32(e, 0), spv_ci32(e, kk), SpvLoopControlMaskNone, &l);
+  uint32_t k = spv_loop_begin(e, e->t_i32, spv_ci32(e, 0), spv_ci32(e, kk), SpvLoopControlMaskNone, &l);
   ac.idx[0] = c->idx[0];
   ac.idx[1] = k;
   bc.idx[0] = k;
   bc.idx[1] = c->idx[1];
-  uint32_t av = spv_cast(e, ta, tr == XC_F16 || tr == XC_BF16 ? XC_F32 : tr, read_value(e, a, &ac));
-  uint32_t bw = spv_cast(e, tb, tr == XC_F16 || tr == XC_BF16 ? XC_F32 : tr, read_value(e, bv, &bc));
+  uint32_t av = spv_cast(e, ta, tr == XC_F16 || tr == XC_BF16 ? XC_F32 : tr, spv_read_value(e, a, &ac));
+  uint32_t bw = spv_cast(e, tb, tr == XC_F16 || tr == XC_BF16 ? XC_F32 : tr, spv_read_value(e, bv, &bc));
   uint32_t p = spv_binary(e, XC_TOP_MUL, tr, av, bw);
   spv_store(e, sum, spv_binary(e, XC_TOP_ADD, tr, spv_load(e, ct, sum), p));
-  loop_end(e, &l, spv_ci32(e, 1));
+  spv_loop_end(e, &l, spv_ci32(e, 1));
   return spv_load(e, ct, sum);
 }
 
@@ -427,7 +434,7 @@ static uint32_t eval_at(spv_emitter_t* e, const xc_tiled_op_t* op, const spv_ctx
       xc.rank = spv_value_dims(e, x, xc.dims);
       for (int i = 0, j = 0; i < c->rank; i++)
         if (i != op->axis) xc.idx[j++] = c->idx[i];
-      return read_value(e, x, &xc);
+      return spv_read_value(e, x, &xc);
     }
     case XC_TOP_BROADCAST: return spv_read_operand(e, op->operands[0], c);
     case XC_TOP_TRANS: {
@@ -437,7 +444,7 @@ static uint32_t eval_at(spv_emitter_t* e, const xc_tiled_op_t* op, const spv_ctx
       xc.idx[0] = c->idx[1];
       xc.idx[1] = c->idx[0];
       xc.aligned = c->aligned && (c->dims[0] == 1 || c->dims[1] == 1);
-      return read_value(e, op->operands[0], &xc);
+      return spv_read_value(e, op->operands[0], &xc);
     }
     case XC_TOP_CMP: {
       xc_dtype_t ot = op->operands[0]->type.dtype;
@@ -741,7 +748,7 @@ static bool load_vectorized(spv_emitter_t* e, const xc_tiled_op_t* op) {
     spv_ctx_t cj = c;
     cj.idx[rank - 1] = spv_val(b, SpvOpIAdd, e->t_i32, 2, c.idx[rank - 1], spv_ci32(e, j));
     cj.lin = spv_val(b, SpvOpIAdd, e->t_i32, 2, elem, spv_ci32(e, j));
-    write_elem(e, v, &cj, spv_load(e, ct, vals[j]));
+    spv_write_elem(e, v, &cj, spv_load(e, ct, vals[j]));
   }
   spv_eloop_end(e, &el);
   return true;
@@ -762,7 +769,7 @@ static void materialize(spv_emitter_t* e, const xc_tiled_op_t* op) {
   spv_eloop_t el;
   spv_ctx_t c;
   spv_eloop_begin(e, rank, dims, &el, &c);
-  write_elem(e, v, &c, eval_at(e, op, &c));
+  spv_write_elem(e, v, &c, eval_at(e, op, &c));
   spv_eloop_end(e, &el);
   if (shared) spv_barrier(e);
 }
@@ -865,26 +872,26 @@ static uint32_t reduce_parallel(spv_emitter_t* e, const xc_tiled_op_t* op, int64
   xc.lin = j;
   xc.slot = spv_ci32(e, 0);
   uint32_t acc = spv_fvar(e, ct);
-  spv_store(e, acc, read_value(e, x, &xc)); /* j < G <= len: element j exists */
+  spv_store(e, acc, spv_read_value(e, x, &xc)); /* j < G <= len: element j exists */
   spv_loop_t l;
   uint32_t guard = 0;
   if (own) {
     /* over slots, constant bounds: unrolled, the private array stays in
      * registers (a varying index would put it in memory) */
     int64_t slots = (len + g - 1) / g;
-    xc.slot = loop_begin(e, e->t_i32, spv_ci32(e, 1), spv_ci32(e, slots),
-                         slots <= 32 ? (uint32_t)SpvLoopControlUnrollMask : (uint32_t)SpvLoopControlMaskNone, &l);
+    xc.slot = spv_loop_begin(e, e->t_i32, spv_ci32(e, 1), spv_ci32(e, slots),
+                             slots <= 32 ? (uint32_t)SpvLoopControlUnrollMask : (uint32_t)SpvLoopControlMaskNone, &l);
     xc.idx[axis] = spv_val(b, SpvOpIAdd, e->t_i32, 2, j, spv_val(b, SpvOpIMul, e->t_i32, 2, xc.slot, spv_ci32(e, g)));
     if (len % g) guard = if_begin(e, spv_val(b, SpvOpSLessThan, e->t_bool, 2, xc.idx[axis], spv_ci32(e, len)));
   } else {
-    xc.idx[axis] = loop_begin(e, e->t_i32, spv_val(b, SpvOpIAdd, e->t_i32, 2, j, spv_ci32(e, g)), spv_ci32(e, len),
-                              SpvLoopControlMaskNone, &l);
+    xc.idx[axis] = spv_loop_begin(e, e->t_i32, spv_val(b, SpvOpIAdd, e->t_i32, 2, j, spv_ci32(e, g)), spv_ci32(e, len),
+                                  SpvLoopControlMaskNone, &l);
   }
   xc.lin = xc.idx[axis];
-  uint32_t v = read_value(e, x, &xc);
+  uint32_t v = spv_read_value(e, x, &xc);
   spv_store(e, acc, spv_reduce_combine(e, (xc_tiled_reduce_kind_t)op->reduce, t, spv_load(e, ct, acc), v));
   if (guard) if_end(e, guard);
-  loop_end(e, &l, own ? spv_ci32(e, 1) : spv_ci32(e, g));
+  spv_loop_end(e, &l, own ? spv_ci32(e, 1) : spv_ci32(e, g));
   uint32_t part = spv_load(e, ct, acc);
   /* In the subgroup: G lanes of one subgroup (clustered), or each whole
    * subgroup of a group of several; the tree then starts at that span. */
@@ -921,7 +928,7 @@ static uint32_t reduce_parallel(spv_emitter_t* e, const xc_tiled_op_t* op, int64
   spv_ctx_t c;
   spv_eloop_begin(e, rr, rdims, &el, &c);
   uint32_t at = spv_val(b, SpvOpIMul, e->t_i32, 2, c.lin, spv_ci32(e, g));
-  write_elem(e, r, &c, spv_load(e, ct, spv_val(b, SpvOpAccessChain, pw, 2, scratch, at)));
+  spv_write_elem(e, r, &c, spv_load(e, ct, spv_val(b, SpvOpAccessChain, pw, 2, scratch, at)));
   spv_eloop_end(e, &el);
   if (shared) spv_barrier(e);
   return 0;
@@ -944,7 +951,7 @@ static void emit_store(spv_emitter_t* e, const xc_tiled_op_t* op) {
   } else {
     spv_eloop_begin(e, rank, dims, &el, &c);
   }
-  uint32_t off = read_value(e, offs, &c);
+  uint32_t off = spv_read_value(e, offs, &c);
   uint32_t m = mask ? if_begin(e, spv_read_operand(e, mask, &c)) : 0;
   mem_store(e, mem, off, spv_read_operand(e, val, &c));
   if (m) if_end(e, m);
@@ -983,22 +990,22 @@ static void copy_tile(spv_emitter_t* e, const xc_tiled_value_t* dst, const xc_ti
   } else {
     v = spv_read_operand(e, src, &c);
   }
-  write_elem(e, dst, &c, v);
+  spv_write_elem(e, dst, &c, v);
   spv_eloop_end(e, &el);
 }
 
 static void emit_for(spv_emitter_t* e, const xc_tiled_op_t* op) {
   const xc_tiled_block_t* body = op->body;
   int n = op->num_results;
-  uint32_t lb = read_value(e, op->operands[0], NULL), ub = read_value(e, op->operands[1], NULL);
-  uint32_t step = read_value(e, op->operands[2], NULL);
+  uint32_t lb = spv_read_value(e, op->operands[0], NULL), ub = spv_read_value(e, op->operands[1], NULL);
+  uint32_t step = spv_read_value(e, op->operands[2], NULL);
   bool any_shared = false;
   for (int i = 0; i < n; i++) {
     const xc_tiled_value_t *arg = body->args[1 + i], *init = op->operands[3 + i];
     spv_vinfo_t* ai = &e->vi[arg->id];
     if (arg->type.rank == 0) {
       ai->var = spv_fvar(e, spv_ctype(e, arg->type.dtype));
-      spv_store(e, ai->var, read_value(e, init, NULL));
+      spv_store(e, ai->var, spv_read_value(e, init, NULL));
     } else if (ai->kind == SPV_V_COOP) {
       spv_coop_t* cp = spv_coop_of_arg(e, arg);
       if (cp) spv_coop_init(e, cp);
@@ -1014,7 +1021,7 @@ static void emit_for(spv_emitter_t* e, const xc_tiled_op_t* op) {
   if (any_shared) spv_barrier(e);
 
   spv_loop_t l;
-  uint32_t iv = loop_begin(e, e->t_i64, lb, ub, SpvLoopControlMaskNone, &l);
+  uint32_t iv = spv_loop_begin(e, e->t_i64, lb, ub, SpvLoopControlMaskNone, &l);
   e->vi[body->args[0]->id].id = iv;
   for (int i = 0; i < n; i++) {
     const xc_tiled_value_t* arg = body->args[1 + i];
@@ -1039,7 +1046,7 @@ static void emit_for(spv_emitter_t* e, const xc_tiled_op_t* op) {
   for (int i = 0; i < n; i++) {
     const xc_tiled_value_t *arg = body->args[1 + i], *yv = y->operands[i];
     if (arg->type.rank == 0) {
-      scalars[i] = read_value(e, yv, NULL);
+      scalars[i] = spv_read_value(e, yv, NULL);
       continue;
     }
     if (yv == arg || e->vi[arg->id].kind == SPV_V_COOP) continue; /* updated in place */
@@ -1068,7 +1075,7 @@ static void emit_for(spv_emitter_t* e, const xc_tiled_op_t* op) {
   }
   if (any_shared) spv_barrier(e);
   e->in_loop = saved;
-  loop_end(e, &l, step);
+  spv_loop_end(e, &l, step);
   for (int i = 0; i < n; i++) {
     const xc_tiled_value_t *arg = body->args[1 + i], *res = op->results[i];
     if (res->type.rank == 0) e->vi[res->id].id = spv_load(e, spv_ctype(e, res->type.dtype), e->vi[arg->id].var);
@@ -1131,6 +1138,7 @@ static void emit_op(spv_emitter_t* e, const xc_tiled_op_t* op) {
       return;
     }
   }
+  if (op->opcode == XC_TOP_DOT && spv_dot_blocked(e, op)) return;
   if (op->opcode == XC_TOP_REDUCE) {
     int64_t g = reduce_group(e, op);
     if (g > 1) {
@@ -1195,6 +1203,7 @@ static void emit_pass(spv_emitter_t* e, spv_kernel_info_t* out_info) {
     e->vi[i].id = 0;
     e->vi[i].var = 0;
     e->vi[i].vec_view = 0;
+    e->vi[i].vec4 = false;
   }
   spv_capability(b, SpvCapabilityShader);
   e->glsl = spv_id(b);

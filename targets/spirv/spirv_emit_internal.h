@@ -43,6 +43,8 @@ typedef struct spv_vinfo {
   int64_t pitch;      /* elements from one row to the next */
   uint32_t binding;   /* MEMREF param: its binding */
   uint32_t vec_view;  /* MEMREF param: the same buffer seen as 4-element vectors (0: not yet) */
+  bool want_vec4;     /* SHARED f32 tile a blocked dot reads 4 at a time (kept across passes) */
+  bool vec4;          /* this pass's storage is an array of 4-element vectors */
 } spv_vinfo_t;
 
 /* A `for` whose carried tile is a dot accumulator computed with cooperative
@@ -128,7 +130,7 @@ uint32_t spv_to_storage(spv_emitter_t* e, xc_dtype_t t, uint32_t x);
 /* Integer conversions between compute types (64 <-> 32 bit, signedness). */
 uint32_t spv_int_to(spv_emitter_t* e, uint32_t x, xc_dtype_t from, uint32_t to_type, bool to64, bool to_signed);
 
-/* ---- spirv_emit.c: what spirv_emit_coop.c shares ---- */
+/* ---- spirv_emit.c: what spirv_emit_coop.c and spirv_emit_dot.c share ---- */
 typedef struct spv_loop {
   uint32_t header, cont, merge, var, iv, type;
 } spv_loop_t;
@@ -154,11 +156,22 @@ void spv_barrier(spv_emitter_t* e);
 int spv_value_dims(spv_emitter_t* e, const xc_tiled_value_t* v, int64_t* dims);
 int64_t spv_numel(int rank, const int64_t* dims);
 uint32_t spv_read_operand(spv_emitter_t* e, const xc_tiled_value_t* x, const spv_ctx_t* c);
+uint32_t spv_read_value(spv_emitter_t* e, const xc_tiled_value_t* v, const spv_ctx_t* c); /* v at c (v's shape) */
+void spv_write_elem(spv_emitter_t* e, const xc_tiled_value_t* v, const spv_ctx_t* c, uint32_t val);
+/* for (iv = lb; iv < ub; iv += step), signed: returns iv. */
+uint32_t spv_loop_begin(spv_emitter_t* e, uint32_t type, uint32_t lb, uint32_t ub, uint32_t control, spv_loop_t* l);
+void spv_loop_end(spv_emitter_t* e, spv_loop_t* l, uint32_t step);
 void spv_make_storage(spv_emitter_t* e, const xc_tiled_value_t* v);
 uint32_t spv_fvar(spv_emitter_t* e, uint32_t type); /* a Function variable */
 uint32_t spv_f16_type(spv_emitter_t* e);
 void spv_eloop_begin(spv_emitter_t* e, int rank, const int64_t* dims, spv_eloop_t* el, spv_ctx_t* c);
 void spv_eloop_end(spv_emitter_t* e, spv_eloop_t* el);
+
+/* ---- spirv_emit_dot.c ---- */
+/* A generic dot whose result is a 2-D tile in the default slot layout,
+ * register-blocked: one K loop for all of a work-item's slots. False (and
+ * nothing emitted) when the dot does not qualify: the per-element loop. */
+bool spv_dot_blocked(spv_emitter_t* e, const xc_tiled_op_t* dot);
 
 /* ---- spirv_emit_coop.c ---- */
 /* The matrix instruction the kernel's schedule gives `dot` (NULL: generic). */
