@@ -207,6 +207,83 @@ static bool emit_dot_blocked(em_t* e, const xc_tiled_op_t* op) {
   return true;
 }
 
+/* Work-group dialects: the register-blocked form of the generic dot
+ * (docs/emitter.md, "Register-blocked dots"). A work-item's slots of an
+ * [M, N] result in the default layout (slot j holds element f = lid + j*T)
+ * are R rows by C columns: N % T == 0 gives every row (i0 = j / C) at
+ * columns s*T + lid; T % N == 0 gives rows lid / N + j*g (g = T / N) at
+ * column lid % N. One K loop then reads each B value of the work-item's
+ * columns once per k and each A value of its rows once per k (QU k-steps
+ * at a time, consecutive along A's rows), and sums into J accumulators;
+ * every element still sums acc, then k = 0, 1, ... in order. Returns false
+ * when the layout is not one of the two or the slots are too many. */
+#define BLOCKED_DOT_MAX_SLOTS 128
+static bool emit_dot_wg_blocked(em_t* e, const xc_tiled_op_t* op) {
+  const xc_tiled_value_t* a = op->operands[0], *b = op->operands[1], *acc = op->operands[2];
+  vinfo_t* r = V(e, op->results[0]);
+  if (r->rank != 2 || xc_cse_frag_shape(e, r) || xc_cse_vec_of(e, r) != 1 || r->n % e->T) return false;
+  int64_t M = r->dims[0], N = r->dims[1], T = e->T, J = r->n / T, K = V(e, a)->dims[1];
+  if (J < 2 || J > BLOCKED_DOT_MAX_SLOTS || K < 1) return false;
+  int64_t C, R, g = 0;
+  if (N % T == 0) C = N / T, R = M;
+  else if (T % N == 0 && M % (T / N) == 0) g = T / N, C = 1, R = M / g;
+  else return false;
+  int64_t QU = K % 4 == 0 ? 4 : K % 2 == 0 ? 2 : 1;
+  const char* t = vtype(e, op->results[0]->type.dtype), *it = itype(e), *up = e->d->unroll_pragma;
+  char d[96];
+  expr_t eacc;
+  xc_cstyle_writer_t ra = {0}, rb = {0};
+  L("{ /* register-blocked dot: %" PRId64 " rows x %" PRId64 " columns a work-item */\n", R, C);
+  e->depth++;
+  L("%s xd[%" PRId64 "];\n", t, J);
+  if (up) L("%s\n", up);
+  L("for (int j = 0; j < %" PRId64 "; j++) {\n", J);
+  e->depth++;
+  L("const %s f = lid + (%s)j * %" PRId64 ";\n", it, it, T);
+  L("const %s i0 = f / %" PRId64 ", i1 = f %% %" PRId64 ";\n", it, N, N);
+  L("xd[j] = %s;\n", xc_cse_opnd(e, &eacc, acc, r));
+  xc_cse_expr_free(&eacc);
+  xc_cse_loop_close(e, 1);
+  const char* ca[2] = {"i0", "qq"}, *cb[2] = {"qq", "i1"};
+  xc_cse_read_at(e, &ra, a, ca, false);
+  xc_cse_read_at(e, &rb, b, cb, false);
+  L("for (%s q = 0; q < %" PRId64 "; q += %" PRId64 ") {\n", it, K, QU);
+  e->depth++;
+  L("%s xb[%" PRId64 "];\n", t, QU * C);
+  if (up) L("%s\n", up);
+  L("for (int u = 0; u < %" PRId64 "; u++) {\n", QU);
+  e->depth++;
+  L("const %s qq = q + u;\n", it);
+  if (up) L("%s\n", up);
+  L("for (int s = 0; s < %" PRId64 "; s++) {\n", C);
+  e->depth++;
+  if (g) L("const %s i1 = lid %% %" PRId64 ";\n", it, N);
+  else L("const %s i1 = (%s)s * %" PRId64 " + lid;\n", it, it, T);
+  L("xb[u * %" PRId64 " + s] = (%s)(%s);\n", C, t, wstr(&rb));
+  xc_cse_loop_close(e, 2);
+  if (up) L("%s\n", up);
+  L("for (int m = 0; m < %" PRId64 "; m++) {\n", R);
+  e->depth++;
+  if (g) L("const %s i0 = lid / %" PRId64 " + (%s)m * %" PRId64 ";\n", it, N, it, g);
+  else L("const %s i0 = m;\n", it);
+  if (up) L("%s\n", up);
+  L("for (int u = 0; u < %" PRId64 "; u++) {\n", QU);
+  e->depth++;
+  L("const %s qq = q + u;\n", it);
+  L("const %s av = (%s)(%s);\n", t, t, wstr(&ra));
+  if (up) L("%s\n", up);
+  L("for (int s = 0; s < %" PRId64 "; s++) xd[m * %" PRId64 " + s] += av * xb[u * %" PRId64 " + s];\n", C, C, C);
+  xc_cse_loop_close(e, 3);
+  int close = xc_cse_loop_open(e, r, false);
+  L("%s = xd[j];\n", xc_cse_dst(e, r, d, sizeof d));
+  xc_cse_loop_close(e, close);
+  xc_cse_loop_close(e, 1);
+  if (r->st == ST_ARRAY) xc_cse_barrier(e);
+  if (ra.oom || rb.oom) fail(e, xc_error_oom());
+  free(ra.data), free(rb.data);
+  return true;
+}
+
 void xc_cse_emit_dot(em_t* e, const xc_tiled_op_t* op) {
   const xc_tiled_value_t* a = op->operands[0], *b = op->operands[1], *acc = op->operands[2];
   const xc_tiled_value_t* res = op->results[0];
@@ -237,7 +314,7 @@ void xc_cse_emit_dot(em_t* e, const xc_tiled_op_t* op) {
         r->dims[1], r->name, r->dims[1], t, wstr(&rb));
       xc_cse_loop_close(e, 2);
     }
-  } else {
+  } else if (!emit_dot_wg_blocked(e, op)) {
     int close = xc_cse_loop_open(e, r, false);
     const char* ca[2] = {"i0", "q"}, *cb[2] = {"q", "i1"};
     xc_cse_read_at(e, &ra, a, ca, false);

@@ -441,6 +441,48 @@ static void test_dot_blocked(void) {
   }
 }
 
+/* The same kernel on work-group dialects (docs/emitter.md, "Register-
+ * blocked dots"): a work-item's slots as rows x columns of one K loop —
+ * every row at columns lid, lid + T, ... (N % T == 0, odd K: one k a
+ * step), rows lid / N + j * T / N at column lid % N (T % N == 0, K % 4 ==
+ * 0: four k a step), neither (the per-element loop), and more slots than
+ * the form keeps in registers. The OpenCL source says which form it took;
+ * every case runs against the interpreter on each device. */
+static void test_dot_wg_blocked(void) {
+  struct {
+    int64_t M, N, K, threads;
+    bool blocked;
+  } cases[] = {{12, 48, 5, 8, true}, {12, 16, 8, 64, true}, {12, 48, 5, 64, false}, {64, 32, 4, 8, false}};
+  for (int c = 0; c < 4; c++) {
+    int64_t M = cases[c].M, N = cases[c].N, K = cases[c].K;
+    kern_t* k = build_dot_blocked(XC_F32, M, N, K);
+    CHECK(k != NULL);
+    if (!k) continue;
+    xc_device_caps_t caps;
+    memset(&caps, 0, sizeof caps);
+    caps.kind = XC_DEVICE_GPU;
+    caps.max_threads_per_group = 256;
+    caps.local_memory_bytes = 65536;
+    xc_knob_t th = {"num_threads", cases[c].threads};
+    xc_kernel_source_t src;
+    CHECK_OK(xc_cstyle_emit(&xc_cstyle_dialect_opencl, &caps, k, &th, 1, NULL, &src));
+    bool blocked = src.text && strstr(src.text, "register-blocked dot");
+    if (blocked != cases[c].blocked) fprintf(stderr, "dot wg blocked case %d: form %d, want %d\n", c, blocked, cases[c].blocked);
+    CHECK(blocked == cases[c].blocked);
+    if (c == 1) CHECK(src.text && strstr(src.text, "q += 4"));
+    xc_kernel_source_release(&src);
+    xc_tiled_arg_t args[5] = {{tensor(XC_F32, M * K, true), 0}, {tensor(XC_F32, N * K, true), 0},
+                              {tensor(XC_F32, K * N, true), 0}, {tensor(XC_F32, M * N, false), 0},
+                              {tensor(XC_F32, M * N, false), 0}};
+    char label[96];
+    snprintf(label, sizeof label, "dot wg blocked %lldx%lldx%lld threads %lld", (long long)M, (long long)N,
+             (long long)K, (long long)cases[c].threads);
+    check_kernel(k, &cases[c].threads, args, label);
+    free_args(args, 5);
+    xc_tiled_kernel_destroy(k);
+  }
+}
+
 /* Row conditions [M,1] read broadcast in an [M,N] element loop: one only
  * by a select (a depthwise conv tap's window test), one also as a load's
  * mask. The C emitter computes the first once into an int32_t array (GCC
@@ -1079,6 +1121,7 @@ int main(void) {
   test_max_min_nan();
   test_carry_order();
   test_dot_blocked();
+  test_dot_wg_blocked();
   test_row_select();
   test_vector_math();
   test_gemm_half();
