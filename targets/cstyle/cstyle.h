@@ -134,6 +134,10 @@ typedef struct xc_cstyle_dialect {
    * emitter adds the barrier that makes the data visible to all). */
   void (*copy16_async)(xc_cstyle_writer_t* w, const char* dst, const char* src, const char* full);
   const char* align16;         /* before the element type of a 16-byte aligned shared array */
+  /* Qualifier of a pointer into a work-group array in a cast ("__local " in
+   * OpenCL, "" in CUDA): with align16, the register-blocked dot reads four
+   * f32 of a row of its a operand as one float4 (NULL: element reads). */
+  const char* local_ptr_qual;
   const char* copy_commit;
   const char* copy_wait_fmt;   /* printf format with one %d: pending groups */
   /* Lane exchange within aligned groups of 32 work-items (optional; NULL:

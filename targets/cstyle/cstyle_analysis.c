@@ -281,8 +281,10 @@ static void declare_value(em_t* e, const xc_tiled_value_t* v) {
   if (x->st != ST_ARRAY && x->st != ST_PRIVATE) return;
   bool priv = x->st == ST_PRIVATE;
   int64_t n = priv ? (x->n + e->T - 1) / e->T : x->n;
-  P(&e->decls, "%s%s %s[%" PRId64 "];\n", priv ? e->d->private_qual : e->d->local_qual, vtype(e, v->type.dtype),
-    x->name, n);
+  x->aligned16 = !priv && xc_cse_dot_vec_a(e, v);
+  const char* al = x->aligned16 ? e->d->align16 : "";
+  P(&e->decls, "%s%s%s %s[%" PRId64 "];\n", priv ? e->d->private_qual : e->d->local_qual, al,
+    vtype(e, v->type.dtype), x->name, n);
   if (!priv) e->local_bytes += n * array_elem_bytes(e, v->type.dtype);
 }
 

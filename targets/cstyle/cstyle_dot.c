@@ -218,17 +218,54 @@ static bool emit_dot_blocked(em_t* e, const xc_tiled_op_t* op) {
  * every element still sums acc, then k = 0, 1, ... in order. Returns false
  * when the layout is not one of the two or the slots are too many. */
 #define BLOCKED_DOT_MAX_SLOTS 128
+typedef struct {
+  int64_t M, N, T, J, K, C, R, g, QU;
+  bool vec_a; /* a's rows read four f32 at a time from its aligned work-group array */
+} wg_blocked_t;
+
+static bool wg_blocked_plan(em_t* e, const xc_tiled_op_t* op, wg_blocked_t* p) {
+  if (!e->d->work_groups || op->opcode != XC_TOP_DOT || (e->mma && op == e->mma)) return false;
+  vinfo_t* r = V(e, op->results[0]), *a = V(e, op->operands[0]);
+  if (r->rank != 2 || r->st == ST_NONE || xc_cse_frag_shape(e, r) || xc_cse_vec_of(e, r) != 1 || r->n % e->T)
+    return false;
+  for (int i = 0; i < e->num_mx; i++)
+    if (e->mx[i].op == op) return false;
+  memset(p, 0, sizeof *p);
+  p->M = r->dims[0], p->N = r->dims[1], p->T = e->T, p->J = r->n / e->T, p->K = a->dims[1];
+  if (p->J < 2 || p->J > BLOCKED_DOT_MAX_SLOTS || p->K < 1) return false;
+  if (p->N % p->T == 0) p->C = p->N / p->T, p->R = p->M;
+  else if (p->T % p->N == 0 && p->M % (p->T / p->N) == 0) p->g = p->T / p->N, p->C = 1, p->R = p->M / p->g;
+  else return false;
+  p->QU = p->K % 4 == 0 ? 4 : p->K % 2 == 0 ? 2 : 1;
+  const xc_tiled_value_t* av = op->operands[0];
+  p->vec_a = p->QU == 4 && e->d->local_ptr_qual && e->d->align16 && a->st == ST_ARRAY && a->rank == 2 &&
+             !a->raw && !a->in_place && !a->packed && a->dims[1] % 4 == 0 &&
+             !strcmp(vtype(e, av->type.dtype), "float") && !strcmp(vtype(e, op->results[0]->type.dtype), "float");
+  return true;
+}
+
+static bool vec_a_in(em_t* e, const xc_tiled_block_t* b, const xc_tiled_value_t* v) {
+  for (int i = 0; i < b->num_ops; i++) {
+    const xc_tiled_op_t* op = b->ops[i];
+    wg_blocked_t p;
+    if (op->opcode == XC_TOP_FOR && vec_a_in(e, op->body, v)) return true;
+    if (op->opcode == XC_TOP_DOT && op->operands[0] == v && wg_blocked_plan(e, op, &p) && p.vec_a) return true;
+  }
+  return false;
+}
+
+/* Whether work-group array v is the a operand of a register-blocked dot
+ * that reads its rows as float4 (declared 16-byte aligned). */
+bool xc_cse_dot_vec_a(em_t* e, const xc_tiled_value_t* v) {
+  return e->d->work_groups && e->d->local_ptr_qual && vec_a_in(e, e->k->body, v);
+}
+
 static bool emit_dot_wg_blocked(em_t* e, const xc_tiled_op_t* op) {
   const xc_tiled_value_t* a = op->operands[0], *b = op->operands[1], *acc = op->operands[2];
   vinfo_t* r = V(e, op->results[0]);
-  if (r->rank != 2 || xc_cse_frag_shape(e, r) || xc_cse_vec_of(e, r) != 1 || r->n % e->T) return false;
-  int64_t M = r->dims[0], N = r->dims[1], T = e->T, J = r->n / T, K = V(e, a)->dims[1];
-  if (J < 2 || J > BLOCKED_DOT_MAX_SLOTS || K < 1) return false;
-  int64_t C, R, g = 0;
-  if (N % T == 0) C = N / T, R = M;
-  else if (T % N == 0 && M % (T / N) == 0) g = T / N, C = 1, R = M / g;
-  else return false;
-  int64_t QU = K % 4 == 0 ? 4 : K % 2 == 0 ? 2 : 1;
+  wg_blocked_t p;
+  if (!wg_blocked_plan(e, op, &p)) return false;
+  int64_t N = p.N, T = p.T, J = p.J, K = p.K, C = p.C, R = p.R, g = p.g, QU = p.QU;
   const char* t = vtype(e, op->results[0]->type.dtype), *it = itype(e), *up = e->d->unroll_pragma;
   char d[96];
   expr_t eacc;
@@ -266,14 +303,29 @@ static bool emit_dot_wg_blocked(em_t* e, const xc_tiled_op_t* op) {
   e->depth++;
   if (g) L("const %s i0 = lid / %" PRId64 " + (%s)m * %" PRId64 ";\n", it, N, it, g);
   else L("const %s i0 = m;\n", it);
-  if (up) L("%s\n", up);
-  L("for (int u = 0; u < %" PRId64 "; u++) {\n", QU);
-  e->depth++;
-  L("const %s qq = q + u;\n", it);
-  L("const %s av = (%s)(%s);\n", t, t, wstr(&ra));
-  if (up) L("%s\n", up);
-  L("for (int s = 0; s < %" PRId64 "; s++) xd[m * %" PRId64 " + s] += av * xb[u * %" PRId64 " + s];\n", C, C, C);
-  xc_cse_loop_close(e, 3);
+  if (p.vec_a && V(e, a)->aligned16) {
+    /* a[i0, q..q+3]: one aligned float4 (rows of a multiple of 4, q too) */
+    vinfo_t* ai = V(e, a);
+    const char* lane[4] = {"x", "y", "z", "w"};
+    L("const float4 a4 = ((%sconst float4*)%s)[(%s%s * %" PRId64 " + q) / 4];\n", e->d->local_ptr_qual, ai->name,
+      ai->dims[0] == 1 ? "0 * " : "", "i0", ai->dims[1]);
+    for (int u = 0; u < 4; u++) {
+      if (up) L("%s\n", up);
+      L("for (int s = 0; s < %" PRId64 "; s++) xd[m * %" PRId64 " + s] += a4.%s * xb[%d * %" PRId64 " + s];\n", C, C,
+        lane[u], u, C);
+    }
+    xc_cse_loop_close(e, 1);
+  } else {
+    if (up) L("%s\n", up);
+    L("for (int u = 0; u < %" PRId64 "; u++) {\n", QU);
+    e->depth++;
+    L("const %s qq = q + u;\n", it);
+    L("const %s av = (%s)(%s);\n", t, t, wstr(&ra));
+    if (up) L("%s\n", up);
+    L("for (int s = 0; s < %" PRId64 "; s++) xd[m * %" PRId64 " + s] += av * xb[u * %" PRId64 " + s];\n", C, C, C);
+    xc_cse_loop_close(e, 2);
+  }
+  xc_cse_loop_close(e, 1);
   int close = xc_cse_loop_open(e, r, false);
   L("%s = xd[j];\n", xc_cse_dst(e, r, d, sizeof d));
   xc_cse_loop_close(e, close);

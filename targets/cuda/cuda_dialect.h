@@ -22,6 +22,7 @@
                    [XC_U32] = "unsigned int", [XC_U64] = "unsigned long long", [XC_BOOL] = "unsigned char"},   \
   .global_qual = "",                                                                                           \
   .local_qual = "__shared__ ",                                                                                 \
+  .local_ptr_qual = "",                                                                                        \
   .private_qual = "",                                                                                          \
   /* No restrict: lowered modules may bind a view and its source to two                                        \
    * parameters, so buffers can alias. */                                                                      \

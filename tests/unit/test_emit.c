@@ -469,7 +469,9 @@ static void test_dot_wg_blocked(void) {
     bool blocked = src.text && strstr(src.text, "register-blocked dot");
     if (blocked != cases[c].blocked) fprintf(stderr, "dot wg blocked case %d: form %d, want %d\n", c, blocked, cases[c].blocked);
     CHECK(blocked == cases[c].blocked);
-    if (c == 1) CHECK(src.text && strstr(src.text, "q += 4"));
+    if (c == 1) /* four k a step, a's rows as aligned float4 */
+      CHECK(src.text && strstr(src.text, "q += 4") && strstr(src.text, "const float4 a4") &&
+            strstr(src.text, "__local __attribute__((aligned(16))) float"));
     xc_kernel_source_release(&src);
     xc_tiled_arg_t args[5] = {{tensor(XC_F32, M * K, true), 0}, {tensor(XC_F32, N * K, true), 0},
                               {tensor(XC_F32, K * N, true), 0}, {tensor(XC_F32, M * N, false), 0},
