@@ -166,8 +166,49 @@ static xc_status_t tied_weight_gemms(xc_graph_t* g, bool* changed) {
   return xc_graph_resolve_ops(g);
 }
 
+/* Gemm(transB = 1) on a 2-D constant B that only it reads, on a target
+ * without matrix instructions: B is transposed once here (a Transpose the
+ * folding below turns into the [K, N] initializer) and transB cleared.
+ * Kernels without matrix instructions read B by rows of N (the cpu dot's
+ * b vectors, a work-group dot's b values per column); with transB they
+ * gathered it with a stride of K per column at every run (the batch-1
+ * classifier's [10, 1280] weight: 16 strided loads a k-step) or copied it
+ * transposed per launch. A weight other nodes read too keeps its layout
+ * (tied_weight_gemms made that Gemm to avoid a second copy). */
+static xc_status_t gemm_weights_k_major(xc_graph_t* g, const xc_pass_options_t* o, bool* changed) {
+  if (o->target.has_tensor_cores) return NULL;
+  int count = g->num_nodes;
+  bool any = false;
+  for (int i = 0; i < count; i++) {
+    xc_node_t* m = g->nodes[i];
+    if (m->dead || strcmp(m->op_type, "Gemm") != 0 || m->domain[0] || m->num_inputs < 2 ||
+        !xc_node_attr_int(m, "transB"))
+      continue;
+    xc_value_t* w = m->inputs[1];
+    if (!w || !w->constant || w->rank != 2 || xc_graph_count_uses(g, w) != 1 ||
+        (int64_t)xc_tensor_nbytes(w->constant) > o->fold_layout_limit_bytes)
+      continue;
+    xc_value_t* wt = NULL;
+    XC_RETURN_IF_ERROR(new_value(g, w->name, "_kn", &wt));
+    xc_node_t* t;
+    XC_RETURN_IF_ERROR(xc_graph_add_node(g, "Transpose", "", NULL, 1, &w, 1, &wt, &t));
+    const int64_t perm[2] = {1, 0};
+    XC_RETURN_IF_ERROR(xc_node_set_ints(g, t, "perm", 2, perm));
+    XC_RETURN_IF_ERROR(xc_node_inherit_provenance(g, t, m));
+    xc_dim_t d[2] = {w->dims[1], w->dims[0]};
+    XC_RETURN_IF_ERROR(xc_value_set_type(g, wt, w->dtype, 2, d));
+    m->inputs[1] = wt;
+    XC_RETURN_IF_ERROR(xc_node_set_int(g, m, "transB", 0));
+    *changed = any = true;
+  }
+  if (!any) return NULL;
+  XC_RETURN_IF_ERROR(xc_graph_toposort(g));
+  return xc_graph_resolve_ops(g);
+}
+
 xc_status_t xc_pass_fold_constants(xc_graph_t* g, const xc_pass_options_t* o, bool* changed) {
   XC_RETURN_IF_ERROR(tied_weight_gemms(g, changed));
+  XC_RETURN_IF_ERROR(gemm_weights_k_major(g, o, changed));
   const xc_tensor_t* ins[64];
   xc_tensor_t* outs[16];
   for (int i = 0; i < g->num_nodes; i++) {

@@ -296,6 +296,52 @@ static void test_fold_layout_of_weights(void) {
   free(text);
 }
 
+/* Gemm(transB = 1) on a weight only it reads: on a target without matrix
+ * instructions the weight is stored [K, N] (transposed once, transB
+ * cleared) with the same results; with tensor cores, or when another node
+ * reads the weight too, the Gemm keeps transB on the weight as it is. */
+static void test_gemm_weights_k_major(void) {
+  for (int c = 0; c < 3; c++) {
+    char text[512];
+    snprintf(text, sizeof text,
+             "xir 1\ngraph g opset 23 {\n  input x: f32[2, 3]\n"
+             "  const w: f32[4, 3] = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]\n"
+             "  const b: f32[4] = [0.5, -1, 2, 0]\n"
+             "  y = Gemm(x, w, b) {transB: 1}\n  output y\n%s}\n",
+             c == 2 ? "  z = Neg(w)\n  output z\n" : "");
+    xc_graph_t* g = parse(text);
+    CHECK(g != NULL);
+    if (!g) continue;
+    int64_t dims[2] = {2, 3};
+    xc_tensor_t* before = run_pattern(g, 2, dims);
+    xc_pass_options_t o;
+    xc_pass_options_init(&o);
+    o.target.has_tensor_cores = c == 1;
+    CHECK_OK(xc_passes_run(g, &o));
+    xc_tensor_t* after = run_pattern(g, 2, dims);
+    CHECK(before && after && same_values(before, after));
+    const xc_node_t* gm = NULL;
+    for (int i = 0; i < g->num_nodes; i++)
+      if (!g->nodes[i]->dead && !strcmp(g->nodes[i]->op_type, "Gemm")) gm = g->nodes[i];
+    CHECK(gm != NULL);
+    if (gm) {
+      bool moved = c == 0;
+      CHECK_EQ_INT((int)xc_node_attr_int(gm, "transB"), moved ? 0 : 1);
+      const xc_tensor_t* w = gm->inputs[1]->constant;
+      CHECK(w != NULL);
+      if (w && moved) { /* [K, N]: w[k, n] = old w[n, k] */
+        CHECK_EQ_INT((int)w->dims[0], 3);
+        CHECK_EQ_INT((int)w->dims[1], 4);
+        CHECK(xc_tensor_get_f64(w, 1) == 4 && xc_tensor_get_f64(w, 4) == 2 && xc_tensor_get_f64(w, 11) == 12);
+      }
+    }
+    CHECK_EQ_INT(count_op(g, "Transpose"), 0);
+    xc_tensor_destroy(before);
+    xc_tensor_destroy(after);
+    xc_graph_destroy(g);
+  }
+}
+
 static void test_must_not_rewrite(void) {
   /* Two Transposes that are not inverses compose into one but are not
    * removed; two LeakyRelus with different alpha are not merged by CSE; an
@@ -401,6 +447,7 @@ int main(void) {
   test_fold_cse_dce();
   test_fold_respects_size_limit();
   test_fold_layout_of_weights();
+  test_gemm_weights_k_major();
   test_fold_static_shapes();
   test_must_not_rewrite();
   test_options();
