@@ -38,6 +38,13 @@ extern "C" {
  * no schedule block. Kernels that differ only in names hash alike. */
 xc_status_t xc_tune_task_hash(const xc_tiled_kernel_t* k, char out[33]);
 
+/* The device a tuning record belongs to (32 hex digits + NUL): the caps
+ * fingerprint (xc_device_caps_fingerprint) and, on a CPU, the number of
+ * threads the runtime runs kernels with ($XCOMP_NUM_THREADS, else
+ * $OMP_NUM_THREADS, else the cores): schedules measured with one thread are
+ * not taken for runs with two, nor the other way round. */
+void xc_tune_device_id(const xc_device_caps_t* caps, char out[33]);
+
 /* ---- schedule text ---------------------------------------------------------- */
 
 /* The schedule record as the tiled IR prints it ("schedule NAME { ... }"),
@@ -54,7 +61,7 @@ typedef struct xc_tune_db xc_tune_db_t;
 typedef struct xc_tune_record {
   char task[33];            /* xc_tune_task_hash */
   char target[64];          /* target name ("cpu", "spirv") */
-  char device[33];          /* xc_device_caps_fingerprint, hex */
+  char device[33];          /* xc_tune_device_id */
   char device_name[128];    /* for people */
   char kernel[128];         /* one kernel name of the task (for people) */
   char* schedule;           /* xc_tune_schedule_format text */

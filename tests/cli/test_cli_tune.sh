@@ -126,6 +126,14 @@ cmp -s "$TMP/k-default/$planted_kernel.tiled" "$TMP/k-plant/$planted_kernel.tile
 if expect_ok run "$TMP/plant.xcm" --input "@$M/test_data_set_0/input_0.pb" --output-dir "$TMP/out-plant"; then
   expect_ok compare "$TMP/out-plant/output_0.npy" "$M/test_data_set_0/output_0.pb" --rtol 1e-3 --atol 1e-5
 fi
+# cpu records belong to the thread count they were measured with: a compile
+# for another count takes nothing from the database
+other_threads=$(( $(nproc) + 3 ))
+XCOMP_NUM_THREADS=$other_threads run_xcomp compile "$M/model.onnx" --target cpu --tuning-db "$TMP/cpu.db" --no-cache \
+  -o "$TMP/other-threads.xcm"
+[ "$RC" -eq 0 ] || fail "compile for $other_threads threads: $(head -c 1500 "$TMP/err")"
+grep -q "tuned schedule from the database" "$TMP/err" &&
+  fail "a compile for $other_threads threads took schedules measured with $(nproc)"
 # the compile cache keys what the database supplies: another database, another entry
 run_xcomp compile "$M/model.onnx" --target cpu --tuning-db "$TMP/cpu.db" -o "$TMP/c1.xcm"
 run_xcomp compile "$M/model.onnx" --target cpu --no-tuning-db -o "$TMP/c2.xcm"
