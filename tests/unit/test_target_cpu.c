@@ -306,8 +306,10 @@ static void test_pool_launches(xc_device_t* dev, xc_target_t* t) {
 }
 
 static _Atomic int pool_hits[5000];
+static _Atomic int pool_calls;
 static void count_range(void* arg, int64_t begin, int64_t end) {
   (void)arg;
+  atomic_fetch_add(&pool_calls, 1);
   for (int64_t p = begin; p < end; p++) atomic_fetch_add(&pool_hits[p], 1);
 }
 
@@ -322,6 +324,14 @@ static void test_pool_direct(void) {
     for (int64_t p = 0; p < 5000; p++) bad += atomic_load(&pool_hits[p]) != (p < n ? 1 : 0);
   }
   CHECK_EQ_INT(bad, 0);
+  /* many small programs are claimed in chunks (about 8 claims a thread),
+   * not one by one: 4096 programs on 4 threads in far fewer calls */
+  atomic_store(&pool_calls, 0);
+  for (int i = 0; i < 5000; i++) atomic_store(&pool_hits[i], 0);
+  xc_cpu_pool_run(count_range, NULL, 4096);
+  for (int64_t p = 0; p < 5000; p++) bad += atomic_load(&pool_hits[p]) != (p < 4096 ? 1 : 0);
+  CHECK_EQ_INT(bad, 0);
+  CHECK(atomic_load(&pool_calls) <= 4 * 8 * 2);
 }
 
 int main(void) {
