@@ -55,7 +55,7 @@ static bool tuned_schedule(const xc_session_t* s, const xc_tiled_kernel_t* k, xc
   xc_tune_record_t best;
   bool found = false;
   xc_status_t st = xc_tune_task_hash(k, task);
-  xc_tune_device_id(&s->res.caps, device);
+  xc_tune_device_id(xc_target_name(s->res.target), &s->res.caps, device);
   if (!st) st = xc_tune_db_best(s->tuning, task, xc_target_name(s->res.target), device, &best, &found);
   if (!st && found) {
     st = xc_tiled_schedule_parse(k, best.schedule, out);

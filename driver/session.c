@@ -51,7 +51,7 @@ static xc_status_t open_tuning(xc_session_t* s) {
   }
   if (st) return xc_status_annotate(st, "the tuning database");
   char device[33];
-  xc_tune_device_id(&s->res.caps, device);
+  xc_tune_device_id(xc_target_name(s->res.target), &s->res.caps, device);
   return xc_tune_db_digest(s->tuning, xc_target_name(s->res.target), device, &s->tuning_digest);
 }
 

@@ -117,27 +117,17 @@ xc_status_t xc_tune_task_hash(const xc_tiled_kernel_t* k, char out[33]) {
   return NULL;
 }
 
-static int env_count(const char* name) {
-  const char* s = getenv(name);
-  char* end;
-  long v = s && *s ? strtol(s, &end, 10) : 0;
-  return v > 0 && end != s ? (int)v : 0;
-}
-
-void xc_tune_device_id(const xc_device_caps_t* caps, char out[33]) {
+void xc_tune_device_id(const char* target, const xc_device_caps_t* caps, char out[33]) {
   xc_hash128_t fp = xc_device_caps_fingerprint(caps);
-  if (caps->kind != XC_DEVICE_CPU) {
+  if (!target || strcmp(target, "cpu") != 0) {
     xc_hash128_hex(fp, out);
     return;
   }
-  /* the cpu runtime's threads (targets/cpu/cpu_pool.c): a kernel measured
-   * with two threads competing for the cores is not the kernel one thread runs */
-  int threads = env_count("XCOMP_NUM_THREADS");
-  if (!threads) threads = env_count("OMP_NUM_THREADS");
-  if (!threads) threads = caps->compute_units > 0 ? caps->compute_units : 1;
+  /* the cpu runtime's threads: a kernel measured with two threads competing
+   * for the cores is not the kernel one thread runs */
   char hex[33], buf[64];
   xc_hash128_hex(fp, hex);
-  int n = snprintf(buf, sizeof buf, "%s|threads=%d", hex, threads);
+  int n = snprintf(buf, sizeof buf, "%s|threads=%d", hex, xc_cpu_runtime_threads());
   xc_hash128_hex(xc_hash128(buf, (size_t)n), out);
 }
 

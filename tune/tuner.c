@@ -596,7 +596,7 @@ xc_status_t xc_tune_model(const xc_tune_options_t* o, xc_tune_summary_t* out) {
                  o->target);
   r.target = s ? "" : xc_target_name(xc_session_target(r.session));
   if (!s) {
-    xc_tune_device_id(xc_session_caps(r.session), r.device);
+    xc_tune_device_id(r.target, xc_session_caps(r.session), r.device);
     snprintf(r.tm.selector, sizeof r.tm.selector, "%s:%d", r.target, xc_session_device_index(r.session));
   }
   xc_graph_t* g = NULL;

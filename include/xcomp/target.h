@@ -580,6 +580,11 @@ xc_status_t xc_schedule_generic(const xc_device_caps_t* caps, const struct xc_ti
                                 const struct xc_tiled_limits* limits, unsigned flags,
                                 struct xc_tiled_schedule* inout);
 
+/* Threads the cpu target's runtime runs a launch's programs on, the caller
+ * included: $XCOMP_NUM_THREADS, else $OMP_NUM_THREADS, else the CPUs the
+ * process may run on (at most 256); read once per process. */
+int xc_cpu_runtime_threads(void);
+
 /* The tiled limits of a device (what the default knob chooser, the
  * verifier and schedulers read): threads per group, shared and staged
  * bytes, SIMD width, and the input dtypes of matrix instructions (f32/tf32

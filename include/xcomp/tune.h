@@ -38,12 +38,12 @@ extern "C" {
  * no schedule block. Kernels that differ only in names hash alike. */
 xc_status_t xc_tune_task_hash(const xc_tiled_kernel_t* k, char out[33]);
 
-/* The device a tuning record belongs to (32 hex digits + NUL): the caps
- * fingerprint (xc_device_caps_fingerprint) and, on a CPU, the number of
- * threads the runtime runs kernels with ($XCOMP_NUM_THREADS, else
- * $OMP_NUM_THREADS, else the cores): schedules measured with one thread are
- * not taken for runs with two, nor the other way round. */
-void xc_tune_device_id(const xc_device_caps_t* caps, char out[33]);
+/* The device a tuning record of target `target` belongs to (32 hex digits
+ * + NUL): the caps fingerprint (xc_device_caps_fingerprint) and, for the
+ * cpu target, the threads its runtime runs kernels with
+ * (xc_cpu_runtime_threads): schedules measured with one thread are not
+ * taken for runs with two, nor the other way round. */
+void xc_tune_device_id(const char* target, const xc_device_caps_t* caps, char out[33]);
 
 /* ---- schedule text ---------------------------------------------------------- */
 

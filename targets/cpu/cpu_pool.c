@@ -11,10 +11,14 @@
  *
  * One job at a time. Its state is one 64-bit ticket word: generation (20
  * bits) | next program (22 bits) | programs (22 bits). A thread claims
- * program i by a compare-and-swap of the ticket from (g, i, n) to
- * (g, i + 1, n) with i < n; the job's other fields (function, argument,
- * first program) are read only after a successful claim, when the job
- * cannot finish (and be replaced) before the claimed program is done. The
+ * programs [i, i + c) (c the job's chunk, cut at n) by a compare-and-swap
+ * of the ticket from (g, i, n) to (g, i + c, n) with i < n. The chunk is
+ * read before the claim: the ticket load that saw generation g acquires
+ * the job's fields, stored before its publication, and a later job's
+ * chunk can only be read once the ticket has moved on, failing the swap.
+ * The job's other fields (function, argument, first program) are read
+ * after a successful claim, when the job cannot finish (and be replaced)
+ * before the claimed programs are done. The
  * caller then waits until `done` reaches n. Launches of more than 2^22 - 1
  * programs run as several jobs.
  *
@@ -23,6 +27,7 @@
  * the caller signals only when some worker sleeps. */
 #define _GNU_SOURCE
 #include "cpu_pool.h"
+#include "xcomp/target.h"
 
 #include <pthread.h>
 #include <sched.h>
@@ -46,13 +51,17 @@
 
 typedef struct pool {
   int nthreads; /* caller included */
+  /* the ticket and the job it describes, read by every claim: one cache line */
   _Alignas(64) _Atomic uint64_t ticket;
-  _Alignas(64) _Atomic int64_t done; /* its own cache line: claims do not contend with completions */
-  _Atomic int64_t chunk;             /* programs per claim (the job's) */
+  _Atomic int64_t chunk; /* programs per claim, read before the claim (see work) */
   /* the job: written before its ticket is published, read after a claim */
   xc_cpu_range_fn fn;
   void* arg;
   int64_t base;
+  /* completions, counted by every chunk's thread and polled by the caller:
+   * a line of their own */
+  _Alignas(64) _Atomic int64_t done;
+  char pad_done[64 - sizeof(int64_t)];
   /* sleeping workers */
   pthread_mutex_t lock;
   pthread_cond_t wake;
@@ -160,7 +169,10 @@ static void forget_pool_in_child(void) {
 static void create_pool(void) {
   int n = count_threads();
   pthread_atfork(NULL, NULL, forget_pool_in_child);
-  pool_t* p = calloc(1, sizeof *p);
+  /* the struct's 64-byte members need the allocation aligned */
+  size_t bytes = (sizeof(pool_t) + 63) / 64 * 64;
+  pool_t* p = aligned_alloc(64, bytes);
+  if (p) memset(p, 0, bytes);
   if (!p) return;
   p->nthreads = n;
   atomic_init(&p->ticket, make_ticket(0, 0, 0));
@@ -193,6 +205,8 @@ int xc_cpu_pool_threads(void) {
   if (!n) n = count_threads();
   return n;
 }
+
+int xc_cpu_runtime_threads(void) { return xc_cpu_pool_threads(); }
 
 static void run_serial(xc_cpu_range_fn fn, void* arg, int64_t programs) { fn(arg, 0, programs); }
 

@@ -452,8 +452,9 @@ static void test_dot_wg_blocked(void) {
   struct {
     int64_t M, N, K, threads;
     bool blocked;
-  } cases[] = {{12, 48, 5, 8, true}, {12, 16, 8, 64, true}, {12, 48, 5, 64, false}, {64, 32, 4, 8, false}};
-  for (int c = 0; c < 4; c++) {
+  } cases[] = {{12, 48, 5, 8, true},   {12, 16, 8, 64, true}, {12, 48, 5, 64, false},
+               {64, 32, 4, 8, false}, {12, 48, 8, 8, true}};
+  for (int c = 0; c < 5; c++) {
     int64_t M = cases[c].M, N = cases[c].N, K = cases[c].K;
     kern_t* k = build_dot_blocked(XC_F32, M, N, K);
     CHECK(k != NULL);
@@ -469,7 +470,7 @@ static void test_dot_wg_blocked(void) {
     bool blocked = src.text && strstr(src.text, "register-blocked dot");
     if (blocked != cases[c].blocked) fprintf(stderr, "dot wg blocked case %d: form %d, want %d\n", c, blocked, cases[c].blocked);
     CHECK(blocked == cases[c].blocked);
-    if (c == 1) /* four k a step, a's rows as aligned float4 */
+    if (c == 1 || c == 4) /* four k a step, a's rows as aligned float4 (both forms) */
       CHECK(src.text && strstr(src.text, "q += 4") && strstr(src.text, "const float4 a4") &&
             strstr(src.text, "__local __attribute__((aligned(16))) float"));
     xc_kernel_source_release(&src);
