@@ -123,6 +123,25 @@ find_cuda_tool() {
   return 1
 }
 
+# need_spirv_device: runs `xcomp targets` ($TMP/out holds its listing) and
+# ends the test as skipped (exit 0) when the spirv plugin is not built or
+# no Vulkan device is available.
+need_spirv_device() {
+  run_xcomp targets
+  if [ "$RC" -ne 0 ]; then
+    fail "xcomp targets exited $RC: $(head -c 2000 "$TMP/err")"
+    finish
+  fi
+  if ! grep -q '^spirv ' "$TMP/out"; then
+    echo "skipped: no spirv target (the plugin is not built: it needs libvulkan-dev and spirv-tools)"
+    exit 0
+  fi
+  if sed -n '/^spirv /,/^[^ ]/p' "$TMP/out" | grep -q '^  unavailable:'; then
+    echo "skipped: spirv $(sed -n '/^spirv /,/^[^ ]/p' "$TMP/out" | grep '^  unavailable:' | head -1 | sed 's/^  //')"
+    exit 0
+  fi
+}
+
 # need_zig_hip: the toolchain of tools/zig-hipcc.sh (zig's clang for AMD
 # architectures Debian's ROCm 5.2 cannot build) and LLVM 15's llvm-objdump for
 # the disassembly; sets $objdump and exports XCOMP_ZIG, or skips the test (77)

@@ -17,19 +17,7 @@ export XCOMP_CACHE_DIR="$TMP/cache"
 # A loader that does not exist: Vulkan is unavailable to that process.
 NO_VULKAN="$TMP/no-libvulkan.so.1"
 
-run_xcomp targets
-if [ "$RC" -ne 0 ]; then
-  fail "xcomp targets exited $RC: $(head -c 2000 "$TMP/err")"
-  finish
-fi
-if ! grep -q '^spirv ' "$TMP/out"; then
-  echo "skipped: no spirv target (the plugin is not built: it needs libvulkan-dev and spirv-tools)"
-  exit 0
-fi
-if sed -n '/^spirv /,/^[^ ]/p' "$TMP/out" | grep -q '^  unavailable:'; then
-  echo "skipped: spirv $(sed -n '/^spirv /,/^[^ ]/p' "$TMP/out" | grep '^  unavailable:' | head -1 | sed 's/^  //')"
-  exit 0
-fi
+need_spirv_device
 grep -q '^  spirv:0 ' "$TMP/out" || fail "xcomp targets does not list spirv:0: $(cat "$TMP/out")"
 grep '^spirv ' "$TMP/out" | grep -q '\[plugin .*xcomp_spirv\.so\]' ||
   fail "spirv is not listed as the installed plugin: $(grep '^spirv ' "$TMP/out")"

@@ -13,15 +13,7 @@ set -u
 . "$(dirname "$0")/helpers.bash"
 
 export XCOMP_CACHE_DIR="$TMP/cache"
-run_xcomp targets
-if ! grep -q '^spirv ' "$TMP/out"; then
-  echo "skipped: no spirv target (the plugin is not built: it needs libvulkan-dev and spirv-tools)"
-  exit 0
-fi
-if sed -n '/^spirv /,/^[^ ]/p' "$TMP/out" | grep -q '^  unavailable:'; then
-  echo "skipped: spirv $(sed -n '/^spirv /,/^[^ ]/p' "$TMP/out" | grep '^  unavailable:' | head -1 | sed 's/^  //')"
-  exit 0
-fi
+need_spirv_device
 
 # Sizes that are not multiples of the tiles: masked loads and stores at the edges.
 printf 'xir 1\ngraph g opset 23 {\n  input a: f32[100, 72]\n  input b: f32[72, 130]\n  input bias: f32[130]\n  c: f32[100, 130] = Gemm(a, b, bias)\n  d: f32[100, 130] = Relu(c)\n  output d\n}\n' \
