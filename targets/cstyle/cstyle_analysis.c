@@ -281,7 +281,7 @@ static void declare_value(em_t* e, const xc_tiled_value_t* v) {
   if (x->st != ST_ARRAY && x->st != ST_PRIVATE) return;
   bool priv = x->st == ST_PRIVATE;
   int64_t n = priv ? (x->n + e->T - 1) / e->T : x->n;
-  x->aligned16 = !priv && xc_cse_dot_vec_a(e, v);
+  x->aligned16 = !priv && x->vec_rows && e->d->align16; /* read as float4 rows (xc_cse_plan_vec_rows) */
   const char* al = x->aligned16 ? e->d->align16 : "";
   P(&e->decls, "%s%s%s %s[%" PRId64 "];\n", priv ? e->d->private_qual : e->d->local_qual, al,
     vtype(e, v->type.dtype), x->name, n);

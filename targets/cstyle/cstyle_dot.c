@@ -219,23 +219,20 @@ static bool emit_dot_blocked(em_t* e, const xc_tiled_op_t* op) {
  * when the layout is not one of the two or the slots are too many. */
 #define BLOCKED_DOT_MAX_SLOTS 128
 typedef struct {
-  int64_t M, N, T, J, K, C, R, g, QU;
-  bool vec_a; /* a's rows read four f32 at a time from its aligned work-group array */
+  xc_tiled_slot_grid_t grid; /* the work-item's slots as rows x columns */
+  int64_t N, K, QU;
+  bool vec_a; /* a's rows may be read four f32 at a time from its work-group array */
 } wg_blocked_t;
 
 static bool wg_blocked_plan(em_t* e, const xc_tiled_op_t* op, wg_blocked_t* p) {
-  if (!e->d->work_groups || op->opcode != XC_TOP_DOT || (e->mma && op == e->mma)) return false;
-  vinfo_t* r = V(e, op->results[0]), *a = V(e, op->operands[0]);
-  if (r->rank != 2 || r->st == ST_NONE || xc_cse_frag_shape(e, r) || xc_cse_vec_of(e, r) != 1 || r->n % e->T)
+  if (!e->d->work_groups || op->opcode != XC_TOP_DOT || (e->mma && op == e->mma) || xc_cse_find_mx(e, op))
     return false;
-  for (int i = 0; i < e->num_mx; i++)
-    if (e->mx[i].op == op) return false;
-  memset(p, 0, sizeof *p);
-  p->M = r->dims[0], p->N = r->dims[1], p->T = e->T, p->J = r->n / e->T, p->K = a->dims[1];
-  if (p->J < 2 || p->J > BLOCKED_DOT_MAX_SLOTS || p->K < 1) return false;
-  if (p->N % p->T == 0) p->C = p->N / p->T, p->R = p->M;
-  else if (p->T % p->N == 0 && p->M % (p->T / p->N) == 0) p->g = p->T / p->N, p->C = 1, p->R = p->M / p->g;
-  else return false;
+  vinfo_t* r = V(e, op->results[0]), *a = V(e, op->operands[0]);
+  if (r->rank != 2 || r->st == ST_NONE || xc_cse_frag_shape(e, r) || xc_cse_vec_of(e, r) != 1) return false;
+  if (!xc_tiled_slot_grid_of(r->dims[0], r->dims[1], e->T, &p->grid) || p->grid.slots < 2 ||
+      p->grid.slots > BLOCKED_DOT_MAX_SLOTS || a->dims[1] < 1)
+    return false;
+  p->N = r->dims[1], p->K = a->dims[1];
   p->QU = p->K % 4 == 0 ? 4 : p->K % 2 == 0 ? 2 : 1;
   const xc_tiled_value_t* av = op->operands[0];
   p->vec_a = p->QU == 4 && e->d->local_ptr_qual && e->d->align16 && a->st == ST_ARRAY && a->rank == 2 &&
@@ -244,20 +241,29 @@ static bool wg_blocked_plan(em_t* e, const xc_tiled_op_t* op, wg_blocked_t* p) {
   return true;
 }
 
-static bool vec_a_in(em_t* e, const xc_tiled_block_t* b, const xc_tiled_value_t* v) {
+/* Marks the a operands whose rows a register-blocked dot would read as
+ * float4; declare_value then declares their arrays 16-byte aligned, and
+ * the dot reads float4 only from an array so declared. Run once the
+ * storage plans are made, before the declarations. */
+void xc_cse_plan_vec_rows(em_t* e, const xc_tiled_block_t* b) {
   for (int i = 0; i < b->num_ops; i++) {
     const xc_tiled_op_t* op = b->ops[i];
     wg_blocked_t p;
-    if (op->opcode == XC_TOP_FOR && vec_a_in(e, op->body, v)) return true;
-    if (op->opcode == XC_TOP_DOT && op->operands[0] == v && wg_blocked_plan(e, op, &p) && p.vec_a) return true;
+    if (op->opcode == XC_TOP_FOR) xc_cse_plan_vec_rows(e, op->body);
+    if (op->opcode == XC_TOP_DOT && wg_blocked_plan(e, op, &p) && p.vec_a) V(e, op->operands[0])->vec_rows = true;
   }
-  return false;
 }
 
-/* Whether work-group array v is the a operand of a register-blocked dot
- * that reads its rows as float4 (declared 16-byte aligned). */
-bool xc_cse_dot_vec_a(em_t* e, const xc_tiled_value_t* v) {
-  return e->d->work_groups && e->d->local_ptr_qual && vec_a_in(e, e->k->body, v);
+/* A loop over the J slots of r in the default layout, unrolled (the
+ * blocked dot's accumulators stay in registers only when every index is a
+ * constant); inside, f, i0 and i1 as in xc_cse_loop_open. */
+static void blocked_slot_loop(em_t* e, const vinfo_t* r, int64_t J) {
+  const char* it = itype(e);
+  if (e->d->unroll_pragma) L("%s\n", e->d->unroll_pragma);
+  L("for (int j = 0; j < %" PRId64 "; j++) {\n", J);
+  e->depth++;
+  L("const %s f = lid + (%s)j * %" PRId64 ";\n", it, it, e->T);
+  xc_cse_emit_coords(e, r);
 }
 
 static bool emit_dot_wg_blocked(em_t* e, const xc_tiled_op_t* op) {
@@ -265,7 +271,8 @@ static bool emit_dot_wg_blocked(em_t* e, const xc_tiled_op_t* op) {
   vinfo_t* r = V(e, op->results[0]);
   wg_blocked_t p;
   if (!wg_blocked_plan(e, op, &p)) return false;
-  int64_t N = p.N, T = p.T, J = p.J, K = p.K, C = p.C, R = p.R, g = p.g, QU = p.QU;
+  int64_t N = p.N, T = e->T, J = p.grid.slots, K = p.K, C = p.grid.cols, R = p.grid.rows, g = p.grid.row_step;
+  int64_t QU = p.QU;
   const char* t = vtype(e, op->results[0]->type.dtype), *it = itype(e), *up = e->d->unroll_pragma;
   char d[96];
   expr_t eacc;
@@ -273,11 +280,7 @@ static bool emit_dot_wg_blocked(em_t* e, const xc_tiled_op_t* op) {
   L("{ /* register-blocked dot: %" PRId64 " rows x %" PRId64 " columns a work-item */\n", R, C);
   e->depth++;
   L("%s xd[%" PRId64 "];\n", t, J);
-  if (up) L("%s\n", up);
-  L("for (int j = 0; j < %" PRId64 "; j++) {\n", J);
-  e->depth++;
-  L("const %s f = lid + (%s)j * %" PRId64 ";\n", it, it, T);
-  L("const %s i0 = f / %" PRId64 ", i1 = f %% %" PRId64 ";\n", it, N, N);
+  blocked_slot_loop(e, r, J);
   L("xd[j] = %s;\n", xc_cse_opnd(e, &eacc, acc, r));
   xc_cse_expr_free(&eacc);
   xc_cse_loop_close(e, 1);
@@ -326,9 +329,9 @@ static bool emit_dot_wg_blocked(em_t* e, const xc_tiled_op_t* op) {
     xc_cse_loop_close(e, 2);
   }
   xc_cse_loop_close(e, 1);
-  int close = xc_cse_loop_open(e, r, false);
+  blocked_slot_loop(e, r, J);
   L("%s = xd[j];\n", xc_cse_dst(e, r, d, sizeof d));
-  xc_cse_loop_close(e, close);
+  xc_cse_loop_close(e, 1);
   xc_cse_loop_close(e, 1);
   if (r->st == ST_ARRAY) xc_cse_barrier(e);
   if (ra.oom || rb.oom) fail(e, xc_error_oom());

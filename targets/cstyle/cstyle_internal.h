@@ -74,7 +74,9 @@ typedef struct vinfo {
   int64_t pitch, bufs;
   int64_t swz_shift, swz_mask; /* chunk swizzle of a raw operand (xc_cstyle_dot_t) */
   bool dyn;             /* raw operand carved from the dynamic work-group array */
-  bool aligned16;       /* its work-group array is declared 16-byte aligned (xc_cse_dot_vec_a) */
+  bool vec_rows;        /* a blocked dot would read its rows as float4 (xc_cse_plan_vec_rows) */
+  bool aligned16;       /* its own work-group array is declared 16-byte aligned for that
+                           (declare_value; a value sharing another's array never is) */
   bool packed;          /* C: a dot operand read from the packed copy (xc_cse_plan_pack):
                            a pointer into it, no array */
 } vinfo_t;
@@ -304,7 +306,7 @@ void xc_cse_emit_coords(em_t* e, const vinfo_t* r);
 int xc_cse_loop_open(em_t* e, const vinfo_t* r, bool simd);
 void xc_cse_loop_close(em_t* e, int n);
 void xc_cse_barrier(em_t* e);
-bool xc_cse_dot_vec_a(em_t* e, const xc_tiled_value_t* v);
+void xc_cse_plan_vec_rows(em_t* e, const xc_tiled_block_t* b);
 const char* xc_cse_dst(em_t* e, const vinfo_t* r, char* buf, size_t size);
 const xc_tiled_op_t* xc_cse_const_def(const xc_tiled_value_t* v);
 void xc_cse_elementwise_expr(em_t* e, xc_cstyle_writer_t* w, const xc_tiled_op_t* op, const char* const* a);

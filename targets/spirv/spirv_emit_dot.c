@@ -41,19 +41,9 @@ static bool dot_shape(spv_emitter_t* e, const xc_tiled_op_t* dot, dot_shape_t* s
   s->n = rd[1];
   s->k = ad[1];
   if (s->m < 1 || s->n < 1 || s->k < 1 || ad[0] != s->m || bd[0] != s->k || bd[1] != s->n) return false;
-  if ((s->m * s->n) % t != 0) return false; /* a partly filled slot: the guarded element loop */
-  s->slots = s->m * s->n / t;
-  if (s->slots > SPV_DOT_MAX_SLOTS) return false;
-  if (s->n % t == 0) {
-    s->cols = s->n / t;
-    s->rows = s->m;
-  } else if (t % s->n == 0) {
-    s->g = t / s->n;
-    s->cols = 1;
-    s->rows = s->m / s->g; /* M * N % T == 0 makes g divide M */
-  } else {
-    return false;
-  }
+  xc_tiled_slot_grid_t grid; /* a partly filled slot or another layout: the per-element loop */
+  if (!xc_tiled_slot_grid_of(s->m, s->n, t, &grid) || grid.slots > SPV_DOT_MAX_SLOTS) return false;
+  s->slots = grid.slots, s->cols = grid.cols, s->rows = grid.rows, s->g = grid.row_step;
   return true;
 }
 
