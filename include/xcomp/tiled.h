@@ -344,30 +344,37 @@ int xc_tiled_knob_of_kind(const xc_tiled_kernel_t* k, xc_tiled_knob_kind_t kind)
  * count and runtimes launch with it, so both ask here. */
 #define XC_TILED_DEFAULT_THREADS 64
 int64_t xc_tiled_threads(const xc_tiled_kernel_t* k, const int64_t* knob_values);
-/* The slots of an [m, n] tile in the default layout of work-group targets
- * (slot j of work-item lid holds element lid + j * threads) as whole rows
- * and columns of the tile, what a register-blocked dot needs
- * (docs/emitter.md, "Register-blocked dots"): with n a multiple of threads,
- * every row at columns lid + c * threads (c < cols = n / threads; slot j is
- * row j / cols, column j % cols; row_step 0); with threads a multiple of n,
- * rows lid / n + r * row_step (row_step = threads / n) at column lid % n
- * (cols 1, slot j is row j). False when the tile is not whole slots or
- * neither holds. */
+/* The slots of an [m, n] tile in a work-group target's slot layout as whole
+ * rows and columns of the tile, what a register-blocked dot needs
+ * (docs/emitter.md, "Register-blocked dots"). vec 1 is the default layout
+ * (slot j of work-item lid holds element lid + j * threads); vec > 1 the
+ * chunked one (slot j holds element ((j / vec) * threads + lid) * vec +
+ * j % vec: runs of vec consecutive elements of a row). With the rows cut
+ * into ch = n / vec chunks, tpr = min(threads, ch) work-items share a row:
+ * work-item lid holds rows lid / tpr + r * row_step (row_step = threads /
+ * tpr, r < rows) and in each the cols = (ch / tpr) * vec columns
+ * ((lid % tpr) + (w / vec) * tpr) * vec + w % vec (w < cols); its slot j is
+ * row r = j / cols, column w = j % cols. So vec 1 gives every row at
+ * columns lid, lid + threads, ... (n a multiple of threads) or rows
+ * lid / n + r * threads / n at column lid % n (threads a multiple of n),
+ * and vec 4 with 16 work-items a row a block of rows x 4 columns. False
+ * when the tile is not whole slots in one of these forms. */
 typedef struct xc_tiled_slot_grid {
-  int64_t slots, rows, cols, row_step;
+  int64_t slots, rows, cols, tpr, row_step, vec;
 } xc_tiled_slot_grid_t;
-static inline bool xc_tiled_slot_grid_of(int64_t m, int64_t n, int64_t threads, xc_tiled_slot_grid_t* g) {
-  if (m < 1 || n < 1 || threads < 1 || (m * n) % threads) return false;
-  g->slots = m * n / threads;
-  if (n % threads == 0) {
-    g->cols = n / threads, g->rows = m, g->row_step = 0;
-    return true;
-  }
-  if (threads % n == 0 && m % (threads / n) == 0) {
-    g->row_step = threads / n, g->cols = 1, g->rows = m / g->row_step;
-    return true;
-  }
-  return false;
+static inline bool xc_tiled_slot_grid_of(int64_t m, int64_t n, int64_t threads, int64_t vec,
+                                         xc_tiled_slot_grid_t* g) {
+  if (m < 1 || n < 1 || threads < 1 || vec < 1 || n % vec) return false;
+  int64_t ch = n / vec;
+  g->tpr = ch < threads ? ch : threads;
+  if (ch % g->tpr || threads % g->tpr) return false;
+  g->row_step = threads / g->tpr;
+  if (m % g->row_step) return false;
+  g->vec = vec;
+  g->rows = m / g->row_step;
+  g->cols = ch / g->tpr * vec;
+  g->slots = g->rows * g->cols;
+  return true;
 }
 /* Adds a constraint that must evaluate to nonzero for a valid knob choice. */
 void xc_tiled_add_constraint(xc_tiled_kernel_t* k, const xc_tiled_expr_t* e);

@@ -229,7 +229,7 @@ static bool wg_blocked_plan(em_t* e, const xc_tiled_op_t* op, wg_blocked_t* p) {
     return false;
   vinfo_t* r = V(e, op->results[0]), *a = V(e, op->operands[0]);
   if (r->rank != 2 || r->st == ST_NONE || xc_cse_frag_shape(e, r) || xc_cse_vec_of(e, r) != 1) return false;
-  if (!xc_tiled_slot_grid_of(r->dims[0], r->dims[1], e->T, &p->grid) || p->grid.slots < 2 ||
+  if (!xc_tiled_slot_grid_of(r->dims[0], r->dims[1], e->T, 1, &p->grid) || p->grid.slots < 2 ||
       p->grid.slots > BLOCKED_DOT_MAX_SLOTS || a->dims[1] < 1)
     return false;
   p->N = r->dims[1], p->K = a->dims[1];
@@ -262,7 +262,11 @@ static void blocked_slot_loop(em_t* e, const vinfo_t* r, int64_t J) {
   if (e->d->unroll_pragma) L("%s\n", e->d->unroll_pragma);
   L("for (int j = 0; j < %" PRId64 "; j++) {\n", J);
   e->depth++;
-  L("const %s f = lid + (%s)j * %" PRId64 ";\n", it, it, e->T);
+  xc_cstyle_writer_t fw = {0};
+  xc_cse_slot_flat(e, &fw, r, "j");
+  L("const %s f = %s;\n", it, wstr(&fw));
+  if (fw.oom) fail(e, xc_error_oom());
+  free(fw.data);
   xc_cse_emit_coords(e, r);
 }
 
@@ -271,7 +275,7 @@ static bool emit_dot_wg_blocked(em_t* e, const xc_tiled_op_t* op) {
   vinfo_t* r = V(e, op->results[0]);
   wg_blocked_t p;
   if (!wg_blocked_plan(e, op, &p)) return false;
-  int64_t N = p.N, T = e->T, J = p.grid.slots, K = p.K, C = p.grid.cols, R = p.grid.rows, g = p.grid.row_step;
+  int64_t J = p.grid.slots, K = p.K, C = p.grid.cols, R = p.grid.rows, g = p.grid.row_step;
   int64_t QU = p.QU;
   const char* t = vtype(e, op->results[0]->type.dtype), *it = itype(e), *up = e->d->unroll_pragma;
   char d[96];
@@ -297,15 +301,14 @@ static bool emit_dot_wg_blocked(em_t* e, const xc_tiled_op_t* op) {
   if (up) L("%s\n", up);
   L("for (int s = 0; s < %" PRId64 "; s++) {\n", C);
   e->depth++;
-  if (g) L("const %s i1 = lid %% %" PRId64 ";\n", it, N);
-  else L("const %s i1 = (%s)s * %" PRId64 " + lid;\n", it, it, T);
+  L("const %s i1 = ((lid %% %" PRId64 ") + (%s)(s / %" PRId64 ") * %" PRId64 ") * %" PRId64 " + s %% %" PRId64 ";\n",
+    it, p.grid.tpr, it, p.grid.vec, p.grid.tpr, p.grid.vec, p.grid.vec);
   L("xb[u * %" PRId64 " + s] = (%s)(%s);\n", C, t, wstr(&rb));
   xc_cse_loop_close(e, 2);
   if (up) L("%s\n", up);
   L("for (int m = 0; m < %" PRId64 "; m++) {\n", R);
   e->depth++;
-  if (g) L("const %s i0 = lid / %" PRId64 " + (%s)m * %" PRId64 ";\n", it, N, it, g);
-  else L("const %s i0 = m;\n", it);
+  L("const %s i0 = lid / %" PRId64 " + (%s)m * %" PRId64 ";\n", it, p.grid.tpr, it, g);
   if (p.vec_a && V(e, a)->aligned16) {
     /* a[i0, q..q+3]: one aligned float4 (rows of a multiple of 4, q too) */
     vinfo_t* ai = V(e, a);

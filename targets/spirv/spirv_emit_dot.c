@@ -42,8 +42,8 @@ static bool dot_shape(spv_emitter_t* e, const xc_tiled_op_t* dot, dot_shape_t* s
   s->k = ad[1];
   if (s->m < 1 || s->n < 1 || s->k < 1 || ad[0] != s->m || bd[0] != s->k || bd[1] != s->n) return false;
   xc_tiled_slot_grid_t grid; /* a partly filled slot or another layout: the per-element loop */
-  if (!xc_tiled_slot_grid_of(s->m, s->n, t, &grid) || grid.slots > SPV_DOT_MAX_SLOTS) return false;
-  s->slots = grid.slots, s->cols = grid.cols, s->rows = grid.rows, s->g = grid.row_step;
+  if (!xc_tiled_slot_grid_of(s->m, s->n, t, 1, &grid) || grid.slots > SPV_DOT_MAX_SLOTS) return false;
+  s->slots = grid.slots, s->cols = grid.cols, s->rows = grid.rows, s->g = grid.tpr == t ? 0 : grid.row_step;
   return true;
 }
 
