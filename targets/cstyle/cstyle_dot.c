@@ -222,36 +222,79 @@ typedef struct {
   xc_tiled_slot_grid_t grid; /* the work-item's slots as rows x columns */
   int64_t N, K, QU;
   bool vec_a; /* a's rows may be read four f32 at a time from its work-group array */
+  bool vec_b; /* b's four columns of a chunk likewise (the chunked layout, vec 4) */
 } wg_blocked_t;
 
-static bool wg_blocked_plan(em_t* e, const xc_tiled_op_t* op, wg_blocked_t* p) {
+/* An f32 operand tile in a plain work-group array of rows a multiple of 4
+ * (what a float4 read of 4 consecutive elements of a row needs, with the
+ * array declared aligned). */
+static bool float4_rows(em_t* e, const xc_tiled_value_t* v) {
+  const vinfo_t* x = V(e, v);
+  return e->d->local_ptr_qual && e->d->align16 && x->st == ST_ARRAY && x->rank == 2 && !x->raw && !x->in_place &&
+         !x->packed && x->dims[1] % 4 == 0 && !strcmp(vtype(e, v->type.dtype), "float");
+}
+
+/* Whether dot op may take the blocked form at all (layout aside). */
+static bool wg_blocked_candidate(em_t* e, const xc_tiled_op_t* op) {
   if (!e->d->work_groups || op->opcode != XC_TOP_DOT || (e->mma && op == e->mma) || xc_cse_find_mx(e, op))
     return false;
+  vinfo_t* r = V(e, op->results[0]);
+  return r->rank == 2 && r->st != ST_NONE && !xc_cse_frag_shape(e, r) && V(e, op->operands[0])->dims[1] >= 1;
+}
+
+static bool wg_blocked_plan(em_t* e, const xc_tiled_op_t* op, wg_blocked_t* p) {
+  if (!wg_blocked_candidate(e, op)) return false;
   vinfo_t* r = V(e, op->results[0]), *a = V(e, op->operands[0]);
-  if (r->rank != 2 || r->st == ST_NONE || xc_cse_frag_shape(e, r) || xc_cse_vec_of(e, r) != 1) return false;
-  if (!xc_tiled_slot_grid_of(r->dims[0], r->dims[1], e->T, 1, &p->grid) || p->grid.slots < 2 ||
-      p->grid.slots > BLOCKED_DOT_MAX_SLOTS || a->dims[1] < 1)
+  if (!xc_tiled_slot_grid_of(r->dims[0], r->dims[1], e->T, xc_cse_vec_of(e, r), &p->grid) || p->grid.slots < 2 ||
+      p->grid.slots > BLOCKED_DOT_MAX_SLOTS)
     return false;
   p->N = r->dims[1], p->K = a->dims[1];
   p->QU = p->K % 4 == 0 ? 4 : p->K % 2 == 0 ? 2 : 1;
-  const xc_tiled_value_t* av = op->operands[0];
-  p->vec_a = p->QU == 4 && e->d->local_ptr_qual && e->d->align16 && a->st == ST_ARRAY && a->rank == 2 &&
-             !a->raw && !a->in_place && !a->packed && a->dims[1] % 4 == 0 &&
-             !strcmp(vtype(e, av->type.dtype), "float") && !strcmp(vtype(e, op->results[0]->type.dtype), "float");
+  bool f32 = !strcmp(vtype(e, op->results[0]->type.dtype), "float");
+  p->vec_a = p->QU == 4 && f32 && float4_rows(e, op->operands[0]);
+  p->vec_b = p->grid.vec == 4 && f32 && float4_rows(e, op->operands[1]) && V(e, op->operands[1])->dims[1] == p->N;
   return true;
 }
 
-/* Marks the a operands whose rows a register-blocked dot would read as
- * float4; declare_value then declares their arrays 16-byte aligned, and
- * the dot reads float4 only from an array so declared. Run once the
- * storage plans are made, before the declarations. */
-void xc_cse_plan_vec_rows(em_t* e, const xc_tiled_block_t* b) {
+/* The blocked dots' layouts and float4 reads, once the storage plans are
+ * made, before the declarations. First the result shapes that take the
+ * chunked layout although their rows are shorter than T * vec
+ * (e->chunk_tiles): a blocked dot's, when its grid in that layout has
+ * 2..BLOCKED_DOT_MAX_SLOTS slots — then a work-item holds rows x vec
+ * columns instead of one column of many rows (every value of the shape
+ * follows, xc_cse_vec_of). Then the a and b operands whose rows the dots
+ * read as float4: declare_value declares their arrays 16-byte aligned, and
+ * a dot reads float4 only from an array so declared. */
+static void plan_chunk_tiles(em_t* e, const xc_tiled_block_t* b) {
+  for (int i = 0; i < b->num_ops && e->num_chunk_tiles < MAX_STAGED_DOTS; i++) {
+    const xc_tiled_op_t* op = b->ops[i];
+    if (op->opcode == XC_TOP_FOR) plan_chunk_tiles(e, op->body);
+    if (op->opcode != XC_TOP_DOT || e->vec <= 1 || !wg_blocked_candidate(e, op)) continue;
+    vinfo_t* r = V(e, op->results[0]);
+    xc_tiled_slot_grid_t g;
+    if (xc_cse_vec_of(e, r) != 1 || !xc_tiled_slot_grid_of(r->dims[0], r->dims[1], e->T, e->vec, &g) ||
+        g.slots < 2 || g.slots > BLOCKED_DOT_MAX_SLOTS)
+      continue;
+    e->chunk_tiles[e->num_chunk_tiles][0] = r->dims[0];
+    e->chunk_tiles[e->num_chunk_tiles][1] = r->dims[1];
+    e->num_chunk_tiles++;
+  }
+}
+
+static void plan_vec_rows(em_t* e, const xc_tiled_block_t* b) {
   for (int i = 0; i < b->num_ops; i++) {
     const xc_tiled_op_t* op = b->ops[i];
     wg_blocked_t p;
-    if (op->opcode == XC_TOP_FOR) xc_cse_plan_vec_rows(e, op->body);
-    if (op->opcode == XC_TOP_DOT && wg_blocked_plan(e, op, &p) && p.vec_a) V(e, op->operands[0])->vec_rows = true;
+    if (op->opcode == XC_TOP_FOR) plan_vec_rows(e, op->body);
+    if (op->opcode != XC_TOP_DOT || !wg_blocked_plan(e, op, &p)) continue;
+    if (p.vec_a) V(e, op->operands[0])->vec_rows = true;
+    if (p.vec_b) V(e, op->operands[1])->vec_rows = true;
   }
+}
+
+void xc_cse_plan_vec_rows(em_t* e, const xc_tiled_block_t* b) {
+  plan_chunk_tiles(e, b);
+  plan_vec_rows(e, b);
 }
 
 /* A loop over the J slots of r in the default layout, unrolled (the
@@ -299,11 +342,23 @@ static bool emit_dot_wg_blocked(em_t* e, const xc_tiled_op_t* op) {
   e->depth++;
   L("const %s qq = q + u;\n", it);
   if (up) L("%s\n", up);
-  L("for (int s = 0; s < %" PRId64 "; s++) {\n", C);
-  e->depth++;
-  L("const %s i1 = ((lid %% %" PRId64 ") + (%s)(s / %" PRId64 ") * %" PRId64 ") * %" PRId64 " + s %% %" PRId64 ";\n",
-    it, p.grid.tpr, it, p.grid.vec, p.grid.tpr, p.grid.vec, p.grid.vec);
-  L("xb[u * %" PRId64 " + s] = (%s)(%s);\n", C, t, wstr(&rb));
+  if (p.vec_b && V(e, b)->aligned16) {
+    /* b[qq, 4 columns]: one aligned float4 a chunk (rows of a multiple of 4, the chunk's first column too) */
+    vinfo_t* bi = V(e, b);
+    L("for (int s = 0; s < %" PRId64 "; s++) {\n", C / 4);
+    e->depth++;
+    L("const %s i1 = ((lid %% %" PRId64 ") + (%s)s * %" PRId64 ") * 4;\n", it, p.grid.tpr, it, p.grid.tpr);
+    L("const float4 b4 = ((%sconst float4*)%s)[(%sqq * %" PRId64 " + i1) / 4];\n", e->d->local_ptr_qual, bi->name,
+      bi->dims[0] == 1 ? "0 * " : "", bi->dims[1]);
+    L("xb[u * %" PRId64 " + s * 4] = b4.x, xb[u * %" PRId64 " + s * 4 + 1] = b4.y;\n", C, C);
+    L("xb[u * %" PRId64 " + s * 4 + 2] = b4.z, xb[u * %" PRId64 " + s * 4 + 3] = b4.w;\n", C, C);
+  } else {
+    L("for (int s = 0; s < %" PRId64 "; s++) {\n", C);
+    e->depth++;
+    L("const %s i1 = ((lid %% %" PRId64 ") + (%s)(s / %" PRId64 ") * %" PRId64 ") * %" PRId64 " + s %% %" PRId64
+      ";\n", it, p.grid.tpr, it, p.grid.vec, p.grid.tpr, p.grid.vec, p.grid.vec);
+    L("xb[u * %" PRId64 " + s] = (%s)(%s);\n", C, t, wstr(&rb));
+  }
   xc_cse_loop_close(e, 2);
   if (up) L("%s\n", up);
   L("for (int m = 0; m < %" PRId64 "; m++) {\n", R);

@@ -181,10 +181,18 @@ int xc_cse_slot_loop_open(em_t* e, const xc_cstyle_dot_t* dot) {
  * vec consecutive slots are consecutive elements of one row, loaded and
  * stored as one aligned chunk (docs/emitter.md, "Vector chunks"). A row's
  * slots of one work-item stay consecutive (C / T of them) and every
- * work-item holds the same number of each row, as in the default layout. */
+ * work-item holds the same number of each row, as in the default layout.
+ * So does the shape of a register-blocked dot's result with shorter rows
+ * (e->chunk_tiles): there T / (C / vec) work-items share the rows, each
+ * holding vec columns of every (T / (C / vec))-th row, a 2-D register tile
+ * (xc_tiled_slot_grid_of). No row reduction runs in registers on a dot's
+ * shape (xc_cse_lanes_shape). */
 int64_t xc_cse_vec_of(em_t* e, const vinfo_t* r) {
   if (e->vec <= 1 || !e->d->work_groups || xc_cse_frag_shape(e, r) || r->rank < 1 || r->rank > 2) return 1;
-  return r->dims[r->rank - 1] % (e->T * e->vec) == 0 ? e->vec : 1;
+  if (r->dims[r->rank - 1] % (e->T * e->vec) == 0) return e->vec;
+  for (int i = 0; r->rank == 2 && i < e->num_chunk_tiles; i++)
+    if (r->dims[0] == e->chunk_tiles[i][0] && r->dims[1] == e->chunk_tiles[i][1]) return e->vec;
+  return 1;
 }
 
 /* The flat index of slot `slot` of the current work-item in shape r's layout. */

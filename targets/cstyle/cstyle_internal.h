@@ -191,6 +191,12 @@ typedef struct em {
    * struct types the kernel uses (bits 4, 8, 16) */
   int64_t vec;
   unsigned vec_types[XC_DTYPE_COUNT];
+  /* 2-D shapes whose rows are shorter than T * vec that take the chunked
+   * layout all the same: register-blocked dot results, so that a
+   * work-item's slots are a block of rows x vec columns
+   * (xc_cse_plan_vec_rows) */
+  int64_t chunk_tiles[MAX_STAGED_DOTS][2];
+  int num_chunk_tiles;
   /* the schedule being followed (NULL: the emitter's own defaults, what a
    * scheduler proposes first) and its unroll limit of per-thread loops */
   const xc_tiled_schedule_t* sched;

@@ -491,7 +491,7 @@ static bool emit_reduce_coop(em_t* e, const xc_tiled_op_t* op) {
   bool scalar = r->st == ST_SCALAR;
   int64_t R = scalar ? 1 : r->n;
   /* a private result is handed over in the default layout (element lid in slot 0) */
-  if (!(scalar || r->st == ST_ARRAY || (r->st == ST_PRIVATE && R <= e->T && !xc_cse_frag_shape(e, r))) || xi->rank > 3)
+  if (!(scalar || r->st == ST_ARRAY || (r->st == ST_PRIVATE && R <= e->T && !xc_cse_frag_shape(e, r) && xc_cse_vec_of(e, r) == 1)) || xi->rank > 3)
     return false;
   int64_t G = 1;
   int lg = 0;

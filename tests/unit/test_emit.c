@@ -385,8 +385,8 @@ static kern_t* build_dot_blocked(xc_dtype_t dt, int64_t M, int64_t N, int64_t K)
   char name[32];
   snprintf(name, sizeof name, "dot_blocked_%s", xc_dtype_name(dt));
   if (xc_tiled_kernel_create(name, &k)) return NULL;
-  const int64_t th[] = {8, 64};
-  xc_tiled_add_knob(k, "num_threads", XC_KNOB_THREADS, 2, th, 64);
+  const int64_t th[] = {8, 16, 64};
+  xc_tiled_add_knob(k, "num_threads", XC_KNOB_THREADS, 3, th, 64);
   val_t* A = xc_tiled_param_buffer(k, "A", dt, XC_ROLE_IN);
   val_t* Bt = xc_tiled_param_buffer(k, "Bt", dt, XC_ROLE_IN);
   val_t* B = xc_tiled_param_buffer(k, "B", dt, XC_ROLE_IN);
@@ -446,15 +446,22 @@ static void test_dot_blocked(void) {
  * every row at columns lid, lid + T, ... (N % T == 0, odd K: one k a
  * step), rows lid / N + j * T / N at column lid % N (T % N == 0, K % 4 ==
  * 0: four k a step), neither (the per-element loop), and more slots than
- * the form keeps in registers. The OpenCL source says which form it took;
- * every case runs against the interpreter on each device. */
+ * the form keeps in registers; then result shapes in the chunked layout
+ * (vec 4 on OpenCL): 4 work-items a row holding rows lid / 4 + 4 r at 4
+ * columns (a 4 x 4 block; b's chunk read as one float4 where b is an
+ * array, element by element through the transposed view), 8 a row with
+ * every row (16 x 4, odd K), and rows of T * 4 (the chunked layout of long
+ * rows, 4 x 4). The OpenCL source says which form it took; every case runs
+ * against the interpreter on each device. */
 static void test_dot_wg_blocked(void) {
   struct {
     int64_t M, N, K, threads;
     bool blocked;
-  } cases[] = {{12, 48, 5, 8, true},   {12, 16, 8, 64, true}, {12, 48, 5, 64, false},
-               {64, 32, 4, 8, false}, {12, 48, 8, 8, true}};
-  for (int c = 0; c < 5; c++) {
+    const char* block; /* the form's rows x columns, NULL: not checked */
+  } cases[] = {{12, 48, 5, 8, true, NULL},   {12, 16, 8, 64, true, NULL}, {12, 48, 5, 64, false, NULL},
+               {64, 32, 4, 8, false, NULL}, {12, 48, 8, 8, true, NULL},  {16, 16, 8, 16, true, "4 rows x 4 columns"},
+               {16, 32, 5, 8, true, "16 rows x 4 columns"}, {4, 64, 8, 16, true, "4 rows x 4 columns"}};
+  for (int c = 0; c < 8; c++) {
     int64_t M = cases[c].M, N = cases[c].N, K = cases[c].K;
     kern_t* k = build_dot_blocked(XC_F32, M, N, K);
     CHECK(k != NULL);
@@ -473,6 +480,10 @@ static void test_dot_wg_blocked(void) {
     if (c == 1 || c == 4) /* four k a step, a's rows as aligned float4 (both forms) */
       CHECK(src.text && strstr(src.text, "q += 4") && strstr(src.text, "const float4 a4") &&
             strstr(src.text, "__local __attribute__((aligned(16))) float"));
+    if (cases[c].block) {
+      CHECK(src.text && strstr(src.text, cases[c].block));
+      CHECK(src.text && strstr(src.text, "const float4 b4")); /* the second dot's b, an array */
+    }
     xc_kernel_source_release(&src);
     xc_tiled_arg_t args[5] = {{tensor(XC_F32, M * K, true), 0}, {tensor(XC_F32, N * K, true), 0},
                               {tensor(XC_F32, K * N, true), 0}, {tensor(XC_F32, M * N, false), 0},
