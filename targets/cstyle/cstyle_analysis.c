@@ -286,6 +286,10 @@ static void declare_value(em_t* e, const xc_tiled_value_t* v) {
   P(&e->decls, "%s%s%s %s[%" PRId64 "];\n", priv ? e->d->private_qual : e->d->local_qual, al,
     vtype(e, v->type.dtype), x->name, n);
   if (!priv) e->local_bytes += n * array_elem_bytes(e, v->type.dtype);
+  if (x->row_ptrs) { /* its rows' pointers (xc_cse_plan_row_ptrs) */
+    P(&e->decls, "const %s* xa%s[%" PRId64 "];\n", vtype(e, v->type.dtype), x->name, x->dims[0]);
+    e->local_bytes += x->dims[0] * 8;
+  }
 }
 
 /* Declarations of ARRAY / PRIVATE storage and allocations, hoisted to the

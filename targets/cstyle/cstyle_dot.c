@@ -63,6 +63,9 @@ static void emit_dot_block(em_t* e, const xc_tiled_op_t* op, int mr, int nv, int
     free(rc.data);
   }
   if (r->zero_when[0]) xc_cse_loop_close(e, 1);
+  /* a read in place: the block's row pointers (xc_cse_plan_row_ptrs) */
+  bool aptr = V(e, a)->row_ptrs_set;
+  for (int m = 0; aptr && m < mr; m++) L("const %s* xr%d = xa%s[i0 + %d];\n", t, m, V(e, a)->name, m);
   /* the K loop */
   L("for (%s q = 0; q < %" PRId64 "; q++) {\n", it, K);
   e->depth++;
@@ -87,6 +90,8 @@ static void emit_dot_block(em_t* e, const xc_tiled_op_t* op, int mr, int nv, int
     xc_cstyle_writer_t ra = {0};
     if (pa && pa->panel)
       P(&ra, "%s[i0 * %" PRId64 " + q * %d + %d]", V(e, a)->name, K, mr, m);
+    else if (aptr)
+      P(&ra, "xr%d[q]", m);
     else
       xc_cse_read_at(e, &ra, a, ca, false);
     indent(e);
@@ -130,6 +135,26 @@ bool xc_cse_dot_blocked_fits(em_t* e, const xc_tiled_op_t* op) {
     return false;
   int64_t lanes = (int64_t)e->simd * 4 / (ct == XC_F64 ? 8 : 4);
   return lanes >= 2 && V(e, op->operands[0])->dims[1] >= 1 && r->dims[1] % lanes == 0;
+}
+
+/* C: the a operands of blocked dots read in place where a row lies inside
+ * the load's mask (docs/emitter.md, "Rows read in place"): a masked load
+ * copied row by row (xc_cse_rows_in_place_ok) that only the dot reads.
+ * A convolution's im2col tile is then a copy of its edge rows only, the
+ * dot reading the rest from the input: the 3-channel stem's 9-element
+ * window rows had cost as much to copy as to multiply. */
+void xc_cse_plan_row_ptrs(em_t* e, const xc_tiled_block_t* b) {
+  for (int i = 0; i < b->num_ops; i++) {
+    const xc_tiled_op_t* op = b->ops[i];
+    if (op->opcode == XC_TOP_FOR) xc_cse_plan_row_ptrs(e, op->body);
+    if (op->opcode != XC_TOP_DOT || !xc_cse_dot_blocked_fits(e, op)) continue;
+    const xc_tiled_value_t* a = op->operands[0];
+    vinfo_t* x = V(e, a);
+    if (!a->def || x->st != ST_ARRAY || x->uses != 1 || x->packed || x->in_place || xc_cse_find_pack(e, a->def) ||
+        strcmp(vtype(e, a->type.dtype), vtype(e, op->results[0]->type.dtype)) || !xc_cse_rows_in_place_ok(e, a->def))
+      continue;
+    x->row_ptrs = true;
+  }
 }
 
 /* The blocking of a blocked dot: rows per register block (the last block

@@ -79,6 +79,11 @@ typedef struct vinfo {
                            (declare_value; a value sharing another's array never is) */
   bool packed;          /* C: a dot operand read from the packed copy (xc_cse_plan_pack):
                            a pointer into it, no array */
+  bool row_ptrs;        /* C: a masked load read only as a blocked dot's a operand, rows
+                           contiguous in memory (xc_cse_plan_row_ptrs): the rows inside
+                           the mask are read in place through xa<name>[row] */
+  bool row_ptrs_set;    /* its load has set those pointers (rows_split), so the dot reads
+                           through them */
 } vinfo_t;
 
 /* Elementwise ops whose operands are all virtual or scalar are inlined into
@@ -313,6 +318,8 @@ int xc_cse_loop_open(em_t* e, const vinfo_t* r, bool simd);
 void xc_cse_loop_close(em_t* e, int n);
 void xc_cse_barrier(em_t* e);
 void xc_cse_plan_vec_rows(em_t* e, const xc_tiled_block_t* b);
+void xc_cse_plan_row_ptrs(em_t* e, const xc_tiled_block_t* b);
+bool xc_cse_rows_in_place_ok(em_t* e, const xc_tiled_op_t* ld);
 const char* xc_cse_dst(em_t* e, const vinfo_t* r, char* buf, size_t size);
 const xc_tiled_op_t* xc_cse_const_def(const xc_tiled_value_t* v);
 void xc_cse_elementwise_expr(em_t* e, xc_cstyle_writer_t* w, const xc_tiled_op_t* op, const char* const* a);

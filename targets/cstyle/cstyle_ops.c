@@ -285,6 +285,22 @@ static bool rows_split_ok(em_t* e, const xc_tiled_op_t* op, const vinfo_t* r) {
          convex_last(e, mask) && lin_last(e, op->operands[1], &coef, &rest) && coef != 0;
 }
 
+/* C: whether masked load ld may leave the rows inside its mask in memory
+ * for a dot to read in place (xc_cse_plan_row_ptrs): it is copied row by
+ * row (rows_split_ok at its own shape), a row's elements are consecutive
+ * in memory (offset coefficient 1 along it), and the tile holds the
+ * memory's elements unconverted (f32 or f64). Masked lanes only occur
+ * in the rows still copied. */
+bool xc_cse_rows_in_place_ok(em_t* e, const xc_tiled_op_t* ld) {
+  if (e->d->work_groups || ld->opcode != XC_TOP_LOAD) return false;
+  const xc_tiled_value_t* res = ld->results[0], *mem = ld->operands[0];
+  vinfo_t* x = V(e, res);
+  int64_t coef = 0, rest = 0;
+  xc_dtype_t t = res->type.dtype;
+  return (t == XC_F32 || t == XC_F64) && mem->type.dtype == t && mem->type.scope == XC_SCOPE_GLOBAL &&
+         rows_split_ok(e, ld, x) && lin_last(e, ld->operands[1], &coef, &rest) && coef == 1;
+}
+
 /* C: the loop over 2-D shape r of a masked load ld into an array whose mask
  * is convex along its rows (rows_split_ok), with the other members of its
  * fused group (ops[i..j) of b that are members; b NULL: ld alone), which are
@@ -296,45 +312,75 @@ static bool rows_split_ok(em_t* e, const xc_tiled_op_t* op, const vinfo_t* r) {
 static void rows_split(em_t* e, const vinfo_t* r, const xc_tiled_block_t* b, int i, int j, const xc_tiled_op_t* ld) {
   const char* it = itype(e);
   const xc_tiled_value_t* mask = live_mask(e, ld->operands[2]);
-  int64_t n1 = r->dims[1];
-  if (r->dims[0] == 1) L("{ const %s i0 = 0;\n", it);
-  else L("for (%s i0 = 0; i0 < %" PRId64 "; i0++) {\n", it, r->dims[0]);
+  int64_t n0 = r->dims[0], n1 = r->dims[1];
+  /* a dot's a operand read in place (row_ptrs): a row inside the mask is
+   * not copied, its pointer xa<name>[i0] points into memory; a row at an
+   * edge is copied and points at its copy */
+  vinfo_t* lv = V(e, ld->results[0]);
+  bool ptrs = lv->row_ptrs && same_shape(lv, r);
+  int id = e->seq++;
+  /* first every row's test (and offset) in a loop of its own, which
+   * vectorizes: the mask at the row's two ends */
+  L("{\n");
   e->depth++;
-  L("int32_t xrow;\n");
-  for (int pass = 0; pass < 4 && !e->err; pass++) {
-    /* passes 0, 1: the mask at the row's ends; 2: the row unmasked; 3: masked */
-    if (pass == 2) L("if (xrow) {\n");
-    if (pass == 3) L("} else {\n");
-    if (pass >= 2) {
-      e->depth++;
-      if (e->d->simd_pragma) L("%s\n", e->d->simd_pragma);
-      L("for (%s i1 = 0; i1 < %" PRId64 "; i1++) {\n", it, n1);
-    } else {
-      L("{\n");
-      L("  const %s i1 = %" PRId64 ";\n", it, pass ? n1 - 1 : 0);
-    }
+  L("int32_t xrows%d[%" PRId64 "];\n", id, n0);
+  if (ptrs) L("%s xoffs%d[%" PRId64 "];\n", it, id, n0);
+  if (e->d->simd_pragma) L("%s\n", e->d->simd_pragma);
+  L("for (%s i0 = 0; i0 < %" PRId64 "; i0++) {\n", it, n0);
+  e->depth++;
+  for (int end = 0; end < 2 && !e->err; end++) {
+    L("{\n");
     e->depth++;
+    L("const %s i1 = %" PRId64 ";\n", it, end ? n1 - 1 : 0);
     L("const %s f = i0 * %" PRId64 " + i1;\n", it, n1);
-    if (pass < 2) L("(void)f;\n");
+    L("(void)f;\n");
     for (int m = b ? i : 0; m < (b ? j : 1) && !e->err; m++) {
       const xc_tiled_op_t* o = b ? b->ops[m] : ld;
       if (b && !e->op_member[o->id]) continue;
       if (o != ld) emit_elementwise(e, o, true);
-      else if (pass == 2) load_stmt_unmasked(e, ld, r);
-      else if (pass == 3) load_stmt(e, ld, false);
     }
-    if (pass < 2) {
-      expr_t em;
-      L(pass ? "xrow &= (int32_t)(%s);\n" : "xrow = (int32_t)(%s);\n", xc_cse_opnd(e, &em, mask, r));
-      xc_cse_expr_free(&em);
+    expr_t em;
+    L(end ? "xrows%d[i0] &= (int32_t)(%s);\n" : "xrows%d[i0] = (int32_t)(%s);\n", id, xc_cse_opnd(e, &em, mask, r));
+    xc_cse_expr_free(&em);
+    if (!end && ptrs) {
+      expr_t eo;
+      L("xoffs%d[i0] = %s;\n", id, xc_cse_opnd(e, &eo, ld->operands[1], r));
+      xc_cse_expr_free(&eo);
+    }
+    xc_cse_loop_close(e, 1);
+  }
+  xc_cse_loop_close(e, 1);
+  /* then the rows: unmasked where the test held, masked at the edges */
+  L("for (%s i0 = 0; i0 < %" PRId64 "; i0++) {\n", it, n0);
+  e->depth++;
+  for (int pass = 2; pass < 4 && !e->err; pass++) {
+    L(pass == 2 ? "if (xrows%d[i0]) {\n" : "} else {\n", id);
+    e->depth++;
+    if (ptrs && pass == 2) L("xa%s[i0] = %s + xoffs%d[i0];\n", lv->name, xc_cse_mem_name(e, ld->operands[0]), id);
+    if (ptrs && pass == 3) L("xa%s[i0] = &%s[i0 * %" PRId64 "];\n", lv->name, lv->name, n1);
+    bool any = pass == 3 || !ptrs;
+    for (int m = b ? i : 0; m < (b ? j : 1); m++)
+      if (b && b->ops[m] != ld && e->op_member[b->ops[m]->id]) any = true;
+    if (any) {
+      if (e->d->simd_pragma) L("%s\n", e->d->simd_pragma);
+      L("for (%s i1 = 0; i1 < %" PRId64 "; i1++) {\n", it, n1);
+      e->depth++;
+      L("const %s f = i0 * %" PRId64 " + i1;\n", it, n1);
+      L("(void)f;\n");
+      for (int m = b ? i : 0; m < (b ? j : 1) && !e->err; m++) {
+        const xc_tiled_op_t* o = b ? b->ops[m] : ld;
+        if (b && !e->op_member[o->id]) continue;
+        if (o != ld) emit_elementwise(e, o, true);
+        else if (pass == 2 && !ptrs) load_stmt_unmasked(e, ld, r);
+        else if (pass == 3) load_stmt(e, ld, false);
+      }
+      xc_cse_loop_close(e, 1);
     }
     e->depth--;
-    L("}\n");
-    if (pass >= 2) e->depth--;
   }
   L("}\n");
-  e->depth--;
-  L("}\n");
+  xc_cse_loop_close(e, 2);
+  if (ptrs) lv->row_ptrs_set = true;
 }
 
 static void emit_load(em_t* e, const xc_tiled_op_t* op, bool in_loop) {

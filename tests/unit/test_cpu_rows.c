@@ -5,11 +5,13 @@
  * per element elsewhere. Each graph below goes through the whole pipeline
  * for cpu with knob overrides that put rows at every edge (left, right, top,
  * bottom, the ragged last tile), and
- *   - the emitted source must take the path (`xrow`),
+ *   - the emitted source must take the path (`xrows`), and read the rows
+ *     inside the mask in place through row pointers where only the dot
+ *     reads the tile (docs/emitter.md, "Rows read in place"),
  *   - the outputs (poisoned before the run) must match the interpreter.
  * A row test that looked at one end only, or copied a partly masked row
  * unmasked, reads the neighbouring pixels' channels (or past the tile) and
- * fails here. */
+ * fails here; so does a row pointer at the wrong offset. */
 #include "cpu_case.h"
 
 typedef struct rcase {
@@ -49,9 +51,11 @@ static void check_case(const rcase_t* c) {
   CHECK(mkdtemp(dir) != NULL);
   xc_compiled_module_t* m = cpu_case_compile(g, c->knobs, dir);
   xc_graph_destroy(g);
-  bool rows = strstr(cpu_case_dumped_source(dir), "if (xrow) {") != NULL;
+  const char* src = cpu_case_dumped_source(dir);
+  bool rows = strstr(src, "if (xrows") != NULL, in_place = strstr(src, " + xoffs") != NULL;
   cpu_case_remove_dir(dir);
   CHECK(rows);
+  CHECK(in_place);
   char label[256];
   snprintf(label, sizeof label, "%s: rows %s", c->name, rows ? "split" : "not split");
   cpu_case_run(m, 1, ni, in, want, label);
