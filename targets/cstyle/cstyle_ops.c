@@ -134,6 +134,16 @@ static bool lin_last(em_t* e, const xc_tiled_value_t* v, int64_t* coef, int64_t*
     case XC_TOP_ARANGE: *coef = 1, *rest = 0; return true; /* rank 1: its axis is the last */
     case XC_TOP_EXPAND_DIMS: /* not at the last axis (its extent would be 1) */
     case XC_TOP_BROADCAST: return lin_last(e, op->operands[0], coef, rest);
+    case XC_TOP_REM: /* the ranges may make a remainder its dividend, a quotient 0 (trivial_divide) */
+    case XC_TOP_DIV: {
+      int triv = trivial_divide(e, op);
+      if (triv == 1) return lin_last(e, op->operands[0], coef, rest);
+      if (triv == 2) {
+        *rest = 0;
+        return true;
+      }
+      return false;
+    }
     case XC_TOP_ADD:
     case XC_TOP_SUB:
       if (!lin_last(e, op->operands[0], &ca, &ra) || !lin_last(e, op->operands[1], &cb, &rb)) return false;
@@ -281,24 +291,26 @@ static bool rows_split_ok(em_t* e, const xc_tiled_op_t* op, const vinfo_t* r) {
   const xc_tiled_value_t* mask = live_mask(e, op->num_operands > 2 ? op->operands[2] : NULL);
   const vinfo_t* x = V(e, op->results[0]);
   int64_t coef, rest;
+  if (!e->d->work_groups && !mask && x->row_ptrs && same_shape(x, r)) return true; /* pointers only */
   return !e->d->work_groups && mask && x->st == ST_ARRAY && same_shape(x, r) && r->rank == 2 && r->dims[1] >= 4 &&
          convex_last(e, mask) && lin_last(e, op->operands[1], &coef, &rest) && coef != 0;
 }
 
-/* C: whether masked load ld may leave the rows inside its mask in memory
- * for a dot to read in place (xc_cse_plan_row_ptrs): it is copied row by
- * row (rows_split_ok at its own shape), a row's elements are consecutive
- * in memory (offset coefficient 1 along it), and the tile holds the
- * memory's elements unconverted (f32 or f64). Masked lanes only occur
- * in the rows still copied. */
+/* C: whether load ld may leave the rows inside its mask in memory for a
+ * dot to read in place (xc_cse_plan_row_ptrs): it is copied row by row
+ * (rows_split_ok at its own shape) or has no mask left at all, a row's
+ * elements are consecutive in memory (offset coefficient 1 along it), and
+ * the tile holds the memory's elements unconverted (f32 or f64). Masked
+ * lanes only occur in the rows still copied. */
 bool xc_cse_rows_in_place_ok(em_t* e, const xc_tiled_op_t* ld) {
   if (e->d->work_groups || ld->opcode != XC_TOP_LOAD) return false;
   const xc_tiled_value_t* res = ld->results[0], *mem = ld->operands[0];
   vinfo_t* x = V(e, res);
   int64_t coef = 0, rest = 0;
   xc_dtype_t t = res->type.dtype;
+  bool unmasked = !live_mask(e, ld->num_operands > 2 ? ld->operands[2] : NULL) && x->st == ST_ARRAY && x->rank == 2;
   return (t == XC_F32 || t == XC_F64) && mem->type.dtype == t && mem->type.scope == XC_SCOPE_GLOBAL &&
-         rows_split_ok(e, ld, x) && lin_last(e, ld->operands[1], &coef, &rest) && coef == 1;
+         (unmasked || rows_split_ok(e, ld, x)) && lin_last(e, ld->operands[1], &coef, &rest) && coef == 1;
 }
 
 /* C: the loop over 2-D shape r of a masked load ld into an array whose mask
@@ -311,7 +323,7 @@ bool xc_cse_rows_in_place_ok(em_t* e, const xc_tiled_op_t* ld) {
  * (docs/emitter.md, "Masked rows"). */
 static void rows_split(em_t* e, const vinfo_t* r, const xc_tiled_block_t* b, int i, int j, const xc_tiled_op_t* ld) {
   const char* it = itype(e);
-  const xc_tiled_value_t* mask = live_mask(e, ld->operands[2]);
+  const xc_tiled_value_t* mask = live_mask(e, ld->num_operands > 2 ? ld->operands[2] : NULL);
   int64_t n0 = r->dims[0], n1 = r->dims[1];
   /* a dot's a operand read in place (row_ptrs): a row inside the mask is
    * not copied, its pointer xa<name>[i0] points into memory; a row at an
@@ -323,12 +335,12 @@ static void rows_split(em_t* e, const vinfo_t* r, const xc_tiled_block_t* b, int
    * vectorizes: the mask at the row's two ends */
   L("{\n");
   e->depth++;
-  L("int32_t xrows%d[%" PRId64 "];\n", id, n0);
+  if (mask) L("int32_t xrows%d[%" PRId64 "];\n", id, n0);
   if (ptrs) L("%s xoffs%d[%" PRId64 "];\n", it, id, n0);
   if (e->d->simd_pragma) L("%s\n", e->d->simd_pragma);
   L("for (%s i0 = 0; i0 < %" PRId64 "; i0++) {\n", it, n0);
   e->depth++;
-  for (int end = 0; end < 2 && !e->err; end++) {
+  for (int end = 0; end < (mask ? 2 : 1) && !e->err; end++) {
     L("{\n");
     e->depth++;
     L("const %s i1 = %" PRId64 ";\n", it, end ? n1 - 1 : 0);
@@ -339,9 +351,12 @@ static void rows_split(em_t* e, const vinfo_t* r, const xc_tiled_block_t* b, int
       if (b && !e->op_member[o->id]) continue;
       if (o != ld) emit_elementwise(e, o, true);
     }
-    expr_t em;
-    L(end ? "xrows%d[i0] &= (int32_t)(%s);\n" : "xrows%d[i0] = (int32_t)(%s);\n", id, xc_cse_opnd(e, &em, mask, r));
-    xc_cse_expr_free(&em);
+    if (mask) {
+      expr_t em;
+      L(end ? "xrows%d[i0] &= (int32_t)(%s);\n" : "xrows%d[i0] = (int32_t)(%s);\n", id,
+        xc_cse_opnd(e, &em, mask, r));
+      xc_cse_expr_free(&em);
+    }
     if (!end && ptrs) {
       expr_t eo;
       L("xoffs%d[i0] = %s;\n", id, xc_cse_opnd(e, &eo, ld->operands[1], r));
@@ -353,8 +368,9 @@ static void rows_split(em_t* e, const vinfo_t* r, const xc_tiled_block_t* b, int
   /* then the rows: unmasked where the test held, masked at the edges */
   L("for (%s i0 = 0; i0 < %" PRId64 "; i0++) {\n", it, n0);
   e->depth++;
-  for (int pass = 2; pass < 4 && !e->err; pass++) {
-    L(pass == 2 ? "if (xrows%d[i0]) {\n" : "} else {\n", id);
+  for (int pass = 2; pass < (mask ? 4 : 3) && !e->err; pass++) {
+    if (mask) L(pass == 2 ? "if (xrows%d[i0]) {\n" : "} else {\n", id);
+    else L("{ /* no mask: every row in place */\n");
     e->depth++;
     if (ptrs && pass == 2) L("xa%s[i0] = %s + xoffs%d[i0];\n", lv->name, xc_cse_mem_name(e, ld->operands[0]), id);
     if (ptrs && pass == 3) L("xa%s[i0] = &%s[i0 * %" PRId64 "];\n", lv->name, lv->name, n1);
