@@ -76,8 +76,11 @@ static void emit_dot_block(em_t* e, const xc_tiled_op_t* op, int mr, int nv, int
   /* packed operands (cstyle_pack.c): b in strips of nr columns, a in
    * panels of the block's rows */
   const packed_t* pa = xc_cse_find_pack(e, a->def), *pb = xc_cse_find_pack(e, op->operands[1]->def);
+  bool bptr = V(e, op->operands[1])->row_ptrs_set;
   for (int v = 0; v < nv; v++) {
-    if (pb && pb->strip)
+    if (bptr)
+      L("memcpy(&b%d, &xa%s[q][i1 + %" PRId64 "], sizeof(xc_vec));\n", v, V(e, op->operands[1])->name, v * lanes);
+    else if (pb && pb->strip)
       L("memcpy(&b%d, &%s[i1 * %" PRId64 " + q * %" PRId64 " + %" PRId64 "], sizeof(xc_vec));\n", v, bname, K, nr,
         v * lanes);
     else
@@ -137,9 +140,10 @@ bool xc_cse_dot_blocked_fits(em_t* e, const xc_tiled_op_t* op) {
   return lanes >= 2 && V(e, op->operands[0])->dims[1] >= 1 && r->dims[1] % lanes == 0;
 }
 
-/* C: the a operands of blocked dots read in place where a row lies inside
- * the load's mask (docs/emitter.md, "Rows read in place"): a masked load
- * copied row by row (xc_cse_rows_in_place_ok) that only the dot reads.
+/* C: the a and b operands of blocked dots read in place where a row lies
+ * inside the load's mask (docs/emitter.md, "Rows read in place"): a load
+ * copied row by row, or not masked at all (xc_cse_rows_in_place_ok), that
+ * only the dot reads (b's rows: a weight's output channels).
  * A convolution's im2col tile is then a copy of its edge rows only, the
  * dot reading the rest from the input: the 3-channel stem's 9-element
  * window rows had cost as much to copy as to multiply. */
@@ -148,12 +152,15 @@ void xc_cse_plan_row_ptrs(em_t* e, const xc_tiled_block_t* b) {
     const xc_tiled_op_t* op = b->ops[i];
     if (op->opcode == XC_TOP_FOR) xc_cse_plan_row_ptrs(e, op->body);
     if (op->opcode != XC_TOP_DOT || !xc_cse_dot_blocked_fits(e, op)) continue;
-    const xc_tiled_value_t* a = op->operands[0];
-    vinfo_t* x = V(e, a);
-    if (!a->def || x->st != ST_ARRAY || x->uses != 1 || x->packed || x->in_place || xc_cse_find_pack(e, a->def) ||
-        strcmp(vtype(e, a->type.dtype), vtype(e, op->results[0]->type.dtype)) || !xc_cse_rows_in_place_ok(e, a->def))
-      continue;
-    x->row_ptrs = true;
+    for (int o = 0; o < 2; o++) {
+      const xc_tiled_value_t* a = op->operands[o];
+      vinfo_t* x = V(e, a);
+      if (!a->def || x->st != ST_ARRAY || x->uses != 1 || x->packed || x->in_place || xc_cse_find_pack(e, a->def) ||
+          strcmp(vtype(e, a->type.dtype), vtype(e, op->results[0]->type.dtype)) ||
+          !xc_cse_rows_in_place_ok(e, a->def))
+        continue;
+      x->row_ptrs = true;
+    }
   }
 }
 
@@ -191,7 +198,7 @@ static bool emit_dot_blocked(em_t* e, const xc_tiled_op_t* op) {
   L("typedef %s xc_vec __attribute__((vector_size(%" PRId64 ")));\n", t, vbytes);
   /* b: in place, or packed into a contiguous [K, N] array */
   char bname[80];
-  if (bi->st == ST_ARRAY && !strcmp(vtype(e, b->type.dtype), t)) {
+  if (bi->row_ptrs_set || (bi->st == ST_ARRAY && !strcmp(vtype(e, b->type.dtype), t))) {
     snprintf(bname, sizeof bname, "%s", bi->name);
   } else {
     snprintf(bname, sizeof bname, "xc_bp_%d", op->id);

@@ -7,7 +7,8 @@
  * bottom, the ragged last tile), and
  *   - the emitted source must take the path (`xrows`), and read the rows
  *     inside the mask in place through row pointers where only the dot
- *     reads the tile (docs/emitter.md, "Rows read in place"),
+ *     reads the tile, the input's and the weights' (docs/emitter.md,
+ *     "Rows read in place"),
  *   - the outputs (poisoned before the run) must match the interpreter.
  * A row test that looked at one end only, or copied a partly masked row
  * unmasked, reads the neighbouring pixels' channels (or past the tile) and
@@ -58,9 +59,11 @@ static void check_case(const rcase_t* c) {
   const char* src = cpu_case_dumped_source(dir);
   bool rows = strstr(src, "if (xrows") != NULL, in_place = strstr(src, " + xoffs") != NULL;
   bool whole = strstr(src, "no mask: every row in place") != NULL;
+  bool b_in_place = strstr(src, "memcpy(&b0, &xa") != NULL;
   cpu_case_remove_dir(dir);
   CHECK(c->knobs && strstr(c->name, "whole tiles") ? whole : rows);
   CHECK(in_place);
+  CHECK(b_in_place); /* the weights' rows too */
   char label[256];
   snprintf(label, sizeof label, "%s: rows %s", c->name, rows ? "split" : "not split");
   cpu_case_run(m, 1, ni, in, want, label);
