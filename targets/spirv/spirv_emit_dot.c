@@ -143,7 +143,7 @@ bool spv_dot_blocked(spv_emitter_t* e, const xc_tiled_op_t* dot) {
   bool vec = u == SPV_DOT_UNROLL && as_vectors(e, a);
   /* B's runs of 4 columns as one vector each (its rows are whole vectors:
    * N is a multiple of 4), where its storage allows */
-  bool bvec = g.vec == SPV_VEC && tb == XC_F32 && as_vectors(e, bv);
+  bool bvec = g.vec == SPV_VEC && as_vectors(e, bv);
   spv_loop_t l;
   uint32_t step = spv_loop_begin(e, i32, spv_ci32(e, 0), spv_ci32(e, kk / u), SpvLoopControlMaskNone, &l);
   uint32_t q[SPV_DOT_UNROLL];
@@ -170,7 +170,7 @@ bool spv_dot_blocked(spv_emitter_t* e, const xc_tiled_op_t* dot) {
         uint32_t p = spv_val(b, SpvOpAccessChain, spv_ptr(e, SpvStorageClassWorkgroup, v4), 2, spv_info(e, bv)->id, at);
         uint32_t x = spv_load(e, v4, p);
         for (int64_t h4 = 0; h4 < SPV_VEC; h4++)
-          bvals[h * g.cols + w + h4] = spv_val(b, SpvOpCompositeExtract, e->t_f32, 2, x, (uint32_t)h4);
+          bvals[h * g.cols + w + h4] = spv_cast(e, tb, tc, spv_val(b, SpvOpCompositeExtract, e->t_f32, 2, x, (uint32_t)h4));
       }
       continue;
     }

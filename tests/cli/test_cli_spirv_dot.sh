@@ -15,29 +15,33 @@
 # row); each reads B four columns at a time as a vector from work-group
 # memory and agrees with the interpreter, through the epilogue (bias, Relu,
 # masked store at the ragged edges) that reads the accumulators in the same
-# layout. Skipped when the plugin is not built or no Vulkan device is
+# layout; so does the same Gemm in f16 (f16 operands, an f32 accumulator).
+# Skipped when the plugin is not built or no Vulkan device is
 # available. A few seconds on lavapipe.
 set -u
 . "$(dirname "$0")/helpers.bash"
 
 export XCOMP_CACHE_DIR="$TMP/cache"
+# The f16 case checks the generic blocked dot: no cooperative matrices.
+export XCOMP_SPIRV_COOPMAT=0
 need_spirv_device
 
 # Sizes that are not multiples of the tiles: masked loads and stores at the edges.
 printf 'xir 1\ngraph g opset 23 {\n  input a: f32[100, 72]\n  input b: f32[72, 130]\n  input bias: f32[130]\n  c: f32[100, 130] = Gemm(a, b, bias)\n  d: f32[100, 130] = Relu(c)\n  output d\n}\n' \
   >"$TMP/gemm.xir"
+sed 's/f32/f16/g' "$TMP/gemm.xir" >"$TMP/gemm16.xir"
 
 # Vector reads from the work-group copy of value %ID in the modules of TAG.
 wg_vector_reads() {
   cat "$TMP"/"$1"/*.spvasm | grep -c "OpAccessChain %_ptr_Workgroup_v4float %wg_v$2 "
 }
 
-# check TAG KNOBS SLOTS [VECTOR]: SLOTS accumulators (0: the per-element loop),
-# A read as vectors (and with VECTOR 4, B too), and the outputs agree with the
-# reference interpreter.
+# check TAG KNOBS SLOTS [VECTOR [MODEL]]: SLOTS accumulators (0: the
+# per-element loop), A read as vectors (and with VECTOR 4, B too), and the
+# outputs agree with the reference interpreter.
 check() {
-  local tag="$1" knobs="$2" slots="$3" vector="${4:-}"
-  XCOMP_SPIRV_VECTOR="$vector" XCOMP_KNOBS="$knobs" run_xcomp compile "$TMP/gemm.xir" --target spirv \
+  local tag="$1" knobs="$2" slots="$3" vector="${4:-}" model="$TMP/${5:-gemm}.xir"
+  XCOMP_SPIRV_VECTOR="$vector" XCOMP_KNOBS="$knobs" run_xcomp compile "$model" --target spirv \
     -o "$TMP/$tag.xcm" --no-cache --dump-kernels "$TMP/$tag"
   if [ "$RC" -ne 0 ]; then
     fail "$tag: compile with XCOMP_KNOBS=$knobs exited $RC: $(head -c 2000 "$TMP/err")"
@@ -65,7 +69,7 @@ check() {
   else
     [ "$bvecs" -eq 0 ] || fail "$tag: vector reads of B outside the chunked layout"
   fi
-  XCOMP_SPIRV_VECTOR="$vector" XCOMP_KNOBS="$knobs" run_xcomp conform --localize "$TMP/gemm.xir" --target spirv --no-cache
+  XCOMP_SPIRV_VECTOR="$vector" XCOMP_KNOBS="$knobs" run_xcomp conform --localize "$model" --target spirv --no-cache
   [ "$RC" -eq 0 ] || fail "$tag: the kernel disagrees with the reference interpreter: $(tail -5 "$TMP/out")"
   grep -q '^no divergence' "$TMP/out" || fail "$tag: conform --localize did not report agreement: $(tail -3 "$TMP/out")"
 }
@@ -77,5 +81,6 @@ check chunked-2d BLOCK_M_p0=32,BLOCK_N_p0=32,BLOCK_K_p0=16,num_threads=128 8 4
 check chunked-wide BLOCK_M_p0=16,BLOCK_N_p0=128,BLOCK_K_p0=8,num_threads=64 32 4
 check chunked-row BLOCK_M_p0=16,BLOCK_N_p0=128,BLOCK_K_p0=16,num_threads=32 64 4
 check chunked-element BLOCK_M_p0=128,BLOCK_N_p0=128,BLOCK_K_p0=16,num_threads=64 0 4
+check chunked-f16 BLOCK_M_p0=32,BLOCK_N_p0=32,BLOCK_K_p0=16,num_threads=128 8 4 gemm16
 
 finish
