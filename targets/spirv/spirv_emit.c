@@ -125,8 +125,23 @@ void spv_barrier(spv_emitter_t* e) {
   e->barrier_end = code->n;
 }
 
-/* The element loop of a tile of `dims`: every work-item visits its slots;
- * c is the element (aligned). */
+/* c's multi-index, from the flat index `elem` of a tile of `dims`. */
+static void ctx_of_elem(spv_emitter_t* e, int rank, const int64_t* dims, uint32_t elem, spv_ctx_t* c) {
+  spv_builder_t* b = &e->b;
+  c->rank = rank;
+  int64_t stride = 1;
+  for (int d = rank - 1; d >= 0; d--) {
+    c->dims[d] = dims[d];
+    if (dims[d] == 1) {
+      c->idx[d] = spv_ci32(e, 0);
+    } else {
+      uint32_t q = stride == 1 ? elem : spv_val(b, SpvOpSDiv, e->t_i32, 2, elem, spv_ci32(e, stride));
+      c->idx[d] = d == 0 ? q : spv_val(b, SpvOpSRem, e->t_i32, 2, q, spv_ci32(e, dims[d]));
+    }
+    stride *= dims[d];
+  }
+}
+
 /* The element loop over chunks of `width` consecutive elements (width
  * divides n): chunk q = lid + s * T starts at element q * width, the
  * element c names (aligned only when width is 1). */
@@ -147,25 +162,45 @@ static void eloop_begin_chunks(spv_emitter_t* e, int rank, const int64_t* dims, 
                              : e->lid;
   if (n % t != 0) el->guard = if_begin(e, spv_val(b, SpvOpSLessThan, e->t_bool, 2, elem, spv_ci32(e, n)));
   if (width > 1) elem = spv_val(b, SpvOpIMul, e->t_i32, 2, elem, spv_ci32(e, width));
-  c->rank = rank;
-  int64_t stride = 1;
-  for (int d = rank - 1; d >= 0; d--) {
-    c->dims[d] = dims[d];
-    if (dims[d] == 1) {
-      c->idx[d] = spv_ci32(e, 0);
-    } else {
-      uint32_t q = stride == 1 ? elem : spv_val(b, SpvOpSDiv, e->t_i32, 2, elem, spv_ci32(e, stride));
-      c->idx[d] = d == 0 ? q : spv_val(b, SpvOpSRem, e->t_i32, 2, q, spv_ci32(e, dims[d]));
-    }
-    stride *= dims[d];
-  }
+  ctx_of_elem(e, rank, dims, elem, c);
   c->aligned = width == 1;
   c->lin = elem;
   c->slot = s;
 }
 
+int64_t spv_layout_vec(spv_emitter_t* e, int64_t numel) {
+  for (int i = 0; i < e->num_chunked; i++)
+    if (e->chunked[i] == numel) return SPV_VEC;
+  return 1;
+}
+
+/* The element loop of a tile in the chunked layout (spv_layout_vec: the
+ * element count is a multiple of 4 * T): slot s is element
+ * ((s / 4) * T + lid) * 4 + s % 4. */
+static void eloop_begin_chunked(spv_emitter_t* e, int rank, const int64_t* dims, spv_eloop_t* el, spv_ctx_t* c) {
+  spv_builder_t* b = &e->b;
+  int64_t slots = spv_numel(rank, dims) / e->threads;
+  memset(el, 0, sizeof *el);
+  memset(c, 0, sizeof *c);
+  el->looped = true;
+  uint32_t s = spv_loop_begin(e, e->t_i32, spv_ci32(e, 0), spv_ci32(e, slots),
+                              slots <= 16 ? (uint32_t)SpvLoopControlUnrollMask : (uint32_t)SpvLoopControlMaskNone,
+                              &el->l);
+  uint32_t i32 = e->t_i32;
+  uint32_t chunk = spv_val(b, SpvOpIAdd, i32, 2, e->lid,
+                           spv_val(b, SpvOpIMul, i32, 2, spv_val(b, SpvOpShiftRightArithmetic, i32, 2, s, spv_ci32(e, 2)),
+                                   spv_ci32(e, e->threads)));
+  uint32_t elem = spv_val(b, SpvOpIAdd, i32, 2, spv_val(b, SpvOpShiftLeftLogical, i32, 2, chunk, spv_ci32(e, 2)),
+                          spv_val(b, SpvOpBitwiseAnd, i32, 2, s, spv_ci32(e, SPV_VEC - 1)));
+  ctx_of_elem(e, rank, dims, elem, c);
+  c->aligned = true;
+  c->lin = elem;
+  c->slot = s;
+}
+
 void spv_eloop_begin(spv_emitter_t* e, int rank, const int64_t* dims, spv_eloop_t* el, spv_ctx_t* c) {
-  eloop_begin_chunks(e, rank, dims, 1, el, c);
+  if (spv_layout_vec(e, spv_numel(rank, dims)) > 1) eloop_begin_chunked(e, rank, dims, el, c);
+  else eloop_begin_chunks(e, rank, dims, 1, el, c);
 }
 
 void spv_eloop_end(spv_emitter_t* e, spv_eloop_t* el) {
@@ -584,8 +619,6 @@ static void emit_block(spv_emitter_t* e, const xc_tiled_block_t* blk);
 
 /* ---- vector loads ---------------------------------------------------------- */
 
-#define SPV_VEC 4
-
 static bool is_int(xc_dtype_t t) {
   return t == XC_I8 || t == XC_I16 || t == XC_I32 || t == XC_I64 || t == XC_U8 || t == XC_U16 || t == XC_U32 ||
          t == XC_U64;
@@ -865,8 +898,8 @@ static uint32_t reduce_parallel(spv_emitter_t* e, const xc_tiled_op_t* op, int64
   }
   for (int i = 0, k = 0; i < xc.rank; i++)
     if (i != axis) xc.idx[i] = oidx[k++];
-  /* own slots: element j + g * s is slot s of lane j */
-  bool own = outs == 1 && g == e->threads;
+  /* own slots: element j + g * s is slot s of lane j (the default layout) */
+  bool own = outs == 1 && g == e->threads && spv_layout_vec(e, len) == 1;
   xc.aligned = own;
   xc.idx[axis] = j;
   xc.lin = j;
@@ -1387,6 +1420,7 @@ xc_status_t spv_emit_kernel(const spv_emit_target_t* t, const xc_tiled_kernel_t*
     free(counts);
   }
   for (int i = 0; i < kernel->num_values; i++) e.vi[i].group = -1;
+  spv_dot_plan_layouts(&e);
   for (int pass = 0; pass < 8; pass++) {
     e.num_coop = 0;
     for (int i = 0; i < kernel->num_values; i++) e.vi[i].half = false;

@@ -5,7 +5,11 @@
  * a program is one work-group of T work-items (the schedule's threads). A
  * scalar (rank 0) is computed by every work-item alike, so it is uniform. A
  * tile of n elements is spread over the work-items: element e belongs to
- * work-item e % T, slot e / T. Each tile value is one of
+ * work-item e % T, slot e / T (the default layout), or, for the element
+ * counts spv_layout_vec gives a chunk width v > 1, work-item (e / v) % T,
+ * slot (e / (v * T)) * v + e % v (the chunked layout: runs of v
+ * consecutive elements, what a register-blocked dot with 2-D tiles owns;
+ * xc_tiled_slot_grid_of). Each tile value is one of
  *   INLINE   recomputed where it is read (constants, aranges, views, and
  *            elementwise ops used once in their block),
  *   PRIVATE  a per-work-item array of slots (read only by its owner),
@@ -63,12 +67,16 @@ typedef struct spv_coop {
   uint32_t vars[SPV_COOP_MAX_FRAGS];
 } spv_coop_t;
 
+#define SPV_VEC 4          /* elements of a vector load, chunk width of the chunked layout */
+#define SPV_MAX_CHUNKED 8  /* distinct element counts in the chunked layout per kernel */
+
 /* An element being computed: its multi-index in the shape of the value read. */
 typedef struct spv_ctx {
   int rank;
   int64_t dims[XC_TILED_MAX_RANK];
   uint32_t idx[XC_TILED_MAX_RANK]; /* i32 ids */
-  bool aligned;   /* the element is this work-item's own slot `slot` (linear index lin) */
+  bool aligned;   /* the element is this work-item's own slot `slot` (linear index lin) in
+                     the layout of its element count (spv_layout_vec) */
   uint32_t lin;   /* i32 id, valid when aligned */
   uint32_t slot;  /* i32 id */
 } spv_ctx_t;
@@ -99,6 +107,9 @@ typedef struct spv_emitter {
   int num_coop;
   uint32_t v_sgid;       /* SubgroupId input, when cooperative matrices are used */
   size_t barrier_end;    /* code words up to the end of the last barrier (0: none) */
+  /* Element counts of the tiles in the chunked slot layout (spv_dot_plan_layouts). */
+  int64_t chunked[SPV_MAX_CHUNKED];
+  int num_chunked;
 } spv_emitter_t;
 
 /* ---- spirv_emit_math.c ---- */
@@ -164,13 +175,26 @@ void spv_loop_end(spv_emitter_t* e, spv_loop_t* l, uint32_t step);
 void spv_make_storage(spv_emitter_t* e, const xc_tiled_value_t* v);
 uint32_t spv_fvar(spv_emitter_t* e, uint32_t type); /* a Function variable */
 uint32_t spv_f16_type(spv_emitter_t* e);
+/* The chunk width of the slot layout of a tile of `numel` elements: 1 (the
+ * default layout: slot s of work-item lid holds element lid + s * T) or
+ * SPV_VEC (chunked: element ((s / 4) * T + lid) * 4 + s % 4). */
+int64_t spv_layout_vec(spv_emitter_t* e, int64_t numel);
+/* Visits the work-item's slots of a tile of `dims` in its layout; c is the
+ * element (aligned, lin its flat index, slot its slot). */
 void spv_eloop_begin(spv_emitter_t* e, int rank, const int64_t* dims, spv_eloop_t* el, spv_ctx_t* c);
 void spv_eloop_end(spv_emitter_t* e, spv_eloop_t* el);
 
 /* ---- spirv_emit_dot.c ---- */
-/* A generic dot whose result is a 2-D tile in the default slot layout,
- * register-blocked: one K loop for all of a work-item's slots. False (and
- * nothing emitted) when the dot does not qualify: the per-element loop. */
+/* Chooses the chunked layout (e->chunked) for the result shapes of the dots
+ * that the blocked form takes with 2-D register tiles: the schedule's
+ * vector is 4, the result is f32 and its slots are whole rows x 4 columns
+ * (xc_tiled_slot_grid_of with vec 4, 2..SPV_DOT_MAX_SLOTS slots). Once per
+ * kernel, before the first pass. */
+void spv_dot_plan_layouts(spv_emitter_t* e);
+/* A generic dot whose result is a 2-D tile whose slots are whole rows and
+ * columns in its slot layout, register-blocked: one K loop for all of a
+ * work-item's slots. False (and nothing emitted) when the dot does not
+ * qualify: the per-element loop. */
 bool spv_dot_blocked(spv_emitter_t* e, const xc_tiled_op_t* dot);
 
 /* ---- spirv_emit_coop.c ---- */
