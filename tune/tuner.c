@@ -395,6 +395,22 @@ static xc_status_t tune_task(run_t* r, const task_t* t, double deadline, double*
     s = xc_target_schedule_space(xc_session_target(r->session), xc_session_caps(r->session), k,
                                  xc_session_tiled_limits(r->session), 4096, visit_space, &se.space, &count);
   if (!s && se.space.err) s = se.space.err, se.space.err = NULL;
+  /* the default's hardware variants: its knobs with each other vector
+   * width the target follows, measured in the first round with the
+   * default (the search reaches them only by a mutation of that field, and
+   * they are where a layout choice such as the chunked register tiles of
+   * work-group dots lies) */
+  int seeds[4], num_seeds = 0;
+  static const int64_t seed_vec[] = {1, 2, 4, 8};
+  for (int i = 0; !s && i < 4 && k->schedule; i++) {
+    if (seed_vec[i] == k->schedule->vector) continue;
+    xc_tiled_schedule_t v = *k->schedule;
+    v.vector = seed_vec[i];
+    if (!legalize(&se, &v, true) || v.vector != seed_vec[i]) continue;
+    int before = se.seen.n;
+    if (!space_add(&se.seen, &v)) s = se.seen.err, se.seen.err = NULL;
+    else if (se.seen.n > before) seeds[num_seeds++] = before;
+  }
   int budget = o->trials < se.space.n - 1 ? o->trials : se.space.n - 1;
   r->tm.kernel = t->kernel;
   r->tm.step = t->step;
@@ -404,12 +420,18 @@ static xc_status_t tune_task(run_t* r, const task_t* t, double deadline, double*
   int* picked = calloc((size_t)(o->batch > 0 ? o->batch : 8) + 1, sizeof *picked);
   if (!s && (!batch || !picked)) s = xc_error_oom();
   bool first = true;
+  int seeded = 0; /* seeds picked in the first round, after the default */
   while (!s && trials < budget + 1 && (first || tune_now_s() < deadline)) {
     int want = o->batch > 0 ? o->batch : 8;
     int nb = 0;
-    if (first) { /* the default, measured like any candidate */
+    if (first) { /* the default, measured like any candidate, and its variants */
       picked[nb++] = 0;
       se.seen.c[0].measured = true;
+      for (int i = 0; i < num_seeds && nb < want && trials + nb < budget + 1; i++) {
+        picked[nb++] = seeds[i];
+        se.seen.c[seeds[i]].measured = true;
+        seeded++;
+      }
     }
     int* pool = NULL;
     int np = 0;
@@ -479,6 +501,8 @@ static xc_status_t tune_task(run_t* r, const task_t* t, double deadline, double*
          * module's kernel (every later time is scaled by its batch's) */
         default_ms = c->default_ms > 0 ? c->default_ms : c->ms;
         best_ms = default_ms;
+        tune_features(r->m, t->step, k, &c->sched, xc_session_caps(r->session), default_ms, c->features);
+      } else if (first && i <= seeded) {
         tune_features(r->m, t->step, k, &c->sched, xc_session_caps(r->session), default_ms, c->features);
       }
       /* features carry the default time: fill it now that it is known */

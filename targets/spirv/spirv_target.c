@@ -327,9 +327,19 @@ static xc_status_t spv_schedule(void* target, const xc_device_caps_t* caps, cons
      * them across work-items. That memory is the emitter's to measure. */
     /* Vector loads into work-group memory (vector 4) measured slower on the
      * H200's cooperative-matrix GEMM than element loads: off unless a record
-     * asks for them or XCOMP_SPIRV_VECTOR=4. */
+     * asks for them (XC_SCHEDULE_FOLLOW: a tuner's candidate, a tuned
+     * record) or XCOMP_SPIRV_VECTOR=4. Vector 4 also gives register-blocked
+     * dots their 2-D register tiles (spirv_emit_dot.c). */
     const char* vec = getenv("XCOMP_SPIRV_VECTOR");
-    inout->vector = vec && strcmp(vec, "4") == 0 && limits->value[XC_TILED_LIMIT_MAX_VECTOR] >= 4 ? 4 : 1;
+    bool can4 = limits->value[XC_TILED_LIMIT_MAX_VECTOR] >= 4;
+    if (flags & XC_SCHEDULE_FOLLOW) {
+      if (start.vector != 1 && !(start.vector == 4 && can4))
+        return SPV_ERROR(XC_UNSUPPORTED, "spirv: kernel '%s': vector %lld: this device takes 1%s", kernel->name,
+                         (long long)start.vector, can4 ? " or 4" : "");
+      inout->vector = start.vector;
+    } else {
+      inout->vector = vec && strcmp(vec, "4") == 0 && can4 ? 4 : 1;
+    }
     inout->unroll = 0;
     spv_kernel_info_t info;
     s = measure(caps, kernel, inout, &info);

@@ -16,6 +16,7 @@
 # memory and agrees with the interpreter, through the epilogue (bias, Relu,
 # masked store at the ragged edges) that reads the accumulators in the same
 # layout; so does the same Gemm in f16 (f16 operands, an f32 accumulator).
+# A one-trial tune records the vector-4 variant of the default schedule.
 # Skipped when the plugin is not built or no Vulkan device is
 # available. A few seconds on lavapipe.
 set -u
@@ -82,5 +83,16 @@ check chunked-wide BLOCK_M_p0=16,BLOCK_N_p0=128,BLOCK_K_p0=8,num_threads=64 32 4
 check chunked-row BLOCK_M_p0=16,BLOCK_N_p0=128,BLOCK_K_p0=16,num_threads=32 64 4
 check chunked-element BLOCK_M_p0=128,BLOCK_N_p0=128,BLOCK_K_p0=16,num_threads=64 0 4
 check chunked-f16 BLOCK_M_p0=32,BLOCK_N_p0=32,BLOCK_K_p0=16,num_threads=128 8 4 gemm16
+
+# The tuner measures the default's vector-4 variant in its first round, and
+# the spirv scheduler follows a record's vector (it used to reset it to 1,
+# so no tuned schedule could have the 2-D register tiles): a one-trial tune
+# records a valid vector-4 schedule, and a compile told to follow it keeps it.
+unset XCOMP_KNOBS
+run_xcomp tune "$TMP/gemm.xir" --target spirv --trials 1 --db "$TMP/t.db" --plain
+[ "$RC" -eq 0 ] || fail "tune: exit $RC: $(tail -3 "$TMP/err")"
+run_xcomp tune --db "$TMP/t.db" --export "$TMP/t.jsonl"
+grep '"kind":"record"' "$TMP/t.jsonl" | grep 'vector 4,' | grep -q '"valid":true' ||
+  fail "the one-trial tune recorded no valid vector-4 schedule: $(grep -o 'vector [0-9]*' "$TMP/t.jsonl" | tr '\n' ' ')"
 
 finish
