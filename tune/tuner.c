@@ -411,13 +411,15 @@ static xc_status_t tune_task(run_t* r, const task_t* t, double deadline, double*
     if (!space_add(&se.seen, &v)) s = se.seen.err, se.seen.err = NULL;
     else if (se.seen.n > before) seeds[num_seeds++] = before;
   }
-  int budget = o->trials < se.space.n - 1 ? o->trials : se.space.n - 1;
+  /* candidates besides the default: the enumerated ones and the seeds */
+  int budget = o->trials < se.space.n - 1 + num_seeds ? o->trials : se.space.n - 1 + num_seeds;
   r->tm.kernel = t->kernel;
   r->tm.step = t->step;
   int trials = 0, invalid = 0;
   double default_ms = 0, best_ms = 0;
-  tune_cand_t* batch = calloc((size_t)(o->batch > 0 ? o->batch : 8) + 1, sizeof *batch);
-  int* picked = calloc((size_t)(o->batch > 0 ? o->batch : 8) + 1, sizeof *picked);
+  /* a round measures up to --batch candidates; the first also the seeds */
+  tune_cand_t* batch = calloc((size_t)(o->batch > 0 ? o->batch : 8) + 1 + 4, sizeof *batch);
+  int* picked = calloc((size_t)(o->batch > 0 ? o->batch : 8) + 1 + 4, sizeof *picked);
   if (!s && (!batch || !picked)) s = xc_error_oom();
   bool first = true;
   int seeded = 0; /* seeds picked in the first round, after the default */
@@ -427,7 +429,7 @@ static xc_status_t tune_task(run_t* r, const task_t* t, double deadline, double*
     if (first) { /* the default, measured like any candidate, and its variants */
       picked[nb++] = 0;
       se.seen.c[0].measured = true;
-      for (int i = 0; i < num_seeds && nb < want && trials + nb < budget + 1; i++) {
+      for (int i = 0; i < num_seeds && trials + nb < budget + 1; i++) {
         picked[nb++] = seeds[i];
         se.seen.c[seeds[i]].measured = true;
         seeded++;

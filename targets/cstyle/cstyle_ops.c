@@ -299,9 +299,10 @@ static bool rows_split_ok(em_t* e, const xc_tiled_op_t* op, const vinfo_t* r) {
 /* C: whether load ld may leave the rows inside its mask in memory for a
  * dot to read in place (xc_cse_plan_row_ptrs): it is copied row by row
  * (rows_split_ok at its own shape) or has no mask left at all, a row's
- * elements are consecutive in memory (offset coefficient 1 along it), and
- * the tile holds the memory's elements unconverted (f32 or f64). Masked
- * lanes only occur in the rows still copied. */
+ * elements are consecutive in memory (offset coefficient 1 along it), the
+ * tile holds the memory's elements unconverted (f32 or f64), and the
+ * memory is a read-only parameter. Masked lanes only occur in the rows
+ * still copied. */
 bool xc_cse_rows_in_place_ok(em_t* e, const xc_tiled_op_t* ld) {
   if (e->d->work_groups || ld->opcode != XC_TOP_LOAD) return false;
   const xc_tiled_value_t* res = ld->results[0], *mem = ld->operands[0];
@@ -309,8 +310,11 @@ bool xc_cse_rows_in_place_ok(em_t* e, const xc_tiled_op_t* ld) {
   int64_t coef = 0, rest = 0;
   xc_dtype_t t = res->type.dtype;
   bool unmasked = !live_mask(e, ld->num_operands > 2 ? ld->operands[2] : NULL) && x->st == ST_ARRAY && x->rank == 2;
+  /* only from a read-only (`in`) parameter: reading in place moves the read
+   * from the load to the dot, past any store of the kernel in between */
   return (t == XC_F32 || t == XC_F64) && mem->type.dtype == t && mem->type.scope == XC_SCOPE_GLOBAL &&
-         (unmasked || rows_split_ok(e, ld, x)) && lin_last(e, ld->operands[1], &coef, &rest) && coef == 1;
+         mem->type.role == XC_ROLE_IN && (unmasked || rows_split_ok(e, ld, x)) &&
+         lin_last(e, ld->operands[1], &coef, &rest) && coef == 1;
 }
 
 /* C: the loop over 2-D shape r of a masked load ld into an array whose mask
@@ -337,6 +341,7 @@ static void rows_split(em_t* e, const vinfo_t* r, const xc_tiled_block_t* b, int
   e->depth++;
   if (mask) L("int32_t xrows%d[%" PRId64 "];\n", id, n0);
   if (ptrs) L("%s xoffs%d[%" PRId64 "];\n", it, id, n0);
+  e->local_bytes += n0 * ((mask ? 4 : 0) + (ptrs ? 8 : 0));
   if (e->d->simd_pragma) L("%s\n", e->d->simd_pragma);
   L("for (%s i0 = 0; i0 < %" PRId64 "; i0++) {\n", it, n0);
   e->depth++;

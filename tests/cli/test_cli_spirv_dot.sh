@@ -87,9 +87,9 @@ check chunked-f16 BLOCK_M_p0=32,BLOCK_N_p0=32,BLOCK_K_p0=16,num_threads=128 8 4 
 # The tuner measures the default's vector-4 variant in its first round, and
 # the spirv scheduler follows a record's vector (it used to reset it to 1,
 # so no tuned schedule could have the 2-D register tiles): a one-trial tune
-# records a valid vector-4 schedule, and a compile told to follow it keeps it.
+# records a valid vector-4 schedule, with batches of one too.
 unset XCOMP_KNOBS
-run_xcomp tune "$TMP/gemm.xir" --target spirv --trials 1 --db "$TMP/t.db" --plain
+run_xcomp tune "$TMP/gemm.xir" --target spirv --trials 1 --batch 1 --db "$TMP/t.db" --plain
 [ "$RC" -eq 0 ] || fail "tune: exit $RC: $(tail -3 "$TMP/err")"
 run_xcomp tune --db "$TMP/t.db" --export "$TMP/t.jsonl"
 grep '"kind":"record"' "$TMP/t.jsonl" | grep 'vector 4,' | grep -q '"valid":true' ||
