@@ -325,6 +325,21 @@ bool xc_cse_rows_in_place_ok(em_t* e, const xc_tiled_op_t* ld) {
  * rows at the edges keep the per-element mask. The 3-channel stem conv's
  * [64, 9] input rows had spent half the kernel on the per-element tests
  * (docs/emitter.md, "Masked rows"). */
+/* The element statements of rows_split's group at (i0, i1): f, the other
+ * members, and the load — not at all (load 0), unmasked (1) or masked (2). */
+static void rows_members(em_t* e, const vinfo_t* r, const xc_tiled_block_t* b, int i, int j,
+                         const xc_tiled_op_t* ld, int load) {
+  L("const %s f = i0 * %" PRId64 " + i1;\n", itype(e), r->dims[1]);
+  L("(void)f;\n");
+  for (int m = b ? i : 0; m < (b ? j : 1) && !e->err; m++) {
+    const xc_tiled_op_t* o = b ? b->ops[m] : ld;
+    if (b && !e->op_member[o->id]) continue;
+    if (o != ld) emit_elementwise(e, o, true);
+    else if (load == 1) load_stmt_unmasked(e, ld, r);
+    else if (load == 2) load_stmt(e, ld, false);
+  }
+}
+
 static void rows_split(em_t* e, const vinfo_t* r, const xc_tiled_block_t* b, int i, int j, const xc_tiled_op_t* ld) {
   const char* it = itype(e);
   const xc_tiled_value_t* mask = live_mask(e, ld->num_operands > 2 ? ld->operands[2] : NULL);
@@ -349,13 +364,7 @@ static void rows_split(em_t* e, const vinfo_t* r, const xc_tiled_block_t* b, int
     L("{\n");
     e->depth++;
     L("const %s i1 = %" PRId64 ";\n", it, end ? n1 - 1 : 0);
-    L("const %s f = i0 * %" PRId64 " + i1;\n", it, n1);
-    L("(void)f;\n");
-    for (int m = b ? i : 0; m < (b ? j : 1) && !e->err; m++) {
-      const xc_tiled_op_t* o = b ? b->ops[m] : ld;
-      if (b && !e->op_member[o->id]) continue;
-      if (o != ld) emit_elementwise(e, o, true);
-    }
+    rows_members(e, r, b, i, j, ld, 0);
     if (mask) {
       expr_t em;
       L(end ? "xrows%d[i0] &= (int32_t)(%s);\n" : "xrows%d[i0] = (int32_t)(%s);\n", id,
@@ -386,15 +395,7 @@ static void rows_split(em_t* e, const vinfo_t* r, const xc_tiled_block_t* b, int
       if (e->d->simd_pragma) L("%s\n", e->d->simd_pragma);
       L("for (%s i1 = 0; i1 < %" PRId64 "; i1++) {\n", it, n1);
       e->depth++;
-      L("const %s f = i0 * %" PRId64 " + i1;\n", it, n1);
-      L("(void)f;\n");
-      for (int m = b ? i : 0; m < (b ? j : 1) && !e->err; m++) {
-        const xc_tiled_op_t* o = b ? b->ops[m] : ld;
-        if (b && !e->op_member[o->id]) continue;
-        if (o != ld) emit_elementwise(e, o, true);
-        else if (pass == 2 && !ptrs) load_stmt_unmasked(e, ld, r);
-        else if (pass == 3) load_stmt(e, ld, false);
-      }
+      rows_members(e, r, b, i, j, ld, pass == 2 ? (ptrs ? 0 : 1) : 2);
       xc_cse_loop_close(e, 1);
     }
     e->depth--;
