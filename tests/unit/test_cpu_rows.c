@@ -39,6 +39,10 @@ static const rcase_t cases[] = {
      "xir 1\ngraph g opset 23 {\n  input a: f32[37, 29]\n  input b: f32[29, 45]\n"
      "  y: f32[37, 45] = MatMul(a, b)\n  output y\n}\n",
      "BLOCK_M_p0=16,BLOCK_N_p0=32,BLOCK_K_p0=16"},
+    {"MatMul f64 [37,29] x [29,45] (ragged tiles, double rows in place)",
+     "xir 1\ngraph g opset 23 {\n  input a: f64[37, 29]\n  input b: f64[29, 45]\n"
+     "  y: f64[37, 45] = MatMul(a, b)\n  output y\n}\n",
+     "BLOCK_M_p0=16,BLOCK_N_p0=32,BLOCK_K_p0=16"},
     {"1x1 conv, 24 -> 32 channels, whole tiles (no mask: every row in place)",
      "xir 1\ngraph g opset 23 {\n  input x: f32[1, 8, 8, 24]\n  input w: f32[1, 1, 24, 32]\n"
      "  y = xcomp::ConvNHWC(x, w) {weight_layout: \"HWIO\"}\n  output y\n}\n",
