@@ -329,19 +329,14 @@ void xc_cse_plan_vec_rows(em_t* e, const xc_tiled_block_t* b) {
   plan_vec_rows(e, b);
 }
 
-/* A loop over the J slots of r in the default layout, unrolled (the
- * blocked dot's accumulators stay in registers only when every index is a
- * constant); inside, f, i0 and i1 as in xc_cse_loop_open. */
+/* A loop over the J slots of r in its layout, unrolled (the blocked dot's
+ * accumulators stay in registers only when every index is a constant);
+ * inside, f, i0 and i1 as in xc_cse_loop_open. */
 static void blocked_slot_loop(em_t* e, const vinfo_t* r, int64_t J) {
-  const char* it = itype(e);
   if (e->d->unroll_pragma) L("%s\n", e->d->unroll_pragma);
   L("for (int j = 0; j < %" PRId64 "; j++) {\n", J);
   e->depth++;
-  xc_cstyle_writer_t fw = {0};
-  xc_cse_slot_flat(e, &fw, r, "j");
-  L("const %s f = %s;\n", it, wstr(&fw));
-  if (fw.oom) fail(e, xc_error_oom());
-  free(fw.data);
+  xc_cse_slot_f(e, r);
   xc_cse_emit_coords(e, r);
 }
 

@@ -195,14 +195,16 @@ int64_t xc_cse_vec_of(em_t* e, const vinfo_t* r) {
   return 1;
 }
 
-/* The flat index of slot `slot` of the current work-item in shape r's layout. */
-void xc_cse_slot_flat(em_t* e, xc_cstyle_writer_t* w, const vinfo_t* r, const char* slot) {
+/* Declares f, the flat index of slot j of the current work-item in shape
+ * r's layout. */
+void xc_cse_slot_f(em_t* e, const vinfo_t* r) {
   const char* it = itype(e);
   int64_t v = xc_cse_vec_of(e, r);
   if (v > 1)
-    P(w, "((%s)(%s / %" PRId64 ") * %" PRId64 " + lid) * %" PRId64 " + %s %% %" PRId64, it, slot, v, e->T, v, slot, v);
+    L("const %s f = ((%s)(j / %" PRId64 ") * %" PRId64 " + lid) * %" PRId64 " + j %% %" PRId64 ";\n", it, it, v,
+      e->T, v, v);
   else
-    P(w, "lid + (%s)%s * %" PRId64, it, slot, e->T);
+    L("const %s f = lid + (%s)j * %" PRId64 ";\n", it, it, e->T);
 }
 
 /* Declares i0.. of shape r from its flat index f. */
@@ -227,11 +229,7 @@ int xc_cse_loop_open(em_t* e, const vinfo_t* r, bool simd) {
     if (e->d->unroll_pragma && slots <= e->unroll) L("%s\n", e->d->unroll_pragma);
     L("for (int j = 0; j < %" PRId64 "; j++) {\n", slots);
     e->depth++;
-    xc_cstyle_writer_t fw = {0};
-    xc_cse_slot_flat(e, &fw, r, "j");
-    L("const %s f = %s;\n", it, wstr(&fw));
-    if (fw.oom) fail(e, xc_error_oom());
-    free(fw.data);
+    xc_cse_slot_f(e, r);
     /* every slot full: no guard (a compiler cannot prove it, lid's bound being T) */
     if (slots * e->T == r->n) L("{\n");
     else L("if (f < %" PRId64 ") {\n", r->n);

@@ -312,7 +312,7 @@ bool xc_cse_frag_shape(em_t* e, const vinfo_t* r);
 const xc_cstyle_dot_t* xc_cse_frag_of(em_t* e, const vinfo_t* r);
 int xc_cse_slot_loop_open(em_t* e, const xc_cstyle_dot_t* dot);
 int64_t xc_cse_vec_of(em_t* e, const vinfo_t* r);
-void xc_cse_slot_flat(em_t* e, xc_cstyle_writer_t* w, const vinfo_t* r, const char* slot);
+void xc_cse_slot_f(em_t* e, const vinfo_t* r);
 void xc_cse_emit_coords(em_t* e, const vinfo_t* r);
 int xc_cse_loop_open(em_t* e, const vinfo_t* r, bool simd);
 void xc_cse_loop_close(em_t* e, int n);

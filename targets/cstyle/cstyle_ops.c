@@ -559,7 +559,7 @@ static bool emit_reduce_coop(em_t* e, const xc_tiled_op_t* op) {
   bool scalar = r->st == ST_SCALAR;
   int64_t R = scalar ? 1 : r->n;
   /* a private result is handed over in the default layout (element lid in slot 0) */
-  if (!(scalar || r->st == ST_ARRAY || (r->st == ST_PRIVATE && R <= e->T && !xc_cse_frag_shape(e, r) && xc_cse_vec_of(e, r) == 1)) || xi->rank > 3)
+  if (!(scalar || r->st == ST_ARRAY || (r->st == ST_PRIVATE && R <= e->T && !xc_cse_frag_shape(e, r))) || xi->rank > 3)
     return false;
   int64_t G = 1;
   int lg = 0;
@@ -776,11 +776,7 @@ static void emit_reduce_lanes(em_t* e, const xc_tiled_op_t* op) {
       if (e->d->unroll_pragma) L("%s\n", e->d->unroll_pragma);
       L("for (int j = 0; j < %" PRId64 "; j++) {\n", slots);
       e->depth++;
-      xc_cstyle_writer_t fw = {0};
-      xc_cse_slot_flat(e, &fw, r, "j"); /* the result's own slot layout */
-      L("const %s f = %s;\n", it, wstr(&fw));
-      if (fw.oom) fail(e, xc_error_oom());
-      free(fw.data);
+      xc_cse_slot_f(e, r); /* the result's own slot layout */
       L("if (f < %" PRId64 ") {\n", R);
       snprintf(rd, sizeof rd, "%s[j]", r->name);
     }
