@@ -78,9 +78,13 @@ static ival_t mul(ival_t a, ival_t b) {
   return r;
 }
 
+/* A divisor range of one sign, zero excluded (an empty range, lo > hi, as
+ * a loop that runs no iteration can leave, is none). */
+static bool one_sign(ival_t b) { return bounded(b) && b.lo <= b.hi && (b.lo > 0 || b.hi < 0); }
+
 /* C division (truncating) by a divisor range of one sign. */
 static ival_t divide(ival_t a, ival_t b) {
-  if (!bounded(b) || (b.lo <= 0 && b.hi >= 0)) return ALL;
+  if (!one_sign(b)) return ALL;
   if (!bounded(a)) {
     if (b.lo > 0 && a.lo >= 0) return iv(0, a.hi == INT64_MAX ? INT64_MAX : a.hi / b.lo);
     return ALL;
@@ -97,7 +101,7 @@ static ival_t divide(ival_t a, ival_t b) {
 
 /* C remainder: the dividend's sign, magnitude below the divisor's. */
 static ival_t remainder_of(ival_t a, ival_t b) {
-  if (!bounded(b) || (b.lo <= 0 && b.hi >= 0)) return ALL;
+  if (!one_sign(b)) return ALL;
   int64_t m = b.lo > 0 ? b.hi - 1 : -(b.lo + 1);
   if (a.lo >= 0) return iv(0, a.hi < m ? a.hi : m);
   if (a.hi <= 0) return iv(a.lo > -m ? a.lo : -m, 0);
