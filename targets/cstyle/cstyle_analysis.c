@@ -283,12 +283,18 @@ static void declare_value(em_t* e, const xc_tiled_value_t* v) {
   int64_t n = priv ? (x->n + e->T - 1) / e->T : x->n;
   x->aligned16 = !priv && x->vec_rows && e->d->align16; /* read as float4 rows (xc_cse_plan_vec_rows) */
   const char* al = x->aligned16 ? e->d->align16 : "";
+  int64_t hn = x->hoist_n > 1 ? x->hoist_n : 1; /* a hoisted dot's operand: a slice per step */
   P(&e->decls, "%s%s%s %s[%" PRId64 "];\n", priv ? e->d->private_qual : e->d->local_qual, al,
-    vtype(e, v->type.dtype), x->name, n);
-  if (!priv) e->local_bytes += n * array_elem_bytes(e, v->type.dtype);
+    vtype(e, v->type.dtype), x->name, n * hn);
+  if (!priv) e->local_bytes += n * hn * array_elem_bytes(e, v->type.dtype);
   if (x->row_ptrs) { /* its rows' pointers (xc_cse_plan_row_ptrs) */
-    P(&e->decls, "const %s* xa%s[%" PRId64 "];\n", vtype(e, v->type.dtype), x->name, x->dims[0]);
-    e->local_bytes += x->dims[0] * 8;
+    P(&e->decls, "const %s* xa%s[%" PRId64 "];\n", vtype(e, v->type.dtype), x->name, x->dims[0] * hn);
+    e->local_bytes += x->dims[0] * hn * 8;
+  }
+  if (hn > 1) { /* the arrays under other names: the slices' names shadow these */
+    P(&e->decls, "%s* const xhb_%s = %s;\n", vtype(e, v->type.dtype), x->name, x->name);
+    if (x->row_ptrs)
+      P(&e->decls, "const %s** const xhb_xa%s = xa%s;\n", vtype(e, v->type.dtype), x->name, x->name);
   }
 }
 

@@ -12,7 +12,8 @@
 
 #include "cstyle_internal.h"
 
-static void emit_dot_block(em_t* e, const xc_tiled_op_t* op, int mr, int nv, int64_t lanes, const char* bname) {
+static void emit_dot_block(em_t* e, const xc_tiled_op_t* op, int mr, int nv, int64_t lanes, const char* bname,
+                           const hoist_t* h) {
   const xc_tiled_value_t* a = op->operands[0], *acc = op->operands[2];
   const xc_tiled_value_t* res = op->results[0];
   vinfo_t* r = V(e, res), *ci = V(e, acc);
@@ -27,9 +28,12 @@ static void emit_dot_block(em_t* e, const xc_tiled_op_t* op, int mr, int nv, int
     P(&e->body, ";\n");
   }
   /* accumulator in: 0 on the first step of a zero-initialized K loop
-   * (xc_cse_plan_zero_entry), else loaded */
+   * (xc_cse_plan_zero_entry), else loaded; a hoisted dot starts at 0 */
   bool acc_direct = ci->st == ST_ARRAY && same_shape(ci, r) && !strcmp(vtype(e, acc->type.dtype), t);
-  if (r->zero_when[0]) {
+  if (h) {
+    for (int m = 0; m < mr; m++)
+      for (int v = 0; v < nv; v++) L("c%d_%d = (xc_vec){0};\n", m, v);
+  } else if (r->zero_when[0]) {
     indent(e);
     P(&e->body, "if (");
     for (int z = 0; z < 2 && r->zero_when[z]; z++)
@@ -43,8 +47,8 @@ static void emit_dot_block(em_t* e, const xc_tiled_op_t* op, int mr, int nv, int
     L("} else {\n");
     e->depth++;
   }
-  if (!acc_direct) L("%s xc_ct[%" PRId64 "];\n", t, nr);
-  for (int m = 0; m < mr; m++) {
+  if (!acc_direct && !h) L("%s xc_ct[%" PRId64 "];\n", t, nr);
+  for (int m = 0; m < mr && !h; m++) {
     if (acc_direct) {
       for (int v = 0; v < nv; v++)
         L("memcpy(&c%d_%d, &%s[(i0 + %d) * %" PRId64 " + i1 + %" PRId64 "], sizeof(xc_vec));\n", m, v, ci->name, m,
@@ -62,10 +66,25 @@ static void emit_dot_block(em_t* e, const xc_tiled_op_t* op, int mr, int nv, int
     if (rc.oom) fail(e, xc_error_oom());
     free(rc.data);
   }
-  if (r->zero_when[0]) xc_cse_loop_close(e, 1);
+  if (r->zero_when[0] && !h) xc_cse_loop_close(e, 1);
   /* a read in place: the block's row pointers (xc_cse_plan_row_ptrs) */
   bool aptr = V(e, a)->row_ptrs_set;
-  for (int m = 0; aptr && m < mr; m++) L("const %s* xr%d = xa%s[i0 + %d];\n", t, m, V(e, a)->name, m);
+  for (int m = 0; aptr && !h && m < mr; m++) L("const %s* xr%d = xa%s[i0 + %d];\n", t, m, V(e, a)->name, m);
+  /* hoisted: the K loop of every step's slice in turn, its rows (in
+   * place or the slice's copies) and b's rows */
+  const vinfo_t* ai = V(e, a), *bi = V(e, op->operands[1]);
+  bool bptr = bi->row_ptrs_set;
+  if (h) {
+    L("for (%s xo = 0; xo < %" PRId64 "; xo++) {\n", it, h->steps);
+    e->depth++;
+    for (int m = 0; m < mr; m++) {
+      if (aptr) L("const %s* xr%d = xhb_xa%s[xo * %" PRId64 " + i0 + %d];\n", t, m, ai->name, ai->dims[0], m);
+      else L("const %s* xr%d = xhb_%s + xo * %" PRId64 " + (i0 + %d) * %" PRId64 ";\n", t, m, ai->name, ai->n, m, K);
+    }
+    if (bptr) L("const %s* const* xb = xhb_xa%s + xo * %" PRId64 ";\n", t, bi->name, bi->dims[0]);
+    else L("const %s* xb = xhb_%s + xo * %" PRId64 ";\n", t, bi->name, bi->n);
+    aptr = true;
+  }
   /* the K loop */
   L("for (%s q = 0; q < %" PRId64 "; q++) {\n", it, K);
   e->depth++;
@@ -76,9 +95,12 @@ static void emit_dot_block(em_t* e, const xc_tiled_op_t* op, int mr, int nv, int
   /* packed operands (cstyle_pack.c): b in strips of nr columns, a in
    * panels of the block's rows */
   const packed_t* pa = xc_cse_find_pack(e, a->def), *pb = xc_cse_find_pack(e, op->operands[1]->def);
-  bool bptr = V(e, op->operands[1])->row_ptrs_set;
   for (int v = 0; v < nv; v++) {
-    if (bptr)
+    if (h && bptr)
+      L("memcpy(&b%d, &xb[q][i1 + %" PRId64 "], sizeof(xc_vec));\n", v, v * lanes);
+    else if (h)
+      L("memcpy(&b%d, &xb[q * %" PRId64 " + i1 + %" PRId64 "], sizeof(xc_vec));\n", v, N, v * lanes);
+    else if (bptr)
       L("memcpy(&b%d, &xa%s[q][i1 + %" PRId64 "], sizeof(xc_vec));\n", v, V(e, op->operands[1])->name, v * lanes);
     else if (pb && pb->strip)
       L("memcpy(&b%d, &%s[i1 * %" PRId64 " + q * %" PRId64 " + %" PRId64 "], sizeof(xc_vec));\n", v, bname, K, nr,
@@ -104,10 +126,14 @@ static void emit_dot_block(em_t* e, const xc_tiled_op_t* op, int mr, int nv, int
     if (ra.oom) fail(e, xc_error_oom());
     free(ra.data);
   }
-  xc_cse_loop_close(e, 1);
+  xc_cse_loop_close(e, h ? 2 : 1);
   /* result out; on the last step of a K loop whose element loop after it
    * was planned here (xc_cse_plan_epilogue), that loop's body on the
-   * registers instead */
+   * registers instead (a hoisted dot is past its last step) */
+  if (op == e->epi_dot && h) {
+    for (int m = 0; m < mr; m++) xc_cse_emit_epilogue_row(e, e->epi_loop->results[0], m, nv, lanes, N);
+    return;
+  }
   if (op == e->epi_dot) {
     xc_cse_emit_epilogue_open(e);
     for (int m = 0; m < mr; m++) xc_cse_emit_epilogue_row(e, e->epi_loop->results[0], m, nv, lanes, N);
@@ -180,7 +206,7 @@ void xc_cse_dot_blocking(em_t* e, const xc_tiled_op_t* op, int* out_mr, int* out
   *out_lanes = lanes;
 }
 
-static bool emit_dot_blocked(em_t* e, const xc_tiled_op_t* op) {
+static bool emit_dot_blocked(em_t* e, const xc_tiled_op_t* op, const hoist_t* h) {
   const xc_tiled_value_t* a = op->operands[0], *b = op->operands[1];
   const xc_tiled_value_t* res = op->results[0];
   vinfo_t* r = V(e, res), *bi = V(e, b);
@@ -198,7 +224,7 @@ static bool emit_dot_blocked(em_t* e, const xc_tiled_op_t* op) {
   L("typedef %s xc_vec __attribute__((vector_size(%" PRId64 ")));\n", t, vbytes);
   /* b: in place, or packed into a contiguous [K, N] array */
   char bname[80];
-  if (bi->row_ptrs_set || (bi->st == ST_ARRAY && !strcmp(vtype(e, b->type.dtype), t))) {
+  if (h || bi->row_ptrs_set || (bi->st == ST_ARRAY && !strcmp(vtype(e, b->type.dtype), t))) {
     snprintf(bname, sizeof bname, "%s", bi->name);
   } else {
     snprintf(bname, sizeof bname, "xc_bp_%d", op->id);
@@ -225,14 +251,14 @@ static bool emit_dot_blocked(em_t* e, const xc_tiled_op_t* op) {
   if (M >= mr) {
     L("for (%s i0 = 0; i0 < %" PRId64 "; i0 += %d) {\n", it, M - rem, mr);
     e->depth++;
-    emit_dot_block(e, op, mr, nv, lanes, bname);
+    emit_dot_block(e, op, mr, nv, lanes, bname, h);
     xc_cse_loop_close(e, 1);
   }
   if (rem) {
     L("{\n");
     e->depth++;
     L("const %s i0 = %" PRId64 ";\n", it, M - rem);
-    emit_dot_block(e, op, (int)rem, nv, lanes, bname);
+    emit_dot_block(e, op, (int)rem, nv, lanes, bname, h);
     xc_cse_loop_close(e, 1);
   }
   xc_cse_loop_close(e, 2);
@@ -435,7 +461,12 @@ void xc_cse_emit_dot(em_t* e, const xc_tiled_op_t* op) {
   char d[96];
   expr_t eacc;
   if (!e->d->work_groups) {
-    if (!emit_dot_blocked(e, op)) {
+    const hoist_t* h = xc_cse_hoist_of(e, op, NULL, NULL);
+    if (h) { /* its loops fill this step's slices; the dot runs after them */
+      L("xh%d++;\n", op->id);
+      return;
+    }
+    if (!emit_dot_blocked(e, op, NULL)) {
       /* r = acc; then for m, k: r[m, :] += a[m,k] * b[k, :] (vectorized over n) */
       int close = xc_cse_loop_open(e, r, true);
       L("%s = %s;\n", xc_cse_dst(e, r, d, sizeof d), xc_cse_opnd(e, &eacc, acc, r));
@@ -1136,4 +1167,118 @@ void xc_cse_plan_staged(em_t* e, const xc_tiled_block_t* b, int64_t* room) {
     }
     e->num_mx++;
   }
+}
+
+/* ---- dots hoisted out of their K loops (C) ------------------------------------ */
+
+/* Iterations of a loop with known bounds, or 0. */
+static int64_t trips(em_t* e, const xc_tiled_op_t* loop) {
+  int64_t lb, ub, st;
+  if (!xc_cse_known_int(e, loop->operands[0], &lb) || !xc_cse_known_int(e, loop->operands[1], &ub) ||
+      !xc_cse_known_int(e, loop->operands[2], &st) || st <= 0 || ub <= lb)
+    return 0;
+  return (ub - lb + st - 1) / st;
+}
+
+static bool defined_in(const xc_tiled_block_t* b, const xc_tiled_value_t* v) {
+  for (int i = 0; v->def && i < b->num_ops; i++)
+    if (b->ops[i] == v->def) return true;
+  return false;
+}
+
+/* Whether block b (or a loop in it) stores, syncs, or holds a loop other
+ * than `inner`. */
+static bool hoist_blocked(const xc_tiled_block_t* b, const xc_tiled_op_t* inner) {
+  for (int i = 0; i < b->num_ops; i++) {
+    const xc_tiled_op_t* o = b->ops[i];
+    if (o->opcode == XC_TOP_STORE || o->opcode == XC_TOP_BARRIER) return true;
+    if (o->opcode == XC_TOP_FOR && (o != inner || hoist_blocked(o->body, NULL))) return true;
+  }
+  return false;
+}
+
+/* A dot operand the hoisted form can slice: a plain array of the compute
+ * type (read in place through row pointers or copied), read by the dot only. */
+static bool sliceable(em_t* e, const xc_tiled_op_t* dot, int o, const xc_tiled_block_t* body) {
+  const xc_tiled_value_t* v = dot->operands[o];
+  vinfo_t* x = V(e, v);
+  return defined_in(body, v) && x->st == ST_ARRAY && x->rank == 2 && x->uses == 1 && !x->packed && !x->in_place &&
+         !xc_cse_find_pack(e, v->def) && !strcmp(vtype(e, v->type.dtype), vtype(e, dot->results[0]->type.dtype));
+}
+
+/* Dots hoisted out of their K loops (C; docs/emitter.md, "Hoisted dots").
+ * A blocked dot whose K is short (a convolution's window row of a few input
+ * channels: 3 taps x 3 channels for an RGB stem) takes its accumulators from
+ * memory and puts them back every step of its K loops, a load and a store
+ * per few multiply-adds. Where the loops (the outer one over the window's
+ * rows, the inner one over K steps) start from a zero tile
+ * (xc_cse_plan_zero_entry), hold nothing but the operands' loads and the
+ * dot, and run a known, small number of steps, the loops fill one slice of
+ * each operand's array (and row pointers) per step and the dot runs once
+ * after them, its register blocks summing every step's K in order: the same
+ * sums, the accumulators in registers from the first step to the last. */
+#define HOIST_MAX_K 32
+#define HOIST_MAX_STEPS 64
+#define HOIST_MAX_BYTES (64 * 1024)
+void xc_cse_plan_hoist(em_t* e, const xc_tiled_block_t* b) {
+  for (int i = 0; i < b->num_ops; i++) {
+    const xc_tiled_op_t* L = b->ops[i];
+    if (L->opcode != XC_TOP_FOR || e->num_hoists == MAX_HOISTS) continue;
+    /* the dot whose zero tile L carries, in L's body or its inner loop's */
+    const xc_tiled_op_t* dot = NULL, *inner = NULL;
+    for (int j = 0; j < L->body->num_ops && !dot; j++) {
+      const xc_tiled_op_t* o = L->body->ops[j];
+      if (o->opcode == XC_TOP_DOT && V(e, o->results[0])->zero_when[0] == L) dot = o;
+      for (int k = 0; o->opcode == XC_TOP_FOR && k < o->body->num_ops && !dot; k++) {
+        const xc_tiled_op_t* d = o->body->ops[k];
+        if (d->opcode == XC_TOP_DOT && V(e, d->results[0])->zero_when[0] == L &&
+            V(e, d->results[0])->zero_when[1] == o)
+          dot = d, inner = o;
+      }
+    }
+    if (!dot || dot == e->mma || !xc_cse_dot_blocked_fits(e, dot) || hoist_blocked(L->body, inner)) {
+      if (!dot) xc_cse_plan_hoist(e, L->body);
+      continue;
+    }
+    const xc_tiled_block_t* body = inner ? inner->body : L->body;
+    int64_t steps = trips(e, L) * (inner ? trips(e, inner) : 1);
+    vinfo_t* a = V(e, dot->operands[0]), *bv = V(e, dot->operands[1]), *r = V(e, dot->results[0]);
+    if (steps < 2 || steps > HOIST_MAX_STEPS || a->dims[1] > HOIST_MAX_K || !sliceable(e, dot, 0, body) ||
+        !sliceable(e, dot, 1, body) || a->dims[0] != r->dims[0] || bv->dims[0] != a->dims[1] ||
+        bv->dims[1] != r->dims[1])
+      continue;
+    int64_t esize = dot->results[0]->type.dtype == XC_F64 ? 8 : 4;
+    int64_t slice = (a->n + bv->n) * esize + (a->row_ptrs ? a->dims[0] * 8 : 0) + (bv->row_ptrs ? bv->dims[0] * 8 : 0);
+    if (slice * (steps - 1) > HOIST_MAX_BYTES) continue;
+    a->hoist_n = bv->hoist_n = steps;
+    e->hoists[e->num_hoists++] = (hoist_t){dot, L, body, steps};
+  }
+}
+
+/* The hoist a dot, an outer K loop or a loop body belongs to (NULL args match any). */
+const hoist_t* xc_cse_hoist_of(em_t* e, const xc_tiled_op_t* dot, const xc_tiled_op_t* loop,
+                               const xc_tiled_block_t* body) {
+  for (int i = 0; i < e->num_hoists; i++) {
+    const hoist_t* h = &e->hoists[i];
+    if ((dot && h->dot == dot) || (loop && h->loop == loop) || (body && h->body == body)) return h;
+  }
+  return NULL;
+}
+
+/* At the top of the hoisted body: the operands' names (and row pointer
+ * arrays) stand for this step's slice of their arrays. */
+void xc_cse_emit_hoist_slices(em_t* e, const hoist_t* h) {
+  for (int o = 0; o < 2; o++) {
+    const xc_tiled_value_t* v = h->dot->operands[o];
+    vinfo_t* x = V(e, v);
+    const char* t = vtype(e, v->type.dtype);
+    L("%s* const %s = xhb_%s + xh%d * %" PRId64 ";\n", t, x->name, x->name, h->dot->id, x->n);
+    if (x->row_ptrs)
+      L("const %s** const xa%s = xhb_xa%s + xh%d * %" PRId64 ";\n", t, x->name, x->name, h->dot->id, x->dims[0]);
+  }
+}
+
+/* After the hoisted dot's outer K loop: the dot over every step's slices. */
+void xc_cse_emit_dot_hoisted(em_t* e, const hoist_t* h) {
+  if (!emit_dot_blocked(e, h->dot, h)) fail(e, xc_error(XC_INTERNAL, "cstyle: a hoisted dot lost its blocking"));
 }

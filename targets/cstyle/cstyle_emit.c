@@ -234,6 +234,7 @@ static xc_status_t run(const xc_cstyle_dialect_t* d, const xc_device_caps_t* cap
         xc_cse_plan_epilogue(&e, k->body);
         xc_cse_plan_pack(&e, k->body);
         xc_cse_plan_row_ptrs(&e, k->body);
+        xc_cse_plan_hoist(&e, k->body);
       }
     }
     if (!e.err) {

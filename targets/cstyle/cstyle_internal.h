@@ -84,6 +84,9 @@ typedef struct vinfo {
                            the mask are read in place through xa<name>[row] */
   bool row_ptrs_set;    /* its load has set those pointers (rows_split), so the dot reads
                            through them */
+  int64_t hoist_n;      /* C: an operand of a dot hoisted out of its K loops
+                           (xc_cse_plan_hoist): its array (and row pointers) hold one
+                           slice per step of those loops */
 } vinfo_t;
 
 /* Elementwise ops whose operands are all virtual or scalar are inlined into
@@ -110,6 +113,17 @@ static inline bool is_elementwise(xc_tiled_opcode_t op) {
   return (op >= XC_TOP_NEG && op <= XC_TOP_CMP) || op == XC_TOP_SELECT || op == XC_TOP_CAST;
 }
 
+/* A blocked dot hoisted out of its K loops (xc_cse_plan_hoist, docs/emitter.md,
+ * "Hoisted dots"): `loop` the outer K loop, `body` the block that holds the dot
+ * and its operands' loads (the inner loop's, or the outer's), `steps` the
+ * iterations of both loops: slice xh<dot id> of each operand's array. */
+#define MAX_HOISTS 4
+typedef struct {
+  const xc_tiled_op_t* dot, *loop;
+  const xc_tiled_block_t* body;
+  int64_t steps;
+} hoist_t;
+
 /* A dot on matrix instructions that is not the mma K loop's accumulation
  * (docs/emitter.md, "Dots with staged operands"): each operand is a raw load
  * (copied straight into a pitched array) or copied into the staging array
@@ -118,6 +132,7 @@ static inline bool is_elementwise(xc_tiled_opcode_t op) {
  * follow the plan's layout, e->frags) or the private array xm<dot id>, whose
  * slots are written back into the result's work-group array. */
 #define MAX_STAGED_DOTS 8
+
 typedef struct mx {
   const xc_tiled_op_t* op;
   xc_cstyle_dot_t dot;
@@ -212,6 +227,10 @@ typedef struct em {
   int num_packs;
   int64_t pack_programs, pack_bytes;
   bool packing;                   /* emitting the pack entry's body */
+  /* C: blocked dots hoisted out of their K loops (xc_cse_plan_hoist): the
+   * loops fill each step's operand slices, the dot runs once after them */
+  hoist_t hoists[MAX_HOISTS];
+  int num_hoists;
 } em_t;
 
 static inline void fail(em_t* e, xc_status_t s) {
@@ -368,6 +387,12 @@ void xc_cse_plan_fusion(em_t* e, const xc_tiled_block_t* b);
 void xc_cse_plan_in_place(em_t* e, const xc_tiled_block_t* b);
 void xc_cse_plan_zero_entry(em_t* e, const xc_tiled_block_t* b);
 void xc_cse_plan_epilogue(em_t* e, const xc_tiled_block_t* b);
+void xc_cse_plan_hoist(em_t* e, const xc_tiled_block_t* b);
+const hoist_t* xc_cse_hoist_of(em_t* e, const xc_tiled_op_t* dot, const xc_tiled_op_t* loop,
+                               const xc_tiled_block_t* body);
+void xc_cse_emit_hoist_slices(em_t* e, const hoist_t* h);
+void xc_cse_emit_dot_hoisted(em_t* e, const hoist_t* h);
+bool xc_cse_known_int(em_t* e, const xc_tiled_value_t* v, int64_t* out);
 void xc_cse_emit_epilogue_open(em_t* e);
 void xc_cse_emit_epilogue_row(em_t* e, const xc_tiled_value_t* acc, int m, int nv, int64_t lanes, int64_t N);
 bool xc_cse_dot_blocked_fits(em_t* e, const xc_tiled_op_t* op);

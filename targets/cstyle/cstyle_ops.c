@@ -894,6 +894,8 @@ static void emit_for(em_t* e, const xc_tiled_op_t* op) {
     any_array |= V(e, body->args[i + 1])->st == ST_ARRAY;
   }
   if (any_array) xc_cse_barrier(e);
+  const hoist_t* h = e->num_hoists ? xc_cse_hoist_of(e, NULL, op, NULL) : NULL;
+  if (h) L("%s xh%d = 0;\n", itype(e), h->dot->id); /* the step whose slices the body fills */
   const char* iv = V(e, body->args[0])->name;
   expr_t lb, ub, st;
   vinfo_t scalar = {0};
@@ -901,6 +903,8 @@ static void emit_for(em_t* e, const xc_tiled_op_t* op) {
     xc_cse_opnd(e, &ub, op->operands[1], &scalar), iv, xc_cse_opnd(e, &st, op->operands[2], &scalar));
   xc_cse_expr_free(&lb), xc_cse_expr_free(&ub), xc_cse_expr_free(&st);
   e->depth++;
+  const hoist_t* hb = e->num_hoists ? xc_cse_hoist_of(e, NULL, NULL, body) : NULL;
+  if (hb) xc_cse_emit_hoist_slices(e, hb);
   xc_cse_emit_block(e, body);
   const xc_tiled_op_t* y = body->num_ops ? body->ops[body->num_ops - 1] : NULL;
   if (!y || y->opcode != XC_TOP_YIELD) {
@@ -914,6 +918,7 @@ static void emit_for(em_t* e, const xc_tiled_op_t* op) {
   if (any_array) xc_cse_barrier(e);
   e->depth--;
   L("}\n");
+  if (h) xc_cse_emit_dot_hoisted(e, h);
 }
 
 void xc_cse_emit_op(em_t* e, const xc_tiled_op_t* op) {
@@ -1008,7 +1013,7 @@ static void fused_reduce_close(em_t* e, const vinfo_t* r, const xc_tiled_op_t* r
 /* ---- the epilogue on the dot's registers (C) ------------------------------- */
 
 /* A scalar loop bound or step known at emission (a constant or a knob). */
-static bool known_int(em_t* e, const xc_tiled_value_t* v, int64_t* out) {
+bool xc_cse_known_int(em_t* e, const xc_tiled_value_t* v, int64_t* out) {
   const xc_tiled_op_t* d = v ? v->def : NULL;
   if (!d || v->type.rank != 0) return false;
   if (d->opcode == XC_TOP_CONST) *out = d->i;
@@ -1020,8 +1025,8 @@ static bool known_int(em_t* e, const xc_tiled_value_t* v, int64_t* out) {
 /* The counter's value on the last iteration of a loop that runs. */
 static bool last_start(em_t* e, const xc_tiled_op_t* loop, int64_t* out) {
   int64_t lb, ub, st;
-  if (!known_int(e, loop->operands[0], &lb) || !known_int(e, loop->operands[1], &ub) ||
-      !known_int(e, loop->operands[2], &st) || st <= 0 || ub <= lb)
+  if (!xc_cse_known_int(e, loop->operands[0], &lb) || !xc_cse_known_int(e, loop->operands[1], &ub) ||
+      !xc_cse_known_int(e, loop->operands[2], &st) || st <= 0 || ub <= lb)
     return false;
   *out = lb + (ub - lb - 1) / st * st;
   return true;
