@@ -142,7 +142,20 @@ static bool lin_last(em_t* e, const xc_tiled_value_t* v, int64_t* coef, int64_t*
         *rest = 0;
         return true;
       }
-      return false;
+      /* x = c i + U, U a multiple of r, x >= 0, by a constant m: U mod m is
+       * a multiple of g = gcd(r, m), at most m - g, so where c (n - 1) < g
+       * a row of x never crosses a multiple of m: x % m = (U mod m) + c i,
+       * x / m = U / m along it (a flat index split back into the
+       * coordinates of a reshaped view: row * 64 + head * 16 + d) */
+      const xc_tiled_op_t* md = xc_cse_const_def(op->operands[1]);
+      const xc_tiled_range_t* xr = e->ranges ? &e->ranges[op->operands[0]->id] : NULL;
+      if (!md || md->i <= 0 || !xr || !xr->known || xr->lo < 0 || !lin_last(e, op->operands[0], &ca, &ra) || ca < 0)
+        return false;
+      int64_t g = gcd64(ra, md->i);
+      if (g <= 0 || ca * (x->dims[x->rank - 1] - 1) >= g) return false;
+      *coef = op->opcode == XC_TOP_REM ? ca : 0;
+      *rest = op->opcode == XC_TOP_REM ? g : 1;
+      return true;
     }
     case XC_TOP_ADD:
     case XC_TOP_SUB:
@@ -541,6 +554,35 @@ static void combine(em_t* e, xc_cstyle_writer_t* w, int kind, const char* acc, c
   }
 }
 
+/* C: the lanes a reduction along an axis of len elements folds into (0: one
+ * accumulator). A row of a few vectors' length (an attention block's 16
+ * keys) is unrolled by the compiler before it vectorizes, and its sum then
+ * becomes a chain of scalar adds in order, 16 dependent adds a row; folding
+ * lane j of every vector into accumulator j (lane-wise: vector ops) and then
+ * the lanes in a tree (log2 W vector steps) keeps it in vector registers.
+ * Sums and products take this only where the loop already allowed any
+ * order (the simd reduction); max and min have one value in any order
+ * (NaN propagates through XC_MAX/XC_MIN whatever the order). f32 and f64. */
+static int64_t reduce_lanes(em_t* e, xc_dtype_t t, int64_t len) {
+  if (e->d->work_groups || !e->d->simd_pragma || (t != XC_F32 && t != XC_F64)) return 0;
+  int64_t w = (int64_t)e->simd * 4 / (t == XC_F64 ? 8 : 4);
+  if (w > 16) w = 16;
+  return w >= 4 && len >= w && len <= 8 * w && len % w == 0 ? w : 0;
+}
+
+/* Lanes xl[0 .. w-1] folded in a tree into xl[0]. */
+static void lanes_tree(em_t* e, int kind, int64_t w) {
+  for (int64_t h = w / 2; h >= 1; h /= 2) {
+    const char* op = kind == XC_REDUCE_SUM ? "+" : kind == XC_REDUCE_PROD ? "*" : NULL;
+    if (e->d->simd_pragma) L("%s\n", e->d->simd_pragma);
+    if (op)
+      L("for (%s xj = 0; xj < %" PRId64 "; xj++) xl[xj] = xl[xj] %s xl[xj + %" PRId64 "];\n", itype(e), h, op, h);
+    else
+      L("for (%s xj = 0; xj < %" PRId64 "; xj++) xl[xj] = %s(xl[xj], xl[xj + %" PRId64 "]);\n", itype(e), h,
+        kind == XC_REDUCE_MAX ? "XC_MAX" : "XC_MIN", h);
+  }
+}
+
 /* Work-group dialects: a reduction with fewer results than work-items runs
  * cooperatively. G work-items (a power of two, G * results <= T, G <= the
  * axis length) share each result: each folds a strided part of the axis,
@@ -829,10 +871,30 @@ void xc_cse_emit_reduce(em_t* e, const xc_tiled_op_t* op) {
   } else {
     close = xc_cse_loop_open(e, r, false);
   }
-  L("%s racc = %s;\n", t, wstr(&first));
-  if (e->d->simd_pragma && fcompute(res->type.dtype) && (op->reduce == XC_REDUCE_SUM || op->reduce == XC_REDUCE_PROD))
-    L("%s reduction(%s:racc)\n", e->d->simd_pragma, op->reduce == XC_REDUCE_SUM ? "+" : "*");
-  L("for (%s q = 1; q < %" PRId64 "; q++) %s\n", itype(e), len, wstr(&comb));
+  int64_t w = reduce_lanes(e, res->type.dtype, len);
+  if (w && !fcompute(x->type.dtype)) w = 0;
+  if (w) { /* lanes (reduce_lanes): lane j folds elements j, j + w, ...; then a tree */
+    const char* it = itype(e);
+    xc_cstyle_writer_t lc = {0};
+    combine(e, &lc, op->reduce, "xl[xj]", wstr(&item));
+    L("%s xl[%" PRId64 "];\n", t, w);
+    if (e->d->simd_pragma) L("%s\n", e->d->simd_pragma);
+    L("for (%s xj = 0; xj < %" PRId64 "; xj++) { const %s q = xj; xl[xj] = %s; }\n", it, w, it, wstr(&item));
+    L("for (%s xb = %" PRId64 "; xb < %" PRId64 "; xb += %" PRId64 ") {\n", it, w, len, w);
+    e->depth++;
+    if (e->d->simd_pragma) L("%s\n", e->d->simd_pragma);
+    L("for (%s xj = 0; xj < %" PRId64 "; xj++) { const %s q = xb + xj; %s }\n", it, w, it, wstr(&lc));
+    xc_cse_loop_close(e, 1);
+    lanes_tree(e, op->reduce, w);
+    L("%s racc = xl[0];\n", t);
+    if (lc.oom) fail(e, xc_error_oom());
+    free(lc.data);
+  } else {
+    L("%s racc = %s;\n", t, wstr(&first));
+    if (e->d->simd_pragma && fcompute(res->type.dtype) && (op->reduce == XC_REDUCE_SUM || op->reduce == XC_REDUCE_PROD))
+      L("%s reduction(%s:racc)\n", e->d->simd_pragma, op->reduce == XC_REDUCE_SUM ? "+" : "*");
+    L("for (%s q = 1; q < %" PRId64 "; q++) %s\n", itype(e), len, wstr(&comb));
+  }
   if (scalar) {
     L("%s = racc;\n", r->name);
     e->depth--;
@@ -981,7 +1043,21 @@ static int fused_reduce_open(em_t* e, const vinfo_t* r, const xc_tiled_op_t* red
   const char* it = itype(e);
   const xc_tiled_value_t* res = red->results[0];
   if (V(e, res)->st == ST_SCALAR) L("%s %s;\n", vtype(e, res->type.dtype), V(e, res)->name);
+  int64_t w = simd ? reduce_lanes(e, res->type.dtype, r->dims[r->rank - 1]) : 0;
   for (int i = 0; i < r->rank; i++) {
+    if (i == r->rank - 1 && w) { /* lanes (reduce_lanes): vectors of w elements */
+      const char* t = vtype(e, res->type.dtype);
+      L("%s xl[%" PRId64 "];\n", t, w);
+      if (e->d->simd_pragma) L("%s\n", e->d->simd_pragma);
+      L("for (%s xj = 0; xj < %" PRId64 "; xj++) xl[xj] = -0.0%s;\n", it, w, res->type.dtype == XC_F64 ? "" : "f");
+      L("for (%s xb = 0; xb < %" PRId64 "; xb += %" PRId64 ") {\n", it, r->dims[i], w);
+      e->depth++;
+      if (e->d->simd_pragma) L("%s\n", e->d->simd_pragma);
+      L("for (%s xj = 0; xj < %" PRId64 "; xj++) {\n", it, w);
+      e->depth++;
+      L("const %s i%d = xb + xj;\n", it, i);
+      continue;
+    }
     if (i == r->rank - 1) {
       L("%s racc = -0.0%s;\n", vtype(e, res->type.dtype), res->type.dtype == XC_F64 ? "" : "f");
       if (simd && e->d->simd_pragma && r->dims[i] != 1) L("%s reduction(+:racc)\n", e->d->simd_pragma);
@@ -996,15 +1072,18 @@ static int fused_reduce_open(em_t* e, const vinfo_t* r, const xc_tiled_op_t* red
   return r->rank;
 }
 
-static void fused_reduce_close(em_t* e, const vinfo_t* r, const xc_tiled_op_t* red) {
+static void fused_reduce_close(em_t* e, const vinfo_t* r, const xc_tiled_op_t* red, bool simd) {
   expr_t ex;
-  L("racc = racc + (%s);\n", xc_cse_opnd(e, &ex, red->operands[0], r));
+  int64_t w = simd ? reduce_lanes(e, red->results[0]->type.dtype, r->dims[r->rank - 1]) : 0;
+  L(w ? "xl[xj] = xl[xj] + (%s);\n" : "racc = racc + (%s);\n", xc_cse_opnd(e, &ex, red->operands[0], r));
   xc_cse_expr_free(&ex);
+  if (w) xc_cse_loop_close(e, 1);
   e->depth--;
   L("}\n");
+  if (w) lanes_tree(e, XC_REDUCE_SUM, w);
   xc_cstyle_writer_t d = {0};
   xc_cse_read_at(e, &d, red->results[0], loop_coords, true); /* name[i0 ...] or name */
-  L("%s = racc;\n", wstr(&d));
+  L(w ? "%s = xl[0];\n" : "%s = racc;\n", wstr(&d));
   if (d.oom) fail(e, xc_error_oom());
   free(d.data);
   xc_cse_loop_close(e, r->rank - 1);
@@ -1225,7 +1304,7 @@ void xc_cse_emit_block(em_t* e, const xc_tiled_block_t* b) {
       if (!e->op_member[o->id]) continue;
       if (o->opcode == XC_TOP_LOAD) emit_load(e, o, true);
       else if (o->opcode == XC_TOP_STORE) emit_store(e, o, true);
-      else if (o->opcode == XC_TOP_REDUCE) fused_reduce_close(e, shape, o);
+      else if (o->opcode == XC_TOP_REDUCE) fused_reduce_close(e, shape, o, simd);
       else emit_elementwise(e, o, true);
     }
     if (!red) xc_cse_loop_close(e, close);

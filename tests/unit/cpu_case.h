@@ -1,4 +1,4 @@
-/* Shared harness of the cpu kernel tests (test_cpu_pack, test_cpu_rows,
+/* Shared harness of the cpu kernel tests (test_cpu_pack, test_cpu_reduce, test_cpu_rows,
  * test_cpu_spread; test_vec_chunks takes its folder removal): a graph's inputs from a fixed generator, its reference
  * outputs from the interpreter, a compile for the cpu target with knob
  * overrides and an optional kernel-dump folder, runs on an executor with
