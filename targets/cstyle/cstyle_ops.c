@@ -146,10 +146,12 @@ static bool lin_last(em_t* e, const xc_tiled_value_t* v, int64_t* coef, int64_t*
        * a multiple of g = gcd(r, m), at most m - g, so where c (n - 1) < g
        * a row of x never crosses a multiple of m: x % m = (U mod m) + c i,
        * x / m = U / m along it (a flat index split back into the
-       * coordinates of a reshaped view: row * 64 + head * 16 + d) */
+       * coordinates of a reshaped view: row * 64 + head * 16 + d); C, as
+       * trivial_divide */
       const xc_tiled_op_t* md = xc_cse_const_def(op->operands[1]);
       const xc_tiled_range_t* xr = e->ranges ? &e->ranges[op->operands[0]->id] : NULL;
-      if (!md || md->i <= 0 || !xr || !xr->known || xr->lo < 0 || !lin_last(e, op->operands[0], &ca, &ra) || ca < 0)
+      if (e->d->work_groups || !md || md->i <= 0 || !xr || !xr->known || xr->lo < 0 ||
+          !lin_last(e, op->operands[0], &ca, &ra) || ca < 0)
         return false;
       int64_t g = gcd64(ra, md->i);
       if (g <= 0 || ca * (x->dims[x->rank - 1] - 1) >= g) return false;
