@@ -260,16 +260,28 @@ xc_status_t lw_emit_movement(lw_ctx_t* c, const xc_node_t* n) {
     int64_t axis = xc_node_attr_int(n, "axis");
     if (axis < 0) axis += Y->rank;
     xc_dim_t off = xc_dim_const(0);
+    /* input i's element at output flat index x = o * (C * S) + r, r = a * S
+     * + s (o before the axis, a on it, s after; S the inner size, C the
+     * output's axis extent) is the input's o * (C_i * S) + (r - lo_i * S),
+     * and a lies in [lo_i, hi_i) exactly when r lies in [lo_i * S, hi_i * S):
+     * offsets contiguous along a tile, where the offset of the split
+     * coordinates went through a division and remainder per dim (a gather
+     * on the cpu: segformer's Concat of four [1, 64, 16, 16] maps at 3 GB/s),
+     * and masks on the same terms, which bound them */
+    xc_dim_t S = lw_prod(c, (int)axis + 1, Y->rank, Y->dims), CS = lw_prod(c, (int)axis, Y->rank, Y->dims);
+    xc_dim_t outer = lw_prod(c, 0, (int)axis, Y->dims);
+    lw_val_t* o = xc_dim_is_static(outer) && outer.value == 1 ? NULL : lw_div(c, flat, lw_dim(c, CS).v);
+    lw_val_t* r = o ? lw_rem(c, flat, lw_dim(c, CS).v) : flat;
     for (int i = 0; i < n->num_inputs; i++) {
       const xc_value_t* Xi = n->inputs[i];
-      lw_val_t* lo = lw_dim(c, off).v;
       xc_dim_t end = xc_dim_add(c->g, off, Xi->dims[axis]);
-      lw_val_t* ia = sp.idx[axis];
-      lw_val_t* sel = lw_and(c, xc_tiled_cmp(k, XC_CMP_GE, ia, lo), lw_lt(c, ia, lw_dim(c, end).v));
+      lw_val_t* lo = lw_mul(c, lw_dim(c, off).v, lw_dim(c, S).v), *hi = lw_mul(c, lw_dim(c, end).v, lw_dim(c, S).v);
+      lw_val_t* sel = lw_and(c, xc_tiled_cmp(k, XC_CMP_GE, r, lo), lw_lt(c, r, hi));
       lw_space_t si = sp;
       si.mask = lw_and(c, sp.mask, sel);
-      si.idx[axis] = lw_sub(c, ia, lo);
-      lw_val_t* v = xc_tiled_load(k, lw_buf(c, Xi), lw_offset(c, &si, Xi), si.mask, NULL);
+      lw_val_t* xo = lw_sub(c, r, lo);
+      if (o) xo = lw_add(c, lw_mul(c, o, lw_mul(c, lw_dim(c, Xi->dims[axis]).v, lw_dim(c, S).v)), xo);
+      lw_val_t* v = xc_tiled_load(k, lw_buf(c, Xi), xo, si.mask, NULL);
       y = y ? xc_tiled_select(k, sel, v, y) : v;
       off = end;
     }
