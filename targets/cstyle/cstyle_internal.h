@@ -193,6 +193,7 @@ typedef struct em {
   int epi_begin, epi_end;
   int64_t epi_last[2];
   bool epi_simd;
+  bool stores_unmasked;           /* C: a row inside every store's mask (xc_cse_emit_epilogue_row) */
   xc_cstyle_dot_t dot;
   int stages;                     /* > 1: the mma loop is software-pipelined */
   bool dyn;                       /* its operand buffers live in dynamic work-group memory */

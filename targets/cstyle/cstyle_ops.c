@@ -465,7 +465,7 @@ static void store_stmt(em_t* e, const xc_tiled_op_t* op, const vinfo_t* r) {
   const char* v = xc_cse_opnd(e, &ev, op->operands[2], r);
   xc_cstyle_writer_t sv = {0};
   xc_cse_store_conv(e, &sv, mem->type.dtype, v);
-  if (mask) {
+  if (mask && !e->stores_unmasked) {
     L("if (%s) %s[%s] = %s;\n", xc_cse_opnd(e, &em, mask, r), xc_cse_mem_name(e, mem), off, wstr(&sv));
     xc_cse_expr_free(&em);
   } else {
@@ -1211,16 +1211,22 @@ void xc_cse_emit_epilogue_open(em_t* e) {
 /* Row m of the register block at (i0, i1) (vectors c<m>_0..nv-1 of `lanes`
  * lanes, tile width N): the planned element loop's body per lane, reading
  * the accumulator acc as the lane's value. */
-void xc_cse_emit_epilogue_row(em_t* e, const xc_tiled_value_t* acc, int m, int nv, int64_t lanes, int64_t N) {
+/* Whether v's expression reaches no value of a fused loop's body
+ * (ST_LOCAL): it can be written outside that loop at given coordinates. */
+static bool no_local(em_t* e, const xc_tiled_value_t* v, int depth) {
+  if (!v) return true;
+  const vinfo_t* x = V(e, v);
+  if (depth > 64 || x->st == ST_LOCAL) return false;
+  if (x->st != ST_VIRTUAL || !v->def) return true;
+  for (int i = 0; i < v->def->num_operands; i++)
+    if (!no_local(e, v->def->operands[i], depth + 1)) return false;
+  return true;
+}
+
+static void epilogue_lanes(em_t* e, const xc_tiled_value_t* acc, bool simd, int64_t nr, int64_t N) {
   const char* it = itype(e);
   const xc_tiled_block_t* b = e->epi_block;
-  int64_t nr = nv * lanes;
-  L("{\n");
-  e->depth++;
-  L("%s xt[%" PRId64 "];\n", vtype(e, acc->type.dtype), nr);
-  for (int v = 0; v < nv; v++) L("memcpy(xt + %" PRId64 ", &c%d_%d, sizeof(xc_vec));\n", v * lanes, m, v);
-  L("const %s xe0 = i0 + %d, xe1 = i1;\n", it, m);
-  if (e->epi_simd && e->d->simd_pragma) L("%s\n", e->d->simd_pragma);
+  if (simd && e->d->simd_pragma) L("%s\n", e->d->simd_pragma);
   L("for (%s xj = 0; xj < %" PRId64 "; xj++) {\n", it, nr);
   e->depth++;
   L("const %s i0 = xe0, i1 = xe1 + xj;\n", it);
@@ -1238,7 +1244,67 @@ void xc_cse_emit_epilogue_row(em_t* e, const xc_tiled_value_t* acc, int m, int n
     else emit_elementwise(e, o, true);
   }
   *x = saved;
-  xc_cse_loop_close(e, 2);
+  xc_cse_loop_close(e, 1);
+}
+
+/* A register row's epilogue stores under masks (a ragged tile's rows and
+ * columns): GCC 12 vectorizes none of the lane loop then, the heavy
+ * members (a GELU's erf) included. Where every store's mask is convex along
+ * the row and written without the loop's own values, the mask is tested at
+ * the row's two ends first and a row inside it runs the lane loop with
+ * unmasked stores (vectorized); other rows keep the masked loop. */
+void xc_cse_emit_epilogue_row(em_t* e, const xc_tiled_value_t* acc, int m, int nv, int64_t lanes, int64_t N) {
+  const char* it = itype(e);
+  const xc_tiled_block_t* b = e->epi_block;
+  int64_t nr = nv * lanes;
+  L("{\n");
+  e->depth++;
+  L("%s xt[%" PRId64 "];\n", vtype(e, acc->type.dtype), nr);
+  for (int v = 0; v < nv; v++) L("memcpy(xt + %" PRId64 ", &c%d_%d, sizeof(xc_vec));\n", v * lanes, m, v);
+  L("const %s xe0 = i0 + %d, xe1 = i1;\n", it, m);
+  int masked = 0;
+  bool split = true;
+  for (int j = e->epi_begin; j < e->epi_end; j++) {
+    const xc_tiled_op_t* o = b->ops[j];
+    if (!e->op_member[o->id] || o->opcode != XC_TOP_STORE) continue;
+    const xc_tiled_value_t* mask = live_mask(e, o->num_operands > 3 ? o->operands[3] : NULL);
+    if (!mask) continue;
+    masked++;
+    split &= convex_last(e, mask) && no_local(e, mask, 0);
+  }
+  if (masked && split) {
+    L("int32_t xfull = 1;\n");
+    for (int end = 0; end < 2; end++) {
+      L("{\n");
+      e->depth++;
+      L("const %s i0 = xe0, i1 = xe1 + %" PRId64 ";\n", it, end ? nr - 1 : 0);
+      L("const %s f = i0 * %" PRId64 " + i1;\n", it, N);
+      L("(void)f;\n");
+      for (int j = e->epi_begin; j < e->epi_end; j++) {
+        const xc_tiled_op_t* o = b->ops[j];
+        if (!e->op_member[o->id] || o->opcode != XC_TOP_STORE) continue;
+        const xc_tiled_value_t* mask = live_mask(e, o->num_operands > 3 ? o->operands[3] : NULL);
+        if (!mask) continue;
+        expr_t em;
+        L("xfull &= (int32_t)(%s);\n", xc_cse_opnd(e, &em, mask, V(e, o->operands[1])));
+        xc_cse_expr_free(&em);
+      }
+      xc_cse_loop_close(e, 1);
+    }
+    L("if (xfull) {\n");
+    e->depth++;
+    e->stores_unmasked = true;
+    epilogue_lanes(e, acc, e->epi_simd, nr, N);
+    e->stores_unmasked = false;
+    e->depth--;
+    L("} else {\n");
+    e->depth++;
+    epilogue_lanes(e, acc, e->epi_simd, nr, N);
+    xc_cse_loop_close(e, 1);
+  } else {
+    epilogue_lanes(e, acc, e->epi_simd, nr, N);
+  }
+  xc_cse_loop_close(e, 1);
 }
 
 void xc_cse_emit_block(em_t* e, const xc_tiled_block_t* b) {
