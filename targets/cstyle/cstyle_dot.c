@@ -1219,7 +1219,7 @@ static bool sliceable(em_t* e, const xc_tiled_op_t* dot, int o, const xc_tiled_b
  * sums, the accumulators in registers from the first step to the last. */
 #define HOIST_MAX_K 32
 #define HOIST_MAX_STEPS 64
-#define HOIST_MAX_BYTES (64 * 1024)
+#define HOIST_MAX_BYTES (64 * 1024) /* more stack, all of a kernel's hoists together */
 void xc_cse_plan_hoist(em_t* e, const xc_tiled_block_t* b) {
   for (int i = 0; i < b->num_ops; i++) {
     const xc_tiled_op_t* L = b->ops[i];
@@ -1240,6 +1240,10 @@ void xc_cse_plan_hoist(em_t* e, const xc_tiled_block_t* b) {
       if (!dot) xc_cse_plan_hoist(e, L->body);
       continue;
     }
+    /* the dot's result is read by the yield alone (and the inner loop's by
+     * the outer yield): nothing else of the loops reads a step's sum */
+    if (e->nuses[dot->results[0]->id] != 1 || (inner && (inner->num_results != 1 || e->nuses[inner->results[0]->id] != 1)))
+      continue;
     const xc_tiled_block_t* body = inner ? inner->body : L->body;
     int64_t steps = trips(e, L) * (inner ? trips(e, inner) : 1);
     vinfo_t* a = V(e, dot->operands[0]), *bv = V(e, dot->operands[1]), *r = V(e, dot->results[0]);
@@ -1249,7 +1253,8 @@ void xc_cse_plan_hoist(em_t* e, const xc_tiled_block_t* b) {
       continue;
     int64_t esize = dot->results[0]->type.dtype == XC_F64 ? 8 : 4;
     int64_t slice = (a->n + bv->n) * esize + (a->row_ptrs ? a->dims[0] * 8 : 0) + (bv->row_ptrs ? bv->dims[0] * 8 : 0);
-    if (slice * (steps - 1) > HOIST_MAX_BYTES) continue;
+    if (slice * (steps - 1) > HOIST_MAX_BYTES - e->hoist_bytes) continue; /* all hoists of the kernel together */
+    e->hoist_bytes += slice * (steps - 1);
     a->hoist_n = bv->hoist_n = steps;
     e->hoists[e->num_hoists++] = (hoist_t){dot, L, body, steps};
   }

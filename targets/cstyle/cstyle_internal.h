@@ -232,6 +232,7 @@ typedef struct em {
    * loops fill each step's operand slices, the dot runs once after them */
   hoist_t hoists[MAX_HOISTS];
   int num_hoists;
+  int64_t hoist_bytes;            /* the stack bytes the hoists add */
 } em_t;
 
 static inline void fail(em_t* e, xc_status_t s) {

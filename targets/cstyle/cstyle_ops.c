@@ -569,7 +569,7 @@ static int64_t reduce_lanes(em_t* e, xc_dtype_t t, int64_t len) {
   if (e->d->work_groups || !e->d->simd_pragma || (t != XC_F32 && t != XC_F64)) return 0;
   int64_t w = (int64_t)e->simd * 4 / (t == XC_F64 ? 8 : 4);
   if (w > 16) w = 16;
-  return w >= 4 && len >= w && len <= 8 * w && len % w == 0 ? w : 0;
+  return w >= 4 && (w & (w - 1)) == 0 && len >= w && len <= 8 * w && len % w == 0 ? w : 0;
 }
 
 /* Lanes xl[0 .. w-1] folded in a tree into xl[0]. */
@@ -1217,6 +1217,9 @@ static bool no_local(em_t* e, const xc_tiled_value_t* v, int depth) {
   if (!v) return true;
   const vinfo_t* x = V(e, v);
   if (depth > 64 || x->st == ST_LOCAL) return false;
+  /* a member of the epilogue's loop is written by that loop, whatever its storage */
+  for (int j = e->epi_begin; v->def && j < e->epi_end; j++)
+    if (e->epi_block->ops[j] == v->def && e->op_member[v->def->id]) return false;
   if (x->st != ST_VIRTUAL || !v->def) return true;
   for (int i = 0; i < v->def->num_operands; i++)
     if (!no_local(e, v->def->operands[i], depth + 1)) return false;
