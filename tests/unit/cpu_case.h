@@ -116,6 +116,24 @@ static inline void cpu_case_free(int ni, xc_tensor_t** in, xc_tensor_t* want) {
   for (int j = 0; j < ni; j++) xc_tensor_destroy(in[j]);
 }
 
+/* A case whose emitted source is checked: text parsed, its inputs (offset +
+ * cpu_case_rnd()), the interpreter's output 0 and a cpu compile with knobs,
+ * its kernels dumped into a temporary folder whose first source `*src`
+ * points at (cpu_case_dumped_source's buffer); the folder is removed. NULL
+ * (a failed check) when the text does not parse. */
+static inline xc_compiled_module_t* cpu_case_build(const char* text, const char* file, const char* knobs,
+                                                   double offset, int* ni, xc_tensor_t** in, xc_tensor_t** want,
+                                                   const char** src);
+static inline void cpu_case_remove_dir(const char* dir);
+
+/* Runs m once against want, then frees the inputs, want and m. */
+static inline void cpu_case_check_free(xc_compiled_module_t* m, int ni, xc_tensor_t** in, xc_tensor_t* want,
+                                       const char* label) {
+  cpu_case_run(m, 1, ni, in, want, label);
+  cpu_case_free(ni, in, want);
+  xc_compiled_module_destroy(m);
+}
+
 /* Registers the targets; false (printing SKIP and the reason) when this
  * host has no cpu target (no C compiler). */
 static inline bool cpu_case_have_cpu(void) {
@@ -166,6 +184,23 @@ static inline void cpu_case_remove_dir(const char* dir) {
   }
   closedir(d);
   rmdir(dir);
+}
+
+static inline xc_compiled_module_t* cpu_case_build(const char* text, const char* file, const char* knobs,
+                                                   double offset, int* ni, xc_tensor_t** in, xc_tensor_t** want,
+                                                   const char** src) {
+  xc_graph_t* g = cpu_case_parse(text, file);
+  *src = "";
+  if (!g) return NULL;
+  *ni = cpu_case_inputs(g, offset, in);
+  *want = cpu_case_reference(g, *ni, in);
+  char dir[] = "/tmp/xc-case-XXXXXX";
+  CHECK(mkdtemp(dir) != NULL);
+  xc_compiled_module_t* m = cpu_case_compile(g, knobs, dir);
+  xc_graph_destroy(g);
+  *src = cpu_case_dumped_source(dir);
+  cpu_case_remove_dir(dir);
+  return m;
 }
 
 #endif

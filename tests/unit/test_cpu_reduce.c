@@ -45,26 +45,21 @@ static const rcase_t cases[] = {
 };
 
 static void check_case(const rcase_t* c) {
-  xc_graph_t* g = cpu_case_parse(c->text, "reduce.xir");
-  if (!g) return;
-  xc_tensor_t* in[CPU_CASE_MAX_IN];
-  int ni = cpu_case_inputs(g, 0.25, in);
-  xc_tensor_t* want = cpu_case_reference(g, ni, in);
-  char dir[] = "/tmp/xc-reduce-XXXXXX";
-  CHECK(mkdtemp(dir) != NULL);
-  xc_compiled_module_t* m = cpu_case_compile(g, c->knobs, dir);
-  xc_graph_destroy(g);
-  const char* src = cpu_case_dumped_source(dir);
+  xc_tensor_t* in[CPU_CASE_MAX_IN], *want = NULL;
+  int ni = 0;
+  const char* src;
+  xc_compiled_module_t* m = cpu_case_build(c->text, "reduce.xir", c->knobs, 0.25, &ni, in, &want, &src);
+  if (!m) {
+    cpu_case_free(ni, in, want);
+    return;
+  }
   bool lanes = strstr(src, "xl[xj] = xl[xj] + xl[xj + 1]") != NULL || strstr(src, "XC_MAX(xl[xj], xl[xj + 1])") != NULL;
   bool rows = strstr(src, "if (xrows") != NULL;
-  cpu_case_remove_dir(dir);
   CHECK(lanes == c->lanes);
   CHECK(!c->rows || rows);
   char label[256];
   snprintf(label, sizeof label, "%s:%s%s", c->name, lanes ? " lanes" : "", rows ? ", rows" : "");
-  cpu_case_run(m, 1, ni, in, want, label);
-  cpu_case_free(ni, in, want);
-  xc_compiled_module_destroy(m);
+  cpu_case_check_free(m, ni, in, want, label);
 }
 
 int main(void) {

@@ -72,23 +72,20 @@ static const rcase_t cases[] = {
 };
 
 static void check_case(const rcase_t* c) {
-  xc_graph_t* g = cpu_case_parse(c->text, "rows.xir");
-  if (!g) return;
-  xc_tensor_t* in[CPU_CASE_MAX_IN];
+  xc_tensor_t* in[CPU_CASE_MAX_IN], *want = NULL;
+  int ni = 0;
+  const char* src;
   /* no zeros: a masked-off element read as data shows */
-  int ni = cpu_case_inputs(g, 0.5, in);
-  xc_tensor_t* want = cpu_case_reference(g, ni, in);
-  char dir[] = "/tmp/xc-rows-XXXXXX";
-  CHECK(mkdtemp(dir) != NULL);
-  xc_compiled_module_t* m = cpu_case_compile(g, c->knobs, dir);
-  xc_graph_destroy(g);
-  const char* src = cpu_case_dumped_source(dir);
+  xc_compiled_module_t* m = cpu_case_build(c->text, "rows.xir", c->knobs, 0.5, &ni, in, &want, &src);
+  if (!m) {
+    cpu_case_free(ni, in, want);
+    return;
+  }
   bool rows = strstr(src, "if (xrows") != NULL, in_place = strstr(src, " + xoffs") != NULL;
   bool whole = strstr(src, "no mask: every row in place") != NULL;
   bool b_in_place = strstr(src, "memcpy(&b0, &xa") != NULL || strstr(src, "memcpy(&b0, &xb[q]") != NULL;
   bool hoisted = strstr(src, "for (int64_t xo = 0; xo < ") != NULL && strstr(src, "xhb_xa") != NULL;
   bool full_rows = strstr(src, "if (xfull) {") != NULL;
-  cpu_case_remove_dir(dir);
   CHECK(c->knobs && strstr(c->name, "whole tiles") ? whole : rows);
   CHECK(in_place);
   CHECK(b_in_place); /* the weights' rows too */
@@ -96,9 +93,7 @@ static void check_case(const rcase_t* c) {
   CHECK(!c->full_rows || full_rows);
   char label[256];
   snprintf(label, sizeof label, "%s: rows %s%s", c->name, rows ? "split" : "not split", hoisted ? ", hoisted" : "");
-  cpu_case_run(m, 1, ni, in, want, label);
-  cpu_case_free(ni, in, want);
-  xc_compiled_module_destroy(m);
+  cpu_case_check_free(m, ni, in, want, label);
 }
 
 int main(void) {
