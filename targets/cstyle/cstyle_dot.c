@@ -1171,30 +1171,11 @@ void xc_cse_plan_staged(em_t* e, const xc_tiled_block_t* b, int64_t* room) {
 
 /* ---- dots hoisted out of their K loops (C) ------------------------------------ */
 
-/* Iterations of a loop with known bounds, or 0. */
-static int64_t trips(em_t* e, const xc_tiled_op_t* loop) {
-  int64_t lb, ub, st;
-  if (!xc_cse_known_int(e, loop->operands[0], &lb) || !xc_cse_known_int(e, loop->operands[1], &ub) ||
-      !xc_cse_known_int(e, loop->operands[2], &st) || st <= 0 || ub <= lb)
-    return 0;
-  return (ub - lb + st - 1) / st;
-}
-
-static bool defined_in(const xc_tiled_block_t* b, const xc_tiled_value_t* v) {
-  for (int i = 0; v->def && i < b->num_ops; i++)
-    if (b->ops[i] == v->def) return true;
-  return false;
-}
-
-/* Whether block b (or a loop in it) stores, syncs, or holds a loop other
- * than `inner`. */
-static bool hoist_blocked(const xc_tiled_block_t* b, const xc_tiled_op_t* inner) {
-  for (int i = 0; i < b->num_ops; i++) {
-    const xc_tiled_op_t* o = b->ops[i];
-    if (o->opcode == XC_TOP_STORE || o->opcode == XC_TOP_BARRIER) return true;
-    if (o->opcode == XC_TOP_FOR && (o != inner || hoist_blocked(o->body, NULL))) return true;
-  }
-  return false;
+/* Whether block b holds no loop but `inner`. */
+static bool only_loop(const xc_tiled_block_t* b, const xc_tiled_op_t* inner) {
+  for (int i = 0; i < b->num_ops; i++)
+    if (b->ops[i]->opcode == XC_TOP_FOR && b->ops[i] != inner) return false;
+  return true;
 }
 
 /* A dot operand the hoisted form can slice: a plain array of the compute
@@ -1202,7 +1183,7 @@ static bool hoist_blocked(const xc_tiled_block_t* b, const xc_tiled_op_t* inner)
 static bool sliceable(em_t* e, const xc_tiled_op_t* dot, int o, const xc_tiled_block_t* body) {
   const xc_tiled_value_t* v = dot->operands[o];
   vinfo_t* x = V(e, v);
-  return defined_in(body, v) && x->st == ST_ARRAY && x->rank == 2 && x->uses == 1 && !x->packed && !x->in_place &&
+  return v->def && v->def->parent == body && x->st == ST_ARRAY && x->rank == 2 && x->uses == 1 && !x->packed && !x->in_place &&
          !xc_cse_find_pack(e, v->def) && !strcmp(vtype(e, v->type.dtype), vtype(e, dot->results[0]->type.dtype));
 }
 
@@ -1236,7 +1217,8 @@ void xc_cse_plan_hoist(em_t* e, const xc_tiled_block_t* b) {
           dot = d, inner = o;
       }
     }
-    if (!dot || dot == e->mma || !xc_cse_dot_blocked_fits(e, dot) || hoist_blocked(L->body, inner)) {
+    if (!dot || dot == e->mma || !xc_cse_dot_blocked_fits(e, dot) || xc_cse_stores_in(L->body) ||
+        !only_loop(L->body, inner) || (inner && !only_loop(inner->body, NULL))) {
       if (!dot) xc_cse_plan_hoist(e, L->body);
       continue;
     }
@@ -1245,7 +1227,7 @@ void xc_cse_plan_hoist(em_t* e, const xc_tiled_block_t* b) {
     if (e->nuses[dot->results[0]->id] != 1 || (inner && (inner->num_results != 1 || e->nuses[inner->results[0]->id] != 1)))
       continue;
     const xc_tiled_block_t* body = inner ? inner->body : L->body;
-    int64_t steps = trips(e, L) * (inner ? trips(e, inner) : 1);
+    int64_t lb, st, steps = xc_cse_loop_trips(e, L, &lb, &st) * (inner ? xc_cse_loop_trips(e, inner, &lb, &st) : 1);
     vinfo_t* a = V(e, dot->operands[0]), *bv = V(e, dot->operands[1]), *r = V(e, dot->results[0]);
     if (steps < 2 || steps > HOIST_MAX_STEPS || a->dims[1] > HOIST_MAX_K || !sliceable(e, dot, 0, body) ||
         !sliceable(e, dot, 1, body) || a->dims[0] != r->dims[0] || bv->dims[0] != a->dims[1] ||

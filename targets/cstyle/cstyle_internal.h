@@ -395,6 +395,8 @@ const hoist_t* xc_cse_hoist_of(em_t* e, const xc_tiled_op_t* dot, const xc_tiled
 void xc_cse_emit_hoist_slices(em_t* e, const hoist_t* h);
 void xc_cse_emit_dot_hoisted(em_t* e, const hoist_t* h);
 bool xc_cse_known_int(em_t* e, const xc_tiled_value_t* v, int64_t* out);
+int64_t xc_cse_loop_trips(em_t* e, const xc_tiled_op_t* loop, int64_t* lb, int64_t* st);
+bool xc_cse_stores_in(const xc_tiled_block_t* b);
 void xc_cse_emit_epilogue_open(em_t* e);
 void xc_cse_emit_epilogue_row(em_t* e, const xc_tiled_value_t* acc, int m, int nv, int64_t lanes, int64_t N);
 bool xc_cse_dot_blocked_fits(em_t* e, const xc_tiled_op_t* op);

@@ -574,8 +574,8 @@ static int64_t reduce_lanes(em_t* e, xc_dtype_t t, int64_t len) {
 
 /* Lanes xl[0 .. w-1] folded in a tree into xl[0]. */
 static void lanes_tree(em_t* e, int kind, int64_t w) {
+  const char* op = kind == XC_REDUCE_SUM ? "+" : kind == XC_REDUCE_PROD ? "*" : NULL;
   for (int64_t h = w / 2; h >= 1; h /= 2) {
-    const char* op = kind == XC_REDUCE_SUM ? "+" : kind == XC_REDUCE_PROD ? "*" : NULL;
     if (e->d->simd_pragma) L("%s\n", e->d->simd_pragma);
     if (op)
       L("for (%s xj = 0; xj < %" PRId64 "; xj++) xl[xj] = xl[xj] %s xl[xj + %" PRId64 "];\n", itype(e), h, op, h);
@@ -1103,14 +1103,21 @@ bool xc_cse_known_int(em_t* e, const xc_tiled_value_t* v, int64_t* out) {
   return true;
 }
 
+/* Iterations of a loop with known bounds that runs (its start and step in
+ * *lb, *st), else 0. */
+int64_t xc_cse_loop_trips(em_t* e, const xc_tiled_op_t* loop, int64_t* lb, int64_t* st) {
+  int64_t ub;
+  if (!xc_cse_known_int(e, loop->operands[0], lb) || !xc_cse_known_int(e, loop->operands[1], &ub) ||
+      !xc_cse_known_int(e, loop->operands[2], st) || *st <= 0 || ub <= *lb)
+    return 0;
+  return (ub - *lb + *st - 1) / *st;
+}
+
 /* The counter's value on the last iteration of a loop that runs. */
 static bool last_start(em_t* e, const xc_tiled_op_t* loop, int64_t* out) {
-  int64_t lb, ub, st;
-  if (!xc_cse_known_int(e, loop->operands[0], &lb) || !xc_cse_known_int(e, loop->operands[1], &ub) ||
-      !xc_cse_known_int(e, loop->operands[2], &st) || st <= 0 || ub <= lb)
-    return false;
-  *out = lb + (ub - lb - 1) / st * st;
-  return true;
+  int64_t lb, st, n = xc_cse_loop_trips(e, loop, &lb, &st);
+  if (n > 0) *out = lb + (n - 1) * st;
+  return n > 0;
 }
 
 static int reads_of_value(const xc_tiled_op_t* o, const xc_tiled_value_t* v) {
@@ -1119,10 +1126,10 @@ static int reads_of_value(const xc_tiled_op_t* o, const xc_tiled_value_t* v) {
   return n;
 }
 
-static bool stores_in(const xc_tiled_block_t* b) {
+bool xc_cse_stores_in(const xc_tiled_block_t* b) {
   for (int i = 0; i < b->num_ops; i++) {
     const xc_tiled_op_t* o = b->ops[i];
-    if (o->opcode == XC_TOP_STORE || o->opcode == XC_TOP_BARRIER || (o->opcode == XC_TOP_FOR && stores_in(o->body)))
+    if (o->opcode == XC_TOP_STORE || o->opcode == XC_TOP_BARRIER || (o->opcode == XC_TOP_FOR && xc_cse_stores_in(o->body)))
       return true;
   }
   return false;
@@ -1152,7 +1159,7 @@ void xc_cse_plan_epilogue(em_t* e, const xc_tiled_block_t* b) {
   if (e->d->work_groups || !e->op_group || !e->op_member || !e->nuses) return;
   for (int i = 0; i < b->num_ops; i++) {
     const xc_tiled_op_t* L = b->ops[i];
-    if (L->opcode != XC_TOP_FOR || L->num_results != 1 || stores_in(L->body)) continue;
+    if (L->opcode != XC_TOP_FOR || L->num_results != 1 || xc_cse_stores_in(L->body)) continue;
     const xc_tiled_value_t* R = L->results[0];
     vinfo_t* xr = V(e, R);
     if (xr->st != ST_ARRAY || xr->rank != 2) continue;
@@ -1208,9 +1215,6 @@ void xc_cse_emit_epilogue_open(em_t* e) {
   e->depth++;
 }
 
-/* Row m of the register block at (i0, i1) (vectors c<m>_0..nv-1 of `lanes`
- * lanes, tile width N): the planned element loop's body per lane, reading
- * the accumulator acc as the lane's value. */
 /* Whether v's expression reaches no value of a fused loop's body
  * (ST_LOCAL): it can be written outside that loop at given coordinates. */
 static bool no_local(em_t* e, const xc_tiled_value_t* v, int depth) {
@@ -1226,6 +1230,9 @@ static bool no_local(em_t* e, const xc_tiled_value_t* v, int depth) {
   return true;
 }
 
+/* The lane loop of a register row (xe0, xe1 .. xe1 + nr - 1; tile width N):
+ * the planned element loop's body per lane, reading the accumulator acc as
+ * the lane's value. */
 static void epilogue_lanes(em_t* e, const xc_tiled_value_t* acc, bool simd, int64_t nr, int64_t N) {
   const char* it = itype(e);
   const xc_tiled_block_t* b = e->epi_block;
@@ -1250,12 +1257,14 @@ static void epilogue_lanes(em_t* e, const xc_tiled_value_t* acc, bool simd, int6
   xc_cse_loop_close(e, 1);
 }
 
-/* A register row's epilogue stores under masks (a ragged tile's rows and
- * columns): GCC 12 vectorizes none of the lane loop then, the heavy
- * members (a GELU's erf) included. Where every store's mask is convex along
- * the row and written without the loop's own values, the mask is tested at
- * the row's two ends first and a row inside it runs the lane loop with
+/* Row m of the register block at (i0, i1) (vectors c<m>_0..nv-1 of `lanes`
+ * lanes). A row's stores under masks (a ragged tile's rows and columns)
+ * keep GCC 12 from vectorizing any of the lane loop, the heavy members (a
+ * GELU's erf) included. Where every store's mask is convex along the row
+ * and written without the loop's own values, the masks are tested at the
+ * row's two ends first and a row inside them runs the lane loop with
  * unmasked stores (vectorized); other rows keep the masked loop. */
+#define EPI_MAX_MASKED 8
 void xc_cse_emit_epilogue_row(em_t* e, const xc_tiled_value_t* acc, int m, int nv, int64_t lanes, int64_t N) {
   const char* it = itype(e);
   const xc_tiled_block_t* b = e->epi_block;
@@ -1265,15 +1274,18 @@ void xc_cse_emit_epilogue_row(em_t* e, const xc_tiled_value_t* acc, int m, int n
   L("%s xt[%" PRId64 "];\n", vtype(e, acc->type.dtype), nr);
   for (int v = 0; v < nv; v++) L("memcpy(xt + %" PRId64 ", &c%d_%d, sizeof(xc_vec));\n", v * lanes, m, v);
   L("const %s xe0 = i0 + %d, xe1 = i1;\n", it, m);
+  const xc_tiled_op_t* st[EPI_MAX_MASKED];
+  const xc_tiled_value_t* mk[EPI_MAX_MASKED];
   int masked = 0;
   bool split = true;
-  for (int j = e->epi_begin; j < e->epi_end; j++) {
+  for (int j = e->epi_begin; j < e->epi_end && split; j++) {
     const xc_tiled_op_t* o = b->ops[j];
-    if (!e->op_member[o->id] || o->opcode != XC_TOP_STORE) continue;
-    const xc_tiled_value_t* mask = live_mask(e, o->num_operands > 3 ? o->operands[3] : NULL);
+    const xc_tiled_value_t* mask =
+        e->op_member[o->id] && o->opcode == XC_TOP_STORE ? live_mask(e, o->num_operands > 3 ? o->operands[3] : NULL)
+                                                         : NULL;
     if (!mask) continue;
-    masked++;
-    split &= convex_last(e, mask) && no_local(e, mask, 0);
+    split = masked < EPI_MAX_MASKED && convex_last(e, mask) && no_local(e, mask, 0);
+    if (split) st[masked] = o, mk[masked++] = mask;
   }
   if (masked && split) {
     L("int32_t xfull = 1;\n");
@@ -1283,13 +1295,9 @@ void xc_cse_emit_epilogue_row(em_t* e, const xc_tiled_value_t* acc, int m, int n
       L("const %s i0 = xe0, i1 = xe1 + %" PRId64 ";\n", it, end ? nr - 1 : 0);
       L("const %s f = i0 * %" PRId64 " + i1;\n", it, N);
       L("(void)f;\n");
-      for (int j = e->epi_begin; j < e->epi_end; j++) {
-        const xc_tiled_op_t* o = b->ops[j];
-        if (!e->op_member[o->id] || o->opcode != XC_TOP_STORE) continue;
-        const xc_tiled_value_t* mask = live_mask(e, o->num_operands > 3 ? o->operands[3] : NULL);
-        if (!mask) continue;
+      for (int s = 0; s < masked; s++) {
         expr_t em;
-        L("xfull &= (int32_t)(%s);\n", xc_cse_opnd(e, &em, mask, V(e, o->operands[1])));
+        L("xfull &= (int32_t)(%s);\n", xc_cse_opnd(e, &em, mk[s], V(e, st[s]->operands[1])));
         xc_cse_expr_free(&em);
       }
       xc_cse_loop_close(e, 1);
