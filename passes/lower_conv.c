@@ -155,7 +155,7 @@ static int channel_tile_knob(lw_ctx_t* c, int64_t ocg, int64_t* def) {
   memcpy(cands, gn_c, sizeof gn_c);
   int64_t simd = c->limits ? c->limits->value[XC_TILED_LIMIT_SIMD_WIDTH] : 0;
   if (lw_cpu_limits(c) && simd > 0) {
-    if (ocg <= 128 && ocg % simd == 0 && lw_pow2_at_least(ocg) != ocg) {
+    if (ocg <= 128 && ocg % (simd < 8 ? simd : 8) == 0 && lw_pow2_at_least(ocg) != ocg) {
       cands[n++] = ocg;
       *def = ocg;
     }
@@ -222,6 +222,19 @@ static xc_status_t emit_conv_gemm(lw_ctx_t* c, const conv_gemm_t* g) {
    * width but not a power of two (48, 96): one channel tile, no masked lanes. */
   int kBM = pixel_tile_knob(c, gm_c, 4, P, dbm);
   int kBN = channel_tile_knob(c, g->ocg, &dbn);
+  if (lw_cpu_limits(c) && g->R > 128 && g->R % dbk) {
+    /* a longer one: its largest divisor of at most 128 that is a multiple
+     * of 8 and keeps the tiles within the tile bound (144 -> 72; 336 -> 56
+     * beside 112 channels): K steps without a masked tail, so a 1x1
+     * convolution's input rows are read in place, not gathered */
+    int64_t cap = c->limits->value[XC_TILED_LIMIT_MAX_TILE_ELEMS];
+    for (int64_t d = 128; d >= 16; d -= 8)
+      if (g->R % d == 0 && d * dbn <= cap && d * dbm <= cap) {
+        if (!listed_in(kcand, nk, d)) kcand[nk++] = d;
+        dbk = d;
+        break;
+      }
+  }
   int kBK = lw_knob(c, "BLOCK_K", nk, kcand, dbk);
   xc_tiled_dim_t dm = xc_tiled_dim_knob(kBM), dn = xc_tiled_dim_knob(kBN), dk = xc_tiled_dim_knob(kBK);
   lw_val_t* m0 = lw_iter_begin(c, 0, lw_dim(c, P), kBM, 0);

@@ -156,14 +156,25 @@ static void emit_dot_block(em_t* e, const xc_tiled_op_t* op, int mr, int nv, int
  * a[m,1]*b[1,n] + ... in that order, like the generic loop. b is read in
  * place when it is a stack array of the compute type, else packed first.
  * False (nothing written) when the shapes do not fit: the generic loop runs. */
+/* Lanes of a blocked dot's vectors: the SIMD width's, or fewer where the
+ * result's columns are no multiple of it (24 or 56 channels on 16 lanes
+ * are vectors of 8: a 1x1 convolution projecting to 24 channels had
+ * padded them to 32, copying every weight row for its masked lanes). */
+static int64_t dot_lanes(em_t* e, const xc_tiled_op_t* op) {
+  const xc_tiled_value_t* res = op->results[0];
+  int64_t lanes = (int64_t)e->simd * 4 / (res->type.dtype == XC_F64 ? 8 : 4), N = V(e, res)->dims[1];
+  while (lanes > 1 && N % lanes) lanes /= 2;
+  return lanes;
+}
+
 bool xc_cse_dot_blocked_fits(em_t* e, const xc_tiled_op_t* op) {
   const xc_tiled_value_t* res = op->results[0];
   vinfo_t* r = V(e, res);
   xc_dtype_t ct = res->type.dtype;
   if (e->d->work_groups || (ct != XC_F32 && ct != XC_F64) || r->st != ST_ARRAY || r->rank != 2 || e->simd < 4)
     return false;
-  int64_t lanes = (int64_t)e->simd * 4 / (ct == XC_F64 ? 8 : 4);
-  return lanes >= 2 && V(e, op->operands[0])->dims[1] >= 1 && r->dims[1] % lanes == 0;
+  int64_t lanes = dot_lanes(e, op);
+  return lanes >= 2 && lanes * (ct == XC_F64 ? 8 : 4) >= 16 && V(e, op->operands[0])->dims[1] >= 1;
 }
 
 /* C: the a and b operands of blocked dots read in place where a row lies
@@ -196,8 +207,13 @@ void xc_cse_dot_blocking(em_t* e, const xc_tiled_op_t* op, int* out_mr, int* out
   const xc_tiled_value_t* res = op->results[0];
   vinfo_t* r = V(e, res);
   int64_t M = r->dims[0], N = r->dims[1];
-  int64_t esize = res->type.dtype == XC_F64 ? 8 : 4, lanes = (int64_t)e->simd * 4 / esize;
+  int64_t esize = res->type.dtype == XC_F64 ? 8 : 4, full = (int64_t)e->simd * 4 / esize, lanes = dot_lanes(e, op);
   int nv = N % (2 * lanes) == 0 ? 2 : 1;
+  /* narrower vectors than the SIMD width: up to 4 of them a row (24
+   * columns: 3 of 8) */
+  if (lanes < full)
+    for (nv = 4; nv > 1 && (N / lanes) % nv; nv--) {
+    }
   /* accumulators + b vectors + one broadcast must fit the vector registers */
   int regs = e->simd >= 16 ? 32 : 16, mr_max = (regs - nv - 1) / nv;
   if (mr_max > 8) mr_max = 8;
@@ -213,9 +229,10 @@ static bool emit_dot_blocked(em_t* e, const xc_tiled_op_t* op, const hoist_t* h)
   xc_dtype_t ct = res->type.dtype;
   if (!xc_cse_dot_blocked_fits(e, op)) return false;
   int64_t M = r->dims[0], N = r->dims[1], K = V(e, a)->dims[1];
-  int64_t esize = ct == XC_F64 ? 8 : 4, vbytes = (int64_t)e->simd * 4, lanes;
+  int64_t esize = ct == XC_F64 ? 8 : 4, lanes;
   int nv, mr;
   xc_cse_dot_blocking(e, op, &mr, &nv, &lanes);
+  int64_t vbytes = lanes * esize;
   const char* t = vtype(e, ct);
   const char* it = itype(e);
   int64_t nr = nv * lanes;

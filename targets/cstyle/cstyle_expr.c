@@ -351,6 +351,16 @@ static bool narrow_divide(em_t* e, xc_cstyle_writer_t* w, const xc_tiled_op_t* o
   return true;
 }
 
+/* The operand of floating-point binary op that is a constant number (not
+ * NaN), the first such; -1 if none. */
+static int const_side(const xc_tiled_op_t* op) {
+  for (int j = 0; j < 2; j++) {
+    const xc_tiled_op_t* d = xc_cse_const_def(op->operands[j]);
+    if (d && !isnan(d->f)) return j;
+  }
+  return -1;
+}
+
 /* Expression of an elementwise op (unary, binary, cmp, select, cast) given
  * its operands' expressions. */
 void xc_cse_elementwise_expr(em_t* e, xc_cstyle_writer_t* w, const xc_tiled_op_t* op, const char* const* a) {
@@ -441,8 +451,17 @@ void xc_cse_elementwise_expr(em_t* e, xc_cstyle_writer_t* w, const xc_tiled_op_t
     case XC_TOP_MAX:
     case XC_TOP_MIN: {
       int c = min_max_side(e, op);
+      bool mx = op->opcode == XC_TOP_MAX;
+      int k = fl ? const_side(op) : -1;
       if (c >= 0) P(w, "(%s)", a[c]); /* the ranges decide which side wins */
-      else P(w, "%s(%s, %s)", op->opcode == XC_TOP_MAX ? "XC_MAX" : "XC_MIN", a[0], a[1]);
+      /* a side that is a number (not NaN), as ReLU's and Clip's bounds:
+       * one comparison gives XC_MAX/XC_MIN's value (ties give b; a NaN of
+       * the other side propagates). With the number first it is x86's
+       * max/min instruction itself; second, a compare and a blend (the
+       * macros take five instructions per vector) */
+      else if (k == 0) P(w, "((%s) %s (%s) ? (%s) : (%s))", a[0], mx ? ">" : "<", a[1], a[0], a[1]);
+      else if (k == 1) P(w, "((%s) %s (%s) ? (%s) : (%s))", a[1], mx ? ">=" : "<=", a[0], a[1], a[0]);
+      else P(w, "%s(%s, %s)", mx ? "XC_MAX" : "XC_MIN", a[0], a[1]);
       return;
     }
     case XC_TOP_POW: mathfn(e, fn, sizeof fn, "pow", t), P(w, "%s(%s, %s)", fn, a[0], a[1]); return;

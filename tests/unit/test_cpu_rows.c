@@ -29,46 +29,54 @@ typedef struct rcase {
   const char* knobs; /* XCOMP_KNOBS-style overrides, or NULL */
   bool hoisted;      /* the dot runs after its K loops */
   bool full_rows;    /* the epilogue tests its register rows against the store's mask */
+  const char* expect; /* '|'-separated substrings the source must hold, or NULL */
 } rcase_t;
 
 static const rcase_t cases[] = {
     {"3x3 conv, 3 channels, pad 1 (the stem's rows of 9), default tiles",
      "xir 1\ngraph g opset 23 {\n  input x: f32[2, 10, 9, 3]\n  input w: f32[3, 3, 3, 8]\n  input b: f32[8]\n"
      "  c = xcomp::ConvNHWC(x, w, b) {pads: [1, 1, 1, 1], weight_layout: \"HWIO\"}\n  y = Relu(c)\n  output y\n}\n",
-     NULL, true, false},
+     NULL, true, false, NULL},
     {"3x3 conv, 3 channels, pad 1, tiles 16 x 16 x 8 (a row split over K steps)",
      "xir 1\ngraph g opset 23 {\n  input x: f32[2, 10, 9, 3]\n  input w: f32[3, 3, 3, 8]\n"
      "  y = xcomp::ConvNHWC(x, w) {pads: [1, 1, 1, 1], weight_layout: \"HWIO\"}\n  output y\n}\n",
-     "BLOCK_M_p0=16,BLOCK_N_p0=16,BLOCK_K_p0=8", true, false},
+     "BLOCK_M_p0=16,BLOCK_N_p0=16,BLOCK_K_p0=8", true, false, NULL},
     {"3x2 conv, 5 channels, strides 2, pads [1, 0, 2, 1], dilated rows",
      "xir 1\ngraph g opset 23 {\n  input x: f32[1, 11, 13, 5]\n  input w: f32[3, 2, 5, 6]\n"
      "  y = xcomp::ConvNHWC(x, w) {pads: [1, 0, 2, 1], strides: [2, 2], dilations: [2, 1], "
      "weight_layout: \"HWIO\"}\n  output y\n}\n",
-     NULL, true, false},
+     NULL, true, false, NULL},
     {"MatMul [37,29] x [29,45] (ragged tiles)",
      "xir 1\ngraph g opset 23 {\n  input a: f32[37, 29]\n  input b: f32[29, 45]\n"
      "  y: f32[37, 45] = MatMul(a, b)\n  output y\n}\n",
-     "BLOCK_M_p0=16,BLOCK_N_p0=32,BLOCK_K_p0=16", true, false},
+     "BLOCK_M_p0=16,BLOCK_N_p0=32,BLOCK_K_p0=16", true, false, NULL},
     {"1-D conv 8 -> 40 channels + Gelu, 37 pixels (ragged rows and columns under the epilogue), K steps of 8",
      "xir 1\ngraph g opset 23 {\n  input x: f32[1, 37, 8]\n  input w: f32[3, 8, 40]\n  input b: f32[40]\n"
      "  c = xcomp::ConvNHWC(x, w, b) {pads: [1, 1], weight_layout: \"HWIO\"}\n  y = Gelu(c)\n  output y\n}\n",
-     "BLOCK_M_p0=16,BLOCK_N_p0=32,BLOCK_K_p0=8", true, true},
+     "BLOCK_M_p0=16,BLOCK_N_p0=32,BLOCK_K_p0=8", true, true, NULL},
     {"1-D conv 8 -> 40 channels + Gelu, 37 pixels, one K step (the epilogue on the last step)",
      "xir 1\ngraph g opset 23 {\n  input x: f32[1, 37, 8]\n  input w: f32[3, 8, 40]\n  input b: f32[40]\n"
      "  c = xcomp::ConvNHWC(x, w, b) {pads: [1, 1], weight_layout: \"HWIO\"}\n  y = Gelu(c)\n  output y\n}\n",
-     "BLOCK_M_p0=16,BLOCK_N_p0=32,BLOCK_K_p0=64", false, true},
+     "BLOCK_M_p0=16,BLOCK_N_p0=32,BLOCK_K_p0=64", false, true, NULL},
     {"MatMul [37,100] x [100,45], K steps of 64 (too long a step to hoist)",
      "xir 1\ngraph g opset 23 {\n  input a: f32[37, 100]\n  input b: f32[100, 45]\n"
      "  y: f32[37, 45] = MatMul(a, b)\n  output y\n}\n",
-     "BLOCK_M_p0=16,BLOCK_N_p0=32,BLOCK_K_p0=64", false, false},
+     "BLOCK_M_p0=16,BLOCK_N_p0=32,BLOCK_K_p0=64", false, false, NULL},
     {"MatMul f64 [37,29] x [29,45] (ragged tiles, double rows in place)",
      "xir 1\ngraph g opset 23 {\n  input a: f64[37, 29]\n  input b: f64[29, 45]\n"
      "  y: f64[37, 45] = MatMul(a, b)\n  output y\n}\n",
-     "BLOCK_M_p0=16,BLOCK_N_p0=32,BLOCK_K_p0=16", true, false},
+     "BLOCK_M_p0=16,BLOCK_N_p0=32,BLOCK_K_p0=16", true, false, NULL},
     {"1x1 conv, 24 -> 32 channels, whole tiles (no mask: every row in place)",
      "xir 1\ngraph g opset 23 {\n  input x: f32[1, 8, 8, 24]\n  input w: f32[1, 1, 24, 32]\n"
      "  y = xcomp::ConvNHWC(x, w) {weight_layout: \"HWIO\"}\n  output y\n}\n",
-     "BLOCK_M_p0=32,BLOCK_N_p0=32,BLOCK_K_p0=8", true, false},
+     "BLOCK_M_p0=32,BLOCK_N_p0=32,BLOCK_K_p0=8", true, false, NULL},
+    /* defaults: a 144-long reduction in two steps of 72 (no masked tail,
+     * the input rows read in place), 24 channels as vectors of 8 in the
+     * blocked dot (not padded to 32, which copied every weight row) */
+    {"1x1 conv, 144 -> 24 channels over 6x6, default tiles: whole tiles",
+     "xir 1\ngraph g opset 23 {\n  input x: f32[1, 6, 6, 144]\n  input w: f32[1, 1, 144, 24]\n  input b: f32[24]\n"
+     "  y = xcomp::ConvNHWC(x, w, b) {weight_layout: \"HWIO\"}\n  output y\n}\n",
+     NULL, false, false, "= 72; /* BLOCK_K_p0 */|= 24; /* BLOCK_N_p0 */|typedef float xc_vec"},
 };
 
 static void check_case(const rcase_t* c) {
@@ -81,12 +89,21 @@ static void check_case(const rcase_t* c) {
     cpu_case_free(ni, in, want);
     return;
   }
-  bool rows = strstr(src, "if (xrows") != NULL, in_place = strstr(src, " + xoffs") != NULL;
+  bool rows = strstr(src, "if (xrows") != NULL || strstr(src, "if (XC_UNLIKELY(!xrows") != NULL, in_place = strstr(src, " + xoffs") != NULL;
   bool whole = strstr(src, "no mask: every row in place") != NULL;
   bool b_in_place = strstr(src, "memcpy(&b0, &xa") != NULL || strstr(src, "memcpy(&b0, &xb[q]") != NULL;
   bool hoisted = strstr(src, "for (int64_t xo = 0; xo < ") != NULL && strstr(src, "xhb_xa") != NULL;
   bool full_rows = strstr(src, "if (xfull) {") != NULL;
-  CHECK(c->knobs && strstr(c->name, "whole tiles") ? whole : rows);
+  CHECK(strstr(c->name, "whole tiles") ? whole : rows);
+  for (const char* x = c->expect; x && *x;) {
+    const char* bar = strchr(x, '|');
+    size_t n = bar ? (size_t)(bar - x) : strlen(x);
+    char want_text[128];
+    snprintf(want_text, sizeof want_text, "%.*s", (int)n, x);
+    if (!strstr(src, want_text)) fprintf(stderr, "%s: the source lacks '%s'\n", c->name, want_text);
+    CHECK(strstr(src, want_text) != NULL);
+    x += n + (bar ? 1 : 0);
+  }
   CHECK(in_place);
   CHECK(b_in_place); /* the weights' rows too */
   CHECK(hoisted == c->hoisted);
