@@ -389,13 +389,19 @@ lw_val_t* lw_load_at(lw_ctx_t* c, const lw_space_t* sp, const xc_value_t* v) {
     }
     return lw_cast_to(c, out, v->dtype);
   }
-  lw_val_t* b = lw_buf(c, v);
   /* One element (a Clip's bound, a scalar operand): a scalar load of it,
    * unmasked (offset 0 is always valid), that broadcasts; the kernel reads
-   * it once instead of once per lane under the tile's mask. */
+   * it once instead of once per lane under the tile's mask. A floating-point
+   * constant's one element is a constant of the kernel instead: a target
+   * then sees ReLU6's bounds as numbers (one instruction per bound where a
+   * loaded bound, which may be NaN, takes the NaN-propagating form). */
   bool one = true, wide = false; /* v holds one element; the space more than one */
   for (int i = 0; i < v->rank && one; i++) one = xc_dim_is_static(v->dims[i]) && v->dims[i].value == 1;
   for (int i = 0; i < sp->rank && !wide; i++) wide = !xc_dim_is_static(sp->dims[i]) || sp->dims[i].value != 1;
+  if (one && v->constant && v->constant->numel == 1 && v->constant->dtype == v->dtype &&
+      (v->dtype == XC_F32 || v->dtype == XC_F64 || v->dtype == XC_F16 || v->dtype == XC_BF16))
+    return lw_fconst(c, v->dtype, xc_tensor_get_f64(v->constant, 0));
+  lw_val_t* b = lw_buf(c, v);
   if (one && wide) return xc_tiled_load(c->k, b, lw_i64(c, 0), NULL, NULL);
   return xc_tiled_load(c->k, b, lw_offset(c, sp, v), sp->mask, NULL);
 }

@@ -144,8 +144,10 @@ static int pixel_tile_knob(lw_ctx_t* c, const int64_t* base, int n, xc_dim_t P, 
 }
 
 /* BLOCK_N candidates over `ocg` output channels on a CPU: gn_c, a count of
- * at most 128 that is a multiple of the SIMD width but not a power of two
- * (48, 96) as one more (one channel tile, no masked lanes), and half the
+ * at most 128 that is a multiple of 8 (or of a narrower SIMD width) not
+ * listed (8, 24, 48, 96) as one more (one channel tile, no masked lanes:
+ * the blocked dot takes vectors of 8 where the SIMD width does not divide
+ * the count), and half the
  * count when that is a multiple of the SIMD width and not listed (56 of
  * 112), for the cpu scheduler to split a one-program kernel over its
  * output channels. *def becomes the whole count where it is listed. */
@@ -155,7 +157,7 @@ static int channel_tile_knob(lw_ctx_t* c, int64_t ocg, int64_t* def) {
   memcpy(cands, gn_c, sizeof gn_c);
   int64_t simd = c->limits ? c->limits->value[XC_TILED_LIMIT_SIMD_WIDTH] : 0;
   if (lw_cpu_limits(c) && simd > 0) {
-    if (ocg <= 128 && ocg % (simd < 8 ? simd : 8) == 0 && lw_pow2_at_least(ocg) != ocg) {
+    if (ocg <= 128 && ocg % (simd < 8 ? simd : 8) == 0 && !listed_in(cands, n, ocg)) {
       cands[n++] = ocg;
       *def = ocg;
     }
