@@ -144,10 +144,11 @@ static int pixel_tile_knob(lw_ctx_t* c, const int64_t* base, int n, xc_dim_t P, 
 }
 
 /* BLOCK_N candidates over `ocg` output channels on a CPU: gn_c, a count of
- * at most 128 that is a multiple of 8 (or of a narrower SIMD width) not
- * listed (8, 24, 48, 96) as one more (one channel tile, no masked lanes:
- * the blocked dot takes vectors of 8 where the SIMD width does not divide
- * the count), and half the
+ * at most 128 not listed that is a multiple of the SIMD width (48, 96) or of
+ * 8 in at most four vectors of 8 (8, 24) as one more (one channel tile, no
+ * masked lanes: the blocked dot takes vectors of 8 where the SIMD width does
+ * not divide the count; 40 or 56 would be rows of one 8-lane vector, and
+ * keep the padded power of two), and half the
  * count when that is a multiple of the SIMD width and not listed (56 of
  * 112), for the cpu scheduler to split a one-program kernel over its
  * output channels. *def becomes the whole count where it is listed. */
@@ -157,7 +158,8 @@ static int channel_tile_knob(lw_ctx_t* c, int64_t ocg, int64_t* def) {
   memcpy(cands, gn_c, sizeof gn_c);
   int64_t simd = c->limits ? c->limits->value[XC_TILED_LIMIT_SIMD_WIDTH] : 0;
   if (lw_cpu_limits(c) && simd > 0) {
-    if (ocg <= 128 && ocg % (simd < 8 ? simd : 8) == 0 && !listed_in(cands, n, ocg)) {
+    int64_t w8 = simd < 8 ? simd : 8;
+    if (ocg <= 128 && ocg % w8 == 0 && (ocg % simd == 0 || ocg / w8 <= 4) && !listed_in(cands, n, ocg)) {
       cands[n++] = ocg;
       *def = ocg;
     }
@@ -220,8 +222,8 @@ static xc_status_t emit_conv_gemm(lw_ctx_t* c, const conv_gemm_t* g) {
     kcand[nk++] = g->R;
     dbk = g->R;
   }
-  /* Likewise a channel count of at most 128 that is a multiple of the SIMD
-   * width but not a power of two (48, 96): one channel tile, no masked lanes. */
+  /* Likewise a channel count of at most 128 that the blocked dot's vectors
+   * divide (channel_tile_knob): one channel tile, no masked lanes. */
   int kBM = pixel_tile_knob(c, gm_c, 4, P, dbm);
   int kBN = channel_tile_knob(c, g->ocg, &dbn);
   if (lw_cpu_limits(c) && g->R > 128 && g->R % dbk) {

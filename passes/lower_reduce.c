@@ -318,7 +318,8 @@ static xc_status_t emit_reduce_columns(lw_ctx_t* c, const xc_node_t* n, const bo
    * would take more than 8 vector registers (it then lived on the stack: a
    * 32-channel pool over 16x16 pixels ran 2.3x slower at 16 rows than at 4) */
   int64_t simd = c->limits ? c->limits->value[XC_TILED_LIMIT_SIMD_WIDTH] : 0, dbr = R >= 16 ? 16 : 4;
-  while (simd > 0 && dbr > 4 && dbr * dbc > simd * 8) dbr /= 2;
+  int64_t regs = simd * 8 * 4 / (int64_t)xc_dtype_size(at); /* 8 vectors of the accumulator type */
+  while (simd > 0 && dbr > 4 && dbr * dbc > regs) dbr /= 2;
   int kBR = lw_knob(c, "BLOCK_R", 4, col_r_c, dbr);
   int kBC = lw_knob(c, "BLOCK_C", ncands, cands, dbc);
   xc_tiled_dim_t dr = xc_tiled_dim_knob(kBR), dc = xc_tiled_dim_knob(kBC);

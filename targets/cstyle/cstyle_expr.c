@@ -452,13 +452,15 @@ void xc_cse_elementwise_expr(em_t* e, xc_cstyle_writer_t* w, const xc_tiled_op_t
     case XC_TOP_MIN: {
       int c = min_max_side(e, op);
       bool mx = op->opcode == XC_TOP_MAX;
-      int k = fl ? const_side(op) : -1;
+      int k = fl && !e->d->work_groups ? const_side(op) : -1;
       if (c >= 0) P(w, "(%s)", a[c]); /* the ranges decide which side wins */
-      /* a side that is a number (not NaN), as ReLU's and Clip's bounds:
+      /* C: a side that is a number (not NaN), as ReLU's and Clip's bounds:
        * one comparison gives XC_MAX/XC_MIN's value (ties give b; a NaN of
        * the other side propagates). With the number first it is x86's
        * max/min instruction itself; second, a compare and a blend (the
-       * macros take five instructions per vector) */
+       * macros take five instructions per vector). Not in the work-group
+       * dialects: PoCL's compiler turned min(-0.0, +0.0) written so into
+       * -0.0 (a min without the sign of zero's order) */
       else if (k == 0) P(w, "((%s) %s (%s) ? (%s) : (%s))", a[0], mx ? ">" : "<", a[1], a[0], a[1]);
       else if (k == 1) P(w, "((%s) %s (%s) ? (%s) : (%s))", a[1], mx ? ">=" : "<=", a[0], a[1], a[0]);
       else P(w, "%s(%s, %s)", mx ? "XC_MAX" : "XC_MIN", a[0], a[1]);

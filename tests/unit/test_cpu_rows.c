@@ -76,7 +76,7 @@ static const rcase_t cases[] = {
     {"1x1 conv, 144 -> 24 channels over 6x6, default tiles: whole tiles",
      "xir 1\ngraph g opset 23 {\n  input x: f32[1, 6, 6, 144]\n  input w: f32[1, 1, 144, 24]\n  input b: f32[24]\n"
      "  y = xcomp::ConvNHWC(x, w, b) {weight_layout: \"HWIO\"}\n  output y\n}\n",
-     NULL, false, false, "= 72; /* BLOCK_K_p0 */|= 24; /* BLOCK_N_p0 */|typedef float xc_vec"},
+     NULL, false, false, "= 72; /* BLOCK_K_p0 */|= 24; /* BLOCK_N_p0 */|typedef float xc_vec __attribute__((vector_size(32)))"},
 };
 
 static void check_case(const rcase_t* c) {
