@@ -120,11 +120,18 @@ static inline void cpu_case_free(int ni, xc_tensor_t** in, xc_tensor_t* want) {
  * cpu_case_rnd()), the interpreter's output 0 and a cpu compile with knobs,
  * its kernels dumped into a temporary folder whose first source `*src`
  * points at (cpu_case_dumped_source's buffer); the folder is removed. NULL
- * (a failed check) when the text does not parse. */
+ * (a failed check) when the text does not parse or the compile fails, the
+ * inputs and want then freed (*ni 0). */
 static inline xc_compiled_module_t* cpu_case_build(const char* text, const char* file, const char* knobs,
                                                    double offset, int* ni, xc_tensor_t** in, xc_tensor_t** want,
                                                    const char** src);
 static inline void cpu_case_remove_dir(const char* dir);
+
+/* Whether an emitted source copies a tile row by row (rows_split): each
+ * row's mask tested at its two ends. */
+static inline bool cpu_case_rows_split(const char* src) {
+  return strstr(src, "if (xrows") != NULL || strstr(src, "if (XC_UNLIKELY(!xrows") != NULL;
+}
 
 /* Runs m once against want, then frees the inputs, want and m. */
 static inline void cpu_case_check_free(xc_compiled_module_t* m, int ni, xc_tensor_t** in, xc_tensor_t* want,
@@ -191,6 +198,8 @@ static inline xc_compiled_module_t* cpu_case_build(const char* text, const char*
                                                    const char** src) {
   xc_graph_t* g = cpu_case_parse(text, file);
   *src = "";
+  *ni = 0;
+  *want = NULL;
   if (!g) return NULL;
   *ni = cpu_case_inputs(g, offset, in);
   *want = cpu_case_reference(g, *ni, in);
@@ -200,6 +209,10 @@ static inline xc_compiled_module_t* cpu_case_build(const char* text, const char*
   xc_graph_destroy(g);
   *src = cpu_case_dumped_source(dir);
   cpu_case_remove_dir(dir);
+  if (!m) {
+    cpu_case_free(*ni, in, *want);
+    *ni = 0, *want = NULL;
+  }
   return m;
 }
 

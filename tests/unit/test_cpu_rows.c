@@ -85,11 +85,8 @@ static void check_case(const rcase_t* c) {
   const char* src;
   /* no zeros: a masked-off element read as data shows */
   xc_compiled_module_t* m = cpu_case_build(c->text, "rows.xir", c->knobs, 0.5, &ni, in, &want, &src);
-  if (!m) {
-    cpu_case_free(ni, in, want);
-    return;
-  }
-  bool rows = strstr(src, "if (xrows") != NULL || strstr(src, "if (XC_UNLIKELY(!xrows") != NULL, in_place = strstr(src, " + xoffs") != NULL;
+  if (!m) return; /* cpu_case_build freed the case */
+  bool rows = cpu_case_rows_split(src), in_place = strstr(src, " + xoffs") != NULL;
   bool whole = strstr(src, "no mask: every row in place") != NULL;
   bool b_in_place = strstr(src, "memcpy(&b0, &xa") != NULL || strstr(src, "memcpy(&b0, &xb[q]") != NULL;
   bool hoisted = strstr(src, "for (int64_t xo = 0; xo < ") != NULL && strstr(src, "xhb_xa") != NULL;
