@@ -313,6 +313,137 @@ static bool rows_form(lw_ctx_t* c, const conv_gemm_t* g) {
   return g->R > g->cg && xc_mul_i64(X->dims[w->sp0 + L].value, X->dims[g->cdim].value, &wc);
 }
 
+/* The geometry of a padded patch (conv_patch): input rows are numbered
+ * G = n * HP + iy + pad over the batch, HP rows an image (the padded rows
+ * any output row of it reads); output row (n, oy) at window row t reads
+ * G = n * HP + oy * s + t * d. */
+typedef struct patch_geo {
+  int64_t C, W, IW, OW, H, OH, KH, s, d, ph, pl, HP, PWC, N;
+} patch_geo_t;
+
+/* The patch rows a tile of bm pixels from m0 reads: G of its last pixel's
+ * last window row - G of its first pixel's first + 1. */
+static int64_t patch_rows(const patch_geo_t* pg, int64_t m0, int64_t m1) {
+  int64_t g0 = m0 / pg->OW, g1 = (m1 - 1) / pg->OW;
+  return (g1 / pg->OH * pg->HP + g1 % pg->OH * pg->s + (pg->KH - 1) * pg->d) -
+         (g0 / pg->OH * pg->HP + g0 % pg->OH * pg->s) + 1;
+}
+
+/* The padded patch of a conv in the row form (emit_conv_rows), on a CPU:
+ * the input rows a program's pixels read, copied once per program into a
+ * work-group buffer whose rows carry the padding as zeros, so that every
+ * window row of the K loop is read in place from it, without the bounds
+ * tests of the edges. Patch row q is input row G = first + q (patch_geo_t),
+ * PW * C long (PW = (OW - 1) * s + KW input columns from -pad on): its left
+ * and right pads zeros, its input columns copied (or zeros where the row is
+ * padding). The stem conv's edge rows (two in every 32-pixel row, whole
+ * rows at the image's top and bottom) had been copied per window row through
+ * the per-element mask: 12% of its time (docs/lowering.md, "Padded
+ * patches"). Applies to 1-D and 2-D windows with padding and static shapes
+ * whose patch, for every pixel tile candidate, fits 16K elements; returns
+ * NULL otherwise. *geo: the geometry, *first: the tile's first G. */
+static lw_val_t* conv_patch(lw_ctx_t* c, const conv_gemm_t* g, int kBM, lw_val_t* m0, xc_dim_t P, patch_geo_t* geo,
+                            lw_val_t** first) {
+  xc_tiled_kernel_t* k = c->k;
+  const win_t* w = g->w;
+  const xc_value_t *X = g->X, *Y = g->Y;
+  int L = w->nsp - 1;
+  if (L > 1 || !xc_dim_is_static(P) || !xc_dim_is_static(X->dims[0])) return NULL;
+  bool padded = false;
+  for (int i = 0; i < w->nsp; i++) {
+    padded |= w->pb[i] != 0 || w->pe[i] != 0;
+    if (!xc_dim_is_static(X->dims[w->sp0 + i]) || !xc_dim_is_static(Y->dims[w->sp0 + i])) return NULL;
+  }
+  if (!padded) return NULL;
+  patch_geo_t pg = {.C = X->dims[g->cdim].value, .W = X->dims[w->sp0 + L].value, .OW = Y->dims[w->sp0 + L].value,
+                    .H = L ? X->dims[w->sp0].value : 1, .OH = L ? Y->dims[w->sp0].value : 1,
+                    .KH = L ? w->k[0] : 1, .s = L ? w->s[0] : 1, .d = L ? w->d[0] : 1, .ph = L ? w->pb[0] : 0,
+                    .pl = w->pb[L], .N = X->dims[0].value};
+  if (pg.OW <= 0 || pg.OH <= 0 || P.value <= 0) return NULL;
+  int64_t PW = (pg.OW - 1) * w->s[L] + w->k[L];
+  pg.PWC = PW * pg.C;
+  pg.IW = PW - pg.pl < pg.W ? PW - pg.pl : pg.W; /* input columns the patch holds */
+  pg.HP = (pg.OH - 1) * pg.s + (pg.KH - 1) * pg.d + 1;
+  if (pg.IW <= 0 || pg.PWC > 4096) return NULL;
+  /* the most rows any program of any pixel tile candidate reads */
+  int64_t rows = 0;
+  const xc_tiled_knob_t* kb = &k->knobs[kBM];
+  for (int i = 0; i < kb->num_candidates; i++) {
+    int64_t bm = kb->candidates[i];
+    if (bm <= 0 || P.value / bm > 65536) return NULL;
+    for (int64_t m = 0; m < P.value; m += bm) {
+      int64_t r = patch_rows(&pg, m, m + bm < P.value ? m + bm : P.value);
+      if (r > rows) rows = r;
+    }
+  }
+  /* worth it where the rows copied at the edges (each ~a dozen cycles of
+   * mask tests and a masked copy, per window row) outweigh the patch's
+   * copy (~an eighth of a cycle an element) at the default pixel tile: a
+   * stride-2 stem padded on one side has few edge rows (mobilenetv2-tiny's:
+   * 26.4 -> 29.5 us with a patch) */
+  int64_t xe = 0, ye = 0, copied = 0, bm = kb->default_value;
+  for (int64_t ox = 0; ox < pg.OW; ox++) {
+    int64_t x0 = ox * w->s[L] - pg.pl;
+    xe += x0 < 0 || x0 + w->k[L] > pg.W;
+  }
+  for (int64_t oy = 0; oy < pg.OH; oy++)
+    for (int64_t t = 0; t < pg.KH; t++) {
+      int64_t iy = oy * pg.s - pg.ph + t * pg.d;
+      ye += iy < 0 || iy >= pg.H;
+    }
+  for (int64_t m = 0; bm > 0 && m < P.value; m += bm)
+    copied += patch_rows(&pg, m, m + bm < P.value ? m + bm : P.value) * pg.PWC;
+  if (bm <= 0 || copied > 96 * pg.N * (pg.OH * pg.KH * xe + ye * pg.OW)) return NULL;
+  int64_t elems = rows * pg.PWC;
+  if (elems > 16384 || elems * (int64_t)xc_dtype_size(X->dtype) * 2 > c->limits->value[XC_TILED_LIMIT_SHARED_BYTES])
+    return NULL;
+  xc_tiled_dim_t pdim = xc_tiled_dim_const(elems);
+  lw_val_t* buf = xc_tiled_alloc(k, XC_SCOPE_SHARED, X->dtype, 1, &pdim);
+  lw_val_t *ow = lw_i64(c, pg.OW), *oh = lw_i64(c, pg.OH), *hp = lw_i64(c, pg.HP);
+  /* G of the first pixel's first window row and of the last's last */
+  lw_val_t* g0 = lw_div(c, m0, ow);
+  lw_val_t* G0 = lw_add(c, lw_mul(c, lw_div(c, g0, oh), hp), lw_mul(c, lw_rem(c, g0, oh), lw_i64(c, pg.s)));
+  lw_val_t* last = xc_tiled_binary(k, XC_TOP_MIN, lw_add(c, m0, xc_tiled_knob_value(k, kBM)), lw_i64(c, P.value));
+  lw_val_t* g1 = lw_div(c, lw_sub(c, last, lw_i64(c, 1)), ow);
+  lw_val_t* G1 = lw_add(c, lw_add(c, lw_mul(c, lw_div(c, g1, oh), hp), lw_mul(c, lw_rem(c, g1, oh), lw_i64(c, pg.s))),
+                        lw_i64(c, (pg.KH - 1) * pg.d + 1));
+  xc_tiled_op_t* fill = xc_tiled_for_begin(k, lw_i64(c, 0), lw_sub(c, G1, G0), lw_i64(c, 1), 0, NULL);
+  {
+    lw_val_t* q = xc_tiled_for_iv(fill);
+    lw_val_t* G = lw_add(c, G0, q);
+    lw_val_t* n = lw_div(c, G, hp);
+    lw_val_t* iy = lw_sub(c, lw_rem(c, G, hp), lw_i64(c, pg.ph));
+    lw_val_t* ok = lw_lt(c, n, lw_i64(c, pg.N)); /* always: bounds the batch index */
+    if (L) ok = lw_and(c, ok, lw_and(c, xc_tiled_cmp(k, XC_CMP_GE, iy, lw_i64(c, 0)), lw_lt(c, iy, lw_i64(c, pg.H))));
+    lw_val_t* row = lw_mul(c, q, lw_i64(c, pg.PWC));
+    int64_t left = pg.pl * pg.C, mid = pg.IW * pg.C, right = pg.PWC - left - mid;
+    if (left > 0) {
+      xc_tiled_dim_t d = xc_tiled_dim_const(left);
+      xc_tiled_store(k, buf, lw_add(c, row, xc_tiled_arange(k, d)), xc_tiled_const_f(k, X->dtype, 0.0, 1, &d), NULL);
+    }
+    xc_tiled_dim_t dm = xc_tiled_dim_const(mid);
+    lw_val_t* col = xc_tiled_arange(k, dm);
+    lw_space_t sx;
+    memset(&sx, 0, sizeof sx);
+    sx.rank = X->rank;
+    sx.idx[0] = n;
+    if (L) sx.idx[w->sp0] = iy;
+    sx.idx[pg.C == 1 ? w->sp0 + L : g->cdim] = col; /* the row's offset (W's stride is C) */
+    lw_val_t* v = xc_tiled_load(k, lw_buf(c, X), lw_offset(c, &sx, X), ok, NULL);
+    xc_tiled_store(k, buf, lw_add(c, lw_add(c, row, lw_i64(c, left)), col), v, NULL);
+    if (right > 0) {
+      xc_tiled_dim_t d = xc_tiled_dim_const(right);
+      xc_tiled_store(k, buf, lw_add(c, lw_add(c, row, lw_i64(c, left + mid)), xc_tiled_arange(k, d)),
+                     xc_tiled_const_f(k, X->dtype, 0.0, 1, &d), NULL);
+    }
+    xc_tiled_for_end(k, fill, 0, NULL);
+  }
+  xc_tiled_barrier(k);
+  *geo = pg;
+  *first = G0;
+  return buf;
+}
+
 /* Conv as an implicit GEMM whose reduction walks the window row by row
  * (channels last, HWIO weight, one group): for a fixed position in the
  * window's leading dims (kh of a 2-D window), the taps of the last dim and
@@ -373,10 +504,25 @@ static xc_status_t emit_conv_rows(lw_ctx_t* c, const conv_gemm_t* g) {
   lw_space_t spix, sy;
   pixel_spaces(c, g, pidx, oc, &spix, &sy);
   sy.mask = lw_and(c, mm, mn);
+  patch_geo_t pg = {0};
+  lw_val_t* first = NULL;
+  lw_val_t* patch = lw_cpu_limits(c) ? conv_patch(c, g, kBM, m0, P, &pg, &first) : NULL;
+  int64_t PWC = patch ? pg.PWC : 0;
   /* the last dim's row base (ow * s - pad) * C, [BM,1] */
-  lw_val_t* xb = lw_mul(c, lw_col(c, pidx[1 + L]), lw_i64(c, w->s[L]));
-  if (w->pb[L]) xb = lw_sub(c, xb, lw_i64(c, w->pb[L]));
-  xb = lw_mul(c, xb, lw_i64(c, C));
+  lw_val_t* xb = NULL;
+  if (!patch) {
+    xb = lw_mul(c, lw_col(c, pidx[1 + L]), lw_i64(c, w->s[L]));
+    if (w->pb[L]) xb = lw_sub(c, xb, lw_i64(c, w->pb[L]));
+    xb = lw_mul(c, xb, lw_i64(c, C));
+  }
+  /* the pixels' rows in the patch at t = 0: (n * HP + oy * s - first) * PWC + ow * s * C, [BM,1] */
+  lw_val_t* pb0 = NULL;
+  if (patch) {
+    lw_val_t* G = lw_mul(c, pidx[0], lw_i64(c, pg.HP));
+    if (L) G = lw_add(c, G, lw_mul(c, pidx[1], lw_i64(c, pg.s)));
+    pb0 = lw_add(c, lw_mul(c, lw_col(c, lw_sub(c, G, first)), lw_i64(c, PWC)),
+                 lw_mul(c, lw_col(c, pidx[1 + L]), lw_i64(c, w->s[L] * C)));
+  }
   xc_tiled_dim_t acc_shape[2] = {dm, dn};
   lw_val_t* acc0 = xc_tiled_const_f(k, g->at, 0.0, 2, acc_shape);
   lw_val_t* ak = xc_tiled_arange(k, dk);
@@ -394,7 +540,7 @@ static xc_status_t emit_conv_rows(lw_ctx_t* c, const conv_gemm_t* g) {
     sx.rank = X->rank;
     sx.idx[0] = sy.idx[0];
     lw_val_t* rows_ok = mm;
-    for (int i = 0; i < L; i++) {
+    for (int i = 0; i < L && !patch; i++) {
       lw_val_t* p = lw_mul(c, lw_col(c, pidx[1 + i]), lw_i64(c, w->s[i]));
       if (w->pb[i]) p = lw_sub(c, p, lw_i64(c, w->pb[i]));
       if (w->k[i] != 1) p = lw_add(c, p, lw_mul(c, kidx[i], lw_i64(c, w->d[i])));
@@ -404,18 +550,24 @@ static xc_status_t emit_conv_rows(lw_ctx_t* c, const conv_gemm_t* g) {
                                             lw_lt(c, p, lw_dim(c, X->dims[w->sp0 + i]).v)));
     }
     lw_val_t* wrow = lw_mul(c, t, lw_i64(c, KWC));
+    lw_val_t* prow = patch ? lw_add(c, pb0, lw_mul(c, t, lw_i64(c, pg.d * PWC))) : NULL;
     xc_tiled_op_t* loop = xc_tiled_for_begin(k, lw_i64(c, 0), lw_i64(c, KWC), xc_tiled_knob_value(k, kBK), 1, &acc_in);
     {
       lw_val_t* k0 = xc_tiled_for_iv(loop);
       lw_val_t* jr = lw_row(c, lw_add(c, k0, ak)), *jc = lw_col(c, lw_add(c, k0, ak));
-      lw_val_t* x = lw_add(c, xb, jr); /* [BM,BK]: iw * C + c */
-      lw_val_t* xok = lw_and(c, xc_tiled_cmp(k, XC_CMP_GE, x, lw_i64(c, 0)), lw_lt(c, x, lw_i64(c, WC)));
-      lw_val_t* am = lw_and(c, lw_and(c, rows_ok, lw_lt(c, jr, lw_i64(c, KWC))), xok);
-      /* x is the offset within the row (W's stride is C, C's is 1): on the
-       * channel dim, or on W's where one channel would drop it (an offset
-       * skips dims of extent 1) */
-      sx.idx[C == 1 ? w->sp0 + L : g->cdim] = x;
-      lw_val_t* a = xc_tiled_load(k, lw_buf(c, X), lw_offset(c, &sx, X), am, NULL);
+      lw_val_t* a;
+      if (patch) { /* in bounds by construction; the pixels past P and a ragged K step stay masked */
+        a = xc_tiled_load(k, patch, lw_add(c, prow, jr), lw_and(c, mm, lw_lt(c, jr, lw_i64(c, KWC))), NULL);
+      } else {
+        lw_val_t* x = lw_add(c, xb, jr); /* [BM,BK]: iw * C + c */
+        lw_val_t* xok = lw_and(c, xc_tiled_cmp(k, XC_CMP_GE, x, lw_i64(c, 0)), lw_lt(c, x, lw_i64(c, WC)));
+        lw_val_t* am = lw_and(c, lw_and(c, rows_ok, lw_lt(c, jr, lw_i64(c, KWC))), xok);
+        /* x is the offset within the row (W's stride is C, C's is 1): on the
+         * channel dim, or on W's where one channel would drop it (an offset
+         * skips dims of extent 1) */
+        sx.idx[C == 1 ? w->sp0 + L : g->cdim] = x;
+        a = xc_tiled_load(k, lw_buf(c, X), lw_offset(c, &sx, X), am, NULL);
+      }
       a = lw_cast_to(c, a, g->at);
       lw_val_t* bm = lw_and(c, lw_lt(c, jc, lw_i64(c, KWC)), mn);
       lw_val_t* woff = weight_offset(c, true, g->R, g->ocg, lw_add(c, wrow, jc), oc);

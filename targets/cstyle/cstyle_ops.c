@@ -318,6 +318,41 @@ static bool rows_split_ok(em_t* e, const xc_tiled_op_t* op, const vinfo_t* r) {
  * tile holds the memory's elements unconverted (f32 or f64), and the
  * memory is a read-only parameter. Masked lanes only occur in the rows
  * still copied. */
+/* The kernel body's op that holds op (op itself at the top level). */
+static const xc_tiled_op_t* top_level_op(const xc_tiled_op_t* op) {
+  while (op->parent && op->parent->parent) op = op->parent->parent;
+  return op;
+}
+
+/* Whether block b (and the loops in it) stores into mem. */
+static bool stores_into(const xc_tiled_block_t* b, const xc_tiled_value_t* mem) {
+  for (int i = 0; i < b->num_ops; i++) {
+    const xc_tiled_op_t* o = b->ops[i];
+    if ((o->opcode == XC_TOP_STORE && o->operands[0] == mem) || (o->body && stores_into(o->body, mem)))
+      return true;
+  }
+  return false;
+}
+
+/* Whether an allocation mem is written only before the top-level op that
+ * holds ld (a padded patch filled once per program, docs/lowering.md): its
+ * rows may then be read in place by a dot past ld, as a read-only
+ * parameter's. */
+static bool written_before(em_t* e, const xc_tiled_value_t* mem, const xc_tiled_op_t* ld) {
+  if (!mem->def || mem->def->opcode != XC_TOP_ALLOC) return false;
+  const xc_tiled_block_t* body = e->k->body;
+  const xc_tiled_op_t* top = top_level_op(ld);
+  int at = -1;
+  for (int i = 0; i < body->num_ops; i++)
+    if (body->ops[i] == top) at = i;
+  if (at < 0) return false;
+  for (int i = at; i < body->num_ops; i++) {
+    const xc_tiled_op_t* o = body->ops[i];
+    if ((o->opcode == XC_TOP_STORE && o->operands[0] == mem) || (o->body && stores_into(o->body, mem))) return false;
+  }
+  return true;
+}
+
 bool xc_cse_rows_in_place_ok(em_t* e, const xc_tiled_op_t* ld) {
   if (e->d->work_groups || ld->opcode != XC_TOP_LOAD) return false;
   const xc_tiled_value_t* res = ld->results[0], *mem = ld->operands[0];
@@ -325,10 +360,11 @@ bool xc_cse_rows_in_place_ok(em_t* e, const xc_tiled_op_t* ld) {
   int64_t coef = 0, rest = 0;
   xc_dtype_t t = res->type.dtype;
   bool unmasked = !live_mask(e, ld->num_operands > 2 ? ld->operands[2] : NULL) && x->st == ST_ARRAY && x->rank == 2;
-  /* only from a read-only (`in`) parameter: reading in place moves the read
-   * from the load to the dot, past any store of the kernel in between */
-  return (t == XC_F32 || t == XC_F64) && mem->type.dtype == t && mem->type.scope == XC_SCOPE_GLOBAL &&
-         mem->type.role == XC_ROLE_IN && (unmasked || rows_split_ok(e, ld, x)) &&
+  /* only from a read-only (`in`) parameter or an allocation written before
+   * the loop that holds the load: reading in place moves the read from the
+   * load to the dot, past any store of the kernel in between */
+  bool readonly = (mem->type.scope == XC_SCOPE_GLOBAL && mem->type.role == XC_ROLE_IN) || written_before(e, mem, ld);
+  return (t == XC_F32 || t == XC_F64) && mem->type.dtype == t && readonly && (unmasked || rows_split_ok(e, ld, x)) &&
          lin_last(e, ld->operands[1], &coef, &rest) && coef == 1;
 }
 
