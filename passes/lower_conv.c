@@ -156,6 +156,22 @@ static int pixel_tile_knob(lw_ctx_t* c, const int64_t* base, int n, xc_dim_t P, 
   return lw_knob(c, "BLOCK_M", n, cands, def);
 }
 
+/* A reduction over 128 that the default K step does not divide, on a CPU:
+ * its largest divisor of at most 128 that is a multiple of 8 and keeps the
+ * tiles within the tile bound (144 -> 72; 336 -> 56 beside 112 channels; a
+ * window row of 3 taps over 80 channels, 240 -> 120) as one more candidate
+ * (kcand, *nk) and the default *dbk: K steps without a masked tail, so the
+ * input rows are read in place, not gathered through a remainder. */
+static void exact_k_step(lw_ctx_t* c, int64_t R, int64_t dbn, int64_t dbm, int64_t* kcand, int* nk, int64_t* dbk) {
+  int64_t cap = c->limits->value[XC_TILED_LIMIT_MAX_TILE_ELEMS];
+  for (int64_t d = 128; d >= 16; d -= 8)
+    if (R % d == 0 && d * dbn <= cap && d * dbm <= cap) {
+      if (!listed_in(kcand, *nk, d)) kcand[(*nk)++] = d;
+      *dbk = d;
+      return;
+    }
+}
+
 /* BLOCK_N candidates over `ocg` output channels on a CPU: gn_c, a count of
  * at most 128 not listed that is a multiple of the SIMD width (48, 96) or of
  * 8 in at most four vectors of 8 (8, 24) as one more (one channel tile, no
@@ -239,19 +255,7 @@ static xc_status_t emit_conv_gemm(lw_ctx_t* c, const conv_gemm_t* g) {
    * divide (channel_tile_knob): one channel tile, no masked lanes. */
   int kBM = pixel_tile_knob(c, gm_c, 4, P, dbm);
   int kBN = channel_tile_knob(c, g->ocg, &dbn);
-  if (lw_cpu_limits(c) && g->R > 128 && g->R % dbk) {
-    /* a longer one: its largest divisor of at most 128 that is a multiple
-     * of 8 and keeps the tiles within the tile bound (144 -> 72; 336 -> 56
-     * beside 112 channels): K steps without a masked tail, so a 1x1
-     * convolution's input rows are read in place, not gathered */
-    int64_t cap = c->limits->value[XC_TILED_LIMIT_MAX_TILE_ELEMS];
-    for (int64_t d = 128; d >= 16; d -= 8)
-      if (g->R % d == 0 && d * dbn <= cap && d * dbm <= cap) {
-        if (!listed_in(kcand, nk, d)) kcand[nk++] = d;
-        dbk = d;
-        break;
-      }
-  }
+  if (lw_cpu_limits(c) && g->R > 128 && g->R % dbk) exact_k_step(c, g->R, dbn, dbm, kcand, &nk, &dbk);
   int kBK = lw_knob(c, "BLOCK_K", nk, kcand, dbk);
   xc_tiled_dim_t dm = xc_tiled_dim_knob(kBM), dn = xc_tiled_dim_knob(kBN), dk = xc_tiled_dim_knob(kBK);
   lw_val_t* m0 = lw_iter_begin(c, 0, lw_dim(c, P), kBM, 0);
@@ -490,6 +494,10 @@ static xc_status_t emit_conv_rows(lw_ctx_t* c, const conv_gemm_t* g) {
   }
   int kBM = pixel_tile_knob(c, gm_c, 4, P, dbm);
   int kBN = channel_tile_knob(c, g->ocg, &dbn);
+  /* a window row that no power-of-two step divides (whisper's 3 taps over
+   * 80 channels, 240: steps of 64 left a masked tail whose rows were
+   * gathered), as the implicit-GEMM form does */
+  if (KWC > 128 && KWC % dbk) exact_k_step(c, KWC, dbn, c->k->knobs[kBM].default_value, kcand, &nk, &dbk);
   int kBK = lw_knob(c, "BLOCK_K", nk, kcand, dbk);
   xc_tiled_dim_t dm = xc_tiled_dim_knob(kBM), dn = xc_tiled_dim_knob(kBN), dk = xc_tiled_dim_knob(kBK);
   lw_val_t* m0 = lw_iter_begin(c, 0, lw_dim(c, P), kBM, 0);
