@@ -37,9 +37,21 @@ static const rcase_t cases[] = {
      "  v = Transpose(v1) {perm: [0, 2, 1, 3]}\n  a = Attention(q, k, v) {is_causal: 1, scale: 0.2}\n"
      "  t = Transpose(a) {perm: [0, 2, 1, 3]}\n  y = Reshape(t, os)\n  output y\n}\n",
      "BLOCK_M_p0=16,BLOCK_N_p0=32", true, true},
-    /* default tiles 64x64 (heads of 16 over 100 positions): one full and
-     * one ragged block of queries and keys, score rows of four vectors */
-    {"attention through head views, S = 100, 4 heads of 16, default 64x64 tiles",
+    /* tiles 64x64 (heads of 16 over 100 positions): one full and one
+     * ragged block of queries and keys, score rows of four vectors */
+    {"attention through head views, S = 100, 4 heads of 16, 64x64 tiles",
+     "xir 1\ngraph attention opset 23 {\n"
+     "  input ql: f32[1, 100, 64]\n  input kl: f32[1, 100, 64]\n  input vl: f32[1, 100, 64]\n"
+     "  const hs: i64[4] = [1, 100, 4, 16]\n  const os: i64[3] = [1, 100, 64]\n"
+     "  q1 = Reshape(ql, hs)\n  k1 = Reshape(kl, hs)\n  v1 = Reshape(vl, hs)\n"
+     "  q = Transpose(q1) {perm: [0, 2, 1, 3]}\n  k = Transpose(k1) {perm: [0, 2, 1, 3]}\n"
+     "  v = Transpose(v1) {perm: [0, 2, 1, 3]}\n  a = Attention(q, k, v) {scale: 0.25}\n"
+     "  t = Transpose(a) {perm: [0, 2, 1, 3]}\n  y = Reshape(t, os)\n  output y\n}\n",
+     "BLOCK_M_p0=64,BLOCK_N_p0=64", true, true},
+    /* the defaults: tiles as even as the blocked dot allows, two blocks of
+     * 56 queries (8-row blocks) and one of 112 keys (104 on 8 lanes), a
+     * ragged tail of 12 in each */
+    {"attention through head views, S = 100, 4 heads of 16, default even tiles",
      "xir 1\ngraph attention opset 23 {\n"
      "  input ql: f32[1, 100, 64]\n  input kl: f32[1, 100, 64]\n  input vl: f32[1, 100, 64]\n"
      "  const hs: i64[4] = [1, 100, 4, 16]\n  const os: i64[3] = [1, 100, 64]\n"
@@ -65,7 +77,9 @@ static void check_case(const rcase_t* c) {
   bool rows = cpu_case_rows_split(src);
   CHECK(lanes == c->lanes);
   CHECK(!c->rows || rows);
-  if (strstr(c->name, "default 64x64")) CHECK(strstr(src, "= 64; /* BLOCK_N_p0 */") != NULL);
+  if (strstr(c->name, "default even tiles"))
+    CHECK(strstr(src, "= 56; /* BLOCK_M_p0 */") != NULL &&
+          (strstr(src, "= 112; /* BLOCK_N_p0 */") != NULL || strstr(src, "= 104; /* BLOCK_N_p0 */") != NULL));
   char label[256];
   snprintf(label, sizeof label, "%s:%s%s", c->name, lanes ? " lanes" : "", rows ? ", rows" : "");
   cpu_case_check_free(m, ni, in, want, label);
