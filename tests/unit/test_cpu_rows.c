@@ -78,6 +78,17 @@ static const rcase_t cases[] = {
      "xir 1\ngraph g opset 23 {\n  input x: f32[1, 6, 6, 144]\n  input w: f32[1, 1, 144, 24]\n  input b: f32[24]\n"
      "  y = xcomp::ConvNHWC(x, w, b) {weight_layout: \"HWIO\"}\n  output y\n}\n",
      NULL, false, false, "= 72; /* BLOCK_K_p0 */|= 24; /* BLOCK_N_p0 */|typedef float xc_vec __attribute__((vector_size(32)))", 0},
+    /* rows that the default tile would leave ragged take tiles as even as
+     * the 8-row blocks allow: 24 rows in one tile of 24 (a decoder's 24
+     * tokens), 100 in two of 56 (not 64) */
+    {"MatMul [24,64] x [64,64], default tiles: whole tiles",
+     "xir 1\ngraph g opset 23 {\n  input a: f32[24, 64]\n  input b: f32[64, 64]\n"
+     "  y: f32[24, 64] = MatMul(a, b)\n  output y\n}\n",
+     NULL, false, false, "= 24; /* BLOCK_M_p0 */", 0},
+    {"MatMul [100,64] x [64,256], default tiles (twelve ragged rows)",
+     "xir 1\ngraph g opset 23 {\n  input a: f32[100, 64]\n  input b: f32[64, 256]\n"
+     "  y: f32[100, 256] = MatMul(a, b)\n  output y\n}\n",
+     NULL, false, false, "= 56; /* BLOCK_M_p0 */", 0},
     /* padded patches (docs/lowering.md, "Padded patches"): the input rows a
      * program reads copied once with their padding as zeros, every window
      * row then read in place from the copy. A patch row at the wrong input
