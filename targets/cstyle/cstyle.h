@@ -97,6 +97,11 @@ typedef struct xc_cstyle_dialect {
   /* f32 exp/erf/tanh (and sigmoid) call the prelude's branch-free xc_vexpf,
    * xc_verff, xc_vtanhf, which vectorize (libm calls do not) */
   bool vector_math;
+  /* The prelude's 8x8 f32 block transpose, `void name(const float* src,
+   * int64 src_row_stride, float* dst, int64 dst_row_stride)` (dst row i is
+   * src column i), for a store of a transposed array tile whose sides are
+   * multiples of 8; NULL: the store reads the tile transposed per element. */
+  const char* transpose8;
   /* Prelude: includes, the u32/bit-cast helpers the shared prelude needs
    * (xc_u16, xc_u32, xc_fbits, xc_bitsf), and `extra` when f64 is used. */
   const char* prelude;

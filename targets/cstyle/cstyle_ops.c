@@ -536,6 +536,43 @@ static void store_stmt(em_t* e, const xc_tiled_op_t* op, const vinfo_t* r) {
 }
 
 /* in_loop: only the element statement, inside the loop of a fused group (C). */
+/* A store of trans(t), t an f32 array tile [n0, n1] with both sides
+ * multiples of 8, where the dialect has an 8x8 block transpose
+ * (transpose8): t is transposed block by block into an array of its own,
+ * which the store then reads as it lies, instead of reading t transposed
+ * element by element (a strided read that stays scalar). Whether it took
+ * the store. */
+static bool store_transposed(em_t* e, const xc_tiled_op_t* op, const vinfo_t* r) {
+  const xc_tiled_value_t* val = op->operands[2];
+  if (!e->d->transpose8 || e->d->work_groups || !val->def || val->def->opcode != XC_TOP_TRANS) return false;
+  const xc_tiled_value_t* src = val->def->operands[0];
+  vinfo_t *tv = V(e, val), *sv = V(e, src);
+  if (tv->st != ST_VIRTUAL || sv->st != ST_ARRAY || src->type.dtype != XC_F32 || sv->rank != 2 || r->rank != 2 ||
+      sv->dims[0] % 8 || sv->dims[1] % 8 || !same_shape(tv, r))
+    return false;
+  int64_t n0 = sv->dims[0], n1 = sv->dims[1];
+  int id = e->seq++;
+  const char* it = itype(e);
+  L("{\n");
+  e->depth++;
+  L("float xt%d[%" PRId64 "];\n", id, n0 * n1);
+  e->local_bytes += n0 * n1 * 4;
+  L("for (%s xb = 0; xb < %" PRId64 "; xb += 8)\n", it, n0);
+  L("  for (%s xa = 0; xa < %" PRId64 "; xa += 8)\n", it, n1);
+  L("    %s(&%s[xb * %" PRId64 " + xa], %" PRId64 ", &xt%d[xa * %" PRId64 " + xb], %" PRId64 ");\n", e->d->transpose8,
+    sv->name, n1, n1, id, n0, n0);
+  /* the store reads the transposed array as the tile's own storage */
+  vinfo_t saved = *tv;
+  tv->st = ST_ARRAY;
+  snprintf(tv->name, sizeof tv->name, "xt%d", id);
+  int close = xc_cse_loop_open(e, r, false);
+  store_stmt(e, op, r);
+  xc_cse_loop_close(e, close);
+  *tv = saved;
+  xc_cse_loop_close(e, 1);
+  return true;
+}
+
 static void emit_store(em_t* e, const xc_tiled_op_t* op, bool in_loop) {
   const xc_tiled_value_t* mem = op->operands[0];
   const xc_tiled_value_t* offv = op->operands[1];
@@ -567,6 +604,8 @@ static void emit_store(em_t* e, const xc_tiled_op_t* op, bool in_loop) {
     xc_cse_loop_close(e, 1);
     L("*(%s%s*)(%s + xo0) = xq;\n", e->d->global_qual, ty, xc_cse_mem_name(e, mem));
     xc_cse_loop_close(e, 1);
+  } else if (!scalar && !in_loop && store_transposed(e, op, r)) {
+    /* done: the tile transposed in 8x8 blocks, then stored */
   } else {
     if (scalar && e->d->work_groups) {
       L("if (lid == 0) {\n");

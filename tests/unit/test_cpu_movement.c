@@ -11,11 +11,12 @@
  *     that are no multiple of the block leave ragged blocks in each.
  *   - A Concat with a batch before the axis keeps the flat form (one
  *     program index).
- *   - A tiled Transpose of float tiles whose sides are multiples of 8
- *     transposes them in 8x8 blocks of vector shuffles (`xc_tr8`); ragged
- *     tiles and other element sizes read the tile transposed element by
- *     element. A shuffle that moves the wrong lane, a block at the wrong
- *     place or a ragged edge written fails here. */
+ *   - A tiled Transpose of f32 tiles whose sides are multiples of 8
+ *     transposes them in 8x8 blocks of vector shuffles (`xc_tr8`), ragged
+ *     tiles (masked stores) included; other tile sides and element sizes
+ *     read the tile transposed element by element. A shuffle that moves the
+ *     wrong lane, a block at the wrong place or a masked lane stored fails
+ *     here. */
 #include "cpu_case.h"
 
 typedef struct mcase {
@@ -45,6 +46,25 @@ static const mcase_t cases[] = {
      "xir 1\ngraph g opset 23 {\n  input a: f32[2, 3, 4, 5]\n  input b: f32[2, 6, 4, 5]\n"
      "  y = Concat(a, b) {axis: 1}\n  output y\n}\n",
      NULL, NULL, "= pid1;"},
+    {"Transpose NCHW -> NHWC of [2, 48, 8, 16] (tiles of 16 pixels x 16 channels: 8x8 blocks)",
+     "xir 1\ngraph g opset 23 {\n  input x: f32[2, 48, 8, 16]\n"
+     "  y = Transpose(x) {perm: [0, 2, 3, 1]}\n  output y\n}\n",
+     NULL, "xc_tr8(&", NULL},
+    {"Transpose NCHW -> NHWC of [1, 40, 6, 24] in tiles of 8 x 32 (a ragged channel tile, masked stores)",
+     "xir 1\ngraph g opset 23 {\n  input x: f32[1, 40, 6, 24]\n"
+     "  y = Transpose(x) {perm: [0, 2, 3, 1]}\n  output y\n}\n",
+     "BLOCK_A_p0=8,BLOCK_B_p0=32", "xc_tr8(&", NULL},
+    {"Transpose NCHW -> NHWC of [1, 20, 3, 12] (rows of 12 pixels: per element)",
+     "xir 1\ngraph g opset 23 {\n  input x: f32[1, 20, 3, 12]\n"
+     "  y = Transpose(x) {perm: [0, 2, 3, 1]}\n  output y\n}\n",
+     NULL, NULL, "xc_tr8(&"},
+    {"Transpose NCHW -> NHWC of [1, 64, 4, 32] in tiles of 32 x 64 (8x8 blocks over a 64 x 32 tile)",
+     "xir 1\ngraph g opset 23 {\n  input x: f32[1, 64, 4, 32]\n"
+     "  y = Transpose(x) {perm: [0, 2, 3, 1]}\n  output y\n}\n",
+     "BLOCK_A_p0=32,BLOCK_B_p0=64", "xc_tr8(&", NULL},
+    {"Transpose of f64 [16, 24] (8-byte elements: per element)",
+     "xir 1\ngraph g opset 23 {\n  input x: f64[16, 24]\n  y = Transpose(x)\n  output y\n}\n",
+     NULL, NULL, "xc_tr8(&"},
 };
 
 static void check_case(const mcase_t* c) {
