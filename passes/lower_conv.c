@@ -344,15 +344,17 @@ static int64_t patch_rows(const patch_geo_t* pg, int64_t m0, int64_t m1) {
  * rows at the image's top and bottom) had been copied per window row through
  * the per-element mask: 12% of its time (docs/lowering.md, "Padded
  * patches"). Applies to 1-D and 2-D windows with padding and static shapes
- * whose patch, for every pixel tile candidate, fits 16K elements; returns
- * NULL otherwise. *geo: the geometry, *first: the tile's first G. */
+ * in a group of one phase whose patch, for every pixel tile candidate, fits
+ * 16K elements; returns NULL otherwise. *geo: the geometry, *first: the tile's first G. */
 static lw_val_t* conv_patch(lw_ctx_t* c, const conv_gemm_t* g, int kBM, lw_val_t* m0, xc_dim_t P, patch_geo_t* geo,
                             lw_val_t** first) {
   xc_tiled_kernel_t* k = c->k;
   const win_t* w = g->w;
   const xc_value_t *X = g->X, *Y = g->Y;
   int L = w->nsp - 1;
-  if (L > 1 || !xc_dim_is_static(P) || !xc_dim_is_static(X->dims[0])) return NULL;
+  /* a group of several phases runs its programs as loops, where a
+   * work-group allocation may not sit */
+  if (c->multi_phase || L > 1 || !xc_dim_is_static(P) || !xc_dim_is_static(X->dims[0])) return NULL;
   bool padded = false;
   for (int i = 0; i < w->nsp; i++) {
     padded |= w->pb[i] != 0 || w->pe[i] != 0;

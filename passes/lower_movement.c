@@ -157,7 +157,7 @@ static bool emit_concat_runs(lw_ctx_t* c, const xc_node_t* n, const xc_value_t* 
   lw_space_t sp;
   lw_flat_space(c, r, Y->dims, lw_add(c, lo, j0), kb, &sp, NULL);
   sp.mask = lw_and(c, sp.mask, lw_lt(c, j, len));
-  lw_store_at(c, &sp, Y, y);
+  *out = lw_epilogue(c, &sp, y);
   lw_iter_end(c, which);
   lw_iter_end(c, j0);
   return true;

@@ -65,9 +65,13 @@ static inline xc_tensor_t* cpu_case_reference(const xc_graph_t* g, int ni, xc_te
 
 /* g compiled for the cpu without the cache, with `knobs` (XCOMP_KNOBS-style,
  * NULL: the defaults) and, when dump_dir is set, each kernel's source there. */
+/* The graph pass level of the next compiles (-1: the default). */
+static int cpu_case_opt_level = -1;
+
 static inline xc_compiled_module_t* cpu_case_compile(xc_graph_t* g, const char* knobs, const char* dump_dir) {
   xc_session_options_t o;
   xc_session_options_init(&o);
+  if (cpu_case_opt_level >= 0) o.opt_level = cpu_case_opt_level;
   o.target = "cpu";
   o.use_cache = false;
   o.knobs = knobs;
