@@ -18,6 +18,16 @@ typedef struct rcase {
   bool lanes, rows;    /* the source must show the lanes form, the row copies */
 } rcase_t;
 
+/* attention over 100 positions, 4 heads of 16, through head views */
+#define ATTENTION_S100                                                                                         \
+  "xir 1\ngraph attention opset 23 {\n"                                                                       \
+  "  input ql: f32[1, 100, 64]\n  input kl: f32[1, 100, 64]\n  input vl: f32[1, 100, 64]\n"                  \
+  "  const hs: i64[4] = [1, 100, 4, 16]\n  const os: i64[3] = [1, 100, 64]\n"                                 \
+  "  q1 = Reshape(ql, hs)\n  k1 = Reshape(kl, hs)\n  v1 = Reshape(vl, hs)\n"                                 \
+  "  q = Transpose(q1) {perm: [0, 2, 1, 3]}\n  k = Transpose(k1) {perm: [0, 2, 1, 3]}\n"                      \
+  "  v = Transpose(v1) {perm: [0, 2, 1, 3]}\n  a = Attention(q, k, v) {scale: 0.25}\n"                        \
+  "  t = Transpose(a) {perm: [0, 2, 1, 3]}\n  y = Reshape(t, os)\n  output y\n}\n"
+
 static const rcase_t cases[] = {
     {"attention through head views, S = 37 (a ragged key block), 4 heads of 16",
      "xir 1\ngraph attention opset 23 {\n"
@@ -40,25 +50,13 @@ static const rcase_t cases[] = {
     /* tiles 64x64 (heads of 16 over 100 positions): one full and one
      * ragged block of queries and keys, score rows of four vectors */
     {"attention through head views, S = 100, 4 heads of 16, 64x64 tiles",
-     "xir 1\ngraph attention opset 23 {\n"
-     "  input ql: f32[1, 100, 64]\n  input kl: f32[1, 100, 64]\n  input vl: f32[1, 100, 64]\n"
-     "  const hs: i64[4] = [1, 100, 4, 16]\n  const os: i64[3] = [1, 100, 64]\n"
-     "  q1 = Reshape(ql, hs)\n  k1 = Reshape(kl, hs)\n  v1 = Reshape(vl, hs)\n"
-     "  q = Transpose(q1) {perm: [0, 2, 1, 3]}\n  k = Transpose(k1) {perm: [0, 2, 1, 3]}\n"
-     "  v = Transpose(v1) {perm: [0, 2, 1, 3]}\n  a = Attention(q, k, v) {scale: 0.25}\n"
-     "  t = Transpose(a) {perm: [0, 2, 1, 3]}\n  y = Reshape(t, os)\n  output y\n}\n",
+     ATTENTION_S100,
      "BLOCK_M_p0=64,BLOCK_N_p0=64", true, true},
     /* the defaults: tiles as even as the blocked dot allows, two blocks of
      * 56 queries (8-row blocks) and one of 112 keys (104 on 8 lanes), a
      * ragged tail of 12 in each */
     {"attention through head views, S = 100, 4 heads of 16, default even tiles",
-     "xir 1\ngraph attention opset 23 {\n"
-     "  input ql: f32[1, 100, 64]\n  input kl: f32[1, 100, 64]\n  input vl: f32[1, 100, 64]\n"
-     "  const hs: i64[4] = [1, 100, 4, 16]\n  const os: i64[3] = [1, 100, 64]\n"
-     "  q1 = Reshape(ql, hs)\n  k1 = Reshape(kl, hs)\n  v1 = Reshape(vl, hs)\n"
-     "  q = Transpose(q1) {perm: [0, 2, 1, 3]}\n  k = Transpose(k1) {perm: [0, 2, 1, 3]}\n"
-     "  v = Transpose(v1) {perm: [0, 2, 1, 3]}\n  a = Attention(q, k, v) {scale: 0.25}\n"
-     "  t = Transpose(a) {perm: [0, 2, 1, 3]}\n  y = Reshape(t, os)\n  output y\n}\n",
+     ATTENTION_S100,
      NULL, true, true},
     {"ReduceMax and ReduceSum over rows of 64 (four vectors a row)",
      "xir 1\ngraph g opset 23 {\n  input x: f32[24, 64]\n  const ax: i64[1] = [1]\n"
