@@ -190,6 +190,12 @@ int64_t lw_pow2_at_least(int64_t v) {
   return p;
 }
 
+bool lw_listed(const int64_t* cands, int n, int64_t v) {
+  for (int i = 0; i < n; i++)
+    if (cands[i] == v) return true;
+  return false;
+}
+
 bool lw_cpu_limits(const lw_ctx_t* c) {
   const xc_tiled_limits_t* l = c->limits;
   return l && l->value[XC_TILED_LIMIT_SIMD_WIDTH] <= 16 && l->value[XC_TILED_LIMIT_SHARED_BYTES] >= 128 * 1024 &&

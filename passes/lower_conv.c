@@ -114,13 +114,6 @@ static int64_t pow2_clamp(int64_t v, int64_t lo, int64_t hi) {
   return p < lo ? lo : p > hi ? hi : p;
 }
 
-/* Whether v is one of cands[0..n). */
-static bool listed_in(const int64_t* cands, int n, int64_t v) {
-  for (int i = 0; i < n; i++)
-    if (cands[i] == v) return true;
-  return false;
-}
-
 /* BLOCK_M candidates over `pixels` output pixels: base (n of them), and on
  * a CPU a static count of at most 64 that no candidate equals (36 pixels of
  * a 6x6 map, 9 of a 3x3) as one more, made the default: one tile without
@@ -146,12 +139,12 @@ static int pixel_tile_knob(lw_ctx_t* c, const int64_t* base, int n, xc_dim_t P, 
     def = best;
   }
   if (lw_cpu_limits(c) && xc_dim_is_static(P) && P.value > 1 && P.value <= 64) {
-    if (!listed_in(cands, n, P.value) && n < 8) {
+    if (!lw_listed(cands, n, P.value) && n < 8) {
       cands[n++] = P.value;
       def = P.value;
     }
     int64_t half = P.value / 2;
-    if (P.value % 2 == 0 && half >= 6 && !listed_in(cands, n, half) && n < 8) cands[n++] = half;
+    if (P.value % 2 == 0 && half >= 6 && !lw_listed(cands, n, half) && n < 8) cands[n++] = half;
   }
   return lw_knob(c, "BLOCK_M", n, cands, def);
 }
@@ -166,7 +159,7 @@ static void exact_k_step(lw_ctx_t* c, int64_t R, int64_t dbn, int64_t dbm, int64
   int64_t cap = c->limits->value[XC_TILED_LIMIT_MAX_TILE_ELEMS];
   for (int64_t d = 128; d >= 16; d -= 8)
     if (R % d == 0 && d * dbn <= cap && d * dbm <= cap) {
-      if (!listed_in(kcand, *nk, d)) kcand[(*nk)++] = d;
+      if (!lw_listed(kcand, *nk, d)) kcand[(*nk)++] = d;
       *dbk = d;
       return;
     }
@@ -188,12 +181,12 @@ static int channel_tile_knob(lw_ctx_t* c, int64_t ocg, int64_t* def) {
   int64_t simd = c->limits ? c->limits->value[XC_TILED_LIMIT_SIMD_WIDTH] : 0;
   if (lw_cpu_limits(c) && simd > 0) {
     int64_t w8 = simd < 8 ? simd : 8;
-    if (ocg <= 128 && ocg % w8 == 0 && (ocg % simd == 0 || ocg / w8 <= 4) && !listed_in(cands, n, ocg)) {
+    if (ocg <= 128 && ocg % w8 == 0 && (ocg % simd == 0 || ocg / w8 <= 4) && !lw_listed(cands, n, ocg)) {
       cands[n++] = ocg;
       *def = ocg;
     }
     int64_t half = ocg / 2;
-    if (ocg % 2 == 0 && half % simd == 0 && half <= 128 && !listed_in(cands, n, half)) cands[n++] = half;
+    if (ocg % 2 == 0 && half % simd == 0 && half <= 128 && !lw_listed(cands, n, half)) cands[n++] = half;
   }
   return lw_knob(c, "BLOCK_N", n, cands, *def);
 }

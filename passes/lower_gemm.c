@@ -26,12 +26,6 @@ static lw_val_t* qparam(lw_ctx_t* c, const xc_value_t* v, lw_val_t* idx, lw_val_
  * multiply-adds per (BM + BN) * BK packed operand elements, shrunk to the
  * problem (no 128-row tile for 3 rows) and until there are at least 8
  * programs to spread over the cores. Other targets keep 32 x 32 x 16. */
-static bool listed_in_m(const int64_t* cands, int n, int64_t v) {
-  for (int i = 0; i < n; i++)
-    if (cands[i] == v) return true;
-  return false;
-}
-
 static void cpu_tile_defaults(const lw_ctx_t* c, xc_dim_t M, xc_dim_t N, xc_dim_t K, const xc_dim_t* ydims, int nb,
                               int64_t* bm, int64_t* bn, int64_t* bk) {
   const xc_tiled_limits_t* l = c->limits;
@@ -202,10 +196,10 @@ xc_status_t lw_emit_gemm(lw_ctx_t* c, const xc_node_t* n) {
   } else if (!mma && lw_cpu_limits(c) && xc_dim_is_static(M) && M.value % dbm) {
     /* Likewise rows that the default tile leaves ragged take tiles as even
      * as the blocked dot's 8-row blocks allow, in as many tiles: 24 rows
-     * (a batch-1 decoder's 24 tokens) in one tile of 24, not 32; 100 in one
-     * of 104, not 128 (every row of a tile is computed) */
+     * (a batch-1 decoder's 24 tokens) in one tile of 24, not 32; 100 in two
+     * of 56, not 64 (every row of a tile is computed) */
     int64_t t = (M.value + dbm - 1) / dbm, em = ((M.value + t - 1) / t + 7) / 8 * 8;
-    if (em < dbm && !listed_in_m(mcands, nm, em)) {
+    if (em < dbm && !lw_listed(mcands, nm, em)) {
       mcands[nm++] = em;
       dbm = em;
     }

@@ -111,6 +111,8 @@ bool lw_has_mma(const lw_ctx_t* c, xc_dtype_t dt);
 /* Whether the limits are a CPU core's (xc_tiled_limits_init_cpu: a program is
  * one thread, tiles live on its stack, SIMD lanes <= 16). */
 bool lw_cpu_limits(const lw_ctx_t* c);
+/* Whether v is one of the n candidates. */
+bool lw_listed(const int64_t* cands, int n, int64_t v);
 lw_val_t* lw_i64(lw_ctx_t* c, int64_t v);
 lw_val_t* lw_fconst(lw_ctx_t* c, xc_dtype_t dt, double v);
 lw_val_t* lw_add(lw_ctx_t* c, lw_val_t* a, lw_val_t* b);
