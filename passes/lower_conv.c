@@ -951,6 +951,51 @@ static xc_status_t emit_pool_tiles(lw_ctx_t* c, const xc_value_t* X, const xc_va
   pixel_spaces(c, &g, pidx, ch, &spix, &sy);
   sy.mask = lw_and(c, mm, mc);
   xc_tiled_dim_t d2[2] = {dm, dc};
+  /* every window inside the input (no padding, the last window fits) */
+  bool inside = true;
+  for (int i = 0; i < w->nsp; i++) {
+    xc_dim_t in = X->dims[w->sp0 + i], out = Y->dims[w->sp0 + i];
+    inside &= w->pb[i] == 0 && xc_dim_is_static(in) && xc_dim_is_static(out) &&
+              (out.value - 1) * w->s[i] + (w->k[i] - 1) * w->d[i] < in.value;
+  }
+  if (is_max && inside && R <= DW_UNROLL_TAPS) {
+    /* A max over at most DW_UNROLL_TAPS taps whose windows all lie inside
+     * the input, unrolled as the depthwise conv's: each tap an unmasked
+     * load, contiguous along the channels (the rows past the pixels read the
+     * last pixel), the maxima chained in one fused element loop whose running
+     * max stays in a register, where the tap loop carried the tile through
+     * memory, a load and a store of it per tap (cnn's 2x2 pool 3.7 -> 2.6 us,
+     * section 43). Padded windows keep the tap loop: their clamps and
+     * selects per tap made resnet-tiny's 3x3 pool 3.4 -> 8.0 us. The taps in
+     * the loop's order. */
+    lw_val_t* rmc = xc_tiled_binary(k, XC_TOP_MIN, rm1, lw_sub(c, lw_dim(c, P).v, lw_i64(c, 1)));
+    lw_val_t* pclamp[LW_MAX_RANK], *pos[LW_MAX_RANK];
+    lw_decompose(c, rmc, np, pd, pclamp);
+    for (int i = 0; i < w->nsp; i++) pos[i] = lw_col(c, pclamp[1 + i]);
+    lw_val_t* acc = xc_tiled_const_f(k, at, -INFINITY, 2, d2);
+    for (int64_t t = 0; t < R; t++) {
+      lw_val_t* kidx[LW_MAX_RANK];
+      for (int i = w->nsp - 1, rest = (int)t; i >= 0; i--) {
+        kidx[i] = lw_i64(c, rest % w->k[i]);
+        rest /= (int)w->k[i];
+      }
+      lw_val_t *ok, *in_sp[LW_MAX_RANK], *inside_pad;
+      pool_tap(c, X, w, pos, kidx, false, in_sp, &ok, &inside_pad);
+      (void)ok, (void)inside_pad; /* every tap inside */
+      lw_space_t sx;
+      memset(&sx, 0, sizeof sx);
+      sx.rank = X->rank;
+      sx.idx[0] = lw_col(c, pclamp[0]);
+      sx.idx[cdim] = ch;
+      for (int i = 0; i < w->nsp; i++) sx.idx[w->sp0 + i] = in_sp[i];
+      lw_val_t* x = lw_cast_to(c, xc_tiled_load(k, lw_buf(c, X), lw_offset(c, &sx, X), mc, NULL), at);
+      acc = xc_tiled_binary(k, XC_TOP_MAX, acc, x);
+    }
+    XC_RETURN_IF_ERROR(lw_epilogue(c, &sy, acc));
+    lw_iter_end(c, c0);
+    lw_iter_end(c, m0);
+    return NULL;
+  }
   lw_val_t* init[2] = {xc_tiled_const_f(k, at, is_max ? -INFINITY : 0.0, 2, d2), xc_tiled_const_f(k, at, 0.0, 2, d2)};
   int carried = is_max ? 1 : 2;
   xc_tiled_op_t* loop = xc_tiled_for_begin(k, lw_i64(c, 0), lw_i64(c, R), lw_i64(c, 1), carried, init);

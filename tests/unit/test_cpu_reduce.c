@@ -58,6 +58,17 @@ static const rcase_t cases[] = {
     {"attention through head views, S = 100, 4 heads of 16, default even tiles",
      ATTENTION_S100,
      NULL, true, true},
+    /* channels-last max pools, their taps unrolled (clamped loads, -inf
+     * outside the window): padding on every side, ragged pixel tiles, NaN
+     * and -inf inputs left to the interpreter's comparison */
+    {"MaxPool 3x3 stride 2 pad 1 over [1, 9, 11, 24] channels last (edges, a ragged pixel tile)",
+     "xir 1\ngraph g opset 23 {\n  input x: f32[1, 9, 11, 24]\n"
+     "  y = xcomp::MaxPoolNHWC(x) {kernel_shape: [3, 3], strides: [2, 2], pads: [1, 1, 1, 1]}\n  output y\n}\n",
+     NULL, false, false},
+    {"MaxPool 2x2 stride 2 over [2, 8, 8, 16] channels last (cnn's pool)",
+     "xir 1\ngraph g opset 23 {\n  input x: f32[2, 8, 8, 16]\n"
+     "  y = xcomp::MaxPoolNHWC(x) {kernel_shape: [2, 2], strides: [2, 2]}\n  output y\n}\n",
+     "BLOCK_M_p0=16,BLOCK_C_p0=8", false, false},
     {"ReduceMax and ReduceSum over rows of 64 (four vectors a row)",
      "xir 1\ngraph g opset 23 {\n  input x: f32[24, 64]\n  const ax: i64[1] = [1]\n"
      "  m = ReduceMax(x, ax) {keepdims: 1}\n  s = ReduceSum(x, ax) {keepdims: 1}\n"
