@@ -821,19 +821,21 @@ xc_status_t lw_emit_conv(lw_ctx_t* c, const xc_node_t* n) {
 
 /* The window tap `kidx` (per spatial dim) of the outputs at spatial
  * positions pos[i]: the input positions in_sp[i], *ok where all are inside
- * the input, and (include_pad) *inside_pad where all are inside the padded
- * input (what an AveragePool with count_include_pad counts). */
+ * the input (ok NULL: not tested), and (include_pad) *inside_pad where all
+ * are inside the padded input (what an AveragePool with count_include_pad
+ * counts). */
 static void pool_tap(lw_ctx_t* c, const xc_value_t* X, const win_t* w, lw_val_t* const* pos, lw_val_t* const* kidx,
                      bool include_pad, lw_val_t** in_sp, lw_val_t** ok, lw_val_t** inside_pad) {
   xc_tiled_kernel_t* k = c->k;
-  *ok = NULL, *inside_pad = NULL;
+  if (ok) *ok = NULL;
+  if (inside_pad) *inside_pad = NULL;
   for (int i = 0; i < w->nsp; i++) {
     lw_val_t* p = lw_mul(c, pos[i], lw_i64(c, w->s[i]));
     if (w->pb[i]) p = lw_sub(c, p, lw_i64(c, w->pb[i]));
     if (w->k[i] != 1) p = lw_add(c, p, lw_mul(c, kidx[i], lw_i64(c, w->d[i])));
     in_sp[i] = p;
     lw_dimv_t extent = lw_dim(c, X->dims[w->sp0 + i]);
-    *ok = lw_and(c, *ok, lw_and(c, xc_tiled_cmp(k, XC_CMP_GE, p, lw_i64(c, 0)), lw_lt(c, p, extent.v)));
+    if (ok) *ok = lw_and(c, *ok, lw_and(c, xc_tiled_cmp(k, XC_CMP_GE, p, lw_i64(c, 0)), lw_lt(c, p, extent.v)));
     if (include_pad) /* positions inside the padded input count */
       *inside_pad = lw_and(c, *inside_pad,
                            lw_and(c, xc_tiled_cmp(k, XC_CMP_GE, p, lw_i64(c, -w->pb[i])),
@@ -979,9 +981,8 @@ static xc_status_t emit_pool_tiles(lw_ctx_t* c, const xc_value_t* X, const xc_va
         kidx[i] = lw_i64(c, rest % w->k[i]);
         rest /= (int)w->k[i];
       }
-      lw_val_t *ok, *in_sp[LW_MAX_RANK], *inside_pad;
-      pool_tap(c, X, w, pos, kidx, false, in_sp, &ok, &inside_pad);
-      (void)ok, (void)inside_pad; /* every tap inside */
+      lw_val_t* in_sp[LW_MAX_RANK];
+      pool_tap(c, X, w, pos, kidx, false, in_sp, NULL, NULL); /* every tap inside: no bounds tests */
       lw_space_t sx;
       memset(&sx, 0, sizeof sx);
       sx.rank = X->rank;

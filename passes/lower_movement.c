@@ -40,8 +40,7 @@ static const int64_t tr_a_c[] = {8, 16, 32, 64}, tr_b_c[] = {4, 8, 16, 32, 64};
 static int exact_knob(lw_ctx_t* c, const char* name, const int64_t* base, int n, int64_t e, int64_t def) {
   int64_t cands[8];
   memcpy(cands, base, (size_t)n * sizeof *cands);
-  bool listed = false;
-  for (int i = 0; i < n; i++) listed |= base[i] == e;
+  bool listed = lw_listed(base, n, e);
   if (!listed && e < base[n - 1]) cands[n++] = e, def = e;
   else if (listed) def = e;
   return lw_knob(c, name, n, cands, def);
