@@ -197,8 +197,8 @@ static bool mutate(search_t* se, const xc_tiled_schedule_t* p, xc_tiled_schedule
       const xc_tiled_knob_t* kn = &k->knobs[which];
       if (kn->num_candidates > 1) out->knobs[which] = kn->candidates[rnd_below(&se->rng, kn->num_candidates)];
     } else if (which == k->num_knobs) {
-      static const int64_t vec[] = {1, 2, 4, 8};
-      out->vector = vec[rnd_below(&se->rng, 4)];
+      static const int64_t vec[] = {1, 2, 4, 8, 16};
+      out->vector = vec[rnd_below(&se->rng, 5)];
       fields = true;
     } else {
       static const int64_t unr[] = {0, 2, 4, 8, 16};
@@ -400,9 +400,9 @@ static xc_status_t tune_task(run_t* r, const task_t* t, double deadline, double*
    * default (the search reaches them only by a mutation of that field, and
    * they are where a layout choice such as the chunked register tiles of
    * work-group dots lies) */
-  int seeds[4], num_seeds = 0;
-  static const int64_t seed_vec[] = {1, 2, 4, 8};
-  for (int i = 0; !s && i < 4 && k->schedule; i++) {
+  int seeds[5], num_seeds = 0;
+  static const int64_t seed_vec[] = {1, 2, 4, 8, 16};
+  for (int i = 0; !s && i < 5 && k->schedule; i++) {
     if (seed_vec[i] == k->schedule->vector) continue;
     xc_tiled_schedule_t v = *k->schedule;
     v.vector = seed_vec[i];

@@ -297,7 +297,7 @@ typedef struct {
   xc_tiled_slot_grid_t grid; /* the work-item's slots as rows x columns */
   int64_t N, K, QU;
   bool vec_a; /* a's rows may be read four f32 at a time from its work-group array */
-  bool vec_b; /* b's four columns of a chunk likewise (the chunked layout, vec 4) */
+  bool vec_b; /* b's chunks likewise, four columns a read (the chunked layout, vec a multiple of 4) */
 } wg_blocked_t;
 
 /* An f32 operand tile in a plain work-group array of rows a multiple of 4
@@ -413,11 +413,14 @@ static bool emit_dot_wg_blocked(em_t* e, const xc_tiled_op_t* op) {
   L("const %s qq = q + u;\n", it);
   if (up) L("%s\n", up);
   if (p.vec_b && V(e, b)->aligned16) {
-    /* b[qq, 4 columns]: one aligned float4 a chunk (rows of a multiple of 4, the chunk's first column too) */
+    /* b[qq, 4 columns]: one aligned float4 (rows of a multiple of 4, a
+     * chunk's first column too: a chunk of vec columns is vec / 4 of them) */
     vinfo_t* bi = V(e, b);
+    int64_t q4 = p.grid.vec / 4;
     L("for (int s = 0; s < %" PRId64 "; s++) {\n", C / 4);
     e->depth++;
-    L("const %s i1 = ((lid %% %" PRId64 ") + (%s)s * %" PRId64 ") * 4;\n", it, p.grid.tpr, it, p.grid.tpr);
+    L("const %s i1 = ((lid %% %" PRId64 ") + (%s)(s / %" PRId64 ") * %" PRId64 ") * %" PRId64 " + (s %% %" PRId64
+      ") * 4;\n", it, p.grid.tpr, it, q4, p.grid.tpr, p.grid.vec, q4);
     L("const float4 b4 = ((%sconst float4*)%s)[(%sqq * %" PRId64 " + i1) / 4];\n", e->d->local_ptr_qual, bi->name,
       bi->dims[0] == 1 ? "0 * " : "", bi->dims[1]);
     L("xb[u * %" PRId64 " + s * 4] = b4.x, xb[u * %" PRId64 " + s * 4 + 1] = b4.y;\n", C, C);

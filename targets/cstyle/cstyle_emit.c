@@ -166,11 +166,15 @@ static xc_status_t run(const xc_cstyle_dialect_t* d, const xc_device_caps_t* cap
     int64_t w = xc_cse_widest_global(k->body);
     if (w > 0 && w <= 8) e.vec = 16 / w;
   }
+  /* a schedule may ask for none (1) or for chunks of 32 or 64 bytes: wider
+   * register tiles of blocked dots (docs/emitter.md, "Vector chunks") */
   if (!e.err && sched && sched->vector != e.vec) {
     if (sched->vector == 1) e.vec = 1;
+    else if (e.vec > 1 && (sched->vector == 2 * e.vec || sched->vector == 4 * e.vec)) e.vec = sched->vector;
     else
-      e.err = xc_error(XC_INVALID_ARGUMENT, "%s emitter: kernel '%s': vector %" PRId64 " (chunks of 16 bytes "
-                       "are %" PRId64 " elements here, or 1 for none)", d->name, k->name, sched->vector, e.vec);
+      e.err = xc_error(XC_INVALID_ARGUMENT, "%s emitter: kernel '%s': vector %" PRId64 " (chunks of 16, 32 or 64 "
+                       "bytes are %" PRId64 ", %" PRId64 " or %" PRId64 " elements here, or 1 for none)", d->name,
+                       k->name, sched->vector, e.vec, 2 * e.vec, 4 * e.vec);
   }
   e.unroll = sched ? sched->unroll : d->unroll_pragma ? 32 : 0;
   if (!e.err && tf32_knob >= 0 && k->knobs[tf32_knob].kind == XC_KNOB_OTHER && values[tf32_knob] == 1)
@@ -304,11 +308,12 @@ static xc_status_t run(const xc_cstyle_dialect_t* d, const xc_device_caps_t* cap
   }
   if (!e.err && out) {
     for (int t = 0; t < XC_DTYPE_COUNT; t++)
-      for (int b = 4; b <= 16; b *= 2)
+      for (int b = 4; b <= 64; b *= 2)
         if (e.vec_types[t] & (unsigned)b) {
+          /* chunks wider than 16 bytes are aligned to 16 (buffers are) */
           const char* dt = xc_dtype_name((xc_dtype_t)t);
           P(&src, "#ifndef XC_HAVE_V%d_%s\n#define XC_HAVE_V%d_%s\n", b, dt, b, dt);
-          P(&src, "typedef struct __attribute__((aligned(%d))) { %s v[%d]; } xc_v%d_%s;\n#endif\n", b,
+          P(&src, "typedef struct __attribute__((aligned(%d))) { %s v[%d]; } xc_v%d_%s;\n#endif\n", b < 16 ? b : 16,
             d->storage_type[t], b / (int)xc_dtype_size((xc_dtype_t)t), b, dt);
         }
     xc_cstyle_entry_t en = {k, entry, e.T, wstr(&e.decls), wstr(&e.body), e.mma ? &e.dot : NULL, e.dyn_bytes,

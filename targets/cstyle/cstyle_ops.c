@@ -215,12 +215,12 @@ static bool store_loop_simd(em_t* e, const xc_tiled_block_t* b, int i, int j, co
  * axis x with coefficient 1 and rest a multiple of the chunk (a chunk lies
  * in one row and starts at a multiple of vec there, so its elements are
  * contiguous and its first is aligned to the chunk size, buffers being
- * aligned to 16 bytes: docs/emitter.md), 4, 8 or 16 bytes. */
+ * aligned to 16 bytes: docs/emitter.md), 4 to 64 bytes. */
 static int64_t chunk_bytes(em_t* e, const vinfo_t* r, const xc_tiled_value_t* mem, const xc_tiled_value_t* offv,
                            const xc_tiled_value_t* mask, xc_dtype_t t) {
   int64_t v = xc_cse_vec_of(e, r), b = v * (int64_t)xc_dtype_size(t), coef, rest;
   if (v <= 1 || mask || mem->type.scope != XC_SCOPE_GLOBAL || t == XC_BOOL) return 0;
-  if (b != 4 && b != 8 && b != 16) return 0;
+  if (b != 4 && b != 8 && b != 16 && b != 32 && b != 64) return 0;
   if (!lin_last(e, offv, &coef, &rest) || coef != 1 || (rest != 0 && rest % v != 0)) return 0;
   return b;
 }

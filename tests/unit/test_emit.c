@@ -497,6 +497,77 @@ static void test_dot_wg_blocked(void) {
   }
 }
 
+/* Chunks of 32 and 64 bytes (schedule vector 8 and 16 for f32): the
+ * blocked dots' register tiles become 8 rows x 8 columns and 4 rows x 16
+ * columns, b read as two and four float4 a k, the results stored in
+ * chunks of those sizes. Each work-group device present takes the record
+ * through its own scheduler (as a tuned schedule is) and runs it against
+ * the interpreter; the cpu, which has no chunks, refuses it. */
+static void test_dot_wg_wide_chunks(void) {
+  struct {
+    int64_t M, N, K, threads, vector;
+    const char* block;
+    const char* chunk;
+  } cases[] = {{16, 64, 8, 16, 8, "8 rows x 8 columns", "xc_v32_f32"},
+               {16, 64, 5, 16, 16, "4 rows x 16 columns", "xc_v64_f32"},
+               {8, 128, 4, 8, 8, "8 rows x 16 columns", "xc_v32_f32"}};
+  for (int c = 0; c < 3; c++) {
+    int64_t M = cases[c].M, N = cases[c].N, K = cases[c].K;
+    kern_t* k = build_dot_blocked(XC_F32, M, N, K);
+    CHECK(k != NULL);
+    if (!k) continue;
+    xc_tiled_schedule_t s;
+    xc_tiled_schedule_init(k, &s);
+    s.knobs[0] = cases[c].threads;
+    s.threads = cases[c].threads;
+    s.vector = cases[c].vector;
+    xc_device_caps_t caps;
+    memset(&caps, 0, sizeof caps);
+    caps.kind = XC_DEVICE_GPU;
+    caps.max_threads_per_group = 256;
+    caps.local_memory_bytes = 65536;
+    xc_tiled_schedule_t planned = s;
+    CHECK_OK(xc_cstyle_schedule(&xc_cstyle_dialect_opencl, &caps, k, NULL,
+                                XC_SCHEDULE_KEEP_KNOBS | XC_SCHEDULE_FOLLOW, NULL, &planned));
+    CHECK_EQ_INT(planned.vector, cases[c].vector);
+    CHECK_OK(xc_tiled_set_schedule(k, &planned));
+    xc_kernel_source_t src;
+    xc_knob_t th = {"num_threads", cases[c].threads};
+    CHECK_OK(xc_cstyle_emit(&xc_cstyle_dialect_opencl, &caps, k, &th, 1, NULL, &src));
+    CHECK(src.text && strstr(src.text, cases[c].block) && strstr(src.text, "const float4 b4") &&
+          strstr(src.text, cases[c].chunk));
+    xc_kernel_source_release(&src);
+    /* the C dialect has no chunks: a record asking for them is refused */
+    xc_tiled_schedule_t cpu_rec = s;
+    cpu_rec.threads = 1;
+    xc_status_t bad = xc_cstyle_schedule(&xc_cstyle_dialect_c, NULL, k, NULL,
+                                         XC_SCHEDULE_KEEP_KNOBS | XC_SCHEDULE_FOLLOW, NULL, &cpu_rec);
+    CHECK(bad != NULL);
+    xc_status_free(bad);
+    xc_tiled_arg_t args[5] = {{tensor(XC_F32, M * K, true), 0}, {tensor(XC_F32, N * K, true), 0},
+                              {tensor(XC_F32, K * N, true), 0}, {tensor(XC_F32, M * N, false), 0},
+                              {tensor(XC_F32, M * N, false), 0}};
+    int64_t values[16];
+    xc_tensor_t* ref[16];
+    kernel_reference(k, &cases[c].threads, args, values, ref);
+    for (int w = 1; w < NUM_DEVICES; w++) {
+      xc_device_t* dev = get_device(w);
+      if (!dev) continue;
+      xc_tiled_schedule_t rec = s;
+      CHECK_OK(xc_target_schedule(xc_device_target(dev), xc_device_caps(dev), k, NULL,
+                                  XC_SCHEDULE_KEEP_KNOBS | XC_SCHEDULE_FOLLOW, &rec));
+      CHECK_EQ_INT(rec.vector, cases[c].vector);
+      CHECK_OK(xc_tiled_set_schedule(k, &rec));
+      char label[96];
+      snprintf(label, sizeof label, "dot wg %lldx%lldx%lld vector %lld", (long long)M, (long long)N, (long long)K,
+               (long long)cases[c].vector);
+      run_on(w, k, values, args, ref, label);
+    }
+    free_args(args, 5);
+    xc_tiled_kernel_destroy(k);
+  }
+}
+
 /* Row conditions [M,1] read broadcast in an [M,N] element loop: one only
  * by a select (a depthwise conv tap's window test), one also as a load's
  * mask. The C emitter computes the first once into an int32_t array (GCC
@@ -1136,6 +1207,7 @@ int main(void) {
   test_carry_order();
   test_dot_blocked();
   test_dot_wg_blocked();
+  test_dot_wg_wide_chunks();
   test_row_select();
   test_vector_math();
   test_gemm_half();
