@@ -46,18 +46,37 @@ static const char* const schema_sql =
   "task, target, device, device_name, kernel, schedule, valid, time_ms, default_ms, predicted," \
   " error, xcomp_version, run_id, trial, created"
 /* The schedules of one task on one (target, device), scored: `rel` is the
- * mean of time_ms / default_ms over the schedule's valid records that carry
- * the default's time from the same measuring process (NULL when none do).
+ * mean, over the schedule's valid records that carry a default time
+ * (default_ms > 0; NULL when none do), of time_ms divided by the MEDIAN of
+ * the default times of the valid records of the same task, target, device
+ * and run_id. Every record carries the default schedule's time measured by
+ * its own worker just before it, but a single such measurement can be an
+ * outlier (another process loaded the machine for a moment: 123 ms for a
+ * default that takes 58): divided by its own default, a mediocre record
+ * would look twice as fast as it is and win over a truly faster schedule.
+ * The median of the run's defaults is not moved by one noisy one. Records
+ * without a run_id ('' or NULL: imports from elsewhere) cannot be told to
+ * share a session with any other, so they keep their own default_ms.
  * Relative times compare across measuring sessions and machine states; the
  * mean over repeated measurements (the tuner re-measures its best ones)
  * keeps one lucky run from deciding. Best first: the lowest `rel`, then the
  * fastest, then the oldest (a later equal record is no reason to change
  * what compiles pick). ?1 ?2 ?3 (or, grouped by task, ?1 ?2 for the
- * target and device): parameters of the statements below. */
-#define SCHEDULE_SCORES(where, group)                                                                  \
-  "SELECT task, schedule AS sch, AVG(CASE WHEN default_ms > 0 THEN time_ms / default_ms END) AS rel," \
-  " MIN(time_ms) AS t, MIN(created) AS c, MIN(id) AS i FROM records WHERE " where " AND valid = 1"     \
-  " GROUP BY " group
+ * target and device): parameters of the statements below. SQLite has no
+ * MEDIAN: each run's defaults are numbered in order, and the middle one (odd
+ * count) or the mean of the middle two (even count) taken. */
+#define SCHEDULE_SCORES(where, group)                                                                              \
+  "WITH valid_records AS (SELECT * FROM records WHERE " where " AND valid = 1),"                                   \
+  " run_defaults AS (SELECT task, target, device, run_id, default_ms,"                                             \
+  " ROW_NUMBER() OVER (PARTITION BY task, target, device, run_id ORDER BY default_ms) AS k,"                       \
+  " COUNT(*) OVER (PARTITION BY task, target, device, run_id) AS n"                                                \
+  " FROM valid_records WHERE default_ms > 0 AND run_id <> ''),"                                                    \
+  " run_median AS (SELECT task, target, device, run_id, AVG(default_ms) AS median_ms FROM run_defaults"             \
+  " WHERE k IN ((n + 1) / 2, (n + 2) / 2) GROUP BY task, target, device, run_id)"                                 \
+  " SELECT task, schedule AS sch,"                                                                                 \
+  " AVG(CASE WHEN default_ms > 0 THEN time_ms / COALESCE(median_ms, default_ms) END) AS rel,"                      \
+  " MIN(time_ms) AS t, MIN(created) AS c, MIN(id) AS i"                                                            \
+  " FROM valid_records LEFT JOIN run_median USING (task, target, device, run_id) GROUP BY " group
 #define BEST_ORDER "rel IS NULL, rel, t, c, i"
 
 xc_status_t xc_tune_db_sql_error(xc_tune_db_t* db, int rc, const char* what) {

@@ -90,8 +90,8 @@ xc_status_t xc_tune_db_add(xc_tune_db_t* db, const xc_tune_record_t* records, in
 xc_status_t xc_tune_db_add_task(xc_tune_db_t* db, const char* task, const char* target, const char* device,
                                 const char* kernel, const char* description, double weight);
 /* The best valid record of (task, target, device) (docs/autotune.md,
- * "Rules": the schedule with the lowest mean time relative to the default
- * measured alongside, its fastest record): *out_found false when
+ * "Rules": the schedule with the lowest mean time relative to the median
+ * of its run's default times, its fastest record): *out_found false when
  * there is none; else *out (strings owned, free with xc_tune_records_free(out, 1)). */
 xc_status_t xc_tune_db_best(xc_tune_db_t* db, const char* task, const char* target, const char* device,
                             xc_tune_record_t* out, bool* out_found);

@@ -281,7 +281,8 @@ static void declare_value(em_t* e, const xc_tiled_value_t* v) {
   if (x->st != ST_ARRAY && x->st != ST_PRIVATE) return;
   bool priv = x->st == ST_PRIVATE;
   int64_t n = priv ? (x->n + e->T - 1) / e->T : x->n;
-  x->aligned16 = !priv && x->vec_rows && e->d->align16; /* read as float4 rows (xc_cse_plan_vec_rows) */
+  /* read as float4 rows (xc_cse_plan_vec_rows), or filled in chunks (xc_cse_plan_copy_chunks) */
+  x->aligned16 = !priv && (x->vec_rows || x->copy_vec > 1) && e->d->align16;
   const char* al = x->aligned16 ? e->d->align16 : "";
   int64_t hn = x->hoist_n > 1 ? x->hoist_n : 1; /* a hoisted dot's operand: a slice per step */
   P(&e->decls, "%s%s%s %s[%" PRId64 "];\n", priv ? e->d->private_qual : e->d->local_qual, al,

@@ -327,7 +327,7 @@ static bool wg_blocked_plan(em_t* e, const xc_tiled_op_t* op, wg_blocked_t* p) {
   p->QU = p->K % 4 == 0 ? 4 : p->K % 2 == 0 ? 2 : 1;
   bool f32 = !strcmp(vtype(e, op->results[0]->type.dtype), "float");
   p->vec_a = p->QU == 4 && f32 && float4_rows(e, op->operands[0]);
-  p->vec_b = p->grid.vec == 4 && f32 && float4_rows(e, op->operands[1]) && V(e, op->operands[1])->dims[1] == p->N;
+  p->vec_b = p->grid.vec % 4 == 0 && f32 && float4_rows(e, op->operands[1]) && V(e, op->operands[1])->dims[1] == p->N;
   return true;
 }
 

@@ -246,6 +246,7 @@ static xc_status_t run(const xc_cstyle_dialect_t* d, const xc_device_caps_t* cap
     }
     if (!e.err) {
       if (d->work_groups) xc_cse_plan_vec_rows(&e, k->body);
+      if (d->work_groups) xc_cse_plan_copy_chunks(&e, k->body);
       xc_cse_declare_block(&e, k->body);
       xc_cse_declare_staged(&e);
       e.depth = 1;

@@ -75,6 +75,8 @@ typedef struct vinfo {
   int64_t swz_shift, swz_mask; /* chunk swizzle of a raw operand (xc_cstyle_dot_t) */
   bool dyn;             /* raw operand carved from the dynamic work-group array */
   bool vec_rows;        /* a blocked dot would read its rows as float4 (xc_cse_plan_vec_rows) */
+  int64_t copy_vec;     /* a load fills this work-group array in chunks of copy_vec elements
+                           (xc_cse_copy_chunks); declared 16-byte aligned for them */
   bool aligned16;       /* its own work-group array is declared 16-byte aligned for that
                            (declare_value; a value sharing another's array never is) */
   bool packed;          /* C: a dot operand read from the packed copy (xc_cse_plan_pack):
@@ -339,6 +341,8 @@ int xc_cse_loop_open(em_t* e, const vinfo_t* r, bool simd);
 void xc_cse_loop_close(em_t* e, int n);
 void xc_cse_barrier(em_t* e);
 void xc_cse_plan_vec_rows(em_t* e, const xc_tiled_block_t* b);
+int64_t xc_cse_copy_chunks(em_t* e, const xc_tiled_op_t* op);
+void xc_cse_plan_copy_chunks(em_t* e, const xc_tiled_block_t* b);
 void xc_cse_plan_row_ptrs(em_t* e, const xc_tiled_block_t* b);
 bool xc_cse_rows_in_place_ok(em_t* e, const xc_tiled_op_t* ld);
 const char* xc_cse_dst(em_t* e, const vinfo_t* r, char* buf, size_t size);

@@ -99,6 +99,11 @@ static int64_t gcd64(int64_t a, int64_t b) {
 
 /* A known divisor of every element of integer value v (0: v is 0). */
 static int64_t divisor(em_t* e, const xc_tiled_value_t* v) {
+  /* a for loop's induction variable: lb + i * step */
+  if (v && !v->def && v->owner && v->owner->parent && v->owner->parent->opcode == XC_TOP_FOR &&
+      v->owner->num_args > 0 && v->owner->args[0] == v && v->owner->parent->num_operands >= 3 &&
+      xc_dtype_is_int(v->type.dtype))
+    return gcd64(divisor(e, v->owner->parent->operands[0]), divisor(e, v->owner->parent->operands[2]));
   const xc_tiled_op_t* op = v ? v->def : NULL;
   if (!op || !xc_dtype_is_int(v->type.dtype)) return 1;
   switch (op->opcode) {
@@ -479,6 +484,80 @@ static void rows_split(em_t* e, const vinfo_t* r, const xc_tiled_block_t* b, int
   if (ptrs) lv->row_ptrs_set = true;
 }
 
+/* Whether the value tree of v reads no private tile (those are read at the
+ * slot j of their own layout, which a copy in its own order does not keep). */
+static bool no_private(em_t* e, const xc_tiled_value_t* v) {
+  const vinfo_t* x = V(e, v);
+  if (x->st == ST_PRIVATE) return false;
+  if (x->st != ST_VIRTUAL || !v->def) return true;
+  for (int i = 0; i < v->def->num_operands; i++)
+    if (!no_private(e, v->def->operands[i])) return false;
+  return true;
+}
+
+/* Elements per chunk when load op fills its work-group array in whole
+ * chunks, else 0. The array is shared, so which work-item copies which
+ * element is free: work-item lid copies chunks c * T + lid of
+ * e->vec elements (the schedule's vector: 16, 32 or 64 bytes, none with
+ * vector 1), one struct load from global memory and one store into the
+ * array each. Needs what a chunk load of a private tile needs (no mask,
+ * the offset 1 * x + a multiple of the chunk along the last axis x), rows
+ * of whole chunks, the array's element type the buffer's (no conversion),
+ * and an offset that reads no private tile. */
+int64_t xc_cse_copy_chunks(em_t* e, const xc_tiled_op_t* op) {
+  if (op->opcode != XC_TOP_LOAD || !e->d->work_groups || e->vec <= 1 || !e->d->align16 || !e->d->local_ptr_qual)
+    return 0;
+  const xc_tiled_value_t* mem = op->operands[0], *res = op->results[0];
+  const vinfo_t* r = V(e, res);
+  xc_dtype_t t = res->type.dtype;
+  int64_t v = e->vec, b = v * (int64_t)xc_dtype_size(t), coef, rest;
+  if (r->st != ST_ARRAY || r->raw || r->in_place || r->packed || r->row_ptrs || r->hoist_n > 1 || r->rank < 1 ||
+      r->dims[r->rank - 1] % v != 0 || mem->type.scope != XC_SCOPE_GLOBAL || t == XC_BOOL || b < 16 || b > 64 ||
+      strcmp(vtype(e, t), e->d->storage_type[t]) != 0)
+    return 0;
+  if (live_mask(e, op->num_operands > 2 ? op->operands[2] : NULL) || !no_private(e, op->operands[1])) return 0;
+  if (!lin_last(e, op->operands[1], &coef, &rest) || coef != 1 || (rest != 0 && rest % v != 0)) return 0;
+  return v;
+}
+
+static void plan_copy_chunks_in(em_t* e, const xc_tiled_block_t* b) {
+  for (int i = 0; i < b->num_ops; i++) {
+    const xc_tiled_op_t* op = b->ops[i];
+    if (op->opcode == XC_TOP_FOR) plan_copy_chunks_in(e, op->body);
+    int64_t v = xc_cse_copy_chunks(e, op);
+    if (v > 1) V(e, op->results[0])->copy_vec = v;
+  }
+}
+
+/* Marks the work-group arrays loads fill in chunks, before the
+ * declarations (they are declared 16-byte aligned). */
+void xc_cse_plan_copy_chunks(em_t* e, const xc_tiled_block_t* b) { plan_copy_chunks_in(e, b); }
+
+/* The copy of xc_cse_copy_chunks: chunks c * T + lid of v elements. */
+static void emit_copy_chunks(em_t* e, const xc_tiled_op_t* op, vinfo_t* r, int64_t v) {
+  const char* it = itype(e);
+  const xc_tiled_value_t* mem = op->operands[0];
+  xc_dtype_t t = op->results[0]->type.dtype;
+  char ty[48];
+  chunk_type(e, ty, sizeof ty, t, v * (int64_t)xc_dtype_size(t));
+  int64_t chunks = r->n / v, per = (chunks + e->T - 1) / e->T;
+  if (e->d->unroll_pragma && per <= e->unroll) L("%s\n", e->d->unroll_pragma);
+  L("for (int c = 0; c < %" PRId64 "; c++) { /* chunks of %" PRId64 " elements */\n", per, v);
+  e->depth++;
+  L("const %s f = ((%s)c * %" PRId64 " + lid) * %" PRId64 ";\n", it, it, e->T, v);
+  if (per * e->T == chunks) L("{\n");
+  else L("if (f < %" PRId64 ") {\n", r->n);
+  e->depth++;
+  xc_cse_emit_coords(e, r);
+  expr_t eo;
+  const char* off = xc_cse_opnd(e, &eo, op->operands[1], r);
+  L("*(%s%s*)(%s + f) = *(const %s%s*)(%s + %s);\n", e->d->local_ptr_qual, ty, r->name,
+    e->d->global_qual, ty, xc_cse_mem_name(e, mem), off);
+  xc_cse_expr_free(&eo);
+  xc_cse_loop_close(e, 2);
+  xc_cse_barrier(e);
+}
+
 static void emit_load(em_t* e, const xc_tiled_op_t* op, bool in_loop) {
   const xc_tiled_value_t* res = op->results[0];
   const xc_tiled_value_t* mem = op->operands[0];
@@ -487,6 +566,10 @@ static void emit_load(em_t* e, const xc_tiled_op_t* op, bool in_loop) {
   xc_dtype_t t = res->type.dtype;
   bool scalar = r->st == ST_SCALAR;
   int64_t b = scalar || in_loop || r->st != ST_PRIVATE ? 0 : chunk_bytes(e, r, mem, op->operands[1], mask, t);
+  if (!scalar && !in_loop && r->copy_vec > 1) {
+    emit_copy_chunks(e, op, r, r->copy_vec);
+    return;
+  }
   if (b) {
     /* chunks of the chunked layout: one aligned struct load each */
     char ty[48];

@@ -21,15 +21,27 @@ best_check() {
   python3 - "$TMP/check.jsonl" "$2" <<'EOF' || fail "tuned schedules not emitted (db $1)"
 import json, os, re, sys
 # the database's ranking (docs/autotune.md): per task, the schedule with the
-# lowest mean time relative to the default of the same measuring process
-groups = {}
+# lowest mean time relative to the median default time of the run (a record
+# without a run_id: relative to its own default)
+records = []
 for n, line in enumerate(open(sys.argv[1])):
     r = json.loads(line)
-    if r.get("kind") != "record" or not r["valid"]:
-        continue
+    if r.get("kind") == "record" and r["valid"]:
+        records.append((n, r))
+run_key = lambda r: (r["task"], r["target"], r["device"], r["run_id"])
+defaults = {}
+for _, r in records:
+    if r["default_ms"] > 0 and r["run_id"]:
+        defaults.setdefault(run_key(r), []).append(r["default_ms"])
+def median(v):
+    v = sorted(v)
+    return (v[(len(v) - 1) // 2] + v[len(v) // 2]) / 2
+medians = {k: median(v) for k, v in defaults.items()}
+groups = {}
+for n, r in records:
     g = groups.setdefault((r["kernel"], r["schedule"]), {"rel": [], "t": r["time_ms"], "c": (r["created"], n), "r": r})
     if r["default_ms"] > 0:
-        g["rel"].append(r["time_ms"] / r["default_ms"])
+        g["rel"].append(r["time_ms"] / medians.get(run_key(r), r["default_ms"]))
     g["t"] = min(g["t"], r["time_ms"])
     g["c"] = min(g["c"], (r["created"], n))
 def key(g):

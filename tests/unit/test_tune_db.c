@@ -1,12 +1,14 @@
 /* The tuning database (tune/tune_db.c) and its report (tune/tune_report.c):
  * the best record is the fastest valid one (an invalid one never, ties keep
  * the oldest) and the digest follows it (a faster record changes it, a slower
- * one does not); queries filter; predicted NaN round-trips; a JSON-lines
- * export imported into a fresh file gives the same best and digest, a second
- * import adds nothing, and a malformed line adds nothing of its file; a file
- * that is not a tuning database, or one of another schema version, is
- * refused naming it; four processes adding at once lose no record; files are
- * 0600; the report has a row per task and, with gnuplot, PNG plots. */
+ * one does not); times are taken relative to the median of the run's default
+ * times, so one noisy default measurement does not pick the schedule;
+ * queries filter; predicted NaN round-trips; a JSON-lines export imported
+ * into a fresh file gives the same best and digest, a second import adds
+ * nothing, and a malformed line adds nothing of its file; a file that is not
+ * a tuning database, or one of another schema version, is refused naming it;
+ * four processes adding at once lose no record; files are 0600; the report
+ * has a row per task and, with gnuplot, PNG plots. */
 #include <dirent.h>
 #include <sqlite3.h>
 #include <sys/stat.h>
@@ -149,6 +151,63 @@ static void test_best_and_digest(xc_tune_db_t* db) {
   CHECK_EQ_INT(count_records(db), 9);
   CHECK_OK(xc_tune_db_add_task(db, task_a, "cpu", device, "matmul_64", "matmul 64x64x64 f32", 2.0));
   CHECK_OK(xc_tune_db_add_task(db, task_a, "cpu", device, "matmul_64", "matmul 64x64x64 f32 | fused", 3.0));
+}
+
+/* A record of `schedule` measured at time_ms by a worker whose default
+ * schedule took default_ms just before (one task, one run). */
+static xc_tune_record_t measured(const char* task, const char* schedule, double time_ms, double default_ms,
+                                 const char* run_id, int64_t trial) {
+  xc_tune_record_t r = record(task, "cpu", schedule, true, time_ms, run_id, trial);
+  r.default_ms = default_ms;
+  return r;
+}
+
+/* One noisy default measurement does not pick the schedule: a record's time
+ * is taken relative to the median of its run's default times, not to the
+ * default its own worker measured. The run (8 defaults: 123.4 58.9 55.1
+ * 56.0 55.1 57.3 59.6 56.2, median (56.2 + 57.3) / 2 = 56.75):
+ *   A        57.8 (its worker's default 123.4: the machine was loaded)
+ *   B        40.8 (default 58.9), 44.0 (default 55.1)
+ *   default  56.0, 55.1, 57.3, 59.6, 56.2 (each its own default)
+ * By the median: A 57.8 / 56.75 = 1.019, B (40.8 + 44.0) / 2 / 56.75 =
+ * 0.747, the default 0.996: B, truly the fastest, is the best. By the old
+ * per-record rule, time_ms / default_ms: A 57.8 / 123.4 = 0.468, B (0.693 +
+ * 0.799) / 2 = 0.746, the default 1.0: A would win, and a compile would emit
+ * a schedule slower than the default (the 89 ms vs 57 ms seen for real).
+ * Records without a run_id keep their own default: X 30 / 60 = 0.5 beats
+ * Y 20 / 20 = 1.0 (by the median of 60 and 20, Y would win). The digest
+ * follows the same ranking. */
+static void test_noisy_default(void) {
+  static const char* const task_c = "c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0";
+  static const char* const task_d = "d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0";
+  static const char* const sched_a = "schedule A { tile = 16 }";
+  static const char* const sched_b = "schedule B { tile = 64 }";
+  static const char* const sched_default = "schedule default { }";
+  char path[4200];
+  path_of("noisy.db", path, sizeof path);
+  xc_tune_db_t* db = NULL;
+  CHECK_OK(xc_tune_db_open(path, true, &db));
+  if (!db) return;
+  xc_tune_record_t rs[] = {
+      measured(task_c, sched_default, 56.0, 56.0, "run-noisy", 0),
+      measured(task_c, sched_a, 57.8, 123.4, "run-noisy", 1),
+      measured(task_c, sched_b, 40.8, 58.9, "run-noisy", 2),
+      measured(task_c, sched_default, 57.3, 57.3, "run-noisy", 3),
+      measured(task_c, sched_default, 59.6, 59.6, "run-noisy", 4),
+      measured(task_c, sched_default, 56.2, 56.2, "run-noisy", 5),
+      measured(task_c, sched_b, 44.0, 55.1, "run-noisy", 6),
+      measured(task_c, sched_default, 55.1, 55.1, "run-noisy", 7),
+      measured(task_d, "schedule X { }", 30.0, 60.0, "", 0),
+      measured(task_d, "schedule Y { }", 20.0, 20.0, "", 1),
+  };
+  CHECK_OK(xc_tune_db_add(db, rs, (int)(sizeof rs / sizeof rs[0])));
+  check_best(db, task_c, sched_b, 40.8);
+  check_best(db, task_d, "schedule X { }", 30.0);
+  /* task_c sorts before task_d. */
+  const char text[] = "c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0\tschedule B { tile = 64 }\n"
+                      "d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0\tschedule X { }\n";
+  CHECK(same_hash(digest(db), xc_hash128(text, sizeof text - 1)));
+  xc_tune_db_close(db);
 }
 
 static void test_query(xc_tune_db_t* db) {
@@ -452,6 +511,7 @@ int main(void) {
     test_report(db);
     xc_tune_db_close(db);
   }
+  test_noisy_default();
   test_malformed_import();
   test_refused_files();
   test_concurrent_writers();
