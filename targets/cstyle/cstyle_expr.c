@@ -337,17 +337,20 @@ static bool only_plus_one(em_t* e, const xc_tiled_value_t* v) {
   return d && d->f == 1.0;
 }
 
-/* C: an i64 division or remainder whose operands the ranges place in
+/* An i64 division or remainder whose operands the ranges place in
  * [0, 2^31) (index math: a flat index split into coordinates) computed in
- * uint32_t. GCC vectorizes 32-bit division by a constant (a multiply-high
- * and shifts) but not the 64-bit one, which stayed a scalar multiply per
- * element and kept the whole loop around it scalar. Same values. */
+ * 32-bit unsigned integers. GCC vectorizes 32-bit division by a constant
+ * (a multiply-high and shifts) but not the 64-bit one, which stayed a
+ * scalar multiply per element and kept the whole loop around it scalar;
+ * GPUs have no 64-bit multiply-high (several 32-bit ones each), and PoCL's
+ * work-item loops vectorize the 32-bit form. Same values. */
 static bool narrow_divide(em_t* e, xc_cstyle_writer_t* w, const xc_tiled_op_t* op, const char* const* a,
                           const char* bin) {
-  if (e->d->work_groups || !e->ranges || op->results[0]->type.dtype != XC_I64) return false;
+  if (!e->ranges || op->results[0]->type.dtype != XC_I64) return false;
   const xc_tiled_range_t* x = &e->ranges[op->operands[0]->id], *y = &e->ranges[op->operands[1]->id];
   if (!x->known || !y->known || x->lo < 0 || x->hi > INT32_MAX || y->lo <= 0 || y->hi > INT32_MAX) return false;
-  P(w, "(int64_t)((uint32_t)(%s) %s (uint32_t)(%s))", a[0], bin, a[1]);
+  const char* i64 = e->d->value_type[XC_I64], *u32 = e->d->value_type[XC_U32];
+  P(w, "(%s)((%s)(%s) %s (%s)(%s))", i64, u32, a[0], bin, u32, a[1]);
   return true;
 }
 
