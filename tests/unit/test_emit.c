@@ -499,10 +499,11 @@ static void test_dot_wg_blocked(void) {
 
 /* Chunks of 32 and 64 bytes (schedule vector 8 and 16 for f32): the
  * blocked dots' register tiles become 8 rows x 8 columns and 4 rows x 16
- * columns, b read as two and four float4 a k, the results stored in
- * chunks of those sizes. Each work-group device present takes the record
- * through its own scheduler (as a tuned schedule is) and runs it against
- * the interpreter; the cpu, which has no chunks, refuses it. */
+ * columns, b read as two and four float4 a k, the operands copied into
+ * work-group memory and the results stored in chunks of those sizes. Each
+ * work-group device present takes the record through its own scheduler
+ * (as a tuned schedule is) and runs it against the interpreter; the cpu,
+ * which has no chunks, refuses it. */
 static void test_dot_wg_wide_chunks(void) {
   struct {
     int64_t M, N, K, threads, vector;
@@ -536,6 +537,10 @@ static void test_dot_wg_wide_chunks(void) {
     CHECK_OK(xc_cstyle_emit(&xc_cstyle_dialect_opencl, &caps, k, &th, 1, NULL, &src));
     CHECK(src.text && strstr(src.text, cases[c].block) && strstr(src.text, "const float4 b4") &&
           strstr(src.text, cases[c].chunk));
+    /* the operands' work-group arrays filled in chunks of the same size */
+    char copy[48];
+    snprintf(copy, sizeof copy, "/* chunks of %lld elements */", (long long)cases[c].vector);
+    CHECK(src.text && strstr(src.text, copy) && strstr(src.text, "__local __attribute__((aligned(16))) float"));
     xc_kernel_source_release(&src);
     /* the C dialect has no chunks: a record asking for them is refused */
     xc_tiled_schedule_t cpu_rec = s;
