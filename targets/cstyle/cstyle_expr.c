@@ -209,12 +209,26 @@ void xc_cse_slot_f(em_t* e, const vinfo_t* r) {
 
 /* Declares i0.. of shape r from its flat index f. */
 void xc_cse_emit_coords(em_t* e, const vinfo_t* r) {
-  const char* it = itype(e);
+  const char* it = itype(e), *u = e->d->value_type[XC_U32];
+  /* work-group dialects: f, a slot's element of a tile (0 <= f < n, n far
+   * below 2^31), is split in 32-bit unsigned arithmetic, which compilers
+   * reduce (by a power of two: a shift and a mask of lid plus a constant
+   * once the slot loop is unrolled) where a signed 64-bit split kept its
+   * sign corrections and 64-bit multiply-highs */
+  bool narrow = e->d->work_groups && u && r->n <= INT32_MAX;
   if (r->rank == 1) L("const %s i0 = f;\n", it);
-  if (r->rank == 2) L("const %s i0 = f / %" PRId64 ", i1 = f %% %" PRId64 ";\n", it, r->dims[1], r->dims[1]);
-  if (r->rank == 3)
+  if (r->rank == 2 && !narrow)
+    L("const %s i0 = f / %" PRId64 ", i1 = f %% %" PRId64 ";\n", it, r->dims[1], r->dims[1]);
+  if (r->rank == 2 && narrow)
+    L("const %s i0 = (%s)((%s)f / %" PRId64 "u), i1 = (%s)((%s)f %% %" PRId64 "u);\n", it, it, u, r->dims[1], it, u,
+      r->dims[1]);
+  if (r->rank == 3 && !narrow)
     L("const %s i0 = f / %" PRId64 ", i1 = (f / %" PRId64 ") %% %" PRId64 ", i2 = f %% %" PRId64 ";\n", it,
       r->dims[1] * r->dims[2], r->dims[2], r->dims[1], r->dims[2]);
+  if (r->rank == 3 && narrow)
+    L("const %s i0 = (%s)((%s)f / %" PRId64 "u), i1 = (%s)((%s)f / %" PRId64 "u %% %" PRId64 "u), i2 = (%s)((%s)f %% "
+      "%" PRId64 "u);\n",
+      it, it, u, r->dims[1] * r->dims[2], it, u, r->dims[2], r->dims[1], it, u, r->dims[2]);
 }
 
 /* Opens a loop over the elements of shape r; inside, i0.. are the coordinates
