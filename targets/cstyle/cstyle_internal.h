@@ -342,6 +342,10 @@ void xc_cse_loop_close(em_t* e, int n);
 void xc_cse_barrier(em_t* e);
 void xc_cse_plan_vec_rows(em_t* e, const xc_tiled_block_t* b);
 int64_t xc_cse_copy_chunks(em_t* e, const xc_tiled_op_t* op);
+/* cstyle_reduce.c: the lanes a C reduction of len elements of t folds in
+ * vector registers (0: none), and the tree that folds lanes xl[0..w-1]. */
+int64_t xc_cse_reduce_lanes(em_t* e, xc_dtype_t t, int64_t len);
+void xc_cse_lanes_tree(em_t* e, int kind, int64_t w);
 void xc_cse_plan_copy_chunks(em_t* e, const xc_tiled_block_t* b);
 void xc_cse_plan_row_ptrs(em_t* e, const xc_tiled_block_t* b);
 bool xc_cse_rows_in_place_ok(em_t* e, const xc_tiled_op_t* ld);
