@@ -49,12 +49,15 @@ static const char* const schema_sql =
  * mean, over the schedule's valid records that carry a default time
  * (default_ms > 0; NULL when none do), of time_ms divided by the MEDIAN of
  * the default times of the valid records of the same task, target, device
- * and run_id. Every record carries the default schedule's time measured by
- * its own worker just before it, but a single such measurement can be an
- * outlier (another process loaded the machine for a moment: 123 ms for a
- * default that takes 58): divided by its own default, a mediocre record
- * would look twice as fast as it is and win over a truly faster schedule.
- * The median of the run's defaults is not moved by one noisy one. Records
+ * and run_id, each distinct default time counted once. Every record
+ * carries the default schedule's time measured with its batch (the lowest
+ * over the batch's workers, shared by the batch's records), but a single
+ * such measurement can be an outlier (another process loaded the machine
+ * for a moment: 123 ms for a default that takes 58): divided by its own
+ * default, a mediocre record would look twice as fast as it is and win
+ * over a truly faster schedule. The median of the run's defaults is not
+ * moved by one noisy one; the tuner ranks its confirmation picks the same
+ * way (tuner.c). Records
  * without a run_id ('' or NULL: imports from elsewhere) cannot be told to
  * share a session with any other, so they keep their own default_ms.
  * Relative times compare across measuring sessions and machine states; the
@@ -70,7 +73,8 @@ static const char* const schema_sql =
   " run_defaults AS (SELECT task, target, device, run_id, default_ms,"                                             \
   " ROW_NUMBER() OVER (PARTITION BY task, target, device, run_id ORDER BY default_ms) AS k,"                       \
   " COUNT(*) OVER (PARTITION BY task, target, device, run_id) AS n"                                                \
-  " FROM valid_records WHERE default_ms > 0 AND run_id <> ''),"                                                    \
+  " FROM (SELECT DISTINCT task, target, device, run_id, default_ms FROM valid_records"                              \
+  " WHERE default_ms > 0 AND run_id <> '')),"                                                                      \
   " run_median AS (SELECT task, target, device, run_id, AVG(default_ms) AS median_ms FROM run_defaults"             \
   " WHERE k IN ((n + 1) / 2, (n + 2) / 2) GROUP BY task, target, device, run_id)"                                 \
   " SELECT task, schedule AS sch,"                                                                                 \

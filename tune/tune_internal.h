@@ -19,7 +19,8 @@ typedef struct tune_cand {
   float features[TUNE_NUM_FEATURES];
   double predicted;           /* the cost model's score when picked; NAN: none */
   bool measured;              /* picked for measuring (the search's bookkeeping) */
-  double rel_sum;             /* sum of ms / default_ms over its valid measurements */
+  double rel_sum;             /* sum of ms over its valid measurements (relative to the run's
+                                 median default when ranked, as the database ranks) */
   int rel_n;
   bool valid;
   double ms;                  /* measured (valid) */

@@ -155,6 +155,34 @@ static void space_free(space_t* sp) {
   xc_status_free(sp->err);
 }
 
+/* The distinct default times of a task's run (a batch's records share
+ * its default's time) and their median: what every record of the run is
+ * divided by when schedules are ranked, so one outlier default (the
+ * machine loaded for a moment) does not make a schedule look faster than
+ * it is. */
+typedef struct defaults {
+  double v[256];
+  int n;
+} defaults_t;
+
+static void defaults_add(defaults_t* d, double ms) {
+  if (!(ms > 0)) return;
+  for (int i = 0; i < d->n; i++)
+    if (d->v[i] == ms) return;
+  if (d->n < (int)(sizeof d->v / sizeof d->v[0])) d->v[d->n++] = ms;
+}
+
+static int cmp_double(const void* x, const void* y) {
+  double a = *(const double*)x, b = *(const double*)y;
+  return (a > b) - (a < b);
+}
+
+static double defaults_median(defaults_t* d) {
+  if (d->n == 0) return 0;
+  qsort(d->v, (size_t)d->n, sizeof d->v[0], cmp_double);
+  return d->n % 2 ? d->v[d->n / 2] : (d->v[d->n / 2 - 1] + d->v[d->n / 2]) / 2;
+}
+
 /* ---- the search state of one task ---- */
 
 typedef struct search {
@@ -417,6 +445,7 @@ static xc_status_t tune_task(run_t* r, const task_t* t, double deadline, double*
   r->tm.step = t->step;
   int trials = 0, invalid = 0;
   double default_ms = 0, best_ms = 0;
+  defaults_t dfl = {{0}, 0};
   /* a round measures up to --batch candidates; the first also the seeds */
   tune_cand_t* batch = calloc((size_t)(o->batch > 0 ? o->batch : 8) + 1 + 4, sizeof *batch);
   int* picked = calloc((size_t)(o->batch > 0 ? o->batch : 8) + 1 + 4, sizeof *picked);
@@ -520,7 +549,8 @@ static xc_status_t tune_task(run_t* r, const task_t* t, double deadline, double*
       }
       double ref = c->default_ms > 0 ? c->default_ms : default_ms;
       double score = log(ref / c->ms); /* > 0: faster than the default */
-      c->rel_sum += c->ms / ref;
+      defaults_add(&dfl, ref);
+      c->rel_sum += c->ms;
       c->rel_n++;
       if (!s && !isnan(c->predicted)) s = add_rank_pair(r, c->predicted, score);
       float y = (float)score;
@@ -530,9 +560,11 @@ static xc_status_t tune_task(run_t* r, const task_t* t, double deadline, double*
     first = false;
     report(&r->prog, t, trials, 0, budget + 1, default_ms, best_ms, invalid, false);
   }
-  /* Confirmation: the default and the three best so far measured again side
-   * by side (one process, the same inputs); the database ranks schedules by
-   * their mean relative time, so one lucky run does not decide. */
+  /* Confirmation: the default and the three best so far (by mean time;
+   * within a run every record is divided by the same median default)
+   * measured again side by side (one process, the same inputs); the
+   * database ranks schedules by their mean relative time, so one lucky run
+   * does not decide. */
   int again = 0;
   if (!s && trials > 2 && tune_now_s() < deadline) {
     int top[4] = {0, -1, -1, -1}, nt = 1;
@@ -563,15 +595,18 @@ static xc_status_t tune_task(run_t* r, const task_t* t, double deadline, double*
         continue;
       }
       tune_cand_t* c = &se.seen.c[top[i]];
-      c->rel_sum += conf[i].ms / (conf[i].default_ms > 0 ? conf[i].default_ms : default_ms);
+      defaults_add(&dfl, conf[i].default_ms > 0 ? conf[i].default_ms : default_ms);
+      c->rel_sum += conf[i].ms;
       c->rel_n++;
     }
   }
-  /* the best schedule by mean relative time, as the database ranks them */
-  double best_rel = 1;
-  for (int i = 0; i < se.seen.n; i++) {
+  /* the best schedule by mean time relative to the run's median default,
+   * as the database ranks them (tune_db.c, SCHEDULE_SCORES) */
+  double median = defaults_median(&dfl), best_rel = 1;
+  for (int i = 0; median > 0 && i < se.seen.n; i++) {
     const tune_cand_t* c = &se.seen.c[i];
-    if (c->measured && c->valid && c->rel_n && c->rel_sum / c->rel_n < best_rel) best_rel = c->rel_sum / c->rel_n;
+    if (c->measured && c->valid && c->rel_n && c->rel_sum / c->rel_n / median < best_rel)
+      best_rel = c->rel_sum / c->rel_n / median;
   }
   if (default_ms > 0) best_ms = default_ms * best_rel;
   report(&r->prog, t, trials, again, budget + 1, default_ms, best_ms, invalid, true);

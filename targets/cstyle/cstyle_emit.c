@@ -171,6 +171,9 @@ static xc_status_t run(const xc_cstyle_dialect_t* d, const xc_device_caps_t* cap
   if (!e.err && sched && sched->vector != e.vec) {
     if (sched->vector == 1) e.vec = 1;
     else if (e.vec > 1 && (sched->vector == 2 * e.vec || sched->vector == 4 * e.vec)) e.vec = sched->vector;
+    else if (e.vec <= 1)
+      e.err = xc_error(XC_INVALID_ARGUMENT, "%s emitter: kernel '%s': vector %" PRId64 " (this dialect has no "
+                       "chunks here: 1 only)", d->name, k->name, sched->vector);
     else
       e.err = xc_error(XC_INVALID_ARGUMENT, "%s emitter: kernel '%s': vector %" PRId64 " (chunks of 16, 32 or 64 "
                        "bytes are %" PRId64 ", %" PRId64 " or %" PRId64 " elements here, or 1 for none)", d->name,

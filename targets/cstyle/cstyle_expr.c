@@ -360,7 +360,7 @@ static bool only_plus_one(em_t* e, const xc_tiled_value_t* v) {
  * work-item loops vectorize the 32-bit form. Same values. */
 static bool narrow_divide(em_t* e, xc_cstyle_writer_t* w, const xc_tiled_op_t* op, const char* const* a,
                           const char* bin) {
-  if (!e->ranges || op->results[0]->type.dtype != XC_I64) return false;
+  if (!e->ranges || op->results[0]->type.dtype != XC_I64 || !e->d->value_type[XC_U32]) return false;
   const xc_tiled_range_t* x = &e->ranges[op->operands[0]->id], *y = &e->ranges[op->operands[1]->id];
   if (!x->known || !y->known || x->lo < 0 || x->hi > INT32_MAX || y->lo <= 0 || y->hi > INT32_MAX) return false;
   const char* i64 = e->d->value_type[XC_I64], *u32 = e->d->value_type[XC_U32];

@@ -211,7 +211,7 @@ typedef struct em {
   int seq;                        /* unique names */
   /* vector chunks (dialect.vec_chunks): elements per chunk of the row
    * layout (1: none) and, per storage dtype, the chunk sizes in bytes whose
-   * struct types the kernel uses (bits 4, 8, 16) */
+   * struct types the kernel uses (bits 4 to 64) */
   int64_t vec;
   unsigned vec_types[XC_DTYPE_COUNT];
   /* 2-D shapes whose rows are shorter than T * vec that take the chunked
