@@ -260,8 +260,8 @@ static int cmp_ms(const void* x, const void* y) {
 }
 
 /* The pool of unmeasured candidates for a round, as indices into seen:
- * the whole enumerated space when it is small, else mutants and crossovers
- * of the best measured plus a sample of the enumerated space. */
+ * the whole enumerated space when it is small, else a sample of it, plus
+ * mutants and crossovers of the best measured (not for random search). */
 static xc_status_t make_pool(search_t* se, int** out, int* out_n) {
   *out = NULL;
   *out_n = 0;
@@ -269,6 +269,16 @@ static xc_status_t make_pool(search_t* se, int** out, int* out_n) {
     for (int i = 0; i < se->space.n; i++)
       if (!space_add(&se->seen, &se->space.c[i].sched)) return se->seen.err;
   } else {
+    for (int i = 0; i < 128; i++) {
+      int r = rnd_below(&se->rng, se->space.n);
+      if (!space_add(&se->seen, &se->space.c[r].sched)) return se->seen.err;
+    }
+  }
+  /* children of the fastest, however small the space: the enumerated
+   * records carry the scheduler's own vector and unroll, so a vector width
+   * that only a seed reached (the chunked register tiles) is explored with
+   * other tiles only through them */
+  if (!se->o->random_search) {
     /* parents: the measured valid ones, fastest first */
     tune_cand_t** par = malloc(sizeof *par * (size_t)(se->seen.n + 1));
     if (!par) return xc_error_oom();
@@ -280,10 +290,6 @@ static xc_status_t make_pool(search_t* se, int** out, int* out_n) {
     xc_tiled_schedule_t parents[8];
     for (int i = 0; i < np; i++) parents[i] = par[i]->sched;
     free(par);
-    for (int i = 0; i < 128; i++) {
-      int r = rnd_below(&se->rng, se->space.n);
-      if (!space_add(&se->seen, &se->space.c[r].sched)) return se->seen.err;
-    }
     for (int i = 0; np > 0 && i < 256; i++) {
       xc_tiled_schedule_t child;
       const xc_tiled_schedule_t* a = &parents[rnd_below(&se->rng, np)];
