@@ -164,13 +164,13 @@ static xc_tune_record_t measured(const char* task, const char* schedule, double 
 
 /* One noisy default measurement does not pick the schedule: a record's time
  * is taken relative to the median of its run's default times, not to the
- * default its own worker measured. The run (8 defaults: 123.4 58.9 55.1
- * 56.0 55.1 57.3 59.6 56.2, median (56.2 + 57.3) / 2 = 56.75):
- *   A        57.8 (its worker's default 123.4: the machine was loaded)
+ * default its own batch measured. The run (7 distinct defaults: 123.4 58.9
+ * 55.1 56.0 57.3 59.6 56.2, median 57.3):
+ *   A        57.8 (its batch's default 123.4: the machine was loaded)
  *   B        40.8 (default 58.9), 44.0 (default 55.1)
  *   default  56.0, 55.1, 57.3, 59.6, 56.2 (each its own default)
- * By the median: A 57.8 / 56.75 = 1.019, B (40.8 + 44.0) / 2 / 56.75 =
- * 0.747, the default 0.996: B, truly the fastest, is the best. By the old
+ * By the median: A 57.8 / 57.3 = 1.009, B (40.8 + 44.0) / 2 / 57.3 =
+ * 0.740, the default 0.986: B, truly the fastest, is the best. By the old
  * per-record rule, time_ms / default_ms: A 57.8 / 123.4 = 0.468, B (0.693 +
  * 0.799) / 2 = 0.746, the default 1.0: A would win, and a compile would emit
  * a schedule slower than the default (the 89 ms vs 57 ms seen for real).
@@ -203,9 +203,25 @@ static void test_noisy_default(void) {
   CHECK_OK(xc_tune_db_add(db, rs, (int)(sizeof rs / sizeof rs[0])));
   check_best(db, task_c, sched_b, 40.8);
   check_best(db, task_d, "schedule X { }", 30.0);
-  /* task_c sorts before task_d. */
+  /* Two runs, an even and an odd count of distinct defaults (one outlier,
+   * 50, in the first): medians 10.75 and 21. Q scores (7.5 / 10.75 + 19.2 /
+   * 21) / 2 = 0.806, P (9.5 / 10.75 + 17 / 21) / 2 = 0.847: Q. Divided by
+   * the runs' means (20.375, 21) P would win (0.638 against 0.641), by
+   * either middle element alone Q still does. */
+  static const char* const task_e = "e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0";
+  xc_tune_record_t two[] = {
+      measured(task_e, sched_default, 10.0, 10.0, "run-1", 0), measured(task_e, sched_default, 10.5, 10.5, "run-1", 1),
+      measured(task_e, sched_default, 11.0, 11.0, "run-1", 2), measured(task_e, "schedule P { }", 9.5, 10.0, "run-1", 3),
+      measured(task_e, "schedule Q { }", 7.5, 50.0, "run-1", 4), measured(task_e, sched_default, 20.0, 20.0, "run-2", 0),
+      measured(task_e, sched_default, 21.0, 21.0, "run-2", 1), measured(task_e, "schedule P { }", 17.0, 21.0, "run-2", 2),
+      measured(task_e, "schedule Q { }", 19.2, 22.0, "run-2", 3),
+  };
+  CHECK_OK(xc_tune_db_add(db, two, (int)(sizeof two / sizeof two[0])));
+  check_best(db, task_e, "schedule Q { }", 7.5);
+  /* task_c sorts before task_d, task_d before task_e. */
   const char text[] = "c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0\tschedule B { tile = 64 }\n"
-                      "d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0\tschedule X { }\n";
+                      "d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0\tschedule X { }\n"
+                      "e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0\tschedule Q { }\n";
   CHECK(same_hash(digest(db), xc_hash128(text, sizeof text - 1)));
   xc_tune_db_close(db);
 }
