@@ -441,6 +441,25 @@ static void test_dot_blocked(void) {
   }
 }
 
+/* A GPU's caps for emitting work-group kernels without a device. */
+static xc_device_caps_t wg_caps(void) {
+  xc_device_caps_t caps;
+  memset(&caps, 0, sizeof caps);
+  caps.kind = XC_DEVICE_GPU;
+  caps.max_threads_per_group = 256;
+  caps.local_memory_bytes = 65536;
+  return caps;
+}
+
+/* build_dot_blocked's arguments: A [M,K], Bt [N,K], B [K,N] in, Y1 Y2 out. */
+static void dot_blocked_args(xc_tiled_arg_t* args, int64_t M, int64_t N, int64_t K) {
+  args[0] = (xc_tiled_arg_t){tensor(XC_F32, M * K, true), 0};
+  args[1] = (xc_tiled_arg_t){tensor(XC_F32, N * K, true), 0};
+  args[2] = (xc_tiled_arg_t){tensor(XC_F32, K * N, true), 0};
+  args[3] = (xc_tiled_arg_t){tensor(XC_F32, M * N, false), 0};
+  args[4] = (xc_tiled_arg_t){tensor(XC_F32, M * N, false), 0};
+}
+
 /* The same kernel on work-group dialects (docs/emitter.md, "Register-
  * blocked dots"): a work-item's slots as rows x columns of one K loop —
  * every row at columns lid, lid + T, ... (N % T == 0, odd K: one k a
@@ -466,11 +485,7 @@ static void test_dot_wg_blocked(void) {
     kern_t* k = build_dot_blocked(XC_F32, M, N, K);
     CHECK(k != NULL);
     if (!k) continue;
-    xc_device_caps_t caps;
-    memset(&caps, 0, sizeof caps);
-    caps.kind = XC_DEVICE_GPU;
-    caps.max_threads_per_group = 256;
-    caps.local_memory_bytes = 65536;
+    xc_device_caps_t caps = wg_caps();
     xc_knob_t th = {"num_threads", cases[c].threads};
     xc_kernel_source_t src;
     CHECK_OK(xc_cstyle_emit(&xc_cstyle_dialect_opencl, &caps, k, &th, 1, NULL, &src));
@@ -485,9 +500,8 @@ static void test_dot_wg_blocked(void) {
       CHECK(src.text && strstr(src.text, "const float4 b4")); /* the second dot's b, an array */
     }
     xc_kernel_source_release(&src);
-    xc_tiled_arg_t args[5] = {{tensor(XC_F32, M * K, true), 0}, {tensor(XC_F32, N * K, true), 0},
-                              {tensor(XC_F32, K * N, true), 0}, {tensor(XC_F32, M * N, false), 0},
-                              {tensor(XC_F32, M * N, false), 0}};
+    xc_tiled_arg_t args[5];
+    dot_blocked_args(args, M, N, K);
     char label[96];
     snprintf(label, sizeof label, "dot wg blocked %lldx%lldx%lld threads %lld", (long long)M, (long long)N,
              (long long)K, (long long)cases[c].threads);
@@ -522,11 +536,7 @@ static void test_dot_wg_wide_chunks(void) {
     s.knobs[0] = cases[c].threads;
     s.threads = cases[c].threads;
     s.vector = cases[c].vector;
-    xc_device_caps_t caps;
-    memset(&caps, 0, sizeof caps);
-    caps.kind = XC_DEVICE_GPU;
-    caps.max_threads_per_group = 256;
-    caps.local_memory_bytes = 65536;
+    xc_device_caps_t caps = wg_caps();
     xc_tiled_schedule_t planned = s;
     CHECK_OK(xc_cstyle_schedule(&xc_cstyle_dialect_opencl, &caps, k, NULL,
                                 XC_SCHEDULE_KEEP_KNOBS | XC_SCHEDULE_FOLLOW, NULL, &planned));
@@ -549,9 +559,8 @@ static void test_dot_wg_wide_chunks(void) {
                                          XC_SCHEDULE_KEEP_KNOBS | XC_SCHEDULE_FOLLOW, NULL, &cpu_rec);
     CHECK(bad != NULL && strstr(xc_status_message(bad), "no chunks"));
     xc_status_free(bad);
-    xc_tiled_arg_t args[5] = {{tensor(XC_F32, M * K, true), 0}, {tensor(XC_F32, N * K, true), 0},
-                              {tensor(XC_F32, K * N, true), 0}, {tensor(XC_F32, M * N, false), 0},
-                              {tensor(XC_F32, M * N, false), 0}};
+    xc_tiled_arg_t args[5];
+    dot_blocked_args(args, M, N, K);
     int64_t values[16];
     xc_tensor_t* ref[16];
     kernel_reference(k, &cases[c].threads, args, values, ref);
