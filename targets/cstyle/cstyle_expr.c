@@ -215,20 +215,16 @@ void xc_cse_emit_coords(em_t* e, const vinfo_t* r) {
    * reduce (by a power of two: a shift and a mask of lid plus a constant
    * once the slot loop is unrolled) where a signed 64-bit split kept its
    * sign corrections and 64-bit multiply-highs */
+  char f[48];
   bool narrow = e->d->work_groups && u && r->n <= INT32_MAX;
+  snprintf(f, sizeof f, narrow ? "(%s)f" : "f", u);
+  const char* s = narrow ? "u" : "";
   if (r->rank == 1) L("const %s i0 = f;\n", it);
-  if (r->rank == 2 && !narrow)
-    L("const %s i0 = f / %" PRId64 ", i1 = f %% %" PRId64 ";\n", it, r->dims[1], r->dims[1]);
-  if (r->rank == 2 && narrow)
-    L("const %s i0 = (%s)((%s)f / %" PRId64 "u), i1 = (%s)((%s)f %% %" PRId64 "u);\n", it, it, u, r->dims[1], it, u,
-      r->dims[1]);
-  if (r->rank == 3 && !narrow)
-    L("const %s i0 = f / %" PRId64 ", i1 = (f / %" PRId64 ") %% %" PRId64 ", i2 = f %% %" PRId64 ";\n", it,
-      r->dims[1] * r->dims[2], r->dims[2], r->dims[1], r->dims[2]);
-  if (r->rank == 3 && narrow)
-    L("const %s i0 = (%s)((%s)f / %" PRId64 "u), i1 = (%s)((%s)f / %" PRId64 "u %% %" PRId64 "u), i2 = (%s)((%s)f %% "
-      "%" PRId64 "u);\n",
-      it, it, u, r->dims[1] * r->dims[2], it, u, r->dims[2], r->dims[1], it, u, r->dims[2]);
+  if (r->rank == 2)
+    L("const %s i0 = %s / %" PRId64 "%s, i1 = %s %% %" PRId64 "%s;\n", it, f, r->dims[1], s, f, r->dims[1], s);
+  if (r->rank == 3)
+    L("const %s i0 = %s / %" PRId64 "%s, i1 = (%s / %" PRId64 "%s) %% %" PRId64 "%s, i2 = %s %% %" PRId64 "%s;\n", it, f,
+      r->dims[1] * r->dims[2], s, f, r->dims[2], s, r->dims[1], s, f, r->dims[2], s);
 }
 
 /* Opens a loop over the elements of shape r; inside, i0.. are the coordinates

@@ -214,20 +214,27 @@ static bool store_loop_simd(em_t* e, const xc_tiled_block_t* b, int i, int j, co
   return stores == 1;
 }
 
-/* Bytes of one chunk when a load or store over shape r (offsets offv, no
- * mask, elements of dtype t in global memory mem) moves whole chunks, else
- * 0: r in the chunked layout, the offset coef * x + rest along the last
- * axis x with coefficient 1 and rest a multiple of the chunk (a chunk lies
- * in one row and starts at a multiple of vec there, so its elements are
- * contiguous and its first is aligned to the chunk size, buffers being
- * aligned to 16 bytes: docs/emitter.md), 4 to 64 bytes. */
-static int64_t chunk_bytes(em_t* e, const vinfo_t* r, const xc_tiled_value_t* mem, const xc_tiled_value_t* offv,
-                           const xc_tiled_value_t* mask, xc_dtype_t t) {
-  int64_t v = xc_cse_vec_of(e, r), b = v * (int64_t)xc_dtype_size(t), coef, rest;
+/* Bytes of a chunk of v elements of dtype t moved by one struct access of
+ * global memory mem at offsets offv (no mask), else 0: the offset coef * x
+ * + rest along the last axis x with coefficient 1 and rest a multiple of v
+ * (a chunk lies in one row and starts at a multiple of v there, so its
+ * elements are contiguous and its first is aligned to the chunk size,
+ * buffers being aligned to 16 bytes: docs/emitter.md), 4 to 64 bytes. */
+static int64_t chunk_ok(em_t* e, int64_t v, const xc_tiled_value_t* mem, const xc_tiled_value_t* offv,
+                        const xc_tiled_value_t* mask, xc_dtype_t t) {
+  int64_t b = v * (int64_t)xc_dtype_size(t), coef, rest;
   if (v <= 1 || mask || mem->type.scope != XC_SCOPE_GLOBAL || t == XC_BOOL) return 0;
   if (b != 4 && b != 8 && b != 16 && b != 32 && b != 64) return 0;
   if (!lin_last(e, offv, &coef, &rest) || coef != 1 || (rest != 0 && rest % v != 0)) return 0;
   return b;
+}
+
+/* Bytes of one chunk when a load or store over shape r (offsets offv, no
+ * mask, elements of dtype t in global memory mem) moves whole chunks of r's
+ * chunked layout, else 0. */
+static int64_t chunk_bytes(em_t* e, const vinfo_t* r, const xc_tiled_value_t* mem, const xc_tiled_value_t* offv,
+                           const xc_tiled_value_t* mask, xc_dtype_t t) {
+  return chunk_ok(e, xc_cse_vec_of(e, r), mem, offv, mask, t);
 }
 
 /* Name of the struct type of a b-byte chunk of dtype t (declared by the
@@ -507,31 +514,29 @@ static bool no_private(em_t* e, const xc_tiled_value_t* v) {
 int64_t xc_cse_copy_chunks(em_t* e, const xc_tiled_op_t* op) {
   if (op->opcode != XC_TOP_LOAD || !e->d->work_groups || e->vec <= 1 || !e->d->align16 || !e->d->local_ptr_qual)
     return 0;
-  const xc_tiled_value_t* mem = op->operands[0], *res = op->results[0];
+  const xc_tiled_value_t* res = op->results[0];
   const vinfo_t* r = V(e, res);
   xc_dtype_t t = res->type.dtype;
-  int64_t v = e->vec, b = v * (int64_t)xc_dtype_size(t), coef, rest;
+  int64_t v = e->vec;
   if (r->st != ST_ARRAY || r->raw || r->in_place || r->packed || r->row_ptrs || r->hoist_n > 1 || r->rank < 1 ||
-      r->dims[r->rank - 1] % v != 0 || mem->type.scope != XC_SCOPE_GLOBAL || t == XC_BOOL || b < 16 || b > 64 ||
-      strcmp(vtype(e, t), e->d->storage_type[t]) != 0)
+      r->dims[r->rank - 1] % v != 0 || strcmp(vtype(e, t), e->d->storage_type[t]) != 0 ||
+      !no_private(e, op->operands[1]))
     return 0;
-  if (live_mask(e, op->num_operands > 2 ? op->operands[2] : NULL) || !no_private(e, op->operands[1])) return 0;
-  if (!lin_last(e, op->operands[1], &coef, &rest) || coef != 1 || (rest != 0 && rest % v != 0)) return 0;
-  return v;
-}
-
-static void plan_copy_chunks_in(em_t* e, const xc_tiled_block_t* b) {
-  for (int i = 0; i < b->num_ops; i++) {
-    const xc_tiled_op_t* op = b->ops[i];
-    if (op->opcode == XC_TOP_FOR) plan_copy_chunks_in(e, op->body);
-    int64_t v = xc_cse_copy_chunks(e, op);
-    if (v > 1) V(e, op->results[0])->copy_vec = v;
-  }
+  int64_t b = chunk_ok(e, v, op->operands[0], op->operands[1],
+                       live_mask(e, op->num_operands > 2 ? op->operands[2] : NULL), t);
+  return b >= 16 ? v : 0;
 }
 
 /* Marks the work-group arrays loads fill in chunks, before the
  * declarations (they are declared 16-byte aligned). */
-void xc_cse_plan_copy_chunks(em_t* e, const xc_tiled_block_t* b) { plan_copy_chunks_in(e, b); }
+void xc_cse_plan_copy_chunks(em_t* e, const xc_tiled_block_t* b) {
+  for (int i = 0; i < b->num_ops; i++) {
+    const xc_tiled_op_t* op = b->ops[i];
+    if (op->opcode == XC_TOP_FOR) xc_cse_plan_copy_chunks(e, op->body);
+    int64_t v = xc_cse_copy_chunks(e, op);
+    if (v > 1) V(e, op->results[0])->copy_vec = v;
+  }
+}
 
 /* The copy of xc_cse_copy_chunks: chunks c * T + lid of v elements. */
 static void emit_copy_chunks(em_t* e, const xc_tiled_op_t* op, vinfo_t* r, int64_t v) {

@@ -21,7 +21,7 @@ best_check() {
   python3 - "$TMP/check.jsonl" "$2" <<'EOF' || fail "tuned schedules not emitted (db $1)"
 import json, os, re, sys
 # the database's ranking (docs/autotune.md): per task, the schedule with the
-# lowest mean time relative to the median default time of the run (a record
+# lowest mean time relative to the median of the run's distinct default times (a record
 # without a run_id: relative to its own default)
 records = []
 for n, line in enumerate(open(sys.argv[1])):
@@ -32,7 +32,7 @@ run_key = lambda r: (r["task"], r["target"], r["device"], r["run_id"])
 defaults = {}
 for _, r in records:
     if r["default_ms"] > 0 and r["run_id"]:
-        defaults.setdefault(run_key(r), []).append(r["default_ms"])
+        defaults.setdefault(run_key(r), set()).add(r["default_ms"])  # distinct batch defaults
 def median(v):
     v = sorted(v)
     return (v[(len(v) - 1) // 2] + v[len(v) // 2]) / 2
