@@ -143,6 +143,13 @@ typedef struct xc_cstyle_dialect {
    * OpenCL, "" in CUDA): with align16, the register-blocked dot reads four
    * f32 of a row of its a operand as one float4 (NULL: element reads). */
   const char* local_ptr_qual;
+  /* OpenCL C's float vectors (floatN for N = 4, 8, 16; vloadN / vstoreN;
+   * fma of vectors, a scalar widened by a cast): a register-blocked dot
+   * whose b rows are read as float4 keeps each row of a work-item's
+   * accumulators in vectors of its chunk's width, so that a CPU device's
+   * compiler issues one vector fma per row and chunk instead of shuffling
+   * scalars into vectors (false: scalar accumulators). */
+  bool float_vectors;
   const char* copy_commit;
   const char* copy_wait_fmt;   /* printf format with one %d: pending groups */
   /* Lane exchange within aligned groups of 32 work-items (optional; NULL:

@@ -340,8 +340,15 @@ static bool wg_blocked_plan(em_t* e, const xc_tiled_op_t* op, wg_blocked_t* p) {
  * follows, xc_cse_vec_of). Then the a and b operands whose rows the dots
  * read as float4: declare_value declares their arrays 16-byte aligned, and
  * a dot reads float4 only from an array so declared. */
+static void add_chunk_tile(em_t* e, const vinfo_t* x) {
+  if (e->num_chunk_tiles >= 3 * MAX_STAGED_DOTS || xc_cse_vec_of(e, x) != 1) return;
+  e->chunk_tiles[e->num_chunk_tiles][0] = x->dims[0];
+  e->chunk_tiles[e->num_chunk_tiles][1] = x->dims[1];
+  e->num_chunk_tiles++;
+}
+
 static void plan_chunk_tiles(em_t* e, const xc_tiled_block_t* b) {
-  for (int i = 0; i < b->num_ops && e->num_chunk_tiles < MAX_STAGED_DOTS; i++) {
+  for (int i = 0; i < b->num_ops; i++) {
     const xc_tiled_op_t* op = b->ops[i];
     if (op->opcode == XC_TOP_FOR) plan_chunk_tiles(e, op->body);
     if (op->opcode != XC_TOP_DOT || e->vec <= 1 || !wg_blocked_candidate(e, op)) continue;
@@ -350,9 +357,14 @@ static void plan_chunk_tiles(em_t* e, const xc_tiled_block_t* b) {
     if (xc_cse_vec_of(e, r) != 1 || !xc_tiled_slot_grid_of(r->dims[0], r->dims[1], e->T, e->vec, &g) ||
         g.slots < 2 || g.slots > BLOCKED_DOT_MAX_SLOTS)
       continue;
-    e->chunk_tiles[e->num_chunk_tiles][0] = r->dims[0];
-    e->chunk_tiles[e->num_chunk_tiles][1] = r->dims[1];
-    e->num_chunk_tiles++;
+    add_chunk_tile(e, r);
+    /* the operands' tiles too, where they divide into whole chunks: their
+     * loads then move chunks (masked_chunk_bytes), whatever computes the
+     * offsets */
+    for (int k = 0; k < 2; k++) {
+      const vinfo_t* x = V(e, op->operands[k]);
+      if (x->rank == 2 && x->dims[1] % e->vec == 0 && x->n % (e->T * e->vec) == 0) add_chunk_tile(e, x);
+    }
   }
 }
 
@@ -383,27 +395,75 @@ static void blocked_slot_loop(em_t* e, const vinfo_t* r, int64_t J) {
   xc_cse_emit_coords(e, r);
 }
 
-static bool emit_dot_wg_blocked(em_t* e, const xc_tiled_op_t* op) {
-  const xc_tiled_value_t* a = op->operands[0], *b = op->operands[1], *acc = op->operands[2];
-  vinfo_t* r = V(e, op->results[0]);
-  wg_blocked_t p;
-  if (!wg_blocked_plan(e, op, &p)) return false;
-  int64_t J = p.grid.slots, K = p.K, C = p.grid.cols, R = p.grid.rows, g = p.grid.row_step;
-  int64_t QU = p.QU;
-  const char* t = vtype(e, op->results[0]->type.dtype), *it = itype(e), *up = e->d->unroll_pragma;
-  char d[96];
-  expr_t eacc;
-  xc_cstyle_writer_t ra = {0}, rb = {0};
-  L("{ /* register-blocked dot: %" PRId64 " rows x %" PRId64 " columns a work-item */\n", R, C);
+/* The dot in the dialect's float vectors (float_vectors): b's rows read
+ * as whole chunks, each row of accumulators one vector a chunk. */
+static bool wg_vectors_ok(em_t* e, const wg_blocked_t* p, const xc_tiled_value_t* b) {
+  int64_t w = p->grid.vec;
+  return e->d->float_vectors && p->vec_b && V(e, b)->aligned16 && (w == 4 || w == 8 || w == 16) &&
+         p->grid.cols % w == 0;
+}
+
+/* The K loop of the blocked dot on vectors: xd (the slots, row-major,
+ * rows x cols) loaded into rows x cols / w vectors of w lanes, updated
+ * with one fma per row, chunk and k, stored back to xd. */
+static void emit_wg_blocked_vectors(em_t* e, const wg_blocked_t* p, const xc_tiled_value_t* a,
+                                    const xc_tiled_value_t* b, const xc_cstyle_writer_t* ra) {
+  int64_t w = p->grid.vec, CV = p->grid.cols / w, R = p->grid.rows, QU = p->QU;
+  const vinfo_t* ai = V(e, a), *bi = V(e, b);
+  const char* it = itype(e), *up = e->d->unroll_pragma, *lq = e->d->local_ptr_qual;
+  L("float%" PRId64 " xv[%" PRId64 "];\n", w, R * CV);
+  if (up) L("%s\n", up);
+  L("for (int c = 0; c < %" PRId64 "; c++) xv[c] = vload%" PRId64 "(c, xd);\n", R * CV, w);
+  L("for (%s q = 0; q < %" PRId64 "; q += %" PRId64 ") {\n", it, p->K, QU);
   e->depth++;
-  L("%s xd[%" PRId64 "];\n", t, J);
-  blocked_slot_loop(e, r, J);
-  L("xd[j] = %s;\n", xc_cse_opnd(e, &eacc, acc, r));
-  xc_cse_expr_free(&eacc);
-  xc_cse_loop_close(e, 1);
-  const char* ca[2] = {"i0", "qq"}, *cb[2] = {"qq", "i1"};
-  xc_cse_read_at(e, &ra, a, ca, false);
-  xc_cse_read_at(e, &rb, b, cb, false);
+  L("float%" PRId64 " xbv[%" PRId64 "];\n", w, QU * CV);
+  if (up) L("%s\n", up);
+  L("for (int u = 0; u < %" PRId64 "; u++) {\n", QU);
+  e->depth++;
+  if (up) L("%s\n", up);
+  L("for (int c = 0; c < %" PRId64 "; c++) {\n", CV);
+  e->depth++;
+  L("const %s i1 = ((lid %% %" PRId64 ") + (%s)c * %" PRId64 ") * %" PRId64 ";\n", it, p->grid.tpr, it,
+    p->grid.tpr, w);
+  L("xbv[u * %" PRId64 " + c] = vload%" PRId64 "(0, (%sconst float*)%s + %s(q + u) * %" PRId64 " + i1);\n", CV, w, lq,
+    bi->name, bi->dims[0] == 1 ? "0 * " : "", bi->dims[1]);
+  xc_cse_loop_close(e, 2);
+  if (up) L("%s\n", up);
+  L("for (int m = 0; m < %" PRId64 "; m++) {\n", R);
+  e->depth++;
+  L("const %s i0 = lid / %" PRId64 " + (%s)m * %" PRId64 ";\n", it, p->grid.tpr, it, p->grid.row_step);
+  if (p->vec_a && ai->aligned16) {
+    const char* lane[4] = {"x", "y", "z", "w"};
+    L("const float4 a4 = ((%sconst float4*)%s)[(%si0 * %" PRId64 " + q) / 4];\n", lq, ai->name,
+      ai->dims[0] == 1 ? "0 * " : "", ai->dims[1]);
+    for (int u = 0; u < 4; u++) {
+      if (up) L("%s\n", up);
+      L("for (int c = 0; c < %" PRId64 "; c++) xv[m * %" PRId64 " + c] = fma((float%" PRId64 ")(a4.%s), xbv[%d * %" PRId64
+        " + c], xv[m * %" PRId64 " + c]);\n", CV, CV, w, lane[u], u, CV, CV);
+    }
+  } else {
+    if (up) L("%s\n", up);
+    L("for (int u = 0; u < %" PRId64 "; u++) {\n", QU);
+    e->depth++;
+    L("const %s qq = q + u;\n", it);
+    L("const float av = (float)(%s);\n", ra->data ? ra->data : "");
+    if (up) L("%s\n", up);
+    L("for (int c = 0; c < %" PRId64 "; c++) xv[m * %" PRId64 " + c] = fma((float%" PRId64 ")(av), xbv[u * %" PRId64
+      " + c], xv[m * %" PRId64 " + c]);\n", CV, CV, w, CV, CV);
+    xc_cse_loop_close(e, 1);
+  }
+  xc_cse_loop_close(e, 2);
+  if (up) L("%s\n", up);
+  L("for (int c = 0; c < %" PRId64 "; c++) vstore%" PRId64 "(xv[c], c, xd);\n", R * CV, w);
+}
+
+/* The K loop of the blocked dot on scalars: per k step, the b values of
+ * the work-item's columns, then each row's a value times them. */
+static void emit_wg_blocked_scalars(em_t* e, const wg_blocked_t* p, const xc_tiled_value_t* a,
+                                    const xc_tiled_value_t* b, xc_cstyle_writer_t* ra, xc_cstyle_writer_t* rb,
+                                    const char* t) {
+  int64_t K = p->K, C = p->grid.cols, R = p->grid.rows, g = p->grid.row_step, QU = p->QU;
+  const char* it = itype(e), *up = e->d->unroll_pragma;
   L("for (%s q = 0; q < %" PRId64 "; q += %" PRId64 ") {\n", it, K, QU);
   e->depth++;
   L("%s xb[%" PRId64 "];\n", t, QU * C);
@@ -412,15 +472,15 @@ static bool emit_dot_wg_blocked(em_t* e, const xc_tiled_op_t* op) {
   e->depth++;
   L("const %s qq = q + u;\n", it);
   if (up) L("%s\n", up);
-  if (p.vec_b && V(e, b)->aligned16) {
+  if (p->vec_b && V(e, b)->aligned16) {
     /* b[qq, 4 columns]: one aligned float4 (rows of a multiple of 4, a
      * chunk's first column too: a chunk of vec columns is vec / 4 of them) */
     vinfo_t* bi = V(e, b);
-    int64_t q4 = p.grid.vec / 4;
+    int64_t q4 = p->grid.vec / 4;
     L("for (int s = 0; s < %" PRId64 "; s++) {\n", C / 4);
     e->depth++;
     L("const %s i1 = ((lid %% %" PRId64 ") + (%s)(s / %" PRId64 ") * %" PRId64 ") * %" PRId64 " + (s %% %" PRId64
-      ") * 4;\n", it, p.grid.tpr, it, q4, p.grid.tpr, p.grid.vec, q4);
+      ") * 4;\n", it, p->grid.tpr, it, q4, p->grid.tpr, p->grid.vec, q4);
     L("const float4 b4 = ((%sconst float4*)%s)[(%sqq * %" PRId64 " + i1) / 4];\n", e->d->local_ptr_qual, bi->name,
       bi->dims[0] == 1 ? "0 * " : "", bi->dims[1]);
     L("xb[u * %" PRId64 " + s * 4] = b4.x, xb[u * %" PRId64 " + s * 4 + 1] = b4.y;\n", C, C);
@@ -429,15 +489,15 @@ static bool emit_dot_wg_blocked(em_t* e, const xc_tiled_op_t* op) {
     L("for (int s = 0; s < %" PRId64 "; s++) {\n", C);
     e->depth++;
     L("const %s i1 = ((lid %% %" PRId64 ") + (%s)(s / %" PRId64 ") * %" PRId64 ") * %" PRId64 " + s %% %" PRId64
-      ";\n", it, p.grid.tpr, it, p.grid.vec, p.grid.tpr, p.grid.vec, p.grid.vec);
-    L("xb[u * %" PRId64 " + s] = (%s)(%s);\n", C, t, wstr(&rb));
+      ";\n", it, p->grid.tpr, it, p->grid.vec, p->grid.tpr, p->grid.vec, p->grid.vec);
+    L("xb[u * %" PRId64 " + s] = (%s)(%s);\n", C, t, wstr(rb));
   }
   xc_cse_loop_close(e, 2);
   if (up) L("%s\n", up);
   L("for (int m = 0; m < %" PRId64 "; m++) {\n", R);
   e->depth++;
-  L("const %s i0 = lid / %" PRId64 " + (%s)m * %" PRId64 ";\n", it, p.grid.tpr, it, g);
-  if (p.vec_a && V(e, a)->aligned16) {
+  L("const %s i0 = lid / %" PRId64 " + (%s)m * %" PRId64 ";\n", it, p->grid.tpr, it, g);
+  if (p->vec_a && V(e, a)->aligned16) {
     /* a[i0, q..q+3]: one aligned float4 (rows of a multiple of 4, q too) */
     vinfo_t* ai = V(e, a);
     const char* lane[4] = {"x", "y", "z", "w"};
@@ -454,12 +514,36 @@ static bool emit_dot_wg_blocked(em_t* e, const xc_tiled_op_t* op) {
     L("for (int u = 0; u < %" PRId64 "; u++) {\n", QU);
     e->depth++;
     L("const %s qq = q + u;\n", it);
-    L("const %s av = (%s)(%s);\n", t, t, wstr(&ra));
+    L("const %s av = (%s)(%s);\n", t, t, wstr(ra));
     if (up) L("%s\n", up);
     L("for (int s = 0; s < %" PRId64 "; s++) xd[m * %" PRId64 " + s] += av * xb[u * %" PRId64 " + s];\n", C, C, C);
     xc_cse_loop_close(e, 2);
   }
   xc_cse_loop_close(e, 1);
+}
+
+static bool emit_dot_wg_blocked(em_t* e, const xc_tiled_op_t* op) {
+  const xc_tiled_value_t* a = op->operands[0], *b = op->operands[1], *acc = op->operands[2];
+  vinfo_t* r = V(e, op->results[0]);
+  wg_blocked_t p;
+  if (!wg_blocked_plan(e, op, &p)) return false;
+  int64_t J = p.grid.slots, C = p.grid.cols, R = p.grid.rows;
+  const char* t = vtype(e, op->results[0]->type.dtype);
+  char d[96];
+  expr_t eacc;
+  xc_cstyle_writer_t ra = {0}, rb = {0};
+  L("{ /* register-blocked dot: %" PRId64 " rows x %" PRId64 " columns a work-item */\n", R, C);
+  e->depth++;
+  L("%s xd[%" PRId64 "];\n", t, J);
+  blocked_slot_loop(e, r, J);
+  L("xd[j] = %s;\n", xc_cse_opnd(e, &eacc, acc, r));
+  xc_cse_expr_free(&eacc);
+  xc_cse_loop_close(e, 1);
+  const char* ca[2] = {"i0", "qq"}, *cb[2] = {"qq", "i1"};
+  xc_cse_read_at(e, &ra, a, ca, false);
+  xc_cse_read_at(e, &rb, b, cb, false);
+  if (wg_vectors_ok(e, &p, b)) emit_wg_blocked_vectors(e, &p, a, b, &ra);
+  else emit_wg_blocked_scalars(e, &p, a, b, &ra, &rb, t);
   blocked_slot_loop(e, r, J);
   L("%s = xd[j];\n", xc_cse_dst(e, r, d, sizeof d));
   xc_cse_loop_close(e, 1);

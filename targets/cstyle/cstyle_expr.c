@@ -364,6 +364,27 @@ static bool narrow_divide(em_t* e, xc_cstyle_writer_t* w, const xc_tiled_op_t* o
   return true;
 }
 
+/* An i64 sum, difference or product whose operands and result the ranges
+ * place in 32-bit signed integers, computed in them on the work-group
+ * dialects (index math: a pixel's row and column, a channel's offset).
+ * 64-bit multiplies cost several instructions on GPUs and several vector
+ * instructions a lane where PoCL vectorizes a work-item loop; the chain of
+ * such ops stays 32-bit (the compiler drops a narrowing of a widened
+ * value). Same values: no intermediate leaves the range. */
+static bool narrow_arith(em_t* e, xc_cstyle_writer_t* w, const xc_tiled_op_t* op, const char* const* a,
+                         const char* bin) {
+  if (!e->ranges || !e->d->work_groups || op->results[0]->type.dtype != XC_I64 || !e->d->value_type[XC_I32])
+    return false;
+  const xc_tiled_value_t* v[3] = {op->operands[0], op->operands[1], op->results[0]};
+  for (int i = 0; i < 3; i++) {
+    const xc_tiled_range_t* x = &e->ranges[v[i]->id];
+    if (!x->known || x->lo < INT32_MIN || x->hi > INT32_MAX) return false;
+  }
+  const char* i64 = e->d->value_type[XC_I64], *i32 = e->d->value_type[XC_I32];
+  P(w, "(%s)((%s)(%s) %s (%s)(%s))", i64, i32, a[0], bin, i32, a[1]);
+  return true;
+}
+
 /* The operand of floating-point binary op that is a constant number (not
  * NaN), the first such; -1 if none. */
 static int const_side(const xc_tiled_op_t* op) {
@@ -495,6 +516,8 @@ void xc_cse_elementwise_expr(em_t* e, xc_cstyle_writer_t* w, const xc_tiled_op_t
     default: fail(e, xc_error(XC_INTERNAL, "cstyle: %s is not elementwise", xc_tiled_opcode_name(op->opcode)));
       return;
   }
+  bool arith = op->opcode == XC_TOP_ADD || op->opcode == XC_TOP_SUB || op->opcode == XC_TOP_MUL;
+  if (bin && arith && narrow_arith(e, w, op, a, bin)) return;
   if (bin) P(w, "(%s)((%s) %s (%s))", vtype(e, op->results[0]->type.dtype), a[0], bin, a[1]);
   else P(w, "%s(%s)", fn, a[0]);
 }

@@ -218,7 +218,7 @@ typedef struct em {
    * layout all the same: register-blocked dot results, so that a
    * work-item's slots are a block of rows x vec columns
    * (xc_cse_plan_vec_rows) */
-  int64_t chunk_tiles[MAX_STAGED_DOTS][2];
+  int64_t chunk_tiles[3 * MAX_STAGED_DOTS][2]; /* a blocked dot's result and operand shapes */
   int num_chunk_tiles;
   /* the schedule being followed (NULL: the emitter's own defaults, what a
    * scheduler proposes first) and its unroll limit of per-thread loops */

@@ -563,6 +563,81 @@ static void emit_copy_chunks(em_t* e, const xc_tiled_op_t* op, vinfo_t* r, int64
   xc_cse_barrier(e);
 }
 
+/* Bytes of a chunk when load op, into a tile of the chunked layout on a
+ * work-group dialect (its private slots or a work-group array), moves
+ * whole chunks whose offsets its own slots hold (computed there, not
+ * inline) and, with a mask, where the mask holds at both ends of the
+ * chunk: the mask convex along the last axis (convex_last: then it holds
+ * in between), the offset contiguous and aligned along it (chunk_ok); else
+ * 0. A channels-last convolution's window row: channels of a pixel, whole
+ * chunks inside or outside the image. */
+static int64_t masked_chunk_bytes(em_t* e, const xc_tiled_op_t* op, const vinfo_t* r) {
+  const xc_tiled_value_t* mask = live_mask(e, op->num_operands > 2 ? op->operands[2] : NULL);
+  if (!e->d->work_groups || (r->st != ST_PRIVATE && r->st != ST_ARRAY) || (r->st == ST_PRIVATE && !mask) ||
+      r->raw || r->in_place || r->packed || r->hoist_n > 1)
+    return 0;
+  int64_t v = xc_cse_vec_of(e, r);
+  if (v <= 1 || r->n % (e->T * v) != 0 || (mask && !convex_last(e, mask))) return 0;
+  return chunk_ok(e, v, op->operands[0], op->operands[1], NULL, op->results[0]->type.dtype);
+}
+
+/* The load of masked_chunk_bytes: per chunk, the mask at its first and
+ * last element; where both hold one struct load, else element by element. */
+static void emit_masked_chunks(em_t* e, const xc_tiled_op_t* op, vinfo_t* r, int64_t b) {
+  const xc_tiled_value_t* mask = live_mask(e, op->num_operands > 2 ? op->operands[2] : NULL);
+  const xc_tiled_value_t* mem = op->operands[0];
+  xc_dtype_t t = op->results[0]->type.dtype;
+  const char* it = itype(e);
+  char ty[48];
+  int64_t v = chunk_open(e, r, op->operands[1], t, b, ty, sizeof ty);
+  if (mask) {
+    L("int xm = 1;\n");
+    for (int end = 0; end < 2; end++) {
+      L("{\n");
+      e->depth++;
+      L("const int j = c * %" PRId64 " + %" PRId64 ";\n", v, end ? v - 1 : 0);
+      L("const %s f = f0 + %" PRId64 ";\n", it, end ? v - 1 : 0);
+      xc_cse_emit_coords(e, r);
+      expr_t em;
+      L("xm = xm && (%s);\n", xc_cse_opnd(e, &em, mask, r));
+      xc_cse_expr_free(&em);
+      e->depth--;
+      L("}\n");
+    }
+    L("if (xm) {\n");
+  } else {
+    L("{\n");
+  }
+  e->depth++;
+  L("const %s xq = *(const %s%s*)(%s + xo0);\n", ty, e->d->global_qual, ty, xc_cse_mem_name(e, mem));
+  for (int64_t i = 0; i < v; i++) {
+    char q[32];
+    snprintf(q, sizeof q, "xq.v[%" PRId64 "]", i);
+    xc_cstyle_writer_t cv = {0};
+    xc_cse_load_conv(&cv, t, q);
+    if (r->st == ST_PRIVATE) L("%s[c * %" PRId64 " + %" PRId64 "] = %s;\n", r->name, v, i, wstr(&cv));
+    else L("%s[f0 + %" PRId64 "] = %s;\n", r->name, i, wstr(&cv));
+    if (cv.oom) fail(e, xc_error_oom());
+    free(cv.data);
+  }
+  e->depth--;
+  if (mask) {
+    L("} else {\n"); /* a chunk at the mask's edge */
+    e->depth++;
+    L("for (int xe = 0; xe < %" PRId64 "; xe++) {\n", v);
+    e->depth++;
+    L("const int j = c * %" PRId64 " + xe;\n", v);
+    L("const %s f = f0 + xe;\n", it);
+    xc_cse_emit_coords(e, r);
+    load_stmt(e, op, false);
+    xc_cse_loop_close(e, 2);
+  } else {
+    L("}\n");
+  }
+  xc_cse_loop_close(e, 1);
+  if (r->st == ST_ARRAY) xc_cse_barrier(e);
+}
+
 static void emit_load(em_t* e, const xc_tiled_op_t* op, bool in_loop) {
   const xc_tiled_value_t* res = op->results[0];
   const xc_tiled_value_t* mem = op->operands[0];
@@ -594,6 +669,10 @@ static void emit_load(em_t* e, const xc_tiled_op_t* op, bool in_loop) {
   }
   if (!scalar && !in_loop && rows_split_ok(e, op, r)) {
     rows_split(e, r, NULL, 0, 0, op);
+    return;
+  }
+  if (!scalar && !in_loop && (b = masked_chunk_bytes(e, op, r)) != 0) {
+    emit_masked_chunks(e, op, r, b);
     return;
   }
   int close = scalar || in_loop ? 0 : xc_cse_loop_open(e, r, true);

@@ -57,6 +57,7 @@ const xc_cstyle_dialect_t xc_cstyle_dialect_opencl = {
     .global_qual = "__global ",
     .local_qual = "__local ",
     .local_ptr_qual = "__local ",
+    .float_vectors = true,
     .align16 = "__attribute__((aligned(16))) ",
     .private_qual = "",
     .restrict_kw = "",

@@ -496,8 +496,17 @@ static void test_dot_wg_blocked(void) {
       CHECK(src.text && strstr(src.text, "q += 4") && strstr(src.text, "const float4 a4") &&
             strstr(src.text, "__local __attribute__((aligned(16))) float"));
     if (cases[c].block) {
+      /* the second dot's b, an array: rows of accumulators in float4 (OpenCL's
+       * vectors), b's chunk one vload4; a dialect without float vectors reads
+       * b's chunk as one float4 into scalar accumulators */
       CHECK(src.text && strstr(src.text, cases[c].block));
-      CHECK(src.text && strstr(src.text, "const float4 b4")); /* the second dot's b, an array */
+      CHECK(src.text && strstr(src.text, "float4 xv[") && strstr(src.text, "= vload4(0, (__local const float*)"));
+      xc_cstyle_dialect_t scalars = xc_cstyle_dialect_opencl;
+      scalars.float_vectors = false;
+      xc_kernel_source_t s2;
+      CHECK_OK(xc_cstyle_emit(&scalars, &caps, k, &th, 1, NULL, &s2));
+      CHECK(s2.text && strstr(s2.text, cases[c].block) && strstr(s2.text, "const float4 b4") && !strstr(s2.text, "xv["));
+      xc_kernel_source_release(&s2);
     }
     xc_kernel_source_release(&src);
     xc_tiled_arg_t args[5];
@@ -513,7 +522,8 @@ static void test_dot_wg_blocked(void) {
 
 /* Chunks of 32 and 64 bytes (schedule vector 8 and 16 for f32): the
  * blocked dots' register tiles become 8 rows x 8 columns and 4 rows x 16
- * columns, b read as two and four float4 a k, the operands copied into
+ * columns, a row of accumulators one float8 or float16 (OpenCL's vectors)
+ * and b's chunk one vload8 or vload16 a k, the operands copied into
  * work-group memory and the results stored in chunks of those sizes. Each
  * work-group device present takes the record through its own scheduler
  * (as a tuned schedule is) and runs it against the interpreter; the cpu,
@@ -545,8 +555,9 @@ static void test_dot_wg_wide_chunks(void) {
     xc_kernel_source_t src;
     xc_knob_t th = {"num_threads", cases[c].threads};
     CHECK_OK(xc_cstyle_emit(&xc_cstyle_dialect_opencl, &caps, k, &th, 1, NULL, &src));
-    CHECK(src.text && strstr(src.text, cases[c].block) && strstr(src.text, "const float4 b4") &&
-          strstr(src.text, cases[c].chunk));
+    char xv[32];
+    snprintf(xv, sizeof xv, "float%lld xv[", (long long)cases[c].vector);
+    CHECK(src.text && strstr(src.text, cases[c].block) && strstr(src.text, xv) && strstr(src.text, cases[c].chunk));
     /* the operands' work-group arrays filled in chunks of the same size */
     char copy[48];
     snprintf(copy, sizeof copy, "/* chunks of %lld elements */", (long long)cases[c].vector);
@@ -580,6 +591,65 @@ static void test_dot_wg_wide_chunks(void) {
     free_args(args, 5);
     xc_tiled_kernel_destroy(k);
   }
+}
+
+/* Masked loads into tiles of the chunked layout (docs/emitter.md,
+ * "Vector chunks"): X [M,N] under a mask that holds on an interval of each
+ * row whose ends fall inside chunks (lo = (5m + 1) % 7, hi = N - 3m % 5),
+ * into private slots; A [M,K] under another such mask into the work-group
+ * array a dot reads. Whole chunks inside the mask load as one struct, the
+ * chunks at its ends element by element. Params: X A B Y Z. */
+static kern_t* build_masked_chunks(int64_t M, int64_t N, int64_t K) {
+  kern_t* k;
+  if (xc_tiled_kernel_create("masked_chunks", &k)) return NULL;
+  const int64_t th[] = {16, 32};
+  xc_tiled_add_knob(k, "num_threads", XC_KNOB_THREADS, 2, th, 16);
+  val_t* X = xc_tiled_param_buffer(k, "X", XC_F32, XC_ROLE_IN);
+  val_t* A = xc_tiled_param_buffer(k, "A", XC_F32, XC_ROLE_IN);
+  val_t* B = xc_tiled_param_buffer(k, "B", XC_F32, XC_ROLE_IN);
+  val_t* Y = xc_tiled_param_buffer(k, "Y", XC_F32, XC_ROLE_OUT);
+  val_t* Z = xc_tiled_param_buffer(k, "Z", XC_F32, XC_ROLE_OUT);
+  const xc_tiled_expr_t* grid[1] = {xc_texpr_const(k, 1)};
+  xc_tiled_set_grid(k, 1, grid);
+  val_t* rm = col(k, xc_tiled_arange(k, xc_tiled_dim_const(M)));
+  val_t* rn = row(k, xc_tiled_arange(k, xc_tiled_dim_const(N))), *rk = row(k, xc_tiled_arange(k, xc_tiled_dim_const(K)));
+  val_t* lo = xc_tiled_binary(k, XC_TOP_REM, add(k, mul(k, rm, i64c(k, 5)), i64c(k, 1)), i64c(k, 7));
+  val_t* hi = sub(k, i64c(k, N), xc_tiled_binary(k, XC_TOP_REM, mul(k, rm, i64c(k, 3)), i64c(k, 5)));
+  val_t* mx = land(k, xc_tiled_cmp(k, XC_CMP_GE, rn, lo), lt(k, rn, hi));
+  val_t* x = xc_tiled_load(k, X, add(k, mul(k, rm, i64c(k, N)), rn), mx, NULL);
+  val_t* off = add(k, mul(k, rm, i64c(k, N)), rn);
+  xc_tiled_store(k, Y, off, add(k, mul(k, x, f32c(k, 2)), f32c(k, 1)), NULL);
+  val_t* ma = land(k, xc_tiled_cmp(k, XC_CMP_GE, rk, xc_tiled_binary(k, XC_TOP_REM, rm, i64c(k, 3))),
+                   lt(k, rk, sub(k, i64c(k, K), xc_tiled_binary(k, XC_TOP_REM, rm, i64c(k, 6)))));
+  val_t* a = xc_tiled_load(k, A, add(k, mul(k, rm, i64c(k, K)), rk), ma, NULL);
+  val_t* b = xc_tiled_load(k, B, add(k, mul(k, xc_tiled_expand_dims(k, xc_tiled_arange(k, xc_tiled_dim_const(K)), 1),
+                                            i64c(k, N)), rn), NULL, NULL);
+  xc_tiled_dim_t dmn[2] = {xc_tiled_dim_const(M), xc_tiled_dim_const(N)};
+  val_t* z = xc_tiled_dot(k, a, b, xc_tiled_const_f(k, XC_F32, 0.0, 2, dmn));
+  xc_tiled_store(k, Z, off, z, NULL);
+  return tk_finish(k);
+}
+
+static void test_masked_chunks(void) {
+  const int64_t M = 16, N = 64, K = 64, T = 16;
+  kern_t* k = build_masked_chunks(M, N, K);
+  CHECK(k != NULL);
+  if (!k) return;
+  xc_device_caps_t caps = wg_caps();
+  xc_knob_t th = {"num_threads", T};
+  xc_kernel_source_t src;
+  CHECK_OK(xc_cstyle_emit(&xc_cstyle_dialect_opencl, &caps, k, &th, 1, NULL, &src));
+  int tests = 0;
+  for (const char* p = src.text; p && (p = strstr(p, "int xm = 1;")); p++) tests++;
+  CHECK_EQ_INT(tests, 2); /* X's load and A's, B's unmasked one copied in chunks */
+  CHECK(src.text && strstr(src.text, "const xc_v16_f32 xq"));
+  xc_kernel_source_release(&src);
+  xc_tiled_arg_t args[5] = {{tensor(XC_F32, M * N, true), 0}, {tensor(XC_F32, M * K, true), 0},
+                            {tensor(XC_F32, K * N, true), 0}, {tensor(XC_F32, M * N, false), 0},
+                            {tensor(XC_F32, M * N, false), 0}};
+  check_kernel(k, &T, args, "masked chunks");
+  free_args(args, 5);
+  xc_tiled_kernel_destroy(k);
 }
 
 /* Row conditions [M,1] read broadcast in an [M,N] element loop: one only
@@ -1222,6 +1292,7 @@ int main(void) {
   test_dot_blocked();
   test_dot_wg_blocked();
   test_dot_wg_wide_chunks();
+  test_masked_chunks();
   test_row_select();
   test_vector_math();
   test_gemm_half();

@@ -47,9 +47,15 @@ static const vcase_t cases[] = {
     {"softmax f16 5x4096",
      "xir 1\ngraph g opset 23 {\n  input x: f16[5, 4096]\n  y: f16[5, 4096] = Softmax(x) {axis: -1}\n  output y\n}\n",
      true},
-    {"layernorm f32 3x2052 (not a multiple: default layout)",
+    /* rows padded to the block: the masked loads move the chunks inside the
+     * mask whole, the chunk at its edge element by element */
+    {"layernorm f32 3x2052 (masked tail: chunks where the mask holds)",
      "xir 1\ngraph g opset 23 {\n  input x: f32[3, 2052]\n  input w: f32[2052]\n  input b: f32[2052]\n"
      "  y: f32[3, 2052] = LayerNormalization(x, w, b) {axis: -1, epsilon: 1e-5}\n  output y\n}\n",
+     true},
+    /* rows of 2050: a row's chunks are not aligned, nothing is chunked */
+    {"softmax f32 3x2050 (unaligned rows: elements)",
+     "xir 1\ngraph g opset 23 {\n  input x: f32[3, 2050]\n  y: f32[3, 2050] = Softmax(x) {axis: -1}\n  output y\n}\n",
      false},
 };
 
