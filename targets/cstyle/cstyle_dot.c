@@ -425,8 +425,14 @@ static void emit_wg_blocked_vectors(em_t* e, const wg_blocked_t* p, const xc_til
   e->depth++;
   L("const %s i1 = ((lid %% %" PRId64 ") + (%s)c * %" PRId64 ") * %" PRId64 ";\n", it, p->grid.tpr, it,
     p->grid.tpr, w);
-  L("xbv[u * %" PRId64 " + c] = vload%" PRId64 "(0, (%sconst float*)%s + %s(q + u) * %" PRId64 " + i1);\n", CV, w, lq,
-    bi->name, bi->dims[0] == 1 ? "0 * " : "", bi->dims[1]);
+  /* the chunk as w / 4 aligned float4 (the array is declared 16-byte
+   * aligned, not to the wider vector's own alignment): 16-byte shared
+   * loads on GPUs */
+  L("%sconst float4* b4 = (%sconst float4*)%s + (%s(q + u) * %" PRId64 " + i1) / 4;\n", lq, lq, bi->name,
+    bi->dims[0] == 1 ? "0 * " : "", bi->dims[1]);
+  if (w == 4) L("xbv[u * %" PRId64 " + c] = b4[0];\n", CV);
+  else if (w == 8) L("xbv[u * %" PRId64 " + c] = (float8)(b4[0], b4[1]);\n", CV);
+  else L("xbv[u * %" PRId64 " + c] = (float16)(b4[0], b4[1], b4[2], b4[3]);\n", CV);
   xc_cse_loop_close(e, 2);
   if (up) L("%s\n", up);
   L("for (int m = 0; m < %" PRId64 "; m++) {\n", R);

@@ -139,9 +139,15 @@ static bool emit_reduce_coop(em_t* e, const xc_tiled_op_t* op) {
 
 /* Whether some dot of block b (or of a loop inside it) has x's shape. */
 static bool dot_shaped(em_t* e, const xc_tiled_block_t* b, const vinfo_t* x) {
+  /* an operand's shape of whole chunks may take the chunked layout too
+   * (plan_chunk_tiles) */
+  bool chunks = e->vec > 1 && x->rank == 2 && x->dims[1] % e->vec == 0 && x->n % (e->T * e->vec) == 0;
   for (int i = 0; i < b->num_ops; i++) {
     const xc_tiled_op_t* op = b->ops[i];
     if (op->opcode == XC_TOP_DOT && same_shape(V(e, op->results[0]), x)) return true;
+    if (op->opcode == XC_TOP_DOT && chunks &&
+        (same_shape(V(e, op->operands[0]), x) || same_shape(V(e, op->operands[1]), x)))
+      return true;
     if (op->opcode == XC_TOP_FOR && dot_shaped(e, op->body, x)) return true;
   }
   return false;
