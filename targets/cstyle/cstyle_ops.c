@@ -563,6 +563,24 @@ static void emit_copy_chunks(em_t* e, const xc_tiled_op_t* op, vinfo_t* r, int64
   xc_cse_barrier(e);
 }
 
+/* The chunk c of r's loop (chunk_open: xo0 its offset in mem, f0 its
+ * first element) loaded as one struct of type ty and v elements of dtype t
+ * into r: private slots c * v.., or a work-group array at f0... */
+static void chunk_load_stmts(em_t* e, const vinfo_t* r, const xc_tiled_value_t* mem, xc_dtype_t t,
+                             const char* ty, int64_t v) {
+  L("const %s xq = *(const %s%s*)(%s + xo0);\n", ty, e->d->global_qual, ty, xc_cse_mem_name(e, mem));
+  for (int64_t i = 0; i < v; i++) {
+    char q[32];
+    snprintf(q, sizeof q, "xq.v[%" PRId64 "]", i);
+    xc_cstyle_writer_t cv = {0};
+    xc_cse_load_conv(&cv, t, q);
+    if (r->st == ST_PRIVATE) L("%s[c * %" PRId64 " + %" PRId64 "] = %s;\n", r->name, v, i, wstr(&cv));
+    else L("%s[f0 + %" PRId64 "] = %s;\n", r->name, i, wstr(&cv));
+    if (cv.oom) fail(e, xc_error_oom());
+    free(cv.data);
+  }
+}
+
 /* Bytes of a chunk when load op, into a tile of the chunked layout on a
  * work-group dialect (its private slots or a work-group array), moves
  * whole chunks whose offsets its own slots hold (computed there, not
@@ -609,17 +627,7 @@ static void emit_masked_chunks(em_t* e, const xc_tiled_op_t* op, vinfo_t* r, int
     L("{\n");
   }
   e->depth++;
-  L("const %s xq = *(const %s%s*)(%s + xo0);\n", ty, e->d->global_qual, ty, xc_cse_mem_name(e, mem));
-  for (int64_t i = 0; i < v; i++) {
-    char q[32];
-    snprintf(q, sizeof q, "xq.v[%" PRId64 "]", i);
-    xc_cstyle_writer_t cv = {0};
-    xc_cse_load_conv(&cv, t, q);
-    if (r->st == ST_PRIVATE) L("%s[c * %" PRId64 " + %" PRId64 "] = %s;\n", r->name, v, i, wstr(&cv));
-    else L("%s[f0 + %" PRId64 "] = %s;\n", r->name, i, wstr(&cv));
-    if (cv.oom) fail(e, xc_error_oom());
-    free(cv.data);
-  }
+  chunk_load_stmts(e, r, mem, t, ty, v);
   e->depth--;
   if (mask) {
     L("} else {\n"); /* a chunk at the mask's edge */
@@ -654,16 +662,7 @@ static void emit_load(em_t* e, const xc_tiled_op_t* op, bool in_loop) {
     /* chunks of the chunked layout: one aligned struct load each */
     char ty[48];
     int64_t v = chunk_open(e, r, op->operands[1], t, b, ty, sizeof ty);
-    L("const %s xq = *(const %s%s*)(%s + xo0);\n", ty, e->d->global_qual, ty, xc_cse_mem_name(e, mem));
-    for (int64_t i = 0; i < v; i++) {
-      char q[32];
-      snprintf(q, sizeof q, "xq.v[%" PRId64 "]", i);
-      xc_cstyle_writer_t cv = {0};
-      xc_cse_load_conv(&cv, t, q);
-      L("%s[c * %" PRId64 " + %" PRId64 "] = %s;\n", r->name, v, i, wstr(&cv));
-      if (cv.oom) fail(e, xc_error_oom());
-      free(cv.data);
-    }
+    chunk_load_stmts(e, r, mem, t, ty, v);
     xc_cse_loop_close(e, 1);
     return;
   }
