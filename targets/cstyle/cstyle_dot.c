@@ -359,11 +359,11 @@ static void plan_chunk_tiles(em_t* e, const xc_tiled_block_t* b) {
       continue;
     add_chunk_tile(e, r);
     /* the operands' tiles too, where they divide into whole chunks: their
-     * loads then move chunks (masked_chunk_bytes), whatever computes the
+     * loads then move chunks (chunk_load_bytes), whatever computes the
      * offsets */
     for (int k = 0; k < 2; k++) {
       const vinfo_t* x = V(e, op->operands[k]);
-      if (x->rank == 2 && x->dims[1] % e->vec == 0 && x->n % (e->T * e->vec) == 0) add_chunk_tile(e, x);
+      if (xc_cse_whole_chunks(e, x)) add_chunk_tile(e, x);
     }
   }
 }

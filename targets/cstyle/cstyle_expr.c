@@ -195,6 +195,10 @@ int64_t xc_cse_vec_of(em_t* e, const vinfo_t* r) {
   return 1;
 }
 
+bool xc_cse_whole_chunks(const em_t* e, const vinfo_t* x) {
+  return e->vec > 1 && x->rank == 2 && x->dims[1] % e->vec == 0 && x->n % (e->T * e->vec) == 0;
+}
+
 /* Declares f, the flat index of slot j of the current work-item in shape
  * r's layout. */
 void xc_cse_slot_f(em_t* e, const vinfo_t* r) {
@@ -354,11 +358,15 @@ static bool only_plus_one(em_t* e, const xc_tiled_value_t* v) {
  * scalar multiply per element and kept the whole loop around it scalar;
  * GPUs have no 64-bit multiply-high (several 32-bit ones each), and PoCL's
  * work-item loops vectorize the 32-bit form. Same values. */
+static bool range_in(const em_t* e, const xc_tiled_value_t* v, int64_t lo, int64_t hi) {
+  const xc_tiled_range_t* x = &e->ranges[v->id];
+  return x->known && x->lo >= lo && x->hi <= hi;
+}
+
 static bool narrow_divide(em_t* e, xc_cstyle_writer_t* w, const xc_tiled_op_t* op, const char* const* a,
                           const char* bin) {
   if (!e->ranges || op->results[0]->type.dtype != XC_I64 || !e->d->value_type[XC_U32]) return false;
-  const xc_tiled_range_t* x = &e->ranges[op->operands[0]->id], *y = &e->ranges[op->operands[1]->id];
-  if (!x->known || !y->known || x->lo < 0 || x->hi > INT32_MAX || y->lo <= 0 || y->hi > INT32_MAX) return false;
+  if (!range_in(e, op->operands[0], 0, INT32_MAX) || !range_in(e, op->operands[1], 1, INT32_MAX)) return false;
   const char* i64 = e->d->value_type[XC_I64], *u32 = e->d->value_type[XC_U32];
   P(w, "(%s)((%s)(%s) %s (%s)(%s))", i64, u32, a[0], bin, u32, a[1]);
   return true;
@@ -376,10 +384,8 @@ static bool narrow_arith(em_t* e, xc_cstyle_writer_t* w, const xc_tiled_op_t* op
   if (!e->ranges || !e->d->work_groups || op->results[0]->type.dtype != XC_I64 || !e->d->value_type[XC_I32])
     return false;
   const xc_tiled_value_t* v[3] = {op->operands[0], op->operands[1], op->results[0]};
-  for (int i = 0; i < 3; i++) {
-    const xc_tiled_range_t* x = &e->ranges[v[i]->id];
-    if (!x->known || x->lo < INT32_MIN || x->hi > INT32_MAX) return false;
-  }
+  for (int i = 0; i < 3; i++)
+    if (!range_in(e, v[i], INT32_MIN, INT32_MAX)) return false;
   const char* i64 = e->d->value_type[XC_I64], *i32 = e->d->value_type[XC_I32];
   P(w, "(%s)((%s)(%s) %s (%s)(%s))", i64, i32, a[0], bin, i32, a[1]);
   return true;

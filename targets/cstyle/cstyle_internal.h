@@ -335,6 +335,10 @@ bool xc_cse_frag_shape(em_t* e, const vinfo_t* r);
 const xc_cstyle_dot_t* xc_cse_frag_of(em_t* e, const vinfo_t* r);
 int xc_cse_slot_loop_open(em_t* e, const xc_cstyle_dot_t* dot);
 int64_t xc_cse_vec_of(em_t* e, const vinfo_t* r);
+/* Whether a rank-2 tile x divides into whole chunks of the schedule's
+ * vector (rows of whole chunks, every work-item the same number): a
+ * blocked dot's operand of that shape takes the chunked layout. */
+bool xc_cse_whole_chunks(const em_t* e, const vinfo_t* x);
 void xc_cse_slot_f(em_t* e, const vinfo_t* r);
 void xc_cse_emit_coords(em_t* e, const vinfo_t* r);
 int xc_cse_loop_open(em_t* e, const vinfo_t* r, bool simd);

@@ -583,32 +583,32 @@ static void chunk_load_stmts(em_t* e, const vinfo_t* r, const xc_tiled_value_t* 
 
 /* Bytes of a chunk when load op, into a tile of the chunked layout on a
  * work-group dialect (its private slots or a work-group array), moves
- * whole chunks whose offsets its own slots hold (computed there, not
- * inline) and, with a mask, where the mask holds at both ends of the
- * chunk: the mask convex along the last axis (convex_last: then it holds
+ * whole chunks, at offsets inline or held in its slots, and, with a mask,
+ * where the mask holds at both ends of the chunk: the mask convex along the last axis (convex_last: then it holds
  * in between), the offset contiguous and aligned along it (chunk_ok); else
  * 0. A channels-last convolution's window row: channels of a pixel, whole
  * chunks inside or outside the image. */
-static int64_t masked_chunk_bytes(em_t* e, const xc_tiled_op_t* op, const vinfo_t* r) {
+static int64_t chunk_load_bytes(em_t* e, const xc_tiled_op_t* op, const vinfo_t* r) {
   const xc_tiled_value_t* mask = live_mask(e, op->num_operands > 2 ? op->operands[2] : NULL);
-  if (!e->d->work_groups || (r->st != ST_PRIVATE && r->st != ST_ARRAY) || (r->st == ST_PRIVATE && !mask) ||
-      r->raw || r->in_place || r->packed || r->hoist_n > 1)
+  if (!e->d->work_groups || (r->st != ST_PRIVATE && r->st != ST_ARRAY) || r->raw || r->in_place || r->packed ||
+      r->hoist_n > 1)
     return 0;
   int64_t v = xc_cse_vec_of(e, r);
   if (v <= 1 || r->n % (e->T * v) != 0 || (mask && !convex_last(e, mask))) return 0;
   return chunk_ok(e, v, op->operands[0], op->operands[1], NULL, op->results[0]->type.dtype);
 }
 
-/* The load of masked_chunk_bytes: per chunk, the mask at its first and
- * last element; where both hold one struct load, else element by element. */
-static void emit_masked_chunks(em_t* e, const xc_tiled_op_t* op, vinfo_t* r, int64_t b) {
+/* The load of chunk_load_bytes: per chunk one struct load; under a mask,
+ * the mask at the chunk's first and last element first, and where either
+ * fails the chunk element by element. */
+static void emit_chunk_load(em_t* e, const xc_tiled_op_t* op, vinfo_t* r, int64_t b) {
   const xc_tiled_value_t* mask = live_mask(e, op->num_operands > 2 ? op->operands[2] : NULL);
   const xc_tiled_value_t* mem = op->operands[0];
   xc_dtype_t t = op->results[0]->type.dtype;
   const char* it = itype(e);
   char ty[48];
   int64_t v = chunk_open(e, r, op->operands[1], t, b, ty, sizeof ty);
-  if (mask) {
+  if (mask) { /* where it holds at both ends, one struct load */
     L("int xm = 1;\n");
     for (int end = 0; end < 2; end++) {
       L("{\n");
@@ -623,13 +623,11 @@ static void emit_masked_chunks(em_t* e, const xc_tiled_op_t* op, vinfo_t* r, int
       L("}\n");
     }
     L("if (xm) {\n");
-  } else {
-    L("{\n");
+    e->depth++;
   }
-  e->depth++;
   chunk_load_stmts(e, r, mem, t, ty, v);
-  e->depth--;
   if (mask) {
+    e->depth--;
     L("} else {\n"); /* a chunk at the mask's edge */
     e->depth++;
     L("for (int xe = 0; xe < %" PRId64 "; xe++) {\n", v);
@@ -639,39 +637,25 @@ static void emit_masked_chunks(em_t* e, const xc_tiled_op_t* op, vinfo_t* r, int
     xc_cse_emit_coords(e, r);
     load_stmt(e, op, false);
     xc_cse_loop_close(e, 2);
-  } else {
-    L("}\n");
   }
   xc_cse_loop_close(e, 1);
   if (r->st == ST_ARRAY) xc_cse_barrier(e);
 }
 
 static void emit_load(em_t* e, const xc_tiled_op_t* op, bool in_loop) {
-  const xc_tiled_value_t* res = op->results[0];
-  const xc_tiled_value_t* mem = op->operands[0];
-  const xc_tiled_value_t* mask = live_mask(e, op->num_operands > 2 ? op->operands[2] : NULL);
-  vinfo_t* r = V(e, res);
-  xc_dtype_t t = res->type.dtype;
+  vinfo_t* r = V(e, op->results[0]);
   bool scalar = r->st == ST_SCALAR;
-  int64_t b = scalar || in_loop || r->st != ST_PRIVATE ? 0 : chunk_bytes(e, r, mem, op->operands[1], mask, t);
+  int64_t b;
   if (!scalar && !in_loop && r->copy_vec > 1) {
     emit_copy_chunks(e, op, r, r->copy_vec);
-    return;
-  }
-  if (b) {
-    /* chunks of the chunked layout: one aligned struct load each */
-    char ty[48];
-    int64_t v = chunk_open(e, r, op->operands[1], t, b, ty, sizeof ty);
-    chunk_load_stmts(e, r, mem, t, ty, v);
-    xc_cse_loop_close(e, 1);
     return;
   }
   if (!scalar && !in_loop && rows_split_ok(e, op, r)) {
     rows_split(e, r, NULL, 0, 0, op);
     return;
   }
-  if (!scalar && !in_loop && (b = masked_chunk_bytes(e, op, r)) != 0) {
-    emit_masked_chunks(e, op, r, b);
+  if (!scalar && !in_loop && (b = chunk_load_bytes(e, op, r)) != 0) {
+    emit_chunk_load(e, op, r, b);
     return;
   }
   int close = scalar || in_loop ? 0 : xc_cse_loop_open(e, r, true);

@@ -141,7 +141,7 @@ static bool emit_reduce_coop(em_t* e, const xc_tiled_op_t* op) {
 static bool dot_shaped(em_t* e, const xc_tiled_block_t* b, const vinfo_t* x) {
   /* an operand's shape of whole chunks may take the chunked layout too
    * (plan_chunk_tiles) */
-  bool chunks = e->vec > 1 && x->rank == 2 && x->dims[1] % e->vec == 0 && x->n % (e->T * e->vec) == 0;
+  bool chunks = xc_cse_whole_chunks(e, x);
   for (int i = 0; i < b->num_ops; i++) {
     const xc_tiled_op_t* op = b->ops[i];
     if (op->opcode == XC_TOP_DOT && same_shape(V(e, op->results[0]), x)) return true;
