@@ -1,10 +1,10 @@
 /* Layout pass: when the target prefers channels-last (NHWC), moves
  * convolution networks to it.
  *
- *   1. Conv/MaxPool/AveragePool with constant weights become xcomp.ConvNHWC /
- *      MaxPoolNHWC / AveragePoolNHWC between a Transpose to channels-last and
- *      one back (weights pre-transposed as constants, to HWIO: [k..., C/group,
- *      M]); GlobalAveragePool and
+ *   1. Conv/MaxPool/AveragePool become xcomp.ConvNHWC / MaxPoolNHWC /
+ *      AveragePoolNHWC between a Transpose to channels-last and one back
+ *      (weights to HWIO: [k..., C/group, M], pre-transposed when constant,
+ *      by a Transpose node otherwise); GlobalAveragePool and
  *      GlobalMaxPool become ReduceMean/ReduceMax over the spatial axes;
  *      inference BatchNormalization becomes Mul + Add by per-channel
  *      constants on the last axis.
@@ -118,7 +118,8 @@ static xc_status_t convert_node(xc_graph_t* g, xc_node_t* n, bool* changed) {
   bool gap = is_onnx(n, "GlobalAveragePool"), gmp = is_onnx(n, "GlobalMaxPool");
   bool bn = is_onnx(n, "BatchNormalization");
   if (!(conv || maxp || avgp || gap || gmp || bn)) return NULL;
-  if ((conv || bn) && !all_constant(n, 1)) return NULL;
+  if (bn && !all_constant(n, 1)) return NULL;
+  if (conv && (n->num_inputs < 2 || !n->inputs[1] || n->inputs[1]->rank != r)) return NULL;
   if (bn && (n->num_outputs > 1 && (n->outputs[1] || (n->num_outputs > 2 && n->outputs[2])))) return NULL;
   if (bn && xc_node_attr_int(n, "training_mode")) return NULL;
 
@@ -138,9 +139,21 @@ static xc_status_t convert_node(xc_graph_t* g, xc_node_t* n, bool* changed) {
       for (int i = 0; i + 2 < r; i++) perm[i] = i + 2;
       perm[r - 2] = 1;
       perm[r - 1] = 0;
-      xc_tensor_t* wt;
-      XC_RETURN_IF_ERROR(permute_tensor(n->inputs[1]->constant, perm, &wt));
-      XC_RETURN_IF_ERROR(add_constant(g, n->inputs[1]->name, "_hwio", wt, &ins[1]));
+      xc_value_t* w = n->inputs[1];
+      if (w->constant) {
+        xc_tensor_t* wt;
+        XC_RETURN_IF_ERROR(permute_tensor(w->constant, perm, &wt));
+        XC_RETURN_IF_ERROR(add_constant(g, w->name, "_hwio", wt, &ins[1]));
+      } else {
+        /* weights computed or fed at run time: transposed by a kernel
+         * each run (a conv reads every weight many times, the transpose
+         * once) */
+        xc_node_t* t;
+        XC_RETURN_IF_ERROR(fresh_value(g, w->name, "_hwio", &ins[1]));
+        XC_RETURN_IF_ERROR(xc_graph_add_node(g, "Transpose", "", NULL, 1, &w, 1, &ins[1], &t));
+        XC_RETURN_IF_ERROR(xc_node_set_ints(g, t, "perm", r, perm));
+        XC_RETURN_IF_ERROR(xc_node_inherit_provenance(g, t, n));
+      }
       nin = 2;
       if (n->num_inputs > 2 && n->inputs[2]) ins[nin++] = n->inputs[2];
     }

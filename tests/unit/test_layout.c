@@ -276,6 +276,56 @@ static void test_symbolic_batch(void) {
   xc_graph_destroy(g);
 }
 
+static void test_runtime_weights(void) {
+  /* Weights and bias fed at run time (a grouped, padded conv): the weights
+   * reach the channels-last conv through a Transpose to HWIO, and the values
+   * stay. */
+  const char* text =
+      "xir 1\ngraph g opset 23 {\n"
+      "  input x: f32[2, 4, 6, 5]\n"
+      "  input w: f32[6, 2, 3, 2]\n"
+      "  input b: f32[6]\n"
+      "  c = Conv(x, w, b) {group: 2, pads: [1, 0, 1, 1], strides: [1, 2]}\n"
+      "  y = Relu(c)\n"
+      "  output y\n}\n";
+  xc_graph_t* g = parse(text);
+  CHECK(g != NULL);
+  if (!g) return;
+  int64_t dx[4] = {2, 4, 6, 5}, dw[4] = {6, 2, 3, 2}, db[1] = {6};
+  xc_tensor_t *x, *w, *b;
+  CHECK_OK(xc_tensor_create(XC_F32, 4, dx, &x));
+  CHECK_OK(xc_tensor_create(XC_F32, 4, dw, &w));
+  CHECK_OK(xc_tensor_create(XC_F32, 1, db, &b));
+  fill_pattern(x, 3);
+  fill_pattern(w, 4);
+  fill_pattern(b, 5);
+  const xc_tensor_t* ins[3] = {x, w, b};
+  xc_tensor_t *before = NULL, *after = NULL;
+  CHECK_OK(xc_interp_run(g, NULL, 3, ins, &before));
+  CHECK_OK(run_nhwc(g));
+  CHECK_EQ_INT(count_op(g, "Conv"), 0);
+  CHECK_EQ_INT(count_op(g, "ConvNHWC"), 1);
+  int wt = 0;
+  for (int i = 0; i < g->num_nodes; i++) {
+    const xc_node_t* n = g->nodes[i];
+    if (strcmp(n->op_type, "Transpose") != 0 || n->inputs[0] != g->inputs[1]) continue;
+    int64_t c = 0;
+    const int64_t* p = xc_node_attr_ints(n, "perm", &c);
+    CHECK(c == 4 && p[0] == 2 && p[1] == 3 && p[2] == 1 && p[3] == 0);
+    wt++;
+  }
+  CHECK_EQ_INT(wt, 1);
+  CHECK_OK(xc_interp_run(g, NULL, 3, ins, &after));
+  CHECK(before && after);
+  CHECK(max_abs_diff(before, after) < 1e-5);
+  xc_tensor_destroy(before);
+  xc_tensor_destroy(after);
+  xc_tensor_destroy(x);
+  xc_tensor_destroy(w);
+  xc_tensor_destroy(b);
+  xc_graph_destroy(g);
+}
+
 static void test_nchw_target_unchanged(void) {
   xc_graph_t* g = parse_small_cnn();
   CHECK(g != NULL);
@@ -327,6 +377,7 @@ int main(void) {
   test_conv_nhwc_spatial();
   test_small_cnn_to_nhwc();
   test_symbolic_batch();
+  test_runtime_weights();
   test_nchw_target_unchanged();
   test_shared_cnn();
   return xc_test_summary("test_layout");
