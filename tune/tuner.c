@@ -211,11 +211,30 @@ static bool legalize(search_t* se, xc_tiled_schedule_t* s, bool follow) {
   return true;
 }
 
-/* A mutant of parent p: one or two knobs moved to another candidate value,
- * sometimes the vector width or unroll changed (kept when the target can
- * follow it). */
+/* v moved among the values vals[0..n) (in any order): two times in three
+ * to the next larger or smaller one (a local move: a tile twice or half as
+ * long), else to any of them. */
+static int64_t move_value(search_t* se, int64_t v, const int64_t* vals, int n) {
+  if (n < 2 || rnd_below(&se->rng, 3) == 0) return vals[rnd_below(&se->rng, n)];
+  bool up = rnd_below(&se->rng, 2);
+  for (int pass = 0; pass < 2; pass++, up = !up) {
+    int best = -1;
+    for (int i = 0; i < n; i++)
+      if ((up ? vals[i] > v : vals[i] < v) && (best < 0 || (up ? vals[i] < vals[best] : vals[i] > vals[best])))
+        best = i;
+    if (best >= 0) return vals[best];
+  }
+  return v;
+}
+
+/* A mutant of parent p: one or two knobs moved (mostly to a neighbouring
+ * candidate value, so that a pair of moves such as a tile twice as tall and
+ * half as deep, which keeps its footprint, is a likely child), sometimes the
+ * vector width or unroll changed (kept when the target can follow it). */
 static bool mutate(search_t* se, const xc_tiled_schedule_t* p, xc_tiled_schedule_t* out) {
   const xc_tiled_kernel_t* k = se->m->kernels[se->task->kernel].tiled;
+  static const int64_t vec[] = {1, 2, 4, 8, 16};
+  static const int64_t unr[] = {0, 2, 4, 8, 16, 32};
   *out = *p;
   int changes = 1 + rnd_below(&se->rng, 2);
   bool fields = false;
@@ -223,14 +242,13 @@ static bool mutate(search_t* se, const xc_tiled_schedule_t* p, xc_tiled_schedule
     int which = rnd_below(&se->rng, k->num_knobs + 2);
     if (which < k->num_knobs) {
       const xc_tiled_knob_t* kn = &k->knobs[which];
-      if (kn->num_candidates > 1) out->knobs[which] = kn->candidates[rnd_below(&se->rng, kn->num_candidates)];
+      if (kn->num_candidates > 1)
+        out->knobs[which] = move_value(se, out->knobs[which], kn->candidates, kn->num_candidates);
     } else if (which == k->num_knobs) {
-      static const int64_t vec[] = {1, 2, 4, 8, 16};
-      out->vector = vec[rnd_below(&se->rng, 5)];
+      out->vector = move_value(se, out->vector, vec, 5);
       fields = true;
     } else {
-      static const int64_t unr[] = {0, 2, 4, 8, 16};
-      out->unroll = unr[rnd_below(&se->rng, 5)];
+      out->unroll = move_value(se, out->unroll, unr, 6);
       fields = true;
     }
   }
@@ -265,38 +283,42 @@ static int cmp_ms(const void* x, const void* y) {
 static xc_status_t make_pool(search_t* se, int** out, int* out_n) {
   *out = NULL;
   *out_n = 0;
-  if (se->space.n <= 512 || se->o->random_search) {
-    for (int i = 0; i < se->space.n; i++)
-      if (!space_add(&se->seen, &se->space.c[i].sched)) return se->seen.err;
-  } else {
-    for (int i = 0; i < 128; i++) {
-      int r = rnd_below(&se->rng, se->space.n);
-      if (!space_add(&se->seen, &se->space.c[r].sched)) return se->seen.err;
-    }
-  }
-  /* children of the fastest, however small the space: the enumerated
-   * records carry the scheduler's own vector and unroll, so a vector width
-   * that only a seed reached (the chunked register tiles) is explored with
-   * other tiles only through them */
+  /* parents: the measured valid ones, fastest first (none for random search) */
+  xc_tiled_schedule_t parents[8];
+  int np = 0;
   if (!se->o->random_search) {
-    /* parents: the measured valid ones, fastest first */
     tune_cand_t** par = malloc(sizeof *par * (size_t)(se->seen.n + 1));
     if (!par) return xc_error_oom();
-    int np = 0;
     for (int i = 0; i < se->seen.n; i++)
       if (se->seen.c[i].measured && se->seen.c[i].valid) par[np++] = &se->seen.c[i];
     qsort(par, (size_t)np, sizeof *par, cmp_ms);
     if (np > 8) np = 8;
-    xc_tiled_schedule_t parents[8];
     for (int i = 0; i < np; i++) parents[i] = par[i]->sched;
     free(par);
-    for (int i = 0; np > 0 && i < 256; i++) {
-      xc_tiled_schedule_t child;
-      const xc_tiled_schedule_t* a = &parents[rnd_below(&se->rng, np)];
-      bool ok = (i % 4 == 3 && np > 1) ? crossover(se, a, &parents[rnd_below(&se->rng, np)], &child)
-                                       : mutate(se, a, &child);
-      if (ok && !space_add(&se->seen, &child)) return se->seen.err;
-    }
+  }
+  /* the enumerated records carry the scheduler's own vector and unroll;
+   * where the fastest so far has others (a seed's vector width that beat
+   * the default's), each enumerated tile comes with them too, so that
+   * tiles are explored where the hardware choices are known to be good
+   * and not only through mutants */
+  bool small = se->space.n <= 512 || se->o->random_search;
+  for (int i = 0; i < (small ? se->space.n : 128); i++) {
+    const xc_tiled_schedule_t* c = &se->space.c[small ? i : rnd_below(&se->rng, se->space.n)].sched;
+    if (!space_add(&se->seen, c)) return se->seen.err;
+    if (np == 0 || (c->vector == parents[0].vector && c->unroll == parents[0].unroll)) continue;
+    xc_tiled_schedule_t v = *c;
+    v.vector = parents[0].vector;
+    v.unroll = parents[0].unroll;
+    if (legalize(se, &v, true) && v.vector == parents[0].vector && !space_add(&se->seen, &v))
+      return se->seen.err;
+  }
+  /* children of the fastest */
+  for (int i = 0; np > 0 && i < 256; i++) {
+    xc_tiled_schedule_t child;
+    const xc_tiled_schedule_t* a = &parents[rnd_below(&se->rng, np)];
+    bool ok = (i % 4 == 3 && np > 1) ? crossover(se, a, &parents[rnd_below(&se->rng, np)], &child)
+                                     : mutate(se, a, &child);
+    if (ok && !space_add(&se->seen, &child)) return se->seen.err;
   }
   int* pool = malloc(sizeof *pool * (size_t)(se->seen.n + 1));
   if (!pool) return xc_error_oom();
