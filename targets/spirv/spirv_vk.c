@@ -358,7 +358,11 @@ static bool describe_device(VkPhysicalDevice pd, spv_vk_physical_t* p) {
   if (m3.maxMemoryAllocationSize > 0 && m3.maxMemoryAllocationSize < max_buffer)
     max_buffer = m3.maxMemoryAllocationSize;
   caps->max_buffer_bytes = (int64_t)max_buffer;
-  caps->preferred_layout = XC_LAYOUT_NCHW;
+  /* channels-last on a CPU device (lavapipe), as the opencl target does on
+   * one: a conv's window tile is then a run of channels per pixel, which the
+   * device reads as vectors, where NCHW gathered it */
+  caps->preferred_layout =
+      p->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ? XC_LAYOUT_NHWC : XC_LAYOUT_NCHW;
   caps->has_vendor_blas = false;
 
   uint32_t f = 0;
