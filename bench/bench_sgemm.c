@@ -155,11 +155,30 @@ static void bench_size(int n, const knobs_t* kn) {
   xc_compiled_module_destroy(m);
 }
 
+/* True when OpenBLAS's dynamic dispatch picked kernels older than the
+ * host's vector instructions: on some virtual machines it does not
+ * recognize the CPU (an AVX-512 Xeon reported as Prescott, SSE3 kernels at a
+ * fifth of the speed of its SkylakeX ones), which would flatter xcomp. */
+static bool openblas_core_too_old(const char* core) {
+  static const char* const old[] = {"Prescott", "Core2", "Penryn", "Dunnington", "Nehalem", "Atom",
+                                    "Katmai", "Coppermine", "Northwood", "Banias", "Sandybridge", NULL};
+  if (!__builtin_cpu_supports("avx2")) return false;
+  for (const char* const* o = old; *o; o++)
+    if (strcmp(core, *o) == 0) return true;
+  return false;
+}
+
 int main(int argc, char** argv) {
   setenv("OMP_NUM_THREADS", "2", 0);
   openblas_set_num_threads(THREADS);
-  printf("SGEMM f32 n x n x n, %d threads; OpenBLAS core: %s; OMP_NUM_THREADS=%s\n", THREADS,
-         openblas_get_corename(), getenv("OMP_NUM_THREADS"));
+  const char* core = openblas_get_corename();
+  printf("SGEMM f32 n x n x n, %d threads; OpenBLAS core: %s; OMP_NUM_THREADS=%s\n", THREADS, core,
+         getenv("OMP_NUM_THREADS"));
+  if (openblas_core_too_old(core))
+    printf("warning: OpenBLAS runs its %s kernels on a CPU with %s: its figures understate it; "
+           "set OPENBLAS_CORETYPE (%s) to compare with its own kernels for this CPU\n",
+           core, __builtin_cpu_supports("avx512f") ? "AVX-512" : "AVX2",
+           __builtin_cpu_supports("avx512f") ? "SkylakeX" : "Haswell");
   printf("| n | runs | xcomp kernel GFLOP/s | xcomp run GFLOP/s | OpenBLAS GFLOP/s | xcomp/OpenBLAS (kernel) "
          "| xcomp/OpenBLAS (run) | rel-L2 | compile s |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
   if (argc > 1 && strcmp(argv[1], "--knobs") == 0) {
