@@ -5,26 +5,48 @@ the Add + LayerNorm + GELU block (eager), a device-to-device copy, and an
 empty-kernel launch with and without CUDA Graph replay. CUDA events, warm-up,
 medians. Prints Markdown tables.
 
-Usage: peer_torch.py [--quick] [--only attention|gemm] [--head-dim D]
+--only tuner: the peers of the tuner's bench models (bench/models/gemm1024.xir,
+conv3x3c.xir): torch.matmul f32 1024 (cuBLAS) and F.conv2d 64->64 3x3 on 56x56
+(cuDNN, benchmark mode), TF32 off, GPU time and wall time per call (ms).
+
+Usage: peer_torch.py [--quick] [--only attention|gemm|tuner] [--head-dim D]
 """
 import statistics
 import sys
+import time
 
 
-def timed(fn, runs=20, warmup=3):
+def timed(fn, runs=20, warmup=3, wall=False):
+    """Median GPU time of fn in seconds (CUDA events); with wall, also the
+    median wall time of the call up to its end event."""
     import torch
     for _ in range(warmup):
         fn()
     torch.cuda.synchronize()
-    times = []
+    times, walls = [], []
     for _ in range(runs):
         a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        t0 = time.perf_counter()
         a.record()
         fn()
         b.record()
         b.synchronize()
+        walls.append(time.perf_counter() - t0)
         times.append(a.elapsed_time(b) * 1e-3)
-    return statistics.median(times)
+    return (statistics.median(times), statistics.median(walls)) if wall else statistics.median(times)
+
+
+def tuner_peers(torch, F):
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cudnn.benchmark = True
+    dev = torch.device("cuda")
+    x, y = torch.randn(1024, 1024, device=dev), torch.randn(1024, 1024, device=dev)
+    g, w = timed(lambda: x @ y, runs=200, warmup=20, wall=True)
+    print(f"torch.matmul f32 1024 (cuBLAS, no TF32): gpu {g * 1e3:.4f} ms wall {w * 1e3:.4f} ms")
+    i, k = torch.randn(1, 64, 56, 56, device=dev), torch.randn(64, 64, 3, 3, device=dev)
+    g, w = timed(lambda: F.conv2d(i, k, padding=1), runs=200, warmup=20, wall=True)
+    print(f"F.conv2d f32 64->64 56x56 3x3 (cuDNN, benchmark, no TF32): gpu {g * 1e3:.4f} ms wall {w * 1e3:.4f} ms")
 
 
 def main():
@@ -42,6 +64,9 @@ def main():
     only_attention, only_gemm = only == ["attention"], only == ["gemm"]
     dev = torch.device("cuda")
     print(f"PyTorch {torch.__version__}, {torch.cuda.get_device_name(0)}")
+    if only == ["tuner"]:
+        tuner_peers(torch, F)
+        return 0
 
     print("\n| GEMM (torch.matmul, cuBLAS) | n | TFLOP/s |\n| --- | --- | --- |")
     for name, dt, tf32 in () if only_attention else (("bf16", torch.bfloat16, False), ("f16", torch.float16, False),

@@ -80,18 +80,34 @@ static xc_status_t add_constant(xc_graph_t* g, const char* base, const char* suf
   }
 }
 
-static xc_status_t add_transpose(xc_graph_t* g, const xc_node_t* from, xc_value_t* x, int rank,
-                                 bool to_last, const char* suffix, xc_value_t** out) {
-  int64_t perm[XC_MAX_RANK];
-  if (to_last)
-    perm_to_last(rank, perm);
-  else
-    perm_to_first(rank, perm);
-  XC_RETURN_IF_ERROR(fresh_value(g, x->name, suffix, out));
+/* A Transpose node out = x permuted by perm (rank r), provenance from. */
+static xc_status_t add_transpose_node(xc_graph_t* g, const xc_node_t* from, xc_value_t* x, int r,
+                                      const int64_t* perm, xc_value_t* out) {
   xc_node_t* t;
-  XC_RETURN_IF_ERROR(xc_graph_add_node(g, "Transpose", "", NULL, 1, &x, 1, out, &t));
-  XC_RETURN_IF_ERROR(xc_node_set_ints(g, t, "perm", rank, perm));
+  XC_RETURN_IF_ERROR(xc_graph_add_node(g, "Transpose", "", NULL, 1, &x, 1, &out, &t));
+  XC_RETURN_IF_ERROR(xc_node_set_ints(g, t, "perm", r, perm));
   return xc_node_inherit_provenance(g, t, from);
+}
+
+/* x to channels-last in a fresh value named after x + suffix. */
+static xc_status_t add_transpose(xc_graph_t* g, const xc_node_t* from, xc_value_t* x, int rank,
+                                 const char* suffix, xc_value_t** out) {
+  int64_t perm[XC_MAX_RANK];
+  perm_to_last(rank, perm);
+  XC_RETURN_IF_ERROR(fresh_value(g, x->name, suffix, out));
+  return add_transpose_node(g, from, x, rank, perm, *out);
+}
+
+/* The uses of y read back, channels-first, the channels-last yt (a fresh
+ * value of y's type named after y + "_nchw"). */
+static xc_status_t add_transpose_back(xc_graph_t* g, const xc_node_t* from, xc_value_t* y, xc_value_t* yt) {
+  xc_value_t* back;
+  XC_RETURN_IF_ERROR(fresh_value(g, y->name, "_nchw", &back));
+  XC_RETURN_IF_ERROR(xc_value_set_type(g, back, y->dtype, y->rank, y->dims));
+  XC_RETURN_IF_ERROR(xc_graph_replace_uses(g, y, back));
+  int64_t perm[XC_MAX_RANK];
+  perm_to_first(y->rank, perm);
+  return add_transpose_node(g, from, yt, y->rank, perm, back);
 }
 
 static void copy_attrs(xc_node_t* to, const xc_node_t* from) {
@@ -124,7 +140,7 @@ static xc_status_t convert_node(xc_graph_t* g, xc_node_t* n, bool* changed) {
   if (bn && xc_node_attr_int(n, "training_mode")) return NULL;
 
   xc_value_t *xt, *yt;
-  XC_RETURN_IF_ERROR(add_transpose(g, n, x, r, true, "_nhwc", &xt));
+  XC_RETURN_IF_ERROR(add_transpose(g, n, x, r, "_nhwc", &xt));
   XC_RETURN_IF_ERROR(fresh_value(g, y->name, "_nhwc", &yt));
   xc_node_t* m = NULL;
   if (conv || maxp || avgp) {
@@ -148,11 +164,8 @@ static xc_status_t convert_node(xc_graph_t* g, xc_node_t* n, bool* changed) {
         /* weights computed or fed at run time: transposed by a kernel
          * each run (a conv reads every weight many times, the transpose
          * once) */
-        xc_node_t* t;
         XC_RETURN_IF_ERROR(fresh_value(g, w->name, "_hwio", &ins[1]));
-        XC_RETURN_IF_ERROR(xc_graph_add_node(g, "Transpose", "", NULL, 1, &w, 1, &ins[1], &t));
-        XC_RETURN_IF_ERROR(xc_node_set_ints(g, t, "perm", r, perm));
-        XC_RETURN_IF_ERROR(xc_node_inherit_provenance(g, t, n));
+        XC_RETURN_IF_ERROR(add_transpose_node(g, n, w, r, perm, ins[1]));
       }
       nin = 2;
       if (n->num_inputs > 2 && n->inputs[2]) ins[nin++] = n->inputs[2];
@@ -207,16 +220,7 @@ static xc_status_t convert_node(xc_graph_t* g, xc_node_t* n, bool* changed) {
     XC_RETURN_IF_ERROR(xc_graph_add_node(g, "Add", "", NULL, 2, ai, 1, &yt, &m));
   }
   XC_RETURN_IF_ERROR(xc_node_inherit_provenance(g, m, n));
-  xc_value_t* back;
-  XC_RETURN_IF_ERROR(fresh_value(g, y->name, "_nchw", &back));
-  XC_RETURN_IF_ERROR(xc_value_set_type(g, back, y->dtype, y->rank, y->dims));
-  XC_RETURN_IF_ERROR(xc_graph_replace_uses(g, y, back));
-  xc_node_t* t;
-  int64_t perm[XC_MAX_RANK];
-  perm_to_first(r, perm);
-  XC_RETURN_IF_ERROR(xc_graph_add_node(g, "Transpose", "", NULL, 1, &yt, 1, &back, &t));
-  XC_RETURN_IF_ERROR(xc_node_set_ints(g, t, "perm", r, perm));
-  XC_RETURN_IF_ERROR(xc_node_inherit_provenance(g, t, n));
+  XC_RETURN_IF_ERROR(add_transpose_back(g, n, y, yt));
   n->dead = true;
   *changed = true;
   return NULL;
@@ -292,21 +296,13 @@ static xc_status_t sink_one(xc_graph_t* g, xc_node_t* e, bool* changed) {
     }
   }
   xc_value_t* y = e->outputs[0];
-  xc_value_t *yt, *back;
+  xc_value_t* yt;
   XC_RETURN_IF_ERROR(fresh_value(g, y->name, "_nhwc", &yt));
   xc_node_t* m;
   XC_RETURN_IF_ERROR(xc_graph_add_node(g, e->op_type, "", e->name, e->num_inputs, newin, 1, &yt, &m));
   copy_attrs(m, e);
   XC_RETURN_IF_ERROR(xc_node_inherit_provenance(g, m, e));
-  XC_RETURN_IF_ERROR(fresh_value(g, y->name, "_nchw", &back));
-  XC_RETURN_IF_ERROR(xc_value_set_type(g, back, y->dtype, y->rank, y->dims));
-  XC_RETURN_IF_ERROR(xc_graph_replace_uses(g, y, back));
-  xc_node_t* t;
-  int64_t perm[XC_MAX_RANK];
-  perm_to_first(r, perm);
-  XC_RETURN_IF_ERROR(xc_graph_add_node(g, "Transpose", "", NULL, 1, &yt, 1, &back, &t));
-  XC_RETURN_IF_ERROR(xc_node_set_ints(g, t, "perm", r, perm));
-  XC_RETURN_IF_ERROR(xc_node_inherit_provenance(g, t, e));
+  XC_RETURN_IF_ERROR(add_transpose_back(g, e, y, yt));
   e->dead = true;
   *changed = true;
   return NULL;

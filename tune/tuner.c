@@ -193,7 +193,17 @@ typedef struct search {
   space_t space;        /* the enumerated legal records */
   space_t seen;         /* every record generated (measured or pooled) */
   uint64_t rng;
+  /* the vector and unroll the whole enumerated space last joined the pool
+   * with (make_pool): not legalized again while the fastest keeps them */
+  int64_t space_vector, space_unroll;
 } search_t;
+
+/* The vector widths and unroll factors the search sets (the targets
+ * legalize them to what they follow). */
+static const int64_t vector_widths[] = {1, 2, 4, 8, 16};
+static const int64_t unroll_factors[] = {0, 2, 4, 8, 16, 32};
+#define NUM_VECTOR_WIDTHS (int)(sizeof vector_widths / sizeof vector_widths[0])
+#define NUM_UNROLL_FACTORS (int)(sizeof unroll_factors / sizeof unroll_factors[0])
 
 /* Schedules knobs (and, with follow, the record's other choices) through
  * the target's scheduler: NULL when the device cannot run it. */
@@ -233,8 +243,6 @@ static int64_t move_value(search_t* se, int64_t v, const int64_t* vals, int n) {
  * vector width or unroll changed (kept when the target can follow it). */
 static bool mutate(search_t* se, const xc_tiled_schedule_t* p, xc_tiled_schedule_t* out) {
   const xc_tiled_kernel_t* k = se->m->kernels[se->task->kernel].tiled;
-  static const int64_t vec[] = {1, 2, 4, 8, 16};
-  static const int64_t unr[] = {0, 2, 4, 8, 16, 32};
   *out = *p;
   int changes = 1 + rnd_below(&se->rng, 2);
   bool fields = false;
@@ -245,10 +253,10 @@ static bool mutate(search_t* se, const xc_tiled_schedule_t* p, xc_tiled_schedule
       if (kn->num_candidates > 1)
         out->knobs[which] = move_value(se, out->knobs[which], kn->candidates, kn->num_candidates);
     } else if (which == k->num_knobs) {
-      out->vector = move_value(se, out->vector, vec, 5);
+      out->vector = move_value(se, out->vector, vector_widths, NUM_VECTOR_WIDTHS);
       fields = true;
     } else {
-      out->unroll = move_value(se, out->unroll, unr, 6);
+      out->unroll = move_value(se, out->unroll, unroll_factors, NUM_UNROLL_FACTORS);
       fields = true;
     }
   }
@@ -302,10 +310,16 @@ static xc_status_t make_pool(search_t* se, int** out, int* out_n) {
    * tiles are explored where the hardware choices are known to be good
    * and not only through mutants */
   bool small = se->space.n <= 512 || se->o->random_search;
+  /* a whole small space joined with the fastest's choices already */
+  bool joined = small && np > 0 && se->space_vector == parents[0].vector && se->space_unroll == parents[0].unroll;
+  if (small && np > 0) {
+    se->space_vector = parents[0].vector;
+    se->space_unroll = parents[0].unroll;
+  }
   for (int i = 0; i < (small ? se->space.n : 128); i++) {
     const xc_tiled_schedule_t* c = &se->space.c[small ? i : rnd_below(&se->rng, se->space.n)].sched;
     if (!space_add(&se->seen, c)) return se->seen.err;
-    if (np == 0 || (c->vector == parents[0].vector && c->unroll == parents[0].unroll)) continue;
+    if (np == 0 || joined || (c->vector == parents[0].vector && c->unroll == parents[0].unroll)) continue;
     xc_tiled_schedule_t v = *c;
     v.vector = parents[0].vector;
     v.unroll = parents[0].unroll;
@@ -431,6 +445,7 @@ static xc_status_t tune_task(run_t* r, const task_t* t, double deadline, double*
   const xc_tune_options_t* o = r->o;
   search_t se;
   memset(&se, 0, sizeof se);
+  se.space_vector = se.space_unroll = -1;
   se.o = o;
   se.session = r->session;
   se.m = r->m;
@@ -456,13 +471,12 @@ static xc_status_t tune_task(run_t* r, const task_t* t, double deadline, double*
    * default (the search reaches them only by a mutation of that field, and
    * they are where a layout choice such as the chunked register tiles of
    * work-group dots lies) */
-  int seeds[5], num_seeds = 0;
-  static const int64_t seed_vec[] = {1, 2, 4, 8, 16};
-  for (int i = 0; !s && i < 5 && k->schedule; i++) {
-    if (seed_vec[i] == k->schedule->vector) continue;
+  int seeds[NUM_VECTOR_WIDTHS], num_seeds = 0;
+  for (int i = 0; !s && i < NUM_VECTOR_WIDTHS && k->schedule; i++) {
+    if (vector_widths[i] == k->schedule->vector) continue;
     xc_tiled_schedule_t v = *k->schedule;
-    v.vector = seed_vec[i];
-    if (!legalize(&se, &v, true) || v.vector != seed_vec[i]) continue;
+    v.vector = vector_widths[i];
+    if (!legalize(&se, &v, true) || v.vector != vector_widths[i]) continue;
     int before = se.seen.n;
     if (!space_add(&se.seen, &v)) s = se.seen.err, se.seen.err = NULL;
     else if (se.seen.n > before) seeds[num_seeds++] = before;

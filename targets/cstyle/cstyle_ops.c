@@ -563,31 +563,14 @@ static void emit_copy_chunks(em_t* e, const xc_tiled_op_t* op, vinfo_t* r, int64
   xc_cse_barrier(e);
 }
 
-/* The chunk c of r's loop (chunk_open: xo0 its offset in mem, f0 its
- * first element) loaded as one struct of type ty and v elements of dtype t
- * into r: private slots c * v.., or a work-group array at f0... */
-static void chunk_load_stmts(em_t* e, const vinfo_t* r, const xc_tiled_value_t* mem, xc_dtype_t t,
-                             const char* ty, int64_t v) {
-  L("const %s xq = *(const %s%s*)(%s + xo0);\n", ty, e->d->global_qual, ty, xc_cse_mem_name(e, mem));
-  for (int64_t i = 0; i < v; i++) {
-    char q[32];
-    snprintf(q, sizeof q, "xq.v[%" PRId64 "]", i);
-    xc_cstyle_writer_t cv = {0};
-    xc_cse_load_conv(&cv, t, q);
-    if (r->st == ST_PRIVATE) L("%s[c * %" PRId64 " + %" PRId64 "] = %s;\n", r->name, v, i, wstr(&cv));
-    else L("%s[f0 + %" PRId64 "] = %s;\n", r->name, i, wstr(&cv));
-    if (cv.oom) fail(e, xc_error_oom());
-    free(cv.data);
-  }
-}
-
 /* Bytes of a chunk when load op, into a tile of the chunked layout on a
  * work-group dialect (its private slots or a work-group array), moves
  * whole chunks, at offsets inline or held in its slots, and, with a mask,
- * where the mask holds at both ends of the chunk: the mask convex along the last axis (convex_last: then it holds
- * in between), the offset contiguous and aligned along it (chunk_ok); else
- * 0. A channels-last convolution's window row: channels of a pixel, whole
- * chunks inside or outside the image. */
+ * where the mask holds at both ends of the chunk: the mask convex along
+ * the last axis (convex_last: then it holds in between), the offset
+ * contiguous and aligned along it (chunk_ok); else 0. A channels-last
+ * convolution's window row: channels of a pixel, whole chunks inside or
+ * outside the image. */
 static int64_t chunk_load_bytes(em_t* e, const xc_tiled_op_t* op, const vinfo_t* r) {
   const xc_tiled_value_t* mask = live_mask(e, op->num_operands > 2 ? op->operands[2] : NULL);
   if (!e->d->work_groups || (r->st != ST_PRIVATE && r->st != ST_ARRAY) || r->raw || r->in_place || r->packed ||
@@ -625,7 +608,17 @@ static void emit_chunk_load(em_t* e, const xc_tiled_op_t* op, vinfo_t* r, int64_
     L("if (xm) {\n");
     e->depth++;
   }
-  chunk_load_stmts(e, r, mem, t, ty, v);
+  L("const %s xq = *(const %s%s*)(%s + xo0);\n", ty, e->d->global_qual, ty, xc_cse_mem_name(e, mem));
+  for (int64_t i = 0; i < v; i++) {
+    char q[32];
+    snprintf(q, sizeof q, "xq.v[%" PRId64 "]", i);
+    xc_cstyle_writer_t cv = {0};
+    xc_cse_load_conv(&cv, t, q);
+    if (r->st == ST_PRIVATE) L("%s[c * %" PRId64 " + %" PRId64 "] = %s;\n", r->name, v, i, wstr(&cv));
+    else L("%s[f0 + %" PRId64 "] = %s;\n", r->name, i, wstr(&cv));
+    if (cv.oom) fail(e, xc_error_oom());
+    free(cv.data);
+  }
   if (mask) {
     e->depth--;
     L("} else {\n"); /* a chunk at the mask's edge */
